@@ -1,0 +1,241 @@
+# gpureclaim: build, install, tests, fuzzing and benchmarks.
+#
+#   make                 build bin/gpureclaim-exporter and bin/gpureclaim-enforcer
+#   make check           install dependencies (make deps), then every suite; ends "N passed, N failed"
+#   make demo            the whole loop on a simulated 8 x MI300X node (see README)
+#   make deps            apt-get install --no-install-recommends what building and testing need
+#   make fuzz            run every libFuzzer target for FUZZ_SECONDS each
+#   make bench           scrape latency/RSS against node_exporter, enforcer plan cycle
+#   make update-golden   rewrite the golden /metrics files from the current exporter
+#   make install         PREFIX=/usr/local DESTDIR=
+#
+# Variables: DEVELOPER=1 adds -Werror and a stricter warning set; SANITIZE=address,undefined
+# builds with sanitizers (into build/san unless BUILD is given).
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DESTDIR ?=
+PKG_CONFIG ?= pkg-config
+CC ?= cc
+FUZZ_CC ?= clang
+CFLAGS ?= -O2 -g
+LDFLAGS ?=
+FUZZ_SECONDS ?= 10
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+ifneq ($(SANITIZE),)
+BUILD ?= build/san
+OUT ?= $(BUILD)/bin
+else
+BUILD ?= build
+OUT ?= bin
+endif
+RESULTS ?= build/results
+export RESULTS
+
+WARN := -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes -Wshadow -Wformat=2 \
+        -Wno-unused-parameter -Wpointer-arith -Wvla
+ifeq ($(DEVELOPER),1)
+WARN += -Werror -Wold-style-definition -Wundef -Wno-error=deprecated-declarations
+endif
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -MMD -MP -Icommon $(WARN) \
+               -DGPURECLAIM_VERSION='"$(VERSION)"'
+ifneq ($(SANITIZE),)
+BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+EXPORTER_PKGS := libmicrohttpd libdrm libdrm_amdgpu libcurl json-c
+ENFORCER_PKGS := libmicrohttpd libcurl json-c yaml-0.1
+ALL_PKGS := $(sort $(EXPORTER_PKGS) $(ENFORCER_PKGS))
+
+# Goals that must work before any library is installed skip the pkg-config checks.
+NO_PKG_GOALS := deps clean help check demo format format-check fixtures check-fixtures
+ifneq ($(filter-out $(NO_PKG_GOALS),$(or $(MAKECMDGOALS),all)),)
+pkg_missing = $(strip $(foreach p,$(1),$(if $(shell $(PKG_CONFIG) --exists $(p) && echo y),,$(p))))
+MISSING := $(call pkg_missing,$(ALL_PKGS))
+ifneq ($(MISSING),)
+$(error pkg-config cannot find: $(MISSING); run 'make deps' as root or install their -dev packages)
+endif
+EXPORTER_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(EXPORTER_PKGS))
+EXPORTER_LIBS := $(shell $(PKG_CONFIG) --libs $(EXPORTER_PKGS)) -lpthread
+ENFORCER_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ENFORCER_PKGS))
+ENFORCER_LIBS := $(shell $(PKG_CONFIG) --libs $(ENFORCER_PKGS)) -lpthread -lm
+ALL_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ALL_PKGS))
+ALL_LIBS := $(shell $(PKG_CONFIG) --libs $(ALL_PKGS)) -lpthread -lm
+endif
+
+COMMON_SRC := $(wildcard common/*.c)
+EXPORTER_SRC := $(filter-out exporter/main.c,$(wildcard exporter/*.c))
+ENFORCER_SRC := $(filter-out enforcer/main.c,$(wildcard enforcer/*.c))
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+FAKE_SRC := $(wildcard tests/fakes/*.c)
+FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+COMMON_LIB := $(BUILD)/libcommon.a
+EXPORTER_LIB := $(BUILD)/libexporter.a
+ENFORCER_LIB := $(BUILD)/libenforcer.a
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+FAKE_BIN := $(patsubst tests/fakes/%.c,$(BUILD)/fakes/%,$(FAKE_SRC))
+FUZZ_BIN := $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
+PROGRAMS := $(OUT)/gpureclaim-exporter $(OUT)/gpureclaim-enforcer
+
+.PHONY: all deps check check-all check-unit check-unit-run check-san check-e2e check-valgrind \
+        check-fuzz check-rules check-fixtures fixtures fuzz bench demo install uninstall clean \
+        format format-check update-golden tests help
+
+all: $(PROGRAMS)
+
+$(BUILD)/obj/common/%.o: common/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(ALL_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/exporter/%.o: exporter/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -Iexporter $(EXPORTER_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/enforcer/%.o: enforcer/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -Ienforcer $(ENFORCER_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/tests/%.o: tests/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -Iexporter -Ienforcer -Itests/unit $(ALL_CFLAGS) $(CFLAGS) -c $< -o $@
+
+$(COMMON_LIB): $(call obj,$(COMMON_SRC))
+$(EXPORTER_LIB): $(call obj,$(EXPORTER_SRC))
+$(ENFORCER_LIB): $(call obj,$(ENFORCER_SRC))
+$(COMMON_LIB) $(EXPORTER_LIB) $(ENFORCER_LIB):
+	@mkdir -p $(@D)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(OUT)/gpureclaim-exporter: $(call obj,exporter/main.c) $(EXPORTER_LIB) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(EXPORTER_LIBS) -lm
+
+$(OUT)/gpureclaim-enforcer: $(call obj,enforcer/main.c) $(ENFORCER_LIB) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(ENFORCER_LIBS)
+
+# A unit test #includes the module it tests; the archives supply everything else.
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(EXPORTER_LIB) $(ENFORCER_LIB) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(ALL_LIBS)
+
+$(BUILD)/fakes/%: $(BUILD)/obj/tests/fakes/%.o $(ENFORCER_LIB) $(EXPORTER_LIB) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(ALL_LIBS)
+
+tests: $(UNIT_BIN) $(FAKE_BIN)
+
+# ---- dependencies --------------------------------------------------------------------------
+
+deps:
+	@sh tests/deps.sh
+
+# ---- tests ----------------------------------------------------------------------------------
+
+# The README's test command: install what is missing, then run everything in a fresh make so
+# that pkg-config sees the libraries deps just installed.
+check:
+	@sh tests/deps.sh
+	@$(MAKE) --no-print-directory check-all
+
+check-all:
+	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
+	@$(MAKE) --no-print-directory all tests
+	-@$(MAKE) --no-print-directory check-unit-run
+	-@$(MAKE) --no-print-directory check-san
+	-@$(MAKE) --no-print-directory check-fixtures
+	-@$(MAKE) --no-print-directory check-e2e
+	-@$(MAKE) --no-print-directory check-rules
+	-@$(MAKE) --no-print-directory check-valgrind
+	-@$(MAKE) --no-print-directory check-fuzz FUZZ_SECONDS=$${FUZZ_SECONDS_CHECK:-3}
+	-@$(MAKE) --no-print-directory format-check
+	@sh tests/summarize.sh
+
+check-unit: $(UNIT_BIN)
+	@$(MAKE) --no-print-directory check-unit-run
+
+check-unit-run: $(UNIT_BIN) $(FAKE_BIN)
+	@for t in $(UNIT_BIN); do \
+	    BUILD=$(BUILD) sh tests/run-suite.sh $(SUITE_PREFIX)$$(basename $$t) $$t; \
+	done
+
+check-san:
+	@$(MAKE) --no-print-directory SANITIZE=address,undefined SUITE_PREFIX=san- check-unit-run
+
+check-e2e: all $(FAKE_BIN)
+	@for t in $(sort $(wildcard tests/e2e/*.sh)); do \
+	    BUILD=$(BUILD) sh tests/run-suite.sh e2e-$$(basename $$t .sh) sh $$t; \
+	done
+
+check-valgrind: $(UNIT_BIN)
+	@sh tests/run-suite.sh valgrind sh tests/valgrind.sh $(UNIT_BIN)
+
+check-rules: all
+	@sh tests/run-suite.sh rules sh tests/check-rules.sh
+
+fixtures:
+	python3 tests/gen/gen_fixtures.py tests/fixtures
+
+check-fixtures:
+	@sh tests/run-suite.sh fixtures python3 tests/gen/gen_fixtures.py --check tests/fixtures
+
+update-golden: all
+	UPDATE_GOLDEN=1 sh tests/e2e/exporter_golden.sh
+
+# ---- fuzzing --------------------------------------------------------------------------------
+
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE -Icommon \
+               -Iexporter -Ienforcer
+
+build/fuzz/%: fuzz/%.c common/util.c common/log.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(ALL_CFLAGS) $^ -o $@ $(ALL_LIBS)
+
+fuzz: $(FUZZ_BIN)
+	@sh tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+check-fuzz: $(FUZZ_BIN)
+	@sh tests/run-suite.sh fuzz sh tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+
+# ---- benchmarks, demo -----------------------------------------------------------------------
+
+bench:
+	@sh tests/deps.sh
+	@$(MAKE) --no-print-directory all
+	@sh bench/run.sh
+
+demo:
+	@sh tests/deps.sh
+	@$(MAKE) --no-print-directory all
+	@sh deploy/demo/demo.sh $(DEMO_ARGS)
+
+# ---- install, format, clean -----------------------------------------------------------------
+
+install: all
+	install -Dm755 $(OUT)/gpureclaim-exporter $(DESTDIR)$(BINDIR)/gpureclaim-exporter
+	install -Dm755 $(OUT)/gpureclaim-enforcer $(DESTDIR)$(BINDIR)/gpureclaim-enforcer
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/gpureclaim-exporter $(DESTDIR)$(BINDIR)/gpureclaim-enforcer
+
+FORMAT_SRC = $(wildcard common/*.[ch] exporter/*.[ch] enforcer/*.[ch] tests/unit/*.[ch] \
+             tests/fakes/*.[ch] fuzz/*.c)
+
+format:
+	clang-format -i $(FORMAT_SRC)
+
+format-check:
+	@sh tests/run-suite.sh format sh -c 'clang-format --dry-run -Werror $(FORMAT_SRC) && echo "PASS: format/clang-format"'
+
+clean:
+	rm -rf build bin
+
+help:
+	@sed -n '1,/^$$/p' Makefile
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,277 @@
+/*
+ * Text exposition renderer (see expo.h).
+ *
+ * Samples are stored with their label set already rendered, so sorting is a string compare
+ * and rendering is a copy. Families are found through a small open-addressing hash table:
+ * a scrape of an 8-GPU CPX node adds a few thousand samples to about a hundred families.
+ */
+#include "expo.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sample {
+    char *labels; /* "" or "{a=\"x\",b=\"y\"}" */
+    double value;
+    size_t seq; /* insertion order, so that the first of two duplicates wins */
+};
+
+struct family {
+    char *name;
+    char *help;
+    enum expo_type type;
+    struct sample *samples;
+    size_t n, cap;
+};
+
+struct expo {
+    struct family *fam;
+    size_t nfam, capfam;
+    size_t *slots; /* hash slots holding family index + 1, 0 = empty */
+    size_t nslots;
+    size_t nsamples, ndup;
+    struct sbuf scratch;
+};
+
+struct expo *expo_new(void)
+{
+    struct expo *e = xcalloc(1, sizeof(*e));
+    e->nslots = 256;
+    e->slots = xcalloc(e->nslots, sizeof(size_t));
+    return e;
+}
+
+void expo_free(struct expo *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < e->nfam; i++) {
+        struct family *f = &e->fam[i];
+        for (size_t j = 0; j < f->n; j++)
+            free(f->samples[j].labels);
+        free(f->samples);
+        free(f->name);
+        free(f->help);
+    }
+    free(e->fam);
+    free(e->slots);
+    sbuf_free(&e->scratch);
+    free(e);
+}
+
+static size_t hash_name(const char *s)
+{
+    return (size_t)fnv1a64(s, strlen(s));
+}
+
+static void rehash(struct expo *e)
+{
+    free(e->slots);
+    e->nslots *= 2;
+    e->slots = xcalloc(e->nslots, sizeof(size_t));
+    for (size_t i = 0; i < e->nfam; i++) {
+        size_t h = hash_name(e->fam[i].name) & (e->nslots - 1);
+        while (e->slots[h])
+            h = (h + 1) & (e->nslots - 1);
+        e->slots[h] = i + 1;
+    }
+}
+
+static struct family *family_get(struct expo *e, const char *name, enum expo_type type,
+                                 const char *help)
+{
+    size_t h = hash_name(name) & (e->nslots - 1);
+    while (e->slots[h]) {
+        struct family *f = &e->fam[e->slots[h] - 1];
+        if (strcmp(f->name, name) == 0)
+            return f;
+        h = (h + 1) & (e->nslots - 1);
+    }
+    if (e->nfam == e->capfam) {
+        e->capfam = e->capfam ? e->capfam * 2 : 32;
+        e->fam = xrealloc(e->fam, e->capfam * sizeof(*e->fam));
+    }
+    struct family *f = &e->fam[e->nfam++];
+    memset(f, 0, sizeof(*f));
+    f->name = xstrdup(name);
+    f->help = xstrdup(help ? help : "");
+    f->type = type;
+    e->slots[h] = e->nfam;
+    if (e->nfam * 2 > e->nslots)
+        rehash(e);
+    return f;
+}
+
+void expo_escape_label(struct sbuf *out, const char *s)
+{
+    const char *run = s;
+    for (; *s; s++) {
+        const char *esc = NULL;
+        if (*s == '\\')
+            esc = "\\\\";
+        else if (*s == '"')
+            esc = "\\\"";
+        else if (*s == '\n')
+            esc = "\\n";
+        if (esc) {
+            sbuf_add(out, run, (size_t)(s - run));
+            sbuf_puts(out, esc);
+            run = s + 1;
+        }
+    }
+    sbuf_add(out, run, (size_t)(s - run));
+}
+
+static void escape_help(struct sbuf *out, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\\')
+            sbuf_puts(out, "\\\\");
+        else if (*s == '\n')
+            sbuf_puts(out, "\\n");
+        else
+            sbuf_putc(out, *s);
+    }
+}
+
+void expo_format_value(double v, char buf[40])
+{
+    if (isnan(v)) {
+        strcpy(buf, "NaN");
+    } else if (isinf(v)) {
+        strcpy(buf, v > 0 ? "+Inf" : "-Inf");
+    } else if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        snprintf(buf, 40, "%.0f", v);
+    } else {
+        snprintf(buf, 40, "%.15g", v);
+        if (strtod(buf, NULL) != v)
+            snprintf(buf, 40, "%.17g", v);
+    }
+}
+
+void expo_addv(struct expo *e, const char *name, enum expo_type type, const char *help,
+               double value, const char *const *labels, size_t nlabels)
+{
+    struct family *f = family_get(e, name, type, help);
+    struct sbuf *b = &e->scratch;
+    sbuf_reset(b);
+    bool any = false;
+    for (size_t i = 0; i < nlabels; i++) {
+        const char *k = labels[2 * i], *v = labels[2 * i + 1];
+        if (!v)
+            continue;
+        sbuf_putc(b, any ? ',' : '{');
+        sbuf_puts(b, k);
+        sbuf_puts(b, "=\"");
+        expo_escape_label(b, v);
+        sbuf_putc(b, '"');
+        any = true;
+    }
+    if (any)
+        sbuf_putc(b, '}');
+    if (f->n == f->cap) {
+        f->cap = f->cap ? f->cap * 2 : 8;
+        f->samples = xrealloc(f->samples, f->cap * sizeof(*f->samples));
+    }
+    f->samples[f->n].labels = xstrndup(b->buf ? b->buf : "", b->len);
+    f->samples[f->n].value = value;
+    f->samples[f->n].seq = e->nsamples;
+    f->n++;
+    e->nsamples++;
+}
+
+void expo_add(struct expo *e, const char *name, enum expo_type type, const char *help,
+              double value, ...)
+{
+    const char *labels[64];
+    size_t n = 0;
+    va_list ap;
+    va_start(ap, value);
+    for (;;) {
+        const char *k = va_arg(ap, const char *);
+        if (!k)
+            break;
+        const char *v = va_arg(ap, const char *);
+        if (n < 32) {
+            labels[2 * n] = k;
+            labels[2 * n + 1] = v;
+            n++;
+        }
+    }
+    va_end(ap);
+    expo_addv(e, name, type, help, value, labels, n);
+}
+
+static int cmp_family(const void *a, const void *b)
+{
+    return strcmp(((const struct family *)a)->name, ((const struct family *)b)->name);
+}
+
+static int cmp_sample(const void *a, const void *b)
+{
+    const struct sample *x = a, *y = b;
+    int c = strcmp(x->labels, y->labels);
+    if (c)
+        return c;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static const char *type_name(enum expo_type t)
+{
+    switch (t) {
+    case EXPO_GAUGE:
+        return "gauge";
+    case EXPO_COUNTER:
+        return "counter";
+    default:
+        return "untyped";
+    }
+}
+
+void expo_render(struct expo *e, struct sbuf *out)
+{
+    /* Sorting invalidates the hash slots: rebuild them so the expo stays usable. */
+    qsort(e->fam, e->nfam, sizeof(*e->fam), cmp_family);
+    memset(e->slots, 0, e->nslots * sizeof(size_t));
+    for (size_t i = 0; i < e->nfam; i++) {
+        size_t h = hash_name(e->fam[i].name) & (e->nslots - 1);
+        while (e->slots[h])
+            h = (h + 1) & (e->nslots - 1);
+        e->slots[h] = i + 1;
+    }
+    char num[40];
+    for (size_t i = 0; i < e->nfam; i++) {
+        struct family *f = &e->fam[i];
+        if (f->n == 0)
+            continue;
+        qsort(f->samples, f->n, sizeof(*f->samples), cmp_sample);
+        sbuf_printf(out, "# HELP %s ", f->name);
+        escape_help(out, f->help);
+        sbuf_printf(out, "\n# TYPE %s %s\n", f->name, type_name(f->type));
+        for (size_t j = 0; j < f->n; j++) {
+            if (j > 0 && strcmp(f->samples[j].labels, f->samples[j - 1].labels) == 0) {
+                e->ndup++;
+                continue;
+            }
+            expo_format_value(f->samples[j].value, num);
+            sbuf_puts(out, f->name);
+            sbuf_puts(out, f->samples[j].labels);
+            sbuf_putc(out, ' ');
+            sbuf_puts(out, num);
+            sbuf_putc(out, '\n');
+        }
+    }
+}
+
+size_t expo_samples(const struct expo *e)
+{
+    return e->nsamples;
+}
+
+size_t expo_duplicates(const struct expo *e)
+{
+    return e->ndup;
+}

@@ -1,0 +1,45 @@
+/*
+ * Leveled logging to stderr in logfmt or JSON, shared by both programs.
+ *
+ * One module so that --log.level and --log.format mean the same in the exporter and the
+ * enforcer. The macros test the level before evaluating their arguments, so debug lines
+ * cost nothing on the scrape path when disabled. Messages follow git's rules: lower-case
+ * start, no final full stop, the error first, the subject in single quotes.
+ */
+#ifndef GPURECLAIM_LOG_H
+#define GPURECLAIM_LOG_H
+
+#include <stdbool.h>
+
+enum log_level { LOG_DEBUG = 0, LOG_INFO, LOG_WARN, LOG_ERROR };
+
+extern enum log_level log_threshold;
+
+/* Parse "debug|info|warn|error" / "logfmt|json"; return 0 or -1 for an unknown name. */
+int log_set_level(const char *name);
+int log_set_format(const char *name);
+
+void log_write(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define log_at(lvl, ...)                                                                           \
+    do {                                                                                           \
+        if ((lvl) >= log_threshold)                                                                \
+            log_write((lvl), __VA_ARGS__);                                                         \
+    } while (0)
+#define log_debug(...) log_at(LOG_DEBUG, __VA_ARGS__)
+#define log_info(...)  log_at(LOG_INFO, __VA_ARGS__)
+#define log_warn(...)  log_at(LOG_WARN, __VA_ARGS__)
+#define log_error(...) log_at(LOG_ERROR, __VA_ARGS__)
+
+/*
+ * Log a recurring problem once at `level`, then at debug until it clears: a failing source
+ * read on every scrape would otherwise flood the log. `state` is a caller-owned flag.
+ */
+#define log_once(state, lvl, ...)                                                                  \
+    do {                                                                                           \
+        enum log_level log_once_lvl_ = *(state) ? LOG_DEBUG : (lvl);                               \
+        *(state) = true;                                                                           \
+        log_at(log_once_lvl_, __VA_ARGS__);                                                        \
+    } while (0)
+
+#endif

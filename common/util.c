@@ -1,0 +1,244 @@
+/*
+ * Helpers shared by both programs (see util.h). Allocation failure aborts: every caller
+ * would otherwise need an error path for a condition the process cannot recover from.
+ */
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void oom(void)
+{
+    fputs("fatal: out of memory\n", stderr);
+    abort();
+}
+
+void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        oom();
+    return p;
+}
+
+void *xcalloc(size_t count, size_t size)
+{
+    void *p = calloc(count ? count : 1, size ? size : 1);
+    if (!p)
+        oom();
+    return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+    p = realloc(p, n ? n : 1);
+    if (!p)
+        oom();
+    return p;
+}
+
+char *xstrdup(const char *s)
+{
+    return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+    char *p = xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+    struct sbuf b = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    sbuf_vprintf(&b, fmt, ap);
+    va_end(ap);
+    return sbuf_take(&b);
+}
+
+static void sbuf_grow(struct sbuf *b, size_t extra)
+{
+    if (b->len + extra + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->len + extra + 1)
+        cap *= 2;
+    b->buf = xrealloc(b->buf, cap);
+    b->cap = cap;
+}
+
+void sbuf_add(struct sbuf *b, const char *s, size_t n)
+{
+    sbuf_grow(b, n);
+    memcpy(b->buf + b->len, s, n);
+    b->len += n;
+    b->buf[b->len] = '\0';
+}
+
+void sbuf_puts(struct sbuf *b, const char *s)
+{
+    sbuf_add(b, s, strlen(s));
+}
+
+void sbuf_putc(struct sbuf *b, char c)
+{
+    sbuf_add(b, &c, 1);
+}
+
+void sbuf_vprintf(struct sbuf *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    char small[256];
+    int n = vsnprintf(small, sizeof(small), fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof(small)) {
+        sbuf_add(b, small, (size_t)n);
+        return;
+    }
+    sbuf_grow(b, (size_t)n);
+    vsnprintf(b->buf + b->len, (size_t)n + 1, fmt, ap);
+    b->len += (size_t)n;
+}
+
+void sbuf_printf(struct sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sbuf_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+void sbuf_reset(struct sbuf *b)
+{
+    b->len = 0;
+    if (b->buf)
+        b->buf[0] = '\0';
+}
+
+void sbuf_free(struct sbuf *b)
+{
+    free(b->buf);
+    b->buf = NULL;
+    b->len = b->cap = 0;
+}
+
+char *sbuf_take(struct sbuf *b)
+{
+    char *p = b->buf ? b->buf : xstrdup("");
+    b->buf = NULL;
+    b->len = b->cap = 0;
+    return p;
+}
+
+/* Accept leading blanks and a single trailing newline, as sysfs prints "%d\n". */
+static int check_tail(const char *end)
+{
+    if (*end == '\n')
+        end++;
+    if (*end != '\0') {
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
+
+int parse_u64(const char *s, uint64_t *out)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (!isdigit((unsigned char)*s)) {
+        errno = EINVAL;
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    if (check_tail(end))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int parse_i64(const char *s, int64_t *out)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    const char *d = (*s == '-' || *s == '+') ? s + 1 : s;
+    if (!isdigit((unsigned char)*d)) {
+        errno = EINVAL;
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno)
+        return -1;
+    if (check_tail(end))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int parse_double(const char *s, double *out)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (*s == '\0') {
+        errno = EINVAL;
+        return -1;
+    }
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s)
+        return errno ? -1 : (errno = EINVAL, -1);
+    if (check_tail(end))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+char *str_rtrim(char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+bool str_has_prefix(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+uint64_t fnv1a64(const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}

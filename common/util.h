@@ -1,0 +1,56 @@
+/*
+ * Small helpers both programs need: allocation that aborts on out-of-memory (the one fatal
+ * run-time error, as in chrony's Malloc), a growable string buffer, and number parsing that
+ * rejects trailing garbage instead of silently reading a prefix.
+ */
+#ifndef GPURECLAIM_UTIL_H
+#define GPURECLAIM_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Growable NUL-terminated buffer. Zero-initialise (`struct sbuf b = {0};`) before use. */
+struct sbuf {
+    char *buf;
+    size_t len, cap;
+};
+void sbuf_add(struct sbuf *b, const char *s, size_t n);
+void sbuf_puts(struct sbuf *b, const char *s);
+void sbuf_putc(struct sbuf *b, char c);
+void sbuf_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sbuf_vprintf(struct sbuf *b, const char *fmt, va_list ap);
+void sbuf_reset(struct sbuf *b);
+void sbuf_free(struct sbuf *b);
+/* Hand the buffer to the caller (never NULL) and reset `b`. */
+char *sbuf_take(struct sbuf *b);
+
+/*
+ * Strict decimal parsers: the whole string (after optional leading blanks and one trailing
+ * newline) must be a number. Return 0 on success, -1 with errno EINVAL/ERANGE otherwise.
+ */
+int parse_u64(const char *s, uint64_t *out);
+int parse_i64(const char *s, int64_t *out);
+int parse_double(const char *s, double *out);
+
+/* Remove trailing whitespace in place; return s. */
+char *str_rtrim(char *s);
+bool str_has_prefix(const char *s, const char *prefix);
+
+/* Monotonic clock in seconds. */
+double mono_now(void);
+
+/* 64-bit FNV-1a, for content hashes shown to users (not for security). */
+uint64_t fnv1a64(const void *data, size_t n);
+
+#endif

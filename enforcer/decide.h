@@ -1,0 +1,93 @@
+/*
+ * The enforcer's decision: a pure function (rules, samples, now) -> decisions, no I/O.
+ *
+ * Semantics (see README "How idleness is decided" and shared reference enforcement.md):
+ * a workload is idle at `now` only if its activity series covers the whole window
+ * [now - idleTimer, now] with no gap longer than the tolerated gap, and every point in the
+ * window is a number below the threshold. A young workload, a gap, a missing series, a NaN
+ * or a query error all mean "keep". Under DuringGPUPressure, idle workloads are reclaimed
+ * only to cover pending demand for the same GPU resource, longest-idle and lowest-priority
+ * first, and none at all if every idle candidate together cannot cover it (fit check).
+ */
+#ifndef GPURECLAIM_DECIDE_H
+#define GPURECLAIM_DECIDE_H
+
+#include "rules.h"
+#include "series.h"
+
+enum decision { DECISION_KEEP = 0, DECISION_RECLAIM };
+
+enum reason {
+    REASON_IDLE = 0,       /* reclaim: idle for the whole idle timer */
+    REASON_ACTIVE,         /* a point at or above the threshold */
+    REASON_NO_DATA,        /* allocated, but no activity series at all */
+    REASON_TOO_YOUNG,      /* activity does not reach back to the window start */
+    REASON_GAP,            /* a gap longer than the tolerated gap inside the window */
+    REASON_STALE,          /* no recent point: stopped reporting before now */
+    REASON_NOT_A_NUMBER,   /* NaN or Inf in the window */
+    REASON_QUERY_ERROR,    /* a Prometheus error for this rule's data */
+    REASON_EXEMPT,         /* matched an exemption or an override with enabled: false */
+    REASON_RULE_DISABLED,  /* rule has enabled: false */
+    REASON_OUTSIDE_WINDOW, /* now is outside the rule's activeWindows */
+    REASON_NO_PRESSURE,    /* DuringGPUPressure and no pending demand for its resource */
+    REASON_PRESSURE_UNKNOWN, /* DuringGPUPressure and the pending query failed */
+    REASON_FIT_CHECK,      /* idle candidates together cannot cover the demand */
+    REASON_NOT_NEEDED,     /* demand already covered by candidates ranked before it */
+    REASON_CYCLE_CAP,      /* maxTerminationsPerCycle reached */
+    REASON_NO_ALLOCATION,  /* allocation unknown, so it cannot count against demand */
+    REASON__COUNT
+};
+
+/* Everything decide() needs for one rule, fetched by the caller (cycle.c). */
+struct rule_data {
+    const struct rule *rule;
+    int error;           /* non-zero: activity/allocation query failed, every workload keeps */
+    char errmsg[256];
+    double start, end;   /* range the activity was queried over */
+    struct matrix activity;   /* range result, step rule->step */
+    struct matrix allocation; /* instant at end: devices held per workload, with resource label */
+    int pending_error;        /* non-zero: the pending-demand query failed */
+    struct matrix pending;    /* instant at end: pending devices per resource label */
+    struct matrix priority;   /* instant at end; empty when the rule has no priority query */
+};
+
+struct decision_rec {
+    struct labels identity; /* the rule's identity labels of the workload */
+    struct labels all;      /* every label of the workload's activity (or allocation) series */
+    const struct rule *rule;
+    enum decision decision;
+    enum reason reason;
+    char detail[160];       /* human-readable why, e.g. "0.42 at 12:03:00 >= 0.10" */
+    double threshold;       /* effective (after overrides), percent */
+    double idle_timer;      /* effective, seconds */
+    double idle_since;      /* start of the trailing idle run; NaN when not idle at now */
+    double window_start, window_end;
+    size_t samples;         /* points inside the window */
+    double max, mean, last; /* ratio 0..1 over the window; NaN if no points */
+    double allocated;       /* devices held; NaN if unknown */
+    char resource[96];      /* GPU resource name from the allocation series, "" if unknown */
+    double priority;        /* 0 when no priority query */
+    bool dry_run;           /* rule (or global) dry run: report, do not act */
+};
+
+struct decisions {
+    struct decision_rec *v;
+    size_t n;
+};
+
+/*
+ * Decide for every rule in `data` (one entry per rule, in rule order). Output is sorted by
+ * rule order, then identity labels. Pure: same input, same output.
+ */
+void decide(const struct rule_data *data, size_t ndata, double now, struct decisions *out);
+void decisions_free(struct decisions *d);
+
+/* The range a rule must be queried over: [now - decide_lookback(rule), now]. */
+double decide_lookback(const struct rule *r);
+/* True when `now` (Unix seconds) is inside one of the rule's windows (or it has none). */
+bool decide_rule_active(const struct rule *r, double now);
+
+const char *decide_reason_name(enum reason r);
+const char *decide_decision_name(enum decision d);
+
+#endif

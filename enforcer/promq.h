@@ -1,0 +1,52 @@
+/*
+ * Prometheus HTTP API client: /api/v1/query and /api/v1/query_range over libcurl, with
+ * results parsed by json-c into `struct matrix`.
+ *
+ * Requests are POSTed as application/x-www-form-urlencoded so long rule expressions never
+ * hit URL limits, `time` or `start`/`end` are always explicit (tests evaluate history at a
+ * fixed epoch), and every failure (connect, timeout, HTTP status, the error envelope's
+ * errorType/error, malformed JSON, a result of the wrong type, or warnings that signal a
+ * partial answer) is returned as an error with a message: never as an empty result.
+ */
+#ifndef GPURECLAIM_PROMQ_H
+#define GPURECLAIM_PROMQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "series.h"
+
+struct promq_cfg {
+    const char *url;          /* base URL, e.g. http://127.0.0.1:9090 */
+    double timeout;           /* seconds for the whole request; also sent as `timeout` */
+    const char *bearer_file;  /* file holding a bearer token, re-read on every request */
+    const char *basic_user;   /* basic auth user (password from basic_pass_file) */
+    const char *basic_pass_file;
+    const char *ca_file;      /* CA bundle for https */
+    bool insecure;            /* skip TLS verification (logged as a warning) */
+};
+
+struct promq;
+
+struct promq *promq_new(const struct promq_cfg *cfg);
+void promq_free(struct promq *q);
+
+/* Range query; `out` is a matrix. Returns 0 or -1 with a message in err. */
+int promq_range(struct promq *q, const char *expr, double start, double end, double step,
+                struct matrix *out, char *err, size_t errlen);
+/* Instant query at `t`; `out` holds one point per series (scalars become one series). */
+int promq_instant(struct promq *q, const char *expr, double t, struct matrix *out, char *err,
+                  size_t errlen);
+
+/* HTTP requests made and failed since promq_new (for metrics and the benchmark). */
+unsigned long promq_requests(const struct promq *q);
+unsigned long promq_failures(const struct promq *q);
+
+/*
+ * Pure parser of one API answer (exposed for tests and fuzzing): `http_status` is the HTTP
+ * code, `body`/`len` the payload. Fills `out` on success.
+ */
+int promq_parse(const char *body, size_t len, long http_status, struct matrix *out, char *err,
+                size_t errlen);
+
+#endif

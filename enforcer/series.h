@@ -1,0 +1,63 @@
+/*
+ * The enforcer's data model for Prometheus results: label sets, time series and matrices.
+ *
+ * Range results (matrix) and instant results (vector, stored as series of one point) share
+ * one type so the decision function sees one shape. Label sets are kept sorted by name with
+ * unique names, so equality and formatting are deterministic.
+ */
+#ifndef GPURECLAIM_SERIES_H
+#define GPURECLAIM_SERIES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct label {
+    char *name;
+    char *value;
+};
+
+struct labels {
+    struct label *v; /* sorted by name, names unique */
+    size_t n;
+};
+
+struct point {
+    double t; /* Unix seconds */
+    double v; /* may be NaN or +-Inf as Prometheus sent it */
+};
+
+struct series {
+    struct labels labels;
+    struct point *p; /* ascending t */
+    size_t n;
+};
+
+struct matrix {
+    struct series *s;
+    size_t n;
+};
+
+/* Value of `name`, or NULL when absent. */
+const char *labels_get(const struct labels *ls, const char *name);
+/* Insert or replace (copies both strings). */
+void labels_set(struct labels *ls, const char *name, const char *value);
+void labels_copy(struct labels *dst, const struct labels *src);
+/* Copy only the labels named in `names` (absent ones are skipped). */
+void labels_project(struct labels *dst, const struct labels *src, char *const *names, size_t n);
+bool labels_equal(const struct labels *a, const struct labels *b);
+int labels_compare(const struct labels *a, const struct labels *b);
+void labels_free(struct labels *ls);
+/* "{a=\"x\",b=\"y\"}" (PromQL syntax, values escaped); caller frees. */
+char *labels_format(const struct labels *ls);
+/*
+ * Parse `a="x",b="y"` (braces optional) into `out`. Returns 0, or -1 with a message in err.
+ * Used for --workload on the command line.
+ */
+int labels_parse(const char *s, struct labels *out, char *err, size_t errlen);
+
+void series_free(struct series *s);
+void matrix_free(struct matrix *m);
+/* Append a series (takes ownership of its contents) and return a pointer to it. */
+struct series *matrix_push(struct matrix *m);
+
+#endif

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Install every build and test dependency from Debian, and nothing when all are present.
+#
+# Packages are checked with dpkg-query first so that a machine that already has them pays
+# a few milliseconds, not an apt-get run. --no-install-recommends keeps out the 200+ MB that
+# prometheus and podman recommend. No service is started here: tests start their own.
+set -eu
+PKGS="build-essential pkg-config ca-certificates curl git python3 \
+ libmicrohttpd-dev libdrm-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev \
+ prometheus prometheus-node-exporter \
+ clang libclang-rt-14-dev valgrind clang-format \
+ podman runc busybox-static uidmap"
+missing=""
+for p in $PKGS; do
+    st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    case "$st" in *" installed") ;; *) missing="$missing $p" ;; esac
+done
+# Node.js runs the gRPC pod-resources test server; any working node is fine.
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
+if [ -z "$missing" ]; then
+    exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+    echo "deps: missing packages:$missing; run 'make deps' as root" >&2
+    exit 1
+fi
+echo "deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
