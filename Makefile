@@ -34,7 +34,7 @@ RESULTS ?= build/results
 export RESULTS
 
 WARN := -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes -Wshadow -Wformat=2 \
-        -Wno-unused-parameter -Wpointer-arith -Wvla
+        -Wno-unused-parameter -Wpointer-arith -Wvla -Wno-format-truncation
 ifeq ($(DEVELOPER),1)
 WARN += -Werror -Wold-style-definition -Wundef -Wno-error=deprecated-declarations
 endif

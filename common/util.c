@@ -212,6 +212,15 @@ int parse_double(const char *s, double *out)
     return 0;
 }
 
+void str_copy(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= cap)
+        n = cap - 1;
+    memmove(dst, src, n);
+    dst[n] = '\0';
+}
+
 char *str_rtrim(char *s)
 {
     size_t n = strlen(s);

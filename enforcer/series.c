@@ -1,0 +1,218 @@
+/*
+ * Label sets, series and matrices for Prometheus results (see series.h). Label sets stay
+ * sorted by name so that equality, ordering and formatting are plain walks.
+ */
+#include "series.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+const char *labels_get(const struct labels *ls, const char *name)
+{
+    size_t lo = 0, hi = ls->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int c = strcmp(ls->v[mid].name, name);
+        if (c == 0)
+            return ls->v[mid].value;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+void labels_set(struct labels *ls, const char *name, const char *value)
+{
+    size_t i = 0;
+    while (i < ls->n && strcmp(ls->v[i].name, name) < 0)
+        i++;
+    if (i < ls->n && strcmp(ls->v[i].name, name) == 0) {
+        free(ls->v[i].value);
+        ls->v[i].value = xstrdup(value);
+        return;
+    }
+    ls->v = xrealloc(ls->v, (ls->n + 1) * sizeof(*ls->v));
+    memmove(&ls->v[i + 1], &ls->v[i], (ls->n - i) * sizeof(*ls->v));
+    ls->v[i].name = xstrdup(name);
+    ls->v[i].value = xstrdup(value);
+    ls->n++;
+}
+
+void labels_copy(struct labels *dst, const struct labels *src)
+{
+    dst->n = src->n;
+    dst->v = src->n ? xmalloc(src->n * sizeof(*dst->v)) : NULL;
+    for (size_t i = 0; i < src->n; i++) {
+        dst->v[i].name = xstrdup(src->v[i].name);
+        dst->v[i].value = xstrdup(src->v[i].value);
+    }
+}
+
+void labels_project(struct labels *dst, const struct labels *src, char *const *names, size_t n)
+{
+    dst->v = NULL;
+    dst->n = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *v = labels_get(src, names[i]);
+        if (v)
+            labels_set(dst, names[i], v);
+    }
+}
+
+int labels_compare(const struct labels *a, const struct labels *b)
+{
+    size_t n = a->n < b->n ? a->n : b->n;
+    for (size_t i = 0; i < n; i++) {
+        int c = strcmp(a->v[i].name, b->v[i].name);
+        if (c)
+            return c;
+        c = strcmp(a->v[i].value, b->v[i].value);
+        if (c)
+            return c;
+    }
+    return a->n < b->n ? -1 : a->n > b->n;
+}
+
+bool labels_equal(const struct labels *a, const struct labels *b)
+{
+    return labels_compare(a, b) == 0;
+}
+
+void labels_free(struct labels *ls)
+{
+    for (size_t i = 0; i < ls->n; i++) {
+        free(ls->v[i].name);
+        free(ls->v[i].value);
+    }
+    free(ls->v);
+    ls->v = NULL;
+    ls->n = 0;
+}
+
+char *labels_format(const struct labels *ls)
+{
+    struct sbuf b = {0};
+    sbuf_putc(&b, '{');
+    for (size_t i = 0; i < ls->n; i++) {
+        if (i)
+            sbuf_putc(&b, ',');
+        sbuf_puts(&b, ls->v[i].name);
+        sbuf_puts(&b, "=\"");
+        for (const char *p = ls->v[i].value; *p; p++) {
+            if (*p == '"' || *p == '\\')
+                sbuf_putc(&b, '\\');
+            if (*p == '\n') {
+                sbuf_puts(&b, "\\n");
+                continue;
+            }
+            sbuf_putc(&b, *p);
+        }
+        sbuf_putc(&b, '"');
+    }
+    sbuf_putc(&b, '}');
+    return sbuf_take(&b);
+}
+
+static bool is_name_start(char c)
+{
+    return isalpha((unsigned char)c) || c == '_';
+}
+
+static bool is_name_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+int labels_parse(const char *s, struct labels *out, char *err, size_t errlen)
+{
+    out->v = NULL;
+    out->n = 0;
+    const char *p = s;
+    while (isspace((unsigned char)*p))
+        p++;
+    bool braces = *p == '{';
+    if (braces)
+        p++;
+    for (;;) {
+        while (isspace((unsigned char)*p) || *p == ',')
+            p++;
+        if (*p == '\0' || (braces && *p == '}'))
+            break;
+        if (!is_name_start(*p)) {
+            snprintf(err, errlen, "invalid label name at '%s'", p);
+            goto fail;
+        }
+        const char *name = p;
+        while (is_name_char(*p))
+            p++;
+        char *key = xstrndup(name, (size_t)(p - name));
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p != '=' || p[1] != '"') {
+            snprintf(err, errlen, "expected '=\"' after label '%s'", key);
+            free(key);
+            goto fail;
+        }
+        p += 2;
+        struct sbuf val = {0};
+        while (*p && *p != '"') {
+            if (*p == '\\' && p[1]) {
+                p++;
+                sbuf_putc(&val, *p == 'n' ? '\n' : *p);
+            } else {
+                sbuf_putc(&val, *p);
+            }
+            p++;
+        }
+        if (*p != '"') {
+            snprintf(err, errlen, "unterminated value of label '%s'", key);
+            free(key);
+            sbuf_free(&val);
+            goto fail;
+        }
+        p++;
+        char *v = sbuf_take(&val);
+        labels_set(out, key, v);
+        free(key);
+        free(v);
+    }
+    if (braces && *p != '}') {
+        snprintf(err, errlen, "missing closing '}'");
+        goto fail;
+    }
+    return 0;
+fail:
+    labels_free(out);
+    return -1;
+}
+
+void series_free(struct series *s)
+{
+    labels_free(&s->labels);
+    free(s->p);
+    s->p = NULL;
+    s->n = 0;
+}
+
+void matrix_free(struct matrix *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        series_free(&m->s[i]);
+    free(m->s);
+    m->s = NULL;
+    m->n = 0;
+}
+
+struct series *matrix_push(struct matrix *m)
+{
+    m->s = xrealloc(m->s, (m->n + 1) * sizeof(*m->s));
+    struct series *s = &m->s[m->n++];
+    memset(s, 0, sizeof(*s));
+    return s;
+}

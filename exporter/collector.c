@@ -1,0 +1,216 @@
+/*
+ * The collector table, its flags, and the scrape loop (see collector.h).
+ *
+ * The table is explicit (as chrony's refclock drivers) rather than built by constructors,
+ * so the order of collectors, and of their metrics, does not depend on link order.
+ */
+#include "collector.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sysfs.h"
+#include "util.h"
+
+extern const struct collector coll_devices, coll_gpu_metrics, coll_partitions, coll_amdgpu;
+
+static const struct collector *const collectors[] = {
+    &coll_devices,
+    &coll_gpu_metrics,
+    &coll_partitions,
+    &coll_amdgpu,
+};
+
+#define NCOLL ARRAY_LEN(collectors)
+
+/* 0 = default, 1 = on, -1 = off */
+static int enabled_flag[NCOLL];
+static bool disable_defaults;
+static bool initialised[NCOLL];
+
+static bool is_enabled(size_t i)
+{
+    if (enabled_flag[i] != 0)
+        return enabled_flag[i] == 1;
+    return collectors[i]->default_on && !disable_defaults;
+}
+
+int coll_flag(const char *arg, char *err, size_t errlen)
+{
+    if (strcmp(arg, "--collector.disable-defaults") == 0) {
+        disable_defaults = true;
+        return 1;
+    }
+    bool on;
+    const char *name;
+    if (str_has_prefix(arg, "--collector.")) {
+        on = true;
+        name = arg + strlen("--collector.");
+    } else if (str_has_prefix(arg, "--no-collector.")) {
+        on = false;
+        name = arg + strlen("--no-collector.");
+    } else {
+        return 0;
+    }
+    for (size_t i = 0; i < NCOLL; i++) {
+        if (strcmp(collectors[i]->name, name) == 0) {
+            enabled_flag[i] = on ? 1 : -1;
+            return 1;
+        }
+    }
+    /* Not a collector name: maybe a collector option such as --collector.x.y=z. */
+    if (strchr(name, '.'))
+        return 0;
+    snprintf(err, errlen, "unknown collector '%s'", name);
+    return -1;
+}
+
+void coll_help(void *out_file)
+{
+    FILE *out = out_file;
+    fprintf(out, "  --collector.disable-defaults  Disable every collector not enabled explicitly\n");
+    for (size_t i = 0; i < NCOLL; i++)
+        fprintf(out, "  --[no-]collector.%-12s %s (default %s)\n", collectors[i]->name,
+                collectors[i]->help, collectors[i]->default_on ? "enabled" : "disabled");
+}
+
+int coll_init(const struct coll_cfg *cfg, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < NCOLL; i++) {
+        if (!is_enabled(i))
+            continue;
+        if (collectors[i]->init && collectors[i]->init(cfg, err, errlen) < 0)
+            return -1;
+        initialised[i] = true;
+        log_info("enabled collector '%s'", collectors[i]->name);
+    }
+    return 0;
+}
+
+void coll_fini(void)
+{
+    for (size_t i = NCOLL; i-- > 0;)
+        if (initialised[i] && collectors[i]->fini)
+            collectors[i]->fini();
+}
+
+const struct gpu_list *coll_gpus(struct coll_ctx *ctx)
+{
+    if (!ctx->gpus_done) {
+        ctx->gpus_done = true;
+        ctx->gpus_rc = gpu_discover(ctx->cfg->sysfs, &ctx->gpus, ctx->gpus_err,
+                                    sizeof(ctx->gpus_err));
+    }
+    return &ctx->gpus;
+}
+
+const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
+{
+    const struct gpu_list *l = coll_gpus(ctx);
+    if (i >= l->n)
+        return NULL;
+    if (!ctx->gm) {
+        ctx->gm = xcalloc(l->n, sizeof(*ctx->gm));
+        ctx->gm_state = xcalloc(l->n, sizeof(*ctx->gm_state));
+    }
+    if (ctx->gm_state[i] == 0) {
+        /* Newer kernels serve up to 128 KiB; read() to EOF, never one stdio fread. */
+        size_t cap = 128 * 1024;
+        unsigned char *buf = xmalloc(cap);
+        ssize_t n = sysfs_read_bin(buf, cap, "%s/gpu_metrics", l->v[i].devdir);
+        char err[256];
+        ctx->gm_state[i] = -1;
+        if (n < 0) {
+            if (errno != ENOENT)
+                coll_source_error(ctx, "gpu_metrics", "cannot read '%s/gpu_metrics': %s",
+                                  l->v[i].devdir, strerror(errno));
+        } else if (gpum_parse(buf, (size_t)n, &ctx->gm[i], err, sizeof(err)) < 0) {
+            coll_source_error(ctx, "gpu_metrics", "rejected '%s/gpu_metrics': %s",
+                              l->v[i].devdir, err);
+        } else {
+            ctx->gm_state[i] = 1;
+        }
+        free(buf);
+    }
+    return ctx->gm_state[i] == 1 ? &ctx->gm[i] : NULL;
+}
+
+/*
+ * Keys of problems already logged at warn. Bounded: past the limit everything is logged
+ * at debug, so a flood of distinct bad files cannot grow memory.
+ */
+#define SEEN_MAX 1024
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *seen[SEEN_MAX];
+static size_t nseen;
+
+static bool first_time(const char *key)
+{
+    bool first = true;
+    pthread_mutex_lock(&seen_lock);
+    for (size_t i = 0; i < nseen; i++)
+        if (strcmp(seen[i], key) == 0)
+            first = false;
+    if (first && nseen < SEEN_MAX)
+        seen[nseen++] = xstrdup(key);
+    else if (first)
+        first = false;
+    pthread_mutex_unlock(&seen_lock);
+    return first;
+}
+
+void coll_source_error(struct coll_ctx *ctx, const char *source, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    ctx->errors++;
+    expo_add(ctx->e, METRIC_PREFIX "scrape_source_errors", EXPO_GAUGE,
+             "Sources that could not be read or parsed in this scrape (details in the log).", 1,
+             "collector", ctx->collector, "source", source, NULL);
+    char key[600];
+    snprintf(key, sizeof(key), "%s|%s", ctx->collector, msg);
+    if (first_time(key))
+        log_warn("collector '%s': %s", ctx->collector, msg);
+    else
+        log_debug("collector '%s': %s", ctx->collector, msg);
+}
+
+void coll_scrape(const struct coll_cfg *cfg, struct expo *e)
+{
+    struct coll_ctx ctx = {.cfg = cfg, .e = e};
+    expo_add(e, METRIC_PREFIX "exporter_build_info", EXPO_GAUGE,
+             "A metric with a constant '1' value labelled by the version of gpureclaim-exporter.",
+             1, "version", GPURECLAIM_VERSION, NULL);
+    for (size_t i = 0; i < NCOLL; i++) {
+        if (!is_enabled(i))
+            continue;
+        const struct collector *c = collectors[i];
+        char err[512] = "";
+        ctx.collector = c->name;
+        ctx.errors = 0;
+        double t0 = mono_now();
+        int rc = c->update(&ctx, err, sizeof(err));
+        double dt = mono_now() - t0;
+        bool ok = rc == COLL_OK && ctx.errors == 0;
+        if (rc == COLL_ERROR)
+            log_warn("collector '%s' failed: %s", c->name, err);
+        else if (rc == COLL_NO_DATA)
+            log_debug("collector '%s' found no data: %s", c->name, err);
+        expo_add(e, METRIC_PREFIX "scrape_collector_duration_seconds", EXPO_GAUGE,
+                 "Duration of a collector scrape.", dt, "collector", c->name, NULL);
+        expo_add(e, METRIC_PREFIX "scrape_collector_success", EXPO_GAUGE,
+                 "Whether a collector succeeded (1) or met an error or found nothing to read (0).",
+                 ok ? 1 : 0, "collector", c->name, NULL);
+    }
+    gpu_list_free(&ctx.gpus);
+    free(ctx.gm);
+    free(ctx.gm_state);
+}

@@ -1,0 +1,92 @@
+/*
+ * The collector interface, the one table of collectors, and the scrape that runs them.
+ *
+ * As in node_exporter, each collector lives in its own file behind a small vtable, is
+ * switched with --collector.<name> / --no-collector.<name>, and is reported with
+ * gpureclaim_scrape_collector_success and _duration_seconds; a failing collector never fails
+ * the scrape. A scrape context is private to one request, so concurrent scrapes share
+ * nothing but the read-only configuration and what collectors cache behind their own locks.
+ */
+#ifndef GPURECLAIM_COLLECTOR_H
+#define GPURECLAIM_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "expo.h"
+#include "gpu.h"
+#include "gpu_metrics.h"
+
+#define METRIC_PREFIX "gpureclaim_"
+
+/* Configuration shared by all collectors; read-only once the exporter runs. */
+struct coll_cfg {
+    const char *sysfs;  /* --path.sysfs */
+    const char *procfs; /* --path.procfs */
+    const char *devfs;  /* --path.devfs */
+    const char *pod_resources_socket;
+    const char *runtime_socket;
+    double refresh_interval; /* seconds between background refreshes of owner data */
+    bool per_process;        /* --collector.ownership.per-process: add pid series */
+};
+
+/* Per-scrape state handed to every collector. */
+struct coll_ctx {
+    const struct coll_cfg *cfg;
+    struct expo *e;
+    const char *collector; /* name of the collector running now */
+    int errors;            /* source errors reported by the running collector */
+    struct gpu_list gpus;  /* discovered once per scrape, on first use */
+    bool gpus_done;
+    int gpus_rc;
+    char gpus_err[256];
+    struct gpu_metrics *gm; /* per GPU, parsed on first use */
+    signed char *gm_state;  /* per GPU: 0 not read, 1 parsed, -1 absent or rejected */
+};
+
+/* Return codes of update(): data collected, failure, or nothing to collect here. */
+#define COLL_OK 0
+#define COLL_ERROR (-1)
+#define COLL_NO_DATA 1
+
+struct collector {
+    const char *name;
+    bool default_on;
+    const char *help;
+    /* Optional: called once at start (e.g. to start a background refresher). */
+    int (*init)(const struct coll_cfg *cfg, char *err, size_t errlen);
+    int (*update)(struct coll_ctx *ctx, char *err, size_t errlen);
+    /* Optional: called once at exit, in reverse table order. */
+    void (*fini)(void);
+};
+
+/* Handle --collector.<name>, --no-collector.<name>, --collector.disable-defaults.
+ * Returns 1 if `arg` was one of these, 0 if not, -1 for an unknown collector name. */
+int coll_flag(const char *arg, char *err, size_t errlen);
+/* Print the collector flags for --help. */
+void coll_help(void *out_file);
+int coll_init(const struct coll_cfg *cfg, char *err, size_t errlen);
+void coll_fini(void);
+/* Run every enabled collector into `e` and add the scrape meta metrics. */
+void coll_scrape(const struct coll_cfg *cfg, struct expo *e);
+
+/* The GPUs of this scrape (discovered lazily, once). NULL-safe list even on error. */
+const struct gpu_list *coll_gpus(struct coll_ctx *ctx);
+
+/*
+ * The parsed gpu_metrics blob of GPU `i` of coll_gpus(), read and parsed at most once per
+ * scrape (two collectors use it). NULL when the file is absent or was rejected; a rejected
+ * blob is reported once as a source error of the collector that read it first.
+ */
+const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i);
+
+/*
+ * Report a problem with one source (a malformed file, a rejected blob): logged at warn the
+ * first time for this key and at debug afterwards, and counted in
+ * gpureclaim_scrape_source_errors{collector,source}. `source` is a short kind such as
+ * "gpu_busy_percent"; the message names the path.
+ */
+void coll_source_error(struct coll_ctx *ctx, const char *source, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

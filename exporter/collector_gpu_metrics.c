@@ -1,0 +1,117 @@
+/*
+ * Collector "gpu_metrics": the SMU metrics table of each GPU (gpu-interfaces.md §8), parsed
+ * by gpu_metrics.c and mapped here to base units: activity as ratios, temperatures in
+ * celsius, socket power in watts, the energy accumulator as a joules counter, clocks in
+ * hertz, and per-XCC busy within each partition (xcp_stats, v1_6 ROCm layout and later).
+ * Fields the SMU marks "not supported" arrive as NaN and are omitted.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "collector.h"
+
+#define M(n) METRIC_PREFIX "gpu_metrics_" n
+
+static void gauge(struct coll_ctx *ctx, const char *name, const char *help, double v,
+                  const char *gpu)
+{
+    if (!isnan(v))
+        expo_add(ctx->e, name, EXPO_GAUGE, help, v, "gpu", gpu, NULL);
+}
+
+static void temp(struct coll_ctx *ctx, const char *gpu, const char *sensor, double v)
+{
+    if (!isnan(v))
+        expo_add(ctx->e, M("temperature_celsius"), EXPO_GAUGE,
+                 "Temperature reported in gpu_metrics, by sensor.", v, "gpu", gpu, "sensor",
+                 sensor, NULL);
+}
+
+static void clocks(struct coll_ctx *ctx, const char *gpu, const char *clock, const double *v,
+                   int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (isnan(v[i]))
+            continue;
+        char idx[8];
+        snprintf(idx, sizeof(idx), "%d", i);
+        expo_add(ctx->e, M("clock_hertz"), EXPO_GAUGE,
+                 "Current clock frequency reported in gpu_metrics, by clock and instance.", v[i],
+                 "gpu", gpu, "clock", clock, "index", idx, NULL);
+    }
+}
+
+static int gpu_metrics_update(struct coll_ctx *ctx, char *err, size_t errlen)
+{
+    const struct gpu_list *l = coll_gpus(ctx);
+    if (ctx->gpus_rc < 0) {
+        snprintf(err, errlen, "%s", ctx->gpus_err);
+        return COLL_ERROR;
+    }
+    size_t found = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const struct gpu_metrics *m = coll_gpum(ctx, i);
+        if (!m)
+            continue;
+        found++;
+        const char *gpu = l->v[i].pci;
+        char rev[16], size[16];
+        snprintf(rev, sizeof(rev), "%u.%u", m->format_revision, m->content_revision);
+        snprintf(size, sizeof(size), "%u", m->structure_size);
+        expo_add(ctx->e, M("info"), EXPO_GAUGE,
+                 "Revision and layout of the gpu_metrics table the driver serves.", 1, "gpu", gpu,
+                 "revision", rev, "layout", m->layout, "structure_size", size, NULL);
+        gauge(ctx, M("gfx_activity_ratio"), "Average graphics/compute activity (0-1).",
+              m->gfx_activity, gpu);
+        gauge(ctx, M("umc_activity_ratio"), "Average memory controller activity (0-1).",
+              m->umc_activity, gpu);
+        gauge(ctx, M("mm_activity_ratio"), "Average multimedia engine activity (0-1).",
+              m->mm_activity, gpu);
+        gauge(ctx, M("socket_power_watts"), "Socket power.", m->socket_power, gpu);
+        if (!isnan(m->energy))
+            expo_add(ctx->e, M("energy_joules_total"), EXPO_COUNTER,
+                     "Energy consumed, from the SMU energy accumulator.", m->energy, "gpu", gpu,
+                     NULL);
+        temp(ctx, gpu, "edge", m->temp_edge);
+        temp(ctx, gpu, "hotspot", m->temp_hotspot);
+        temp(ctx, gpu, "mem", m->temp_mem);
+        temp(ctx, gpu, "vrgfx", m->temp_vrgfx);
+        temp(ctx, gpu, "vrsoc", m->temp_vrsoc);
+        temp(ctx, gpu, "vrmem", m->temp_vrmem);
+        for (int h = 0; h < GPUM_NUM_HBM; h++) {
+            char s[8];
+            snprintf(s, sizeof(s), "hbm%d", h);
+            temp(ctx, gpu, s, m->temp_hbm[h]);
+        }
+        clocks(ctx, gpu, "gfx", m->gfxclk, GPUM_MAX_GFXCLK);
+        clocks(ctx, gpu, "soc", m->socclk, GPUM_MAX_CLK);
+        clocks(ctx, gpu, "vclk0", m->vclk0, GPUM_MAX_CLK);
+        clocks(ctx, gpu, "dclk0", m->dclk0, GPUM_MAX_CLK);
+        clocks(ctx, gpu, "uclk", &m->uclk, 1);
+        for (int p = 0; p < m->num_partition && p < GPUM_MAX_XCP; p++) {
+            for (int x = 0; x < GPUM_MAX_XCC; x++) {
+                if (isnan(m->xcp[p].gfx_busy[x]))
+                    continue;
+                char ps[8], xs[8];
+                snprintf(ps, sizeof(ps), "%d", p);
+                snprintf(xs, sizeof(xs), "%d", x);
+                expo_add(ctx->e, M("xcc_busy_ratio"), EXPO_GAUGE,
+                         "Instantaneous busy (0-1) of each XCC within a compute partition "
+                         "(xcp_stats gfx_busy_inst).",
+                         m->xcp[p].gfx_busy[x], "gpu", gpu, "partition", ps, "xcc", xs, NULL);
+            }
+        }
+    }
+    if (found == 0 && ctx->errors == 0) {
+        snprintf(err, errlen, "no readable gpu_metrics file");
+        return COLL_NO_DATA;
+    }
+    return COLL_OK;
+}
+
+const struct collector coll_gpu_metrics = {
+    .name = "gpu_metrics",
+    .default_on = true,
+    .help = "Activity, temperatures, power, energy and clocks from the binary gpu_metrics table",
+    .update = gpu_metrics_update,
+};

@@ -1,0 +1,330 @@
+/*
+ * GPU and partition discovery (see gpu.h).
+ *
+ * Device identity is the resolved path of each DRM node's `device` link: a card and a render
+ * node belong together when they resolve to the same device directory. This works whether
+ * `device` is a symlink (real sysfs) or a plain directory (some captures), and needs no
+ * major/minor numbers. The partition of a KFD node is taken from the function bits of its
+ * location_id, as AMD's device plugin does (ROCm/k8s-device-plugin amdgpu.go).
+ */
+#include "gpu.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sysfs.h"
+#include "util.h"
+
+struct node {
+    int num;        /* card or render number */
+    char dev[512];  /* resolved device directory */
+};
+
+struct nodes {
+    struct node *v;
+    size_t n;
+};
+
+static void nodes_add(struct nodes *ns, int num, const char *dev)
+{
+    ns->v = xrealloc(ns->v, (ns->n + 1) * sizeof(*ns->v));
+    ns->v[ns->n].num = num;
+    snprintf(ns->v[ns->n].dev, sizeof(ns->v[ns->n].dev), "%s", dev);
+    ns->n++;
+}
+
+static const struct node *nodes_by_dev(const struct nodes *ns, const char *dev)
+{
+    for (size_t i = 0; i < ns->n; i++)
+        if (strcmp(ns->v[i].dev, dev) == 0)
+            return &ns->v[i];
+    return NULL;
+}
+
+static const struct node *nodes_by_num(const struct nodes *ns, int num)
+{
+    for (size_t i = 0; i < ns->n; i++)
+        if (ns->v[i].num == num)
+            return &ns->v[i];
+    return NULL;
+}
+
+/* "card12" -> 12 for names that are a prefix followed by digits only (not "card1-DP-1"). */
+static int numbered(const char *name, const char *prefix)
+{
+    size_t pl = strlen(prefix);
+    if (strncmp(name, prefix, pl) != 0 || !name[pl])
+        return -1;
+    for (const char *p = name + pl; *p; p++)
+        if (!isdigit((unsigned char)*p))
+            return -1;
+    long v = strtol(name + pl, NULL, 10);
+    return v > INT_MAX ? -1 : (int)v;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static bool is_xcp_dev(const char *dev)
+{
+    return str_has_prefix(base_name(dev), "amdgpu_xcp");
+}
+
+static void add_problem(struct gpu_list *l, const char *card, const char *what)
+{
+    l->problems = xrealloc(l->problems, (l->nproblems + 1) * sizeof(*l->problems));
+    snprintf(l->problems[l->nproblems].card, sizeof(l->problems[0].card), "%s", card);
+    snprintf(l->problems[l->nproblems].what, sizeof(l->problems[0].what), "%s", what);
+    l->nproblems++;
+}
+
+static int cmp_gpu(const void *a, const void *b)
+{
+    return strcmp(((const struct gpu *)a)->pci, ((const struct gpu *)b)->pci);
+}
+
+static int cmp_part(const void *a, const void *b)
+{
+    return ((const struct gpu_part *)a)->index - ((const struct gpu_part *)b)->index;
+}
+
+static struct gpu *find_pci(struct gpu_list *l, const char *pci)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (strcasecmp(l->v[i].pci, pci) == 0)
+            return &l->v[i];
+    return NULL;
+}
+
+struct kfd_node {
+    int64_t simd_count, render_minor, domain, location_id, num_xcc;
+    bool has_minor, has_location;
+};
+
+static void parse_properties(const char *text, struct kfd_node *k)
+{
+    memset(k, 0, sizeof(*k));
+    k->num_xcc = -1;
+    char line[256];
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) ? len : sizeof(line) - 1),
+                 p);
+        p += len + (nl ? 1 : 0);
+        char *sp = strchr(line, ' ');
+        if (!sp)
+            continue;
+        *sp = '\0';
+        int64_t v;
+        if (parse_i64(sp + 1, &v) < 0)
+            continue;
+        if (strcmp(line, "simd_count") == 0)
+            k->simd_count = v;
+        else if (strcmp(line, "drm_render_minor") == 0) {
+            k->render_minor = v;
+            k->has_minor = true;
+        } else if (strcmp(line, "domain") == 0)
+            k->domain = v;
+        else if (strcmp(line, "location_id") == 0) {
+            k->location_id = v;
+            k->has_location = true;
+        } else if (strcmp(line, "num_xcc") == 0)
+            k->num_xcc = v;
+    }
+}
+
+/* Attach KFD nodes as partitions. Returns the number of GPU nodes seen. */
+static int attach_kfd(const char *sysfs, struct gpu_list *l, const struct nodes *cards,
+                      const struct nodes *renders)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/class/kfd/kfd/topology/nodes", sysfs);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    l->kfd = true;
+    int seen = 0;
+    struct dirent *de;
+    char text[8192];
+    while ((de = readdir(d))) {
+        int num = numbered(de->d_name, "");
+        if (num < 0)
+            continue;
+        if (sysfs_read_str(text, sizeof(text), "%s/%s/properties", path, de->d_name) < 0)
+            continue;
+        struct kfd_node k;
+        parse_properties(text, &k);
+        if (k.simd_count <= 0 || !k.has_minor || !k.has_location)
+            continue;
+        seen++;
+        char pci[16];
+        snprintf(pci, sizeof(pci), "%04x:%02x:%02x.0", (unsigned)k.domain & 0xffff,
+                 (unsigned)(k.location_id >> 8) & 0xff, (unsigned)(k.location_id >> 3) & 0x1f);
+        struct gpu *g = find_pci(l, pci);
+        if (!g)
+            continue;
+        int index = (int)(k.location_id & 7);
+        bool dup = false;
+        for (int i = 0; i < g->npart; i++)
+            if (g->part[i].index == index || g->part[i].render == k.render_minor)
+                dup = true;
+        /* A copied or repeated node (seen in captures) must not become a second partition. */
+        if (dup || g->npart >= GPU_MAX_PART)
+            continue;
+        struct gpu_part *p = &g->part[g->npart++];
+        memset(p, 0, sizeof(*p));
+        p->index = index;
+        p->render = (int)k.render_minor;
+        p->kfd_node = num;
+        p->num_xcc = (int)k.num_xcc;
+        uint64_t gid;
+        if (sysfs_read_u64(&gid, "%s/%s/gpu_id", path, de->d_name) == 0)
+            p->kfd_gpu_id = (uint32_t)gid;
+        const struct node *rn = nodes_by_num(renders, p->render);
+        const struct node *cn = rn ? nodes_by_dev(cards, rn->dev) : NULL;
+        p->card = cn ? cn->num : -1;
+        if (rn)
+            snprintf(p->devdir, sizeof(p->devdir), "%s", rn->dev);
+        if (index == 0 || !rn || !is_xcp_dev(rn->dev))
+            str_copy(p->device_id, sizeof(p->device_id), g->pci);
+        else
+            snprintf(p->device_id, sizeof(p->device_id), "%s", base_name(rn->dev));
+    }
+    closedir(d);
+    return seen;
+}
+
+int gpu_discover(const char *sysfs, struct gpu_list *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    char dir[4096], path[4096], res[PATH_MAX], buf[256];
+    snprintf(dir, sizeof(dir), "%s/class/drm", sysfs);
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "cannot open '%s': %s", dir, strerror(errno));
+        return -1;
+    }
+    struct nodes cards = {0}, renders = {0};
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        int card = numbered(de->d_name, "card");
+        int render = numbered(de->d_name, "renderD");
+        if (card < 0 && render < 0)
+            continue;
+        snprintf(path, sizeof(path), "%s/%s/device", dir, de->d_name);
+        if (!realpath(path, res))
+            continue;
+        if (render >= 0) {
+            nodes_add(&renders, render, res);
+            continue;
+        }
+        if (sysfs_read_kv(buf, sizeof(buf), "DRIVER", "%s/uevent", path) < 0) {
+            if (errno == ENOENT && !is_xcp_dev(res)) {
+                char what[160];
+                snprintf(what, sizeof(what), "cannot read '%s/%s/device/uevent'", "class/drm",
+                         de->d_name);
+                add_problem(out, de->d_name, what);
+            }
+            if (is_xcp_dev(res))
+                nodes_add(&cards, card, res);
+            continue;
+        }
+        nodes_add(&cards, card, res);
+        if (strcmp(buf, "amdgpu") != 0)
+            continue;
+        struct gpu g = {0};
+        g.card = card;
+        g.render = -1;
+        snprintf(g.devdir, sizeof(g.devdir), "%s", path);
+        if (sysfs_read_kv(buf, sizeof(buf), "PCI_SLOT_NAME", "%s/uevent", path) == 0)
+            snprintf(g.pci, sizeof(g.pci), "%s", buf);
+        else
+            snprintf(g.pci, sizeof(g.pci), "%.15s", base_name(res));
+        for (char *p = g.pci; *p; p++)
+            *p = (char)tolower((unsigned char)*p);
+        if (sysfs_read_kv(buf, sizeof(buf), "PCI_ID", "%s/uevent", path) == 0)
+            snprintf(g.pci_id, sizeof(g.pci_id), "%s", buf);
+        if (find_pci(out, g.pci))
+            continue;
+        out->v = xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
+        out->v[out->n++] = g;
+    }
+    closedir(d);
+
+    for (size_t i = 0; i < out->n; i++) {
+        const struct node *c = nodes_by_num(&cards, out->v[i].card);
+        const struct node *r = c ? nodes_by_dev(&renders, c->dev) : NULL;
+        out->v[i].render = r ? r->num : -1;
+    }
+    attach_kfd(sysfs, out, &cards, &renders);
+    for (size_t i = 0; i < out->n; i++) {
+        struct gpu *g = &out->v[i];
+        if (g->npart == 0) {
+            struct gpu_part *p = &g->part[g->npart++];
+            memset(p, 0, sizeof(*p));
+            p->card = g->card;
+            p->render = g->render;
+            p->kfd_node = -1;
+            p->num_xcc = -1;
+            str_copy(p->device_id, sizeof(p->device_id), g->pci);
+            const struct node *c = nodes_by_num(&cards, g->card);
+            if (c)
+                snprintf(p->devdir, sizeof(p->devdir), "%s", c->dev);
+        }
+        qsort(g->part, (size_t)g->npart, sizeof(g->part[0]), cmp_part);
+    }
+    for (size_t i = 0; i < renders.n; i++) {
+        if (!is_xcp_dev(renders.v[i].dev))
+            continue;
+        const struct gpu *g;
+        const struct gpu_part *p;
+        if (!gpu_find_render(out, renders.v[i].num, &g, &p))
+            out->spare_nodes++;
+    }
+    qsort(out->v, out->n, sizeof(*out->v), cmp_gpu);
+    free(cards.v);
+    free(renders.v);
+    return 0;
+}
+
+void gpu_list_free(struct gpu_list *l)
+{
+    free(l->v);
+    free(l->problems);
+    memset(l, 0, sizeof(*l));
+}
+
+bool gpu_find_render(const struct gpu_list *l, int minor, const struct gpu **g,
+                     const struct gpu_part **p)
+{
+    for (size_t i = 0; i < l->n; i++)
+        for (int j = 0; j < l->v[i].npart; j++)
+            if (l->v[i].part[j].render == minor) {
+                *g = &l->v[i];
+                *p = &l->v[i].part[j];
+                return true;
+            }
+    return false;
+}
+
+bool gpu_find_device_id(const struct gpu_list *l, const char *id, const struct gpu **g,
+                        const struct gpu_part **p)
+{
+    for (size_t i = 0; i < l->n; i++)
+        for (int j = 0; j < l->v[i].npart; j++)
+            if (strcasecmp(l->v[i].part[j].device_id, id) == 0) {
+                *g = &l->v[i];
+                *p = &l->v[i].part[j];
+                return true;
+            }
+    return false;
+}

@@ -1,0 +1,67 @@
+/*
+ * Discovery of amdgpu devices and their compute partitions from sysfs and KFD topology.
+ *
+ * Every DRM card under class/drm (card10 and above too) whose device is driven by amdgpu
+ * is a GPU, keyed by its PCI address. Partitions come from KFD topology: each KFD GPU node
+ * is one partition, its drm_render_minor names the partition's render node and its
+ * domain/location_id the parent PCI device (function bits = partition index). XCP render
+ * nodes without a KFD node are the spare nodes the driver creates in SPX and are not
+ * partitions. Without KFD topology a GPU is reported as one partition (index 0).
+ */
+#ifndef GPURECLAIM_GPU_H
+#define GPURECLAIM_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GPU_MAX_PART 8
+
+struct gpu_part {
+    int index;           /* partition index within the GPU (0 = the PCI device's own nodes) */
+    int card;            /* cardN, -1 if no card node was found */
+    int render;          /* render minor (renderD<minor>), -1 if unknown */
+    char device_id[48];  /* id the device plugin uses: PCI address, or amdgpu_xcp_N */
+    char devdir[512];    /* resolved device directory (PCI dir or XCP platform dir) */
+    int kfd_node;        /* KFD topology node, -1 without KFD */
+    uint32_t kfd_gpu_id; /* KFD gpu_id, 0 if unknown */
+    int num_xcc;         /* XCCs in the partition, -1 if unknown */
+};
+
+struct gpu {
+    char pci[16];       /* "0000:05:00.0" */
+    char pci_id[16];    /* "1002:74A1" from uevent PCI_ID, "" if absent */
+    int card;           /* primary card number */
+    int render;         /* primary render minor, -1 if not found */
+    char devdir[512];   /* <sysfs>/class/drm/cardN/device (as a path under the root) */
+    int npart;
+    struct gpu_part part[GPU_MAX_PART];
+};
+
+/* A card that could not be used, for the collector to report. */
+struct gpu_problem {
+    char card[32];
+    char what[160];
+};
+
+struct gpu_list {
+    struct gpu *v;
+    size_t n;
+    struct gpu_problem *problems;
+    size_t nproblems;
+    bool kfd;         /* KFD topology was found */
+    int spare_nodes;  /* amdgpu XCP render nodes without a KFD node */
+};
+
+/* Discover GPUs under `sysfs`. Returns 0 (even with zero GPUs) or -1 if class/drm is
+ * unreadable. Problems with single cards go to out->problems. */
+int gpu_discover(const char *sysfs, struct gpu_list *out, char *err, size_t errlen);
+void gpu_list_free(struct gpu_list *l);
+/* Find the GPU and partition holding render minor `minor`; false if none. */
+bool gpu_find_render(const struct gpu_list *l, int minor, const struct gpu **g,
+                     const struct gpu_part **p);
+/* Find by device-plugin id (PCI address or amdgpu_xcp_N, case-insensitive). */
+bool gpu_find_device_id(const struct gpu_list *l, const char *id, const struct gpu **g,
+                        const struct gpu_part **p);
+
+#endif

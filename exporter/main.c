@@ -1,0 +1,170 @@
+/*
+ * gpureclaim-exporter: flags, start-up order, the HTTP endpoint, and shutdown.
+ *
+ * Start-up errors (bad flags, a port in use) are fatal with a message; after that nothing
+ * the exporter reads can stop it: collectors report problems in metrics and logs.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector.h"
+#include "expo.h"
+#include "httpd.h"
+#include "log.h"
+#include "util.h"
+
+#define DEFAULT_LISTEN ":9841"
+
+static struct coll_cfg cfg = {
+    .sysfs = "/sys",
+    .procfs = "/proc",
+    .devfs = "/dev",
+    .pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock",
+    .runtime_socket = NULL,
+    .refresh_interval = 10,
+};
+
+static const char *listen_addr = DEFAULT_LISTEN;
+static const char *telemetry_path = "/metrics";
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: gpureclaim-exporter [flags]\n\n"
+            "Prometheus exporter of AMD GPU and partition activity, memory and ownership.\n\n"
+            "Flags:\n"
+            "  --web.listen-address=ADDR     Address to listen on (default %s)\n"
+            "  --web.telemetry-path=PATH     Path of the metrics (default /metrics)\n"
+            "  --path.sysfs=DIR              sysfs mount point (default /sys)\n"
+            "  --path.procfs=DIR             procfs mount point (default /proc)\n"
+            "  --path.devfs=DIR              devfs mount point (default /dev)\n"
+            "  --kubelet.pod-resources-socket=PATH\n"
+            "                                kubelet pod-resources socket (default\n"
+            "                                /var/lib/kubelet/pod-resources/kubelet.sock)\n"
+            "  --runtime.socket=PATH         Docker/Podman API socket for container names\n"
+            "  --log.level=LEVEL             debug, info, warn, error (default info)\n"
+            "  --log.format=FORMAT           logfmt or json (default logfmt)\n"
+            "  --version                     Print the version and exit\n"
+            "  --help                        Print this help and exit\n\n"
+            "Collectors:\n",
+            DEFAULT_LISTEN);
+    coll_help(out);
+}
+
+/* Accept --flag=value and --flag value. Returns the value or NULL if `arg` is not `name`. */
+static const char *flag_value(const char *name, int argc, char **argv, int *i)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] == '\0') {
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "gpureclaim-exporter: flag '%s' needs a value\n", name);
+            exit(2);
+        }
+        return argv[++*i];
+    }
+    return NULL;
+}
+
+static int render_metrics(void *arg, struct sbuf *out)
+{
+    struct expo *e = expo_new();
+    coll_scrape(&cfg, e);
+    expo_render(e, out);
+    expo_free(e);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        char err[256];
+        int rc;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(argv[i], "--version") == 0) {
+            printf("gpureclaim-exporter %s\n", GPURECLAIM_VERSION);
+            return 0;
+        } else if ((v = flag_value("--web.listen-address", argc, argv, &i))) {
+            listen_addr = v;
+        } else if ((v = flag_value("--web.telemetry-path", argc, argv, &i))) {
+            telemetry_path = v;
+        } else if ((v = flag_value("--path.sysfs", argc, argv, &i))) {
+            cfg.sysfs = v;
+        } else if ((v = flag_value("--path.procfs", argc, argv, &i))) {
+            cfg.procfs = v;
+        } else if ((v = flag_value("--path.devfs", argc, argv, &i))) {
+            cfg.devfs = v;
+        } else if ((v = flag_value("--kubelet.pod-resources-socket", argc, argv, &i))) {
+            cfg.pod_resources_socket = v;
+        } else if ((v = flag_value("--runtime.socket", argc, argv, &i))) {
+            cfg.runtime_socket = v;
+        } else if ((v = flag_value("--log.level", argc, argv, &i))) {
+            if (log_set_level(v) < 0) {
+                fprintf(stderr, "gpureclaim-exporter: unknown log level '%s'\n", v);
+                return 2;
+            }
+        } else if ((v = flag_value("--log.format", argc, argv, &i))) {
+            if (log_set_format(v) < 0) {
+                fprintf(stderr, "gpureclaim-exporter: unknown log format '%s'\n", v);
+                return 2;
+            }
+        } else if ((rc = coll_flag(argv[i], err, sizeof(err))) != 0) {
+            if (rc < 0) {
+                fprintf(stderr, "gpureclaim-exporter: %s\n", err);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "gpureclaim-exporter: unknown flag '%s' (see --help)\n", argv[i]);
+            return 2;
+        }
+    }
+    if (telemetry_path[0] != '/') {
+        fprintf(stderr, "gpureclaim-exporter: --web.telemetry-path must start with '/'\n");
+        return 2;
+    }
+
+    /* Block the stop signals before any thread starts, then wait for them here. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    char err[512];
+    if (coll_init(&cfg, err, sizeof(err)) < 0) {
+        log_error("cannot start collectors: %s", err);
+        return 1;
+    }
+    struct httpd_cfg hc = {
+        .listen = listen_addr,
+        .metrics_path = telemetry_path,
+        .title = "gpureclaim exporter",
+        .metrics = render_metrics,
+        .threads = 4,
+        .timeout = 30,
+    };
+    struct httpd *h = httpd_start(&hc, err, sizeof(err));
+    if (!h) {
+        log_error("%s", err);
+        coll_fini();
+        return 1;
+    }
+    log_info("gpureclaim-exporter %s listening on port %d (sysfs '%s', procfs '%s')",
+             GPURECLAIM_VERSION, httpd_port(h), cfg.sysfs, cfg.procfs);
+    int sig;
+    sigwait(&stop, &sig);
+    log_info("received signal %d, shutting down", sig);
+    httpd_stop(h);
+    coll_fini();
+    return 0;
+}

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Rule files: the enforcer's example rule sets must pass `gpureclaim-enforcer check`, and the
+# Prometheus recording/alerting rules must pass `promtool check rules` and their unit tests
+# (`promtool test rules`).
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP"
+for f in rules/*.yaml; do
+    [ -e "$f" ] || continue
+    if bin/gpureclaim-enforcer check "$f" >/tmp/cr.$$ 2>&1; then
+        echo "PASS: rules/check-$(basename "$f")"
+    else
+        echo "FAIL: rules/check-$(basename "$f")"; cat /tmp/cr.$$
+    fi
+done
+for f in rules/prometheus/*.yml; do
+    [ -e "$f" ] || continue
+    if promtool check rules "$f" >/tmp/cr.$$ 2>&1; then
+        echo "PASS: rules/promtool-check-$(basename "$f")"
+    else
+        echo "FAIL: rules/promtool-check-$(basename "$f")"; cat /tmp/cr.$$
+    fi
+done
+for f in tests/prometheus/*.yml; do
+    [ -e "$f" ] || continue
+    if promtool test rules "$f" >/tmp/cr.$$ 2>&1; then
+        echo "PASS: rules/promtool-test-$(basename "$f")"
+    else
+        echo "FAIL: rules/promtool-test-$(basename "$f")"; cat /tmp/cr.$$
+    fi
+done
+rm -f /tmp/cr.$$

@@ -1,0 +1,25 @@
+#!/bin/sh
+# Run each libFuzzer target for SECONDS on a scratch copy of its seed corpus
+# (fuzz/corpus/<name>), so new inputs never land in the repository, and report how many
+# executions ran without a crash. usage: tests/fuzz.sh SECONDS BINARY...
+set -u
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+secs=$1; shift
+for bin in "$@"; do
+    name=$(basename "$bin"); short=${name#fuzz_}
+    work=$(mktemp -d)
+    mkdir -p "$work/corpus"
+    [ -d "$TOP/fuzz/corpus/$short" ] && cp -r "$TOP/fuzz/corpus/$short/." "$work/corpus/"
+    (cd "$work" && "$bin" -max_total_time="$secs" -print_final_stats=1 -rss_limit_mb=1024 \
+        -timeout=10 corpus >"$work/log" 2>&1)
+    rc=$?
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$work/log" | grep -o '[0-9]*$')
+    if [ "$rc" -eq 0 ]; then
+        echo "PASS: fuzz/$name (${execs:-?} executions in ${secs}s, no crash)"
+    else
+        echo "FAIL: fuzz/$name (exit $rc)"
+        grep -A20 -m1 'ERROR\|SUMMARY' "$work/log" | head -30
+        ls "$work"/crash-* "$work"/leak-* "$work"/timeout-* 2>/dev/null
+    fi
+    rm -rf "$work"
+done

@@ -1,0 +1,118 @@
+/* Unit tests of the exposition renderer: escaping, value formatting, grouping, sorting. */
+#include "expo.c"
+
+#include "test.h"
+
+static char *render(struct expo *e)
+{
+    struct sbuf b = {0};
+    expo_render(e, &b);
+    return sbuf_take(&b);
+}
+
+TEST(escapes_exactly_three_characters)
+{
+    struct expo *e = expo_new();
+    expo_add(e, "x_info", EXPO_GAUGE, "help with \\ and\nnewline", 1, "l", "a\\b\"c\nd\te", NULL);
+    char *out = render(e);
+    TEST_CHECK_CONTAINS(out, "x_info{l=\"a\\\\b\\\"c\\nd\te\"} 1\n");
+    TEST_CHECK_CONTAINS(out, "# HELP x_info help with \\\\ and\\nnewline\n");
+    free(out);
+    expo_free(e);
+}
+
+TEST(values)
+{
+    struct {
+        double v;
+        const char *want;
+    } cases[] = {
+        {0, "0"},           {1, "1"},           {-3, "-3"},
+        {0.1, "0.1"},       {1e21, "1e+21"},    {8573157376, "8573157376"},
+        {NAN, "NaN"},       {INFINITY, "+Inf"}, {-INFINITY, "-Inf"},
+        {0.04, "0.04"},     {1.0 / 3, "0.33333333333333331"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char buf[40];
+        expo_format_value(cases[i].v, buf);
+        TEST_CHECK_STR(buf, cases[i].want);
+    }
+}
+
+TEST(families_grouped_and_sorted)
+{
+    struct expo *e = expo_new();
+    expo_add(e, "b_metric", EXPO_GAUGE, "b", 2, "gpu", "2", NULL);
+    expo_add(e, "a_total", EXPO_COUNTER, "a", 5, NULL);
+    expo_add(e, "b_metric", EXPO_GAUGE, "b", 1, "gpu", "1", NULL);
+    char *out = render(e);
+    TEST_CHECK_STR(out, "# HELP a_total a\n# TYPE a_total counter\na_total 5\n"
+                        "# HELP b_metric b\n# TYPE b_metric gauge\n"
+                        "b_metric{gpu=\"1\"} 1\nb_metric{gpu=\"2\"} 2\n");
+    free(out);
+    expo_free(e);
+}
+
+TEST(duplicates_keep_first_and_are_counted)
+{
+    struct expo *e = expo_new();
+    for (int i = 0; i < 5; i++)
+        expo_add(e, "d", EXPO_GAUGE, "d", i, "k", "v", NULL);
+    char *out = render(e);
+    TEST_CHECK_STR(out, "# HELP d d\n# TYPE d gauge\nd{k=\"v\"} 0\n");
+    TEST_CHECK_INT(expo_duplicates(e), 4);
+    free(out);
+    expo_free(e);
+}
+
+TEST(null_label_values_are_skipped)
+{
+    struct expo *e = expo_new();
+    expo_add(e, "n", EXPO_GAUGE, "n", 1, "a", "x", "b", (const char *)NULL, NULL);
+    /* The NULL value ends the list in expo_add: only "a" is present. */
+    char *out = render(e);
+    TEST_CHECK_CONTAINS(out, "n{a=\"x\"} 1\n");
+    free(out);
+    const char *labels[] = {"a", NULL, "b", "y"};
+    struct expo *e2 = expo_new();
+    expo_addv(e2, "m", EXPO_GAUGE, "m", 2, labels, 2);
+    out = render(e2);
+    TEST_CHECK_CONTAINS(out, "m{b=\"y\"} 2\n");
+    free(out);
+    expo_free(e);
+    expo_free(e2);
+}
+
+TEST(many_families_rehash)
+{
+    struct expo *e = expo_new();
+    char name[32];
+    for (int i = 0; i < 500; i++) {
+        snprintf(name, sizeof(name), "f%03d", i);
+        expo_add(e, name, EXPO_GAUGE, "h", i, NULL);
+        expo_add(e, name, EXPO_GAUGE, "h", i, "x", "1", NULL);
+    }
+    TEST_CHECK_INT(expo_samples(e), 1000);
+    char *out = render(e);
+    TEST_CHECK_CONTAINS(out, "f000 0\nf000{x=\"1\"} 0\n");
+    TEST_CHECK_CONTAINS(out, "f499 499\n");
+    /* Still usable after rendering (hash slots rebuilt). */
+    expo_add(e, "f250", EXPO_GAUGE, "h", 1, "y", "2", NULL);
+    struct sbuf b = {0};
+    expo_render(e, &b);
+    TEST_CHECK_CONTAINS(b.buf, "f250{y=\"2\"} 1\n");
+    sbuf_free(&b);
+    free(out);
+    expo_free(e);
+}
+
+int main(void)
+{
+    RUN(escapes_exactly_three_characters);
+    RUN(values);
+    RUN(families_grouped_and_sorted);
+    RUN(duplicates_keep_first_and_are_counted);
+    RUN(null_label_values_are_skipped);
+    RUN(many_families_rehash);
+    return test_done();
+}
