@@ -179,10 +179,11 @@ check-rules: all
 	@sh tests/run-suite.sh rules sh tests/check-rules.sh
 
 fixtures:
+	python3 tests/gen/gpu_metrics_blob.py --out tests/fixtures/gpu_metrics/generated
 	python3 tests/gen/gen_fixtures.py tests/fixtures
 
 check-fixtures:
-	@sh tests/run-suite.sh fixtures python3 tests/gen/gen_fixtures.py --check tests/fixtures
+	@sh tests/run-suite.sh fixtures sh tests/check-fixtures.sh
 
 update-golden: all
 	UPDATE_GOLDEN=1 sh tests/e2e/exporter_golden.sh

@@ -18,32 +18,32 @@
 enum decision { DECISION_KEEP = 0, DECISION_RECLAIM };
 
 enum reason {
-    REASON_IDLE = 0,       /* reclaim: idle for the whole idle timer */
-    REASON_ACTIVE,         /* a point at or above the threshold */
-    REASON_NO_DATA,        /* allocated, but no activity series at all */
-    REASON_TOO_YOUNG,      /* activity does not reach back to the window start */
-    REASON_GAP,            /* a gap longer than the tolerated gap inside the window */
-    REASON_STALE,          /* no recent point: stopped reporting before now */
-    REASON_NOT_A_NUMBER,   /* NaN or Inf in the window */
-    REASON_QUERY_ERROR,    /* a Prometheus error for this rule's data */
-    REASON_EXEMPT,         /* matched an exemption or an override with enabled: false */
-    REASON_RULE_DISABLED,  /* rule has enabled: false */
-    REASON_OUTSIDE_WINDOW, /* now is outside the rule's activeWindows */
-    REASON_NO_PRESSURE,    /* DuringGPUPressure and no pending demand for its resource */
+    REASON_IDLE = 0,         /* reclaim: idle for the whole idle timer */
+    REASON_ACTIVE,           /* a point at or above the threshold */
+    REASON_NO_DATA,          /* allocated, but no activity series at all */
+    REASON_TOO_YOUNG,        /* activity does not reach back to the window start */
+    REASON_GAP,              /* a gap longer than the tolerated gap inside the window */
+    REASON_STALE,            /* no recent point: stopped reporting before now */
+    REASON_NOT_A_NUMBER,     /* NaN or Inf in the window */
+    REASON_QUERY_ERROR,      /* a Prometheus error for this rule's data */
+    REASON_EXEMPT,           /* matched an exemption or an override with enabled: false */
+    REASON_RULE_DISABLED,    /* rule has enabled: false */
+    REASON_OUTSIDE_WINDOW,   /* now is outside the rule's activeWindows */
+    REASON_NO_PRESSURE,      /* DuringGPUPressure and no pending demand for its resource */
     REASON_PRESSURE_UNKNOWN, /* DuringGPUPressure and the pending query failed */
-    REASON_FIT_CHECK,      /* idle candidates together cannot cover the demand */
-    REASON_NOT_NEEDED,     /* demand already covered by candidates ranked before it */
-    REASON_CYCLE_CAP,      /* maxTerminationsPerCycle reached */
-    REASON_NO_ALLOCATION,  /* allocation unknown, so it cannot count against demand */
+    REASON_FIT_CHECK,        /* idle candidates together cannot cover the demand */
+    REASON_NOT_NEEDED,       /* demand already covered by candidates ranked before it */
+    REASON_CYCLE_CAP,        /* maxTerminationsPerCycle reached */
+    REASON_NO_ALLOCATION,    /* allocation unknown, so it cannot count against demand */
     REASON__COUNT
 };
 
 /* Everything decide() needs for one rule, fetched by the caller (cycle.c). */
 struct rule_data {
     const struct rule *rule;
-    int error;           /* non-zero: activity/allocation query failed, every workload keeps */
+    int error; /* non-zero: activity/allocation query failed, every workload keeps */
     char errmsg[256];
-    double start, end;   /* range the activity was queried over */
+    double start, end;        /* range the activity was queried over */
     struct matrix activity;   /* range result, step rule->step */
     struct matrix allocation; /* instant at end: devices held per workload, with resource label */
     int pending_error;        /* non-zero: the pending-demand query failed */
@@ -53,19 +53,23 @@ struct rule_data {
 
 struct decision_rec {
     struct labels identity; /* the rule's identity labels of the workload */
-    struct labels all;      /* every label of the workload's activity (or allocation) series */
+    struct labels all;      /* labels of its first activity series (in label order), plus those
+                               only its allocation series has; scope, exemptions and
+                               overrides match on these */
     const struct rule *rule;
     enum decision decision;
     enum reason reason;
-    char detail[160];       /* human-readable why, e.g. "0.42 at 12:03:00 >= 0.10" */
-    double threshold;       /* effective (after overrides), percent */
-    double idle_timer;      /* effective, seconds */
-    double idle_since;      /* start of the trailing idle run; NaN when not idle at now */
+    char detail[160];  /* human-readable why, e.g. "activity 42% at <time> >= threshold 10%" */
+    double threshold;  /* effective (after overrides), percent */
+    double idle_timer; /* effective, seconds */
+    double idle_since; /* start of the trailing idle run; NaN when not idle at now */
     double window_start, window_end;
     size_t samples;         /* points inside the window */
     double max, mean, last; /* ratio 0..1 over the window; NaN if no points */
-    double allocated;       /* devices held; NaN if unknown */
-    char resource[96];      /* GPU resource name from the allocation series, "" if unknown */
+    double allocated;       /* devices held (allocation series of one resource add up); NaN if
+                               unknown */
+    char resource[96];      /* GPU resource name from the allocation series, "" if unknown; with
+                               several resources, the one with the most devices */
     double priority;        /* 0 when no priority query */
     bool dry_run;           /* rule (or global) dry run: report, do not act */
 };
@@ -77,7 +81,12 @@ struct decisions {
 
 /*
  * Decide for every rule in `data` (one entry per rule, in rule order). Output is sorted by
- * rule order, then identity labels. Pure: same input, same output.
+ * rule order, then identity labels. Pure: same input, same output. `out` is overwritten
+ * (free a previous result first). Series lacking an identity label are ignored. When several
+ * reasons apply, the first of this order is reported (see decide.c): query_error,
+ * rule_disabled, exempt, no_data, active, not_a_number, stale, gap, too_young,
+ * outside_window, pressure_unknown, no_allocation, no_pressure / fit_check / not_needed,
+ * cycle_cap.
  */
 void decide(const struct rule_data *data, size_t ndata, double now, struct decisions *out);
 void decisions_free(struct decisions *d);

@@ -172,9 +172,16 @@ void coll_source_error(struct coll_ctx *ctx, const char *source, const char *fmt
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
     ctx->errors++;
-    expo_add(ctx->e, METRIC_PREFIX "scrape_source_errors", EXPO_GAUGE,
-             "Sources that could not be read or parsed in this scrape (details in the log).", 1,
-             "collector", ctx->collector, "source", source, NULL);
+    int i = 0;
+    while (i < ctx->nsrc_err && strcmp(ctx->src_err[i].source, source) != 0)
+        i++;
+    if (i == ctx->nsrc_err && i < (int)ARRAY_LEN(ctx->src_err)) {
+        str_copy(ctx->src_err[i].source, sizeof(ctx->src_err[i].source), source);
+        ctx->src_err[i].count = 0;
+        ctx->nsrc_err++;
+    }
+    if (i < ctx->nsrc_err)
+        ctx->src_err[i].count++;
     char key[600];
     snprintf(key, sizeof(key), "%s|%s", ctx->collector, msg);
     if (first_time(key))
@@ -196,6 +203,7 @@ void coll_scrape(const struct coll_cfg *cfg, struct expo *e)
         char err[512] = "";
         ctx.collector = c->name;
         ctx.errors = 0;
+        ctx.nsrc_err = 0;
         double t0 = mono_now();
         int rc = c->update(&ctx, err, sizeof(err));
         double dt = mono_now() - t0;
@@ -204,6 +212,12 @@ void coll_scrape(const struct coll_cfg *cfg, struct expo *e)
             log_warn("collector '%s' failed: %s", c->name, err);
         else if (rc == COLL_NO_DATA)
             log_debug("collector '%s' found no data: %s", c->name, err);
+        for (int k = 0; k < ctx.nsrc_err; k++)
+            expo_add(e, METRIC_PREFIX "scrape_source_errors", EXPO_GAUGE,
+                     "Sources (files of one kind) that could not be read or parsed in this "
+                     "scrape; details in the log.",
+                     ctx.src_err[k].count, "collector", c->name, "source", ctx.src_err[k].source,
+                     NULL);
         expo_add(e, METRIC_PREFIX "scrape_collector_duration_seconds", EXPO_GAUGE,
                  "Duration of a collector scrape.", dt, "collector", c->name, NULL);
         expo_add(e, METRIC_PREFIX "scrape_collector_success", EXPO_GAUGE,

@@ -36,6 +36,11 @@ struct coll_ctx {
     struct expo *e;
     const char *collector; /* name of the collector running now */
     int errors;            /* source errors reported by the running collector */
+    struct {
+        char source[48];
+        int count;
+    } src_err[16];         /* per source kind, emitted after the collector runs */
+    int nsrc_err;
     struct gpu_list gpus;  /* discovered once per scrape, on first use */
     bool gpus_done;
     int gpus_rc;

@@ -54,7 +54,8 @@ static double mean_valid(const double *v, int n)
             k++;
         }
     }
-    return k ? sum / k : NAN;
+    /* The SMU reports whole percents; rounding keeps float noise out of the output. */
+    return k ? round(sum / k * 1e6) / 1e6 : NAN;
 }
 
 static double partition_busy(struct coll_ctx *ctx, size_t gi, const struct gpu *g,
@@ -154,6 +155,11 @@ static int partitions_update(struct coll_ctx *ctx, char *err, size_t errlen)
                          busy, "gpu", g->pci, "partition", idx, NULL);
         }
     }
+    if (l->kfd)
+        expo_add(ctx->e, M("spare_partition_nodes"), EXPO_GAUGE,
+                 "amdgpu XCP render nodes with no KFD topology node: spare nodes the driver "
+                 "creates whatever the partition mode, not partitions.",
+                 l->spare_nodes, NULL);
     if (l->n == 0) {
         snprintf(err, errlen, "no amdgpu device");
         return COLL_NO_DATA;

@@ -230,7 +230,7 @@ int gpu_discover(const char *sysfs, struct gpu_list *out, char *err, size_t errl
         if (sysfs_read_kv(buf, sizeof(buf), "DRIVER", "%s/uevent", path) < 0) {
             if (errno == ENOENT && !is_xcp_dev(res)) {
                 char what[160];
-                snprintf(what, sizeof(what), "cannot read '%s/%s/device/uevent'", "class/drm",
+                snprintf(what, sizeof(what), "cannot read '%s/%s/device/uevent'", dir,
                          de->d_name);
                 add_problem(out, de->d_name, what);
             }

@@ -16,15 +16,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GPUM_MAX_XCP 8
-#define GPUM_MAX_XCC 8
+#define GPUM_MAX_XCP    8
+#define GPUM_MAX_XCC    8
 #define GPUM_MAX_GFXCLK 8
-#define GPUM_MAX_CLK 4
-#define GPUM_NUM_HBM 4
+#define GPUM_MAX_CLK    4
+#define GPUM_NUM_HBM    4
 
 /* Every double below is NaN when the field is absent in the layout or not supported. */
 struct gpum_xcp {
-    double gfx_busy[GPUM_MAX_XCC]; /* ratio 0..1 per XCC within the partition (gfx_busy_inst) */
+    double gfx_busy[GPUM_MAX_XCC];     /* ratio 0..1 per XCC within the partition (gfx_busy_inst) */
     double gfx_busy_acc[GPUM_MAX_XCC]; /* accumulated busy, raw firmware units */
 };
 
@@ -34,18 +34,18 @@ struct gpu_metrics {
     const char *layout; /* e.g. "v1_3", "v1_6_mainline", "v1_6_rocm", "v1_8" */
 
     double temp_edge, temp_hotspot, temp_mem, temp_vrgfx, temp_vrsoc, temp_vrmem; /* celsius */
-    double temp_hbm[GPUM_NUM_HBM];                                              /* celsius */
-    double gfx_activity; /* ratio 0..1 (average_gfx_activity) */
-    double umc_activity; /* ratio 0..1 (average_umc_activity) */
-    double mm_activity;  /* ratio 0..1 (v1_3 average_mm_activity) */
-    double socket_power; /* watts (v1_3 average_socket_power, v1_4+ curr_socket_power) */
-    double energy;       /* joules: energy_accumulator x 2^-16 (15.259 uJ units) */
+    double temp_hbm[GPUM_NUM_HBM];                                                /* celsius */
+    double gfx_activity;            /* ratio 0..1 (average_gfx_activity) */
+    double umc_activity;            /* ratio 0..1 (average_umc_activity) */
+    double mm_activity;             /* ratio 0..1 (v1_3 average_mm_activity) */
+    double socket_power;            /* watts (v1_3 average_socket_power, v1_4+ curr_socket_power) */
+    double energy;                  /* joules: energy_accumulator x 2^-16 (15.259 uJ units) */
     double gfxclk[GPUM_MAX_GFXCLK]; /* hertz, current_gfxclk (v1_3: index 0 only) */
     double socclk[GPUM_MAX_CLK], vclk0[GPUM_MAX_CLK], dclk0[GPUM_MAX_CLK]; /* hertz */
-    double uclk;                    /* hertz */
-    double pcie_link_width;         /* lanes */
-    double pcie_link_speed;         /* GT/s */
-    int num_partition;              /* -1 when the layout has no xcp_stats or unsupported */
+    double uclk;                                                           /* hertz */
+    double pcie_link_width;                                                /* lanes */
+    double pcie_link_speed;                                                /* GT/s */
+    int num_partition; /* -1: no xcp_stats in the layout, all-ones, or above GPUM_MAX_XCP */
     struct gpum_xcp xcp[GPUM_MAX_XCP];
 };
 
@@ -53,21 +53,26 @@ struct gpu_metrics {
 struct gpu_partition_metrics {
     uint16_t structure_size;
     uint8_t format_revision, content_revision;
-    double gfxclk[GPUM_MAX_XCC]; /* hertz */
-    double uclk;                 /* hertz */
+    double gfxclk[GPUM_MAX_XCC];   /* hertz */
+    double uclk;                   /* hertz */
     double gfx_busy[GPUM_MAX_XCC]; /* ratio 0..1 per XCC of the partition */
     double gfx_busy_acc[GPUM_MAX_XCC];
 };
 
 /*
- * Parse a gpu_metrics blob of `len` bytes. Returns 0, or -1 with a one-line reason in err
- * (e.g. "truncated: 100 of 120 bytes", "unsupported revision 1.9", "size 400 does not match
- * v1_5 (360)"). `out` is fully initialised (NaN) even on error.
+ * Parse a gpu_metrics blob of `len` bytes (bytes past structure_size are ignored; `buf`
+ * needs no alignment). Returns 0, or -1 with a one-line reason in err (e.g. "truncated: 100
+ * of 120 bytes", "unsupported gpu_metrics revision 1.9", "unsupported gpu_metrics revision
+ * 2.2 (APU layout)", "size 400 does not match v1_5 (360)"). `out` is fully initialised even
+ * on error: every double NaN, num_partition -1, layout NULL. err may be NULL.
  */
 int gpum_parse(const void *buf, size_t len, struct gpu_metrics *out, char *err, size_t errlen);
 
-/* Parse an xcp_metrics blob (amdgpu_partition_metrics_v1_0). Same conventions. */
-int gpum_parse_partition(const void *buf, size_t len, struct gpu_partition_metrics *out,
-                         char *err, size_t errlen);
+/*
+ * Parse an xcp_metrics blob (amdgpu_partition_metrics_v1_0, header revision 1.0, 488 bytes).
+ * Same conventions; e.g. "unsupported xcp_metrics revision 1.1".
+ */
+int gpum_parse_partition(const void *buf, size_t len, struct gpu_partition_metrics *out, char *err,
+                         size_t errlen);
 
 #endif

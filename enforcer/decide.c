@@ -1,0 +1,747 @@
+/*
+ * The enforcer's decision function: rules plus the Prometheus data fetched for them, and the
+ * time `now`, in; one keep/reclaim decision per workload out. No I/O, no clock, no logging,
+ * so that `plan`, `explain` and the table-driven tests see exactly what the loop acts on.
+ *
+ * A workload is idle only when it is *proven* idle: its activity series reaches back to the
+ * window start, has no gap longer than the tolerated gap, still reports at `now`, and every
+ * point in [now - idleTimer, now] is a number below the threshold. Kaiwo counts missing data
+ * as 0 % (enforcement.md §2.2); a scrape outage would then kill workloads, so here every
+ * doubt is a "keep" with a reason. The window check is the range form of enforcement.md §5.4.
+ *
+ * When several reasons apply, the one reported is the first of:
+ *   query_error > rule_disabled > exempt > no_data > active > not_a_number > stale > gap >
+ *   too_young > outside_window > (policy: pressure_unknown > no_allocation > no_pressure >
+ *   fit_check > not_needed) > cycle_cap
+ * so that `explain` names the reason that would still hold if the others went away: a
+ * workload that was active does not become reclaimable by fixing a gap.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "decide.h"
+#include "util.h"
+
+/* Timestamps come from JSON floats; treat points this close as the same instant. */
+#define DECIDE_EPS 1e-6
+/* Prometheus refuses a range query with more than 11000 points per series. */
+#define DECIDE_MAX_POINTS 11000.0
+
+enum entry_kind { ENTRY_ACTIVITY = 0, ENTRY_ALLOCATION, ENTRY_PRIORITY };
+
+/* One input series, keyed by its workload identity, so that sorting groups a workload. */
+struct entry {
+    struct labels id;
+    enum entry_kind kind;
+    const struct series *s;
+    size_t idx;
+};
+
+/* A merged activity point: `v` is the largest finite value, NaN if none was finite. */
+struct wpoint {
+    double t, v;
+    bool nonfinite; /* some series had NaN or +-Inf here */
+};
+
+/* An idle workload competing for reclaim, with its sanitised resource name. */
+struct cand {
+    struct decision_rec *d;
+    char key[96];
+};
+
+static const char *const reason_names[REASON__COUNT] = {
+    [REASON_IDLE] = "idle",
+    [REASON_ACTIVE] = "active",
+    [REASON_NO_DATA] = "no_data",
+    [REASON_TOO_YOUNG] = "too_young",
+    [REASON_GAP] = "gap",
+    [REASON_STALE] = "stale",
+    [REASON_NOT_A_NUMBER] = "not_a_number",
+    [REASON_QUERY_ERROR] = "query_error",
+    [REASON_EXEMPT] = "exempt",
+    [REASON_RULE_DISABLED] = "rule_disabled",
+    [REASON_OUTSIDE_WINDOW] = "outside_window",
+    [REASON_NO_PRESSURE] = "no_pressure",
+    [REASON_PRESSURE_UNKNOWN] = "pressure_unknown",
+    [REASON_FIT_CHECK] = "fit_check",
+    [REASON_NOT_NEEDED] = "not_needed",
+    [REASON_CYCLE_CAP] = "cycle_cap",
+    [REASON_NO_ALLOCATION] = "no_allocation",
+};
+
+const char *decide_reason_name(enum reason r)
+{
+    if ((int)r < 0 || r >= REASON__COUNT)
+        return "unknown";
+    return reason_names[r];
+}
+
+const char *decide_decision_name(enum decision d)
+{
+    return d == DECISION_RECLAIM ? "reclaim" : "keep";
+}
+
+static void set_detail(struct decision_rec *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void set_detail(struct decision_rec *d, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->detail, sizeof(d->detail), fmt, ap);
+    va_end(ap);
+}
+
+/* UTC, RFC 3339, whole seconds: details are for people, plan.c prints exact times. */
+static void fmt_time(double t, char *buf, size_t len)
+{
+    if (!isfinite(t)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    time_t tt = (time_t)floor(t);
+    struct tm tm;
+    if (!gmtime_r(&tt, &tm) || strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(buf, len, "%.0f", t);
+}
+
+/*
+ * kube-state-metrics reports extended resources sanitised (`amd.com/gpu` -> `amd_com_gpu`,
+ * enforcement.md §9.1) while the exporter and Kueue keep the raw name, so both sides of a
+ * comparison go through the same mapping.
+ */
+static void sanitize_resource(const char *in, char *out, size_t len)
+{
+    size_t i = 0;
+    for (; in && in[i] && i + 1 < len; i++) {
+        char c = in[i];
+        bool ok =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        out[i] = ok ? c : '_';
+    }
+    out[i] = '\0';
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    const struct entry *x = a, *y = b;
+    int c = labels_compare(&x->id, &y->id);
+    if (c)
+        return c;
+    if (x->kind != y->kind)
+        return x->kind < y->kind ? -1 : 1;
+    c = labels_compare(&x->s->labels, &y->s->labels);
+    if (c)
+        return c;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int cmp_wpoint(const void *a, const void *b)
+{
+    const struct wpoint *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* Identity of a series, or false when it lacks an identity label: it cannot be acted on. */
+static bool project_identity(const struct rule *r, const struct series *s, struct labels *id)
+{
+    for (size_t i = 0; i < r->nidentity; i++) {
+        const char *v = labels_get(&s->labels, r->identity[i]);
+        if (!v || !*v)
+            return false;
+    }
+    labels_project(id, &s->labels, r->identity, r->nidentity);
+    return true;
+}
+
+static void add_entries(const struct rule *r, const struct matrix *m, enum entry_kind kind,
+                        struct entry **v, size_t *n, size_t *cap)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        struct labels id;
+        if (!project_identity(r, &m->s[i], &id))
+            continue;
+        if (*n == *cap) {
+            *cap = *cap ? *cap * 2 : 16;
+            *v = xrealloc(*v, *cap * sizeof(**v));
+        }
+        (*v)[(*n)++] = (struct entry){.id = id, .kind = kind, .s = &m->s[i], .idx = i};
+    }
+}
+
+/*
+ * Several activity series of one workload (one per GPU, per container, ...) merge by taking
+ * the largest value at each timestamp: the workload is active if any part of it is.
+ */
+static struct wpoint *merge_activity(const struct entry *e, size_t ne, double now, size_t *np)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < ne; i++)
+        if (e[i].kind == ENTRY_ACTIVITY)
+            total += e[i].s->n;
+    struct wpoint *p = xmalloc((total ? total : 1) * sizeof(*p));
+    size_t n = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (e[i].kind != ENTRY_ACTIVITY)
+            continue;
+        for (size_t j = 0; j < e[i].s->n; j++) {
+            const struct point *q = &e[i].s->p[j];
+            if (!isfinite(q->t) || q->t > now + DECIDE_EPS)
+                continue;
+            bool fin = isfinite(q->v);
+            p[n++] = (struct wpoint){.t = q->t, .v = fin ? q->v : NAN, .nonfinite = !fin};
+        }
+    }
+    if (n > 1)
+        qsort(p, n, sizeof(*p), cmp_wpoint);
+    size_t out = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (out && fabs(p[i].t - p[out - 1].t) <= DECIDE_EPS) {
+            struct wpoint *m = &p[out - 1];
+            if (!isnan(p[i].v) && (isnan(m->v) || p[i].v > m->v))
+                m->v = p[i].v;
+            m->nonfinite |= p[i].nonfinite;
+        } else {
+            p[out++] = p[i];
+        }
+    }
+    *np = out;
+    return p;
+}
+
+/*
+ * Allocation per workload: series of the same (sanitised) resource add up, e.g. one per
+ * container; with several resources the largest total is the one the workload competes in.
+ */
+static void pick_allocation(const struct rule *r, const struct entry *e, size_t ne,
+                            struct decision_rec *d, const struct series **chosen)
+{
+    d->allocated = NAN;
+    d->resource[0] = '\0';
+    *chosen = NULL;
+    char best_key[96] = "";
+    for (size_t i = 0; i < ne; i++) {
+        if (e[i].kind != ENTRY_ALLOCATION || e[i].s->n == 0 || !isfinite(e[i].s->p[0].v) ||
+            e[i].s->p[0].v < 0)
+            continue;
+        const char *res = labels_get(&e[i].s->labels, r->resource_label);
+        char key[96];
+        sanitize_resource(res ? res : "", key, sizeof(key));
+        double sum = 0;
+        for (size_t j = 0; j < ne; j++) {
+            if (e[j].kind != ENTRY_ALLOCATION || e[j].s->n == 0 || !isfinite(e[j].s->p[0].v) ||
+                e[j].s->p[0].v < 0)
+                continue;
+            const char *rj = labels_get(&e[j].s->labels, r->resource_label);
+            char kj[96];
+            sanitize_resource(rj ? rj : "", kj, sizeof(kj));
+            if (strcmp(key, kj) == 0)
+                sum += e[j].s->p[0].v;
+        }
+        if (!*chosen || sum > d->allocated || (sum == d->allocated && strcmp(key, best_key) < 0)) {
+            *chosen = e[i].s;
+            d->allocated = sum;
+            snprintf(best_key, sizeof(best_key), "%s", key);
+            snprintf(d->resource, sizeof(d->resource), "%s", res ? res : "");
+        }
+    }
+}
+
+static double pick_priority(const struct entry *e, size_t ne)
+{
+    double prio = NAN;
+    for (size_t i = 0; i < ne; i++) {
+        if (e[i].kind != ENTRY_PRIORITY || e[i].s->n == 0 || !isfinite(e[i].s->p[0].v))
+            continue;
+        /* Several priorities for one workload: the highest protects it most. */
+        if (isnan(prio) || e[i].s->p[0].v > prio)
+            prio = e[i].s->p[0].v;
+    }
+    return isnan(prio) ? 0 : prio;
+}
+
+static bool in_scope(const struct rule *r, const struct labels *all)
+{
+    if (r->nnamespaces) {
+        const char *ns = labels_get(all, "namespace");
+        bool found = false;
+        for (size_t i = 0; ns && i < r->nnamespaces && !found; i++)
+            found = strcmp(ns, r->namespaces[i]) == 0;
+        if (!found)
+            return false;
+    }
+    return match_all(r->scope.m, r->scope.n, all);
+}
+
+/* Effective threshold and idle timer; returns false when an exemption or override says never. */
+static bool apply_overrides(const struct rule *r, const struct labels *all, struct decision_rec *d)
+{
+    d->threshold = r->threshold;
+    d->idle_timer = r->idle_timer;
+    for (size_t i = 0; i < r->nexemptions; i++) {
+        const struct rule_exemption *x = &r->exemptions[i];
+        if (match_all(x->match.m, x->match.n, all)) {
+            if (x->reason)
+                set_detail(d, "exempt: %s", x->reason);
+            else
+                set_detail(d, "matches exemption %zu", i + 1);
+            return false;
+        }
+    }
+    for (size_t i = 0; i < r->noverrides; i++) {
+        const struct rule_override *o = &r->overrides[i];
+        if (!match_all(o->match.m, o->match.n, all))
+            continue;
+        if (o->has_threshold)
+            d->threshold = o->threshold;
+        if (o->has_idle_timer)
+            d->idle_timer = o->idle_timer;
+        if (o->has_enabled && !o->enabled) {
+            set_detail(d, "override %zu has enabled: false", i + 1);
+            return false;
+        }
+        break;
+    }
+    return true;
+}
+
+static bool below(const struct wpoint *p, double threshold)
+{
+    return !p->nonfinite && !isnan(p->v) && p->v * 100.0 < threshold;
+}
+
+/* Window statistics over the points in [window_start, now]. */
+static void window_stats(const struct wpoint *p, size_t n, struct decision_rec *d)
+{
+    double sum = 0, max = NAN, last = NAN;
+    size_t nfin = 0;
+    d->samples = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].t < d->window_start - DECIDE_EPS || p[i].t > d->window_end + DECIDE_EPS)
+            continue;
+        d->samples++;
+        last = p[i].nonfinite ? NAN : p[i].v;
+        if (isnan(p[i].v))
+            continue;
+        nfin++;
+        sum += p[i].v;
+        if (isnan(max) || p[i].v > max)
+            max = p[i].v;
+    }
+    d->max = max;
+    d->mean = nfin ? sum / (double)nfin : NAN;
+    d->last = last;
+}
+
+/*
+ * Start of the trailing run of contiguous points below the threshold that ends at the last
+ * point; it may reach back before the window (the lookback is twice the idle timer) and is
+ * what ranks idle workloads against each other.
+ */
+static double idle_run_start(const struct wpoint *p, size_t n, double threshold, double gap)
+{
+    if (n == 0 || !below(&p[n - 1], threshold))
+        return NAN;
+    size_t i = n - 1;
+    while (i > 0 && below(&p[i - 1], threshold) && p[i].t - p[i - 1].t <= gap + DECIDE_EPS)
+        i--;
+    return p[i].t;
+}
+
+/* The activity verdict for one workload: REASON_IDLE or why it is not proven idle. */
+static enum reason judge(const struct wpoint *p, size_t n, double now, double gap,
+                         struct decision_rec *d)
+{
+    double ws = d->window_start, thr = d->threshold;
+    char t1[32], t2[32];
+    const struct wpoint *active = NULL, *bad = NULL;
+
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].t < ws - DECIDE_EPS)
+            continue;
+        /* A merged point can be both: one GPU busy, another reporting NaN. Busy wins. */
+        if (p[i].nonfinite)
+            bad = &p[i];
+        if (!isnan(p[i].v) && p[i].v * 100.0 >= thr)
+            active = &p[i];
+    }
+    if (active) {
+        fmt_time(active->t, t1, sizeof(t1));
+        set_detail(d, "activity %g%% at %s >= threshold %g%%", active->v * 100.0, t1, thr);
+        return REASON_ACTIVE;
+    }
+    if (bad) {
+        fmt_time(bad->t, t1, sizeof(t1));
+        set_detail(d, "activity is not a number at %s", t1);
+        return REASON_NOT_A_NUMBER;
+    }
+    if (n == 0) {
+        set_detail(d, "no activity points up to now");
+        return REASON_NO_DATA;
+    }
+    if (now - p[n - 1].t > gap + DECIDE_EPS) {
+        fmt_time(p[n - 1].t, t1, sizeof(t1));
+        set_detail(d, "last point at %s, %gs before now > tolerated gap %gs", t1, now - p[n - 1].t,
+                   gap);
+        return REASON_STALE;
+    }
+    /* Gaps count from the point that covers the window start; before it they do not matter. */
+    size_t i0 = 0;
+    bool young = !(p[0].t <= ws + DECIDE_EPS);
+    for (size_t i = 0; i < n && p[i].t <= ws + DECIDE_EPS; i++)
+        i0 = i;
+    for (size_t i = n - 1; i > i0; i--) {
+        double dt = p[i].t - p[i - 1].t;
+        if (dt > gap + DECIDE_EPS) {
+            fmt_time(p[i - 1].t, t1, sizeof(t1));
+            fmt_time(p[i].t, t2, sizeof(t2));
+            set_detail(d, "no data from %s to %s, %gs > tolerated gap %gs", t1, t2, dt, gap);
+            return REASON_GAP;
+        }
+    }
+    if (young) {
+        fmt_time(p[0].t, t1, sizeof(t1));
+        fmt_time(ws, t2, sizeof(t2));
+        set_detail(d, "first point at %s, after window start %s", t1, t2);
+        return REASON_TOO_YOUNG;
+    }
+    set_detail(d, "below threshold %g%% for %gs (max %g%%)", thr, d->idle_timer, d->max * 100.0);
+    return REASON_IDLE;
+}
+
+static void push_rec(struct decisions *out, size_t *cap, const struct decision_rec *d)
+{
+    if (out->n == *cap) {
+        *cap = *cap ? *cap * 2 : 16;
+        out->v = xrealloc(out->v, *cap * sizeof(*out->v));
+    }
+    out->v[out->n++] = *d;
+}
+
+/* Build the record of one workload (entries e[0..ne) share its identity). */
+static bool decide_workload(const struct rule_data *rd, const struct entry *e, size_t ne,
+                            double now, bool rule_active, struct decision_rec *d)
+{
+    const struct rule *r = rd->rule;
+    const struct series *first_act = NULL, *alloc = NULL;
+    for (size_t i = 0; i < ne && !first_act; i++)
+        if (e[i].kind == ENTRY_ACTIVITY)
+            first_act = e[i].s;
+
+    memset(d, 0, sizeof(*d));
+    pick_allocation(r, e, ne, d, &alloc);
+    if (!first_act && !alloc) {
+        /* Only a priority series, or only allocation series with unusable values. */
+        bool any_alloc = false;
+        for (size_t i = 0; i < ne; i++)
+            if (e[i].kind == ENTRY_ALLOCATION) {
+                alloc = e[i].s;
+                any_alloc = true;
+                break;
+            }
+        if (!any_alloc)
+            return false;
+    }
+
+    /* The activity series' labels, plus labels only the allocation series carries. */
+    labels_copy(&d->all, first_act ? &first_act->labels : &alloc->labels);
+    if (alloc && first_act)
+        for (size_t i = 0; i < alloc->labels.n; i++)
+            if (!labels_get(&d->all, alloc->labels.v[i].name))
+                labels_set(&d->all, alloc->labels.v[i].name, alloc->labels.v[i].value);
+    if (!in_scope(r, &d->all)) {
+        labels_free(&d->all);
+        return false;
+    }
+    labels_copy(&d->identity, &e[0].id);
+    d->rule = r;
+    d->dry_run = r->dry_run;
+    d->decision = DECISION_KEEP;
+    d->priority = pick_priority(e, ne);
+    d->idle_since = NAN;
+
+    bool eligible = apply_overrides(r, &d->all, d);
+    char exempt_detail[sizeof(d->detail)];
+    memcpy(exempt_detail, d->detail, sizeof(exempt_detail));
+
+    d->window_end = now;
+    d->window_start = now - d->idle_timer;
+    double gap = r->tolerated_gap;
+
+    size_t np = 0;
+    struct wpoint *p = merge_activity(e, ne, now, &np);
+    window_stats(p, np, d);
+    enum reason verdict;
+    if (!first_act) {
+        verdict = REASON_NO_DATA;
+        set_detail(d, "allocated but no activity series");
+    } else {
+        verdict = judge(p, np, now, gap, d);
+    }
+    if (verdict == REASON_IDLE)
+        d->idle_since = idle_run_start(p, np, d->threshold, gap);
+    free(p);
+
+    d->reason = verdict;
+    if (rd->error) {
+        d->reason = REASON_QUERY_ERROR;
+        set_detail(d, "query failed: %s", rd->errmsg[0] ? rd->errmsg : "unknown error");
+    } else if (!r->enabled) {
+        d->reason = REASON_RULE_DISABLED;
+        set_detail(d, "rule '%s' is disabled", r->name ? r->name : "");
+    } else if (!eligible) {
+        d->reason = REASON_EXEMPT;
+        memcpy(d->detail, exempt_detail, sizeof(d->detail));
+    } else if (verdict == REASON_IDLE && !rule_active) {
+        d->reason = REASON_OUTSIDE_WINDOW;
+        set_detail(d, "idle, but now is outside the rule's active windows");
+    }
+    return true;
+}
+
+/* Reclaim order: lowest priority first, then longest idle, then identity for determinism. */
+static int cmp_victim(const struct decision_rec *a, const struct decision_rec *b)
+{
+    if (a->priority != b->priority)
+        return a->priority < b->priority ? -1 : 1;
+    if (a->idle_since != b->idle_since)
+        return a->idle_since < b->idle_since ? -1 : 1;
+    return labels_compare(&a->identity, &b->identity);
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : cmp_victim(x->d, y->d);
+}
+
+static int cmp_recp(const void *a, const void *b)
+{
+    return cmp_victim(*(struct decision_rec *const *)a, *(struct decision_rec *const *)b);
+}
+
+static double pending_demand(const struct rule_data *rd, const char *key)
+{
+    double sum = 0;
+    for (size_t i = 0; i < rd->pending.n; i++) {
+        const struct series *s = &rd->pending.s[i];
+        const char *res = labels_get(&s->labels, rd->rule->resource_label);
+        if (!res || !*res || s->n == 0 || !isfinite(s->p[0].v) || s->p[0].v <= 0)
+            continue;
+        char k[96];
+        sanitize_resource(res, k, sizeof(k));
+        if (strcmp(k, key) == 0)
+            sum += s->p[0].v;
+    }
+    return sum;
+}
+
+static void mark_reclaim(struct decision_rec *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void mark_reclaim(struct decision_rec *d, const char *fmt, ...)
+{
+    va_list ap;
+    d->decision = DECISION_RECLAIM;
+    d->reason = REASON_IDLE;
+    va_start(ap, fmt);
+    vsnprintf(d->detail, sizeof(d->detail), fmt, ap);
+    va_end(ap);
+}
+
+/*
+ * DuringGPUPressure, per resource: reclaim only to cover pending demand, and nothing when all
+ * idle candidates together cannot cover it, since killing them would free GPUs nobody can use
+ * (Kaiwo's all-or-nothing fit check, enforcement.md §2.3).
+ */
+static void apply_pressure(const struct rule_data *rd, struct decision_rec *v, size_t n)
+{
+    struct cand *c = xmalloc((n ? n : 1) * sizeof(*c));
+    size_t nc = 0;
+    char since[32];
+    for (size_t i = 0; i < n; i++) {
+        struct decision_rec *d = &v[i];
+        if (d->reason != REASON_IDLE)
+            continue;
+        if (rd->pending_error) {
+            d->reason = REASON_PRESSURE_UNKNOWN;
+            set_detail(d, "idle, but the pending-demand query failed");
+        } else if (!isfinite(d->allocated) || d->allocated <= 0 || !d->resource[0]) {
+            d->reason = REASON_NO_ALLOCATION;
+            set_detail(d, "idle, but its GPU allocation is unknown");
+        } else {
+            c[nc].d = d;
+            sanitize_resource(d->resource, c[nc].key, sizeof(c[nc].key));
+            nc++;
+        }
+    }
+    if (nc > 1)
+        qsort(c, nc, sizeof(*c), cmp_cand);
+    for (size_t b = 0; b < nc;) {
+        size_t e = b;
+        double total = 0;
+        while (e < nc && strcmp(c[e].key, c[b].key) == 0)
+            total += c[e++].d->allocated;
+        double demand = pending_demand(rd, c[b].key);
+        double freed = 0;
+        for (size_t i = b; i < e; i++) {
+            struct decision_rec *d = c[i].d;
+            if (demand <= 0) {
+                d->reason = REASON_NO_PRESSURE;
+                set_detail(d, "idle, but nothing is pending for '%s'", d->resource);
+            } else if (total < demand) {
+                d->reason = REASON_FIT_CHECK;
+                set_detail(d, "idle workloads hold %g '%s', less than the %g pending", total,
+                           c[b].key, demand);
+            } else if (freed < demand) {
+                freed += d->allocated;
+                fmt_time(d->idle_since, since, sizeof(since));
+                mark_reclaim(d, "idle since %s; frees %g of %g pending '%s'", since, freed, demand,
+                             c[b].key);
+            } else {
+                d->reason = REASON_NOT_NEEDED;
+                set_detail(d, "idle, but the %g pending '%s' are covered by others", demand,
+                           c[b].key);
+            }
+        }
+        b = e;
+    }
+    free(c);
+}
+
+static void apply_policy(const struct rule_data *rd, struct decision_rec *v, size_t n)
+{
+    const struct rule *r = rd->rule;
+    char since[32];
+    if (r->policy == POLICY_ALWAYS) {
+        for (size_t i = 0; i < n; i++) {
+            if (v[i].reason != REASON_IDLE)
+                continue;
+            fmt_time(v[i].idle_since, since, sizeof(since));
+            mark_reclaim(&v[i], "idle since %s, max %g%% < threshold %g%%", since, v[i].max * 100.0,
+                         v[i].threshold);
+        }
+    } else {
+        apply_pressure(rd, v, n);
+    }
+
+    /* Cap per cycle in the same order the victims were ranked in. */
+    struct decision_rec **rv = xmalloc((n ? n : 1) * sizeof(*rv));
+    size_t nr = 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].decision == DECISION_RECLAIM)
+            rv[nr++] = &v[i];
+    if (nr > 1)
+        qsort(rv, nr, sizeof(*rv), cmp_recp);
+    for (size_t i = r->max_terminations; i < nr; i++) {
+        rv[i]->decision = DECISION_KEEP;
+        rv[i]->reason = REASON_CYCLE_CAP;
+        set_detail(rv[i], "idle, but maxTerminationsPerCycle %u is reached", r->max_terminations);
+    }
+    free(rv);
+}
+
+static void decide_rule(const struct rule_data *rd, double now, struct decisions *out, size_t *cap)
+{
+    const struct rule *r = rd->rule;
+    struct entry *e = NULL;
+    size_t ne = 0, ecap = 0;
+    add_entries(r, &rd->activity, ENTRY_ACTIVITY, &e, &ne, &ecap);
+    add_entries(r, &rd->allocation, ENTRY_ALLOCATION, &e, &ne, &ecap);
+    add_entries(r, &rd->priority, ENTRY_PRIORITY, &e, &ne, &ecap);
+    if (ne > 1)
+        qsort(e, ne, sizeof(*e), cmp_entry);
+
+    bool active = decide_rule_active(r, now);
+    size_t first = out->n;
+    for (size_t b = 0; b < ne;) {
+        size_t end = b + 1;
+        while (end < ne && labels_equal(&e[end].id, &e[b].id))
+            end++;
+        struct decision_rec d;
+        if (decide_workload(rd, &e[b], end - b, now, active, &d))
+            push_rec(out, cap, &d);
+        b = end;
+    }
+    for (size_t i = 0; i < ne; i++)
+        labels_free(&e[i].id);
+    free(e);
+    apply_policy(rd, out->v + first, out->n - first);
+}
+
+void decide(const struct rule_data *data, size_t ndata, double now, struct decisions *out)
+{
+    size_t cap = 0;
+    out->v = NULL;
+    out->n = 0;
+    for (size_t i = 0; i < ndata; i++)
+        if (data[i].rule)
+            decide_rule(&data[i], now, out, &cap);
+}
+
+void decisions_free(struct decisions *d)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        labels_free(&d->v[i].identity);
+        labels_free(&d->v[i].all);
+    }
+    free(d->v);
+    d->v = NULL;
+    d->n = 0;
+}
+
+double decide_lookback(const struct rule *r)
+{
+    double step = r->step > 0 ? r->step : 60;
+    double longest = r->idle_timer;
+    for (size_t i = 0; i < r->noverrides; i++)
+        if (r->overrides[i].has_idle_timer && r->overrides[i].idle_timer > longest)
+            longest = r->overrides[i].idle_timer;
+    /* Whole steps, so that the last point of the range falls on `now`. */
+    double lb = ceil(2 * longest / step) * step;
+    if (lb > DECIDE_MAX_POINTS * step)
+        lb = DECIDE_MAX_POINTS * step;
+    return lb;
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/*
+ * A window whose end is not after its start wraps past midnight, and the part after
+ * midnight belongs to the day it started on: "Fri 22:00-06:00" is active early Saturday,
+ * not early Friday.
+ */
+bool decide_rule_active(const struct rule *r, double now)
+{
+    if (r->nwindows == 0)
+        return true;
+    for (size_t i = 0; i < r->nwindows; i++) {
+        const struct rule_window *w = &r->windows[i];
+        int64_t local = (int64_t)floor(now) + (int64_t)w->utc_offset_min * 60;
+        int64_t day = floor_div(local, 86400);
+        int minute = (int)((local - day * 86400) / 60);
+        /* 1970-01-01 was a Thursday (weekday 4). */
+        int wday = (int)(((day % 7) + 7 + 4) % 7);
+        int yday = (wday + 6) % 7;
+        if (w->start_min < w->end_min) {
+            if ((w->days >> wday & 1u) && minute >= w->start_min && minute < w->end_min)
+                return true;
+        } else {
+            if ((w->days >> wday & 1u) && minute >= w->start_min)
+                return true;
+            if ((w->days >> yday & 1u) && minute < w->end_min)
+                return true;
+        }
+    }
+    return false;
+}

@@ -1,0 +1,770 @@
+/*
+ * Pure parser of the amdgpu gpu_metrics and xcp_metrics blobs (see gpu_metrics.h).
+ *
+ * Each supported layout is declared below as a C struct with exactly the field order and
+ * types of the kernel's struct in kgd_pp_interface.h, so the compiler computes the same
+ * natural-alignment offsets as the kernel does; _Static_asserts pin the sizes and key offsets
+ * to the tables in shared/reference/gpu-interfaces.md section 8.7. A blob is memcpy'd into
+ * the struct once its header has selected the layout and its length and structure_size have
+ * been checked, then every field is converted to base units with the all-ones "not
+ * supported" fill (smu_cmn_init_soft_gpu_metrics in Linux smu_cmn.c) mapped to NaN.
+ *
+ * The blob is little-endian and read by memcpy, so the host must be little-endian too.
+ * Only fields the exporter uses are converted; the structs still carry every kernel field
+ * because their positions are what makes the offsets right.
+ */
+#include "gpu_metrics.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "gpu_metrics.c reads little-endian kernel structs with memcpy: port it to big-endian"
+#endif
+
+/* kgd_pp_interface.h constants (ROCm/amdgpu @ 0ce779bf). */
+#define NUM_HBM_INSTANCES 4
+#define NUM_XGMI_LINKS    8
+#define MAX_GFX_CLKS      8
+#define MAX_CLKS          4
+#define NUM_VCN           4
+#define NUM_JPEG_ENG      32
+#define NUM_JPEG_ENG_V1   40
+#define MAX_XCC           8
+#define NUM_XCP           8
+
+_Static_assert(GPUM_MAX_XCP == NUM_XCP, "gpu_metrics.h GPUM_MAX_XCP");
+_Static_assert(GPUM_MAX_XCC == MAX_XCC, "gpu_metrics.h GPUM_MAX_XCC");
+_Static_assert(GPUM_MAX_GFXCLK == MAX_GFX_CLKS, "gpu_metrics.h GPUM_MAX_GFXCLK");
+_Static_assert(GPUM_MAX_CLK == MAX_CLKS, "gpu_metrics.h GPUM_MAX_CLK");
+_Static_assert(GPUM_NUM_HBM == NUM_HBM_INSTANCES, "gpu_metrics.h GPUM_NUM_HBM");
+
+struct gpum_header {
+    uint16_t structure_size;
+    uint8_t format_revision;
+    uint8_t content_revision;
+};
+
+struct gpum_v1_3 {
+    struct gpum_header common_header;
+    uint16_t temperature_edge;
+    uint16_t temperature_hotspot;
+    uint16_t temperature_mem;
+    uint16_t temperature_vrgfx;
+    uint16_t temperature_vrsoc;
+    uint16_t temperature_vrmem;
+    uint16_t average_gfx_activity;
+    uint16_t average_umc_activity;
+    uint16_t average_mm_activity;
+    uint16_t average_socket_power;
+    uint64_t energy_accumulator;
+    uint64_t system_clock_counter;
+    uint16_t average_gfxclk_frequency;
+    uint16_t average_socclk_frequency;
+    uint16_t average_uclk_frequency;
+    uint16_t average_vclk0_frequency;
+    uint16_t average_dclk0_frequency;
+    uint16_t average_vclk1_frequency;
+    uint16_t average_dclk1_frequency;
+    uint16_t current_gfxclk;
+    uint16_t current_socclk;
+    uint16_t current_uclk;
+    uint16_t current_vclk0;
+    uint16_t current_dclk0;
+    uint16_t current_vclk1;
+    uint16_t current_dclk1;
+    uint32_t throttle_status;
+    uint16_t current_fan_speed;
+    uint16_t pcie_link_width;
+    uint16_t pcie_link_speed;
+    uint16_t padding;
+    uint32_t gfx_activity_acc;
+    uint32_t mem_activity_acc;
+    uint16_t temperature_hbm[NUM_HBM_INSTANCES];
+    uint64_t firmware_timestamp;
+    uint16_t voltage_soc;
+    uint16_t voltage_gfx;
+    uint16_t voltage_mem;
+    uint16_t padding1;
+    uint64_t indep_throttle_status;
+};
+_Static_assert(sizeof(struct gpum_v1_3) == 120, "v1_3 size");
+_Static_assert(offsetof(struct gpum_v1_3, average_socket_power) == 22, "v1_3 power");
+_Static_assert(offsetof(struct gpum_v1_3, energy_accumulator) == 24, "v1_3 energy");
+_Static_assert(offsetof(struct gpum_v1_3, current_gfxclk) == 54, "v1_3 gfxclk");
+_Static_assert(offsetof(struct gpum_v1_3, pcie_link_speed) == 76, "v1_3 pcie");
+_Static_assert(offsetof(struct gpum_v1_3, temperature_hbm) == 88, "v1_3 hbm");
+_Static_assert(offsetof(struct gpum_v1_3, indep_throttle_status) == 112, "v1_3 tail");
+
+struct gpum_v1_4 {
+    struct gpum_header common_header;
+    uint16_t temperature_hotspot;
+    uint16_t temperature_mem;
+    uint16_t temperature_vrsoc;
+    uint16_t curr_socket_power;
+    uint16_t average_gfx_activity;
+    uint16_t average_umc_activity;
+    uint16_t vcn_activity[NUM_VCN];
+    uint64_t energy_accumulator;
+    uint64_t system_clock_counter;
+    uint32_t throttle_status;
+    uint32_t gfxclk_lock_status;
+    uint16_t pcie_link_width;
+    uint16_t pcie_link_speed;
+    uint16_t xgmi_link_width;
+    uint16_t xgmi_link_speed;
+    uint32_t gfx_activity_acc;
+    uint32_t mem_activity_acc;
+    uint64_t pcie_bandwidth_acc;
+    uint64_t pcie_bandwidth_inst;
+    uint64_t pcie_l0_to_recov_count_acc;
+    uint64_t pcie_replay_count_acc;
+    uint64_t pcie_replay_rover_count_acc;
+    uint64_t xgmi_read_data_acc[NUM_XGMI_LINKS];
+    uint64_t xgmi_write_data_acc[NUM_XGMI_LINKS];
+    uint64_t firmware_timestamp;
+    uint16_t current_gfxclk[MAX_GFX_CLKS];
+    uint16_t current_socclk[MAX_CLKS];
+    uint16_t current_vclk0[MAX_CLKS];
+    uint16_t current_dclk0[MAX_CLKS];
+    uint16_t current_uclk;
+    uint16_t padding;
+};
+_Static_assert(sizeof(struct gpum_v1_4) == 288, "v1_4 size");
+_Static_assert(offsetof(struct gpum_v1_4, energy_accumulator) == 24, "v1_4 energy");
+_Static_assert(offsetof(struct gpum_v1_4, pcie_link_speed) == 50, "v1_4 pcie");
+_Static_assert(offsetof(struct gpum_v1_4, xgmi_write_data_acc) == 168, "v1_4 xgmi");
+_Static_assert(offsetof(struct gpum_v1_4, current_gfxclk) == 240, "v1_4 gfxclk");
+_Static_assert(offsetof(struct gpum_v1_4, current_uclk) == 280, "v1_4 uclk");
+
+struct gpum_v1_5 {
+    struct gpum_header common_header;
+    uint16_t temperature_hotspot;
+    uint16_t temperature_mem;
+    uint16_t temperature_vrsoc;
+    uint16_t curr_socket_power;
+    uint16_t average_gfx_activity;
+    uint16_t average_umc_activity;
+    uint16_t vcn_activity[NUM_VCN];
+    uint16_t jpeg_activity[NUM_JPEG_ENG];
+    uint64_t energy_accumulator;
+    uint64_t system_clock_counter;
+    uint32_t throttle_status;
+    uint32_t gfxclk_lock_status;
+    uint16_t pcie_link_width;
+    uint16_t pcie_link_speed;
+    uint16_t xgmi_link_width;
+    uint16_t xgmi_link_speed;
+    uint32_t gfx_activity_acc;
+    uint32_t mem_activity_acc;
+    uint64_t pcie_bandwidth_acc;
+    uint64_t pcie_bandwidth_inst;
+    uint64_t pcie_l0_to_recov_count_acc;
+    uint64_t pcie_replay_count_acc;
+    uint64_t pcie_replay_rover_count_acc;
+    uint32_t pcie_nak_sent_count_acc;
+    uint32_t pcie_nak_rcvd_count_acc;
+    uint64_t xgmi_read_data_acc[NUM_XGMI_LINKS];
+    uint64_t xgmi_write_data_acc[NUM_XGMI_LINKS];
+    uint64_t firmware_timestamp;
+    uint16_t current_gfxclk[MAX_GFX_CLKS];
+    uint16_t current_socclk[MAX_CLKS];
+    uint16_t current_vclk0[MAX_CLKS];
+    uint16_t current_dclk0[MAX_CLKS];
+    uint16_t current_uclk;
+    uint16_t padding;
+};
+_Static_assert(sizeof(struct gpum_v1_5) == 360, "v1_5 size");
+_Static_assert(offsetof(struct gpum_v1_5, energy_accumulator) == 88, "v1_5 energy");
+_Static_assert(offsetof(struct gpum_v1_5, pcie_link_speed) == 114, "v1_5 pcie");
+_Static_assert(offsetof(struct gpum_v1_5, xgmi_read_data_acc) == 176, "v1_5 xgmi");
+_Static_assert(offsetof(struct gpum_v1_5, current_gfxclk) == 312, "v1_5 gfxclk");
+_Static_assert(offsetof(struct gpum_v1_5, current_uclk) == 352, "v1_5 uclk");
+
+/* The v1_6 of Linux @ 00dedab0, before xcp_stats was added. */
+struct gpum_v1_6_mainline {
+    struct gpum_header common_header;
+    uint16_t temperature_hotspot;
+    uint16_t temperature_mem;
+    uint16_t temperature_vrsoc;
+    uint16_t curr_socket_power;
+    uint16_t average_gfx_activity;
+    uint16_t average_umc_activity;
+    uint16_t vcn_activity[NUM_VCN];
+    uint16_t jpeg_activity[NUM_JPEG_ENG];
+    uint64_t energy_accumulator;
+    uint64_t system_clock_counter;
+    uint32_t accumulation_counter;
+    uint32_t prochot_residency_acc;
+    uint32_t ppt_residency_acc;
+    uint32_t socket_thm_residency_acc;
+    uint32_t vr_thm_residency_acc;
+    uint32_t hbm_thm_residency_acc;
+    uint32_t throttle_status;
+    uint32_t gfxclk_lock_status;
+    uint16_t pcie_link_width;
+    uint16_t pcie_link_speed;
+    uint16_t xgmi_link_width;
+    uint16_t xgmi_link_speed;
+    uint32_t gfx_activity_acc;
+    uint32_t mem_activity_acc;
+    uint64_t pcie_bandwidth_acc;
+    uint64_t pcie_bandwidth_inst;
+    uint64_t pcie_l0_to_recov_count_acc;
+    uint64_t pcie_replay_count_acc;
+    uint64_t pcie_replay_rover_count_acc;
+    uint32_t pcie_nak_sent_count_acc;
+    uint32_t pcie_nak_rcvd_count_acc;
+    uint64_t xgmi_read_data_acc[NUM_XGMI_LINKS];
+    uint64_t xgmi_write_data_acc[NUM_XGMI_LINKS];
+    uint64_t firmware_timestamp;
+    uint16_t current_gfxclk[MAX_GFX_CLKS];
+    uint16_t current_socclk[MAX_CLKS];
+    uint16_t current_vclk0[MAX_CLKS];
+    uint16_t current_dclk0[MAX_CLKS];
+    uint16_t current_uclk;
+    uint16_t padding;
+};
+_Static_assert(sizeof(struct gpum_v1_6_mainline) == 384, "v1_6 mainline size");
+_Static_assert(offsetof(struct gpum_v1_6_mainline, throttle_status) == 128, "v1_6m throttle");
+_Static_assert(offsetof(struct gpum_v1_6_mainline, pcie_link_speed) == 138, "v1_6m pcie");
+_Static_assert(offsetof(struct gpum_v1_6_mainline, current_gfxclk) == 336, "v1_6m gfxclk");
+_Static_assert(offsetof(struct gpum_v1_6_mainline, current_uclk) == 376, "v1_6m uclk");
+
+struct gpum_xcp_v1_0 { /* amdgpu_xcp_metrics */
+    uint32_t gfx_busy_inst[MAX_XCC];
+    uint16_t jpeg_busy[NUM_JPEG_ENG];
+    uint16_t vcn_busy[NUM_VCN];
+    uint64_t gfx_busy_acc[MAX_XCC];
+};
+_Static_assert(sizeof(struct gpum_xcp_v1_0) == 168, "xcp v1_0 size");
+_Static_assert(offsetof(struct gpum_xcp_v1_0, gfx_busy_acc) == 104, "xcp v1_0 acc");
+
+struct gpum_xcp_v1_1 { /* amdgpu_xcp_metrics_v1_1 */
+    uint32_t gfx_busy_inst[MAX_XCC];
+    uint16_t jpeg_busy[NUM_JPEG_ENG];
+    uint16_t vcn_busy[NUM_VCN];
+    uint64_t gfx_busy_acc[MAX_XCC];
+    uint64_t gfx_below_host_limit_acc[MAX_XCC];
+};
+_Static_assert(sizeof(struct gpum_xcp_v1_1) == 232, "xcp v1_1 size");
+_Static_assert(offsetof(struct gpum_xcp_v1_1, gfx_busy_acc) == 104, "xcp v1_1 acc");
+
+struct gpum_xcp_v1_2 { /* amdgpu_xcp_metrics_v1_2 */
+    uint32_t gfx_busy_inst[MAX_XCC];
+    uint16_t jpeg_busy[NUM_JPEG_ENG_V1];
+    uint16_t vcn_busy[NUM_VCN];
+    uint64_t gfx_busy_acc[MAX_XCC];
+    uint64_t gfx_below_host_limit_ppt_acc[MAX_XCC];
+    uint64_t gfx_below_host_limit_thm_acc[MAX_XCC];
+    uint64_t gfx_low_utilization_acc[MAX_XCC];
+    uint64_t gfx_below_host_limit_total_acc[MAX_XCC];
+};
+_Static_assert(sizeof(struct gpum_xcp_v1_2) == 440, "xcp v1_2 size");
+_Static_assert(offsetof(struct gpum_xcp_v1_2, gfx_busy_acc) == 120, "xcp v1_2 acc");
+
+/* The v1_6 of ROCm/amdgpu @ 0ce779bf, with xcp_stats (and without throttle_status). */
+struct gpum_v1_6_rocm {
+    struct gpum_header common_header;
+    uint16_t temperature_hotspot;
+    uint16_t temperature_mem;
+    uint16_t temperature_vrsoc;
+    uint16_t curr_socket_power;
+    uint16_t average_gfx_activity;
+    uint16_t average_umc_activity;
+    uint64_t energy_accumulator;
+    uint64_t system_clock_counter;
+    uint32_t accumulation_counter;
+    uint32_t prochot_residency_acc;
+    uint32_t ppt_residency_acc;
+    uint32_t socket_thm_residency_acc;
+    uint32_t vr_thm_residency_acc;
+    uint32_t hbm_thm_residency_acc;
+    uint32_t gfxclk_lock_status;
+    uint16_t pcie_link_width;
+    uint16_t pcie_link_speed;
+    uint16_t xgmi_link_width;
+    uint16_t xgmi_link_speed;
+    uint32_t gfx_activity_acc;
+    uint32_t mem_activity_acc;
+    uint64_t pcie_bandwidth_acc;
+    uint64_t pcie_bandwidth_inst;
+    uint64_t pcie_l0_to_recov_count_acc;
+    uint64_t pcie_replay_count_acc;
+    uint64_t pcie_replay_rover_count_acc;
+    uint32_t pcie_nak_sent_count_acc;
+    uint32_t pcie_nak_rcvd_count_acc;
+    uint64_t xgmi_read_data_acc[NUM_XGMI_LINKS];
+    uint64_t xgmi_write_data_acc[NUM_XGMI_LINKS];
+    uint64_t firmware_timestamp;
+    uint16_t current_gfxclk[MAX_GFX_CLKS];
+    uint16_t current_socclk[MAX_CLKS];
+    uint16_t current_vclk0[MAX_CLKS];
+    uint16_t current_dclk0[MAX_CLKS];
+    uint16_t current_uclk;
+    uint16_t num_partition;
+    struct gpum_xcp_v1_0 xcp_stats[NUM_XCP];
+    uint32_t pcie_lc_perf_other_end_recovery;
+};
+_Static_assert(sizeof(struct gpum_v1_6_rocm) == 1664, "v1_6 rocm size");
+_Static_assert(offsetof(struct gpum_v1_6_rocm, energy_accumulator) == 16, "v1_6r energy");
+_Static_assert(offsetof(struct gpum_v1_6_rocm, pcie_link_speed) == 62, "v1_6r pcie");
+_Static_assert(offsetof(struct gpum_v1_6_rocm, pcie_bandwidth_acc) == 80, "v1_6r bw");
+_Static_assert(offsetof(struct gpum_v1_6_rocm, current_gfxclk) == 264, "v1_6r gfxclk");
+_Static_assert(offsetof(struct gpum_v1_6_rocm, num_partition) == 306, "v1_6r num_partition");
+_Static_assert(offsetof(struct gpum_v1_6_rocm, xcp_stats) == 312, "v1_6r xcp_stats");
+_Static_assert(offsetof(struct gpum_v1_6_rocm, pcie_lc_perf_other_end_recovery) == 1656,
+               "v1_6r tail");
+
+/* v1_7 and v1_8 differ only in the xcp_stats element type. */
+#define GPUM_V1_7_BODY(xcp_type)                                                                   \
+    struct gpum_header common_header;                                                              \
+    uint16_t temperature_hotspot;                                                                  \
+    uint16_t temperature_mem;                                                                      \
+    uint16_t temperature_vrsoc;                                                                    \
+    uint16_t curr_socket_power;                                                                    \
+    uint16_t average_gfx_activity;                                                                 \
+    uint16_t average_umc_activity;                                                                 \
+    uint64_t mem_max_bandwidth;                                                                    \
+    uint64_t energy_accumulator;                                                                   \
+    uint64_t system_clock_counter;                                                                 \
+    uint32_t accumulation_counter;                                                                 \
+    uint32_t prochot_residency_acc;                                                                \
+    uint32_t ppt_residency_acc;                                                                    \
+    uint32_t socket_thm_residency_acc;                                                             \
+    uint32_t vr_thm_residency_acc;                                                                 \
+    uint32_t hbm_thm_residency_acc;                                                                \
+    uint32_t gfxclk_lock_status;                                                                   \
+    uint16_t pcie_link_width;                                                                      \
+    uint16_t pcie_link_speed;                                                                      \
+    uint16_t xgmi_link_width;                                                                      \
+    uint16_t xgmi_link_speed;                                                                      \
+    uint32_t gfx_activity_acc;                                                                     \
+    uint32_t mem_activity_acc;                                                                     \
+    uint64_t pcie_bandwidth_acc;                                                                   \
+    uint64_t pcie_bandwidth_inst;                                                                  \
+    uint64_t pcie_l0_to_recov_count_acc;                                                           \
+    uint64_t pcie_replay_count_acc;                                                                \
+    uint64_t pcie_replay_rover_count_acc;                                                          \
+    uint32_t pcie_nak_sent_count_acc;                                                              \
+    uint32_t pcie_nak_rcvd_count_acc;                                                              \
+    uint64_t xgmi_read_data_acc[NUM_XGMI_LINKS];                                                   \
+    uint64_t xgmi_write_data_acc[NUM_XGMI_LINKS];                                                  \
+    uint16_t xgmi_link_status[NUM_XGMI_LINKS];                                                     \
+    uint16_t padding;                                                                              \
+    uint64_t firmware_timestamp;                                                                   \
+    uint16_t current_gfxclk[MAX_GFX_CLKS];                                                         \
+    uint16_t current_socclk[MAX_CLKS];                                                             \
+    uint16_t current_vclk0[MAX_CLKS];                                                              \
+    uint16_t current_dclk0[MAX_CLKS];                                                              \
+    uint16_t current_uclk;                                                                         \
+    uint16_t num_partition;                                                                        \
+    xcp_type xcp_stats[NUM_XCP];                                                                   \
+    uint32_t pcie_lc_perf_other_end_recovery
+
+struct gpum_v1_7 {
+    GPUM_V1_7_BODY(struct gpum_xcp_v1_1);
+};
+_Static_assert(sizeof(struct gpum_v1_7) == 2208, "v1_7 size");
+_Static_assert(offsetof(struct gpum_v1_7, mem_max_bandwidth) == 16, "v1_7 bandwidth");
+_Static_assert(offsetof(struct gpum_v1_7, energy_accumulator) == 24, "v1_7 energy");
+_Static_assert(offsetof(struct gpum_v1_7, pcie_link_speed) == 70, "v1_7 pcie");
+_Static_assert(offsetof(struct gpum_v1_7, xgmi_link_status) == 264, "v1_7 xgmi status");
+_Static_assert(offsetof(struct gpum_v1_7, firmware_timestamp) == 288, "v1_7 fw timestamp");
+_Static_assert(offsetof(struct gpum_v1_7, current_gfxclk) == 296, "v1_7 gfxclk");
+_Static_assert(offsetof(struct gpum_v1_7, num_partition) == 338, "v1_7 num_partition");
+_Static_assert(offsetof(struct gpum_v1_7, xcp_stats) == 344, "v1_7 xcp_stats");
+_Static_assert(offsetof(struct gpum_v1_7, pcie_lc_perf_other_end_recovery) == 2200, "v1_7 tail");
+
+struct gpum_v1_8 {
+    GPUM_V1_7_BODY(struct gpum_xcp_v1_2);
+};
+_Static_assert(sizeof(struct gpum_v1_8) == 3872, "v1_8 size");
+_Static_assert(offsetof(struct gpum_v1_8, current_uclk) == 336, "v1_8 uclk");
+_Static_assert(offsetof(struct gpum_v1_8, num_partition) == 338, "v1_8 num_partition");
+_Static_assert(offsetof(struct gpum_v1_8, xcp_stats) == 344, "v1_8 xcp_stats");
+_Static_assert(offsetof(struct gpum_v1_8, pcie_lc_perf_other_end_recovery) == 3864, "v1_8 tail");
+
+struct gpum_partition_v1_0 { /* amdgpu_partition_metrics_v1_0 */
+    struct gpum_header common_header;
+    uint16_t current_gfxclk[MAX_XCC];
+    uint16_t current_socclk[MAX_CLKS];
+    uint16_t current_vclk0[MAX_CLKS];
+    uint16_t current_dclk0[MAX_CLKS];
+    uint16_t current_uclk;
+    uint16_t padding;
+    uint32_t gfx_busy_inst[MAX_XCC];
+    uint16_t jpeg_busy[NUM_JPEG_ENG_V1];
+    uint16_t vcn_busy[NUM_VCN];
+    uint64_t gfx_busy_acc[MAX_XCC];
+    uint64_t gfx_below_host_limit_ppt_acc[MAX_XCC];
+    uint64_t gfx_below_host_limit_thm_acc[MAX_XCC];
+    uint64_t gfx_low_utilization_acc[MAX_XCC];
+    uint64_t gfx_below_host_limit_total_acc[MAX_XCC];
+};
+_Static_assert(sizeof(struct gpum_partition_v1_0) == 488, "partition v1_0 size");
+_Static_assert(offsetof(struct gpum_partition_v1_0, current_uclk) == 44, "partition uclk");
+_Static_assert(offsetof(struct gpum_partition_v1_0, gfx_busy_inst) == 48, "partition busy");
+_Static_assert(offsetof(struct gpum_partition_v1_0, vcn_busy) == 160, "partition vcn");
+_Static_assert(offsetof(struct gpum_partition_v1_0, gfx_busy_acc) == 168, "partition acc");
+
+/* ---- conversions: the all-ones fill of each width means "not supported" ------------------ */
+
+static double u16v(uint16_t v)
+{
+    return v == UINT16_MAX ? NAN : (double)v;
+}
+
+static double u32v(uint32_t v)
+{
+    return v == UINT32_MAX ? NAN : (double)v;
+}
+
+static double u64v(uint64_t v)
+{
+    return v == UINT64_MAX ? NAN : (double)v;
+}
+
+/* Unit conversions; NaN stays NaN through them. */
+#define RATIO(pct) ((pct) / 100.0) /* percent -> 0..1 */
+#define HZ(mhz)    ((mhz)*1e6)     /* MHz -> Hz */
+#define GTS(deci)  ((deci) / 10.0) /* 0.1 GT/s -> GT/s */
+
+/* energy_accumulator counts 15.259 uJ, i.e. 2^-16 J. */
+static double energy_j(uint64_t v)
+{
+    return v == UINT64_MAX ? NAN : ldexp((double)v, -16);
+}
+
+static void nan_fill(double *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = NAN;
+}
+
+#define NAN_FILL(arr) nan_fill((arr), sizeof(arr) / sizeof((arr)[0]))
+
+static void clocks_u16(double *dst, const uint16_t *src, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        dst[i] = HZ(u16v(src[i]));
+}
+
+static void gpum_reset(struct gpu_metrics *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->temp_edge = o->temp_hotspot = o->temp_mem = NAN;
+    o->temp_vrgfx = o->temp_vrsoc = o->temp_vrmem = NAN;
+    NAN_FILL(o->temp_hbm);
+    o->gfx_activity = o->umc_activity = o->mm_activity = NAN;
+    o->socket_power = o->energy = NAN;
+    NAN_FILL(o->gfxclk);
+    NAN_FILL(o->socclk);
+    NAN_FILL(o->vclk0);
+    NAN_FILL(o->dclk0);
+    o->uclk = o->pcie_link_width = o->pcie_link_speed = NAN;
+    o->num_partition = -1;
+    for (size_t i = 0; i < GPUM_MAX_XCP; i++) {
+        NAN_FILL(o->xcp[i].gfx_busy);
+        NAN_FILL(o->xcp[i].gfx_busy_acc);
+    }
+}
+
+__attribute__((format(printf, 3, 4))) static void seterr(char *err, size_t errlen, const char *fmt,
+                                                         ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- per-layout decoding -------------------------------------------------------------------- */
+
+static void decode_v1_3(const struct gpum_v1_3 *m, struct gpu_metrics *o)
+{
+    /*
+     * v1_3 temperatures are plain degrees: the real MangoHud blob (a Radeon, header 120/1/3)
+     * reads temperature_edge 36 and hotspot 49, which MangoHud reports as 36 C.
+     */
+    o->temp_edge = u16v(m->temperature_edge);
+    o->temp_hotspot = u16v(m->temperature_hotspot);
+    o->temp_mem = u16v(m->temperature_mem);
+    o->temp_vrgfx = u16v(m->temperature_vrgfx);
+    o->temp_vrsoc = u16v(m->temperature_vrsoc);
+    o->temp_vrmem = u16v(m->temperature_vrmem);
+    for (size_t i = 0; i < NUM_HBM_INSTANCES; i++)
+        o->temp_hbm[i] = u16v(m->temperature_hbm[i]);
+    o->gfx_activity = RATIO(u16v(m->average_gfx_activity));
+    o->umc_activity = RATIO(u16v(m->average_umc_activity));
+    o->mm_activity = RATIO(u16v(m->average_mm_activity));
+    o->socket_power = u16v(m->average_socket_power);
+    o->energy = energy_j(m->energy_accumulator);
+    o->gfxclk[0] = HZ(u16v(m->current_gfxclk));
+    o->socclk[0] = HZ(u16v(m->current_socclk));
+    o->vclk0[0] = HZ(u16v(m->current_vclk0));
+    o->dclk0[0] = HZ(u16v(m->current_dclk0));
+    o->uclk = HZ(u16v(m->current_uclk));
+    o->pcie_link_width = u16v(m->pcie_link_width);
+    o->pcie_link_speed = GTS(u16v(m->pcie_link_speed));
+}
+
+/* The fields v1_4 and every later discrete layout share by name and type. */
+#define DECODE_V1_4_COMMON(m, o)                                                                   \
+    do {                                                                                           \
+        (o)->temp_hotspot = u16v((m)->temperature_hotspot);                                        \
+        (o)->temp_mem = u16v((m)->temperature_mem);                                                \
+        (o)->temp_vrsoc = u16v((m)->temperature_vrsoc);                                            \
+        (o)->socket_power = u16v((m)->curr_socket_power);                                          \
+        (o)->gfx_activity = RATIO(u16v((m)->average_gfx_activity));                                \
+        (o)->umc_activity = RATIO(u16v((m)->average_umc_activity));                                \
+        (o)->energy = energy_j((m)->energy_accumulator);                                           \
+        (o)->pcie_link_width = u16v((m)->pcie_link_width);                                         \
+        (o)->pcie_link_speed = GTS(u16v((m)->pcie_link_speed));                                    \
+        clocks_u16((o)->gfxclk, (m)->current_gfxclk, MAX_GFX_CLKS);                                \
+        clocks_u16((o)->socclk, (m)->current_socclk, MAX_CLKS);                                    \
+        clocks_u16((o)->vclk0, (m)->current_vclk0, MAX_CLKS);                                      \
+        clocks_u16((o)->dclk0, (m)->current_dclk0, MAX_CLKS);                                      \
+        (o)->uclk = HZ(u16v((m)->current_uclk));                                                   \
+    } while (0)
+
+/*
+ * Per-XCP busy (smu_v13_0_6_ppt.c): num_partition XCPs are filled, each with its XCCs at
+ * indices counted within the partition; the rest keeps the all-ones fill or stale data, so
+ * only the first num_partition entries are read. A num_partition above NUM_XCP cannot come
+ * from the driver and is treated like the sentinel rather than trusted.
+ */
+#define DECODE_XCP(m, o)                                                                           \
+    do {                                                                                           \
+        if ((m)->num_partition == UINT16_MAX || (m)->num_partition > NUM_XCP)                      \
+            break;                                                                                 \
+        (o)->num_partition = (m)->num_partition;                                                   \
+        for (size_t x_ = 0; x_ < (m)->num_partition; x_++) {                                       \
+            for (size_t c_ = 0; c_ < MAX_XCC; c_++) {                                              \
+                (o)->xcp[x_].gfx_busy[c_] = RATIO(u32v((m)->xcp_stats[x_].gfx_busy_inst[c_]));     \
+                (o)->xcp[x_].gfx_busy_acc[c_] = u64v((m)->xcp_stats[x_].gfx_busy_acc[c_]);         \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
+static void decode_v1_4(const struct gpum_v1_4 *m, struct gpu_metrics *o)
+{
+    DECODE_V1_4_COMMON(m, o);
+}
+
+static void decode_v1_5(const struct gpum_v1_5 *m, struct gpu_metrics *o)
+{
+    DECODE_V1_4_COMMON(m, o);
+}
+
+static void decode_v1_6_mainline(const struct gpum_v1_6_mainline *m, struct gpu_metrics *o)
+{
+    DECODE_V1_4_COMMON(m, o);
+}
+
+static void decode_v1_6_rocm(const struct gpum_v1_6_rocm *m, struct gpu_metrics *o)
+{
+    DECODE_V1_4_COMMON(m, o);
+    DECODE_XCP(m, o);
+}
+
+static void decode_v1_7(const struct gpum_v1_7 *m, struct gpu_metrics *o)
+{
+    DECODE_V1_4_COMMON(m, o);
+    DECODE_XCP(m, o);
+}
+
+static void decode_v1_8(const struct gpum_v1_8 *m, struct gpu_metrics *o)
+{
+    DECODE_V1_4_COMMON(m, o);
+    DECODE_XCP(m, o);
+}
+
+/*
+ * Every layout is copied into this union so that the decoders read aligned, typed fields
+ * whatever the alignment of the caller's buffer.
+ */
+union gpum_any {
+    struct gpum_v1_3 v1_3;
+    struct gpum_v1_4 v1_4;
+    struct gpum_v1_5 v1_5;
+    struct gpum_v1_6_mainline v1_6_mainline;
+    struct gpum_v1_6_rocm v1_6_rocm;
+    struct gpum_v1_7 v1_7;
+    struct gpum_v1_8 v1_8;
+};
+
+enum gpum_kind { K_V1_3, K_V1_4, K_V1_5, K_V1_6_MAINLINE, K_V1_6_ROCM, K_V1_7, K_V1_8 };
+
+struct gpum_layout {
+    const char *name;
+    uint8_t content_revision;
+    uint16_t size;
+    enum gpum_kind kind;
+};
+
+/* Discrete (format_revision 1) layouts; two sizes exist for content_revision 6. */
+static const struct gpum_layout gpum_layouts[] = {
+    {"v1_3", 3, sizeof(struct gpum_v1_3), K_V1_3},
+    {"v1_4", 4, sizeof(struct gpum_v1_4), K_V1_4},
+    {"v1_5", 5, sizeof(struct gpum_v1_5), K_V1_5},
+    {"v1_6_mainline", 6, sizeof(struct gpum_v1_6_mainline), K_V1_6_MAINLINE},
+    {"v1_6_rocm", 6, sizeof(struct gpum_v1_6_rocm), K_V1_6_ROCM},
+    {"v1_7", 7, sizeof(struct gpum_v1_7), K_V1_7},
+    {"v1_8", 8, sizeof(struct gpum_v1_8), K_V1_8},
+};
+
+#define N_LAYOUTS (sizeof(gpum_layouts) / sizeof(gpum_layouts[0]))
+
+/* "v1_5 (360)" or "v1_6 (384 or 1664)": what a size mismatch message lists. */
+static void expected_sizes(uint8_t crev, char *buf, size_t buflen)
+{
+    size_t n = (size_t)snprintf(buf, buflen, "v1_%u (", crev);
+    const char *sep = "";
+    for (size_t i = 0; i < N_LAYOUTS && n < buflen; i++) {
+        if (gpum_layouts[i].content_revision != crev)
+            continue;
+        n += (size_t)snprintf(buf + n, buflen - n, "%s%u", sep, gpum_layouts[i].size);
+        sep = " or ";
+    }
+    if (n < buflen)
+        snprintf(buf + n, buflen - n, ")");
+}
+
+static int read_header(const void *buf, size_t len, struct gpum_header *h, char *err, size_t errlen)
+{
+    if (!buf || len < sizeof(*h)) {
+        seterr(err, errlen, "truncated: %zu of %zu bytes", buf ? len : 0, sizeof(*h));
+        return -1;
+    }
+    memcpy(h, buf, sizeof(*h));
+    return 0;
+}
+
+int gpum_parse(const void *buf, size_t len, struct gpu_metrics *out, char *err, size_t errlen)
+{
+    struct gpum_header h;
+
+    gpum_reset(out);
+    if (read_header(buf, len, &h, err, errlen) < 0)
+        return -1;
+    out->structure_size = h.structure_size;
+    out->format_revision = h.format_revision;
+    out->content_revision = h.content_revision;
+
+    if (h.format_revision == 2 || h.format_revision == 3) {
+        seterr(err, errlen, "unsupported gpu_metrics revision %u.%u (APU layout)",
+               h.format_revision, h.content_revision);
+        return -1;
+    }
+    bool known_rev = false;
+    const struct gpum_layout *lay = NULL;
+    if (h.format_revision == 1) {
+        for (size_t i = 0; i < N_LAYOUTS; i++) {
+            if (gpum_layouts[i].content_revision != h.content_revision)
+                continue;
+            known_rev = true;
+            if (gpum_layouts[i].size == h.structure_size)
+                lay = &gpum_layouts[i];
+        }
+    }
+    if (!known_rev) {
+        seterr(err, errlen, "unsupported gpu_metrics revision %u.%u", h.format_revision,
+               h.content_revision);
+        return -1;
+    }
+    if (len < h.structure_size) {
+        seterr(err, errlen, "truncated: %zu of %u bytes", len, h.structure_size);
+        return -1;
+    }
+    if (!lay) {
+        char want[64];
+        expected_sizes(h.content_revision, want, sizeof(want));
+        seterr(err, errlen, "size %u does not match %s", h.structure_size, want);
+        return -1;
+    }
+
+    /* The union is ~4 KiB; static storage would make the parser non-reentrant. */
+    union gpum_any m;
+    memcpy(&m, buf, lay->size);
+    switch (lay->kind) {
+    case K_V1_3:
+        decode_v1_3(&m.v1_3, out);
+        break;
+    case K_V1_4:
+        decode_v1_4(&m.v1_4, out);
+        break;
+    case K_V1_5:
+        decode_v1_5(&m.v1_5, out);
+        break;
+    case K_V1_6_MAINLINE:
+        decode_v1_6_mainline(&m.v1_6_mainline, out);
+        break;
+    case K_V1_6_ROCM:
+        decode_v1_6_rocm(&m.v1_6_rocm, out);
+        break;
+    case K_V1_7:
+        decode_v1_7(&m.v1_7, out);
+        break;
+    case K_V1_8:
+        decode_v1_8(&m.v1_8, out);
+        break;
+    }
+    out->layout = lay->name;
+    return 0;
+}
+
+static void partition_reset(struct gpu_partition_metrics *o)
+{
+    memset(o, 0, sizeof(*o));
+    NAN_FILL(o->gfxclk);
+    o->uclk = NAN;
+    NAN_FILL(o->gfx_busy);
+    NAN_FILL(o->gfx_busy_acc);
+}
+
+int gpum_parse_partition(const void *buf, size_t len, struct gpu_partition_metrics *out, char *err,
+                         size_t errlen)
+{
+    struct gpum_header h;
+    struct gpum_partition_v1_0 m;
+
+    partition_reset(out);
+    if (read_header(buf, len, &h, err, errlen) < 0)
+        return -1;
+    out->structure_size = h.structure_size;
+    out->format_revision = h.format_revision;
+    out->content_revision = h.content_revision;
+
+    /* The xcp_metrics patch writes the header with smu_cmn_init_partition_metrics(p, 1, 0). */
+    if (h.format_revision != 1 || h.content_revision != 0) {
+        seterr(err, errlen, "unsupported xcp_metrics revision %u.%u", h.format_revision,
+               h.content_revision);
+        return -1;
+    }
+    if (len < h.structure_size) {
+        seterr(err, errlen, "truncated: %zu of %u bytes", len, h.structure_size);
+        return -1;
+    }
+    if (h.structure_size != sizeof(m)) {
+        seterr(err, errlen, "size %u does not match partition_v1_0 (%zu)", h.structure_size,
+               sizeof(m));
+        return -1;
+    }
+
+    memcpy(&m, buf, sizeof(m));
+    clocks_u16(out->gfxclk, m.current_gfxclk, MAX_XCC);
+    out->uclk = HZ(u16v(m.current_uclk));
+    for (size_t i = 0; i < MAX_XCC; i++) {
+        out->gfx_busy[i] = RATIO(u32v(m.gfx_busy_inst[i]));
+        out->gfx_busy_acc[i] = u64v(m.gfx_busy_acc[i]);
+    }
+    return 0;
+}
