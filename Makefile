@@ -172,7 +172,7 @@ check-e2e: all $(FAKE_BIN)
 	    BUILD=$(BUILD) sh tests/run-suite.sh e2e-$$(basename $$t .sh) sh $$t; \
 	done
 
-check-valgrind: $(UNIT_BIN)
+check-valgrind: $(UNIT_BIN) $(FAKE_BIN)
 	@sh tests/run-suite.sh valgrind sh tests/valgrind.sh $(UNIT_BIN)
 
 check-rules: all

@@ -28,6 +28,12 @@ static const struct collector *const collectors[] = {
 
 #define NCOLL ARRAY_LEN(collectors)
 
+/* The shared GPU discovery (see coll_gpus); defined further down. */
+struct gpu_snap;
+static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gpu_snap *snap_cur;
+static void snap_unref_locked(struct gpu_snap *s);
+
 /* 0 = default, 1 = on, -1 = off */
 static int enabled_flag[NCOLL];
 static bool disable_defaults;
@@ -94,25 +100,77 @@ int coll_init(const struct coll_cfg *cfg, char *err, size_t errlen)
 
 void coll_fini(void)
 {
+    pthread_mutex_lock(&snap_lock);
+    snap_unref_locked(snap_cur);
+    snap_cur = NULL;
+    pthread_mutex_unlock(&snap_lock);
     for (size_t i = NCOLL; i-- > 0;)
         if (initialised[i] && collectors[i]->fini)
             collectors[i]->fini();
 }
 
-const struct gpu_list *coll_gpus(struct coll_ctx *ctx)
+struct gpu_snap {
+    struct gpu_list l;
+    int rc;
+    char err[256];
+    double when;
+    char generation[32];
+    int refs;
+};
+
+static void snap_unref_locked(struct gpu_snap *s)
 {
-    if (!ctx->gpus_done) {
-        ctx->gpus_done = true;
-        ctx->gpus_rc = gpu_discover(ctx->cfg->sysfs, &ctx->gpus, ctx->gpus_err,
-                                    sizeof(ctx->gpus_err));
+    if (s && --s->refs == 0) {
+        gpu_list_free(&s->l);
+        free(s);
     }
-    return &ctx->gpus;
+}
+
+static struct gpu_snap *snap_get(const struct coll_cfg *cfg)
+{
+    char gen[32];
+    if (sysfs_read_str(gen, sizeof(gen), "%s/class/kfd/kfd/topology/generation_id", cfg->sysfs) <
+        0)
+        gen[0] = '\0';
+    double now = mono_now();
+    pthread_mutex_lock(&snap_lock);
+    struct gpu_snap *s = snap_cur;
+    bool fresh = s && now - s->when < cfg->rediscover_interval && strcmp(s->generation, gen) == 0;
+    if (fresh) {
+        s->refs++;
+        pthread_mutex_unlock(&snap_lock);
+        return s;
+    }
+    pthread_mutex_unlock(&snap_lock);
+    /* Discover outside the lock: a slow sysfs must not stall scrapes holding a snapshot. */
+    s = xcalloc(1, sizeof(*s));
+    s->rc = gpu_discover(cfg->sysfs, &s->l, s->err, sizeof(s->err));
+    s->when = now;
+    str_copy(s->generation, sizeof(s->generation), gen);
+    s->refs = 2; /* the cache and the caller */
+    pthread_mutex_lock(&snap_lock);
+    snap_unref_locked(snap_cur);
+    snap_cur = s;
+    pthread_mutex_unlock(&snap_lock);
+    return s;
+}
+
+const struct gpu_list *coll_gpus(struct coll_ctx *ctx, char *err, size_t errlen)
+{
+    if (!ctx->snap)
+        ctx->snap = snap_get(ctx->cfg);
+    if (ctx->snap->rc < 0) {
+        if (err)
+            snprintf(err, errlen, "%s", ctx->snap->err);
+        return NULL;
+    }
+    return &ctx->snap->l;
 }
 
 const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
 {
-    const struct gpu_list *l = coll_gpus(ctx);
-    if (i >= l->n)
+    const struct gpu_list *l = coll_gpus(ctx, NULL, 0);
+    if (!l || i >= l->n)
         return NULL;
     if (!ctx->gm) {
         ctx->gm = xcalloc(l->n, sizeof(*ctx->gm));
@@ -224,7 +282,19 @@ void coll_scrape(const struct coll_cfg *cfg, struct expo *e)
                  "Whether a collector succeeded (1) or met an error or found nothing to read (0).",
                  ok ? 1 : 0, "collector", c->name, NULL);
     }
-    gpu_list_free(&ctx.gpus);
-    free(ctx.gm);
-    free(ctx.gm_state);
+    coll_ctx_release(&ctx);
+}
+
+void coll_ctx_release(struct coll_ctx *ctx)
+{
+    if (ctx->snap) {
+        pthread_mutex_lock(&snap_lock);
+        snap_unref_locked(ctx->snap);
+        pthread_mutex_unlock(&snap_lock);
+        ctx->snap = NULL;
+    }
+    free(ctx->gm);
+    free(ctx->gm_state);
+    ctx->gm = NULL;
+    ctx->gm_state = NULL;
 }

@@ -27,6 +27,7 @@ struct coll_cfg {
     const char *pod_resources_socket;
     const char *runtime_socket;
     double refresh_interval; /* seconds between background refreshes of owner data */
+    double rediscover_interval; /* seconds a GPU discovery is reused (KFD changes end it) */
     bool per_process;        /* --collector.ownership.per-process: add pid series */
 };
 
@@ -41,10 +42,7 @@ struct coll_ctx {
         int count;
     } src_err[16];         /* per source kind, emitted after the collector runs */
     int nsrc_err;
-    struct gpu_list gpus;  /* discovered once per scrape, on first use */
-    bool gpus_done;
-    int gpus_rc;
-    char gpus_err[256];
+    struct gpu_snap *snap; /* the GPU discovery this scrape uses (shared, refcounted) */
     struct gpu_metrics *gm; /* per GPU, parsed on first use */
     signed char *gm_state;  /* per GPU: 0 not read, 1 parsed, -1 absent or rejected */
 };
@@ -72,11 +70,18 @@ int coll_flag(const char *arg, char *err, size_t errlen);
 void coll_help(void *out_file);
 int coll_init(const struct coll_cfg *cfg, char *err, size_t errlen);
 void coll_fini(void);
+/* Release what a scrape context holds (its GPU snapshot, parsed blobs). */
+void coll_ctx_release(struct coll_ctx *ctx);
 /* Run every enabled collector into `e` and add the scrape meta metrics. */
 void coll_scrape(const struct coll_cfg *cfg, struct expo *e);
 
-/* The GPUs of this scrape (discovered lazily, once). NULL-safe list even on error. */
-const struct gpu_list *coll_gpus(struct coll_ctx *ctx);
+/*
+ * The GPUs of this scrape, or NULL with a message in err when class/drm is unreadable.
+ * Discovery walks every DRM node and KFD node, so it is shared between scrapes and redone
+ * after --collector.gpu.rediscover-interval or as soon as KFD's topology generation_id
+ * changes (a partition mode change renumbers the nodes).
+ */
+const struct gpu_list *coll_gpus(struct coll_ctx *ctx, char *err, size_t errlen);
 
 /*
  * The parsed gpu_metrics blob of GPU `i` of coll_gpus(), read and parsed at most once per

@@ -100,7 +100,9 @@ static _Atomic bool reported_unavailable;
 
 static int amdgpu_update(struct coll_ctx *ctx, char *err, size_t errlen)
 {
-    const struct gpu_list *l = coll_gpus(ctx);
+    const struct gpu_list *l = coll_gpus(ctx, err, errlen);
+    if (!l)
+        return COLL_ERROR;
     size_t opened = 0;
     char first_err[256] = "";
     for (size_t i = 0; i < l->n; i++) {

@@ -6,8 +6,6 @@
  * holds garbage is reported as a source error and skipped, never as 0. hwmon units are
  * converted to base units (millidegrees -> celsius, microwatts -> watts).
  */
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -31,12 +29,6 @@ static bool read_num(struct coll_ctx *ctx, const char *dir, const char *file, do
     return false;
 }
 
-static void read_text(const char *dir, const char *file, char *buf, size_t cap)
-{
-    if (sysfs_read_str(buf, cap, "%s/%s", dir, file) < 0)
-        buf[0] = '\0';
-}
-
 static const struct {
     const char *total, *used, *pool;
 } pools[] = {
@@ -47,75 +39,47 @@ static const struct {
 
 static void hwmon(struct coll_ctx *ctx, const struct gpu *g)
 {
-    char dir[1024];
-    snprintf(dir, sizeof(dir), "%s/hwmon", g->devdir);
-    DIR *d = opendir(dir);
-    if (!d)
+    if (!g->hwmon[0])
         return;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (strncmp(de->d_name, "hwmon", 5) != 0)
-            continue;
-        char hw[1400];
-        snprintf(hw, sizeof(hw), "%s/%s", dir, de->d_name);
-        for (int t = 1; t <= 8; t++) {
-            char file[32], label[64], sensor[64];
-            double v;
-            snprintf(file, sizeof(file), "temp%d_input", t);
-            if (!read_num(ctx, hw, file, &v))
-                continue;
-            snprintf(file, sizeof(file), "temp%d_label", t);
-            read_text(hw, file, label, sizeof(label));
-            if (label[0]) {
-                for (char *p = label; *p; p++)
-                    *p = (char)tolower((unsigned char)*p);
-                str_copy(sensor, sizeof(sensor), label);
-            } else {
-                snprintf(sensor, sizeof(sensor), "temp%d", t);
-            }
+    for (int i = 0; i < g->ntemp; i++) {
+        char file[32];
+        double v;
+        snprintf(file, sizeof(file), "temp%d_input", g->temp[i].index);
+        if (read_num(ctx, g->hwmon, file, &v))
             expo_add(ctx->e, M("gpu_temperature_celsius"), EXPO_GAUGE,
                      "GPU temperature from hwmon temp*_input, by sensor label.", v / 1000.0,
-                     "gpu", g->pci, "sensor", sensor, NULL);
-        }
-        double p;
-        if (read_num(ctx, hw, "power1_input", &p))
-            expo_add(ctx->e, M("gpu_power_watts"), EXPO_GAUGE,
-                     "Instantaneous GPU power from hwmon power1_input.", p / 1e6, "gpu", g->pci,
-                     NULL);
-        if (read_num(ctx, hw, "power1_average", &p))
-            expo_add(ctx->e, M("gpu_average_power_watts"), EXPO_GAUGE,
-                     "Average GPU (SoC) power from hwmon power1_average.", p / 1e6, "gpu",
-                     g->pci, NULL);
+                     "gpu", g->pci, "sensor", g->temp[i].label, NULL);
     }
-    closedir(d);
+    double p;
+    if (g->has_power_input && read_num(ctx, g->hwmon, "power1_input", &p))
+        expo_add(ctx->e, M("gpu_power_watts"), EXPO_GAUGE,
+                 "Instantaneous GPU power from hwmon power1_input.", p / 1e6, "gpu", g->pci, NULL);
+    if (g->has_power_average && read_num(ctx, g->hwmon, "power1_average", &p))
+        expo_add(ctx->e, M("gpu_average_power_watts"), EXPO_GAUGE,
+                 "Average GPU (SoC) power from hwmon power1_average.", p / 1e6, "gpu", g->pci,
+                 NULL);
 }
 
 static int devices_update(struct coll_ctx *ctx, char *err, size_t errlen)
 {
-    const struct gpu_list *l = coll_gpus(ctx);
-    if (ctx->gpus_rc < 0) {
-        snprintf(err, errlen, "%s", ctx->gpus_err);
+    const struct gpu_list *l = coll_gpus(ctx, err, errlen);
+    if (!l)
         return COLL_ERROR;
-    }
     for (size_t i = 0; i < l->nproblems; i++)
         coll_source_error(ctx, "uevent", "%s", l->problems[i].what);
     for (size_t i = 0; i < l->n; i++) {
         const struct gpu *g = &l->v[i];
-        char card[24], render[24], product[128], uid[64], cmode[16], mmode[16];
+        char card[24], render[24];
         snprintf(card, sizeof(card), "card%d", g->card);
         if (g->render >= 0)
             snprintf(render, sizeof(render), "renderD%d", g->render);
         else
             render[0] = '\0';
-        read_text(g->devdir, "product_name", product, sizeof(product));
-        read_text(g->devdir, "unique_id", uid, sizeof(uid));
-        read_text(g->devdir, "current_compute_partition", cmode, sizeof(cmode));
-        read_text(g->devdir, "current_memory_partition", mmode, sizeof(mmode));
         expo_add(ctx->e, M("gpu_info"), EXPO_GAUGE,
                  "Identity of an amdgpu device; the gpu label is its PCI address.", 1, "gpu",
                  g->pci, "card", card, "render", render, "pci_id", g->pci_id, "product_name",
-                 product, "unique_id", uid, "compute_partition", cmode, "memory_partition",
-                 mmode, NULL);
+                 g->product, "unique_id", g->unique_id, "compute_partition", g->compute_mode,
+                 "memory_partition", g->memory_mode, NULL);
         double v;
         if (read_num(ctx, g->devdir, "gpu_busy_percent", &v))
             expo_add(ctx->e, M("gpu_busy_ratio"), EXPO_GAUGE,

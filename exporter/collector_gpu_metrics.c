@@ -43,11 +43,9 @@ static void clocks(struct coll_ctx *ctx, const char *gpu, const char *clock, con
 
 static int gpu_metrics_update(struct coll_ctx *ctx, char *err, size_t errlen)
 {
-    const struct gpu_list *l = coll_gpus(ctx);
-    if (ctx->gpus_rc < 0) {
-        snprintf(err, errlen, "%s", ctx->gpus_err);
+    const struct gpu_list *l = coll_gpus(ctx, err, errlen);
+    if (!l)
         return COLL_ERROR;
-    }
     size_t found = 0;
     for (size_t i = 0; i < l->n; i++) {
         const struct gpu_metrics *m = coll_gpum(ctx, i);

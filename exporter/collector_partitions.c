@@ -23,13 +23,12 @@
 
 /* Emit a StateSet: one series per mode, 1 for the current one. */
 static void modes(struct coll_ctx *ctx, const struct gpu *g, const char *name, const char *help,
-                  const char *current_file, const char *available_file)
+                  const char *cur, const char *available)
 {
-    char cur[32], avail[256];
-    if (sysfs_read_str(cur, sizeof(cur), "%s/%s", g->devdir, current_file) < 0)
+    if (!cur[0])
         return;
-    if (sysfs_read_str(avail, sizeof(avail), "%s/%s", g->devdir, available_file) < 0)
-        avail[0] = '\0';
+    char avail[96];
+    str_copy(avail, sizeof(avail), available);
     bool cur_listed = false;
     char *save = NULL;
     for (char *tok = strtok_r(avail, ", \t", &save); tok; tok = strtok_r(NULL, ", \t", &save)) {
@@ -62,7 +61,7 @@ static double partition_busy(struct coll_ctx *ctx, size_t gi, const struct gpu *
                              const struct gpu_part *p, const char **source)
 {
     *source = "none";
-    if (p->devdir[0]) {
+    if (p->has_xcp_metrics) {
         unsigned char buf[4096];
         ssize_t n = sysfs_read_bin(buf, sizeof(buf), "%s/xcp/xcp_metrics", p->devdir);
         if (n >= 0) {
@@ -78,7 +77,7 @@ static double partition_busy(struct coll_ctx *ctx, size_t gi, const struct gpu *
                     return v;
                 }
             }
-        } else if (errno != ENOENT) {
+        } else {
             coll_source_error(ctx, "xcp_metrics", "cannot read '%s/xcp/xcp_metrics': %s",
                               p->devdir, strerror(errno));
         }
@@ -107,21 +106,19 @@ static double partition_busy(struct coll_ctx *ctx, size_t gi, const struct gpu *
 
 static int partitions_update(struct coll_ctx *ctx, char *err, size_t errlen)
 {
-    const struct gpu_list *l = coll_gpus(ctx);
-    if (ctx->gpus_rc < 0) {
-        snprintf(err, errlen, "%s", ctx->gpus_err);
+    const struct gpu_list *l = coll_gpus(ctx, err, errlen);
+    if (!l)
         return COLL_ERROR;
-    }
     for (size_t i = 0; i < l->n; i++) {
         const struct gpu *g = &l->v[i];
         modes(ctx, g, M("gpu_compute_partition_mode"),
               "Compute partition mode of the GPU: 1 for the current mode, 0 for the other "
               "available modes.",
-              "current_compute_partition", "available_compute_partition");
+              g->compute_mode, g->compute_modes);
         modes(ctx, g, M("gpu_memory_partition_mode"),
               "Memory partition (NPS) mode of the GPU: 1 for the current mode, 0 for the other "
               "available modes.",
-              "current_memory_partition", "available_memory_partition");
+              g->memory_mode, g->memory_modes);
         expo_add(ctx->e, M("gpu_partitions"), EXPO_GAUGE,
                  "Valid compute partitions of the GPU (KFD topology nodes; 1 without KFD).",
                  g->npart, "gpu", g->pci, NULL);

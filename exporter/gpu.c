@@ -20,6 +20,9 @@
 #include "sysfs.h"
 #include "util.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 struct node {
     int num;        /* card or render number */
     char dev[512];  /* resolved device directory */
@@ -203,6 +206,84 @@ static int attach_kfd(const char *sysfs, struct gpu_list *l, const struct nodes 
     return seen;
 }
 
+static int cmp_temp(const void *a, const void *b)
+{
+    return ((const struct gpu_temp *)a)->index - ((const struct gpu_temp *)b)->index;
+}
+
+/* Record the first hwmon directory of the device and the sensors it has. */
+static void find_hwmon(struct gpu *g)
+{
+    char dir[700];
+    snprintf(dir, sizeof(dir), "%s/hwmon", g->devdir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    char best[64] = "";
+    while ((de = readdir(d)))
+        if (numbered(de->d_name, "hwmon") >= 0 && (!best[0] || strcmp(de->d_name, best) < 0))
+            str_copy(best, sizeof(best), de->d_name);
+    closedir(d);
+    if (!best[0])
+        return;
+    snprintf(g->hwmon, sizeof(g->hwmon), "%s/%s", dir, best);
+    d = opendir(g->hwmon);
+    if (!d)
+        return;
+    while ((de = readdir(d))) {
+        int idx;
+        char tail[32];
+        if (sscanf(de->d_name, "temp%d_%31s", &idx, tail) == 2 && strcmp(tail, "input") == 0 &&
+            g->ntemp < GPU_MAX_TEMP) {
+            struct gpu_temp *t = &g->temp[g->ntemp++];
+            t->index = idx;
+            char label[64];
+            if (sysfs_read_str(label, sizeof(label), "%s/temp%d_label", g->hwmon, idx) > 0) {
+                for (char *p = label; *p; p++)
+                    *p = (char)tolower((unsigned char)*p);
+                str_copy(t->label, sizeof(t->label), label);
+            } else {
+                snprintf(t->label, sizeof(t->label), "temp%d", idx);
+            }
+        } else if (strcmp(de->d_name, "power1_input") == 0) {
+            g->has_power_input = true;
+        } else if (strcmp(de->d_name, "power1_average") == 0) {
+            g->has_power_average = true;
+        }
+    }
+    closedir(d);
+    qsort(g->temp, (size_t)g->ntemp, sizeof(g->temp[0]), cmp_temp);
+}
+
+static void static_facts(struct gpu *g)
+{
+    if (sysfs_read_str(g->product, sizeof(g->product), "%s/product_name", g->devdir) < 0)
+        g->product[0] = '\0';
+    if (sysfs_read_str(g->unique_id, sizeof(g->unique_id), "%s/unique_id", g->devdir) < 0)
+        g->unique_id[0] = '\0';
+    const struct {
+        char *dst;
+        size_t cap;
+        const char *file;
+    } modes[] = {
+        {g->compute_mode, sizeof(g->compute_mode), "current_compute_partition"},
+        {g->memory_mode, sizeof(g->memory_mode), "current_memory_partition"},
+        {g->compute_modes, sizeof(g->compute_modes), "available_compute_partition"},
+        {g->memory_modes, sizeof(g->memory_modes), "available_memory_partition"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(modes); i++)
+        if (sysfs_read_str(modes[i].dst, modes[i].cap, "%s/%s", g->devdir, modes[i].file) < 0)
+            modes[i].dst[0] = '\0';
+    find_hwmon(g);
+    for (int j = 0; j < g->npart; j++) {
+        char path[700];
+        struct stat st;
+        snprintf(path, sizeof(path), "%s/xcp/xcp_metrics", g->part[j].devdir);
+        g->part[j].has_xcp_metrics = g->part[j].devdir[0] && stat(path, &st) == 0;
+    }
+}
+
 int gpu_discover(const char *sysfs, struct gpu_list *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
@@ -281,6 +362,7 @@ int gpu_discover(const char *sysfs, struct gpu_list *out, char *err, size_t errl
                 snprintf(p->devdir, sizeof(p->devdir), "%s", c->dev);
         }
         qsort(g->part, (size_t)g->npart, sizeof(g->part[0]), cmp_part);
+        static_facts(g);
     }
     for (size_t i = 0; i < renders.n; i++) {
         if (!is_xcp_dev(renders.v[i].dev))

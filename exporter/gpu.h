@@ -7,6 +7,9 @@
  * domain/location_id the parent PCI device (function bits = partition index). XCP render
  * nodes without a KFD node are the spare nodes the driver creates in SPX and are not
  * partitions. Without KFD topology a GPU is reported as one partition (index 0).
+ *
+ * Discovery also records what does not change while the driver is loaded (names, which
+ * hwmon sensors and xcp_metrics files exist), so that a scrape reads only values.
  */
 #ifndef GPURECLAIM_GPU_H
 #define GPURECLAIM_GPU_H
@@ -26,6 +29,14 @@ struct gpu_part {
     int kfd_node;        /* KFD topology node, -1 without KFD */
     uint32_t kfd_gpu_id; /* KFD gpu_id, 0 if unknown */
     int num_xcc;         /* XCCs in the partition, -1 if unknown */
+    bool has_xcp_metrics; /* <devdir>/xcp/xcp_metrics exists */
+};
+
+#define GPU_MAX_TEMP 8
+
+struct gpu_temp {
+    int index;      /* N of tempN_input */
+    char label[32]; /* lower-cased tempN_label, or "tempN" */
 };
 
 struct gpu {
@@ -34,6 +45,16 @@ struct gpu {
     int card;           /* primary card number */
     int render;         /* primary render minor, -1 if not found */
     char devdir[512];   /* <sysfs>/class/drm/cardN/device (as a path under the root) */
+    char product[96];   /* product_name, "" if absent */
+    char unique_id[32]; /* unique_id, "" if absent */
+    char hwmon[640];    /* the device's hwmon directory, "" if none */
+    /* Partition modes: a mode change re-creates the KFD nodes (new generation_id), so these
+     * are as current as the discovery. "" when the file is absent. */
+    char compute_mode[16], memory_mode[16];
+    char compute_modes[96], memory_modes[96]; /* available_*_partition, as the driver lists */
+    int ntemp;
+    struct gpu_temp temp[GPU_MAX_TEMP];
+    bool has_power_input, has_power_average;
     int npart;
     struct gpu_part part[GPU_MAX_PART];
 };

@@ -25,6 +25,7 @@ static struct coll_cfg cfg = {
     .pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock",
     .runtime_socket = NULL,
     .refresh_interval = 10,
+    .rediscover_interval = 60,
 };
 
 static const char *listen_addr = DEFAULT_LISTEN;
@@ -45,6 +46,9 @@ static void usage(FILE *out)
             "                                kubelet pod-resources socket (default\n"
             "                                /var/lib/kubelet/pod-resources/kubelet.sock)\n"
             "  --runtime.socket=PATH         Docker/Podman API socket for container names\n"
+            "  --gpu.rediscover-interval=SECONDS\n"
+            "                                Reuse the GPU/partition discovery this long; a\n"
+            "                                KFD topology change ends it early (default 60)\n"
             "  --log.level=LEVEL             debug, info, warn, error (default info)\n"
             "  --log.format=FORMAT           logfmt or json (default logfmt)\n"
             "  --version                     Print the version and exit\n"
@@ -107,6 +111,12 @@ int main(int argc, char **argv)
             cfg.pod_resources_socket = v;
         } else if ((v = flag_value("--runtime.socket", argc, argv, &i))) {
             cfg.runtime_socket = v;
+        } else if ((v = flag_value("--gpu.rediscover-interval", argc, argv, &i))) {
+            if (parse_double(v, &cfg.rediscover_interval) < 0 || cfg.rediscover_interval < 0) {
+                fprintf(stderr, "gpureclaim-exporter: invalid --gpu.rediscover-interval '%s'\n",
+                        v);
+                return 2;
+            }
         } else if ((v = flag_value("--log.level", argc, argv, &i))) {
             if (log_set_level(v) < 0) {
                 fprintf(stderr, "gpureclaim-exporter: unknown log level '%s'\n", v);

@@ -6,6 +6,7 @@
 #include "sysfs.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,7 +25,12 @@ static int vpath(char *path, size_t cap, const char *fmt, va_list ap)
     return 0;
 }
 
-static ssize_t read_all(const char *path, void *buf, size_t cap)
+/*
+ * Read up to `cap` bytes. A text attribute arrives whole in the first read, so a short read
+ * ends the loop (one read(2) per value); binary attributes may come in chunks and are read
+ * until EOF (`until_eof`).
+ */
+static ssize_t read_all(const char *path, void *buf, size_t cap, bool until_eof)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -43,6 +49,8 @@ static ssize_t read_all(const char *path, void *buf, size_t cap)
         if (r == 0)
             break;
         n += (size_t)r;
+        if (!until_eof && (size_t)r < cap - (n - (size_t)r))
+            break;
     }
     close(fd);
     return (ssize_t)n;
@@ -53,7 +61,7 @@ static ssize_t vread_str(char *buf, size_t cap, const char *fmt, va_list ap)
     char path[4096];
     if (vpath(path, sizeof(path), fmt, ap) < 0)
         return -1;
-    ssize_t n = read_all(path, buf, cap - 1);
+    ssize_t n = read_all(path, buf, cap - 1, false);
     if (n < 0)
         return -1;
     buf[n] = '\0';
@@ -106,7 +114,7 @@ ssize_t sysfs_read_bin(void *buf, size_t cap, const char *fmt, ...)
     va_end(ap);
     if (rc < 0)
         return -1;
-    return read_all(path, buf, cap);
+    return read_all(path, buf, cap, true);
 }
 
 int sysfs_read_kv(char *buf, size_t cap, const char *key, const char *fmt, ...)

@@ -1,0 +1,284 @@
+/*
+ * Per-cycle data fetch: turns each rule's sources into Prometheus queries, runs them once
+ * per distinct (query, range) and hands every rule its own copy of the results.
+ *
+ * Why max_over_time per step: a range query evaluates its expression only at start,
+ * start + step, ...; with a bare selector each point is the newest sample within 5 minutes
+ * before it, so a burst between two points is never seen and a gap shorter than 5 minutes is
+ * bridged by a repeated value, both making a busy workload look idle. max_over_time(x[STEP])
+ * looks at every sample since the previous point and returns nothing where there were none.
+ * For an arbitrary expression the same is done with a subquery at a resolution of at most
+ * 15 s (a common scrape interval), because a range selector only applies to a selector.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cycle.h"
+#include "log.h"
+#include "util.h"
+
+/* A PromQL duration: whole seconds as "60s", otherwise milliseconds as "1500ms". */
+static void cycle_duration(double seconds, char *buf, size_t len)
+{
+    long long ms = llround(seconds * 1000.0);
+    if (ms % 1000 == 0)
+        snprintf(buf, len, "%llds", ms / 1000);
+    else
+        snprintf(buf, len, "%lldms", ms);
+}
+
+static bool cycle_name_start(char c)
+{
+    return isalpha((unsigned char)c) || c == '_' || c == ':';
+}
+
+static bool cycle_name_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_' || c == ':';
+}
+
+/* Skip a quoted PromQL string starting at *p; false when it is not closed. */
+static bool cycle_skip_string(const char **p)
+{
+    char quote = **p;
+    const char *s = *p + 1;
+    for (; *s && *s != quote; s++)
+        if (*s == '\\' && quote != '`' && s[1])
+            s++;
+    if (*s != quote)
+        return false;
+    *p = s + 1;
+    return true;
+}
+
+/*
+ * True for `name`, `name{...}` and `{...}` (with surrounding blanks), the forms a range
+ * selector `[STEP]` can follow. Anything else (functions, operators, offset, @) is not.
+ */
+static bool cycle_is_selector(const char *e)
+{
+    const char *p = e;
+    while (isspace((unsigned char)*p))
+        p++;
+    bool any = false;
+    if (cycle_name_start(*p)) {
+        const char *name = p;
+        while (cycle_name_char(*p))
+            p++;
+        size_t n = (size_t)(p - name);
+        /* These read as number literals, not metric names. */
+        if ((n == 3 && (strncasecmp(name, "nan", 3) == 0 || strncasecmp(name, "inf", 3) == 0)))
+            return false;
+        any = true;
+        while (isspace((unsigned char)*p))
+            p++;
+    }
+    if (*p == '{') {
+        p++;
+        while (*p && *p != '}') {
+            if (*p == '"' || *p == '\'' || *p == '`') {
+                if (!cycle_skip_string(&p))
+                    return false;
+            } else if (*p == '{' || *p == '(' || *p == '[') {
+                return false;
+            } else {
+                p++;
+            }
+        }
+        if (*p != '}')
+            return false;
+        p++;
+        any = true;
+    }
+    while (isspace((unsigned char)*p))
+        p++;
+    return any && *p == '\0';
+}
+
+static double cycle_step(const struct rule *r)
+{
+    return r->step > 0 ? r->step : 60.0;
+}
+
+int cycle_activity_expr(const struct rule *r, char *buf, size_t len)
+{
+    char step[32], res[32];
+    double s = cycle_step(r);
+    cycle_duration(s, step, sizeof(step));
+    int n;
+    if (cycle_is_selector(r->q_activity)) {
+        n = snprintf(buf, len, "max_over_time(%s[%s])", r->q_activity, step);
+    } else {
+        cycle_duration(s < CYCLE_MAX_RESOLUTION ? s : CYCLE_MAX_RESOLUTION, res, sizeof(res));
+        n = snprintf(buf, len, "max_over_time((%s)[%s:%s])", r->q_activity, step, res);
+    }
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* ---- one cycle's query cache ------------------------------------------------------------- */
+
+struct cycle_query {
+    bool range;
+    char *expr;
+    double start, end, step; /* instant: start = end = time, step = 0 */
+    int rc;
+    struct matrix m;
+    char err[256];
+};
+
+struct cycle_cache {
+    struct cycle_query *v;
+    size_t n;
+};
+
+static const struct cycle_query *cycle_run(struct promq *q, struct cycle_cache *c, bool range,
+                                           const char *expr, double start, double end, double step)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        const struct cycle_query *e = &c->v[i];
+        if (e->range == range && e->start == start && e->end == end && e->step == step &&
+            strcmp(e->expr, expr) == 0)
+            return e;
+    }
+    c->v = xrealloc(c->v, (c->n + 1) * sizeof(*c->v));
+    struct cycle_query *e = &c->v[c->n++];
+    *e = (struct cycle_query){
+        .range = range, .expr = xstrdup(expr), .start = start, .end = end, .step = step};
+    if (range)
+        e->rc = promq_range(q, expr, start, end, step, &e->m, e->err, sizeof(e->err));
+    else
+        e->rc = promq_instant(q, expr, end, &e->m, e->err, sizeof(e->err));
+    return e;
+}
+
+static void cycle_cache_free(struct cycle_cache *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->v[i].expr);
+        matrix_free(&c->v[i].m);
+    }
+    free(c->v);
+}
+
+static void cycle_matrix_copy(struct matrix *dst, const struct matrix *src)
+{
+    *dst = (struct matrix){0};
+    for (size_t i = 0; i < src->n; i++) {
+        const struct series *from = &src->s[i];
+        struct series *to = matrix_push(dst);
+        labels_copy(&to->labels, &from->labels);
+        if (from->n) {
+            to->p = xmalloc(from->n * sizeof(*to->p));
+            memcpy(to->p, from->p, from->n * sizeof(*to->p));
+        }
+        to->n = from->n;
+    }
+}
+
+/* Run one query for rule data `d`; on failure record "<what> query: <message>". */
+static int cycle_get(struct promq *q, struct cycle_cache *c, struct rule_data *d, const char *what,
+                     bool range, const char *expr, double start, double end, double step,
+                     struct matrix *dst)
+{
+    const struct cycle_query *e = cycle_run(q, c, range, expr, start, end, step);
+    if (e->rc == 0) {
+        cycle_matrix_copy(dst, &e->m);
+        return 0;
+    }
+    if (!d->errmsg[0])
+        snprintf(d->errmsg, sizeof(d->errmsg), "%s query: %s", what, e->err);
+    log_warn("rule '%s': %s query failed: %s", d->rule->name, what, e->err);
+    return -1;
+}
+
+static int cycle_fetch_rule(struct promq *q, struct cycle_cache *c, const struct rule *r,
+                            double now, struct rule_data *d)
+{
+    double step = cycle_step(r);
+    d->start = now - decide_lookback(r);
+    d->end = now;
+    if (!r->enabled)
+        return 0;
+
+    /* rules.c always fills these; a hand-built rule without them must not crash the cycle. */
+    if (!r->q_activity || !r->q_allocation) {
+        snprintf(d->errmsg, sizeof(d->errmsg), "rule has no %s query",
+                 r->q_activity ? "allocation" : "activity");
+        d->error = 1;
+        return -1;
+    }
+
+    int ret = 0;
+    char expr[8192];
+    if (cycle_activity_expr(r, expr, sizeof(expr)) < 0) {
+        snprintf(d->errmsg, sizeof(d->errmsg), "activity query is longer than %zu bytes",
+                 sizeof(expr) - 1);
+        log_warn("rule '%s': %s", r->name, d->errmsg);
+        d->error = 1;
+        ret = -1;
+    } else if ((d->end - d->start) / step > CYCLE_MAX_STEPS) {
+        snprintf(d->errmsg, sizeof(d->errmsg),
+                 "activity query: range of %.0f s at step %g s exceeds prometheus' limit of "
+                 "%.0f points",
+                 d->end - d->start, step, CYCLE_MAX_STEPS);
+        log_warn("rule '%s': %s", r->name, d->errmsg);
+        d->error = 1;
+        ret = -1;
+    } else if (cycle_get(q, c, d, "activity", true, expr, d->start, d->end, step, &d->activity) <
+               0) {
+        d->error = 1;
+        ret = -1;
+    }
+
+    if (cycle_get(q, c, d, "allocation", false, r->q_allocation, now, now, 0, &d->allocation) < 0) {
+        d->error = 1;
+        ret = -1;
+    }
+    if (r->policy == POLICY_DURING_PRESSURE) {
+        if (!r->q_pending) {
+            if (!d->errmsg[0])
+                snprintf(d->errmsg, sizeof(d->errmsg), "pending query: not configured");
+            d->pending_error = 1;
+            ret = -1;
+        } else if (cycle_get(q, c, d, "pending", false, r->q_pending, now, now, 0, &d->pending) <
+                   0) {
+            d->pending_error = 1;
+            ret = -1;
+        }
+    }
+    /* An unknown priority could reorder victims, so it blocks the rule like missing data. */
+    if (r->q_priority &&
+        cycle_get(q, c, d, "priority", false, r->q_priority, now, now, 0, &d->priority) < 0) {
+        d->error = 1;
+        ret = -1;
+    }
+    return ret;
+}
+
+int cycle_fetch(struct promq *q, const struct ruleset *rs, double now, struct rule_data *out)
+{
+    struct cycle_cache cache = {0};
+    int ret = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        out[i] = (struct rule_data){.rule = &rs->rules[i]};
+        if (cycle_fetch_rule(q, &cache, &rs->rules[i], now, &out[i]) < 0)
+            ret = -1;
+    }
+    log_debug("cycle: %zu rules, %zu queries", rs->n, cache.n);
+    cycle_cache_free(&cache);
+    return ret;
+}
+
+void cycle_free(struct rule_data *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        matrix_free(&d[i].activity);
+        matrix_free(&d[i].allocation);
+        matrix_free(&d[i].pending);
+        matrix_free(&d[i].priority);
+    }
+}

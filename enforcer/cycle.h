@@ -1,0 +1,53 @@
+/*
+ * The per-cycle data fetch: for every rule, the Prometheus queries decide() needs, run
+ * through promq and stored in one `struct rule_data` per rule.
+ *
+ * Activity is a range query of `max_over_time` over each step, so a burst between two
+ * evaluation points is never missed and a gap in the data shows as missing points rather
+ * than being bridged by the 5-minute lookback (enforcement.md §5.4, "Form B"). Identical
+ * (query, range) pairs are sent once per cycle, so the number of requests depends only on
+ * the rules, never on how many workloads match them. An error affects only the rule whose
+ * query failed.
+ */
+#ifndef GPURECLAIM_CYCLE_H
+#define GPURECLAIM_CYCLE_H
+
+#include <stddef.h>
+
+#include "decide.h"
+#include "promq.h"
+#include "rules.h"
+
+/* Resolution of the activity subquery: min(step, CYCLE_MAX_RESOLUTION) seconds. */
+#define CYCLE_MAX_RESOLUTION 15.0
+/* Prometheus refuses a range of more than 11,000 steps (web/api/v1/api.go). */
+#define CYCLE_MAX_STEPS 11000.0
+
+/*
+ * Write the activity expression of rule `r` into buf:
+ *   `max_over_time(EXPR[STEP])` when EXPR is a plain series selector (a metric name with
+ *   optional {matchers}, or only {matchers}), else `max_over_time((EXPR)[STEP:RES])` with
+ *   RES = min(step, 15s). Durations are whole seconds ("60s") or milliseconds ("1500ms").
+ * Returns 0, or -1 when the expression does not fit in `len` bytes.
+ */
+int cycle_activity_expr(const struct rule *r, char *buf, size_t len);
+
+/*
+ * Fetch data for every rule of `rs` at time `now` (Unix seconds) into out[0 .. rs->n - 1],
+ * which is overwritten (free it with cycle_free):
+ *   activity   range query of cycle_activity_expr() over [now - decide_lookback(), now],
+ *              step rule->step;
+ *   allocation instant query of q_allocation at now;
+ *   pending    instant query of q_pending at now, only for DuringGPUPressure rules;
+ *   priority   instant query of q_priority at now, only when set.
+ * Disabled rules are not queried (rule set, matrices empty). A failed activity, allocation
+ * or priority query sets `error` and `errmsg` on that rule; a failed pending query sets
+ * `pending_error` and, when errmsg is still empty, puts its message there. Each failure is
+ * also logged as a warning. Returns 0 when every query succeeded, -1 when any failed.
+ */
+int cycle_fetch(struct promq *q, const struct ruleset *rs, double now, struct rule_data *out);
+
+/* Free the matrices of d[0 .. n - 1] (not the array itself). */
+void cycle_free(struct rule_data *d, size_t n);
+
+#endif

@@ -1,0 +1,367 @@
+/*
+ * A fake Prometheus for the enforcer's tests: serves /api/v1/query and /api/v1/query_range
+ * on 127.0.0.1 with one canned behaviour per run, including the faults a real deployment
+ * shows (error envelopes with their real status codes, a proxy's HTML error page, invalid or
+ * truncated JSON, a slow server, a partial answer with warnings).
+ *
+ * usage: fake_prom [-E SUBSTR] PORT MODE [ARGS]
+ *   ok FILE [INSTANT_FILE]  answer FILE for every query (INSTANT_FILE for /api/v1/query)
+ *   status CODE             that HTTP status with an HTML body
+ *   error TYPE MSG          the error envelope with the status Prometheus uses for TYPE
+ *   garbage                 200 with a body that is not JSON
+ *   slow SECONDS            sleep, then an empty result
+ *   partial                 200 with a matrix and "warnings"
+ *   truncated               200 with a JSON document cut in the middle
+ *   -E SUBSTR               any query containing SUBSTR gets a bad_data error instead
+ *
+ * PORT 0 picks a free port; "listening on PORT" goes to stdout once the socket is bound.
+ * Every request is logged to stderr as "request METHOD PATH BODY" (plus " authorization=..."
+ * when that header was sent) so tests can count requests and check credentials.
+ * SIGTERM or SIGINT stops it.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "util.h"
+
+#if MHD_VERSION >= 0x00097002
+#define MHD_RESULT enum MHD_Result
+#else
+#define MHD_RESULT int
+#endif
+
+enum fp_mode { FP_OK, FP_STATUS, FP_ERROR, FP_GARBAGE, FP_SLOW, FP_PARTIAL, FP_TRUNCATED };
+
+static enum fp_mode fp_mode;
+static char *fp_body, *fp_instant_body; /* ok mode */
+static unsigned fp_status = 200;        /* status mode, error mode */
+static const char *fp_error_type, *fp_error_msg;
+static double fp_slow;
+static uint64_t fp_port;
+static const char *fp_error_on; /* -E */
+static volatile sig_atomic_t fp_stopping;
+static pthread_mutex_t fp_log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char fp_empty_matrix[] =
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]}}";
+static const char fp_empty_vector[] =
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}";
+static const char fp_partial[] =
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
+    "{\"pod\":\"a\"},\"values\":[[1700000000,\"0\"]]}]},\"warnings\":[\"remote read from "
+    "'store-1' failed: connection refused\"]}";
+static const char fp_truncated[] =
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
+    "{\"pod\":\"a\"},\"values\":[[1700000000,\"0.5\"],[17000";
+
+/* Status codes of respondError in prometheus web/api/v1/api.go. */
+static unsigned fp_error_status(const char *type)
+{
+    static const struct {
+        const char *type;
+        unsigned status;
+    } map[] = {
+        {"bad_data", 400}, {"execution", 422}, {"canceled", 503},    {"timeout", 503},
+        {"internal", 500}, {"not_found", 404}, {"unavailable", 503},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(map); i++)
+        if (strcmp(map[i].type, type) == 0)
+            return map[i].status;
+    return 500;
+}
+
+static void fp_json_string(struct sbuf *b, const char *s)
+{
+    sbuf_putc(b, '"');
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            sbuf_printf(b, "\\%c", c);
+        else if (c < 0x20)
+            sbuf_printf(b, "\\u%04x", c);
+        else
+            sbuf_putc(b, (char)c);
+    }
+    sbuf_putc(b, '"');
+}
+
+static char *fp_error_body(const char *type, const char *msg)
+{
+    struct sbuf b = {0};
+    sbuf_puts(&b, "{\"status\":\"error\",\"errorType\":");
+    fp_json_string(&b, type);
+    sbuf_puts(&b, ",\"error\":");
+    fp_json_string(&b, msg);
+    sbuf_puts(&b, "}");
+    return sbuf_take(&b);
+}
+
+static int fp_hex(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* The decoded value of `name` in a form-urlencoded body; caller frees; NULL if absent. */
+static char *fp_form_value(const char *body, const char *name)
+{
+    size_t nlen = strlen(name);
+    for (const char *p = body; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+        if (strncmp(p, name, nlen) != 0 || p[nlen] != '=')
+            continue;
+        struct sbuf v = {0};
+        for (const char *s = p + nlen + 1; *s && *s != '&'; s++) {
+            if (*s == '+') {
+                sbuf_putc(&v, ' ');
+            } else if (*s == '%' && fp_hex(s[1]) >= 0 && fp_hex(s[2]) >= 0) {
+                sbuf_putc(&v, (char)(fp_hex(s[1]) * 16 + fp_hex(s[2])));
+                s += 2;
+            } else {
+                sbuf_putc(&v, *s);
+            }
+        }
+        return sbuf_take(&v);
+    }
+    return NULL;
+}
+
+static MHD_RESULT fp_collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 const char *value)
+{
+    struct sbuf *b = cls;
+    if (b->len)
+        sbuf_putc(b, '&');
+    sbuf_printf(b, "%s=%s", key, value ? value : "");
+    return MHD_YES;
+}
+
+static MHD_RESULT fp_reply(struct MHD_Connection *conn, unsigned status, const char *ctype,
+                           const char *body)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+    MHD_add_response_header(r, "Content-Type", ctype);
+    MHD_RESULT ret = MHD_queue_response(conn, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static void fp_sleep(double seconds)
+{
+    double end = mono_now() + seconds;
+    while (!fp_stopping && mono_now() < end) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static MHD_RESULT fp_answer(struct MHD_Connection *conn, bool instant, const char *query)
+{
+    static const char json[] = "application/json";
+    if (fp_error_on && query && strstr(query, fp_error_on)) {
+        char *msg =
+            xasprintf("invalid parameter \"query\": injected failure for '%s'", fp_error_on);
+        char *body = fp_error_body("bad_data", msg);
+        MHD_RESULT ret = fp_reply(conn, 400, json, body);
+        free(body);
+        free(msg);
+        return ret;
+    }
+    switch (fp_mode) {
+    case FP_OK:
+        return fp_reply(conn, 200, json, instant && fp_instant_body ? fp_instant_body : fp_body);
+    case FP_STATUS: {
+        char *html = xasprintf("<html><head><title>%u</title></head><body><h1>%u Bad Gateway"
+                               "</h1><hr>nginx</body></html>\n",
+                               fp_status, fp_status);
+        MHD_RESULT ret = fp_reply(conn, fp_status, "text/html", html);
+        free(html);
+        return ret;
+    }
+    case FP_ERROR: {
+        char *body = fp_error_body(fp_error_type, fp_error_msg);
+        MHD_RESULT ret = fp_reply(conn, fp_status, json, body);
+        free(body);
+        return ret;
+    }
+    case FP_GARBAGE:
+        return fp_reply(conn, 200, json, "<<this is not json>> {");
+    case FP_SLOW:
+        fp_sleep(fp_slow);
+        return fp_reply(conn, 200, json, instant ? fp_empty_vector : fp_empty_matrix);
+    case FP_PARTIAL:
+        return fp_reply(conn, 200, json, fp_partial);
+    case FP_TRUNCATED:
+        return fp_reply(conn, 200, json, fp_truncated);
+    }
+    return MHD_NO;
+}
+
+static MHD_RESULT fp_handler(void *cls, struct MHD_Connection *conn, const char *url,
+                             const char *method, const char *version, const char *upload_data,
+                             size_t *upload_data_size, void **con_cls)
+{
+    struct sbuf *body = *con_cls;
+    if (!body) {
+        *con_cls = xcalloc(1, sizeof(struct sbuf));
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        sbuf_add(body, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    sbuf_add(body, "", 0);
+    if (strcmp(method, "GET") == 0)
+        MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, fp_collect_arg, body);
+
+    const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+    pthread_mutex_lock(&fp_log_lock);
+    fprintf(stderr, "request %s %s %s%s%s\n", method, url, body->buf, auth ? " authorization=" : "",
+            auth ? auth : "");
+    fflush(stderr);
+    pthread_mutex_unlock(&fp_log_lock);
+
+    if (strcmp(url, "/-/ready") == 0)
+        return fp_reply(conn, 200, "text/plain", "Prometheus Server is Ready.\n");
+    bool instant = strcmp(url, "/api/v1/query") == 0;
+    if (!instant && strcmp(url, "/api/v1/query_range") != 0)
+        return fp_reply(conn, 404, "text/plain", "404 page not found\n");
+    if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0)
+        return fp_reply(conn, 405, "text/plain", "method not allowed\n");
+
+    char *query = fp_form_value(body->buf, "query");
+    MHD_RESULT ret = fp_answer(conn, instant, query);
+    free(query);
+    return ret;
+}
+
+static void fp_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    struct sbuf *body = *con_cls;
+    if (body) {
+        sbuf_free(body);
+        free(body);
+        *con_cls = NULL;
+    }
+}
+
+static char *fp_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "fake_prom: cannot open '%s': %s\n", path, strerror(errno));
+        exit(2);
+    }
+    struct sbuf b = {0};
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        sbuf_add(&b, buf, n);
+    fclose(f);
+    return sbuf_take(&b);
+}
+
+static void fp_usage(void)
+{
+    fprintf(stderr, "usage: fake_prom [-E SUBSTR] PORT ok FILE [INSTANT_FILE] | status CODE | "
+                    "error TYPE MSG | garbage | slow SECONDS | partial | truncated\n");
+    exit(2);
+}
+
+static void fp_parse_args(int argc, char **argv)
+{
+    int i = 1;
+    if (i + 1 < argc && strcmp(argv[i], "-E") == 0) {
+        fp_error_on = argv[i + 1];
+        i += 2;
+    }
+    if (argc - i < 2)
+        fp_usage();
+    const char *mode = argv[i + 1];
+    int nargs = argc - i - 2;
+    char **args = argv + i + 2;
+    if (strcmp(mode, "ok") == 0 && (nargs == 1 || nargs == 2)) {
+        fp_mode = FP_OK;
+        fp_body = fp_read_file(args[0]);
+        if (nargs == 2)
+            fp_instant_body = fp_read_file(args[1]);
+    } else if (strcmp(mode, "status") == 0 && nargs == 1) {
+        fp_mode = FP_STATUS;
+        fp_status = (unsigned)atoi(args[0]);
+        if (fp_status < 100 || fp_status > 599)
+            fp_usage();
+    } else if (strcmp(mode, "error") == 0 && nargs == 2) {
+        fp_mode = FP_ERROR;
+        fp_error_type = args[0];
+        fp_error_msg = args[1];
+        fp_status = fp_error_status(args[0]);
+    } else if (strcmp(mode, "garbage") == 0 && nargs == 0) {
+        fp_mode = FP_GARBAGE;
+    } else if (strcmp(mode, "slow") == 0 && nargs == 1) {
+        fp_mode = FP_SLOW;
+        if (parse_double(args[0], &fp_slow) < 0 || fp_slow < 0)
+            fp_usage();
+    } else if (strcmp(mode, "partial") == 0 && nargs == 0) {
+        fp_mode = FP_PARTIAL;
+    } else if (strcmp(mode, "truncated") == 0 && nargs == 0) {
+        fp_mode = FP_TRUNCATED;
+    } else {
+        fp_usage();
+    }
+    if (parse_u64(argv[i], &fp_port) < 0 || fp_port > 65535)
+        fp_usage();
+}
+
+int main(int argc, char **argv)
+{
+    fp_parse_args(argc, argv);
+    uint16_t port = (uint16_t)fp_port;
+
+    /* Block the stop signals before MHD starts its threads, so only sigwait sees them. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    /* A thread per connection so that a slow answer never delays another request. */
+    struct MHD_Daemon *d = MHD_start_daemon(
+        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, port, NULL, NULL,
+        fp_handler, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_NOTIFY_COMPLETED, fp_completed, NULL, MHD_OPTION_END);
+    if (!d) {
+        fprintf(stderr, "fake_prom: cannot listen on 127.0.0.1:%u\n", (unsigned)port);
+        return 1;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    printf("listening on %u\n", info ? (unsigned)info->port : (unsigned)port);
+    fflush(stdout);
+
+    int sig;
+    sigwait(&set, &sig);
+    fp_stopping = 1;
+    MHD_stop_daemon(d);
+    free(fp_body);
+    free(fp_instant_body);
+    return 0;
+}

@@ -1,0 +1,409 @@
+/*
+ * Tests of the per-cycle fetch: the activity expression (selector vs subquery form) and,
+ * against tests/fakes/fake_prom, which queries a cycle sends for a set of rules built by hand
+ * (request count depends on rules, not workloads; identical queries are sent once; pending
+ * only for DuringGPUPressure rules; a failing query affects only its rule).
+ */
+#include <fcntl.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "cycle.c"
+#include "test.h"
+
+#define NOW 1700000000.0
+
+static char fake_path[4096];
+static char tmpdir[] = "/tmp/gpureclaim-test_cycle.XXXXXX";
+
+/* ---- fake_prom process ------------------------------------------------------------------ */
+
+struct fake {
+    pid_t pid;
+    int port;
+    char log[4200];
+};
+
+static void fake_stop(struct fake *f)
+{
+    if (f->pid <= 0)
+        return;
+    kill(f->pid, SIGTERM);
+    for (int i = 0; i < 300 && waitpid(f->pid, NULL, WNOHANG) != f->pid; i++)
+        usleep(10000);
+    if (kill(f->pid, 0) == 0) {
+        kill(f->pid, SIGKILL);
+        waitpid(f->pid, NULL, 0);
+    }
+    f->pid = 0;
+}
+
+/* Start fake_prom with the given arguments (NULL-terminated, PORT included). */
+static int fake_start(struct fake *f, ...)
+{
+    static int nlog;
+    char *argv[16];
+    int n = 0, pfd[2];
+    argv[n++] = fake_path;
+    va_list ap;
+    va_start(ap, f);
+    char *a;
+    while ((a = va_arg(ap, char *)) && n < 15)
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    snprintf(f->log, sizeof(f->log), "%s/fake%d.log", tmpdir, ++nlog);
+    f->port = 0;
+    if (pipe(pfd) < 0)
+        return -1;
+    f->pid = fork();
+    if (f->pid == 0) {
+        int fd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(pfd[1], 1);
+        dup2(fd, 2);
+        close(pfd[0]);
+        close(pfd[1]);
+        close(fd);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    char line[64];
+    size_t len = 0;
+    struct pollfd p = {.fd = pfd[0], .events = POLLIN};
+    while (len < sizeof(line) - 1 && poll(&p, 1, 5000) > 0) {
+        if (read(pfd[0], &line[len], 1) != 1 || line[len] == '\n')
+            break;
+        len++;
+    }
+    line[len] = '\0';
+    close(pfd[0]);
+    if (sscanf(line, "listening on %d", &f->port) != 1) {
+        fake_stop(f);
+        return -1;
+    }
+    return 0;
+}
+
+static int count_requests(const char *log)
+{
+    char *s = test_read_file(log, NULL);
+    int n = 0;
+    for (char *p = s; p && (p = strstr(p, "request ")); p++)
+        n++;
+    free(s);
+    return n;
+}
+
+static char *write_tmp(const char *name, const char *content)
+{
+    char *path = xasprintf("%s/%s", tmpdir, name);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(content, f);
+        fclose(f);
+    }
+    return path;
+}
+
+/* A range answer with `n` workloads, each at 0 for the whole range. */
+static char *range_answer(int n)
+{
+    struct sbuf b = {0};
+    sbuf_puts(&b, "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[");
+    for (int i = 0; i < n; i++)
+        sbuf_printf(&b,
+                    "%s{\"metric\":{\"namespace\":\"ml\",\"pod\":\"w%03d\"},\"values\":"
+                    "[[1699998800,\"0\"],[1699998860,\"0\"]]}",
+                    i ? "," : "", i);
+    sbuf_puts(&b, "]}}");
+    return sbuf_take(&b);
+}
+
+static const char instant_answer[] =
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":"
+    "{\"namespace\":\"ml\",\"pod\":\"w000\",\"resource\":\"amd_com_gpu\"},\"value\":"
+    "[1700000000,\"1\"]}]}}";
+
+static struct promq *client(int port)
+{
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    struct promq_cfg cfg = {.url = url, .timeout = 5};
+    return promq_new(&cfg);
+}
+
+static struct rule mkrule(char *name, enum rule_policy policy, double idle_timer)
+{
+    return (struct rule){
+        .name = name,
+        .enabled = true,
+        .policy = policy,
+        .threshold = 10,
+        .idle_timer = idle_timer,
+        .step = 60,
+        .q_activity = "gpureclaim:workload_busy:ratio",
+        .q_allocation = "gpureclaim:workload_devices:count",
+        .q_pending = "sum by (resource) (kube_pod_container_resource_requests)",
+    };
+}
+
+/* ---- tests ------------------------------------------------------------------------------- */
+
+TEST(activity_expr)
+{
+    static const struct {
+        const char *expr;
+        double step;
+        const char *want;
+    } cases[] = {
+        {"gpureclaim:workload_busy:ratio", 60,
+         "max_over_time(gpureclaim:workload_busy:ratio[60s])"},
+        {"gpu_busy{pod!=\"\", namespace=~\"ml|dev\"}", 60,
+         "max_over_time(gpu_busy{pod!=\"\", namespace=~\"ml|dev\"}[60s])"},
+        {"{__name__=\"gpu_busy\"}", 30, "max_over_time({__name__=\"gpu_busy\"}[30s])"},
+        {" gpu_busy ", 60, "max_over_time( gpu_busy [60s])"},
+        {"gpu_busy{a=\"}\",b='{(',c=`\\`}", 60,
+         "max_over_time(gpu_busy{a=\"}\",b='{(',c=`\\`}[60s])"},
+        {"gpu_busy{a=\"\\\"}\"}", 60, "max_over_time(gpu_busy{a=\"\\\"}\"}[60s])"},
+        {"avg by (pod) (gpu_busy)", 60, "max_over_time((avg by (pod) (gpu_busy))[60s:15s])"},
+        {"gpu_busy / 100", 60, "max_over_time((gpu_busy / 100)[60s:15s])"},
+        {"gpu_busy offset 5m", 60, "max_over_time((gpu_busy offset 5m)[60s:15s])"},
+        {"rate(x[5m])", 120, "max_over_time((rate(x[5m]))[120s:15s])"},
+        {"gpu_busy{a=\"open", 60, "max_over_time((gpu_busy{a=\"open)[60s:15s])"},
+        {"gpu_busy{} {}", 60, "max_over_time((gpu_busy{} {})[60s:15s])"},
+        {"NaN", 60, "max_over_time((NaN)[60s:15s])"},
+        {"Inf", 60, "max_over_time((Inf)[60s:15s])"},
+        {"nano_seconds", 60, "max_over_time(nano_seconds[60s])"},
+        {"sum(x)", 10, "max_over_time((sum(x))[10s:10s])"},
+        {"sum(x)", 1.5, "max_over_time((sum(x))[1500ms:1500ms])"},
+        {"x", 0, "max_over_time(x[60s])"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        struct rule r = mkrule("r", POLICY_ALWAYS, 600);
+        r.q_activity = (char *)cases[i].expr;
+        r.step = cases[i].step;
+        char buf[256];
+        TEST_CHECK_INT(cycle_activity_expr(&r, buf, sizeof(buf)), 0);
+        TEST_CHECK_STR(buf, cases[i].want);
+    }
+    struct rule r = mkrule("r", POLICY_ALWAYS, 600);
+    char small[20];
+    TEST_CHECK_INT(cycle_activity_expr(&r, small, sizeof(small)), -1);
+}
+
+TEST(fetch_queries_and_dedupe)
+{
+    char *range = range_answer(3), *many = range_answer(200);
+    char *range_file = write_tmp("range.json", range);
+    char *many_file = write_tmp("many.json", many);
+    char *instant_file = write_tmp("instant.json", instant_answer);
+    struct rule rules[5] = {
+        mkrule("always", POLICY_ALWAYS, 600),
+        mkrule("pressure-same-sources", POLICY_DURING_PRESSURE, 600),
+        mkrule("pressure-longer-timer", POLICY_DURING_PRESSURE, 1800),
+        mkrule("disabled", POLICY_DURING_PRESSURE, 600),
+        mkrule("with-priority", POLICY_ALWAYS, 600),
+    };
+    rules[3].enabled = false;
+    rules[4].q_priority = "max by (namespace, pod) (kube_pod_priority)";
+    struct ruleset rs = {.rules = rules, .n = ARRAY_LEN(rules)};
+
+    /*
+     * always: activity + allocation (2); pressure-same-sources: pending (1, the rest is
+     * shared); pressure-longer-timer: its own activity range (1); disabled: nothing;
+     * with-priority: priority (1). The same count however many workloads answer.
+     */
+    const char *files[] = {range_file, many_file};
+    const size_t workloads[] = {3, 200};
+    for (size_t k = 0; k < 2; k++) {
+        struct fake f;
+        if (fake_start(&f, "0", "ok", files[k], instant_file, NULL) < 0) {
+            TEST_CHECK(!"fake_prom started");
+            continue;
+        }
+        struct promq *q = client(f.port);
+        struct rule_data d[5];
+        TEST_CHECK_INT(cycle_fetch(q, &rs, NOW, d), 0);
+        TEST_CHECK_INT(promq_requests(q), 5);
+        for (size_t i = 0; i < 5; i++) {
+            TEST_CHECK(d[i].rule == &rules[i]);
+            TEST_CHECK_INT(d[i].error, 0);
+            TEST_CHECK_INT(d[i].pending_error, 0);
+            TEST_CHECK_STR(d[i].errmsg, "");
+            TEST_CHECK_DBL(d[i].end, NOW, 0);
+        }
+        TEST_CHECK_DBL(d[0].start, NOW - 1200, 0);
+        TEST_CHECK_DBL(d[2].start, NOW - 3600, 0);
+        TEST_CHECK_INT(d[0].activity.n, workloads[k]);
+        TEST_CHECK_INT(d[1].activity.n, workloads[k]);
+        TEST_CHECK_INT(d[2].activity.n, workloads[k]);
+        TEST_CHECK_INT(d[0].allocation.n, 1);
+        TEST_CHECK_INT(d[2].allocation.n, 1);
+        /* Pending only for pressure rules, priority only where set. */
+        TEST_CHECK_INT(d[0].pending.n, 0);
+        TEST_CHECK_INT(d[1].pending.n, 1);
+        TEST_CHECK_INT(d[2].pending.n, 1);
+        TEST_CHECK_INT(d[4].pending.n, 0);
+        TEST_CHECK_INT(d[4].priority.n, 1);
+        TEST_CHECK_INT(d[0].priority.n, 0);
+        /* A disabled rule gets nothing. */
+        TEST_CHECK_INT(d[3].activity.n + d[3].allocation.n + d[3].pending.n + d[3].priority.n, 0);
+        /* Each rule owns its copy. */
+        if (d[0].activity.n && d[1].activity.n)
+            TEST_CHECK(d[0].activity.s != d[1].activity.s &&
+                       d[0].activity.s[0].p != d[1].activity.s[0].p);
+        if (d[0].activity.n)
+            TEST_CHECK_STR(labels_get(&d[0].activity.s[0].labels, "pod"), "w000");
+        cycle_free(d, 5);
+        promq_free(q);
+        fake_stop(&f);
+
+        TEST_CHECK_INT(count_requests(f.log), 5);
+        char *log = test_read_file(f.log, NULL);
+        TEST_CHECK_CONTAINS(log, "request POST /api/v1/query_range "
+                                 "query=max_over_time%28gpureclaim%3Aworkload_busy%3Aratio%5B60s"
+                                 "%5D%29&start=1699998800.000&end=1700000000.000&step=60.000");
+        TEST_CHECK_CONTAINS(log, "&start=1699996400.000&end=1700000000.000&step=60.000");
+        TEST_CHECK_CONTAINS(log, "request POST /api/v1/query query=gpureclaim%3Aworkload_devices"
+                                 "%3Acount&time=1700000000.000");
+        TEST_CHECK_CONTAINS(log, "query=sum%20by%20%28resource%29%20%28kube_pod_container_"
+                                 "resource_requests%29&time=1700000000.000");
+        TEST_CHECK_CONTAINS(log, "query=max%20by%20%28namespace%2C%20pod%29%20%28kube_pod_"
+                                 "priority%29&time=");
+        free(log);
+    }
+    free(range);
+    free(many);
+    free(range_file);
+    free(many_file);
+    free(instant_file);
+}
+
+/* A failing query marks only the rule that uses it; the pending query has its own flag. */
+TEST(fetch_error_isolation)
+{
+    char *range = range_answer(2);
+    char *range_file = write_tmp("range2.json", range);
+    char *instant_file = write_tmp("instant2.json", instant_answer);
+    struct rule rules[5] = {
+        mkrule("fine", POLICY_DURING_PRESSURE, 600),
+        mkrule("bad-activity", POLICY_ALWAYS, 600),
+        mkrule("bad-pending", POLICY_DURING_PRESSURE, 600),
+        mkrule("bad-allocation", POLICY_ALWAYS, 600),
+        mkrule("bad-priority", POLICY_ALWAYS, 600),
+    };
+    rules[1].q_activity = "broken_activity";
+    rules[2].q_pending = "broken_pending";
+    rules[3].q_allocation = "broken_allocation";
+    rules[4].q_priority = "broken_priority";
+    struct ruleset rs = {.rules = rules, .n = ARRAY_LEN(rules)};
+    struct fake f;
+    if (fake_start(&f, "-E", "broken", "0", "ok", range_file, instant_file, NULL) < 0) {
+        TEST_CHECK(!"fake_prom started");
+        goto out;
+    }
+    struct promq *q = client(f.port);
+    struct rule_data d[5];
+    TEST_CHECK_INT(cycle_fetch(q, &rs, NOW, d), -1);
+
+    TEST_CHECK_INT(d[0].error, 0);
+    TEST_CHECK_INT(d[0].pending_error, 0);
+    TEST_CHECK_STR(d[0].errmsg, "");
+    TEST_CHECK_INT(d[0].activity.n, 2);
+    TEST_CHECK_INT(d[0].pending.n, 1);
+
+    TEST_CHECK_INT(d[1].error, 1);
+    TEST_CHECK_STR(d[1].errmsg, "activity query: prometheus error (bad_data): invalid parameter "
+                                "\"query\": injected failure for 'broken'");
+    TEST_CHECK_INT(d[1].activity.n, 0);
+    TEST_CHECK_INT(d[1].allocation.n, 1); /* the allocation query itself succeeded */
+
+    TEST_CHECK_INT(d[2].error, 0);
+    TEST_CHECK_INT(d[2].pending_error, 1);
+    TEST_CHECK_CONTAINS(d[2].errmsg, "pending query: prometheus error (bad_data)");
+    TEST_CHECK_INT(d[2].activity.n, 2);
+
+    TEST_CHECK_INT(d[3].error, 1);
+    TEST_CHECK_CONTAINS(d[3].errmsg, "allocation query: prometheus error (bad_data)");
+    TEST_CHECK_INT(d[3].activity.n, 2);
+
+    TEST_CHECK_INT(d[4].error, 1);
+    TEST_CHECK_CONTAINS(d[4].errmsg, "priority query: ");
+    cycle_free(d, 5);
+    /* fine: 3; bad-activity: 1 (allocation shared); bad-pending: 1; bad-allocation: 1;
+     * bad-priority: 1. */
+    TEST_CHECK_INT(promq_requests(q), 7);
+    TEST_CHECK_INT(promq_failures(q), 4);
+    promq_free(q);
+    fake_stop(&f);
+out:
+    free(range);
+    free(range_file);
+    free(instant_file);
+}
+
+/* With Prometheus down every enabled rule carries the error and nothing is left allocated. */
+TEST(fetch_server_down)
+{
+    struct fake f;
+    if (fake_start(&f, "0", "garbage", NULL) < 0) {
+        TEST_CHECK(!"fake_prom started");
+        return;
+    }
+    int port = f.port;
+    fake_stop(&f);
+    struct rule rules[3] = {mkrule("a", POLICY_DURING_PRESSURE, 600),
+                            mkrule("b", POLICY_ALWAYS, 60), mkrule("c", POLICY_ALWAYS, 60)};
+    rules[1].enabled = false;
+    rules[2].q_activity = NULL;
+    struct ruleset rs = {.rules = rules, .n = 3};
+    struct promq *q = client(port);
+    struct rule_data d[3];
+    TEST_CHECK_INT(cycle_fetch(q, &rs, NOW, d), -1);
+    TEST_CHECK_INT(d[0].error, 1);
+    TEST_CHECK_INT(d[0].pending_error, 1);
+    TEST_CHECK_CONTAINS(d[0].errmsg, "activity query: cannot connect to 'http://127.0.0.1:");
+    TEST_CHECK_INT(d[1].error, 0);
+    TEST_CHECK_INT(d[2].error, 1);
+    TEST_CHECK_STR(d[2].errmsg, "rule has no activity query");
+    TEST_CHECK_INT(promq_requests(q), 3);
+    cycle_free(d, 3);
+    promq_free(q);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+int main(int argc, char **argv)
+{
+    char self[4096];
+    snprintf(self, sizeof(self), "%s", argv[0]);
+    snprintf(fake_path, sizeof(fake_path), "%s/../fakes/fake_prom", dirname(self));
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    log_threshold = LOG_ERROR;
+
+    RUN(activity_expr);
+    RUN(fetch_queries_and_dedupe);
+    RUN(fetch_error_isolation);
+    RUN(fetch_server_down);
+
+    if (!getenv("KEEP_TMP"))
+        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    curl_global_cleanup();
+    return test_done();
+}
