@@ -4,6 +4,7 @@
  * Start-up errors (bad flags, a port in use) are fatal with a message; after that nothing
  * the exporter reads can stop it: collectors report problems in metrics and logs.
  */
+#include <curl/curl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -150,6 +151,8 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    /* libcurl's global state must be set up before any thread (ownership refresher) runs. */
+    curl_global_init(CURL_GLOBAL_DEFAULT);
     char err[512];
     if (coll_init(&cfg, err, sizeof(err)) < 0) {
         log_error("cannot start collectors: %s", err);

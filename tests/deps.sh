@@ -17,7 +17,13 @@ for p in $PKGS; do
 done
 # Node.js runs the gRPC pod-resources test server; any working node is fine.
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
+npm_deps() {
+    # Test server for the pod-resources client (tests/e2e/podres.sh); versions from the lockfile.
+    [ -d tests/podres/node_modules/@grpc/grpc-js ] ||
+        npm ci --prefix tests/podres --no-audit --no-fund --loglevel=error
+}
 if [ -z "$missing" ]; then
+    npm_deps
     exit 0
 fi
 if [ "$(id -u)" -ne 0 ]; then
@@ -28,3 +34,4 @@ echo "deps: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
+npm_deps

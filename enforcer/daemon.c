@@ -1,0 +1,510 @@
+/*
+ * The `run` loop (see daemon.h): evaluation every interval, rule reloads, self-metrics.
+ *
+ * Only the main thread touches the loop state. After every change (a cycle, a reload) it
+ * renders the whole exposition into a string and swaps it in under a mutex; the HTTP pool
+ * threads only copy that string. A scrape therefore never sees half a cycle, and a slow
+ * cycle never blocks a scrape.
+ *
+ * Signals only set flags. The loop sleeps in short slices so that SIGTERM is honoured
+ * within a fraction of a second between cycles; a cycle under way is finished (its length
+ * is bounded by --prometheus.timeout per query).
+ */
+#include "daemon.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "cycle.h"
+#include "decide.h"
+#include "expo.h"
+#include "httpd.h"
+#include "log.h"
+#include "plan.h"
+#include "rules.h"
+
+#ifndef GPURECLAIM_VERSION
+#define GPURECLAIM_VERSION "unknown"
+#endif
+
+/* Rules files are small; a bigger one is a mistake (or not a rules file). */
+#define RULES_MAX_BYTES (4u << 20)
+
+static volatile sig_atomic_t got_stop, got_hup;
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    got_stop = 1;
+}
+
+static void on_hup(int sig)
+{
+    (void)sig;
+    got_hup = 1;
+}
+
+/* (rule, decision, reason) -> count, for the decisions counter and gauge. */
+struct tally {
+    char *rule;
+    enum decision decision;
+    enum reason reason;
+    double n;
+};
+
+struct tallies {
+    struct tally *v;
+    size_t n;
+};
+
+struct idle_entry {
+    char *rule;
+    struct labels identity;
+    double since;
+};
+
+struct daemon {
+    const struct daemon_cfg *cfg;
+    struct promq *q;
+
+    struct ruleset rules; /* in force */
+    bool file_seen;       /* st_mtim/st_size below are valid */
+    struct timespec mtime;
+    off_t size;
+    uint64_t tried_hash; /* content hash of the last load attempt (good or bad) */
+    bool file_missing_logged;
+    bool *query_err_logged; /* per rule index, reset when the rules change */
+
+    double cycles_ok, cycles_err, cycle_duration, last_success;
+    struct tallies total, last;
+    struct idle_entry *idle;
+    size_t nidle;
+    double reload_success, last_reload_ok, reloads_ok, reloads_fail;
+
+    pthread_mutex_t mu;
+    char *snapshot; /* rendered exposition, guarded by mu */
+};
+
+static void tally_add(struct tallies *t, const char *rule, enum decision d, enum reason r)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        struct tally *x = &t->v[i];
+        if (x->decision == d && x->reason == r && strcmp(x->rule, rule) == 0) {
+            x->n++;
+            return;
+        }
+    }
+    t->v = xrealloc(t->v, (t->n + 1) * sizeof(*t->v));
+    t->v[t->n++] = (struct tally){.rule = xstrdup(rule), .decision = d, .reason = r, .n = 1};
+}
+
+static void tallies_free(struct tallies *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->v[i].rule);
+    free(t->v);
+    *t = (struct tallies){0};
+}
+
+static void idle_free(struct daemon *dm)
+{
+    for (size_t i = 0; i < dm->nidle; i++) {
+        free(dm->idle[i].rule);
+        labels_free(&dm->idle[i].identity);
+    }
+    free(dm->idle);
+    dm->idle = NULL;
+    dm->nidle = 0;
+}
+
+static double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void add_tallies(struct expo *e, const char *name, enum expo_type type, const char *help,
+                        const struct tallies *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        expo_add(e, name, type, help, t->v[i].n, "rule", t->v[i].rule, "decision",
+                 decide_decision_name(t->v[i].decision), "reason",
+                 decide_reason_name(t->v[i].reason), (const char *)NULL);
+}
+
+static void add_idle(struct expo *e, const struct idle_entry *w)
+{
+    const char **lv = xcalloc(2 * (w->identity.n + 1), sizeof(*lv));
+    size_t n = 0;
+    lv[2 * n] = "rule";
+    lv[2 * n++ + 1] = w->rule;
+    for (size_t i = 0; i < w->identity.n; i++) {
+        /* The rule label is ours; an identity label of the same name would collide. */
+        if (strcmp(w->identity.v[i].name, "rule") == 0)
+            continue;
+        lv[2 * n] = w->identity.v[i].name;
+        lv[2 * n++ + 1] = w->identity.v[i].value;
+    }
+    expo_addv(e, "gpureclaim_enforcer_workload_idle_since_timestamp_seconds", EXPO_GAUGE,
+              "Start of the current idle run of a workload decided idle in the last cycle.",
+              w->since, lv, n);
+    free(lv);
+}
+
+/* Render every self-metric into a new snapshot and swap it in. */
+static void publish(struct daemon *dm)
+{
+    struct expo *e = expo_new();
+    expo_add(e, "gpureclaim_enforcer_build_info", EXPO_GAUGE,
+             "Version of gpureclaim-enforcer; the value is always 1.", 1.0, "version",
+             GPURECLAIM_VERSION, (const char *)NULL);
+    const char *h = "Evaluation cycles by result (error: a Prometheus query failed).";
+    expo_add(e, "gpureclaim_enforcer_cycles_total", EXPO_COUNTER, h, dm->cycles_ok, "result",
+             "success", (const char *)NULL);
+    expo_add(e, "gpureclaim_enforcer_cycles_total", EXPO_COUNTER, h, dm->cycles_err, "result",
+             "error", (const char *)NULL);
+    expo_add(e, "gpureclaim_enforcer_cycle_duration_seconds", EXPO_GAUGE,
+             "Duration of the last evaluation cycle.", dm->cycle_duration, (const char *)NULL);
+    expo_add(e, "gpureclaim_enforcer_last_success_timestamp_seconds", EXPO_GAUGE,
+             "Time the last cycle without a query error ended (0: never).", dm->last_success,
+             (const char *)NULL);
+    add_tallies(e, "gpureclaim_enforcer_decisions_total", EXPO_COUNTER,
+                "Decisions made, summed over cycles.", &dm->total);
+    add_tallies(e, "gpureclaim_enforcer_decisions", EXPO_GAUGE, "Decisions of the last cycle.",
+                &dm->last);
+    expo_add(e, "gpureclaim_enforcer_prometheus_requests_total", EXPO_COUNTER,
+             "HTTP requests sent to Prometheus.", (double)promq_requests(dm->q),
+             (const char *)NULL);
+    expo_add(e, "gpureclaim_enforcer_prometheus_errors_total", EXPO_COUNTER,
+             "Prometheus requests that failed.", (double)promq_failures(dm->q), (const char *)NULL);
+    if (dm->rules.file)
+        expo_add(e, "gpureclaim_enforcer_rules_info", EXPO_GAUGE,
+                 "The rules in force: file, apiVersion and content hash; the value is always 1.",
+                 1.0, "file", dm->rules.file, "version",
+                 dm->rules.api_version ? dm->rules.api_version : "", "hash", dm->rules.hash,
+                 (const char *)NULL);
+    expo_add(e, "gpureclaim_enforcer_rules_reload_success", EXPO_GAUGE,
+             "Whether the last load of the rules file succeeded.", dm->reload_success,
+             (const char *)NULL);
+    expo_add(e, "gpureclaim_enforcer_rules_last_reload_success_timestamp_seconds", EXPO_GAUGE,
+             "Time the rules file was last loaded successfully.", dm->last_reload_ok,
+             (const char *)NULL);
+    h = "Reloads of the rules file after start, by result.";
+    expo_add(e, "gpureclaim_enforcer_rules_reloads_total", EXPO_COUNTER, h, dm->reloads_ok,
+             "result", "success", (const char *)NULL);
+    expo_add(e, "gpureclaim_enforcer_rules_reloads_total", EXPO_COUNTER, h, dm->reloads_fail,
+             "result", "failure", (const char *)NULL);
+    expo_add(e, "gpureclaim_enforcer_dry_run", EXPO_GAUGE,
+             "Whether the enforcer only reports its decisions (--dry-run).",
+             dm->cfg->dry_run ? 1.0 : 0.0, (const char *)NULL);
+    for (size_t i = 0; i < dm->nidle; i++)
+        add_idle(e, &dm->idle[i]);
+
+    struct sbuf out = {0};
+    expo_render(e, &out);
+    expo_free(e);
+    char *text = sbuf_take(&out);
+    pthread_mutex_lock(&dm->mu);
+    char *old = dm->snapshot;
+    dm->snapshot = text;
+    pthread_mutex_unlock(&dm->mu);
+    free(old);
+}
+
+static int metrics_cb(void *arg, struct sbuf *out)
+{
+    struct daemon *dm = arg;
+    pthread_mutex_lock(&dm->mu);
+    sbuf_puts(out, dm->snapshot ? dm->snapshot : "");
+    pthread_mutex_unlock(&dm->mu);
+    return 0;
+}
+
+static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    struct sbuf b = {0};
+    char chunk[8192];
+    size_t r;
+    while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        sbuf_add(&b, chunk, r);
+        if (b.len > RULES_MAX_BYTES)
+            break;
+    }
+    bool failed = ferror(f);
+    fclose(f);
+    if (failed || b.len > RULES_MAX_BYTES) {
+        snprintf(err, errlen, failed ? "cannot read '%s'" : "'%s' is larger than 4 MiB", path);
+        sbuf_free(&b);
+        return NULL;
+    }
+    *len = b.len;
+    return sbuf_take(&b);
+}
+
+/*
+ * Load the rules file if it changed (or when `force`). `stat_only`: skip the read when
+ * mtime and size are unchanged. Returns 1 when new rules are in force, 0 when nothing
+ * changed, -1 when the file could not be loaded.
+ */
+static int reload(struct daemon *dm, bool force, bool stat_only)
+{
+    const char *path = dm->cfg->rules_file;
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (force || !dm->file_missing_logged)
+            log_error("cannot stat rules file '%s': %s; keeping the rules in force", path,
+                      strerror(errno));
+        dm->file_missing_logged = true;
+        dm->file_seen = false;
+        if (dm->reload_success != 0) {
+            dm->reload_success = 0;
+            dm->reloads_fail++;
+        }
+        return -1;
+    }
+    dm->file_missing_logged = false;
+    bool same_stat = dm->file_seen && st.st_mtim.tv_sec == dm->mtime.tv_sec &&
+                     st.st_mtim.tv_nsec == dm->mtime.tv_nsec && st.st_size == dm->size;
+    if (!force && stat_only && same_stat)
+        return 0;
+
+    char err[512];
+    size_t len;
+    char *buf = read_file(path, &len, err, sizeof(err));
+    if (!buf) {
+        log_error("%s; keeping the rules in force", err);
+        dm->reload_success = 0;
+        dm->reloads_fail++;
+        return -1;
+    }
+    dm->file_seen = true;
+    dm->mtime = st.st_mtim;
+    dm->size = st.st_size;
+    uint64_t hash = fnv1a64(buf, len);
+    if (!force && hash == dm->tried_hash) {
+        free(buf);
+        return 0;
+    }
+    dm->tried_hash = hash;
+
+    struct ruleset rs = {0};
+    struct rules_errors errs = {0};
+    int rc = rules_load_buffer(path, buf, len, &rs, &errs);
+    free(buf);
+    if (rc != 0) {
+        for (size_t i = 0; i < errs.n; i++)
+            log_error("%s", errs.msg[i]);
+        if (dm->rules.file)
+            log_error("rules file '%s' has %zu error%s; keeping the rules in force (hash %s)", path,
+                      errs.n, errs.n == 1 ? "" : "s", dm->rules.hash);
+        else
+            log_error("rules file '%s' has %zu error%s", path, errs.n, errs.n == 1 ? "" : "s");
+        rules_errors_free(&errs);
+        rules_free(&rs);
+        dm->reload_success = 0;
+        dm->reloads_fail++;
+        return -1;
+    }
+    rules_errors_free(&errs);
+    log_info("loaded rules file '%s' (%s, %zu rule%s, hash %s)", path, rs.api_version, rs.n,
+             rs.n == 1 ? "" : "s", rs.hash);
+    rules_free(&dm->rules);
+    dm->rules = rs;
+    free(dm->query_err_logged);
+    dm->query_err_logged = xcalloc(rs.n ? rs.n : 1, sizeof(bool));
+    dm->reload_success = 1;
+    dm->last_reload_ok = wall_now();
+    dm->reloads_ok++;
+    return 1;
+}
+
+static void log_reclaim(const struct decision_rec *r)
+{
+    struct sbuf b = {0};
+    sbuf_printf(&b, "reclaim rule=%s", r->rule->name);
+    for (size_t i = 0; i < r->identity.n; i++) {
+        sbuf_printf(&b, " %s=", r->identity.v[i].name);
+        /* logfmt: quote values that would otherwise split the line. */
+        if (strpbrk(r->identity.v[i].value, " =\"") || !r->identity.v[i].value[0]) {
+            sbuf_putc(&b, '\'');
+            sbuf_puts(&b, r->identity.v[i].value);
+            sbuf_putc(&b, '\'');
+        } else {
+            sbuf_puts(&b, r->identity.v[i].value);
+        }
+    }
+    char since[48];
+    plan_format_time(r->idle_since, since, sizeof(since));
+    sbuf_printf(&b, " reason=%s idle_since=%s dry_run=%s action=%s", decide_reason_name(r->reason),
+                since, r->dry_run ? "true" : "false", rules_action_name(r->rule->action));
+    log_info("%s", b.buf);
+    sbuf_free(&b);
+}
+
+static void run_cycle(struct daemon *dm)
+{
+    double t0 = mono_now();
+    double now = isnan(dm->cfg->at) ? wall_now() : dm->cfg->at;
+    size_t n = dm->rules.n;
+    struct rule_data *data = xcalloc(n ? n : 1, sizeof(*data));
+    int rc = cycle_fetch(dm->q, &dm->rules, now, data);
+    for (size_t i = 0; i < n; i++) {
+        bool failed = data[i].error || data[i].pending_error;
+        if (failed)
+            log_once(&dm->query_err_logged[i], LOG_ERROR, "query failed for rule '%s': %s",
+                     dm->rules.rules[i].name, data[i].errmsg);
+        else
+            dm->query_err_logged[i] = false;
+    }
+
+    struct decisions d = {0};
+    decide(data, n, now, &d);
+    tallies_free(&dm->last);
+    idle_free(dm);
+    for (size_t i = 0; i < d.n; i++) {
+        struct decision_rec *r = &d.v[i];
+        r->dry_run |= dm->cfg->dry_run;
+        tally_add(&dm->last, r->rule->name, r->decision, r->reason);
+        tally_add(&dm->total, r->rule->name, r->decision, r->reason);
+        if (r->decision == DECISION_RECLAIM)
+            log_reclaim(r);
+        if (!isnan(r->idle_since)) {
+            dm->idle = xrealloc(dm->idle, (dm->nidle + 1) * sizeof(*dm->idle));
+            struct idle_entry *w = &dm->idle[dm->nidle++];
+            w->rule = xstrdup(r->rule->name);
+            w->identity = (struct labels){0};
+            labels_copy(&w->identity, &r->identity);
+            w->since = r->idle_since;
+        }
+    }
+    decisions_free(&d);
+    cycle_free(data, n);
+    free(data);
+
+    dm->cycle_duration = mono_now() - t0;
+    if (rc == 0) {
+        dm->cycles_ok++;
+        dm->last_success = wall_now();
+    } else {
+        dm->cycles_err++;
+    }
+    log_debug("cycle done in %.3f s: %zu rule%s, %lu prometheus requests so far",
+              dm->cycle_duration, n, n == 1 ? "" : "s", promq_requests(dm->q));
+}
+
+static void sleep_slice(double seconds)
+{
+    if (seconds <= 0)
+        return;
+    if (seconds > 0.2)
+        seconds = 0.2;
+    struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(seconds * 1e9)};
+    nanosleep(&ts, NULL); /* EINTR from a signal is what we want */
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa = {0};
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on_stop;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sa.sa_handler = on_hup;
+    sigaction(SIGHUP, &sa, NULL);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
+}
+
+int daemon_run(const struct daemon_cfg *cfg)
+{
+    struct daemon dm = {.cfg = cfg};
+    pthread_mutex_init(&dm.mu, NULL);
+    got_stop = got_hup = 0;
+    install_signals();
+
+    if (reload(&dm, true, false) != 1) {
+        log_error("cannot start: rules file '%s' did not load", cfg->rules_file);
+        free(dm.query_err_logged);
+        pthread_mutex_destroy(&dm.mu);
+        return 1;
+    }
+    /* The first load is the start, not a reload. */
+    dm.reloads_ok = 0;
+    if (cfg->prom.insecure)
+        log_warn("TLS verification of '%s' is disabled (--prometheus.insecure-skip-verify)",
+                 cfg->prom.url);
+    dm.q = promq_new(&cfg->prom);
+    publish(&dm);
+
+    char err[256];
+    struct httpd_cfg hc = {.listen = cfg->listen,
+                           .metrics_path = cfg->telemetry_path,
+                           .title = "gpureclaim enforcer",
+                           .metrics = metrics_cb,
+                           .arg = &dm,
+                           .threads = 2,
+                           .timeout = 10};
+    struct httpd *h = httpd_start(&hc, err, sizeof(err));
+    int status = 0;
+    if (!h) {
+        log_error("cannot serve metrics on '%s': %s", cfg->listen, err);
+        status = 1;
+        goto out;
+    }
+    log_info("serving metrics on port %d at '%s'; evaluating every %.0f s%s", httpd_port(h),
+             cfg->telemetry_path, cfg->interval, cfg->dry_run ? " (dry run)" : "");
+
+    double check_every = cfg->reload_check > 0 ? cfg->reload_check : 2;
+    double next_cycle = mono_now(), next_check = mono_now() + check_every;
+    while (!got_stop) {
+        bool changed = false;
+        if (got_hup) {
+            got_hup = 0;
+            log_info("SIGHUP: reloading rules file '%s'", cfg->rules_file);
+            reload(&dm, true, false);
+            changed = true;
+        }
+        double t = mono_now();
+        if (t >= next_check) {
+            changed |= reload(&dm, false, true) != 0;
+            next_check = t + check_every;
+        }
+        if (t >= next_cycle) {
+            reload(&dm, false, false);
+            run_cycle(&dm);
+            changed = true;
+            next_cycle += cfg->interval;
+            if (next_cycle <= mono_now())
+                next_cycle = mono_now() + cfg->interval;
+        }
+        if (changed)
+            publish(&dm);
+        double wait = (next_cycle < next_check ? next_cycle : next_check) - mono_now();
+        sleep_slice(wait);
+    }
+    log_info("stopping on signal");
+    httpd_stop(h);
+out:
+    promq_free(dm.q);
+    rules_free(&dm.rules);
+    tallies_free(&dm.total);
+    tallies_free(&dm.last);
+    idle_free(&dm);
+    free(dm.query_err_logged);
+    free(dm.snapshot);
+    pthread_mutex_destroy(&dm.mu);
+    return status;
+}

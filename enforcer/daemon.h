@@ -1,0 +1,36 @@
+/*
+ * `gpureclaim-enforcer run`: the evaluation loop, live rule reloads and the self-metrics.
+ *
+ * Every interval (the first at start) the loop fetches each rule's data, decides, logs the
+ * reclaim decisions and publishes counters and gauges about it. The rules file is reloaded
+ * on SIGHUP and whenever its content changes (mtime and size are checked every few
+ * seconds, the content hash at every cycle); a file that does not load keeps the last good
+ * rules in force and sets gpureclaim_enforcer_rules_reload_success to 0, as Prometheus does
+ * with its own configuration. SIGTERM and SIGINT finish the cycle under way, stop the HTTP
+ * server and return 0.
+ */
+#ifndef GPURECLAIM_DAEMON_H
+#define GPURECLAIM_DAEMON_H
+
+#include <stdbool.h>
+
+#include "promq.h"
+
+struct daemon_cfg {
+    const char *rules_file;
+    struct promq_cfg prom;
+    double interval;            /* seconds between evaluations */
+    const char *listen;         /* --web.listen-address */
+    const char *telemetry_path; /* --web.telemetry-path */
+    bool dry_run;               /* global dry run: every decision is only reported */
+    double at;                  /* evaluate at this fixed Unix time (tests); NaN = wall clock */
+    double reload_check;        /* seconds between checks of the rules file's mtime; 0 = 2 s */
+};
+
+/*
+ * Load the rules (a startup error is fatal: returns 1 after logging every problem), start
+ * the HTTP server and loop until SIGTERM/SIGINT. Returns the process exit status.
+ */
+int daemon_run(const struct daemon_cfg *cfg);
+
+#endif

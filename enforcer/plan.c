@@ -1,0 +1,730 @@
+/*
+ * Outputs of `plan` and `explain` (see plan.h).
+ *
+ * The renderers are pure: they read decisions (and, for explain, the activity points the
+ * decisions were made from) and append text to a buffer. The explanation recomputes the
+ * facts it quotes (how many points were at or above the threshold, where the longest gap
+ * was) from the same points decide() saw, so the sentence can be checked against the
+ * sparkline printed above it.
+ */
+#include "plan.h"
+
+#include <json-c/json.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "expo.h"
+
+/* Longest window drawn in `explain`: 11,001 points is Prometheus' own limit per series. */
+#define SPARK_MAX_SLOTS 11001
+/*
+ * `explain` draws up to SPARK_ONE_ROW points on one line (a 30 m window at 15 s), longer
+ * windows in rows of SPARK_ROW so that a 1 h window at 15 s still fits a terminal.
+ */
+#define SPARK_ONE_ROW 121
+#define SPARK_ROW     60
+
+enum slot_state { SLOT_GAP = 0, SLOT_VALUE, SLOT_NAN };
+
+struct slot {
+    enum slot_state state;
+    double v;
+    double t;
+};
+
+void plan_format_duration(double seconds, char *buf, size_t len)
+{
+    if (isnan(seconds) || seconds < 0) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    if (seconds > 0 && seconds < 1) {
+        snprintf(buf, len, "%gms", round(seconds * 1000));
+        return;
+    }
+    if (seconds > 1e12) {
+        snprintf(buf, len, "%gs", seconds);
+        return;
+    }
+    long long s = llround(seconds);
+    if (s == 0) {
+        snprintf(buf, len, "0s");
+        return;
+    }
+    static const struct {
+        long long secs;
+        char unit;
+    } units[] = {{86400, 'd'}, {3600, 'h'}, {60, 'm'}, {1, 's'}};
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < ARRAY_LEN(units) && off < len; i++) {
+        long long q = s / units[i].secs;
+        s %= units[i].secs;
+        if (q > 0) {
+            int w = snprintf(buf + off, len - off, "%lld%c", q, units[i].unit);
+            if (w < 0)
+                break;
+            off += (size_t)w;
+        }
+    }
+}
+
+void plan_format_time(double t, char *buf, size_t len)
+{
+    if (!isfinite(t)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    double whole = floor(t);
+    long ms = lround((t - whole) * 1000);
+    if (ms == 1000) {
+        whole += 1;
+        ms = 0;
+    }
+    time_t secs = (time_t)whole;
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    char date[40];
+    strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+    if (ms)
+        snprintf(buf, len, "%s.%03ldZ", date, ms);
+    else
+        snprintf(buf, len, "%sZ", date);
+}
+
+/* HH:MM:SS in UTC, for points inside a window whose date is printed once above. */
+static void format_clock(double t, char *buf, size_t len)
+{
+    if (!isfinite(t)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    time_t secs = (time_t)floor(t);
+    struct tm tm;
+    gmtime_r(&secs, &tm);
+    strftime(buf, len, "%H:%M:%S", &tm);
+}
+
+static int parse_digits(const char **s, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if ((*s)[i] < '0' || (*s)[i] > '9')
+            return -1;
+        v = v * 10 + ((*s)[i] - '0');
+    }
+    *s += n;
+    *out = v;
+    return 0;
+}
+
+static int expect_char(const char **s, const char *accept)
+{
+    if (**s == '\0' || !strchr(accept, **s))
+        return -1;
+    (*s)++;
+    return 0;
+}
+
+int plan_parse_time(const char *s, double *out, char *err, size_t errlen)
+{
+    double unix_secs;
+    if (parse_double(s, &unix_secs) == 0) {
+        if (!isfinite(unix_secs) || unix_secs < 0) {
+            snprintf(err, errlen, "invalid time '%s': out of range", s);
+            return -1;
+        }
+        *out = unix_secs;
+        return 0;
+    }
+
+    const char *p = s;
+    struct tm tm = {0};
+    int year, mon, day, hour, min, sec;
+    if (parse_digits(&p, 4, &year) || expect_char(&p, "-") || parse_digits(&p, 2, &mon) ||
+        expect_char(&p, "-") || parse_digits(&p, 2, &day) || expect_char(&p, "Tt ") ||
+        parse_digits(&p, 2, &hour) || expect_char(&p, ":") || parse_digits(&p, 2, &min) ||
+        expect_char(&p, ":") || parse_digits(&p, 2, &sec))
+        goto bad;
+    double frac = 0;
+    if (*p == '.') {
+        const char *start = ++p;
+        double scale = 0.1;
+        while (*p >= '0' && *p <= '9') {
+            frac += (*p - '0') * scale;
+            scale /= 10;
+            p++;
+        }
+        if (p == start)
+            goto bad;
+    }
+    int offset = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int sign = *p == '-' ? -1 : 1, oh, om;
+        p++;
+        if (parse_digits(&p, 2, &oh) || expect_char(&p, ":") || parse_digits(&p, 2, &om) ||
+            oh > 23 || om > 59)
+            goto bad;
+        offset = sign * (oh * 3600 + om * 60);
+    } else {
+        goto bad;
+    }
+    if (*p != '\0' || mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 ||
+        sec > 60)
+        goto bad;
+    tm.tm_year = year - 1900;
+    tm.tm_mon = mon - 1;
+    tm.tm_mday = day;
+    tm.tm_hour = hour;
+    tm.tm_min = min;
+    tm.tm_sec = sec;
+    time_t t = timegm(&tm);
+    /* timegm normalises 31 February into March: refuse what did not round-trip. */
+    struct tm back;
+    gmtime_r(&t, &back);
+    if (back.tm_mday != day || back.tm_mon != mon - 1)
+        goto bad;
+    *out = (double)t + frac - offset;
+    return 0;
+bad:
+    snprintf(err, errlen, "invalid time '%s': want RFC 3339 or Unix seconds", s);
+    return -1;
+}
+
+/*
+ * Snap points onto the grid anchor + k * step. Two points in one slot keep the larger
+ * value (NaN wins), the same conservative merge decide() applies to several series.
+ */
+static size_t fill_slots(const struct point *p, size_t n, double anchor, double end, double step,
+                         struct slot **out)
+{
+    size_t nslots = 0;
+    if (step > 0 && isfinite(anchor) && isfinite(end) && end >= anchor) {
+        double k = floor((end - anchor) / step + 1e-9) + 1;
+        nslots = k > SPARK_MAX_SLOTS ? SPARK_MAX_SLOTS : (size_t)k;
+    }
+    struct slot *s = xcalloc(nslots ? nslots : 1, sizeof(*s));
+    for (size_t i = 0; i < nslots; i++)
+        s[i].t = anchor + (double)i * step;
+    for (size_t i = 0; i < n && nslots; i++) {
+        double k = round((p[i].t - anchor) / step);
+        if (k < 0 || k >= (double)nslots || fabs(p[i].t - (anchor + k * step)) > step / 2)
+            continue;
+        struct slot *sl = &s[(size_t)k];
+        if (!isfinite(p[i].v)) {
+            sl->state = SLOT_NAN;
+            sl->v = p[i].v;
+        } else if (sl->state == SLOT_GAP || (sl->state == SLOT_VALUE && p[i].v > sl->v)) {
+            sl->state = SLOT_VALUE;
+            sl->v = p[i].v;
+        }
+    }
+    *out = s;
+    return nslots;
+}
+
+static const char *const spark_levels[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+
+static void render_slots(const struct slot *s, size_t from, size_t to, double top, double threshold,
+                         struct sbuf *spark, struct sbuf *marker)
+{
+    for (size_t i = from; i < to; i++) {
+        switch (s[i].state) {
+        case SLOT_GAP:
+            if (spark)
+                sbuf_puts(spark, "·");
+            if (marker)
+                sbuf_putc(marker, '_');
+            break;
+        case SLOT_NAN:
+            if (spark)
+                sbuf_puts(spark, "×");
+            if (marker)
+                sbuf_putc(marker, '!');
+            break;
+        case SLOT_VALUE: {
+            double frac = s[i].v / top;
+            int level = frac <= 0 ? 0 : (int)(frac * 8);
+            if (level > 7)
+                level = 7;
+            if (spark)
+                sbuf_puts(spark, spark_levels[level]);
+            if (marker)
+                sbuf_putc(marker, s[i].v * 100 >= threshold ? '^' : ' ');
+            break;
+        }
+        }
+    }
+}
+
+/* Bars are scaled to 100 % unless a value exceeds it (a ratio can pass 1 slightly). */
+static double slots_top(const struct slot *s, size_t n)
+{
+    double top = 1;
+    for (size_t i = 0; i < n; i++)
+        if (s[i].state == SLOT_VALUE && s[i].v > top)
+            top = s[i].v;
+    return top;
+}
+
+void plan_sparkline(const struct point *p, size_t n, double start, double end, double step,
+                    double threshold, struct sbuf *spark, struct sbuf *marker)
+{
+    struct slot *s;
+    size_t nslots = fill_slots(p, n, start, end, step, &s);
+    render_slots(s, 0, nslots, slots_top(s, nslots), threshold, spark, marker);
+    free(s);
+}
+
+/* `namespace="ml",pod="x"`: the identity as `explain --workload` accepts it. */
+static char *format_workload(const struct labels *ls)
+{
+    char *f = labels_format(ls);
+    size_t n = strlen(f);
+    if (n >= 2 && f[0] == '{' && f[n - 1] == '}') {
+        memmove(f, f + 1, n - 2);
+        f[n - 2] = '\0';
+    }
+    return f;
+}
+
+static void format_percent(double ratio, char *buf, size_t len)
+{
+    if (isnan(ratio))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.4g%%", ratio * 100);
+}
+
+static void format_number(double v, char *buf, size_t len)
+{
+    if (isnan(v)) {
+        snprintf(buf, len, "-");
+        return;
+    }
+    char tmp[40];
+    expo_format_value(v, tmp);
+    snprintf(buf, len, "%s", tmp);
+}
+
+static double idle_for(const struct decision_rec *r)
+{
+    if (isnan(r->idle_since) || isnan(r->window_end))
+        return NAN;
+    return r->window_end - r->idle_since;
+}
+
+enum {
+    COL_RULE,
+    COL_WORKLOAD,
+    COL_DECISION,
+    COL_REASON,
+    COL_IDLE,
+    COL_ALLOC,
+    COL_MAX,
+    COL_MEAN,
+    NCOLS
+};
+
+void plan_render_table(const struct decisions *d, struct sbuf *out)
+{
+    static const char *const heads[NCOLS] = {"RULE",     "WORKLOAD", "DECISION", "REASON",
+                                             "IDLE FOR", "ALLOC",    "MAX",      "MEAN"};
+    size_t nrows = d->n + 1;
+    char **cells = xcalloc(nrows * NCOLS, sizeof(*cells));
+    size_t width[NCOLS] = {0};
+    for (size_t c = 0; c < NCOLS; c++)
+        cells[c] = xstrdup(heads[c]);
+    for (size_t i = 0; i < d->n; i++) {
+        const struct decision_rec *r = &d->v[i];
+        char **row = cells + (i + 1) * NCOLS;
+        char b[64];
+        row[COL_RULE] = xstrdup(r->rule ? r->rule->name : "-");
+        row[COL_WORKLOAD] = format_workload(&r->identity);
+        row[COL_DECISION] =
+            xasprintf("%s%s", decide_decision_name(r->decision),
+                      r->decision == DECISION_RECLAIM && r->dry_run ? " (dry run)" : "");
+        row[COL_REASON] = xstrdup(decide_reason_name(r->reason));
+        plan_format_duration(idle_for(r), b, sizeof(b));
+        row[COL_IDLE] = xstrdup(b);
+        format_number(r->allocated, b, sizeof(b));
+        row[COL_ALLOC] = xstrdup(b);
+        format_percent(r->max, b, sizeof(b));
+        row[COL_MAX] = xstrdup(b);
+        format_percent(r->mean, b, sizeof(b));
+        row[COL_MEAN] = xstrdup(b);
+    }
+    for (size_t i = 0; i < nrows * NCOLS; i++) {
+        size_t w = strlen(cells[i]);
+        if (w > width[i % NCOLS])
+            width[i % NCOLS] = w;
+    }
+    for (size_t i = 0; i < nrows; i++) {
+        for (size_t c = 0; c < NCOLS; c++) {
+            const char *cell = cells[i * NCOLS + c];
+            /* Numbers are right-aligned so magnitudes line up. */
+            bool right = c >= COL_IDLE;
+            if (c == NCOLS - 1 && !right)
+                sbuf_puts(out, cell);
+            else
+                sbuf_printf(out, right ? "%*s" : "%-*s", (int)width[c], cell);
+            if (c + 1 < NCOLS)
+                sbuf_puts(out, "  ");
+        }
+        sbuf_putc(out, '\n');
+    }
+
+    size_t reclaim = 0, counts[REASON__COUNT] = {0};
+    bool dry = false;
+    for (size_t i = 0; i < d->n; i++) {
+        if (d->v[i].decision == DECISION_RECLAIM) {
+            reclaim++;
+            dry |= d->v[i].dry_run;
+        } else if ((unsigned)d->v[i].reason < REASON__COUNT) {
+            counts[d->v[i].reason]++;
+        }
+    }
+    sbuf_printf(out, "%zu workload%s: %zu reclaim, %zu keep", d->n, d->n == 1 ? "" : "s", reclaim,
+                d->n - reclaim);
+    const char *sep = " (";
+    for (int r = 0; r < REASON__COUNT; r++) {
+        if (!counts[r])
+            continue;
+        sbuf_printf(out, "%s%zu %s", sep, counts[r], decide_reason_name((enum reason)r));
+        sep = ", ";
+    }
+    if (strcmp(sep, ", ") == 0)
+        sbuf_putc(out, ')');
+    if (dry)
+        sbuf_puts(out, "; dry run: reported only");
+    sbuf_putc(out, '\n');
+
+    for (size_t i = 0; i < nrows * NCOLS; i++)
+        free(cells[i]);
+    free(cells);
+}
+
+/* A finite number, or null: JSON has no NaN. */
+static struct json_object *json_number(double v)
+{
+    if (!isfinite(v))
+        return NULL;
+    char buf[40];
+    expo_format_value(v, buf);
+    return json_object_new_double_s(v, buf);
+}
+
+static struct json_object *json_time(double t)
+{
+    if (!isfinite(t))
+        return NULL;
+    char buf[48];
+    plan_format_time(t, buf, sizeof(buf));
+    return json_object_new_string(buf);
+}
+
+static struct json_object *decision_json(const struct decision_rec *r)
+{
+    struct json_object *o = json_object_new_object();
+    char buf[64];
+    json_object_object_add(o, "rule", json_object_new_string(r->rule ? r->rule->name : ""));
+    struct json_object *w = json_object_new_object();
+    for (size_t i = 0; i < r->identity.n; i++)
+        json_object_object_add(w, r->identity.v[i].name,
+                               json_object_new_string(r->identity.v[i].value));
+    json_object_object_add(o, "workload", w);
+    json_object_object_add(o, "decision",
+                           json_object_new_string(decide_decision_name(r->decision)));
+    json_object_object_add(o, "reason", json_object_new_string(decide_reason_name(r->reason)));
+    json_object_object_add(o, "detail", json_object_new_string(r->detail));
+    json_object_object_add(o, "idleSince", json_time(r->idle_since));
+    json_object_object_add(o, "threshold", json_number(r->threshold));
+    plan_format_duration(r->idle_timer, buf, sizeof(buf));
+    json_object_object_add(o, "idleTimer", json_object_new_string(buf));
+    struct json_object *win = json_object_new_object();
+    json_object_object_add(win, "start", json_time(r->window_start));
+    json_object_object_add(win, "end", json_time(r->window_end));
+    json_object_object_add(win, "samples", json_object_new_int64((int64_t)r->samples));
+    json_object_object_add(win, "max", json_number(r->max));
+    json_object_object_add(win, "mean", json_number(r->mean));
+    json_object_object_add(win, "last", json_number(r->last));
+    json_object_object_add(o, "window", win);
+    json_object_object_add(o, "allocated", json_number(r->allocated));
+    json_object_object_add(o, "resource",
+                           r->resource[0] ? json_object_new_string(r->resource) : NULL);
+    json_object_object_add(o, "dryRun", json_object_new_boolean(r->dry_run));
+    return o;
+}
+
+void plan_render_json(const struct decisions *d, struct sbuf *out)
+{
+    struct json_object *arr = json_object_new_array();
+    for (size_t i = 0; i < d->n; i++)
+        json_object_array_add(arr, decision_json(&d->v[i]));
+    sbuf_puts(out, json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PRETTY |
+                                                           JSON_C_TO_STRING_SPACED |
+                                                           JSON_C_TO_STRING_NOSLASHESCAPE));
+    sbuf_putc(out, '\n');
+    json_object_put(arr);
+}
+
+bool plan_labels_match(const struct labels *want, const struct labels *have)
+{
+    for (size_t i = 0; i < want->n; i++) {
+        const char *v = labels_get(have, want->v[i].name);
+        if (!v || strcmp(v, want->v[i].value) != 0)
+            return false;
+    }
+    return true;
+}
+
+static int point_cmp(const void *a, const void *b)
+{
+    const struct point *x = a, *y = b;
+    return (x->t > y->t) - (x->t < y->t);
+}
+
+/*
+ * The workload's activity as decide() sees it: every series of the rule whose identity
+ * projection equals the workload's, merged by taking the max per timestamp (NaN wins).
+ */
+static size_t workload_points(const struct rule_data *rd, const struct decision_rec *r,
+                              struct point **out)
+{
+    struct point *pts = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < rd->activity.n; i++) {
+        const struct series *s = &rd->activity.s[i];
+        struct labels id = {0};
+        labels_project(&id, &s->labels, r->rule->identity, r->rule->nidentity);
+        bool same = labels_equal(&id, &r->identity);
+        labels_free(&id);
+        if (!same)
+            continue;
+        for (size_t j = 0; j < s->n; j++) {
+            if (n == cap) {
+                cap = cap ? cap * 2 : 64;
+                pts = xrealloc(pts, cap * sizeof(*pts));
+            }
+            pts[n++] = s->p[j];
+        }
+    }
+    if (n > 1) {
+        qsort(pts, n, sizeof(*pts), point_cmp);
+        size_t w = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (w > 0 && pts[w - 1].t == pts[i].t) {
+                if (isnan(pts[i].v) || (!isnan(pts[w - 1].v) && pts[i].v > pts[w - 1].v))
+                    pts[w - 1].v = pts[i].v;
+            } else {
+                pts[w++] = pts[i];
+            }
+        }
+        n = w;
+    }
+    *out = pts;
+    return n;
+}
+
+/* Facts about the points inside [ws, we] that the explanation quotes. */
+struct window_facts {
+    size_t total, above, nonnum;
+    double min, max, sum, max_t, first_nonnum_t;
+    double gap_from, gap_to; /* the longest stretch between two points, bounding points */
+    double first_t, last_t;
+};
+
+static void window_facts(const struct point *p, size_t n, double ws, double we, double threshold,
+                         struct window_facts *f)
+{
+    *f = (struct window_facts){.min = NAN,
+                               .max = NAN,
+                               .max_t = NAN,
+                               .first_nonnum_t = NAN,
+                               .gap_from = NAN,
+                               .gap_to = NAN,
+                               .first_t = NAN,
+                               .last_t = NAN};
+    const double eps = 1e-6;
+    double prev = NAN; /* the last point at or before the window start counts as a bound */
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].t > we + eps)
+            break;
+        if (p[i].t < ws - eps) {
+            prev = p[i].t;
+            continue;
+        }
+        if (!isnan(prev) && (isnan(f->gap_from) || p[i].t - prev > f->gap_to - f->gap_from)) {
+            f->gap_from = prev;
+            f->gap_to = p[i].t;
+        }
+        prev = p[i].t;
+        if (isnan(f->first_t))
+            f->first_t = p[i].t;
+        f->last_t = p[i].t;
+        f->total++;
+        double v = p[i].v;
+        if (!isfinite(v)) {
+            if (!f->nonnum)
+                f->first_nonnum_t = p[i].t;
+            f->nonnum++;
+            continue;
+        }
+        if (v * 100 >= threshold)
+            f->above++;
+        if (isnan(f->min) || v < f->min)
+            f->min = v;
+        if (isnan(f->max) || v > f->max) {
+            f->max = v;
+            f->max_t = p[i].t;
+        }
+        f->sum += v;
+    }
+}
+
+static void explain_sentence(const struct decision_rec *r, const struct window_facts *f,
+                             double step, struct sbuf *out)
+{
+    char a[48], b[48], dur[32];
+    plan_format_duration(r->idle_timer, dur, sizeof(dur));
+    switch (r->reason) {
+    case REASON_IDLE:
+        plan_format_time(r->idle_since, a, sizeof(a));
+        sbuf_printf(out, "reclaim: below %g %% for the whole %s window since %s%s", r->threshold,
+                    dur, a, r->dry_run ? " (dry run: reported only)" : "");
+        return;
+    case REASON_ACTIVE:
+        format_clock(f->max_t, a, sizeof(a));
+        sbuf_printf(out, "kept: %zu of %zu points at or above %g %% (max %.3g %% at %s)", f->above,
+                    f->total, r->threshold, f->max * 100, a);
+        return;
+    case REASON_GAP:
+        if (!isnan(f->gap_from) && f->gap_to - f->gap_from > step) {
+            format_clock(f->gap_from, a, sizeof(a));
+            format_clock(f->gap_to, b, sizeof(b));
+            plan_format_duration(f->gap_to - f->gap_from, dur, sizeof(dur));
+            sbuf_printf(out, "kept: no data for %s between %s and %s", dur, a, b);
+        } else {
+            sbuf_printf(out, "kept: a gap in the data longer than the tolerated gap");
+        }
+        return;
+    case REASON_TOO_YOUNG:
+        format_clock(f->first_t, a, sizeof(a));
+        sbuf_printf(out, "kept: data only since %s, less than the %s idle timer", a, dur);
+        return;
+    case REASON_STALE:
+        format_clock(f->last_t, a, sizeof(a));
+        plan_format_duration(r->window_end - f->last_t, b, sizeof(b));
+        sbuf_printf(out, "kept: no data since %s (%s before the evaluation time)", a, b);
+        return;
+    case REASON_NOT_A_NUMBER:
+        format_clock(f->first_nonnum_t, a, sizeof(a));
+        sbuf_printf(out, "kept: %zu of %zu points are NaN or Inf (first at %s)", f->nonnum,
+                    f->total, a);
+        return;
+    case REASON_NO_DATA:
+        sbuf_printf(out, "kept: allocated GPUs but no activity series, so not proven idle");
+        return;
+    case REASON_QUERY_ERROR:
+        sbuf_printf(out, "kept: the Prometheus query failed, so nothing is known");
+        return;
+    default:
+        sbuf_printf(out, "%s: %s", r->decision == DECISION_RECLAIM ? "reclaim" : "kept",
+                    decide_reason_name(r->reason));
+        return;
+    }
+}
+
+static void explain_one(const struct rule_data *rd, const struct decision_rec *r, struct sbuf *out)
+{
+    const struct rule *rule = r->rule;
+    char *wl = format_workload(&r->identity);
+    char a[48], b[48], c[32], g[32];
+    sbuf_printf(out, "workload %s, rule '%s'\n", wl, rule->name);
+    free(wl);
+    plan_format_duration(r->idle_timer, a, sizeof(a));
+    plan_format_duration(rule->step, c, sizeof(c));
+    plan_format_duration(rule->tolerated_gap, g, sizeof(g));
+    sbuf_printf(out, "  policy %s, threshold %g %%, idle timer %s, step %s, tolerated gap %s%s\n",
+                rules_policy_name(rule->policy), r->threshold, a, c, g,
+                r->dry_run ? ", dry run" : "");
+
+    struct point *pts = NULL;
+    size_t n = rd ? workload_points(rd, r, &pts) : 0;
+    double step = rule->step > 0 ? rule->step : 60;
+    double ws = r->window_start, we = r->window_end;
+    /* Snap the drawing grid to the range query's evaluation points. */
+    double anchor = ws;
+    if (rd && isfinite(rd->start) && isfinite(ws) && rd->start <= ws)
+        anchor = rd->start + ceil((ws - rd->start) / step - 1e-9) * step;
+
+    struct window_facts f;
+    window_facts(pts, n, ws, we, r->threshold, &f);
+    plan_format_time(ws, a, sizeof(a));
+    plan_format_time(we, b, sizeof(b));
+    sbuf_printf(out, "  window %s .. %s: %zu points\n", a, b, f.total);
+
+    struct slot *slots;
+    size_t nslots = fill_slots(pts, n, anchor, we, step, &slots);
+    double top = slots_top(slots, nslots);
+    size_t row = nslots <= SPARK_ONE_ROW ? nslots : SPARK_ROW;
+    for (size_t from = 0; from < nslots; from += row) {
+        size_t to = from + row < nslots ? from + row : nslots;
+        format_clock(slots[from].t, a, sizeof(a));
+        sbuf_printf(out, "  %s ", a);
+        render_slots(slots, from, to, top, r->threshold, out, NULL);
+        struct sbuf mark = {0};
+        sbuf_printf(&mark, "\n  %*s ", (int)strlen(a), "");
+        render_slots(slots, from, to, top, r->threshold, NULL, &mark);
+        str_rtrim(mark.buf);
+        sbuf_puts(out, mark.buf);
+        sbuf_free(&mark);
+        sbuf_putc(out, '\n');
+    }
+    free(slots);
+    sbuf_printf(out,
+                "  (▁..█ = 0..%g %%, · no data, × NaN/Inf; marker: ^ at or above "
+                "threshold, _ gap, ! NaN/Inf)\n",
+                top * 100);
+
+    char mn[24], mx[24], me[24];
+    format_percent(f.min, mn, sizeof(mn));
+    format_percent(f.max, mx, sizeof(mx));
+    size_t finite = f.total - f.nonnum;
+    format_percent(finite ? f.sum / (double)finite : NAN, me, sizeof(me));
+    sbuf_printf(out, "  min %s, max %s, mean %s\n", mn, mx, me);
+
+    sbuf_puts(out, "  ");
+    explain_sentence(r, &f, step, out);
+    sbuf_putc(out, '\n');
+    if (r->detail[0])
+        sbuf_printf(out, "  detail: %s\n", r->detail);
+    free(pts);
+}
+
+size_t plan_render_explain(const struct rule_data *data, size_t ndata, const struct decisions *d,
+                           const struct labels *want, const char *rule_name, struct sbuf *out)
+{
+    size_t shown = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        const struct decision_rec *r = &d->v[i];
+        if (!r->rule || (rule_name && strcmp(r->rule->name, rule_name) != 0))
+            continue;
+        if (!plan_labels_match(want, &r->identity) && !plan_labels_match(want, &r->all))
+            continue;
+        const struct rule_data *rd = NULL;
+        for (size_t j = 0; j < ndata; j++)
+            if (data[j].rule == r->rule)
+                rd = &data[j];
+        if (shown)
+            sbuf_putc(out, '\n');
+        explain_one(rd, r, out);
+        shown++;
+    }
+    return shown;
+}

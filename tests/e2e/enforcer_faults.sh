@@ -1,0 +1,128 @@
+#!/bin/sh
+# End to end: `plan` against a faulty Prometheus (build/fakes/fake_prom) must never reclaim.
+#
+# For every fault (nothing listening, a server slower than --prometheus.timeout, 5xx, the
+# error envelope, garbage JSON, a partial answer with warnings, truncated JSON, one failing
+# query) `plan --output json` exits 0, prints only `keep` decisions with reason
+# query_error (or none when nothing is known), and reports the error on stderr once.
+# A well-formed matrix with points missing inside the window gives `keep` with `gap`.
+. "$(dirname "$0")/../lib.sh"
+
+DATA=$TOP/tests/e2e/data/enforcer
+ENF=$BIN/gpureclaim-enforcer
+FAKE=${FAKE_PROM:-$TOP/${BUILD:-build}/fakes/fake_prom}
+[ -x "$FAKE" ] || FAKE=$TOP/build/fakes/fake_prom
+AT=1700000000
+
+for tool in python3 "$ENF" "$FAKE"; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        fail setup "'$tool' not found"
+        exit 1
+    fi
+done
+python3 "$DATA/gen_matrix.py" "$TMP/range.json" "$TMP/instant.json"
+
+# start_fake NAME ARGS...: start fake_prom on a free port, set $FAKE_URL and $FAKE_PID.
+start_fake() {
+    _name=$1; shift
+    start_bg "$TMP/fake-$_name.log" "$FAKE" "$@"
+    FAKE_PID=$LAST_PID
+    _port=""
+    for _i in $(seq 1 100); do
+        _port=$(sed -n 's/^listening on \([0-9][0-9]*\)$/\1/p' "$TMP/fake-$_name.log" 2>/dev/null)
+        [ -n "$_port" ] && break
+        sleep 0.05
+    done
+    FAKE_URL="http://127.0.0.1:$_port"
+    [ -n "$_port" ]
+}
+
+# verdict FILE: "n=<decisions> reclaim=<n> non_query_error=<n>" from plan's JSON.
+verdict() {
+    python3 -c '
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("invalid-json", e); sys.exit()
+print("n=%d reclaim=%d non_query_error=%d" % (len(d),
+      sum(x["decision"] == "reclaim" for x in d),
+      sum(x["reason"] != "query_error" for x in d)))' "$1"
+}
+
+# fault NAME WANT_NONEMPTY FAKE_ARGS...: run plan against the fake (port 0 = any free one).
+fault() {
+    _name=$1 _nonempty=$2; shift 2
+    if ! start_fake "$_name" "$@"; then
+        fail "$_name" "fake_prom did not start"
+        return
+    fi
+    run_plan "$_name" "$FAKE_URL" "$_nonempty"
+    stop_pid "$FAKE_PID"
+}
+
+run_plan() {
+    _name=$1 _url=$2 _nonempty=$3
+    _t0=$(date +%s)
+    "$ENF" plan --rules.file "$DATA/rules-always.yaml" --prometheus.url "$_url" \
+        --prometheus.timeout 1s --at $AT --output json >"$TMP/$_name.json" 2>"$TMP/$_name.err"
+    _rc=$?
+    _took=$(( $(date +%s) - _t0 ))
+    _v=$(verdict "$TMP/$_name.json")
+    _errs=$(grep -c 'prometheus query failed' "$TMP/$_name.err")
+    case "$_v" in
+    "n=0 reclaim=0 non_query_error=0") _shape=empty ;;
+    "n="*" reclaim=0 non_query_error=0") _shape=keep ;;
+    *) _shape=bad ;;
+    esac
+    if [ "$_rc" -ne 0 ]; then
+        fail "$_name" "exit status $_rc"
+    elif [ "$_shape" = bad ] || { [ "$_nonempty" = yes ] && [ "$_shape" != keep ]; }; then
+        fail "$_name" "$_v"
+    elif [ "$_errs" -lt 1 ]; then
+        fail "$_name" "no error on stderr: $(head -c 300 "$TMP/$_name.err")"
+    elif [ "$(sort "$TMP/$_name.err" | uniq -d | wc -l)" -ne 0 ]; then
+        fail "$_name" "an error printed twice"
+    elif [ "$_took" -gt 10 ]; then
+        fail "$_name" "took ${_took}s"
+    else
+        pass "$_name"
+    fi
+}
+
+# Nothing listening: a port that was free a moment ago.
+run_plan connection-refused "http://127.0.0.1:$(free_port)" no
+fault slow no 0 slow 3
+fault status-502 no 0 status 502
+fault status-503 no 0 status 503
+fault error-bad-data no 0 error bad_data 'invalid parameter "query": parse error'
+fault error-timeout no 0 error timeout 'query timed out in expression evaluation'
+fault garbage no 0 garbage
+fault partial no 0 partial
+fault truncated no 0 truncated
+# Only the activity query fails: the allocated workloads are known and must be kept.
+fault activity-query-error yes -E workload_busy 0 ok "$TMP/range.json" "$TMP/instant.json"
+check activity-error-message grep -q 'injected failure' "$TMP/activity-query-error.err"
+
+# --- a good answer with a hole inside the window --------------------------------------------
+if start_fake ok 0 ok "$TMP/range.json" "$TMP/instant.json"; then
+    "$ENF" plan --rules.file "$DATA/rules-always.yaml" --prometheus.url "$FAKE_URL" \
+        --at $AT --output json >"$TMP/ok.json" 2>"$TMP/ok.err"
+    check ok-exit-0 test $? -eq 0
+    got=$(python3 -c '
+import json, sys
+print(" ".join("%s:%s:%s" % (d["workload"]["pod"], d["decision"], d["reason"])
+               for d in json.load(open(sys.argv[1]))))' "$TMP/ok.json")
+    check ok-gap-kept-idle-reclaimed test "$got" = "gappy:keep:gap idle:reclaim:idle"
+    check ok-no-stderr test ! -s "$TMP/ok.err"
+    # One range query (activity) and one instant query (allocation); no pending query for
+    # an Always rule.
+    n=$(grep -c '^request POST /api/v1/query_range' "$TMP/fake-ok.log")
+    m=$(grep -c '^request POST /api/v1/query ' "$TMP/fake-ok.log")
+    check ok-request-count test "$n:$m" = "1:1"
+    stop_pid "$FAKE_PID"
+else
+    fail ok "fake_prom did not start"
+fi
+
+finish

@@ -1,0 +1,138 @@
+#!/bin/sh
+# End to end: `gpureclaim-enforcer plan`, `explain` and `check` against a real Prometheus
+# loaded with backfilled history at a fixed epoch (test-environment.md section 4.2).
+#
+# gen_history.py writes 1 h of 15 s samples ending at 1700000000 for workloads that are
+# idle, busy, bursty, young, gappy, NaN, stale, exempt, ... and prints the decisions the two
+# rules of data/enforcer/rules.yaml must make; check_plan.py compares them with the JSON.
+. "$(dirname "$0")/../lib.sh"
+
+DATA=$TOP/tests/e2e/data/enforcer
+ENF=$BIN/gpureclaim-enforcer
+AT=1700000000
+
+for tool in prometheus promtool python3 "$ENF"; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        fail "setup" "'$tool' not found"
+        exit 1
+    fi
+done
+
+python3 "$DATA/gen_history.py" scenario "$TMP/history.om"
+python3 "$DATA/gen_history.py" expect >"$TMP/expect.json"
+if promtool tsdb create-blocks-from openmetrics "$TMP/history.om" "$TMP/tsdb" >"$TMP/promtool.log" 2>&1; then
+    pass backfill
+else
+    fail backfill "$(tail -n 3 "$TMP/promtool.log")"
+    exit 1
+fi
+printf 'global:\n  scrape_interval: 15s\nscrape_configs: []\n' >"$TMP/prometheus.yml"
+if ! start_prometheus "$TMP/prometheus.yml" "$TMP/tsdb"; then
+    fail prometheus-ready "$(tail -n 5 "$TMP/prometheus.log")"
+    exit 1
+fi
+pass prometheus-ready
+
+plan() {
+    "$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "$PROM_URL" "$@"
+}
+
+# --- plan --output json -----------------------------------------------------------------
+plan --at $AT --output json >"$TMP/plan.json" 2>"$TMP/plan.err"
+rc=$?
+check plan-json-exit-0 test "$rc" -eq 0
+check plan-json-no-stderr test ! -s "$TMP/plan.err"
+SUITE=$SUITE python3 "$DATA/check_plan.py" "$TMP/plan.json" "$TMP/expect.json" || TEST_FAILED=$((TEST_FAILED + 1))
+
+# idleSince is the start of the trailing idle run: went-idle was busy until END-1200, and
+# the step ending at END-1185 still covers that sample.
+got=$(python3 -c '
+import json, sys
+for d in json.load(open(sys.argv[1])):
+    if d["rule"] == "always" and d["workload"]["pod"] == "went-idle":
+        print(d["idleSince"], d["idleTimer"], d["threshold"], d["window"]["samples"], d["dryRun"])
+' "$TMP/plan.json")
+check plan-json-idle-since test "$got" = "2023-11-14T21:53:50Z 15m 10 61 True"
+
+# The same instant in RFC 3339 gives the same answer.
+plan --at 2023-11-14T23:13:20+01:00 --output=json >"$TMP/plan-rfc.json" 2>/dev/null
+check plan-at-rfc3339 cmp -s "$TMP/plan.json" "$TMP/plan-rfc.json"
+
+# --no-dry-run is reflected in every decision; the default is dry run.
+plan --at $AT --output json --no-dry-run >"$TMP/plan-nodry.json" 2>/dev/null
+n=$(python3 -c 'import json,sys; print(sum(d["dryRun"] for d in json.load(open(sys.argv[1]))))' \
+    "$TMP/plan-nodry.json")
+check plan-no-dry-run test "$n" -eq 0
+
+# --- plan table ---------------------------------------------------------------------------
+plan --at $AT >"$TMP/plan.txt" 2>"$TMP/plan-table.err"
+check plan-table-exit-0 test $? -eq 0
+check plan-table-header grep -q '^RULE  *WORKLOAD  *DECISION  *REASON  *IDLE FOR  *ALLOC  *MAX  *MEAN$' "$TMP/plan.txt"
+check plan-table-row grep -q '^always  *namespace="ml",pod="went-idle"  *reclaim (dry run)  *idle  *19m30s  *1 ' "$TMP/plan.txt"
+check plan-table-summary grep -q '^28 workloads: 5 reclaim, 23 keep (8 active, 2 no_data, 2 too_young, 2 gap, 2 stale, 2 not_a_number, 2 exempt, 3 not_needed); dry run: reported only$' "$TMP/plan.txt"
+
+# --stats reports the HTTP requests: one per distinct query, not per workload.
+plan --at $AT --output json --stats >/dev/null 2>"$TMP/stats.txt"
+check plan-stats-requests grep -q 'requests=3 failures=0' "$TMP/stats.txt"
+
+# --- explain --------------------------------------------------------------------------------
+explain() {
+    "$ENF" explain --rules.file "$DATA/rules.yaml" --prometheus.url="$PROM_URL" --at $AT "$@"
+}
+explain --rule always --workload 'namespace="ml",pod="burst"' >"$TMP/explain-burst.txt" 2>&1
+check explain-burst-exit-0 test $? -eq 0
+check explain-burst-sparkline grep -q '21:58:20 ▁*▇▇▁*$' "$TMP/explain-burst.txt"
+check explain-burst-marker grep -q '^  *\^\^$' "$TMP/explain-burst.txt"
+check explain-burst-reason grep -q 'kept: 2 of 61 points at or above 10 % (max 80 % at 22:08:20)' "$TMP/explain-burst.txt"
+
+explain --rule always --workload '{pod="gappy"}' >"$TMP/explain-gappy.txt" 2>&1
+check explain-gappy-sparkline grep -q '▁··········▁' "$TMP/explain-gappy.txt"
+check explain-gappy-reason grep -q 'kept: no data for 2m45s between 22:05:35 and 22:08:20' "$TMP/explain-gappy.txt"
+
+explain --rule always --workload 'pod="went-idle"' >"$TMP/explain-idle.txt" 2>&1
+check explain-idle-reason grep -q 'reclaim: below 10 % for the whole 15m window since 2023-11-14T21:53:50Z' "$TMP/explain-idle.txt"
+
+# Without --rule, every rule that decided on the workload is explained.
+n=$(explain --workload 'pod="idle-b"' 2>/dev/null | grep -c '^workload ')
+check explain-all-rules test "$n" -eq 2
+
+explain --workload 'namespace="ml",pod="nobody"' >/dev/null 2>"$TMP/explain-none.err"
+check explain-no-match-exit-2 test $? -eq 2
+check explain-no-match-message grep -q "no workload matches" "$TMP/explain-none.err"
+explain --workload 'pod=' >/dev/null 2>&1
+check explain-bad-workload-exit-1 test $? -eq 1
+
+# --- check ----------------------------------------------------------------------------------
+set -- "$TOP"/rules/*.yaml
+if [ -e "$1" ]; then
+    "$ENF" check "$@" >"$TMP/check.txt" 2>&1
+    check check-example-rules test $? -eq 0
+fi
+"$ENF" check "$DATA/rules.yaml" >"$TMP/check-e2e.txt" 2>&1
+check check-e2e-rules test $? -eq 0
+"$ENF" check "$DATA/rules.yaml" "$DATA/broken.yaml" >"$TMP/check-broken.txt" 2>&1
+check check-broken-exit-1 test $? -eq 1
+check check-broken-position grep -q 'broken.yaml:[0-9]*:[0-9]*: ' "$TMP/check-broken.txt"
+
+# --- usage and rules errors -------------------------------------------------------------------
+"$ENF" plan --rules.file "$DATA/broken.yaml" --prometheus.url "$PROM_URL" >/dev/null 2>"$TMP/e1"
+check plan-broken-rules-exit-1 test $? -eq 1
+plan --output yaml >/dev/null 2>&1
+check plan-bad-output-exit-1 test $? -eq 1
+plan --no-such-flag >/dev/null 2>&1
+check plan-unknown-flag-exit-1 test $? -eq 1
+plan --at yesterday >/dev/null 2>&1
+check plan-bad-at-exit-1 test $? -eq 1
+"$ENF" --help >"$TMP/help.txt"
+missing=""
+for f in rules.file prometheus.url prometheus.timeout prometheus.bearer-token-file \
+    prometheus.basic-auth-user prometheus.basic-auth-password-file prometheus.ca-file \
+    prometheus.insecure-skip-verify dry-run at output workload rule enforce.interval \
+    web.listen-address web.telemetry-path log.level log.format; do
+    grep -Eq -- "(--|\])$f(=| )" "$TMP/help.txt" || missing="$missing $f"
+done
+check help-lists-flags test -z "$missing"
+check help-shows-defaults grep -q -- '--enforce.interval="1m"' "$TMP/help.txt"
+check version sh -c '"$1" --version | grep -q "^gpureclaim-enforcer "' sh "$ENF"
+
+finish

@@ -1,0 +1,443 @@
+/*
+ * Unit tests of plan.c: sparkline levels, gaps and NaN, duration and time formatting and
+ * parsing, the JSON shape of `plan --output json` (parsed back with json-c), the table rows
+ * and the explanation sentences, all from hand-made decisions.
+ */
+#include "plan.c"
+
+#include "test.h"
+
+static const char *const identity_names[] = {"namespace", "pod"};
+
+static struct rule make_rule(const char *name)
+{
+    return (struct rule){.name = (char *)name,
+                         .enabled = true,
+                         .policy = POLICY_ALWAYS,
+                         .threshold = 10,
+                         .idle_timer = 900,
+                         .step = 15,
+                         .tolerated_gap = 30,
+                         .identity = (char **)identity_names,
+                         .nidentity = 2};
+}
+
+static struct decision_rec make_rec(const struct rule *r, const char *ns, const char *pod)
+{
+    struct decision_rec d = {.rule = r,
+                             .decision = DECISION_KEEP,
+                             .reason = REASON_ACTIVE,
+                             .threshold = r->threshold,
+                             .idle_timer = r->idle_timer,
+                             .idle_since = NAN,
+                             .window_start = 1700000000 - r->idle_timer,
+                             .window_end = 1700000000,
+                             .max = NAN,
+                             .mean = NAN,
+                             .last = NAN,
+                             .allocated = NAN};
+    labels_set(&d.identity, "namespace", ns);
+    labels_set(&d.identity, "pod", pod);
+    labels_copy(&d.all, &d.identity);
+    labels_set(&d.all, "gpu_id", "3");
+    return d;
+}
+
+static void free_recs(struct decisions *d)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        labels_free(&d->v[i].identity);
+        labels_free(&d->v[i].all);
+    }
+}
+
+static char *spark(const struct point *p, size_t n, double start, double end, double step,
+                   double threshold, char **marker)
+{
+    struct sbuf s = {0}, m = {0};
+    plan_sparkline(p, n, start, end, step, threshold, &s, &m);
+    *marker = sbuf_take(&m);
+    return sbuf_take(&s);
+}
+
+TEST(sparkline_levels)
+{
+    struct point p[9];
+    for (int i = 0; i < 9; i++)
+        p[i] = (struct point){.t = 100 + i, .v = i * 0.125};
+    char *m, *s = spark(p, 9, 100, 108, 1, 50, &m);
+    TEST_CHECK_STR(s, "▁▂▃▄▅▆▇██");
+    TEST_CHECK_STR(m, "    ^^^^^");
+    free(s);
+    free(m);
+}
+
+TEST(sparkline_gaps_and_nan)
+{
+    /* Slots 1 and 3 have no point; slot 2 is NaN, slot 5 +Inf. */
+    struct point p[] = {{0, 0}, {2, NAN}, {4, 0.5}, {5, INFINITY}};
+    char *m, *s = spark(p, ARRAY_LEN(p), 0, 5, 1, 50, &m);
+    TEST_CHECK_STR(s, "▁·×·▅×");
+    TEST_CHECK_STR(m, " _!_^!");
+    free(s);
+    free(m);
+    /* No point at all: every slot is a gap, distinct from a zero value. */
+    s = spark(NULL, 0, 0, 3, 1, 10, &m);
+    TEST_CHECK_STR(s, "····");
+    TEST_CHECK_STR(m, "____");
+    free(s);
+    free(m);
+}
+
+TEST(sparkline_grid)
+{
+    /* Off-grid points snap to the nearest step; outside the window they are dropped;
+     * two points in one slot keep the larger; values above 1 rescale the bars. */
+    struct point p[] = {{-15, 1}, {0.4, 0}, {15, 0.2}, {15.2, 1}, {30, 2}, {60, 1}};
+    char *m, *s = spark(p, ARRAY_LEN(p), 0, 45, 15, 60, &m);
+    TEST_CHECK_STR(s, "▁▅█·");
+    TEST_CHECK_STR(m, " ^^_");
+    free(s);
+    free(m);
+    /* A value exactly at the threshold is marked (same >= as decide). */
+    struct point q[] = {{0, 0.1}, {1, 0.0999}};
+    s = spark(q, 2, 0, 1, 1, 10, &m);
+    TEST_CHECK_STR(m, "^ ");
+    free(s);
+    free(m);
+}
+
+TEST(duration_format)
+{
+    static const struct {
+        double in;
+        const char *want;
+    } cases[] = {{0, "0s"},       {45, "45s"},      {900, "15m"},   {5400, "1h30m"},
+                 {97200, "1d3h"}, {3661, "1h1m1s"}, {0.5, "500ms"}, {-1, "-"},
+                 {NAN, "-"},      {59.6, "1m"},     {86400, "1d"},  {172800 + 60, "2d1m"}};
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char buf[32];
+        plan_format_duration(cases[i].in, buf, sizeof(buf));
+        TEST_CHECK_STR(buf, cases[i].want);
+    }
+}
+
+TEST(time_format_and_parse)
+{
+    char buf[48];
+    plan_format_time(1700000000, buf, sizeof(buf));
+    TEST_CHECK_STR(buf, "2023-11-14T22:13:20Z");
+    plan_format_time(1700000000.5, buf, sizeof(buf));
+    TEST_CHECK_STR(buf, "2023-11-14T22:13:20.500Z");
+    plan_format_time(NAN, buf, sizeof(buf));
+    TEST_CHECK_STR(buf, "-");
+
+    static const struct {
+        const char *in;
+        int rc;
+        double want;
+    } cases[] = {
+        {"1700000000", 0, 1700000000},
+        {"1700000000.25", 0, 1700000000.25},
+        {"2023-11-14T22:13:20Z", 0, 1700000000},
+        {"2023-11-14t22:13:20z", 0, 1700000000},
+        {"2023-11-14T23:13:20+01:00", 0, 1700000000},
+        {"2023-11-14T20:43:20-01:30", 0, 1700000000},
+        {"2023-11-14T22:13:20.25Z", 0, 1700000000.25},
+        {"2023-02-30T00:00:00Z", -1, 0},
+        {"2023-11-14T22:13:20", -1, 0},
+        {"2023-11-14", -1, 0},
+        {"2023-11-14T22:13:20.Z", -1, 0},
+        {"yesterday", -1, 0},
+        {"", -1, 0},
+        {"-5", -1, 0},
+        {"2023-11-14T22:13:20Zjunk", -1, 0},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        double t = -1;
+        char err[128] = "";
+        int rc = plan_parse_time(cases[i].in, &t, err, sizeof(err));
+        TEST_CHECK_INT(rc, cases[i].rc);
+        if (cases[i].rc == 0)
+            TEST_CHECK_DBL(t, cases[i].want, 1e-6);
+        else
+            TEST_CHECK_CONTAINS(err, "invalid time");
+    }
+}
+
+/* Two workloads: one reclaimed after 20 minutes idle, one kept for a gap with no stats. */
+static void two_decisions(const struct rule *r, struct decision_rec v[2])
+{
+    v[0] = make_rec(r, "ml", "idle-a");
+    v[0].decision = DECISION_RECLAIM;
+    v[0].reason = REASON_IDLE;
+    v[0].idle_since = 1700000000 - 1200;
+    v[0].samples = 61;
+    v[0].max = 0.042;
+    v[0].mean = 0.01;
+    v[0].last = 0;
+    v[0].allocated = 2;
+    snprintf(v[0].resource, sizeof(v[0].resource), "amd.com/gpu");
+    v[0].dry_run = true;
+    v[1] = make_rec(r, "ml", "gappy \"b\"");
+    v[1].reason = REASON_GAP;
+    snprintf(v[1].detail, sizeof(v[1].detail), "no data from 22:00:00 to 22:04:00");
+}
+
+TEST(json_shape)
+{
+    struct rule r = make_rule("notebooks");
+    struct decision_rec v[2];
+    two_decisions(&r, v);
+    struct decisions d = {.v = v, .n = 2};
+    struct sbuf out = {0};
+    plan_render_json(&d, &out);
+    TEST_CHECK(strstr(out.buf, "amd.com/gpu") != NULL); /* no "\/" escaping */
+
+    struct json_object *arr = json_tokener_parse(out.buf);
+    TEST_CHECK(arr && json_object_is_type(arr, json_type_array));
+    if (!arr || json_object_array_length(arr) != 2) {
+        TEST_CHECK(!"two objects expected");
+        goto out;
+    }
+    struct json_object *a = json_object_array_get_idx(arr, 0),
+                       *b = json_object_array_get_idx(arr, 1);
+    struct json_object *x, *w, *win;
+    TEST_CHECK(json_object_object_get_ex(a, "rule", &x));
+    TEST_CHECK_STR(json_object_get_string(x), "notebooks");
+    TEST_CHECK(json_object_object_get_ex(a, "workload", &w));
+    TEST_CHECK_INT(json_object_object_length(w), 2);
+    TEST_CHECK(json_object_object_get_ex(w, "pod", &x));
+    TEST_CHECK_STR(json_object_get_string(x), "idle-a");
+    TEST_CHECK(json_object_object_get_ex(a, "decision", &x));
+    TEST_CHECK_STR(json_object_get_string(x), "reclaim");
+    TEST_CHECK(json_object_object_get_ex(a, "reason", &x));
+    TEST_CHECK_STR(json_object_get_string(x), "idle");
+    TEST_CHECK(json_object_object_get_ex(a, "idleSince", &x));
+    TEST_CHECK_STR(json_object_get_string(x), "2023-11-14T21:53:20Z");
+    TEST_CHECK(json_object_object_get_ex(a, "threshold", &x));
+    TEST_CHECK_DBL(json_object_get_double(x), 10, 0);
+    TEST_CHECK(json_object_object_get_ex(a, "idleTimer", &x));
+    TEST_CHECK_STR(json_object_get_string(x), "15m");
+    TEST_CHECK(json_object_object_get_ex(a, "window", &win));
+    TEST_CHECK(json_object_object_get_ex(win, "start", &x));
+    TEST_CHECK_STR(json_object_get_string(x), "2023-11-14T21:58:20Z");
+    TEST_CHECK(json_object_object_get_ex(win, "end", &x));
+    TEST_CHECK_STR(json_object_get_string(x), "2023-11-14T22:13:20Z");
+    TEST_CHECK(json_object_object_get_ex(win, "samples", &x));
+    TEST_CHECK_INT(json_object_get_int(x), 61);
+    TEST_CHECK(json_object_object_get_ex(win, "max", &x));
+    TEST_CHECK_DBL(json_object_get_double(x), 0.042, 0);
+    TEST_CHECK(json_object_object_get_ex(win, "last", &x));
+    TEST_CHECK(json_object_is_type(x, json_type_int) || json_object_is_type(x, json_type_double));
+    TEST_CHECK(json_object_object_get_ex(a, "allocated", &x));
+    TEST_CHECK_DBL(json_object_get_double(x), 2, 0);
+    TEST_CHECK(json_object_object_get_ex(a, "resource", &x));
+    TEST_CHECK_STR(json_object_get_string(x), "amd.com/gpu");
+    TEST_CHECK(json_object_object_get_ex(a, "dryRun", &x));
+    TEST_CHECK(json_object_get_boolean(x));
+
+    /* Unknowns are null, never NaN (which is not JSON) and never 0. */
+    TEST_CHECK(json_object_object_get_ex(b, "workload", &w));
+    TEST_CHECK(json_object_object_get_ex(w, "pod", &x));
+    TEST_CHECK_STR(json_object_get_string(x), "gappy \"b\"");
+    TEST_CHECK(json_object_object_get_ex(b, "decision", &x));
+    TEST_CHECK_STR(json_object_get_string(x), "keep");
+    TEST_CHECK(json_object_object_get_ex(b, "reason", &x));
+    TEST_CHECK_STR(json_object_get_string(x), "gap");
+    TEST_CHECK(json_object_object_get_ex(b, "detail", &x));
+    TEST_CHECK_STR(json_object_get_string(x), "no data from 22:00:00 to 22:04:00");
+    TEST_CHECK(json_object_object_get_ex(b, "idleSince", &x) && x == NULL);
+    TEST_CHECK(json_object_object_get_ex(b, "allocated", &x) && x == NULL);
+    TEST_CHECK(json_object_object_get_ex(b, "resource", &x) && x == NULL);
+    TEST_CHECK(json_object_object_get_ex(b, "window", &win));
+    TEST_CHECK(json_object_object_get_ex(win, "max", &x) && x == NULL);
+    TEST_CHECK(json_object_object_get_ex(win, "mean", &x) && x == NULL);
+    TEST_CHECK(json_object_object_get_ex(b, "dryRun", &x) && !json_object_get_boolean(x));
+out:
+    json_object_put(arr);
+    sbuf_free(&out);
+    free_recs(&d);
+
+    /* No decisions: still a JSON array. */
+    struct decisions none = {0};
+    struct sbuf e = {0};
+    plan_render_json(&none, &e);
+    struct json_object *empty = json_tokener_parse(e.buf);
+    TEST_CHECK(empty && json_object_is_type(empty, json_type_array) &&
+               json_object_array_length(empty) == 0);
+    json_object_put(empty);
+    sbuf_free(&e);
+}
+
+TEST(table_rows)
+{
+    struct rule r = make_rule("notebooks");
+    struct decision_rec v[2];
+    two_decisions(&r, v);
+    struct decisions d = {.v = v, .n = 2};
+    struct sbuf out = {0};
+    plan_render_table(&d, &out);
+    /* Header, two rows, summary. */
+    size_t lines = 0;
+    for (size_t i = 0; i < out.len; i++)
+        lines += out.buf[i] == '\n';
+    TEST_CHECK_INT(lines, 4);
+    TEST_CHECK(str_has_prefix(out.buf, "RULE"));
+    TEST_CHECK_CONTAINS(out.buf, "WORKLOAD");
+    TEST_CHECK_CONTAINS(out.buf, "IDLE FOR");
+    const char *row1 = strstr(out.buf, "namespace=\"ml\",pod=\"idle-a\"");
+    const char *row2 = strstr(out.buf, "namespace=\"ml\",pod=\"gappy \\\"b\\\"\"");
+    TEST_CHECK(row1 && row2 && row1 < row2);
+    TEST_CHECK_CONTAINS(row1, "reclaim (dry run)");
+    TEST_CHECK_CONTAINS(row1, "20m");  /* idle for */
+    TEST_CHECK_CONTAINS(row1, "4.2%"); /* max */
+    TEST_CHECK_CONTAINS(row2, "keep");
+    TEST_CHECK_CONTAINS(row2, "gap");
+    TEST_CHECK_CONTAINS(out.buf,
+                        "2 workloads: 1 reclaim, 1 keep (1 gap); dry run: reported only\n");
+    /* Columns line up: DECISION starts at the same offset on every line. */
+    const char *h = strstr(out.buf, "DECISION"), *k = strstr(row2, "keep");
+    const char *line2 = row2;
+    while (line2 > out.buf && line2[-1] != '\n')
+        line2--;
+    TEST_CHECK(h && k && h - out.buf == k - line2);
+    sbuf_free(&out);
+    free_recs(&d);
+}
+
+/* One workload's activity, a point every `step` from `start`. */
+static void add_series(struct rule_data *rd, const char *pod, const double *v, size_t n,
+                       double start, double step)
+{
+    struct series *s = matrix_push(&rd->activity);
+    labels_set(&s->labels, "namespace", "ml");
+    labels_set(&s->labels, "pod", pod);
+    labels_set(&s->labels, "gpu_id", "0");
+    s->p = xcalloc(n, sizeof(*s->p));
+    s->n = 0;
+    for (size_t i = 0; i < n; i++)
+        s->p[s->n++] = (struct point){start + (double)i * step, v[i]};
+}
+
+TEST(explain_sentences)
+{
+    struct rule r = make_rule("notebooks");
+    struct rule_data rd = {.rule = &r, .start = 1700000000 - 1800, .end = 1700000000};
+    double busy[121], idle[121];
+    for (int i = 0; i < 121; i++) {
+        busy[i] = 0.01;
+        idle[i] = 0.02;
+    }
+    busy[100] = 0.42; /* two bursts inside the window (window starts at i = 60) */
+    busy[110] = 0.12;
+    busy[10] = 0.9; /* before the window: not counted */
+    add_series(&rd, "busy", busy, 121, rd.start, 15);
+    add_series(&rd, "idle", idle, 121, rd.start, 15);
+    /* "gappy": points 80..95 (22:03:20 to 22:07:05) missing. */
+    struct series *g = matrix_push(&rd.activity);
+    labels_set(&g->labels, "namespace", "ml");
+    labels_set(&g->labels, "pod", "gappy");
+    g->p = xcalloc(121, sizeof(*g->p));
+    for (int i = 0; i < 121; i++)
+        if (i < 80 || i >= 96)
+            g->p[g->n++] = (struct point){rd.start + i * 15.0, 0};
+
+    struct decision_rec v[3];
+    v[0] = make_rec(&r, "ml", "busy");
+    v[0].reason = REASON_ACTIVE;
+    v[1] = make_rec(&r, "ml", "gappy");
+    v[1].reason = REASON_GAP;
+    v[2] = make_rec(&r, "ml", "idle");
+    v[2].decision = DECISION_RECLAIM;
+    v[2].reason = REASON_IDLE;
+    v[2].idle_since = rd.start;
+    struct decisions d = {.v = v, .n = 3};
+
+    struct labels want = {0};
+    labels_set(&want, "pod", "busy");
+    struct sbuf out = {0};
+    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
+    TEST_CHECK_CONTAINS(out.buf, "workload namespace=\"ml\",pod=\"busy\", rule 'notebooks'");
+    TEST_CHECK_CONTAINS(out.buf, "policy Always, threshold 10 %, idle timer 15m");
+    TEST_CHECK_CONTAINS(out.buf, "window 2023-11-14T21:58:20Z .. 2023-11-14T22:13:20Z: 61 points");
+    TEST_CHECK_CONTAINS(out.buf, "kept: 2 of 61 points at or above 10 % (max 42 % at 22:08:20)");
+    TEST_CHECK_CONTAINS(out.buf, "▁▁▁▄▁"); /* the 42 % burst between idle points */
+    TEST_CHECK_CONTAINS(out.buf, "min 1%, max 42%, mean");
+    TEST_CHECK_CONTAINS(out.buf, "\n  21:58:20 ▁▁");
+    TEST_CHECK(strstr(out.buf, "  22:13:20 ") == NULL); /* 61 points: one row */
+    TEST_CHECK(strstr(out.buf, " \n") == NULL);         /* no trailing blanks */
+    sbuf_reset(&out);
+    labels_free(&want);
+
+    labels_set(&want, "pod", "gappy");
+    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, "notebooks", &out), 1);
+    TEST_CHECK_CONTAINS(out.buf, "kept: no data for 4m15s between 22:03:05 and 22:07:20");
+    TEST_CHECK_CONTAINS(out.buf, "················");
+    TEST_CHECK_CONTAINS(out.buf, "________________");
+    sbuf_reset(&out);
+    labels_free(&want);
+
+    labels_set(&want, "pod", "idle");
+    labels_set(&want, "gpu_id", "3"); /* matched on all labels, not only identity */
+    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
+    TEST_CHECK_CONTAINS(out.buf,
+                        "reclaim: below 10 % for the whole 15m window since 2023-11-14T21:43:20Z");
+    sbuf_reset(&out);
+    labels_free(&want);
+
+    /* No match: wrong rule, unknown pod. */
+    labels_set(&want, "pod", "idle");
+    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, "other", &out), 0);
+    labels_free(&want);
+    labels_set(&want, "pod", "nope");
+    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, NULL, &out), 0);
+    TEST_CHECK_INT(out.len, 0);
+    labels_free(&want);
+    sbuf_free(&out);
+    free_recs(&d);
+    matrix_free(&rd.activity);
+}
+
+TEST(explain_rows)
+{
+    /* A 1 h window at 15 s is 241 points: rows of 60 labelled with their first time. */
+    struct rule r = make_rule("long");
+    r.idle_timer = 3600;
+    struct rule_data rd = {.rule = &r, .start = 1700000000 - 7200, .end = 1700000000};
+    double zero[481] = {0};
+    add_series(&rd, "quiet", zero, 481, rd.start, 15);
+    struct decision_rec v = make_rec(&r, "ml", "quiet");
+    v.decision = DECISION_RECLAIM;
+    v.reason = REASON_IDLE;
+    v.idle_since = rd.start;
+    struct decisions d = {.v = &v, .n = 1};
+    struct labels want = {0};
+    labels_set(&want, "namespace", "ml");
+    struct sbuf out = {0};
+    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
+    static const char *const rows[] = {"  21:13:20 ", "  21:28:20 ", "  21:43:20 ", "  21:58:20 ",
+                                       "  22:13:20 ▁\n"};
+    for (size_t i = 0; i < ARRAY_LEN(rows); i++)
+        TEST_CHECK_CONTAINS(out.buf, rows[i]);
+    TEST_CHECK_CONTAINS(out.buf, "window 2023-11-14T21:13:20Z .. 2023-11-14T22:13:20Z: 241 points");
+    TEST_CHECK_CONTAINS(out.buf, "since 2023-11-14T20:13:20Z");
+    labels_free(&want);
+    sbuf_free(&out);
+    free_recs(&d);
+    matrix_free(&rd.activity);
+}
+
+int main(void)
+{
+    RUN(sparkline_levels);
+    RUN(sparkline_gaps_and_nan);
+    RUN(sparkline_grid);
+    RUN(duration_format);
+    RUN(time_format_and_parse);
+    RUN(json_shape);
+    RUN(table_rows);
+    RUN(explain_sentences);
+    RUN(explain_rows);
+    return test_done();
+}
