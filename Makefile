@@ -193,9 +193,11 @@ update-golden: all
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE -Icommon \
                -Iexporter -Ienforcer
 
-build/fuzz/%: fuzz/%.c common/util.c common/log.c
+# A fuzz target #includes the module it fuzzes: rebuild it when any source changes.
+build/fuzz/%: fuzz/%.c common/util.c common/log.c $(wildcard common/*.[ch] exporter/*.[ch] \
+              enforcer/*.[ch])
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(ALL_CFLAGS) $^ -o $@ $(ALL_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(ALL_CFLAGS) $< common/util.c common/log.c -o $@ $(ALL_LIBS)
 
 fuzz: $(FUZZ_BIN)
 	@sh tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)

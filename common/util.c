@@ -244,7 +244,7 @@ double mono_now(void)
 uint64_t fnv1a64(const void *data, size_t n)
 {
     const unsigned char *p = data;
-    uint64_t h = 1469598103934665603ULL;
+    uint64_t h = 14695981039346656037ULL;
     for (size_t i = 0; i < n; i++) {
         h ^= p[i];
         h *= 1099511628211ULL;

@@ -13,6 +13,17 @@ for f in rules/*.yaml; do
         echo "FAIL: rules/check-$(basename "$f")"; cat /tmp/cr.$$
     fi
 done
+# Every invalid rules file gives exactly the errors in its .err file, through the CLI too.
+for f in tests/rules/invalid/*.yaml; do
+    [ -e "$f" ] || continue
+    b=$(basename "$f" .yaml)
+    if (cd tests/rules/invalid && ../../../bin/gpureclaim-enforcer check "$b.yaml" | sed '$d' |
+        diff -u "$b.err" -) >/tmp/cr.$$ 2>&1; then
+        echo "PASS: rules/invalid-$b"
+    else
+        echo "FAIL: rules/invalid-$b"; cat /tmp/cr.$$
+    fi
+done
 for f in rules/prometheus/*.yml; do
     [ -e "$f" ] || continue
     if promtool check rules "$f" >/tmp/cr.$$ 2>&1; then

@@ -1,0 +1,66 @@
+/*
+ * libFuzzer target for the rules loader: any byte string goes through rules_load_buffer
+ * (libyaml events -> yaml.c DOM -> rules.c schema) and everything is freed, so ASan/UBSan and
+ * LeakSanitizer check the error paths that real files rarely reach. The loader's promises are
+ * asserted too: a success has at least one rule whose values are all inside their documented
+ * ranges, a failure has at least one message and every message names the file first.
+ * Seeds: fuzz/corpus/rules (the valid and invalid test files and the examples).
+ */
+#include "rules.c"
+#include "ydom.c"
+#include "match.c"
+#include "series.c"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void check_rule(const struct rule *r)
+{
+    if (!r->name || !r->file || !r->q_activity || !r->q_allocation || !r->q_pending ||
+        !r->resource_label || r->nidentity == 0)
+        __builtin_trap();
+    if (!(r->threshold > 0 && r->threshold <= 100) || r->idle_timer < 60 ||
+        r->idle_timer > 30 * 86400 || r->step < 1 || r->step > 3600)
+        __builtin_trap();
+    if (r->tolerated_gap < r->step || r->tolerated_gap >= r->idle_timer ||
+        r->idle_timer / r->step > MAX_POINTS || r->max_terminations < 1)
+        __builtin_trap();
+    for (size_t i = 0; i < r->nwindows; i++) {
+        const struct rule_window *w = &r->windows[i];
+        if (w->days == 0 || w->days > 0x7f || w->start_min < 0 || w->start_min > 1439 ||
+            w->end_min < 0 || w->end_min > 1440 || w->utc_offset_min < -840 ||
+            w->utc_offset_min > 840)
+            __builtin_trap();
+    }
+    for (size_t i = 0; i < r->noverrides; i++)
+        if (r->overrides[i].match.n == 0)
+            __builtin_trap();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct ruleset rs;
+    struct rules_errors errs = {0};
+
+    if (rules_load_buffer("fuzz.yaml", (const char *)data, size, &rs, &errs) == 0) {
+        if (rs.n == 0 || errs.n != 0)
+            __builtin_trap();
+        for (size_t i = 0; i < rs.n; i++)
+            check_rule(&rs.rules[i]);
+        rules_free(&rs);
+    } else {
+        if (errs.n == 0 || rs.rules != NULL)
+            __builtin_trap();
+        for (size_t i = 0; i < errs.n; i++)
+            if (strncmp(errs.msg[i], "fuzz.yaml:", 10) != 0)
+                __builtin_trap();
+    }
+    rules_errors_free(&errs);
+
+    /* The same bytes as a duration string. */
+    char *s = xstrndup((const char *)data, size);
+    double secs;
+    if (rules_parse_duration(s, &secs) == 0 && !(secs >= 0))
+        __builtin_trap();
+    free(s);
+    return 0;
+}
