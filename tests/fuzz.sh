@@ -6,6 +6,7 @@ set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 secs=$1; shift
 for bin in "$@"; do
+    case $bin in /*) ;; *) bin=$TOP/$bin ;; esac
     name=$(basename "$bin"); short=${name#fuzz_}
     work=$(mktemp -d)
     mkdir -p "$work/corpus"
