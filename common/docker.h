@@ -33,15 +33,15 @@ struct docker_label {
 
 struct docker_container {
     char id[65];
-    char name[256];   /* without the leading '/' */
+    char name[256]; /* without the leading '/' */
     bool running;
-    char status[32];  /* State.Status: running, exited, ... */
+    char status[32]; /* State.Status: running, exited, ... */
     int exit_code;
-    int pid;          /* State.Pid, 0 when not running */
+    int pid; /* State.Pid, 0 when not running */
     char image[256];
     struct docker_label *labels;
     size_t nlabels;
-    char **devices;   /* HostConfig.Devices[].PathOnHost, e.g. /dev/dri/renderD131 */
+    char **devices; /* HostConfig.Devices[].PathOnHost, e.g. /dev/dri/renderD131 */
     size_t ndevices;
 };
 
@@ -61,8 +61,8 @@ bool docker_is_podman(const struct docker *d);
  * ("key" or "key=value"). Devices are not filled by the list call: use docker_inspect.
  * On success *out is an array of *n containers (free with docker_containers_free).
  */
-int docker_list(struct docker *d, const char *label_filter, bool all,
-                struct docker_container **out, size_t *n, char *err, size_t errlen);
+int docker_list(struct docker *d, const char *label_filter, bool all, struct docker_container **out,
+                size_t *n, char *err, size_t errlen);
 /* Inspect one container by id or name: DOCKER_OK, DOCKER_GONE or DOCKER_ERROR. */
 int docker_inspect(struct docker *d, const char *id_or_name, struct docker_container *out,
                    char *err, size_t errlen);
@@ -70,8 +70,7 @@ int docker_inspect(struct docker *d, const char *id_or_name, struct docker_conta
  * Stop a container: SIGTERM, then SIGKILL after `timeout_s` seconds (the daemon does this).
  * DOCKER_OK (204), DOCKER_ALREADY (304), DOCKER_GONE (404) or DOCKER_ERROR.
  */
-int docker_stop(struct docker *d, const char *id_or_name, int timeout_s, char *err,
-                size_t errlen);
+int docker_stop(struct docker *d, const char *id_or_name, int timeout_s, char *err, size_t errlen);
 
 const char *docker_label(const struct docker_container *c, const char *key);
 void docker_container_free(struct docker_container *c);

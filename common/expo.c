@@ -183,8 +183,8 @@ void expo_addv(struct expo *e, const char *name, enum expo_type type, const char
     e->nsamples++;
 }
 
-void expo_add(struct expo *e, const char *name, enum expo_type type, const char *help,
-              double value, ...)
+void expo_add(struct expo *e, const char *name, enum expo_type type, const char *help, double value,
+              ...)
 {
     const char *labels[64];
     size_t n = 0;

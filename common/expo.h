@@ -29,8 +29,8 @@ void expo_free(struct expo *e);
  * TYPE. A repeated (name, labels) pair keeps the first value: duplicates are a collector bug
  * and are counted in expo_duplicates() rather than corrupting the output.
  */
-void expo_add(struct expo *e, const char *name, enum expo_type type, const char *help,
-              double value, ...) __attribute__((sentinel));
+void expo_add(struct expo *e, const char *name, enum expo_type type, const char *help, double value,
+              ...) __attribute__((sentinel));
 
 /* Same with `nlabels` name/value pairs in `labels` (labels[2*i] = name, labels[2*i+1] = value). */
 void expo_addv(struct expo *e, const char *name, enum expo_type type, const char *help,

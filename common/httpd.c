@@ -36,8 +36,8 @@ struct httpd {
     int port;
 };
 
-static MHD_RESULT reply(struct MHD_Connection *conn, unsigned status, const char *type,
-                        char *body, size_t len)
+static MHD_RESULT reply(struct MHD_Connection *conn, unsigned status, const char *type, char *body,
+                        size_t len)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
     if (!r) {
@@ -89,8 +89,7 @@ static MHD_RESULT handle(void *cls, struct MHD_Connection *conn, const char *url
 }
 
 /* Split "host:port", ":port" or "[v6]:port". */
-static int split_listen(const char *listen, char *host, size_t hostlen, char *port,
-                        size_t portlen)
+static int split_listen(const char *listen, char *host, size_t hostlen, char *port, size_t portlen)
 {
     const char *colon;
     if (listen[0] == '[') {
@@ -113,8 +112,7 @@ struct httpd *httpd_start(const struct httpd_cfg *cfg, char *err, size_t errlen)
 {
     char host[256], port[32];
     if (split_listen(cfg->listen, host, sizeof(host), port, sizeof(port)) < 0) {
-        snprintf(err, errlen, "invalid listen address '%s': want host:port or :port",
-                 cfg->listen);
+        snprintf(err, errlen, "invalid listen address '%s': want host:port or :port", cfg->listen);
         return NULL;
     }
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};

@@ -22,8 +22,8 @@ struct httpd_cfg {
     const char *title;        /* landing page title, e.g. "gpureclaim exporter" */
     httpd_metrics_fn metrics;
     void *arg;
-    unsigned threads;         /* pool size, >= 1 */
-    unsigned timeout;         /* connection timeout in seconds */
+    unsigned threads; /* pool size, >= 1 */
+    unsigned timeout; /* connection timeout in seconds */
 };
 
 struct httpd;

@@ -18,7 +18,7 @@
 #include "match.h"
 
 #define RULES_API_VERSION "gpureclaim/v1"
-#define RULES_KIND "ReclaimRules"
+#define RULES_KIND        "ReclaimRules"
 
 enum rule_policy { POLICY_DURING_PRESSURE = 0, POLICY_ALWAYS };
 

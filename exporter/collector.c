@@ -17,13 +17,11 @@
 #include "sysfs.h"
 #include "util.h"
 
-extern const struct collector coll_devices, coll_gpu_metrics, coll_partitions, coll_amdgpu;
+extern const struct collector coll_devices, coll_gpu_metrics, coll_partitions, coll_amdgpu,
+    coll_ownership;
 
 static const struct collector *const collectors[] = {
-    &coll_devices,
-    &coll_gpu_metrics,
-    &coll_partitions,
-    &coll_amdgpu,
+    &coll_devices, &coll_gpu_metrics, &coll_partitions, &coll_amdgpu, &coll_ownership,
 };
 
 #define NCOLL ARRAY_LEN(collectors)
@@ -79,7 +77,8 @@ int coll_flag(const char *arg, char *err, size_t errlen)
 void coll_help(void *out_file)
 {
     FILE *out = out_file;
-    fprintf(out, "  --collector.disable-defaults  Disable every collector not enabled explicitly\n");
+    fprintf(out,
+            "  --collector.disable-defaults  Disable every collector not enabled explicitly\n");
     for (size_t i = 0; i < NCOLL; i++)
         fprintf(out, "  --[no-]collector.%-12s %s (default %s)\n", collectors[i]->name,
                 collectors[i]->help, collectors[i]->default_on ? "enabled" : "disabled");
@@ -129,8 +128,7 @@ static void snap_unref_locked(struct gpu_snap *s)
 static struct gpu_snap *snap_get(const struct coll_cfg *cfg)
 {
     char gen[32];
-    if (sysfs_read_str(gen, sizeof(gen), "%s/class/kfd/kfd/topology/generation_id", cfg->sysfs) <
-        0)
+    if (sysfs_read_str(gen, sizeof(gen), "%s/class/kfd/kfd/topology/generation_id", cfg->sysfs) < 0)
         gen[0] = '\0';
     double now = mono_now();
     pthread_mutex_lock(&snap_lock);
@@ -188,8 +186,8 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
                 coll_source_error(ctx, "gpu_metrics", "cannot read '%s/gpu_metrics': %s",
                                   l->v[i].devdir, strerror(errno));
         } else if (gpum_parse(buf, (size_t)n, &ctx->gm[i], err, sizeof(err)) < 0) {
-            coll_source_error(ctx, "gpu_metrics", "rejected '%s/gpu_metrics': %s",
-                              l->v[i].devdir, err);
+            coll_source_error(ctx, "gpu_metrics", "rejected '%s/gpu_metrics': %s", l->v[i].devdir,
+                              err);
         } else {
             ctx->gm_state[i] = 1;
         }

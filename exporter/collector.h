@@ -26,9 +26,9 @@ struct coll_cfg {
     const char *devfs;  /* --path.devfs */
     const char *pod_resources_socket;
     const char *runtime_socket;
-    double refresh_interval; /* seconds between background refreshes of owner data */
+    double refresh_interval;    /* seconds between background refreshes of owner data */
     double rediscover_interval; /* seconds a GPU discovery is reused (KFD changes end it) */
-    bool per_process;        /* --collector.ownership.per-process: add pid series */
+    bool per_process;           /* --collector.ownership.per-process: add pid series */
 };
 
 /* Per-scrape state handed to every collector. */
@@ -40,16 +40,16 @@ struct coll_ctx {
     struct {
         char source[48];
         int count;
-    } src_err[16];         /* per source kind, emitted after the collector runs */
+    } src_err[16]; /* per source kind, emitted after the collector runs */
     int nsrc_err;
-    struct gpu_snap *snap; /* the GPU discovery this scrape uses (shared, refcounted) */
+    struct gpu_snap *snap;  /* the GPU discovery this scrape uses (shared, refcounted) */
     struct gpu_metrics *gm; /* per GPU, parsed on first use */
     signed char *gm_state;  /* per GPU: 0 not read, 1 parsed, -1 absent or rejected */
 };
 
 /* Return codes of update(): data collected, failure, or nothing to collect here. */
-#define COLL_OK 0
-#define COLL_ERROR (-1)
+#define COLL_OK      0
+#define COLL_ERROR   (-1)
 #define COLL_NO_DATA 1
 
 struct collector {

@@ -71,8 +71,7 @@ static void map_sample(const struct amdgpu_sample *s, const char *gpu, struct ex
         for (size_t i = 0; i < ARRAY_LEN(heaps); i++)
             expo_add(e, M("memory_total_bytes"), EXPO_GAUGE,
                      "Physical size of each memory heap, from the driver.",
-                     (double)heaps[i].h->total_heap_size, "gpu", gpu, "pool", heaps[i].pool,
-                     NULL);
+                     (double)heaps[i].h->total_heap_size, "gpu", gpu, "pool", heaps[i].pool, NULL);
     }
 }
 
@@ -86,8 +85,7 @@ static int query(int fd, struct amdgpu_sample *s)
     s->has_load = amdgpu_query_sensor_info(dev, AMDGPU_INFO_SENSOR_GPU_LOAD,
                                            sizeof(s->load_percent), &s->load_percent) == 0;
     s->has_vram_usage =
-        amdgpu_query_info(dev, AMDGPU_INFO_VRAM_USAGE, sizeof(s->vram_usage), &s->vram_usage) ==
-        0;
+        amdgpu_query_info(dev, AMDGPU_INFO_VRAM_USAGE, sizeof(s->vram_usage), &s->vram_usage) == 0;
     s->has_gtt_usage =
         amdgpu_query_info(dev, AMDGPU_INFO_GTT_USAGE, sizeof(s->gtt_usage), &s->gtt_usage) == 0;
     s->has_mem = amdgpu_query_info(dev, AMDGPU_INFO_MEMORY, sizeof(s->mem), &s->mem) == 0;
@@ -130,8 +128,7 @@ static int amdgpu_update(struct coll_ctx *ctx, char *err, size_t errlen)
     if (opened == 0) {
         snprintf(err, errlen, "%s", first_err[0] ? first_err : "no amdgpu render node");
         log_once(&reported_unavailable, LOG_INFO,
-                 "amdgpu ioctl collector unavailable: %s (sysfs values are still reported)",
-                 err);
+                 "amdgpu ioctl collector unavailable: %s (sysfs values are still reported)", err);
         return COLL_NO_DATA;
     }
     return COLL_OK;

@@ -47,8 +47,8 @@ static void hwmon(struct coll_ctx *ctx, const struct gpu *g)
         snprintf(file, sizeof(file), "temp%d_input", g->temp[i].index);
         if (read_num(ctx, g->hwmon, file, &v))
             expo_add(ctx->e, M("gpu_temperature_celsius"), EXPO_GAUGE,
-                     "GPU temperature from hwmon temp*_input, by sensor label.", v / 1000.0,
-                     "gpu", g->pci, "sensor", g->temp[i].label, NULL);
+                     "GPU temperature from hwmon temp*_input, by sensor label.", v / 1000.0, "gpu",
+                     g->pci, "sensor", g->temp[i].label, NULL);
     }
     double p;
     if (g->has_power_input && read_num(ctx, g->hwmon, "power1_input", &p))
@@ -88,8 +88,8 @@ static int devices_update(struct coll_ctx *ctx, char *err, size_t errlen)
                      v / 100.0, "gpu", g->pci, NULL);
         if (read_num(ctx, g->devdir, "mem_busy_percent", &v))
             expo_add(ctx->e, M("gpu_memory_busy_ratio"), EXPO_GAUGE,
-                     "VRAM controller busy (0-1) from mem_busy_percent.", v / 100.0, "gpu",
-                     g->pci, NULL);
+                     "VRAM controller busy (0-1) from mem_busy_percent.", v / 100.0, "gpu", g->pci,
+                     NULL);
         for (size_t k = 0; k < ARRAY_LEN(pools); k++) {
             if (read_num(ctx, g->devdir, pools[k].total, &v))
                 expo_add(ctx->e, M("gpu_memory_total_bytes"), EXPO_GAUGE,
@@ -97,8 +97,8 @@ static int devices_update(struct coll_ctx *ctx, char *err, size_t errlen)
                          pools[k].pool, NULL);
             if (read_num(ctx, g->devdir, pools[k].used, &v))
                 expo_add(ctx->e, M("gpu_memory_used_bytes"), EXPO_GAUGE,
-                         "Memory in use by pool (vram, vis_vram, gtt).", v, "gpu", g->pci,
-                         "pool", pools[k].pool, NULL);
+                         "Memory in use by pool (vram, vis_vram, gtt).", v, "gpu", g->pci, "pool",
+                         pools[k].pool, NULL);
         }
         hwmon(ctx, g);
     }

@@ -23,12 +23,11 @@ static void temp(struct coll_ctx *ctx, const char *gpu, const char *sensor, doub
 {
     if (!isnan(v))
         expo_add(ctx->e, M("temperature_celsius"), EXPO_GAUGE,
-                 "Temperature reported in gpu_metrics, by sensor.", v, "gpu", gpu, "sensor",
-                 sensor, NULL);
+                 "Temperature reported in gpu_metrics, by sensor.", v, "gpu", gpu, "sensor", sensor,
+                 NULL);
 }
 
-static void clocks(struct coll_ctx *ctx, const char *gpu, const char *clock, const double *v,
-                   int n)
+static void clocks(struct coll_ctx *ctx, const char *gpu, const char *clock, const double *v, int n)
 {
     for (int i = 0; i < n; i++) {
         if (isnan(v[i]))

@@ -36,8 +36,7 @@ static void modes(struct coll_ctx *ctx, const struct gpu *g, const char *name, c
             *p = (char)toupper((unsigned char)*p);
         bool is_cur = strcmp(tok, cur) == 0;
         cur_listed |= is_cur;
-        expo_add(ctx->e, name, EXPO_GAUGE, help, is_cur ? 1 : 0, "gpu", g->pci, "mode", tok,
-                 NULL);
+        expo_add(ctx->e, name, EXPO_GAUGE, help, is_cur ? 1 : 0, "gpu", g->pci, "mode", tok, NULL);
     }
     if (!cur_listed)
         expo_add(ctx->e, name, EXPO_GAUGE, help, 1, "gpu", g->pci, "mode", cur, NULL);
@@ -78,8 +77,8 @@ static double partition_busy(struct coll_ctx *ctx, size_t gi, const struct gpu *
                 }
             }
         } else {
-            coll_source_error(ctx, "xcp_metrics", "cannot read '%s/xcp/xcp_metrics': %s",
-                              p->devdir, strerror(errno));
+            coll_source_error(ctx, "xcp_metrics", "cannot read '%s/xcp/xcp_metrics': %s", p->devdir,
+                              strerror(errno));
         }
     }
     const struct gpu_metrics *m = coll_gpum(ctx, gi);

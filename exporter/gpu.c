@@ -24,8 +24,8 @@
 #include <unistd.h>
 
 struct node {
-    int num;        /* card or render number */
-    char dev[512];  /* resolved device directory */
+    int num;       /* card or render number */
+    char dev[512]; /* resolved device directory */
 };
 
 struct nodes {
@@ -120,8 +120,7 @@ static void parse_properties(const char *text, struct kfd_node *k)
     for (const char *p = text; *p;) {
         const char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) ? len : sizeof(line) - 1),
-                 p);
+        snprintf(line, sizeof(line), "%.*s", (int)(len < sizeof(line) ? len : sizeof(line) - 1), p);
         p += len + (nl ? 1 : 0);
         char *sp = strchr(line, ' ');
         if (!sp)
@@ -311,8 +310,7 @@ int gpu_discover(const char *sysfs, struct gpu_list *out, char *err, size_t errl
         if (sysfs_read_kv(buf, sizeof(buf), "DRIVER", "%s/uevent", path) < 0) {
             if (errno == ENOENT && !is_xcp_dev(res)) {
                 char what[160];
-                snprintf(what, sizeof(what), "cannot read '%s/%s/device/uevent'", dir,
-                         de->d_name);
+                snprintf(what, sizeof(what), "cannot read '%s/%s/device/uevent'", dir, de->d_name);
                 add_problem(out, de->d_name, what);
             }
             if (is_xcp_dev(res))

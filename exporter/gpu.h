@@ -21,14 +21,14 @@
 #define GPU_MAX_PART 8
 
 struct gpu_part {
-    int index;           /* partition index within the GPU (0 = the PCI device's own nodes) */
-    int card;            /* cardN, -1 if no card node was found */
-    int render;          /* render minor (renderD<minor>), -1 if unknown */
-    char device_id[48];  /* id the device plugin uses: PCI address, or amdgpu_xcp_N */
-    char devdir[512];    /* resolved device directory (PCI dir or XCP platform dir) */
-    int kfd_node;        /* KFD topology node, -1 without KFD */
-    uint32_t kfd_gpu_id; /* KFD gpu_id, 0 if unknown */
-    int num_xcc;         /* XCCs in the partition, -1 if unknown */
+    int index;            /* partition index within the GPU (0 = the PCI device's own nodes) */
+    int card;             /* cardN, -1 if no card node was found */
+    int render;           /* render minor (renderD<minor>), -1 if unknown */
+    char device_id[48];   /* id the device plugin uses: PCI address, or amdgpu_xcp_N */
+    char devdir[512];     /* resolved device directory (PCI dir or XCP platform dir) */
+    int kfd_node;         /* KFD topology node, -1 without KFD */
+    uint32_t kfd_gpu_id;  /* KFD gpu_id, 0 if unknown */
+    int num_xcc;          /* XCCs in the partition, -1 if unknown */
     bool has_xcp_metrics; /* <devdir>/xcp/xcp_metrics exists */
 };
 
@@ -70,8 +70,8 @@ struct gpu_list {
     size_t n;
     struct gpu_problem *problems;
     size_t nproblems;
-    bool kfd;         /* KFD topology was found */
-    int spare_nodes;  /* amdgpu XCP render nodes without a KFD node */
+    bool kfd;        /* KFD topology was found */
+    int spare_nodes; /* amdgpu XCP render nodes without a KFD node */
 };
 
 /* Discover GPUs under `sysfs`. Returns 0 (even with zero GPUs) or -1 if class/drm is

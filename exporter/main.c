@@ -50,6 +50,12 @@ static void usage(FILE *out)
             "  --gpu.rediscover-interval=SECONDS\n"
             "                                Reuse the GPU/partition discovery this long; a\n"
             "                                KFD topology change ends it early (default 60)\n"
+            "  --collector.ownership.refresh-interval=SECONDS\n"
+            "                                Refresh owner data in the background this often\n"
+            "                                (default 10)\n"
+            "  --collector.ownership.per-process\n"
+            "                                Also export gpureclaim_process_* series with a pid\n"
+            "                                label (one series per process: high cardinality)\n"
             "  --log.level=LEVEL             debug, info, warn, error (default info)\n"
             "  --log.format=FORMAT           logfmt or json (default logfmt)\n"
             "  --version                     Print the version and exit\n"
@@ -114,10 +120,19 @@ int main(int argc, char **argv)
             cfg.runtime_socket = v;
         } else if ((v = flag_value("--gpu.rediscover-interval", argc, argv, &i))) {
             if (parse_double(v, &cfg.rediscover_interval) < 0 || cfg.rediscover_interval < 0) {
-                fprintf(stderr, "gpureclaim-exporter: invalid --gpu.rediscover-interval '%s'\n",
+                fprintf(stderr, "gpureclaim-exporter: invalid --gpu.rediscover-interval '%s'\n", v);
+                return 2;
+            }
+        } else if ((v = flag_value("--collector.ownership.refresh-interval", argc, argv, &i))) {
+            if (parse_double(v, &cfg.refresh_interval) < 0 || !(cfg.refresh_interval > 0)) {
+                fprintf(stderr,
+                        "gpureclaim-exporter: invalid --collector.ownership.refresh-interval "
+                        "'%s'\n",
                         v);
                 return 2;
             }
+        } else if (strcmp(argv[i], "--collector.ownership.per-process") == 0) {
+            cfg.per_process = true;
         } else if ((v = flag_value("--log.level", argc, argv, &i))) {
             if (log_set_level(v) < 0) {
                 fprintf(stderr, "gpureclaim-exporter: unknown log level '%s'\n", v);

@@ -51,7 +51,7 @@ static int test_passed_, test_failed_;
     do {                                                                                           \
         double a_ = (a), b_ = (b);                                                                 \
         if (!(fabs(a_ - b_) <= (eps)) && !(isnan(a_) && isnan(b_))) {                              \
-            fprintf(stderr, "%s:%d: %s == %s failed: %.17g != %.17g\n", __FILE__, __LINE__, #a,   \
+            fprintf(stderr, "%s:%d: %s == %s failed: %.17g != %.17g\n", __FILE__, __LINE__, #a,    \
                     #b, a_, b_);                                                                   \
             test_checks_failed_++;                                                                 \
         }                                                                                          \
@@ -62,7 +62,7 @@ static int test_passed_, test_failed_;
     do {                                                                                           \
         const char *h_ = (hay), *n_ = (needle);                                                    \
         if (!h_ || !strstr(h_, n_)) {                                                              \
-            fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__,        \
+            fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n", __FILE__, __LINE__,         \
                     h_ ? h_ : "(null)", n_);                                                       \
             test_checks_failed_++;                                                                 \
         }                                                                                          \

@@ -35,7 +35,8 @@ TEST(full_sample_maps_to_base_units)
     char *out = render(e);
     TEST_CHECK_CONTAINS(out, "gpureclaim_amdgpu_gpu_busy_ratio{gpu=\"0000:05:00.0\"} 0.37\n");
     TEST_CHECK_CONTAINS(
-        out, "gpureclaim_amdgpu_memory_used_bytes{gpu=\"0000:05:00.0\",pool=\"vram\"} 1490378752\n");
+        out,
+        "gpureclaim_amdgpu_memory_used_bytes{gpu=\"0000:05:00.0\",pool=\"vram\"} 1490378752\n");
     TEST_CHECK_CONTAINS(
         out, "gpureclaim_amdgpu_memory_used_bytes{gpu=\"0000:05:00.0\",pool=\"gtt\"} 144560128\n");
     TEST_CHECK_CONTAINS(out, "gpureclaim_amdgpu_memory_total_bytes{gpu=\"0000:05:00.0\","
