@@ -17,11 +17,13 @@
 #include "sysfs.h"
 #include "util.h"
 
-extern const struct collector coll_devices, coll_gpu_metrics, coll_partitions, coll_amdgpu,
-    coll_ownership;
+extern const struct collector coll_devices, coll_gpu_metrics, coll_partitions, coll_amdgpu;
 
 static const struct collector *const collectors[] = {
-    &coll_devices, &coll_gpu_metrics, &coll_partitions, &coll_amdgpu, &coll_ownership,
+    &coll_devices,
+    &coll_gpu_metrics,
+    &coll_partitions,
+    &coll_amdgpu,
 };
 
 #define NCOLL ARRAY_LEN(collectors)
