@@ -81,6 +81,8 @@ FAKE_BIN := $(patsubst tests/fakes/%.c,$(BUILD)/fakes/%,$(FAKE_SRC))
 FUZZ_BIN := $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
 PROGRAMS := $(OUT)/gpureclaim-exporter $(OUT)/gpureclaim-enforcer
 
+.SECONDARY:
+
 .PHONY: all deps check check-all check-unit check-unit-run check-san check-e2e check-valgrind \
         check-fuzz check-rules check-fixtures fixtures fuzz bench demo install uninstall clean \
         format format-check update-golden tests help

@@ -99,7 +99,7 @@ static struct flag flags[NFLAGS] = {
                     "explain: labels of the workload, e.g. 'namespace=\"ml\",pod=\"x\"'"},
     [F_RULE] = {"rule", FLAG_STRING, "", "explain: only this rule"},
     [F_INTERVAL] = {"enforce.interval", FLAG_STRING, "1m", "run: time between evaluations"},
-    [F_LISTEN] = {"web.listen-address", FLAG_STRING, ":9841", "run: address to serve metrics on"},
+    [F_LISTEN] = {"web.listen-address", FLAG_STRING, ":9842", "run: address to serve metrics on"},
     [F_TELEMETRY] = {"web.telemetry-path", FLAG_STRING, "/metrics", "run: path of the metrics"},
     [F_LOG_LEVEL] = {"log.level", FLAG_STRING, "info", "debug, info, warn or error"},
     [F_LOG_FORMAT] = {"log.format", FLAG_STRING, "logfmt", "logfmt or json"},
