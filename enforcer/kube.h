@@ -1,0 +1,242 @@
+/*
+ * Kubernetes API client for the calls the enforcer makes: read a pod and walk its controller
+ * owner chain to the root owner, act on that owner (scale to zero, suspend a Job or deactivate
+ * its Kueue Workload, evict or delete with a uid precondition), leave a notice (core/v1 Event,
+ * annotation) and confirm GPU pressure from the scheduler's Pending-pod conditions.
+ *
+ * Every call re-reads the service-account token (the kubelet rotates it) and retries once on
+ * 401. Each network call returns a `kube_result` the action engine can act on, and a message
+ * in `err` that carries the API's Status message and reason. All JSON parsing is in the pure
+ * kube_parse_* functions (fuzzed by fuzz/fuzz_kube.c). Request shapes and answers follow
+ * reference/enforcement.md section 6.
+ */
+#ifndef GPURECLAIM_KUBE_H
+#define GPURECLAIM_KUBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum kube_result {
+    KUBE_OK = 0,
+    KUBE_NOT_FOUND,   /* 404: the object is already gone */
+    KUBE_CONFLICT,    /* 409 or a uid mismatch: a replacement object, never act on it */
+    KUBE_RETRY_LATER, /* 429 (a PodDisruptionBudget or rate limiting) or 503: next cycle */
+    KUBE_FORBIDDEN,   /* 403: RBAC does not allow it */
+    KUBE_UNSUPPORTED, /* an owner kind this client does not handle: report, do not act */
+    KUBE_ERROR,       /* 5xx, 401, other 4xx, timeout, transport, malformed JSON */
+};
+
+/* "ok", "not_found", "conflict", "retry_later", "forbidden", "unsupported", "error". */
+const char *kube_result_name(enum kube_result r);
+
+struct kube_cfg {
+    const char *api_url;    /* NULL: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT */
+    const char *token_file; /* NULL: KUBE_SA_DIR "/token"; "" sends no token */
+    const char *ca_file;    /* NULL: KUBE_SA_DIR "/ca.crt" for https, none for http */
+    bool insecure;          /* --kube.insecure-skip-tls-verify: logs a warning */
+    double timeout;         /* seconds per request; 0 = 10 s */
+    const char *instance;   /* Event reportingInstance; NULL: $POD_NAME or the host name */
+};
+
+#define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+
+struct kube;
+
+/*
+ * Create a client. Returns NULL with a message when the in-cluster defaults are needed but
+ * KUBERNETES_SERVICE_HOST/PORT are unset, or the URL is not http(s). The token file is not
+ * read here: it is read on every request.
+ */
+struct kube *kube_new(const struct kube_cfg *cfg, char *err, size_t errlen);
+void kube_free(struct kube *k);
+
+/* Identity of an object: what actions, events and annotations are aimed at. */
+struct kube_ref {
+    char *api_version; /* "v1", "apps/v1", "batch/v1", "kueue.x-k8s.io/v1beta1" */
+    char *kind;        /* "Pod", "Deployment", ... */
+    char *ns;
+    char *name;
+    char *uid;
+};
+
+struct kube_kv {
+    char *key, *value;
+};
+
+struct kube_owner_ref {
+    char *api_version, *kind, *name, *uid;
+    bool controller;
+};
+
+struct kube_condition {
+    char *type, *status, *reason, *message; /* NULL when absent */
+};
+
+/* The parts of any object the enforcer reads; pod-only fields stay empty for others. */
+struct kube_obj {
+    struct kube_ref ref;
+    char *creation_timestamp; /* RFC 3339, or NULL */
+    char *deletion_timestamp; /* non-NULL once the object is terminating */
+    struct kube_kv *labels;
+    size_t nlabels;
+    struct kube_kv *annotations;
+    size_t nannotations;
+    struct kube_owner_ref *owners;
+    size_t nowners;
+    char *phase; /* pods: status.phase */
+    struct kube_condition *conditions;
+    size_t nconditions;
+    bool has_replicas; /* spec.replicas (Deployment, StatefulSet, ReplicaSet) */
+    int64_t replicas;
+    bool suspended; /* Job spec.suspend */
+};
+
+void kube_ref_free(struct kube_ref *r);
+void kube_obj_free(struct kube_obj *o);
+/* Deep copy of `src` into `dst`. */
+void kube_ref_copy(struct kube_ref *dst, const struct kube_ref *src);
+/* Value of label / annotation `key`, or NULL. */
+const char *kube_label(const struct kube_obj *o, const char *key);
+const char *kube_annotation(const struct kube_obj *o, const char *key);
+/* The ownerReference with controller: true, or NULL. */
+const struct kube_owner_ref *kube_controller_ref(const struct kube_obj *o);
+
+/* ---- pure parsers (no I/O) ------------------------------------------------------------ */
+
+/* A single object (Pod, ReplicaSet, Job, Workload, ...). 0, or -1 with a message. */
+int kube_parse_obj(const char *body, size_t len, struct kube_obj *out, char *err, size_t errlen);
+
+/* An autoscaling/v1 Scale: spec.replicas (absent means 0, as the API omits zero). */
+int kube_parse_scale(const char *body, size_t len, int64_t *replicas, char *err, size_t errlen);
+
+/* A meta/v1 Status as sent with every error answer. Fields are NULL/0 when absent. */
+struct kube_status {
+    char *status; /* "Success" / "Failure" */
+    char *reason; /* "NotFound", "Conflict", "TooManyRequests", ... */
+    char *message;
+    long code;
+    bool disruption_budget; /* details.causes[].reason == "DisruptionBudget" */
+    long retry_after;       /* details.retryAfterSeconds, or -1 */
+};
+int kube_parse_status(const char *body, size_t len, struct kube_status *st, char *err,
+                      size_t errlen);
+void kube_status_free(struct kube_status *st);
+
+/*
+ * Map an HTTP answer to a result and a message "<what>: HTTP 409 Conflict: <Status message>"
+ * (no message and KUBE_OK for 2xx). Pure; used by every call and by the fuzz target.
+ */
+enum kube_result kube_classify(long http_status, const char *body, size_t len, const char *what,
+                               char *err, size_t errlen);
+
+/* A list (e.g. a WorkloadList): the items parsed as objects. Caller frees each and the array. */
+int kube_parse_list(const char *body, size_t len, struct kube_obj **items, size_t *n, char *err,
+                    size_t errlen);
+
+/*
+ * A PodList: how many pods wait for `resource` (e.g. "amd.com/gpu") according to the scheduler
+ * (PodScheduled False, reason Unschedulable, message containing "Insufficient <resource>"),
+ * and the sum of their containers' requests (limits when no request) of that resource.
+ */
+int kube_parse_pending(const char *body, size_t len, const char *resource, size_t *count,
+                       int64_t *requested, char *err, size_t errlen);
+
+/* ---- calls ------------------------------------------------------------------------------ */
+
+/* GET /api/v1/namespaces/NS/pods/NAME into `pod` (free with kube_obj_free on KUBE_OK). */
+enum kube_result kube_get_pod(struct kube *k, const char *ns, const char *name,
+                              struct kube_obj *pod, char *err, size_t errlen);
+
+/* GET the object `ref` names (a kind from the table in kube.c). */
+enum kube_result kube_get(struct kube *k, const struct kube_ref *ref, struct kube_obj *obj,
+                          char *err, size_t errlen);
+
+#define KUBE_CHAIN_MAX 8 /* owner levels followed above the pod */
+
+/*
+ * obj[0] is the pod, obj[n - 1] the root owner. Owners are followed through controller
+ * ownerReferences only: Pod -> ReplicaSet -> Deployment, Pod -> StatefulSet, Pod -> Job (a
+ * CronJob above a Job is not followed: the Job is suspended or deleted, not its schedule).
+ * `kueue` is set when the root is a Job with label kueue.x-k8s.io/queue-name.
+ */
+struct kube_chain {
+    struct kube_obj obj[KUBE_CHAIN_MAX + 1];
+    size_t n;
+    bool kueue;
+    struct kube_owner_ref unknown; /* with KUBE_UNSUPPORTED: the owner kind not handled */
+};
+
+/*
+ * Walk the chain from `pod` (copied into obj[0]). KUBE_OK with the root; KUBE_UNSUPPORTED
+ * when an owner's kind is not handled (chain ends below it, `unknown` names it);
+ * KUBE_CONFLICT when an owner's uid differs from the reference (replaced); KUBE_NOT_FOUND
+ * when an owner is gone; KUBE_ERROR past KUBE_CHAIN_MAX levels. Free with kube_chain_free.
+ */
+enum kube_result kube_root_owner(struct kube *k, const struct kube_obj *pod,
+                                 struct kube_chain *chain, char *err, size_t errlen);
+void kube_chain_free(struct kube_chain *chain);
+
+/*
+ * Scale a Deployment, StatefulSet or ReplicaSet to zero: GET .../scale, merge-patch the owner's
+ * annotation KUBE_ANN_REPLICAS_BEFORE=<N> (with a metadata.uid precondition), then merge-patch
+ * .../scale with {"spec":{"replicas":0}}. *previous gets N. Already at 0: nothing is patched,
+ * *previous = 0, KUBE_OK. Other kinds: KUBE_UNSUPPORTED.
+ */
+#define KUBE_ANN_REPLICAS_BEFORE "gpureclaim.io/replicas-before-reclaim"
+enum kube_result kube_scale_to_zero(struct kube *k, const struct kube_ref *owner, int64_t *previous,
+                                    char *err, size_t errlen);
+
+/*
+ * Suspend a Job: merge patch {"metadata":{"uid":U},"spec":{"suspend":true}}. For a
+ * Kueue-managed Job (label kueue.x-k8s.io/queue-name) Kueue owns spec.suspend, so the Workload
+ * labelled kueue.x-k8s.io/job-uid=<job uid> is deactivated instead ({"spec":{"active":false}});
+ * no such Workload, or more than one, is KUBE_ERROR. `job` is the Job as read (labels, uid).
+ */
+enum kube_result kube_suspend(struct kube *k, const struct kube_obj *job, char *err, size_t errlen);
+
+/*
+ * POST a policy/v1 Eviction for pod NS/NAME with preconditions.uid = UID. 2xx is KUBE_OK; 429
+ * blocked by a PodDisruptionBudget is KUBE_RETRY_LATER with the API's message.
+ */
+enum kube_result kube_evict(struct kube *k, const char *ns, const char *name, const char *uid,
+                            char *err, size_t errlen);
+
+/*
+ * DELETE the object with DeleteOptions {propagationPolicy, preconditions.uid = ref->uid}.
+ * `propagation`: "Background" (NULL), "Foreground" or "Orphan". 200/202 KUBE_OK, 404
+ * KUBE_NOT_FOUND, 409 KUBE_CONFLICT (the uid belongs to a replacement: nothing was deleted).
+ */
+enum kube_result kube_delete(struct kube *k, const struct kube_ref *ref, const char *propagation,
+                             char *err, size_t errlen);
+
+/*
+ * POST a core/v1 Event about `involved` in its namespace: unique name "<name>.<hex ns time>",
+ * source.component "gpureclaim-enforcer", reportingComponent "gpureclaim.io/enforcer",
+ * first/lastTimestamp now, count 1, no eventTime. `type` is "Normal" or "Warning" (NULL:
+ * Normal); `action` may be NULL.
+ */
+enum kube_result kube_post_event(struct kube *k, const struct kube_ref *involved,
+                                 const char *reason, const char *message, const char *type,
+                                 const char *action, char *err, size_t errlen);
+
+/*
+ * Merge-patch annotation `key` = `value` on the object (NULL value removes it), with a
+ * metadata.uid precondition when ref->uid is set. Used for KUBE_ANN_NOTICE (the value is the
+ * RFC 3339 time of the planned action, the rule, window and threshold).
+ */
+#define KUBE_ANN_NOTICE "gpureclaim.io/reclaim-notice"
+enum kube_result kube_annotate(struct kube *k, const struct kube_ref *ref, const char *key,
+                               const char *value, char *err, size_t errlen);
+
+/*
+ * GET /api/v1/pods?fieldSelector=status.phase%3DPending and count the pods the scheduler
+ * could not place for lack of `resource` (see kube_parse_pending). `requested` may be NULL.
+ */
+enum kube_result kube_pending_for_resource(struct kube *k, const char *resource, size_t *count,
+                                           int64_t *requested, char *err, size_t errlen);
+
+/* Format `t` (Unix seconds) as RFC 3339 UTC "2026-01-01T00:00:00Z" into buf (>= 21 bytes). */
+void kube_rfc3339(char *buf, size_t cap, long long t);
+
+#endif

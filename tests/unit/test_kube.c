@@ -1,0 +1,1220 @@
+/*
+ * Tests of the Kubernetes client: the pure parsers and the status classification on canned
+ * JSON (well-formed and malformed), then every call against tests/fakes/fake_kube serving
+ * tests/e2e/data/kube, asserting the exact request sequence from the fake's request log
+ * (method, path, query, Content-Type, token, body) and the state the fake holds afterwards.
+ *
+ * Each network test starts its own fake_kube (fork/exec, port chosen by the kernel, output in
+ * a private temporary directory) so that state changes never leak between tests, and stops
+ * it by its PID before the test ends.
+ */
+#include <fcntl.h>
+#include <ftw.h>
+#include <libgen.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "kube.c"
+#include "test.h"
+
+static char fake_path[4096];
+static char data_dir[4096];
+static char tmpdir[] = "/tmp/gpureclaim-test_kube.XXXXXX";
+
+#define UID(n) "9b1c0a52-1f0e-4c3b-9a55-0f2a1e" n
+
+/* ---- fake_kube process ------------------------------------------------------------------ */
+
+struct env {
+    pid_t pid;
+    int port;
+    char out[4200], log[4200], token[4200], accept[4200], faults[4200];
+    struct kube *k;
+    json_object *req[64]; /* request log after env_load_log */
+    size_t nreq;
+};
+
+static void write_file(const char *path, const char *content)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    fputs(content, f);
+    fclose(f);
+}
+
+static void env_stop(struct env *e)
+{
+    if (e->pid > 0) {
+        kill(e->pid, SIGTERM);
+        int i;
+        for (i = 0; i < 300 && waitpid(e->pid, NULL, WNOHANG) != e->pid; i++)
+            usleep(10000);
+        if (i == 300) {
+            kill(e->pid, SIGKILL);
+            waitpid(e->pid, NULL, 0);
+        }
+        e->pid = 0;
+    }
+    kube_free(e->k);
+    e->k = NULL;
+    for (size_t i = 0; i < e->nreq; i++)
+        json_object_put(e->req[i]);
+    e->nreq = 0;
+}
+
+/* Start fake_kube with extra arguments (NULL-terminated) and a client with `timeout`. */
+static int env_start(struct env *e, double timeout, ...)
+{
+    static int seq;
+    memset(e, 0, sizeof(*e));
+    seq++;
+    snprintf(e->out, sizeof(e->out), "%s/fake%d.out", tmpdir, seq);
+    snprintf(e->log, sizeof(e->log), "%s/fake%d.log", tmpdir, seq);
+    snprintf(e->token, sizeof(e->token), "%s/token%d", tmpdir, seq);
+    snprintf(e->accept, sizeof(e->accept), "%s/accept%d", tmpdir, seq);
+    snprintf(e->faults, sizeof(e->faults), "%s/faults%d", tmpdir, seq);
+    write_file(e->token, "token-one\n");
+    write_file(e->accept, "token-one\n");
+    write_file(e->faults, "");
+
+    char *argv[32];
+    int n = 0;
+    argv[n++] = fake_path;
+    argv[n++] = (char *)"--data";
+    argv[n++] = data_dir;
+    argv[n++] = (char *)"--log";
+    argv[n++] = e->log;
+    argv[n++] = (char *)"--token-file";
+    argv[n++] = e->accept;
+    argv[n++] = (char *)"--faults-file";
+    argv[n++] = e->faults;
+    va_list ap;
+    va_start(ap, timeout);
+    char *a;
+    while ((a = va_arg(ap, char *)) && n < 31)
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+
+    int pfd[2];
+    if (pipe(pfd) < 0)
+        return -1;
+    e->pid = fork();
+    if (e->pid == 0) {
+        int fd = open(e->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(pfd[1], 1);
+        dup2(fd, 2);
+        close(pfd[0]);
+        close(pfd[1]);
+        close(fd);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(pfd[1]);
+    char line[64];
+    size_t len = 0;
+    struct pollfd p = {.fd = pfd[0], .events = POLLIN};
+    while (len < sizeof(line) - 1 && poll(&p, 1, 5000) > 0) {
+        if (read(pfd[0], &line[len], 1) != 1 || line[len] == '\n')
+            break;
+        len++;
+    }
+    line[len] = '\0';
+    close(pfd[0]);
+    if (sscanf(line, "listening on %d", &e->port) != 1) {
+        fprintf(stderr, "fake_kube did not start: '%s'\n", line);
+        env_stop(e);
+        return -1;
+    }
+    char url[64], err[256];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", e->port);
+    struct kube_cfg cfg = {
+        .api_url = url, .token_file = e->token, .timeout = timeout, .instance = "enforcer-0"};
+    e->k = kube_new(&cfg, err, sizeof(err));
+    if (!e->k) {
+        fprintf(stderr, "kube_new: %s\n", err);
+        env_stop(e);
+        return -1;
+    }
+    return 0;
+}
+
+/* Parse the fake's request log into e->req (replacing what was loaded before). */
+static size_t env_load_log(struct env *e)
+{
+    for (size_t i = 0; i < e->nreq; i++)
+        json_object_put(e->req[i]);
+    e->nreq = 0;
+    char *s = test_read_file(e->log, NULL);
+    for (char *line = s, *save = NULL; s && (line = strtok_r(line == s ? s : NULL, "\n", &save));
+         line = NULL) {
+        if (e->nreq < ARRAY_LEN(e->req))
+            e->req[e->nreq++] = json_tokener_parse(line);
+    }
+    free(s);
+    return e->nreq;
+}
+
+/* Does the JSON value at `ptr` (RFC 6901) equal `want` (a string's text, else JSON text)? */
+static bool jeq(json_object *o, const char *ptr, const char *want)
+{
+    json_object *v = NULL;
+    if (!o || json_pointer_get(o, ptr, &v) < 0)
+        return want == NULL;
+    if (!want)
+        return false;
+    if (json_object_is_type(v, json_type_string))
+        return strcmp(json_object_get_string(v), want) == 0;
+    const char *txt =
+        json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    if (strcmp(txt, want) != 0) {
+        fprintf(stderr, "  %s is %s, want %s\n", ptr, txt, want);
+        return false;
+    }
+    return true;
+}
+
+static const char *jstr(json_object *o, const char *ptr)
+{
+    json_object *v = NULL;
+    if (!o || json_pointer_get(o, ptr, &v) < 0 || !json_object_is_type(v, json_type_string))
+        return NULL;
+    return json_object_get_string(v);
+}
+
+/* Check request i is METHOD PATH; print the log entry when it is not. */
+#define CHECK_REQ(e, i, method, path)                                                              \
+    do {                                                                                           \
+        bool ok_ = (i) < (e)->nreq && jeq((e)->req[i], "/method", method) &&                       \
+                   jeq((e)->req[i], "/path", path);                                                \
+        if (!ok_)                                                                                  \
+            fprintf(stderr, "request %d: %s\n", (int)(i),                                          \
+                    (i) < (e)->nreq ? json_object_to_json_string((e)->req[i]) : "(none)");         \
+        TEST_CHECK(ok_);                                                                           \
+    } while (0)
+
+static const char *const merge_ct = "application/merge-patch+json";
+
+/* ---- pure parsers ------------------------------------------------------------------------ */
+
+static const char pod_json[] =
+    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"w-0\",\"namespace\":\"ml\","
+    "\"uid\":\"u-1\",\"creationTimestamp\":\"2026-03-02T09:15:00Z\",\"deletionTimestamp\":"
+    "\"2026-03-02T10:00:00Z\",\"labels\":{\"app\":\"w\",\"kueue.x-k8s.io/managed\":\"true\"},"
+    "\"annotations\":{\"a\":\"b\"},\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":"
+    "\"Node\",\"name\":\"n\",\"uid\":\"u-n\"},{\"apiVersion\":\"apps/v1\",\"kind\":"
+    "\"StatefulSet\",\"name\":\"w\",\"uid\":\"u-2\",\"controller\":true,"
+    "\"blockOwnerDeletion\":true}],\"managedFields\":[{\"manager\":\"x\",\"fieldsV1\":{\"f:a\":"
+    "{\"f:b\":{\"f:c\":{\"f:d\":{}}}}}}]},\"spec\":{\"containers\":[]},\"status\":{\"phase\":"
+    "\"Running\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\"},{\"type\":"
+    "\"Ready\",\"status\":\"False\",\"reason\":\"ContainersNotReady\",\"message\":\"m\"}]}}";
+
+TEST(parse_pod)
+{
+    struct kube_obj o;
+    char err[256] = "";
+    TEST_CHECK_INT(kube_parse_obj(pod_json, strlen(pod_json), &o, err, sizeof(err)), 0);
+    TEST_CHECK_STR(o.ref.api_version, "v1");
+    TEST_CHECK_STR(o.ref.kind, "Pod");
+    TEST_CHECK_STR(o.ref.ns, "ml");
+    TEST_CHECK_STR(o.ref.name, "w-0");
+    TEST_CHECK_STR(o.ref.uid, "u-1");
+    TEST_CHECK_STR(o.creation_timestamp, "2026-03-02T09:15:00Z");
+    TEST_CHECK_STR(o.deletion_timestamp, "2026-03-02T10:00:00Z");
+    TEST_CHECK_INT(o.nlabels, 2);
+    TEST_CHECK_STR(kube_label(&o, "kueue.x-k8s.io/managed"), "true");
+    TEST_CHECK(kube_label(&o, "missing") == NULL);
+    TEST_CHECK_STR(kube_annotation(&o, "a"), "b");
+    TEST_CHECK_INT(o.nowners, 2);
+    const struct kube_owner_ref *c = kube_controller_ref(&o);
+    TEST_CHECK(c && strcmp(c->kind, "StatefulSet") == 0 && strcmp(c->uid, "u-2") == 0);
+    TEST_CHECK(!o.owners[0].controller);
+    TEST_CHECK_STR(o.phase, "Running");
+    TEST_CHECK_INT(o.nconditions, 2);
+    TEST_CHECK_STR(o.conditions[1].reason, "ContainersNotReady");
+    TEST_CHECK(o.conditions[0].reason == NULL);
+    TEST_CHECK(!o.has_replicas);
+    kube_obj_free(&o);
+
+    const char dep[] = "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":4,\"suspend\":true}}";
+    TEST_CHECK_INT(kube_parse_obj(dep, strlen(dep), &o, err, sizeof(err)), 0);
+    TEST_CHECK(o.has_replicas && o.replicas == 4 && o.suspended);
+    TEST_CHECK(o.ref.kind == NULL && o.ref.uid == NULL && o.nowners == 0);
+    kube_obj_free(&o);
+}
+
+TEST(parse_malformed)
+{
+    static const struct {
+        const char *body, *msg;
+    } cases[] = {
+        {"", "empty answer"},
+        {"{\"metadata\":{\"name\":\"x\"}", "truncated JSON"},
+        {"<html>502</html>", "invalid JSON"},
+        {"[]", "not a JSON object"},
+        {"{\"metadata\":{\"name\":\"x\"}} {}", "trailing data"},
+        {"{\"kind\":\"Pod\"}", "'metadata' is missing"},
+        {"{\"metadata\":[]}", "'metadata' is not a object"},
+        {"{\"metadata\":{}}", "'metadata.name' is missing"},
+        {"{\"metadata\":{\"name\":7}}", "'metadata.name' is not a string"},
+        {"{\"metadata\":{\"name\":\"x\",\"labels\":{\"a\":1}}}", "'metadata.labels.a'"},
+        {"{\"metadata\":{\"name\":\"x\",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":"
+         "\"K\",\"name\":\"n\"}]}}",
+         "'metadata.ownerReferences[].uid' is missing"},
+        {"{\"metadata\":{\"name\":\"x\",\"ownerReferences\":[1]}}", "ownerReferences[0]"},
+        {"{\"metadata\":{\"name\":\"x\",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":"
+         "\"K\",\"name\":\"n\",\"uid\":\"u\",\"controller\":\"yes\"}]}}",
+         "controller' is not a boolean"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"replicas\":-1}}", "negative"},
+        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"replicas\":\"3\"}}", "'spec.replicas'"},
+        {"{\"metadata\":{\"name\":\"x\"},\"status\":{\"conditions\":[{\"status\":\"True\"}]}}",
+         "'status.conditions[].type' is missing"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        struct kube_obj o;
+        char err[256] = "";
+        int r = kube_parse_obj(cases[i].body, strlen(cases[i].body), &o, err, sizeof(err));
+        if (r != -1 || !strstr(err, cases[i].msg))
+            fprintf(stderr, "case %zu: r=%d err='%s'\n", i, r, err);
+        TEST_CHECK_INT(r, -1);
+        TEST_CHECK_CONTAINS(err, cases[i].msg);
+        TEST_CHECK(o.ref.name == NULL && o.labels == NULL && o.owners == NULL);
+    }
+
+    /* Lists: items must be present and every item an object with a name. */
+    struct kube_obj *items;
+    size_t n;
+    char err[256];
+    const char ok[] = "{\"kind\":\"WorkloadList\",\"items\":[{\"metadata\":{\"name\":\"a\"}},"
+                      "{\"metadata\":{\"name\":\"b\",\"uid\":\"u\"}}]}";
+    TEST_CHECK_INT(kube_parse_list(ok, strlen(ok), &items, &n, err, sizeof(err)), 0);
+    TEST_CHECK_INT(n, 2);
+    if (n == 2)
+        TEST_CHECK_STR(items[1].ref.uid, "u");
+    for (size_t i = 0; i < n; i++)
+        kube_obj_free(&items[i]);
+    free(items);
+    const char *bad_lists[] = {"{}", "{\"items\":{}}", "{\"items\":[{\"metadata\":{}}]}",
+                               "{\"items\":[{\"metadata\":{\"name\":\"a\"}},3]}"};
+    for (size_t i = 0; i < ARRAY_LEN(bad_lists); i++) {
+        TEST_CHECK_INT(
+            kube_parse_list(bad_lists[i], strlen(bad_lists[i]), &items, &n, err, sizeof(err)), -1);
+        TEST_CHECK(items == NULL && n == 0);
+    }
+}
+
+TEST(parse_scale)
+{
+    static const struct {
+        const char *body;
+        int ret;
+        int64_t replicas;
+    } cases[] = {
+        {"{\"kind\":\"Scale\",\"apiVersion\":\"autoscaling/v1\",\"spec\":{\"replicas\":3},"
+         "\"status\":{\"replicas\":3,\"selector\":\"app=x\"}}",
+         0, 3},
+        /* autoscaling/v1 omits replicas: 0 (omitempty). */
+        {"{\"kind\":\"Scale\",\"spec\":{},\"status\":{}}", 0, 0},
+        {"{\"kind\":\"Scale\"}", 0, 0},
+        {"{\"kind\":\"Deployment\",\"spec\":{\"replicas\":3}}", -1, 0},
+        {"{\"kind\":\"Scale\",\"spec\":{\"replicas\":-2}}", -1, 0},
+        {"{\"kind\":\"Scale\",\"spec\":{\"replicas\":1.5}}", -1, 0},
+        {"{\"kind\":\"Scale\",\"spec\":[]}", -1, 0},
+        {"null", -1, 0},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        int64_t n = 99;
+        char err[256] = "";
+        TEST_CHECK_INT(kube_parse_scale(cases[i].body, strlen(cases[i].body), &n, err, sizeof(err)),
+                       cases[i].ret);
+        TEST_CHECK_INT(n, cases[i].replicas);
+        if (cases[i].ret < 0)
+            TEST_CHECK(err[0] != '\0');
+    }
+}
+
+TEST(classify)
+{
+    static const char pdb[] =
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+        "\"message\":\"Cannot evict pod as it would violate the pod's disruption budget.\","
+        "\"reason\":\"TooManyRequests\",\"details\":{\"causes\":[{\"reason\":"
+        "\"DisruptionBudget\",\"message\":\"The disruption budget pdb needs 1 healthy pods and "
+        "has 1 currently\"}]},\"code\":429}";
+    static const char conflict[] =
+        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+        "\"message\":\"Operation cannot be fulfilled on pods \\\"p\\\": Precondition failed: "
+        "UID in precondition: a, UID in object meta: b\",\"reason\":\"Conflict\",\"details\":"
+        "{\"name\":\"p\",\"kind\":\"pods\"},\"code\":409}";
+    static const char rate[] = "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\",\"message\":"
+                               "\"slow down\",\"details\":{\"retryAfterSeconds\":10},\"code\":429}";
+    static const struct {
+        long status;
+        const char *body;
+        enum kube_result r;
+        const char *msg;
+    } cases[] = {
+        {200, "{}", KUBE_OK, ""},
+        {201, "", KUBE_OK, ""},
+        {202, "garbage", KUBE_OK, ""},
+        {404,
+         "{\"kind\":\"Status\",\"reason\":\"NotFound\",\"message\":\"pods \\\"x\\\" not "
+         "found\",\"code\":404}",
+         KUBE_NOT_FOUND, "cannot do it: HTTP 404 NotFound: pods \"x\" not found"},
+        {409, conflict, KUBE_CONFLICT, "Precondition failed: UID in precondition: a"},
+        {429, pdb, KUBE_RETRY_LATER,
+         "HTTP 429 TooManyRequests: Cannot evict pod as it would violate the pod's disruption "
+         "budget. (cause DisruptionBudget)"},
+        {429, rate, KUBE_RETRY_LATER, "slow down (retry after 10 s)"},
+        {503, "{\"kind\":\"Status\",\"reason\":\"ServiceUnavailable\"}", KUBE_RETRY_LATER,
+         "HTTP 503 ServiceUnavailable: (no message)"},
+        {403, "{\"kind\":\"Status\",\"reason\":\"Forbidden\",\"message\":\"no\"}", KUBE_FORBIDDEN,
+         "HTTP 403 Forbidden: no"},
+        {401, "{\"kind\":\"Status\",\"reason\":\"Unauthorized\",\"message\":\"Unauthorized\"}",
+         KUBE_ERROR, "HTTP 401 Unauthorized"},
+        {415, "{\"kind\":\"Status\",\"reason\":\"UnsupportedMediaType\"}", KUBE_ERROR, "415"},
+        {500, "<html>oops</html>", KUBE_ERROR, "cannot do it: HTTP 500 without a Status body"},
+        {502, "{\"kind\":\"Pod\"}", KUBE_ERROR, "HTTP 502 without a Status body"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char err[512] = "x";
+        enum kube_result r = kube_classify(cases[i].status, cases[i].body, strlen(cases[i].body),
+                                           "do it", err, sizeof(err));
+        TEST_CHECK_STR(kube_result_name(r), kube_result_name(cases[i].r));
+        if (cases[i].msg[0])
+            TEST_CHECK_CONTAINS(err, cases[i].msg);
+        else
+            TEST_CHECK_STR(err, "");
+    }
+
+    struct kube_status st;
+    char err[256];
+    TEST_CHECK_INT(kube_parse_status(pdb, strlen(pdb), &st, err, sizeof(err)), 0);
+    TEST_CHECK(st.disruption_budget && st.code == 429 && st.retry_after == -1);
+    TEST_CHECK_STR(st.status, "Failure");
+    kube_status_free(&st);
+    const char *bad[] = {"{\"kind\":\"Pod\"}", "{\"code\":\"x\"}", "{\"details\":[]}", "[1]"};
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        TEST_CHECK_INT(kube_parse_status(bad[i], strlen(bad[i]), &st, err, sizeof(err)), -1);
+        TEST_CHECK(st.reason == NULL && st.message == NULL);
+    }
+}
+
+TEST(parse_pending)
+{
+    static const struct {
+        const char *msg;
+        bool want;
+    } words[] = {
+        {"0/4 nodes are available: 4 Insufficient amd.com/gpu.", true},
+        {"0/4 nodes are available: 2 Insufficient amd.com/gpu, 2 Insufficient cpu.", true},
+        {"Insufficient amd.com/gpu", true},
+        {"0/4 nodes are available: 4 Insufficient amd.com/gpu_xcp.", false},
+        {"0/4 nodes are available: 4 Insufficient amd.com/gpu-memory.", false},
+        {"0/4 nodes are available: 4 Insufficient amd.com/gpu.x", false},
+        {"0/4 nodes are available: 4 Insufficient cpu.", false},
+        {"insufficient amd.com/gpu", false},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(words); i++)
+        TEST_CHECK_INT(kube_insufficient(words[i].msg, "amd.com/gpu"), words[i].want);
+
+    char *path = xasprintf("%s/pending.json", data_dir);
+    size_t len = 0;
+    char *body = test_read_file(path, &len);
+    TEST_CHECK(body != NULL);
+    size_t count = 99;
+    int64_t req = 99;
+    char err[256] = "";
+    TEST_CHECK_INT(
+        kube_parse_pending(body ? body : "", len, "amd.com/gpu", &count, &req, err, sizeof(err)),
+        0);
+    TEST_CHECK_INT(count, 2); /* wait-gpu-1 (2 GPUs) and wait-gpu-2 (1 + 1, init 1) */
+    TEST_CHECK_INT(req, 4);
+    TEST_CHECK_INT(kube_parse_pending(body ? body : "", len, "amd.com/gpu_xcp", &count, &req, err,
+                                      sizeof(err)),
+                   0);
+    TEST_CHECK_INT(count, 1);
+    TEST_CHECK_INT(req, 0); /* it requests amd.com/gpu, not the partition resource */
+    free(body);
+    free(path);
+
+    /* An init container asking for more than all containers sets the effective request. */
+    const char init[] =
+        "{\"items\":[{\"metadata\":{\"name\":\"a\"},\"spec\":{\"containers\":[{\"resources\":"
+        "{\"limits\":{\"r/x\":\"1\"}}}],\"initContainers\":[{\"resources\":{\"requests\":"
+        "{\"r/x\":\"3\"}}}]},\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":"
+        "\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"1 "
+        "Insufficient r/x.\"}]}}]}";
+    TEST_CHECK_INT(kube_parse_pending(init, strlen(init), "r/x", &count, &req, err, sizeof(err)),
+                   0);
+    TEST_CHECK(count == 1 && req == 3);
+    const char frac[] =
+        "{\"items\":[{\"metadata\":{\"name\":\"a\"},\"spec\":{\"containers\":[{\"resources\":"
+        "{\"requests\":{\"r/x\":\"500m\"}}}]},\"status\":{\"phase\":\"Pending\",\"conditions\":"
+        "[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\","
+        "\"message\":\"Insufficient r/x\"}]}}]}";
+    TEST_CHECK_INT(kube_parse_pending(frac, strlen(frac), "r/x", &count, &req, err, sizeof(err)),
+                   -1);
+    TEST_CHECK_CONTAINS(err, "not a whole number");
+    TEST_CHECK(count == 0 && req == 0);
+    TEST_CHECK_INT(kube_parse_pending("{}", 2, "r/x", &count, &req, err, sizeof(err)), -1);
+}
+
+TEST(paths_and_config)
+{
+    static const struct {
+        const char *av, *kind, *ns, *name, *sub, *path;
+    } cases[] = {
+        {"v1", "Pod", "ml", "p", NULL, "/api/v1/namespaces/ml/pods/p"},
+        {"v1", "Pod", "ml", "p", "eviction", "/api/v1/namespaces/ml/pods/p/eviction"},
+        {"apps/v1", "Deployment", "ml", "d", "scale",
+         "/apis/apps/v1/namespaces/ml/deployments/d/scale"},
+        {"apps/v1", "ReplicaSet", "ml", "r", NULL, "/apis/apps/v1/namespaces/ml/replicasets/r"},
+        {"apps/v1", "StatefulSet", "ml", "s", NULL, "/apis/apps/v1/namespaces/ml/statefulsets/s"},
+        {"batch/v1", "Job", "ml", "j", NULL, "/apis/batch/v1/namespaces/ml/jobs/j"},
+        {"kueue.x-k8s.io/v1beta2", "Workload", "ml", "w", NULL,
+         "/apis/kueue.x-k8s.io/v1beta2/namespaces/ml/workloads/w"},
+        {"ray.io/v1", "RayCluster", "ml", "r", NULL, NULL},
+        {"v1", "Deployment", "ml", "d", NULL, NULL},
+        {"v1", "Pod", "ml", "../x", NULL, NULL},
+        {"v1", "Pod", "ml", "a?b", NULL, NULL},
+        {"v1", "Pod", "", "a", NULL, NULL},
+        {"v1", "Pod", "ml", NULL, NULL, NULL},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        struct kube_ref ref = {(char *)cases[i].av, (char *)cases[i].kind, (char *)cases[i].ns,
+                               (char *)cases[i].name, NULL};
+        char err[256] = "";
+        char *p = kube_path(&ref, cases[i].sub, err, sizeof(err));
+        if (cases[i].path) {
+            TEST_CHECK_STR(p, cases[i].path);
+        } else {
+            TEST_CHECK(p == NULL);
+            TEST_CHECK(err[0] != '\0');
+        }
+        free(p);
+    }
+
+    char err[256] = "";
+    struct kube_cfg cfg = {0};
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    TEST_CHECK(kube_new(&cfg, err, sizeof(err)) == NULL);
+    TEST_CHECK_CONTAINS(err, "KUBERNETES_SERVICE_HOST");
+    setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
+    setenv("KUBERNETES_SERVICE_PORT", "443", 1);
+    struct kube *k = kube_new(&cfg, err, sizeof(err));
+    TEST_CHECK(k != NULL);
+    if (k) {
+        TEST_CHECK_STR(k->url, "https://10.96.0.1:443");
+        TEST_CHECK_STR(k->token_file, KUBE_SA_DIR "/token");
+        TEST_CHECK_STR(k->ca_file, KUBE_SA_DIR "/ca.crt");
+        TEST_CHECK(k->timeout == 10.0 && !k->insecure);
+    }
+    kube_free(k);
+    setenv("KUBERNETES_SERVICE_HOST", "fd00::1", 1);
+    k = kube_new(&cfg, err, sizeof(err));
+    TEST_CHECK(k && strcmp(k->url, "https://[fd00::1]:443") == 0);
+    kube_free(k);
+    unsetenv("KUBERNETES_SERVICE_HOST");
+    unsetenv("KUBERNETES_SERVICE_PORT");
+    cfg.api_url = "ftp://x";
+    TEST_CHECK(kube_new(&cfg, err, sizeof(err)) == NULL);
+    TEST_CHECK_CONTAINS(err, "'ftp://x'");
+    cfg.api_url = "https://api.example:6443//";
+    k = kube_new(&cfg, err, sizeof(err));
+    TEST_CHECK(k && strcmp(k->url, "https://api.example:6443") == 0 && k->ca_file == NULL);
+    kube_free(k);
+
+    char ts[32];
+    kube_rfc3339(ts, sizeof(ts), 1767225600);
+    TEST_CHECK_STR(ts, "2026-01-01T00:00:00Z");
+}
+
+/* ---- calls against fake_kube ------------------------------------------------------------ */
+
+/* Read pod `name` in ml and walk its owners. */
+static enum kube_result chain_of(struct env *e, const char *name, struct kube_chain *chain,
+                                 char *err, size_t errlen)
+{
+    struct kube_obj pod;
+    enum kube_result r = kube_get_pod(e->k, "ml", name, &pod, err, errlen);
+    *chain = (struct kube_chain){0};
+    if (r != KUBE_OK)
+        return r;
+    r = kube_root_owner(e->k, &pod, chain, err, errlen);
+    kube_obj_free(&pod);
+    return r;
+}
+
+TEST(deployment_scale_to_zero)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0) {
+        TEST_CHECK(0);
+        return;
+    }
+    char err[512] = "";
+    struct kube_chain ch;
+    TEST_CHECK_INT(chain_of(&e, "train-7d9f8c-x2x4q", &ch, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(ch.n, 3);
+    if (ch.n == 3) {
+        TEST_CHECK_STR(ch.obj[0].ref.kind, "Pod");
+        TEST_CHECK_STR(ch.obj[1].ref.kind, "ReplicaSet");
+        TEST_CHECK_STR(ch.obj[2].ref.kind, "Deployment");
+        TEST_CHECK_STR(ch.obj[2].ref.name, "train");
+        TEST_CHECK_STR(ch.obj[2].ref.uid, UID("000003"));
+        TEST_CHECK_STR(ch.obj[2].ref.ns, "ml");
+        TEST_CHECK(!ch.kueue);
+        int64_t prev = -1;
+        TEST_CHECK_INT(kube_scale_to_zero(e.k, &ch.obj[2].ref, &prev, err, sizeof(err)), KUBE_OK);
+        TEST_CHECK_INT(prev, 3);
+    }
+    TEST_CHECK_INT(env_load_log(&e), 6);
+    const char *dep = "/apis/apps/v1/namespaces/ml/deployments/train";
+    CHECK_REQ(&e, 0, "GET", "/api/v1/namespaces/ml/pods/train-7d9f8c-x2x4q");
+    CHECK_REQ(&e, 1, "GET", "/apis/apps/v1/namespaces/ml/replicasets/train-7d9f8c");
+    CHECK_REQ(&e, 2, "GET", dep);
+    CHECK_REQ(&e, 3, "GET", "/apis/apps/v1/namespaces/ml/deployments/train/scale");
+    /* The annotation comes before the scale, so the count survives a crash in between. */
+    CHECK_REQ(&e, 4, "PATCH", dep);
+    TEST_CHECK(jeq(e.req[4], "/content_type", merge_ct));
+    TEST_CHECK(
+        jeq(e.req[4], "/body",
+            "{\"metadata\":{\"uid\":\"" UID("000003") "\",\"annotations\":{\"gpureclaim.io"
+                                                      "/replicas-before-reclaim\":\"3\"}}}"));
+    CHECK_REQ(&e, 5, "PATCH", "/apis/apps/v1/namespaces/ml/deployments/train/scale");
+    TEST_CHECK(jeq(e.req[5], "/content_type", merge_ct));
+    TEST_CHECK(jeq(e.req[5], "/body", "{\"spec\":{\"replicas\":0}}"));
+    for (size_t i = 0; i < e.nreq; i++)
+        TEST_CHECK(jeq(e.req[i], "/token", "token-one"));
+
+    /* The fake applied both patches; a second reclaim patches nothing and keeps the count. */
+    if (ch.n == 3) {
+        struct kube_obj d;
+        TEST_CHECK_INT(kube_get(e.k, &ch.obj[2].ref, &d, err, sizeof(err)), KUBE_OK);
+        TEST_CHECK(d.has_replicas && d.replicas == 0);
+        TEST_CHECK_STR(kube_annotation(&d, KUBE_ANN_REPLICAS_BEFORE), "3");
+        TEST_CHECK_STR(kube_annotation(&d, "deployment.kubernetes.io/revision"), "1");
+        kube_obj_free(&d);
+        int64_t prev = -1;
+        TEST_CHECK_INT(kube_scale_to_zero(e.k, &ch.obj[2].ref, &prev, err, sizeof(err)), KUBE_OK);
+        TEST_CHECK_INT(prev, 0);
+        TEST_CHECK_INT(env_load_log(&e), 8);
+        CHECK_REQ(&e, 7, "GET", "/apis/apps/v1/namespaces/ml/deployments/train/scale");
+    }
+    kube_chain_free(&ch);
+    env_stop(&e);
+}
+
+TEST(statefulset_scale_and_replaced_owner)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0) {
+        TEST_CHECK(0);
+        return;
+    }
+    char err[512] = "";
+    struct kube_chain ch;
+    TEST_CHECK_INT(chain_of(&e, "db-0", &ch, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(ch.n, 2);
+    int64_t prev = -1;
+    if (ch.n == 2) {
+        TEST_CHECK_STR(ch.obj[1].ref.kind, "StatefulSet");
+        TEST_CHECK_INT(kube_scale_to_zero(e.k, &ch.obj[1].ref, &prev, err, sizeof(err)), KUBE_OK);
+        TEST_CHECK_INT(prev, 2);
+    }
+    kube_chain_free(&ch);
+    TEST_CHECK_INT(env_load_log(&e), 5);
+    CHECK_REQ(&e, 1, "GET", "/apis/apps/v1/namespaces/ml/statefulsets/db");
+    CHECK_REQ(&e, 2, "GET", "/apis/apps/v1/namespaces/ml/statefulsets/db/scale");
+    CHECK_REQ(&e, 3, "PATCH", "/apis/apps/v1/namespaces/ml/statefulsets/db");
+    TEST_CHECK(
+        jeq(e.req[3], "/body/metadata/annotations/gpureclaim.io~1replicas-before-reclaim", "2"));
+    CHECK_REQ(&e, 4, "PATCH", "/apis/apps/v1/namespaces/ml/statefulsets/db/scale");
+
+    /* An owner whose uid is not the one referenced was replaced: conflict, nothing acted on. */
+    TEST_CHECK_INT(chain_of(&e, "stale-abc", &ch, err, sizeof(err)), KUBE_CONFLICT);
+    TEST_CHECK_CONTAINS(err, "it was replaced");
+    TEST_CHECK_INT(ch.n, 1);
+    kube_chain_free(&ch);
+
+    /* A scale whose annotation patch hits a replacement stops before the scale. */
+    struct kube_ref stale = {(char *)"apps/v1", (char *)"Deployment", (char *)"ml", (char *)"train",
+                             (char *)"not-the-uid"};
+    TEST_CHECK_INT(kube_scale_to_zero(e.k, &stale, &prev, err, sizeof(err)), KUBE_CONFLICT);
+    TEST_CHECK_CONTAINS(err, "Precondition failed: UID in precondition: not-the-uid");
+    TEST_CHECK_INT(prev, 0);
+    size_t n = env_load_log(&e);
+    CHECK_REQ(&e, n - 1, "PATCH", "/apis/apps/v1/namespaces/ml/deployments/train");
+    struct kube_obj d;
+    stale.uid = NULL;
+    TEST_CHECK_INT(kube_get(e.k, &stale, &d, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK(d.replicas == 3);
+    kube_obj_free(&d);
+
+    /* Kinds without /scale are refused without a request. */
+    struct kube_ref job = {(char *)"batch/v1", (char *)"Job", (char *)"ml", (char *)"kq",
+                           (char *)"u"};
+    size_t before = env_load_log(&e);
+    TEST_CHECK_INT(kube_scale_to_zero(e.k, &job, &prev, err, sizeof(err)), KUBE_UNSUPPORTED);
+    TEST_CHECK_INT(env_load_log(&e), before);
+    env_stop(&e);
+}
+
+TEST(job_suspend_stops_at_cronjob)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0) {
+        TEST_CHECK(0);
+        return;
+    }
+    char err[512] = "";
+    struct kube_chain ch;
+    TEST_CHECK_INT(chain_of(&e, "nightly-29001-abcde", &ch, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(ch.n, 2);
+    if (ch.n == 2) {
+        TEST_CHECK_STR(ch.obj[1].ref.kind, "Job");
+        TEST_CHECK(!ch.kueue && !ch.obj[1].suspended);
+        TEST_CHECK_INT(kube_suspend(e.k, &ch.obj[1], err, sizeof(err)), KUBE_OK);
+        struct kube_obj j;
+        TEST_CHECK_INT(kube_get(e.k, &ch.obj[1].ref, &j, err, sizeof(err)), KUBE_OK);
+        TEST_CHECK(j.suspended);
+        kube_obj_free(&j);
+        /* A pod is not a Job. */
+        TEST_CHECK_INT(kube_suspend(e.k, &ch.obj[0], err, sizeof(err)), KUBE_UNSUPPORTED);
+    }
+    kube_chain_free(&ch);
+    TEST_CHECK_INT(env_load_log(&e), 4);
+    CHECK_REQ(&e, 1, "GET", "/apis/batch/v1/namespaces/ml/jobs/nightly-29001");
+    CHECK_REQ(&e, 2, "PATCH", "/apis/batch/v1/namespaces/ml/jobs/nightly-29001");
+    TEST_CHECK(jeq(e.req[2], "/content_type", merge_ct));
+    TEST_CHECK(jeq(e.req[2], "/body",
+                   "{\"metadata\":{\"uid\":\"" UID("000022") "\"},\"spec\":{\"suspend\":true}}"));
+    env_stop(&e);
+}
+
+TEST(kueue_job_deactivates_workload)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0) {
+        TEST_CHECK(0);
+        return;
+    }
+    char err[512] = "";
+    struct kube_chain ch;
+    TEST_CHECK_INT(chain_of(&e, "kq-7xk2p", &ch, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(ch.n, 2);
+    TEST_CHECK(ch.kueue);
+    if (ch.n == 2)
+        TEST_CHECK_INT(kube_suspend(e.k, &ch.obj[1], err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(env_load_log(&e), 4);
+    CHECK_REQ(&e, 2, "GET", "/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/workloads");
+    TEST_CHECK(jeq(e.req[2], "/query", "labelSelector=kueue.x-k8s.io/job-uid=" UID("000032")));
+    CHECK_REQ(&e, 3, "PATCH", "/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/workloads/job-kq-3f1a2");
+    TEST_CHECK(jeq(e.req[3], "/content_type", merge_ct));
+    TEST_CHECK(jeq(e.req[3], "/body",
+                   "{\"metadata\":{\"uid\":\"" UID("000033") "\"},\"spec\":{\"active\":false}}"));
+
+    /* The Job itself is untouched (Kueue owns spec.suspend); the Workload is inactive. */
+    struct kube_ref wl = {(char *)"kueue.x-k8s.io/v1beta1", (char *)"Workload", (char *)"ml",
+                          (char *)"job-kq-3f1a2", NULL};
+    struct kube_obj w, j;
+    TEST_CHECK_INT(kube_get(e.k, &wl, &w, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_STR(w.ref.uid, UID("000033"));
+    kube_obj_free(&w);
+    if (ch.n == 2) {
+        TEST_CHECK_INT(kube_get(e.k, &ch.obj[1].ref, &j, err, sizeof(err)), KUBE_OK);
+        TEST_CHECK(!j.suspended);
+        kube_obj_free(&j);
+    }
+    char *url = xasprintf("http://127.0.0.1:%d/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/"
+                          "workloads/job-kq-3f1a2",
+                          e.port);
+    struct httpc_req req = {.url = url, .bearer_token = "token-one"};
+    struct httpc_resp resp = {0};
+    TEST_CHECK_INT(httpc_do(&req, &resp, err, sizeof(err)), 0);
+    TEST_CHECK_CONTAINS(resp.body.buf, "\"active\":false");
+    TEST_CHECK_CONTAINS(resp.body.buf, "\"queueName\":\"user-queue\"");
+    httpc_resp_free(&resp);
+    free(url);
+
+    /* A Kueue Job without a Workload is an error, not "gone". */
+    if (ch.n == 2) {
+        free(ch.obj[1].ref.uid);
+        ch.obj[1].ref.uid = xstrdup(UID("0000aa"));
+        TEST_CHECK_INT(kube_suspend(e.k, &ch.obj[1], err, sizeof(err)), KUBE_ERROR);
+        TEST_CHECK_CONTAINS(err, "0 workloads have label 'kueue.x-k8s.io/job-uid=");
+    }
+    kube_chain_free(&ch);
+    env_stop(&e);
+}
+
+TEST(evict)
+{
+    struct env e;
+    if (env_start(&e, 5, "--fault", "POST /api/v1/namespaces/ml/pods/p2/eviction=429", "--fault",
+                  "POST /api/v1/namespaces/ml/pods/db-0/eviction=500", NULL) < 0) {
+        TEST_CHECK(0);
+        return;
+    }
+    char err[512] = "";
+    TEST_CHECK_INT(kube_evict(e.k, "ml", "p1", UID("000041"), err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_STR(err, "");
+    struct kube_obj pod;
+    TEST_CHECK_INT(kube_get_pod(e.k, "ml", "p1", &pod, err, sizeof(err)), KUBE_NOT_FOUND);
+    TEST_CHECK_CONTAINS(err, "pods \"p1\" not found");
+
+    /* Refused by a PodDisruptionBudget: retry later, with the API's words. */
+    TEST_CHECK_INT(kube_evict(e.k, "ml", "p2", UID("000042"), err, sizeof(err)), KUBE_RETRY_LATER);
+    TEST_CHECK_CONTAINS(err, "cannot evict pod 'ml/p2': HTTP 429 TooManyRequests: Cannot evict "
+                             "pod as it would violate the pod's disruption budget.");
+    TEST_CHECK_CONTAINS(err, "DisruptionBudget");
+    TEST_CHECK_INT(kube_get_pod(e.k, "ml", "p2", &pod, err, sizeof(err)), KUBE_OK);
+    kube_obj_free(&pod);
+
+    TEST_CHECK_INT(kube_evict(e.k, "ml", "db-0", UID("000011"), err, sizeof(err)), KUBE_ERROR);
+    TEST_CHECK_CONTAINS(err, "HTTP 500 InternalError: This pod has more than one "
+                             "PodDisruptionBudget");
+    /* A replacement pod with the same name is not evicted. */
+    TEST_CHECK_INT(kube_evict(e.k, "ml", "db-0", UID("0000ee"), err, sizeof(err)),
+                   KUBE_ERROR); /* still the 500 fault on this path */
+    TEST_CHECK_INT(kube_evict(e.k, "ml", "train-7d9f8c-x2x4q", UID("0000ee"), err, sizeof(err)),
+                   KUBE_CONFLICT);
+    TEST_CHECK_INT(kube_evict(e.k, "ml", "p2", NULL, err, sizeof(err)), KUBE_ERROR);
+    TEST_CHECK_CONTAINS(err, "without a uid");
+
+    TEST_CHECK_INT(env_load_log(&e), 7);
+    CHECK_REQ(&e, 0, "POST", "/api/v1/namespaces/ml/pods/p1/eviction");
+    TEST_CHECK(jeq(e.req[0], "/content_type", "application/json"));
+    TEST_CHECK(jeq(e.req[0], "/body",
+                   "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":"
+                   "\"p1\",\"namespace\":\"ml\"},\"deleteOptions\":{\"preconditions\":{\"uid\":"
+                   "\"" UID("000041") "\"}}}"));
+    CHECK_REQ(&e, 2, "POST", "/api/v1/namespaces/ml/pods/p2/eviction");
+    CHECK_REQ(&e, 6, "POST", "/api/v1/namespaces/ml/pods/train-7d9f8c-x2x4q/eviction");
+    env_stop(&e);
+}
+
+TEST(delete_with_uid_precondition)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0) {
+        TEST_CHECK(0);
+        return;
+    }
+    char err[512] = "";
+    struct kube_ref p2 = {(char *)"v1", (char *)"Pod", (char *)"ml", (char *)"p2",
+                          (char *)UID("000042")};
+    struct kube_ref dep = {(char *)"apps/v1", (char *)"Deployment", (char *)"ml", (char *)"train",
+                           (char *)"stale-uid"};
+    /* Stale uid: 409, nothing deleted. */
+    TEST_CHECK_INT(kube_delete(e.k, &dep, NULL, err, sizeof(err)), KUBE_CONFLICT);
+    TEST_CHECK_CONTAINS(
+        err, "cannot delete Deployment 'ml/train': HTTP 409 Conflict: Operation "
+             "cannot be fulfilled on deployments.apps \"train\": Precondition "
+             "failed: UID in precondition: stale-uid, UID in object meta: " UID("000003"));
+    struct kube_obj o;
+    TEST_CHECK_INT(kube_get(e.k, &dep, &o, err, sizeof(err)), KUBE_OK);
+    kube_obj_free(&o);
+
+    dep.uid = (char *)UID("000003");
+    TEST_CHECK_INT(kube_delete(e.k, &dep, "Foreground", err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(kube_delete(e.k, &p2, NULL, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(kube_get(e.k, &p2, &o, err, sizeof(err)), KUBE_NOT_FOUND);
+    TEST_CHECK_INT(kube_delete(e.k, &p2, NULL, err, sizeof(err)), KUBE_NOT_FOUND);
+    TEST_CHECK_CONTAINS(err, "HTTP 404 NotFound: pods \"p2\" not found");
+
+    TEST_CHECK_INT(env_load_log(&e), 6);
+    CHECK_REQ(&e, 0, "DELETE", "/apis/apps/v1/namespaces/ml/deployments/train");
+    CHECK_REQ(&e, 2, "DELETE", "/apis/apps/v1/namespaces/ml/deployments/train");
+    TEST_CHECK(jeq(e.req[2], "/body/propagationPolicy", "Foreground"));
+    CHECK_REQ(&e, 3, "DELETE", "/api/v1/namespaces/ml/pods/p2");
+    TEST_CHECK(jeq(e.req[3], "/content_type", "application/json"));
+    TEST_CHECK(jeq(e.req[3], "/body",
+                   "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\",\"propagationPolicy\":"
+                   "\"Background\",\"preconditions\":{\"uid\":\"" UID("000042") "\"}}"));
+
+    /* Refused before any request: no uid, unknown propagation, unknown kind. */
+    p2.uid = NULL;
+    TEST_CHECK_INT(kube_delete(e.k, &p2, NULL, err, sizeof(err)), KUBE_ERROR);
+    TEST_CHECK_CONTAINS(err, "without a uid");
+    p2.uid = (char *)"u";
+    TEST_CHECK_INT(kube_delete(e.k, &p2, "Cascade", err, sizeof(err)), KUBE_ERROR);
+    struct kube_ref ray = {(char *)"ray.io/v1", (char *)"RayCluster", (char *)"ml", (char *)"r",
+                           (char *)"u"};
+    TEST_CHECK_INT(kube_delete(e.k, &ray, NULL, err, sizeof(err)), KUBE_UNSUPPORTED);
+    TEST_CHECK_INT(env_load_log(&e), 6);
+    env_stop(&e);
+}
+
+TEST(errors_and_faults)
+{
+    struct env e;
+    if (env_start(&e, 5, "--fault", "GET /api/v1/namespaces/ml/pods/p1=403", "--fault",
+                  "GET /api/v1/namespaces/ml/pods/p2=503", "--fault",
+                  "GET /api/v1/namespaces/ml/pods/db-0=garbage", "--fault",
+                  "GET /api/v1/namespaces/ml/pods/deep-0=500", NULL) < 0) {
+        TEST_CHECK(0);
+        return;
+    }
+    static const struct {
+        const char *name;
+        enum kube_result r;
+        const char *msg;
+    } cases[] = {
+        {"nope", KUBE_NOT_FOUND,
+         "cannot get Pod 'ml/nope': HTTP 404 NotFound: pods \"nope\" not "
+         "found"},
+        {"p1", KUBE_FORBIDDEN, "HTTP 403 Forbidden: User \"system:serviceaccount:"},
+        {"p2", KUBE_RETRY_LATER, "HTTP 503 ServiceUnavailable"},
+        {"db-0", KUBE_ERROR, "cannot get Pod 'ml/db-0': invalid JSON in object at offset 0"},
+        {"deep-0", KUBE_ERROR, "HTTP 500 InternalError: Internal error occurred"},
+        {"train-7d9f8c-x2x4q", KUBE_OK, ""},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char err[512] = "";
+        struct kube_obj pod;
+        enum kube_result r = kube_get_pod(e.k, "ml", cases[i].name, &pod, err, sizeof(err));
+        TEST_CHECK_STR(kube_result_name(r), kube_result_name(cases[i].r));
+        if (cases[i].msg[0])
+            TEST_CHECK_CONTAINS(err, cases[i].msg);
+        if (r == KUBE_OK)
+            kube_obj_free(&pod);
+        else
+            TEST_CHECK(pod.ref.name == NULL);
+    }
+
+    /* The faults file is re-read when it changes. */
+    char err[512];
+    struct kube_obj pod;
+    write_file(e.faults, "# comment\nGET /api/v1/namespaces/ml/pods/train-7d9f8c-x2x4q=404\n");
+    TEST_CHECK_INT(kube_get_pod(e.k, "ml", "train-7d9f8c-x2x4q", &pod, err, sizeof(err)),
+                   KUBE_NOT_FOUND);
+    write_file(e.faults, "");
+    TEST_CHECK_INT(kube_get_pod(e.k, "ml", "train-7d9f8c-x2x4q", &pod, err, sizeof(err)), KUBE_OK);
+    kube_obj_free(&pod);
+
+    /* The fake refuses a patch type it does not take with 415, as the API server does. */
+    char *url =
+        xasprintf("http://127.0.0.1:%d/apis/apps/v1/namespaces/ml/deployments/train", e.port);
+    const char *hdrs[] = {"Content-Type: application/json"};
+    struct httpc_req req = {.method = "PATCH",
+                            .url = url,
+                            .headers = hdrs,
+                            .nheaders = 1,
+                            .body = "{}",
+                            .body_len = 2,
+                            .bearer_token = "token-one"};
+    struct httpc_resp resp = {0};
+    TEST_CHECK_INT(httpc_do(&req, &resp, err, sizeof(err)), 0);
+    TEST_CHECK_INT(resp.status, 415);
+    TEST_CHECK_INT(
+        kube_classify(resp.status, resp.body.buf, resp.body.len, "patch", err, sizeof(err)),
+        KUBE_ERROR);
+    TEST_CHECK_CONTAINS(err, "HTTP 415 UnsupportedMediaType: the body of the request was in an "
+                             "unknown format");
+    httpc_resp_free(&resp);
+    free(url);
+
+    /* Connection refused is an error naming the URL. */
+    int port = e.port;
+    env_stop(&e);
+    char u[64];
+    snprintf(u, sizeof(u), "http://127.0.0.1:%d", port);
+    struct kube_cfg cfg = {.api_url = u, .token_file = "", .timeout = 2};
+    struct kube *k = kube_new(&cfg, err, sizeof(err));
+    TEST_CHECK_INT(kube_get_pod(k, "ml", "p1", &pod, err, sizeof(err)), KUBE_ERROR);
+    TEST_CHECK_CONTAINS(err, "cannot get Pod 'ml/p1': ");
+    TEST_CHECK_CONTAINS(err, u);
+    kube_free(k);
+}
+
+TEST(slow_answer_times_out)
+{
+    struct env e;
+    if (env_start(&e, 1.0, "--fault", "POST /api/v1/namespaces/ml/pods/p1/eviction=slow:5", NULL) <
+        0) {
+        TEST_CHECK(0);
+        return;
+    }
+    char err[512] = "";
+    double t0 = mono_now();
+    TEST_CHECK_INT(kube_evict(e.k, "ml", "p1", UID("000041"), err, sizeof(err)), KUBE_ERROR);
+    double took = mono_now() - t0;
+    TEST_CHECK(took >= 0.9 && took < 2.5);
+    TEST_CHECK_CONTAINS(err, "cannot evict pod 'ml/p1': timeout after 1.0 s");
+    env_stop(&e);
+}
+
+TEST(token_rotation_and_401)
+{
+    struct env e;
+    if (env_start(&e, 5, "--fault", "GET /api/v1/namespaces/ml/pods/db-0=401x1", NULL) < 0) {
+        TEST_CHECK(0);
+        return;
+    }
+    char err[512] = "";
+    struct kube_obj pod;
+    TEST_CHECK_INT(kube_get_pod(e.k, "ml", "p1", &pod, err, sizeof(err)), KUBE_OK);
+    kube_obj_free(&pod);
+    /* The kubelet rewrites the token; the API server accepts only the new one. */
+    write_file(e.token, "token-two\n");
+    write_file(e.accept, "token-two");
+    TEST_CHECK_INT(kube_get_pod(e.k, "ml", "p1", &pod, err, sizeof(err)), KUBE_OK);
+    kube_obj_free(&pod);
+
+    /* One 401 (the token expired just before rotation): re-read and retry once. */
+    TEST_CHECK_INT(kube_get_pod(e.k, "ml", "db-0", &pod, err, sizeof(err)), KUBE_OK);
+    kube_obj_free(&pod);
+
+    /* A token the server never accepts: two attempts, then an error. */
+    write_file(e.token, "revoked");
+    TEST_CHECK_INT(kube_get_pod(e.k, "ml", "p1", &pod, err, sizeof(err)), KUBE_ERROR);
+    TEST_CHECK_CONTAINS(err, "HTTP 401 Unauthorized: Unauthorized");
+
+    /* An unreadable token file fails before any request. */
+    unlink(e.token);
+    TEST_CHECK_INT(kube_get_pod(e.k, "ml", "p1", &pod, err, sizeof(err)), KUBE_ERROR);
+    TEST_CHECK_CONTAINS(err, "cannot read token file");
+
+    TEST_CHECK_INT(env_load_log(&e), 6);
+    TEST_CHECK(jeq(e.req[0], "/token", "token-one"));
+    TEST_CHECK(jeq(e.req[1], "/token", "token-two"));
+    CHECK_REQ(&e, 2, "GET", "/api/v1/namespaces/ml/pods/db-0");
+    CHECK_REQ(&e, 3, "GET", "/api/v1/namespaces/ml/pods/db-0");
+    TEST_CHECK(jeq(e.req[4], "/token", "revoked"));
+    TEST_CHECK(jeq(e.req[5], "/token", "revoked"));
+    for (size_t i = 0; i < e.nreq; i++)
+        TEST_CHECK(jeq(e.req[i], "/content_type", NULL) || jeq(e.req[i], "/content_type", "null"));
+    env_stop(&e);
+}
+
+static bool is_rfc3339(const char *s)
+{
+    int y, mo, d, h, mi, se;
+    char z = 0;
+    return s && strlen(s) == 20 &&
+           sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &se, &z) == 7 && z == 'Z';
+}
+
+TEST(event_and_annotation)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0) {
+        TEST_CHECK(0);
+        return;
+    }
+    char err[512] = "";
+    struct kube_ref dep = {(char *)"apps/v1", (char *)"Deployment", (char *)"ml", (char *)"train",
+                           (char *)UID("000003")};
+    TEST_CHECK_INT(kube_post_event(e.k, &dep, "IdleGPUReclaimNotice",
+                                   "gpu activity < 5% for 30m; scaling to 0 at "
+                                   "2026-03-02T10:00:00Z",
+                                   "Warning", "ScaleToZero", err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_INT(
+        kube_post_event(e.k, &dep, "IdleGPUReclaimed", "scaled to 0", NULL, NULL, err, sizeof(err)),
+        KUBE_OK);
+    const char *notice = "2026-03-02T10:00:00Z rule=idle-30m window=30m threshold=0.05";
+    TEST_CHECK_INT(kube_annotate(e.k, &dep, KUBE_ANN_NOTICE, notice, err, sizeof(err)), KUBE_OK);
+    struct kube_obj d;
+    TEST_CHECK_INT(kube_get(e.k, &dep, &d, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_STR(kube_annotation(&d, KUBE_ANN_NOTICE), notice);
+    kube_obj_free(&d);
+    TEST_CHECK_INT(kube_annotate(e.k, &dep, KUBE_ANN_NOTICE, NULL, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(kube_get(e.k, &dep, &d, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK(kube_annotation(&d, KUBE_ANN_NOTICE) == NULL);
+    TEST_CHECK_STR(kube_annotation(&d, "deployment.kubernetes.io/revision"), "1");
+    kube_obj_free(&d);
+    dep.uid = (char *)"other";
+    TEST_CHECK_INT(kube_annotate(e.k, &dep, KUBE_ANN_NOTICE, "x", err, sizeof(err)), KUBE_CONFLICT);
+
+    TEST_CHECK_INT(env_load_log(&e), 7);
+    CHECK_REQ(&e, 0, "POST", "/api/v1/namespaces/ml/events");
+    json_object *ev = e.req[0];
+    TEST_CHECK(jeq(ev, "/content_type", "application/json"));
+    TEST_CHECK(jeq(ev, "/body/apiVersion", "v1"));
+    TEST_CHECK(jeq(ev, "/body/kind", "Event"));
+    const char *name = jstr(ev, "/body/metadata/name");
+    TEST_CHECK(name && str_has_prefix(name, "train.") && strlen(name) > 12 &&
+               strspn(name + 6, "0123456789abcdef") == strlen(name + 6));
+    TEST_CHECK(jeq(ev, "/body/metadata/namespace", "ml"));
+    TEST_CHECK(jeq(ev, "/body/involvedObject",
+                   "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"name\":\"train\","
+                   "\"namespace\":\"ml\",\"uid\":\"" UID("000003") "\"}"));
+    TEST_CHECK(jeq(ev, "/body/reason", "IdleGPUReclaimNotice"));
+    TEST_CHECK(jeq(ev, "/body/message",
+                   "gpu activity < 5% for 30m; scaling to 0 at 2026-03-02T10:00:00Z"));
+    TEST_CHECK(jeq(ev, "/body/type", "Warning"));
+    TEST_CHECK(jeq(ev, "/body/source", "{\"component\":\"gpureclaim-enforcer\"}"));
+    TEST_CHECK(jeq(ev, "/body/reportingComponent", "gpureclaim.io/enforcer"));
+    TEST_CHECK(jeq(ev, "/body/reportingInstance", "enforcer-0"));
+    TEST_CHECK(jeq(ev, "/body/action", "ScaleToZero"));
+    TEST_CHECK(jeq(ev, "/body/count", "1"));
+    TEST_CHECK(jeq(ev, "/body/eventTime", NULL));
+    TEST_CHECK(is_rfc3339(jstr(ev, "/body/firstTimestamp")));
+    TEST_CHECK(jstr(ev, "/body/lastTimestamp") && jstr(ev, "/body/firstTimestamp") &&
+               strcmp(jstr(ev, "/body/lastTimestamp"), jstr(ev, "/body/firstTimestamp")) == 0);
+    /* A second event gets another name (the fake answers 409 AlreadyExists otherwise). */
+    const char *name2 = jstr(e.req[1], "/body/metadata/name");
+    TEST_CHECK(name2 && name && strcmp(name, name2) != 0);
+    TEST_CHECK(jeq(e.req[1], "/body/type", "Normal"));
+    TEST_CHECK(jeq(e.req[1], "/body/action", NULL));
+
+    CHECK_REQ(&e, 2, "PATCH", "/apis/apps/v1/namespaces/ml/deployments/train");
+    TEST_CHECK(jeq(e.req[2], "/content_type", merge_ct));
+    TEST_CHECK(jeq(e.req[2], "/body/metadata/uid", UID("000003")));
+    TEST_CHECK(jeq(e.req[2], "/body/metadata/annotations/gpureclaim.io~1reclaim-notice", notice));
+    TEST_CHECK(
+        jeq(e.req[4], "/body/metadata/annotations", "{\"gpureclaim.io/reclaim-notice\":null}"));
+
+    /* The fake stored the event: list it back. */
+    char *url = xasprintf("http://127.0.0.1:%d/api/v1/namespaces/ml/events", e.port);
+    struct httpc_req req = {.url = url, .bearer_token = "token-one"};
+    struct httpc_resp resp = {0};
+    struct kube_obj *items = NULL;
+    size_t n = 0;
+    TEST_CHECK_INT(httpc_do(&req, &resp, err, sizeof(err)), 0);
+    TEST_CHECK_INT(kube_parse_list(resp.body.buf, resp.body.len, &items, &n, err, sizeof(err)), 0);
+    TEST_CHECK_INT(n, 2);
+    for (size_t i = 0; i < n; i++)
+        kube_obj_free(&items[i]);
+    free(items);
+    httpc_resp_free(&resp);
+    free(url);
+
+    struct kube_ref bad = {(char *)"v1", (char *)"Pod", (char *)"ml", (char *)"a/b", NULL};
+    TEST_CHECK_INT(kube_post_event(e.k, &bad, "R", "m", NULL, NULL, err, sizeof(err)), KUBE_ERROR);
+    env_stop(&e);
+}
+
+TEST(pending_pressure)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0) {
+        TEST_CHECK(0);
+        return;
+    }
+    char err[512] = "";
+    size_t count = 99;
+    int64_t req = -1;
+    TEST_CHECK_INT(kube_pending_for_resource(e.k, "amd.com/gpu", &count, &req, err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_INT(count, 2);
+    TEST_CHECK_INT(req, 4);
+    TEST_CHECK_INT(kube_pending_for_resource(e.k, "nvidia.com/gpu", &count, NULL, err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_INT(count, 0);
+    TEST_CHECK_INT(env_load_log(&e), 2);
+    CHECK_REQ(&e, 0, "GET", "/api/v1/pods");
+    TEST_CHECK(jeq(e.req[0], "/query", "fieldSelector=status.phase=Pending"));
+    env_stop(&e);
+}
+
+TEST(owner_chain_limits)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0) {
+        TEST_CHECK(0);
+        return;
+    }
+    char err[512] = "";
+    struct kube_chain ch;
+    /* deep-0 -> loop-1 -> ... -> loop-10: stops after KUBE_CHAIN_MAX owner GETs. */
+    TEST_CHECK_INT(chain_of(&e, "deep-0", &ch, err, sizeof(err)), KUBE_ERROR);
+    TEST_CHECK_CONTAINS(err, "owner chain of pod 'ml/deep-0' is longer than 8 levels");
+    TEST_CHECK_INT(ch.n, 9);
+    kube_chain_free(&ch);
+    TEST_CHECK_INT(env_load_log(&e), 9);
+    CHECK_REQ(&e, 8, "GET", "/apis/apps/v1/namespaces/ml/replicasets/loop-8");
+
+    /* An owner kind gpureclaim does not handle: stop below it and name it. */
+    TEST_CHECK_INT(chain_of(&e, "ray-worker-abc", &ch, err, sizeof(err)), KUBE_UNSUPPORTED);
+    TEST_CHECK_INT(ch.n, 1);
+    TEST_CHECK_STR(ch.unknown.kind, "RayCluster");
+    TEST_CHECK_STR(ch.unknown.api_version, "ray.io/v1");
+    TEST_CHECK_STR(ch.unknown.name, "ray");
+    TEST_CHECK_CONTAINS(err, "owner RayCluster 'ml/ray' (apiVersion 'ray.io/v1') of Pod "
+                             "'ray-worker-abc' is not a kind gpureclaim acts on");
+    kube_chain_free(&ch);
+    TEST_CHECK_INT(env_load_log(&e), 10);
+
+    /* A bare pod is its own root. */
+    TEST_CHECK_INT(chain_of(&e, "p1", &ch, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK(ch.n == 1 && strcmp(ch.obj[0].ref.name, "p1") == 0);
+    kube_chain_free(&ch);
+
+    /* An owner deleted meanwhile. */
+    struct kube_ref rs = {(char *)"apps/v1", (char *)"ReplicaSet", (char *)"ml",
+                          (char *)"train-7d9f8c", (char *)UID("000002")};
+    TEST_CHECK_INT(kube_delete(e.k, &rs, NULL, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(chain_of(&e, "train-7d9f8c-x2x4q", &ch, err, sizeof(err)), KUBE_NOT_FOUND);
+    TEST_CHECK_CONTAINS(err, "replicasets.apps \"train-7d9f8c\" not found");
+    kube_chain_free(&ch);
+    env_stop(&e);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    return remove(path);
+}
+
+int main(int argc, char **argv)
+{
+    /* build/tests/test_kube -> build/fakes/fake_kube (build/san/... under sanitizers). */
+    char self[4096];
+    snprintf(self, sizeof(self), "%s", argv[0]);
+    char *dir = dirname(self);
+    snprintf(fake_path, sizeof(fake_path), "%s/../fakes/fake_kube", dir);
+    /* The objects live in the source tree; walk up from the binary to find them. */
+    const char *env_data = getenv("KUBE_TEST_DATA");
+    snprintf(data_dir, sizeof(data_dir), "%s", env_data ? env_data : "tests/e2e/data/kube");
+    for (int up = 0; up < 4 && access(data_dir, R_OK) != 0; up++) {
+        struct sbuf b = {0};
+        sbuf_puts(&b, dir);
+        for (int i = 0; i <= up; i++)
+            sbuf_puts(&b, "/..");
+        sbuf_puts(&b, "/tests/e2e/data/kube");
+        snprintf(data_dir, sizeof(data_dir), "%s", b.buf);
+        sbuf_free(&b);
+    }
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    log_threshold = LOG_ERROR;
+
+    RUN(parse_pod);
+    RUN(parse_malformed);
+    RUN(parse_scale);
+    RUN(classify);
+    RUN(parse_pending);
+    RUN(paths_and_config);
+    RUN(deployment_scale_to_zero);
+    RUN(statefulset_scale_and_replaced_owner);
+    RUN(job_suspend_stops_at_cronjob);
+    RUN(kueue_job_deactivates_workload);
+    RUN(evict);
+    RUN(delete_with_uid_precondition);
+    RUN(errors_and_faults);
+    RUN(slow_answer_times_out);
+    RUN(token_rotation_and_401);
+    RUN(event_and_annotation);
+    RUN(pending_pressure);
+    RUN(owner_chain_limits);
+
+    if (!getenv("KEEP_TMP"))
+        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    else
+        fprintf(stderr, "kept %s\n", tmpdir);
+    curl_global_cleanup();
+    return test_done();
+}
