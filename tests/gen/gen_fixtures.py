@@ -1037,8 +1037,12 @@ added next to it by other generators. `tests/gen/gen_fixtures.py` writes `sys/`,
 Do not edit those by hand. Regenerate with `make fixtures` (`python3 tests/gen/gen_fixtures.py
 tests/fixtures`) and verify with `make check-fixtures` (`... --check tests/fixtures`, which
 regenerates into a temporary directory and compares file sets, contents and symlink targets).
-The generator reads the real captures from `tests/fixtures/real/` (copies of `shared/fixtures`; `--captures DIR` to change).
-`gpu_metrics/` is not a tree of this generator (see `tests/gen/gpu_metrics_blob.py`).
+The generator reads the real captures from `tests/fixtures/real/` (copies of `shared/fixtures`
+with their SOURCE.md; `--captures DIR` to change). Not written by this generator:
+`gpu_metrics/` (`tests/gen/gpu_metrics_blob.py`: real MangoHud blobs and generated ones),
+`fdinfo/` (`real/`: two transcribed amdgpu samples with SOURCE.md; `generated/`: one
+hand-written text per kernel era, GENERATED.md), `podres/` (the pod-resources allocation the
+gRPC test server answers, GENERATED.md) and `real/`.
 
 **procfs-drm/**: real. A verbatim copy of the prometheus/procfs amdgpu capture (Vega 10 `card0`
 plus an i915 `card1`, `device` as a plain directory); provenance in
