@@ -177,10 +177,13 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
         ctx->gm_state = xcalloc(l->n, sizeof(*ctx->gm_state));
     }
     if (ctx->gm_state[i] == 0) {
-        /* Newer kernels serve up to 128 KiB; read() to EOF, never one stdio fread. */
-        size_t cap = 128 * 1024;
-        unsigned char *buf = xmalloc(cap);
-        ssize_t n = sysfs_read_bin(buf, cap, "%s/gpu_metrics", l->v[i].devdir);
+        /*
+         * Newer kernels serve up to 128 KiB, read() to EOF and never with one stdio fread.
+         * Every layout this parser knows is under 4 KiB, so 16 KiB on the stack is enough
+         * and avoids a 128 KiB malloc (an mmap/munmap pair) per GPU per scrape.
+         */
+        unsigned char buf[16384];
+        ssize_t n = sysfs_read_bin(buf, sizeof(buf), "%s/gpu_metrics", l->v[i].devdir);
         char err[256];
         ctx->gm_state[i] = -1;
         if (n < 0) {
@@ -193,7 +196,6 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
         } else {
             ctx->gm_state[i] = 1;
         }
-        free(buf);
     }
     return ctx->gm_state[i] == 1 ? &ctx->gm[i] : NULL;
 }
