@@ -1,0 +1,380 @@
+#!/usr/bin/env python3
+"""Checks of the Grafana dashboards in dashboards/ for tests/e2e/dashboards.sh.
+
+There is no Grafana server on Debian 12, so the dashboards are checked by structure and by
+running every panel query against a real Prometheus (test-environment.md section 8.1):
+
+  check.py structure DASHBOARD...          JSON, unique ids and uids, datasource variable, known
+                                           metric names only
+  check.py backfill OUT END METRICS_URL    OpenMetrics history for what the exporter on the
+                                           fixture does not produce (owners, enforcer,
+                                           kube-state-metrics), one hour ending at END
+  check.py queries PROM_URL NOW DASHBOARD...  every variable and panel query, variables
+                                           substituted, must return a non-empty result
+  check.py tsc-filter TSC_LOG SCHEMA_DIR    the tsc errors that are real: drops "string literal
+                                           is not assignable to enum E" when the literal is a
+                                           value of E (JSON carries enum values as strings)
+
+Prints "PASS: dashboards/<name>" / "FAIL: dashboards/<name> (why)" lines; standard library only.
+"""
+import glob
+import json
+import os
+import re
+import sys
+import urllib.parse
+import urllib.request
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+DS_UID = "${datasource}"
+
+# Metrics the dashboards may use beyond the exporter's golden outputs and the recording rules:
+# the ownership metric, the enforcer's own metrics, the two kube-state-metrics series of the
+# pressure signal, and Prometheus' `up`.
+EXTRA_METRICS = {
+    "gpureclaim_owner_info",
+    "gpureclaim_enforcer_build_info",
+    "gpureclaim_enforcer_cycles_total",
+    "gpureclaim_enforcer_cycle_duration_seconds",
+    "gpureclaim_enforcer_last_success_timestamp_seconds",
+    "gpureclaim_enforcer_decisions_total",
+    "gpureclaim_enforcer_decisions",
+    "gpureclaim_enforcer_prometheus_requests_total",
+    "gpureclaim_enforcer_prometheus_errors_total",
+    "gpureclaim_enforcer_rules_info",
+    "gpureclaim_enforcer_rules_reload_success",
+    "gpureclaim_enforcer_rules_reloads_total",
+    "gpureclaim_enforcer_dry_run",
+    "gpureclaim_enforcer_workload_idle_since_timestamp_seconds",
+    "gpureclaim_enforcer_actions_total",
+    "gpureclaim_enforcer_notices_total",
+    "kube_pod_container_resource_requests",
+    "kube_pod_status_unschedulable",
+    "up",
+}
+
+# Values of the variables when queries run: multi-value variables use their allValue; these
+# pick the workload that the backfill gives an owner, an idle run and live activity.
+VARIABLES = {
+    "gpureclaim-workload": {"namespace": "ml", "pod": "idle-b"},
+}
+BUILTINS = {"__range": "1h", "__range_s": "3600", "__rate_interval": "1m", "__interval": "1m"}
+RANGE_S = 3600
+STEP_S = 60
+
+failed = 0
+
+
+def report(ok, name, why=""):
+    global failed
+    if ok:
+        print(f"PASS: dashboards/{name}")
+    else:
+        failed += 1
+        print(f"FAIL: dashboards/{name}" + (f" ({why})" if why else ""))
+
+
+def known_metrics():
+    names = set(EXTRA_METRICS)
+    for path in glob.glob(os.path.join(TOP, "tests", "golden", "*.prom")):
+        with open(path) as f:
+            for line in f:
+                m = re.match(r"([a-zA-Z_:][a-zA-Z0-9_:]*)[{ ]", line)
+                if m and not line.startswith("#"):
+                    names.add(m.group(1))
+    with open(os.path.join(TOP, "rules", "prometheus", "gpureclaim.rules.yml")) as f:
+        for line in f:
+            m = re.match(r"\s*- record:\s*(\S+)", line)
+            if m:
+                names.add(m.group(1))
+    return names
+
+
+def metric_names(expr):
+    """Metric names in a PromQL expression: identifiers outside strings and label matchers
+    that look like ours (gpureclaim_, kube_, a recording rule's colon, or `up`)."""
+    e = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+    e = re.sub(r"\{[^}]*\}", "", e)
+    e = re.sub(r"\[[^\]]*\]", "", e)
+    found = set()
+    for tok in re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", e):
+        if tok.startswith(("gpureclaim", "kube_")) or ":" in tok or tok == "up":
+            found.add(tok)
+    return found
+
+
+def panels_of(d):
+    for p in d.get("panels", []):
+        yield p
+        for q in p.get("panels", []) or []:
+            yield q
+
+
+def structure(paths):
+    known = known_metrics()
+    uids = {}
+    for path in paths:
+        base = os.path.basename(path)
+        try:
+            with open(path) as f:
+                d = json.load(f)
+        except (OSError, ValueError) as e:
+            report(False, f"{base}/json", str(e))
+            continue
+        report(True, f"{base}/json")
+        uid = d.get("uid", "")
+        report(bool(uid) and uid not in uids, f"{base}/uid-unique",
+               f"uid '{uid}' empty or also in {uids.get(uid)}")
+        uids[uid] = base
+        report(isinstance(d.get("schemaVersion"), int) and d["schemaVersion"] >= 36,
+               f"{base}/schema-version", str(d.get("schemaVersion")))
+        tvars = d.get("templating", {}).get("list", [])
+        dsv = [v for v in tvars if v.get("type") == "datasource"]
+        report(len(dsv) == 1 and dsv[0].get("name") == "datasource"
+               and dsv[0].get("query") == "prometheus", f"{base}/datasource-variable")
+        vnames = [v.get("name") for v in tvars]
+        report(len(vnames) == len(set(vnames)), f"{base}/variables-unique", str(vnames))
+
+        ids, bad_ds, bad_names, no_metric, positions = [], [], [], [], []
+        for p in panels_of(d):
+            ids.append(p.get("id"))
+            if p.get("type") == "row":
+                continue
+            g = p.get("gridPos", {})
+            positions.append((p.get("id"), g.get("x"), g.get("y"), g.get("w"), g.get("h")))
+            if p.get("datasource", {}).get("uid") != DS_UID:
+                bad_ds.append(f"panel {p.get('id')}")
+            if not p.get("targets"):
+                no_metric.append(f"panel {p.get('id')} has no query")
+            for t in p.get("targets", []):
+                if t.get("datasource", {}).get("uid") != DS_UID:
+                    bad_ds.append(f"panel {p.get('id')} {t.get('refId')}")
+                names = metric_names(t.get("expr", ""))
+                unknown = sorted(names - known)
+                if unknown:
+                    bad_names.append(f"panel {p.get('id')}: {', '.join(unknown)}")
+                if not names and "$threshold" not in t.get("expr", ""):
+                    no_metric.append(f"panel {p.get('id')} {t.get('refId')} uses no metric")
+        for v in tvars:
+            if v.get("type") == "query":
+                if v.get("datasource", {}).get("uid") != DS_UID:
+                    bad_ds.append(f"variable {v.get('name')}")
+                q = v.get("query", {})
+                q = q.get("query", "") if isinstance(q, dict) else q
+                unknown = sorted(metric_names(q) - known)
+                if unknown:
+                    bad_names.append(f"variable {v.get('name')}: {', '.join(unknown)}")
+        report(len(ids) == len(set(ids)) and None not in ids, f"{base}/panel-ids-unique",
+               str(sorted(i for i in ids if ids.count(i) > 1)))
+        report(not bad_ds, f"{base}/datasource-variable-everywhere", "; ".join(bad_ds))
+        report(not bad_names, f"{base}/known-metrics-only", "; ".join(bad_names))
+        report(not no_metric, f"{base}/every-panel-queries", "; ".join(no_metric))
+        overlap = []
+        for i, a in enumerate(positions):
+            if a[3] is None or a[1] + a[3] > 24:
+                overlap.append(f"panel {a[0]} outside the 24-column grid")
+            for b in positions[i + 1:]:
+                if (a[1] < b[1] + b[3] and b[1] < a[1] + a[3] and a[2] < b[2] + b[4]
+                        and b[2] < a[2] + a[4]):
+                    overlap.append(f"panels {a[0]} and {b[0]}")
+        report(not overlap, f"{base}/grid-no-overlap", "; ".join(overlap))
+
+
+# ---- backfill -------------------------------------------------------------------------------
+
+def scrape(url):
+    with urllib.request.urlopen(url, timeout=10) as r:
+        return r.read().decode()
+
+
+def backfill(out, end, metrics_url):
+    """One hour of 15 s samples ending at END for the series the fixture exporter cannot give.
+    Owners sit on real partitions of the fixture (device ids read from its partition_info) and
+    carry the live exporter's instance, so the recording rules join them with live activity."""
+    instance = urllib.parse.urlparse(metrics_url).netloc
+    device = {}
+    for line in scrape(metrics_url).splitlines():
+        if line.startswith("gpureclaim_partition_info{"):
+            lab = dict(re.findall(r'(\w+)="([^"]*)"', line))
+            device[(lab["gpu"], lab["partition"])] = lab["device_id"]
+    owners = [  # (gpu, partition, namespace, pod, container, container_name, source)
+        ("0000:05:00.0", "0", "ml", "idle-b", "main", "", "podresources"),
+        ("0000:05:00.0", "1", "ml", "idle-b", "main", "", "podresources"),
+        ("0000:05:00.0", "2", "ml", "idle-b", "main", "", "podresources"),
+        ("0000:05:00.0", "3", "ml", "idle-b", "main", "", "podresources"),
+        ("0000:27:00.0", "0", "ml", "train-a", "main", "", "podresources"),
+        ("0000:27:00.0", "1", "ml", "train-a", "main", "", "podresources"),
+        ("0000:47:00.0", "2", "", "", "", "bench", "fdinfo"),
+    ]
+    fam = {}
+
+    def add(name, labels, value_at):
+        lab = ",".join(f'{k}="{v}"' for k, v in labels.items())
+        fam.setdefault(name, []).append((lab, value_at))
+
+    for gpu, part, ns, pod, cont, cname, src in owners:
+        add("gpureclaim_owner_info", {
+            "instance": instance, "job": "gpureclaim-exporter", "gpu": gpu, "partition": part,
+            "device_id": device.get((gpu, part), gpu), "resource": "amd.com/gpu" if pod else "",
+            "namespace": ns, "pod": pod, "container": cont,
+            "container_id": f"containerd://{pod or cname}", "container_name": cname,
+            "source": src}, lambda i, t: 1)
+    enf = {"instance": "127.0.0.1:9842", "job": "gpureclaim-enforcer"}
+    rule = {"rule": "during-pressure"}
+    add("up", enf, lambda i, t: 1)
+    add("gpureclaim_enforcer_build_info", dict(enf, version="test"), lambda i, t: 1)
+    add("gpureclaim_enforcer_cycles_total", dict(enf, result="success"), lambda i, t: i)
+    add("gpureclaim_enforcer_cycles_total", dict(enf, result="error"), lambda i, t: i // 20)
+    add("gpureclaim_enforcer_cycle_duration_seconds", enf, lambda i, t: 0.05)
+    add("gpureclaim_enforcer_last_success_timestamp_seconds", enf, lambda i, t: t)
+    for dec, reason, n in (("reclaim", "idle", 1), ("keep", "active", 1),
+                           ("keep", "no_pressure", 0), ("keep", "too_young", 1)):
+        add("gpureclaim_enforcer_decisions_total", dict(enf, decision=dec, reason=reason, **rule),
+            lambda i, t, n=n: n * i)
+        add("gpureclaim_enforcer_decisions", dict(enf, decision=dec, reason=reason, **rule),
+            lambda i, t, n=n: n)
+    add("gpureclaim_enforcer_prometheus_requests_total", enf, lambda i, t: 3 * i)
+    add("gpureclaim_enforcer_prometheus_errors_total", enf, lambda i, t: i // 20)
+    add("gpureclaim_enforcer_rules_info", dict(enf, file="/etc/gpureclaim/rules.yaml",
+                                               version="gpureclaim/v1", hash="0123456789abcdef"),
+        lambda i, t: 1)
+    add("gpureclaim_enforcer_rules_reload_success", enf, lambda i, t: 1)
+    add("gpureclaim_enforcer_rules_reloads_total", dict(enf, result="success"), lambda i, t: i // 60)
+    add("gpureclaim_enforcer_rules_reloads_total", dict(enf, result="failure"), lambda i, t: 0)
+    add("gpureclaim_enforcer_dry_run", enf, lambda i, t: 1)
+    add("gpureclaim_enforcer_workload_idle_since_timestamp_seconds",
+        dict(enf, namespace="ml", pod="idle-b", **rule), lambda i, t: end - 3600)
+    add("gpureclaim_enforcer_actions_total", dict(enf, action="delete", result="success", **rule),
+        lambda i, t: i // 40)
+    add("gpureclaim_enforcer_notices_total", dict(enf, **rule), lambda i, t: i // 40)
+    ksm = {"instance": "127.0.0.1:8080", "job": "kube-state-metrics"}
+    add("kube_pod_container_resource_requests", dict(ksm, namespace="ml", pod="waiting",
+                                                     uid="u1", container="main", node="",
+                                                     resource="amd_com_gpu", unit="integer"),
+        lambda i, t: 2)
+    add("kube_pod_status_unschedulable", dict(ksm, namespace="ml", pod="waiting", uid="u1"),
+        lambda i, t: 1)
+
+    times = list(range(end - 3600, end + 1, 15))
+    with open(out, "w") as f:
+        for name, series in fam.items():
+            # Gauge for all: OpenMetrics counters would need the family name without _total.
+            f.write(f"# TYPE {name} gauge\n")
+            for lab, value_at in series:
+                for i, t in enumerate(times):
+                    f.write(f"{name}{{{lab}}} {value_at(i, t)} {t}\n")
+        f.write("# EOF\n")
+
+
+# ---- queries --------------------------------------------------------------------------------
+
+def api(prom, path, params):
+    url = prom + path + "?" + urllib.parse.urlencode(params, doseq=True)
+    try:
+        with urllib.request.urlopen(url, timeout=30) as r:
+            return json.load(r)
+    except urllib.error.HTTPError as e:
+        try:
+            return json.load(e)
+        except ValueError:
+            return {"status": "error", "error": str(e)}
+    except OSError as e:
+        return {"status": "error", "error": str(e)}
+
+
+def substitute(text, values):
+    def one(m):
+        name = m.group(1) or m.group(2)
+        return values.get(name, m.group(0))
+    return re.sub(r"\$\{(\w+)(?::\w+)?\}|\$(\w+)", one, text)
+
+
+def queries(prom, now, paths):
+    for path in paths:
+        base = os.path.basename(path)
+        with open(path) as f:
+            d = json.load(f)
+        values = dict(BUILTINS)
+        fixed = VARIABLES.get(d.get("uid"), {})
+        tvars = d.get("templating", {}).get("list", [])
+        for v in tvars:
+            name = v.get("name")
+            if name in fixed:
+                values[name] = fixed[name]
+            elif v.get("includeAll") and v.get("allValue"):
+                values[name] = v["allValue"]
+            elif v.get("type") in ("textbox", "custom", "constant"):
+                values[name] = v.get("current", {}).get("value", "")
+        for v in tvars:
+            if v.get("type") != "query":
+                continue
+            q = v.get("query", {})
+            q = q.get("query", "") if isinstance(q, dict) else q
+            m = re.fullmatch(r"label_values\((.*),\s*(\w+)\)", substitute(q, values))
+            if not m:
+                report(False, f"{base}/variable-{v['name']}", f"not label_values(): {q}")
+                continue
+            r = api(prom, f"/api/v1/label/{m.group(2)}/values",
+                    {"match[]": m.group(1), "start": now - RANGE_S, "end": now})
+            vals = r.get("data") or []
+            want = fixed.get(v["name"])
+            ok = r.get("status") == "success" and vals and (want is None or want in vals)
+            report(ok, f"{base}/variable-{v['name']}", f"{r.get('error', '')} values {vals}")
+        for p in panels_of(d):
+            for t in p.get("targets", []):
+                expr = substitute(t.get("expr", ""), values)
+                name = f"{base}/panel-{p['id']}{t.get('refId', '')}"
+                if "$" in expr:
+                    report(False, name, f"unsubstituted variable in {expr}")
+                    continue
+                if t.get("instant"):
+                    r = api(prom, "/api/v1/query", {"query": expr, "time": now})
+                else:
+                    r = api(prom, "/api/v1/query_range", {"query": expr, "start": now - RANGE_S,
+                                                          "end": now, "step": STEP_S})
+                res = (r.get("data") or {}).get("result") or []
+                ok = r.get("status") == "success" and len(res) > 0
+                report(ok, name, f"{p.get('title')}: {r.get('error', 'empty result')}: {expr}")
+
+
+# ---- tsc ------------------------------------------------------------------------------------
+
+def tsc_filter(log, schema_dir):
+    """Print the tsc errors left after dropping enum false positives; fail if any."""
+    enums = {}
+    for path in glob.glob(os.path.join(schema_dir, "**", "*.d.ts"), recursive=True):
+        with open(path) as f:
+            text = f.read()
+        for m in re.finditer(r"enum (\w+) \{([^}]*)\}", text):
+            enums.setdefault(m.group(1), set()).update(re.findall(r'= "([^"]*)"', m.group(2)))
+    real = []
+    keep = False
+    with open(log) as f:
+        for line in f:
+            if re.search(r"error TS\d+", line):
+                m = re.search(r"""Type '"([^"]*)"' is not assignable to type '(\w+)'""", line)
+                keep = not (m and m.group(1) in enums.get(m.group(2), ()))
+            elif not line.startswith(" "):
+                keep = True  # not tsc's error format: show it
+            if keep:
+                real.append(line.rstrip())
+    report(not real, "grafana-schema-types", "\n".join(real[:20]))
+
+
+def main(argv):
+    if len(argv) >= 2 and argv[1] == "structure":
+        structure(argv[2:])
+    elif len(argv) == 5 and argv[1] == "backfill":
+        backfill(argv[2], int(argv[3]), argv[4])
+    elif len(argv) == 4 and argv[1] == "tsc-filter":
+        tsc_filter(argv[2], argv[3])
+    elif len(argv) >= 4 and argv[1] == "queries":
+        queries(argv[2].rstrip("/"), int(argv[3]), argv[4:])
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
