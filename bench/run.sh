@@ -17,7 +17,8 @@ rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 echo "== exporter scrape benchmark: $SCRAPES scrapes of the 8 x MI300X CPX fixture =="
 P1=$(port)
 "$TOP/bin/gpureclaim-exporter" --web.listen-address="127.0.0.1:$P1" --path.sysfs="$TREE/sys" \
-    --path.procfs="$TREE/proc" --path.devfs="$TREE/dev" --log.level=error &
+    --path.procfs="$TREE/proc" --path.devfs="$TREE/dev" --kubelet.pod-resources-socket= \
+    --log.level=error &
 E=$!; PIDS="$PIDS $E"
 wait_up "$P1" /healthz
 "$TMP/scrape" "$P1" /metrics 50 >/dev/null

@@ -17,13 +17,11 @@
 #include "sysfs.h"
 #include "util.h"
 
-extern const struct collector coll_devices, coll_gpu_metrics, coll_partitions, coll_amdgpu;
+extern const struct collector coll_devices, coll_gpu_metrics, coll_partitions, coll_amdgpu,
+    coll_ownership;
 
 static const struct collector *const collectors[] = {
-    &coll_devices,
-    &coll_gpu_metrics,
-    &coll_partitions,
-    &coll_amdgpu,
+    &coll_devices, &coll_gpu_metrics, &coll_partitions, &coll_amdgpu, &coll_ownership,
 };
 
 #define NCOLL ARRAY_LEN(collectors)

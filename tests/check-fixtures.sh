@@ -4,6 +4,7 @@
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 python3 "$TOP/tests/gen/gen_fixtures.py" --check "$TOP/tests/fixtures"
+python3 "$TOP/tests/gen/gen_proc_fixtures.py" --check "$TOP/tests/fixtures"
 tmp=$(mktemp -d)
 python3 "$TOP/tests/gen/gpu_metrics_blob.py" --out "$tmp" >/dev/null
 if diff -r -x GENERATED.md "$TOP/tests/fixtures/gpu_metrics/generated" "$tmp" >/dev/null; then

@@ -18,7 +18,7 @@ start_exporter() { # TREE
     port=$(free_port)
     start_bg "$TMP/exporter-$1.log" "$EXPORTER" --web.listen-address="127.0.0.1:$port" \
         --path.sysfs="$TOP/tests/fixtures/$1/sys" --path.procfs="$TOP/tests/fixtures/$1/proc" \
-        --path.devfs="$TOP/tests/fixtures/$1/dev" --log.level=debug
+        --path.devfs="$TOP/tests/fixtures/$1/dev" --no-collector.ownership --log.level=debug
     EXP_PID=$LAST_PID
     URL="http://127.0.0.1:$port"
     wait_http "$URL/healthz" 10

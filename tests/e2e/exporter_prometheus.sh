@@ -7,7 +7,8 @@
 TREE=$TOP/tests/fixtures/mi300x-cpx
 port=$(free_port)
 start_bg "$TMP/exporter.log" "$BIN/gpureclaim-exporter" --web.listen-address="127.0.0.1:$port" \
-    --path.sysfs="$TREE/sys" --path.procfs="$TREE/proc" --path.devfs="$TREE/dev"
+    --path.sysfs="$TREE/sys" --path.procfs="$TREE/proc" --path.devfs="$TREE/dev" \
+    --kubelet.pod-resources-socket=
 wait_http "http://127.0.0.1:$port/healthz" 10 || fail exporter-start
 cat >"$TMP/prometheus.yml" <<EOC
 global:
@@ -45,6 +46,6 @@ check idle-partitions-29 [ "$(value 'count(gpureclaim_partition_busy_ratio == 0)
 check busy-a7-p4 [ "$(value 'gpureclaim_partition_busy_ratio{gpu="0000:a7:00.0",partition="4"}')" = 0.99 ]
 check busy-e5-p7 [ "$(value 'gpureclaim_partition_busy_ratio{gpu="0000:e5:00.0",partition="7"}')" = 0.37 ]
 check gpu-busy-a7 [ "$(value 'gpureclaim_gpu_busy_ratio{gpu="0000:a7:00.0"}')" = 0.44 ]
-check all-collectors-but-amdgpu-ok [ "$(value 'sum(gpureclaim_scrape_collector_success{collector!="amdgpu"})')" = 3 ]
+check all-collectors-but-amdgpu-ok [ "$(value 'sum(gpureclaim_scrape_collector_success{collector!="amdgpu"})')" = 4 ]
 check device-id-join [ "$(value 'count(gpureclaim_partition_busy_ratio * on (gpu, partition) group_left (device_id) gpureclaim_partition_info{device_id=~"amdgpu_xcp_.*"})')" = 56 ]
 finish

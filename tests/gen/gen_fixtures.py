@@ -1042,7 +1042,10 @@ with their SOURCE.md; `--captures DIR` to change). Not written by this generator
 `gpu_metrics/` (`tests/gen/gpu_metrics_blob.py`: real MangoHud blobs and generated ones),
 `fdinfo/` (`real/`: two transcribed amdgpu samples with SOURCE.md; `generated/`: one
 hand-written text per kernel era, GENERATED.md), `podres/` (the pod-resources allocation the
-gRPC test server answers, GENERATED.md) and `real/`.
+gRPC test server answers, GENERATED.md) and `real/`. `mi300x-cpx/proc/`, `mi300x-cpx/sys-kfd-proc/`,
+`mi300x-cpx/GENERATED-proc.md` and `podres/mi300x-cpx-owners.json` (processes, KFD process
+entries and pod allocations for the ownership collector) are written by
+`tests/gen/gen_proc_fixtures.py`.
 
 **procfs-drm/**: real. A verbatim copy of the prometheus/procfs amdgpu capture (Vega 10 `card0`
 plus an i915 `card1`, `device` as a plain directory); provenance in
