@@ -235,7 +235,7 @@ format:
 	clang-format -i $(FORMAT_SRC)
 
 format-check:
-	@sh tests/run-suite.sh format sh -c 'clang-format --dry-run -Werror $(FORMAT_SRC) && echo "PASS: format/clang-format"'
+	@sh tests/run-suite.sh format sh tests/format-check.sh $(FORMAT_SRC)
 
 clean:
 	rm -rf build bin
