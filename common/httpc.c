@@ -204,8 +204,11 @@ int httpc_do(const struct httpc_req *req, struct httpc_resp *resp, char *err, si
     } else if (strcmp(method, "HEAD") == 0) {
         curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
     } else if (strcmp(method, "POST") == 0) {
-        if (!req->body)
+        /* Without POSTFIELDS libcurl sends a GET; an empty body keeps it a POST. */
+        if (!req->body) {
+            curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
             curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, 0L);
+        }
     } else {
         curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
     }

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "act.h"
 #include "cycle.h"
 #include "decide.h"
 #include "expo.h"
@@ -207,6 +208,8 @@ static void publish(struct daemon *dm)
              dm->cfg->dry_run ? 1.0 : 0.0, (const char *)NULL);
     for (size_t i = 0; i < dm->nidle; i++)
         add_idle(e, &dm->idle[i]);
+    if (dm->cfg->act)
+        act_metrics(dm->cfg->act, e);
 
     struct sbuf out = {0};
     expo_render(e, &out);
@@ -390,6 +393,9 @@ static void run_cycle(struct daemon *dm)
             w->since = r->idle_since;
         }
     }
+    /* After the decisions are logged, so the log reads decision first, then notice/action. */
+    if (dm->cfg->act)
+        act_cycle(dm->cfg->act, &d, now);
     decisions_free(&d);
     cycle_free(data, n);
     free(data);
@@ -447,6 +453,13 @@ int daemon_run(const struct daemon_cfg *cfg)
         log_warn("TLS verification of '%s' is disabled (--prometheus.insecure-skip-verify)",
                  cfg->prom.url);
     dm.q = promq_new(&cfg->prom);
+    int status = 0;
+    struct httpd *h = NULL;
+    if (cfg->once) {
+        run_cycle(&dm);
+        status = dm.cycles_err > 0 ? 1 : 0;
+        goto out;
+    }
     publish(&dm);
 
     char err[256];
@@ -457,8 +470,7 @@ int daemon_run(const struct daemon_cfg *cfg)
                            .arg = &dm,
                            .threads = 2,
                            .timeout = 10};
-    struct httpd *h = httpd_start(&hc, err, sizeof(err));
-    int status = 0;
+    h = httpd_start(&hc, err, sizeof(err));
     if (!h) {
         log_error("cannot serve metrics on '%s': %s", cfg->listen, err);
         status = 1;

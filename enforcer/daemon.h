@@ -16,6 +16,8 @@
 
 #include "promq.h"
 
+struct act;
+
 struct daemon_cfg {
     const char *rules_file;
     struct promq_cfg prom;
@@ -25,6 +27,8 @@ struct daemon_cfg {
     bool dry_run;               /* global dry run: every decision is only reported */
     double at;                  /* evaluate at this fixed Unix time (tests); NaN = wall clock */
     double reload_check;        /* seconds between checks of the rules file's mtime; 0 = 2 s */
+    struct act *act;            /* action engine (act.h) run after every decide(); NULL: report */
+    bool once;                  /* one cycle, no HTTP server, then exit (0, or 1 on query error) */
 };
 
 /*

@@ -22,8 +22,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "act.h"
 #include "cycle.h"
 #include "daemon.h"
+#include "kube.h"
 #include "decide.h"
 #include "log.h"
 #include "plan.h"
@@ -66,6 +68,17 @@ enum {
     F_WORKLOAD,
     F_RULE,
     F_INTERVAL,
+    F_ONCE,
+    F_STATE_FILE,
+    F_AUDIT_FILE,
+    F_PROTECTED,
+    F_MAX_PER_HOUR,
+    F_RT_SOCKET,
+    F_RT_STOP_TIMEOUT,
+    F_KUBE_URL,
+    F_KUBE_TOKEN,
+    F_KUBE_CA,
+    F_KUBE_INSECURE,
     F_LISTEN,
     F_TELEMETRY,
     F_LOG_LEVEL,
@@ -89,7 +102,7 @@ static struct flag flags[NFLAGS] = {
     [F_PROM_INSECURE] = {"prometheus.insecure-skip-verify", FLAG_BOOL, "false",
                          "do not verify Prometheus' TLS certificate (logged as a warning)"},
     [F_DRY_RUN] = {"dry-run", FLAG_BOOL, "true",
-                   "only report decisions; --no-dry-run lets rules act (today: report only)"},
+                   "only report decisions; --no-dry-run lets rules with an action act"},
     [F_AT] = {"at", FLAG_STRING, "",
               "plan/explain: evaluation time, RFC 3339 or Unix seconds (default now); "
               "run: a fixed time for every cycle, for tests"},
@@ -99,6 +112,31 @@ static struct flag flags[NFLAGS] = {
                     "explain: labels of the workload, e.g. 'namespace=\"ml\",pod=\"x\"'"},
     [F_RULE] = {"rule", FLAG_STRING, "", "explain: only this rule"},
     [F_INTERVAL] = {"enforce.interval", FLAG_STRING, "1m", "run: time between evaluations"},
+    [F_ONCE] = {"once", FLAG_BOOL, "false",
+                "run: one evaluation (and its actions), no metrics server, then exit"},
+    [F_STATE_FILE] = {"state.file", FLAG_STRING, "/var/lib/gpureclaim/state.json",
+                      "run: notices and actions taken, kept across restarts (must be writable "
+                      "with --no-dry-run)"},
+    [F_AUDIT_FILE] = {"audit.file", FLAG_STRING, "/var/log/gpureclaim/audit.jsonl",
+                      "run: JSON-lines audit of notices, actions, spares and skips ('-': stdout)"},
+    [F_PROTECTED] = {"enforce.protected-namespaces", FLAG_STRING,
+                     "kube-system,kube-public,kube-node-lease,gpureclaim",
+                     "run: comma-separated namespaces never acted on"},
+    [F_MAX_PER_HOUR] = {"enforce.max-actions-per-hour", FLAG_STRING, "10",
+                        "run: cap on mutating calls per hour, all rules together (0: no cap)"},
+    [F_RT_SOCKET] = {"runtime.socket", FLAG_STRING, "",
+                     "run: Docker/Podman API socket for rules with action 'stop'"},
+    [F_RT_STOP_TIMEOUT] = {"runtime.stop-timeout", FLAG_STRING, "30s",
+                           "run: time between SIGTERM and SIGKILL when stopping a container"},
+    [F_KUBE_URL] = {"kube.api-url", FLAG_STRING, "",
+                    "run: Kubernetes API URL (default in-cluster when KUBERNETES_SERVICE_HOST is "
+                    "set)"},
+    [F_KUBE_TOKEN] = {"kube.token-file", FLAG_STRING, KUBE_SA_DIR "/token",
+                      "run: bearer token file, re-read on every request ('' for none)"},
+    [F_KUBE_CA] = {"kube.ca-file", FLAG_STRING, KUBE_SA_DIR "/ca.crt",
+                   "run: CA bundle of the Kubernetes API (https)"},
+    [F_KUBE_INSECURE] = {"kube.insecure-skip-tls-verify", FLAG_BOOL, "false",
+                         "run: do not verify the Kubernetes API certificate (logged as a warning)"},
     [F_LISTEN] = {"web.listen-address", FLAG_STRING, ":9842", "run: address to serve metrics on"},
     [F_TELEMETRY] = {"web.telemetry-path", FLAG_STRING, "/metrics", "run: path of the metrics"},
     [F_LOG_LEVEL] = {"log.level", FLAG_STRING, "info", "debug, info, warn or error"},
@@ -120,7 +158,7 @@ static void usage(FILE *out)
                  "flags:\n");
     for (int i = 0; i < NFLAGS; i++) {
         const struct flag *f = &flags[i];
-        char left[80];
+        char left[128];
         if (i == F_HELP || i == F_VERSION)
             snprintf(left, sizeof(left), "--%s", f->name);
         else if (f->kind == FLAG_BOOL)
@@ -443,12 +481,71 @@ out:
     return status;
 }
 
+/*
+ * The action engine for `run`. With --no-dry-run a state or audit file that cannot be used
+ * is a startup error: acting without a record could act twice or exceed the hourly cap. In
+ * dry run nothing is ever mutated, so the engine then falls back to memory and no audit file
+ * (with a warning) rather than refusing to report.
+ */
+static int make_act(bool dry_run, struct act **out)
+{
+    *out = NULL;
+    uint64_t per_hour;
+    if (parse_u64(flags[F_MAX_PER_HOUR].value, &per_hour) != 0 || per_hour > 1000000) {
+        fprintf(stderr, "error: invalid count '%s' for '--%s'\n", flags[F_MAX_PER_HOUR].value,
+                flags[F_MAX_PER_HOUR].name);
+        return -1;
+    }
+    double stop_timeout;
+    if (flag_duration(F_RT_STOP_TIMEOUT, &stop_timeout))
+        return -1;
+    struct act_cfg ac = {.state_file = flag_str(F_STATE_FILE),
+                         .audit_file = flag_str(F_AUDIT_FILE),
+                         .protected_namespaces = flags[F_PROTECTED].value,
+                         .max_actions_per_hour = (unsigned)per_hour};
+    char err[512];
+    struct act *a = act_new(&ac, err, sizeof(err));
+    if (!a && !dry_run) {
+        fprintf(stderr, "error: %s; refusing to act without it\n", err);
+        return -1;
+    }
+    if (!a) {
+        log_warn("%s; dry run: continuing without a state and audit file", err);
+        ac.state_file = ac.audit_file = NULL;
+        a = act_new(&ac, err, sizeof(err));
+        if (!a) {
+            fprintf(stderr, "error: %s\n", err);
+            return -1;
+        }
+    }
+    if (flag_str(F_RT_SOCKET)) {
+        struct docker_cfg dcfg = {.socket = flag_str(F_RT_SOCKET), .timeout = 10};
+        act_set_runtime(a, act_runtime_new(&dcfg, (int)(stop_timeout + 0.5)));
+    }
+    if (flag_str(F_KUBE_URL) || getenv("KUBERNETES_SERVICE_HOST")) {
+        struct kube_cfg kc = {.api_url = flag_str(F_KUBE_URL),
+                              .token_file = flags[F_KUBE_TOKEN].value,
+                              .ca_file = flag_str(F_KUBE_CA),
+                              .insecure = flag_bool(F_KUBE_INSECURE)};
+        struct kube *k = kube_new(&kc, err, sizeof(err));
+        if (!k) {
+            fprintf(stderr, "error: %s\n", err);
+            act_free(a);
+            return -1;
+        }
+        act_set_kube(a, act_kube_new(k));
+    }
+    *out = a;
+    return 0;
+}
+
 static int cmd_run(void)
 {
     struct daemon_cfg dc = {.rules_file = flags[F_RULES_FILE].value,
                             .listen = flags[F_LISTEN].value,
                             .telemetry_path = flags[F_TELEMETRY].value,
                             .dry_run = flag_bool(F_DRY_RUN),
+                            .once = flag_bool(F_ONCE),
                             .at = NAN};
     if (need_rules_file("run") || prom_config(&dc.prom) || flag_duration(F_INTERVAL, &dc.interval))
         return EXIT_USAGE;
@@ -458,7 +555,11 @@ static int cmd_run(void)
         fprintf(stderr, "error: '--web.telemetry-path' must start with '/'\n");
         return EXIT_USAGE;
     }
-    return daemon_run(&dc);
+    if (make_act(dc.dry_run, &dc.act) != 0)
+        return EXIT_USAGE;
+    int status = daemon_run(&dc);
+    act_free(dc.act);
+    return status;
 }
 
 int main(int argc, char **argv)

@@ -134,7 +134,8 @@ PORT=$(free_port)
 URL="http://127.0.0.1:$PORT/metrics"
 start_bg "$TMP/run2.log" "$ENF" run --rules.file="$TMP/hup.yaml" \
     --prometheus.url="http://127.0.0.1:$FAKE_PORT" --enforce.interval=1h \
-    --web.listen-address="127.0.0.1:$PORT" --at=$AT --no-dry-run
+    --web.listen-address="127.0.0.1:$PORT" --at=$AT --no-dry-run \
+    --state.file="$TMP/state.json" --audit.file="$TMP/audit.jsonl"
 RUN2=$LAST_PID
 wait_http "$URL" 10 || fail run2-start "$(tail -n 5 "$TMP/run2.log")"
 check no-dry-run test "$(metric "$URL" gpureclaim_enforcer_dry_run)" = 0

@@ -1,0 +1,840 @@
+/*
+ * The action engine (act.h): notice -> wait -> re-check -> act, exactly once, with the
+ * safety limits and the audit trail. The backends (act_kube.c, act_runtime.c) only talk to
+ * their API; every decision about whether to call them is taken here, so both kinds of
+ * target get the same guarantees and the tests can drive the engine with a fake backend.
+ *
+ * Metrics (act_metrics):
+ *   gpureclaim_enforcer_actions_total{rule,action,result}  mutating calls and their outcome
+ *   gpureclaim_enforcer_notices_total{rule}                notices posted
+ *   gpureclaim_enforcer_spared_total{rule}                 notices withdrawn (active again)
+ *   gpureclaim_enforcer_skipped_total{rule,reason}         candidates left alone, and why
+ *   gpureclaim_enforcer_pending_notices                    notices waiting for their time
+ *   gpureclaim_enforcer_actions_last_hour                  what the hourly cap counts
+ *   gpureclaim_enforcer_state_save_failures_total          ledger writes that failed
+ *   gpureclaim_enforcer_audit_write_failures_total         audit lines that were lost
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "act.h"
+#include "audit.h"
+#include "log.h"
+#include "util.h"
+
+struct act_count {
+    char *rule, *a, *b; /* actions: action, result; skipped: reason; others: NULL */
+    double n;
+};
+
+struct act_counts {
+    struct act_count *v;
+    size_t n;
+};
+
+struct act_rule_cycle {
+    const struct rule *rule;
+    unsigned acted;
+};
+
+struct act {
+    char *protected_ns;
+    unsigned max_per_hour;
+    double pending_ttl, done_ttl;
+    struct ledger ledger;
+    struct audit *audit;
+    struct act_backend *kube, *runtime;
+
+    struct act_counts actions, notices, spared, skipped;
+    unsigned long save_failures;
+    double last_now;
+
+    /* Skips audited once per (rule, workload, reason) for the life of the process, so that
+       a protected or exempt workload idle for days does not write a line every cycle. */
+    char **skip_memo;
+    size_t nskip_memo;
+
+    /* per cycle */
+    struct act_rule_cycle *cycle;
+    size_t ncycle;
+};
+
+static const char *const act_result_names[] = {
+    [ACT_OK] = "ok",       [ACT_GONE] = "gone",           [ACT_CONFLICT] = "conflict",
+    [ACT_RETRY] = "retry", [ACT_FORBIDDEN] = "forbidden", [ACT_UNSUPPORTED] = "unsupported",
+    [ACT_ERROR] = "error",
+};
+
+const char *act_result_name(enum act_result r)
+{
+    if ((int)r < 0 || (size_t)r >= ARRAY_LEN(act_result_names))
+        return "error";
+    return act_result_names[r];
+}
+
+bool act_ns_in_list(const char *list, const char *ns)
+{
+    if (!list || !ns || !*ns)
+        return false;
+    size_t len = strlen(ns);
+    for (const char *p = list; *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        while (n && (*p == ' ')) {
+            p++;
+            n--;
+        }
+        while (n && p[n - 1] == ' ')
+            n--;
+        if (n == len && strncmp(p, ns, len) == 0)
+            return true;
+        if (!end)
+            break;
+        p = end + 1;
+    }
+    return false;
+}
+
+static void act_count_add(struct act_counts *c, const char *rule, const char *a, const char *b)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        struct act_count *x = &c->v[i];
+        if (strcmp(x->rule, rule) == 0 && (!a || strcmp(x->a, a) == 0) &&
+            (!b || strcmp(x->b, b) == 0)) {
+            x->n++;
+            return;
+        }
+    }
+    c->v = xrealloc(c->v, (c->n + 1) * sizeof(*c->v));
+    c->v[c->n++] =
+        (struct act_count){xstrdup(rule), a ? xstrdup(a) : NULL, b ? xstrdup(b) : NULL, 1};
+}
+
+static void act_counts_free(struct act_counts *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->v[i].rule);
+        free(c->v[i].a);
+        free(c->v[i].b);
+    }
+    free(c->v);
+}
+
+struct act *act_new(const struct act_cfg *cfg, char *err, size_t errlen)
+{
+    struct act *a = xcalloc(1, sizeof(*a));
+    a->protected_ns =
+        xstrdup(cfg->protected_namespaces ? cfg->protected_namespaces : ACT_PROTECTED_DEFAULT);
+    a->max_per_hour = cfg->max_actions_per_hour;
+    a->pending_ttl = cfg->pending_ttl > 0 ? cfg->pending_ttl : ACT_PENDING_TTL;
+    a->done_ttl = cfg->done_ttl > 0 ? cfg->done_ttl : ACT_DONE_TTL;
+    a->last_now = NAN;
+    if (ledger_load(&a->ledger, cfg->state_file, err, errlen) < 0)
+        goto fail;
+    /* Prove now that the state can be written: finding out at the first action would mean
+       acting without a record of it. */
+    char why[512];
+    if (ledger_save(&a->ledger, why, sizeof(why)) < 0) {
+        snprintf(err, errlen, "state file '%s' is not writable: %s", cfg->state_file, why);
+        goto fail;
+    }
+    a->audit = audit_open(cfg->audit_file, err, errlen);
+    if (!a->audit)
+        goto fail;
+    return a;
+fail:
+    act_free(a);
+    return NULL;
+}
+
+void act_set_kube(struct act *a, struct act_backend *b)
+{
+    if (a->kube)
+        a->kube->free(a->kube);
+    a->kube = b;
+}
+
+void act_set_runtime(struct act *a, struct act_backend *b)
+{
+    if (a->runtime)
+        a->runtime->free(a->runtime);
+    a->runtime = b;
+}
+
+void act_free(struct act *a)
+{
+    if (!a)
+        return;
+    act_set_kube(a, NULL);
+    act_set_runtime(a, NULL);
+    ledger_free(&a->ledger);
+    audit_close(a->audit);
+    act_counts_free(&a->actions);
+    act_counts_free(&a->notices);
+    act_counts_free(&a->spared);
+    act_counts_free(&a->skipped);
+    for (size_t i = 0; i < a->nskip_memo; i++)
+        free(a->skip_memo[i]);
+    free(a->skip_memo);
+    free(a->cycle);
+    free(a->protected_ns);
+    free(a);
+}
+
+const struct ledger *act_ledger(const struct act *a)
+{
+    return &a->ledger;
+}
+
+/* ---- helpers ---------------------------------------------------------------------------- */
+
+static struct act_backend *act_backend_for(struct act *a, enum rule_action action)
+{
+    return action == ACTION_STOP ? a->runtime : a->kube;
+}
+
+static void act_save(struct act *a)
+{
+    char err[512];
+    if (ledger_save(&a->ledger, err, sizeof(err)) < 0) {
+        a->save_failures++;
+        log_error("%s", err);
+    }
+}
+
+/* The chain of a target as audit references. */
+static size_t act_chain_refs(const struct act_target *t, struct audit_ref *refs)
+{
+    size_t n = t ? t->nchain : 0;
+    for (size_t i = 0; i < n; i++)
+        refs[i] =
+            (struct audit_ref){t->chain[i].kind, t->chain[i].ns, t->chain[i].name, t->chain[i].uid};
+    return n;
+}
+
+/* The chain recorded in a ledger entry: the object and, for Kubernetes, the root owner. */
+static size_t act_entry_refs(const struct ledger_entry *e, struct audit_ref *refs)
+{
+    size_t n = 0;
+    refs[n++] = (struct audit_ref){NULL, NULL, e->target, e->uid};
+    if (e->root_kind[0])
+        refs[n++] = (struct audit_ref){e->root_kind, e->root_ns, e->root_name, e->root_uid};
+    return n;
+}
+
+struct act_event {
+    const char *event;
+    const struct decision_rec *d;
+    const struct labels *workload; /* when d is NULL */
+    const char *rule;              /* when d is NULL */
+    const char *action;
+    const struct act_target *t;
+    const struct ledger_entry *e; /* chain when t is NULL */
+    const char *result;
+    long api_status;
+    const char *message;
+    double act_after;
+};
+
+static void act_audit(struct act *a, double now, const struct act_event *ev)
+{
+    struct audit_ref refs[ACT_CHAIN_MAX];
+    size_t n = ev->t ? act_chain_refs(ev->t, refs) : ev->e ? act_entry_refs(ev->e, refs) : 0;
+    struct labels none = {0};
+    struct audit_rec r = {
+        .time = now,
+        .event = ev->event,
+        .rule = ev->d ? ev->d->rule->name : ev->rule,
+        .workload = ev->d          ? &ev->d->identity
+                    : ev->workload ? ev->workload
+                                   : &none,
+        .chain = refs,
+        .nchain = n,
+        .d = ev->d,
+        .action = ev->action ? ev->action : (ev->d ? rules_action_name(ev->d->rule->action) : NULL),
+        .result = ev->result,
+        .api_status = ev->api_status,
+        .message = ev->message,
+        .act_after = ev->act_after,
+    };
+    audit_write(a->audit, &r);
+}
+
+/* Audit and count a skip once per (rule, workload, reason); log it every time at debug. */
+static void act_skip(struct act *a, double now, const struct decision_rec *d, const char *workload,
+                     const struct act_target *t, const char *reason, const char *message)
+{
+    log_debug("not acting on %s of rule '%s': %s", workload, d->rule->name, message);
+    char *key = xasprintf("%s\037%s\037%s", d->rule->name, workload, reason);
+    for (size_t i = 0; i < a->nskip_memo; i++) {
+        if (strcmp(a->skip_memo[i], key) == 0) {
+            free(key);
+            return;
+        }
+    }
+    a->skip_memo = xrealloc(a->skip_memo, (a->nskip_memo + 1) * sizeof(*a->skip_memo));
+    a->skip_memo[a->nskip_memo++] = key;
+    log_info("not acting on %s of rule '%s': %s", workload, d->rule->name, message);
+    act_count_add(&a->skipped, d->rule->name, reason, NULL);
+    act_audit(a, now,
+              &(struct act_event){.event = "skipped",
+                                  .d = d,
+                                  .t = t,
+                                  .result = reason,
+                                  .message = message,
+                                  .act_after = NAN});
+}
+
+/* Forget the skips of a workload once it acts or is spared, so that a later episode is
+   reported again. */
+static void act_skip_forget(struct act *a, const char *rule, const char *workload)
+{
+    size_t rl = strlen(rule), wl = strlen(workload), j = 0;
+    for (size_t i = 0; i < a->nskip_memo; i++) {
+        const char *k = a->skip_memo[i];
+        if (strncmp(k, rule, rl) == 0 && k[rl] == '\037' &&
+            strncmp(k + rl + 1, workload, wl) == 0 && k[rl + 1 + wl] == '\037') {
+            free(a->skip_memo[i]);
+            continue;
+        }
+        a->skip_memo[j++] = a->skip_memo[i];
+    }
+    a->nskip_memo = j;
+}
+
+static unsigned *act_cycle_count(struct act *a, const struct rule *r)
+{
+    for (size_t i = 0; i < a->ncycle; i++)
+        if (a->cycle[i].rule == r)
+            return &a->cycle[i].acted;
+    a->cycle = xrealloc(a->cycle, (a->ncycle + 1) * sizeof(*a->cycle));
+    a->cycle[a->ncycle] = (struct act_rule_cycle){r, 0};
+    return &a->cycle[a->ncycle++].acted;
+}
+
+/* A keep decision that says something about the workload itself (see act.h). */
+static bool act_definite_keep(enum reason r)
+{
+    switch (r) {
+    case REASON_ACTIVE:
+    case REASON_GAP:
+    case REASON_STALE:
+    case REASON_TOO_YOUNG:
+    case REASON_NOT_A_NUMBER:
+    case REASON_EXEMPT:
+    case REASON_RULE_DISABLED:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static void act_fmt_duration(char *buf, size_t cap, double s)
+{
+    if (s >= 3600 && fmod(s, 3600) == 0)
+        snprintf(buf, cap, "%.0fh", s / 3600);
+    else if (s >= 60 && fmod(s, 60) == 0)
+        snprintf(buf, cap, "%.0fm", s / 60);
+    else
+        snprintf(buf, cap, "%.0fs", s);
+}
+
+/* Build the notice texts for decision d (caller frees message and annotation). */
+static void act_build_notice(const struct decision_rec *d, double act_after, struct act_notice *n)
+{
+    char at[40], since[40], win[32];
+    audit_rfc3339(at, sizeof(at), act_after);
+    audit_rfc3339(since, sizeof(since), d->idle_since);
+    act_fmt_duration(win, sizeof(win), d->idle_timer);
+    const char *action = rules_action_name(d->rule->action);
+    n->act_after = act_after;
+    n->message =
+        xasprintf("GPU activity below %g%% for %s (max %.3g%%, mean %.3g%% over %zu "
+                  "samples); %s planned at %s by rule '%s'",
+                  d->threshold, win, isnan(d->max) ? 0.0 : d->max * 100.0,
+                  isnan(d->mean) ? 0.0 : d->mean * 100.0, d->samples, action, at, d->rule->name);
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "actAt", json_object_new_string(at));
+    json_object_object_add(o, "rule", json_object_new_string(d->rule->name));
+    json_object_object_add(o, "action", json_object_new_string(action));
+    json_object_object_add(o, "idleSince", since[0] ? json_object_new_string(since) : NULL);
+    json_object_object_add(o, "window", json_object_new_string(win));
+    char thr[32];
+    snprintf(thr, sizeof(thr), "%g%%", d->threshold);
+    json_object_object_add(o, "threshold", json_object_new_string(thr));
+    n->annotation = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+    json_object_put(o);
+}
+
+static void act_close(struct ledger_entry *e, enum ledger_state st, const char *result, double now)
+{
+    e->state = st;
+    e->updated = now;
+    ledger_set(&e->result, result);
+}
+
+/* ---- the cycle -------------------------------------------------------------------------- */
+
+struct act_expire_ctx {
+    struct act *a;
+    double now;
+};
+
+static void act_on_expired(void *arg, const struct ledger_entry *e)
+{
+    struct act_expire_ctx *x = arg;
+    struct act *a = x->a;
+    char err[512] = "";
+    struct act_backend *b = NULL;
+    /* a root owner means the notice went to Kubernetes; containers have nothing to remove */
+    if (e->root_kind[0])
+        b = a->kube;
+    if (b && b->withdraw(b, e, err, sizeof(err)) != ACT_OK)
+        log_warn("cannot withdraw the notice on %s: %s", e->target, err);
+    log_info("notice on %s of rule '%s' expired without action", e->target, e->rule);
+    act_audit(a, x->now,
+              &(struct act_event){.event = "skipped",
+                                  .rule = e->rule,
+                                  .e = e,
+                                  .result = "expired",
+                                  .message = "the workload was not decided again before the "
+                                             "notice expired",
+                                  .act_after = e->act_after});
+    act_count_add(&a->skipped, e->rule, "expired", NULL);
+}
+
+/* Pending notices and dry-run reports whose workload is active again. */
+static void act_spare(struct act *a, const struct decisions *ds, char *const *keys, double now)
+{
+    for (size_t i = 0; i < a->ledger.n;) {
+        struct ledger_entry *e = &a->ledger.v[i];
+        const struct decision_rec *d = NULL;
+        if (e->state == LEDGER_PENDING || e->state == LEDGER_DRY_RUN) {
+            for (size_t j = 0; j < ds->n; j++) {
+                if (strcmp(ds->v[j].rule->name, e->rule) == 0 &&
+                    strcmp(keys[j], e->workload) == 0) {
+                    d = &ds->v[j];
+                    break;
+                }
+            }
+        }
+        if (!d || d->decision != DECISION_KEEP || !act_definite_keep(d->reason)) {
+            i++;
+            continue;
+        }
+        char err[512] = "";
+        const char *result = "ok";
+        struct act_backend *b = act_backend_for(a, d->rule->action);
+        if (e->state == LEDGER_PENDING && e->root_kind[0] && b &&
+            b->withdraw(b, e, err, sizeof(err)) != ACT_OK) {
+            /* The annotation stays behind, but the workload must not be acted on. */
+            log_warn("cannot withdraw the notice on %s: %s", e->target, err);
+            result = "error";
+        }
+        log_info("%s of rule '%s' is %s again: notice withdrawn", e->workload, e->rule,
+                 decide_reason_name(d->reason));
+        act_audit(a, now,
+                  &(struct act_event){.event = "spared",
+                                      .d = d,
+                                      .e = e,
+                                      .result = result,
+                                      .message = err[0] ? err : d->detail,
+                                      .act_after = e->act_after});
+        act_count_add(&a->spared, e->rule, NULL, NULL);
+        act_skip_forget(a, e->rule, e->workload);
+        ledger_remove(&a->ledger, e);
+    }
+}
+
+/* Perform the action for pending entry `e` on resolved target `t`. */
+static void act_do(struct act *a, struct act_backend *b, const struct decision_rec *d,
+                   const char *workload, struct ledger_entry *e, struct act_target *t, double now)
+{
+    const struct rule *r = d->rule;
+    unsigned *acted = act_cycle_count(a, r);
+    char msg[512];
+    if (*acted >= r->max_terminations) {
+        snprintf(msg, sizeof(msg), "maxTerminationsPerCycle %u reached", r->max_terminations);
+        act_skip(a, now, d, workload, t, "cycle_cap", msg);
+        return;
+    }
+    size_t last_hour = ledger_actions_last_hour(&a->ledger, now);
+    if (a->max_per_hour && last_hour >= a->max_per_hour) {
+        snprintf(msg, sizeof(msg), "%zu actions in the last hour, the cap is %u", last_hour,
+                 a->max_per_hour);
+        act_skip(a, now, d, workload, t, "hourly_cap", msg);
+        return;
+    }
+    /* Write ahead: the attempt is on disk before the call, so a crash right after it is
+       counted against the cap, and the re-check at the next start finds the object gone or
+       already scaled down instead of acting blindly. */
+    ledger_note_action(&a->ledger, now);
+    e->attempts++;
+    e->updated = now;
+    char err[512] = "";
+    if (ledger_save(&a->ledger, err, sizeof(err)) < 0) {
+        a->save_failures++;
+        a->ledger.nactions--;
+        e->attempts--;
+        log_error("%s; not acting without a record", err);
+        act_skip(a, now, d, workload, t, "state_error", err);
+        return;
+    }
+    (*acted)++;
+    long status = 0;
+    err[0] = '\0';
+    enum act_result res = b->act(b, t, r->action, &status, err, sizeof(err));
+    const char *rname = act_result_name(res);
+    switch (res) {
+    case ACT_OK:
+        act_close(e, LEDGER_ACTED, rname, now);
+        log_info("%s %s (%s of rule '%s')", rules_action_name(r->action), e->target, workload,
+                 r->name);
+        break;
+    case ACT_GONE:
+    case ACT_CONFLICT:
+    case ACT_UNSUPPORTED:
+        act_close(e, LEDGER_DONE, rname, now);
+        log_info("%s %s: %s, closing the notice", rules_action_name(r->action), e->target,
+                 err[0] ? err : rname);
+        break;
+    default:
+        ledger_set(&e->result, rname);
+        log_warn("%s %s failed (attempt %u, retried next cycle): %s", rules_action_name(r->action),
+                 e->target, e->attempts, err);
+        break;
+    }
+    act_count_add(&a->actions, r->name, rules_action_name(r->action), rname);
+    act_audit(a, now,
+              &(struct act_event){.event = "action",
+                                  .d = d,
+                                  .t = t,
+                                  .result = rname,
+                                  .api_status = status,
+                                  .message = err[0] ? err : NULL,
+                                  .act_after = e->act_after});
+    if (res == ACT_OK)
+        act_skip_forget(a, r->name, workload);
+    act_save(a);
+}
+
+static bool act_protected(const struct act *a, const struct decision_rec *d,
+                          const struct act_target *t, const char **ns)
+{
+    *ns = labels_get(&d->all, "namespace");
+    if (act_ns_in_list(a->protected_ns, *ns))
+        return true;
+    for (size_t i = 0; t && i < t->nchain; i++) {
+        if (act_ns_in_list(a->protected_ns, t->chain[i].ns)) {
+            *ns = t->chain[i].ns;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* When the last acted or closed entry of (rule, workload) was closed, NaN if none. */
+static double act_last_closed(const struct ledger *l, const char *rule, const char *workload)
+{
+    double t = NAN;
+    for (size_t i = 0; i < l->n; i++) {
+        const struct ledger_entry *e = &l->v[i];
+        if ((e->state == LEDGER_ACTED || e->state == LEDGER_DONE) && strcmp(e->rule, rule) == 0 &&
+            strcmp(e->workload, workload) == 0 && !(e->updated <= t))
+            t = e->updated;
+    }
+    return t;
+}
+
+static void act_target_fill_entry(struct ledger_entry *e, const struct act_target *t)
+{
+    if (t->nchain == 0 || !t->chain[0].api_version[0])
+        return; /* containers: no notice object */
+    const struct act_obj *root = &t->chain[t->nchain - 1];
+    ledger_set(&e->root_api, root->api_version);
+    ledger_set(&e->root_kind, root->kind);
+    ledger_set(&e->root_ns, root->ns);
+    ledger_set(&e->root_name, root->name);
+    ledger_set(&e->root_uid, root->uid);
+}
+
+static char *act_target_name(const struct act_target *t)
+{
+    const struct act_obj *o = &t->chain[t->nchain ? t->nchain - 1 : 0];
+    if (o->ns && o->ns[0])
+        return xasprintf("%s %s/%s", o->kind, o->ns, o->name);
+    return xasprintf("%s %s", o->kind, o->name);
+}
+
+static void act_candidate(struct act *a, const struct decision_rec *d, const char *workload,
+                          double now)
+{
+    const struct rule *r = d->rule;
+    const char *rname = r->name;
+    bool dry = d->dry_run || r->dry_run;
+    struct ledger_entry *e = ledger_find(&a->ledger, rname, workload, NULL, LEDGER_PENDING);
+    struct act_backend *b = act_backend_for(a, r->action);
+    const char *ns = NULL;
+    char err[512] = "";
+    struct act_target t = {0};
+    bool have_t = false;
+
+    if (!e && dry && ledger_find(&a->ledger, rname, workload, NULL, LEDGER_DRY_RUN))
+        return; /* already reported for this idle episode */
+    if (e && now < e->act_after)
+        return; /* notice period running */
+    if (e && dry) {
+        act_skip(a, now, d, workload, NULL, "dry_run",
+                 "the rule is now in dry run: the pending notice is not acted on");
+        return;
+    }
+    if (act_protected(a, d, NULL, &ns)) {
+        snprintf(err, sizeof(err), "namespace '%s' is protected", ns);
+        act_skip(a, now, d, workload, NULL, "protected", err);
+        return;
+    }
+    if (!b && dry) {
+        /* Nothing to resolve against, but the dry-run report is still worth having. */
+        struct act_notice n;
+        act_build_notice(d, now + r->notice_period, &n);
+        struct ledger_entry *x = ledger_add(&a->ledger, rname, workload, "", "", LEDGER_DRY_RUN);
+        x->noticed = now;
+        x->act_after = n.act_after;
+        log_info("dry run: would %s %s of rule '%s': %s", rules_action_name(r->action), workload,
+                 rname, n.message);
+        act_audit(a, now,
+                  &(struct act_event){.event = "dry_run",
+                                      .d = d,
+                                      .result = "dry_run",
+                                      .message = n.message,
+                                      .act_after = n.act_after});
+        act_save(a);
+        free((char *)n.message);
+        free((char *)n.annotation);
+        return;
+    }
+    if (!b) {
+        snprintf(err, sizeof(err), "no %s backend configured for action '%s'",
+                 r->action == ACTION_STOP ? "container runtime (--runtime.socket)"
+                                          : "Kubernetes (--kube.api-url)",
+                 rules_action_name(r->action));
+        act_skip(a, now, d, workload, NULL, "no_backend", err);
+        return;
+    }
+
+    enum act_result res = b->resolve(b, d, &t, err, sizeof(err));
+    have_t = res == ACT_OK;
+    if (res != ACT_OK) {
+        if (e && (res == ACT_GONE || res == ACT_CONFLICT)) {
+            act_close(e, LEDGER_DONE, act_result_name(res), now);
+            act_audit(a, now,
+                      &(struct act_event){.event = "action",
+                                          .d = d,
+                                          .e = e,
+                                          .result = act_result_name(res),
+                                          .message = err,
+                                          .act_after = e->act_after});
+            act_count_add(&a->actions, rname, rules_action_name(r->action), act_result_name(res));
+            act_save(a);
+        } else {
+            log_warn("cannot resolve %s of rule '%s': %s", workload, rname, err);
+            act_skip(a, now, d, workload, NULL, act_result_name(res), err);
+        }
+        goto out;
+    }
+    if (act_protected(a, d, &t, &ns)) {
+        snprintf(err, sizeof(err), "namespace '%s' is protected", ns);
+        act_skip(a, now, d, workload, &t, "protected", err);
+        goto out;
+    }
+    if (t.exempt) {
+        if (e && e->root_kind[0] && b->withdraw(b, e, err, sizeof(err)) != ACT_OK)
+            log_warn("cannot withdraw the notice on %s: %s", e->target, err);
+        if (e) {
+            ledger_remove(&a->ledger, e);
+            act_save(a);
+        }
+        act_skip(a, now, d, workload, &t, "exempt", "labelled " ACT_EXEMPT_KEY "=true");
+        goto out;
+    }
+    const char *uid = t.chain[0].uid;
+
+    if (!e) {
+        /* Acted on or closed before: exactly once per object, whatever the decisions say. */
+        if (ledger_find(&a->ledger, rname, workload, uid, LEDGER_ACTED) ||
+            ledger_find(&a->ledger, rname, workload, uid, LEDGER_DONE))
+            goto out;
+        /* A replacement (same identity, new uid) is not noticed on idle evidence that
+           belongs to the object it replaced: its idle run must start after that was closed. */
+        double closed = act_last_closed(&a->ledger, rname, workload);
+        if (!isnan(closed) && !(d->idle_since >= closed)) {
+            snprintf(err, sizeof(err),
+                     "replaced object: waiting for a full idle window after the previous one");
+            act_skip(a, now, d, workload, &t, "replaced", err);
+            goto out;
+        }
+        char *target = act_target_name(&t);
+        struct act_notice n;
+        act_build_notice(d, now + r->notice_period, &n);
+        if (dry) {
+            struct ledger_entry *x =
+                ledger_add(&a->ledger, rname, workload, uid, target, LEDGER_DRY_RUN);
+            x->noticed = now;
+            x->act_after = now + r->notice_period;
+            log_info("dry run: would %s %s (%s of rule '%s'): %s", rules_action_name(r->action),
+                     target, workload, rname, n.message);
+            act_audit(a, now,
+                      &(struct act_event){.event = "dry_run",
+                                          .d = d,
+                                          .t = &t,
+                                          .result = "dry_run",
+                                          .message = n.message,
+                                          .act_after = n.act_after});
+            act_save(a);
+        } else {
+            err[0] = '\0';
+            res = b->notice(b, &t, &n, err, sizeof(err));
+            if (res != ACT_OK) {
+                /* No notice, no action: try the notice again next cycle. */
+                log_warn("cannot post the notice on %s: %s", target, err);
+                act_audit(a, now,
+                          &(struct act_event){.event = "notice",
+                                              .d = d,
+                                              .t = &t,
+                                              .result = act_result_name(res),
+                                              .message = err,
+                                              .act_after = n.act_after});
+            } else {
+                e = ledger_add(&a->ledger, rname, workload, uid, target, LEDGER_PENDING);
+                e->noticed = now;
+                e->act_after = n.act_after;
+                act_target_fill_entry(e, &t);
+                act_save(a);
+                act_count_add(&a->notices, rname, NULL, NULL);
+                log_info("notice: %s %s: %s", rules_action_name(r->action), target, n.message);
+                act_audit(a, now,
+                          &(struct act_event){.event = "notice",
+                                              .d = d,
+                                              .t = &t,
+                                              .result = "ok",
+                                              .message = n.message,
+                                              .act_after = n.act_after});
+            }
+        }
+        free(target);
+        free((char *)n.message);
+        free((char *)n.annotation);
+        if (!e || now < e->act_after)
+            goto out;
+    }
+
+    /* Re-check: the same object, still running, not being deleted. */
+    if (strcmp(e->uid, uid) != 0) {
+        snprintf(err, sizeof(err), "%s was replaced (uid '%s', the notice was for '%s')", e->target,
+                 uid, e->uid);
+        act_close(e, LEDGER_DONE, "conflict", now);
+        log_info("not acting: %s", err);
+        act_audit(a, now,
+                  &(struct act_event){.event = "action",
+                                      .d = d,
+                                      .t = &t,
+                                      .result = "conflict",
+                                      .message = err,
+                                      .act_after = e->act_after});
+        act_count_add(&a->actions, rname, rules_action_name(r->action), "conflict");
+        act_save(a);
+        goto out;
+    }
+    if (!t.running || t.terminating) {
+        snprintf(err, sizeof(err), "%s is %s", e->target,
+                 t.terminating ? "terminating" : "not running");
+        act_close(e, LEDGER_DONE, "gone", now);
+        act_audit(a, now,
+                  &(struct act_event){.event = "action",
+                                      .d = d,
+                                      .t = &t,
+                                      .result = "gone",
+                                      .message = err,
+                                      .act_after = e->act_after});
+        act_count_add(&a->actions, rname, rules_action_name(r->action), "gone");
+        act_save(a);
+        goto out;
+    }
+    act_do(a, b, d, workload, e, &t, now);
+out:
+    if (have_t && b->target_free)
+        b->target_free(b, &t);
+}
+
+void act_cycle(struct act *a, const struct decisions *ds, double now)
+{
+    a->last_now = now;
+    a->ncycle = 0;
+    struct act_expire_ctx x = {a, now};
+    size_t before = a->ledger.n, before_actions = a->ledger.nactions;
+    ledger_expire(&a->ledger, now, a->pending_ttl, a->done_ttl, act_on_expired, &x);
+    if (a->ledger.n != before || a->ledger.nactions != before_actions)
+        act_save(a);
+
+    char **keys = xcalloc(ds->n ? ds->n : 1, sizeof(*keys));
+    for (size_t i = 0; i < ds->n; i++)
+        keys[i] = labels_format(&ds->v[i].identity);
+
+    size_t n_before = a->ledger.n;
+    act_spare(a, ds, keys, now);
+    if (a->ledger.n != n_before)
+        act_save(a);
+
+    for (size_t i = 0; i < ds->n; i++) {
+        const struct decision_rec *d = &ds->v[i];
+        if (d->decision != DECISION_RECLAIM || d->rule->action == ACTION_REPORT)
+            continue;
+        act_candidate(a, d, keys[i], now);
+    }
+    for (size_t i = 0; i < ds->n; i++)
+        free(keys[i]);
+    free(keys);
+}
+
+/* ---- metrics ---------------------------------------------------------------------------- */
+
+void act_metrics(const struct act *a, struct expo *e)
+{
+    static const char actions_help[] = "Mutating calls made by the action engine, by result.";
+    for (size_t i = 0; i < a->actions.n; i++) {
+        const struct act_count *c = &a->actions.v[i];
+        expo_add(e, "gpureclaim_enforcer_actions_total", EXPO_COUNTER, actions_help, c->n, "rule",
+                 c->rule, "action", c->a, "result", c->b, (const char *)NULL);
+    }
+    for (size_t i = 0; i < a->notices.n; i++)
+        expo_add(e, "gpureclaim_enforcer_notices_total", EXPO_COUNTER,
+                 "Reclaim notices posted before acting.", a->notices.v[i].n, "rule",
+                 a->notices.v[i].rule, (const char *)NULL);
+    for (size_t i = 0; i < a->spared.n; i++)
+        expo_add(e, "gpureclaim_enforcer_spared_total", EXPO_COUNTER,
+                 "Notices withdrawn because the workload was no longer idle.", a->spared.v[i].n,
+                 "rule", a->spared.v[i].rule, (const char *)NULL);
+    for (size_t i = 0; i < a->skipped.n; i++)
+        expo_add(e, "gpureclaim_enforcer_skipped_total", EXPO_COUNTER,
+                 "Reclaim candidates left alone (counted once per workload and reason).",
+                 a->skipped.v[i].n, "rule", a->skipped.v[i].rule, "reason", a->skipped.v[i].a,
+                 (const char *)NULL);
+    size_t pending = 0;
+    for (size_t i = 0; i < a->ledger.n; i++)
+        pending += a->ledger.v[i].state == LEDGER_PENDING;
+    expo_add(e, "gpureclaim_enforcer_pending_notices", EXPO_GAUGE,
+             "Notices waiting for their planned action time.", (double)pending, (const char *)NULL);
+    expo_add(e, "gpureclaim_enforcer_actions_last_hour", EXPO_GAUGE,
+             "Mutating calls in the last hour, as counted by the hourly cap.",
+             isnan(a->last_now) ? 0.0 : (double)ledger_actions_last_hour(&a->ledger, a->last_now),
+             (const char *)NULL);
+    expo_add(e, "gpureclaim_enforcer_state_save_failures_total", EXPO_COUNTER,
+             "Writes of the state file that failed.", (double)a->save_failures, (const char *)NULL);
+    expo_add(e, "gpureclaim_enforcer_audit_write_failures_total", EXPO_COUNTER,
+             "Audit lines that could not be written.", (double)audit_failures(a->audit),
+             (const char *)NULL);
+}

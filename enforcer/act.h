@@ -1,0 +1,148 @@
+/*
+ * The action engine: turns the cycle's `reclaim` decisions into notices and, after the
+ * rule's notice period, into exactly one action per workload, through one of two backends
+ * behind a small vtable (act_kube.c: the Kubernetes API; act_runtime.c: a Docker/Podman API).
+ *
+ * Per cycle (act_cycle, after decide()):
+ *  - candidates are `reclaim` decisions of rules whose action is not `report`;
+ *  - dry run (global --dry-run, the default, or rule dryRun) only logs and audits
+ *    "dry_run", once per workload while it stays idle, and never calls a mutating API;
+ *  - never touched: protected namespaces, objects carrying gpureclaim.io/exempt=true (label
+ *    or annotation on the pod or its root owner, or a container label);
+ *  - first cycle: resolve the target, post the notice (Kubernetes: Event + annotation on the
+ *    root owner; containers: audit and log only), record it with act_after = now + notice
+ *    period; with a notice period of 0 the action follows in the same cycle;
+ *  - at or after act_after, only if this cycle again says `reclaim` and the object is the
+ *    same (uid / container id), still running and not terminating: act, within the rule's
+ *    maxTerminationsPerCycle and the global hourly cap (counted from the ledger, so it
+ *    survives restarts). ok -> acted, never again; retry/error/forbidden -> stays pending and
+ *    is retried next cycle; gone -> closed; conflict (a replacement object) -> closed without
+ *    acting, never retried on the replacement;
+ *  - a pending notice whose workload is now `keep` for a definite reason (active, gap,
+ *    stale, too_young, not_a_number, exempt, rule_disabled) is withdrawn and audited
+ *    "spared". no_data, query_error and the pressure/cap reasons prove nothing about the
+ *    workload, so the notice stays pending (no action, no spare). A workload absent from the
+ *    decisions (rule removed, series gone) keeps its notice until it expires, pending_ttl
+ *    (24 h) after its planned time: acting then would act on a stale decision, and sparing it
+ *    at once would reset the notice on every Prometheus hiccup.
+ * The ledger (ledger.h) is saved before every mutating call (write-ahead) and after it.
+ */
+#ifndef GPURECLAIM_ACT_H
+#define GPURECLAIM_ACT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "decide.h"
+#include "docker.h"
+#include "expo.h"
+#include "ledger.h"
+#include "rules.h"
+
+#define ACT_PROTECTED_DEFAULT "kube-system,kube-public,kube-node-lease,gpureclaim"
+#define ACT_EXEMPT_KEY        "gpureclaim.io/exempt"
+#define ACT_PENDING_TTL       (24 * 3600.0)
+#define ACT_DONE_TTL          (7 * 24 * 3600.0)
+
+enum act_result {
+    ACT_OK = 0,
+    ACT_GONE,        /* 404, already stopped (304), not running: nothing left to do */
+    ACT_CONFLICT,    /* the object was replaced (uid mismatch, 409): never act on it */
+    ACT_RETRY,       /* 429 (PodDisruptionBudget), 503: try again next cycle */
+    ACT_FORBIDDEN,   /* 403: RBAC; retried, since an operator may fix it */
+    ACT_UNSUPPORTED, /* the action does not apply to this kind of object */
+    ACT_ERROR,       /* anything else: retried next cycle */
+};
+
+/* "ok", "gone", "conflict", "retry", "forbidden", "unsupported", "error". */
+const char *act_result_name(enum act_result r);
+
+#define ACT_CHAIN_MAX 10
+
+struct act_obj {
+    char *api_version, *kind, *ns, *name, *uid; /* never NULL once resolved ("" if unknown) */
+};
+
+/* The live object behind a decision and its owner chain. */
+struct act_target {
+    struct act_obj chain[ACT_CHAIN_MAX]; /* [0] the pod or container, [nchain-1] root owner */
+    size_t nchain;
+    bool exempt;      /* gpureclaim.io/exempt=true somewhere in the chain */
+    bool running;     /* the pod or container is still running */
+    bool terminating; /* deletion under way */
+    void *priv;       /* backend data, released by target_free */
+};
+
+/* What a notice says: the planned time, and the text for events and annotations. */
+struct act_notice {
+    double act_after;
+    const char *message;    /* one human sentence */
+    const char *annotation; /* JSON: actAt, rule, action, idleSince, window, threshold */
+};
+
+/*
+ * A backend. Implementations embed this struct first and cast back (container_of).
+ * Every call returns an act_result and, unless ACT_OK, a message in err.
+ */
+struct act_backend {
+    const char *name; /* "kubernetes", "runtime" */
+    /* Find the live object of decision `d` (identity labels) and its chain. */
+    enum act_result (*resolve)(struct act_backend *b, const struct decision_rec *d,
+                               struct act_target *t, char *err, size_t errlen);
+    enum act_result (*notice)(struct act_backend *b, const struct act_target *t,
+                              const struct act_notice *n, char *err, size_t errlen);
+    /* Remove the notice recorded in `e` (its root_* fields). */
+    enum act_result (*withdraw)(struct act_backend *b, const struct ledger_entry *e, char *err,
+                                size_t errlen);
+    /* Perform `action` on `t`; *api_status gets the HTTP status when the backend knows it. */
+    enum act_result (*act)(struct act_backend *b, const struct act_target *t,
+                           enum rule_action action, long *api_status, char *err, size_t errlen);
+    void (*target_free)(struct act_backend *b, struct act_target *t);
+    void (*free)(struct act_backend *b);
+};
+
+struct act_cfg {
+    const char *state_file;           /* --state.file; NULL: memory only (tests) */
+    const char *audit_file;           /* --audit.file; "-" stdout; NULL: none */
+    const char *protected_namespaces; /* comma list; NULL: ACT_PROTECTED_DEFAULT; "": none */
+    unsigned max_actions_per_hour;    /* --enforce.max-actions-per-hour; 0: no cap */
+    double pending_ttl;               /* 0: ACT_PENDING_TTL */
+    double done_ttl;                  /* 0: ACT_DONE_TTL */
+};
+
+struct act;
+
+/*
+ * Load the ledger and open the audit file. Returns NULL with a message when the state file
+ * is unreadable or corrupt, cannot be written, or the audit file cannot be opened: the
+ * enforcer must then refuse to start rather than forget what it did.
+ */
+struct act *act_new(const struct act_cfg *cfg, char *err, size_t errlen);
+/* Install a backend (taken over, freed by act_free); NULL leaves that kind unconfigured. */
+void act_set_kube(struct act *a, struct act_backend *b);
+void act_set_runtime(struct act *a, struct act_backend *b);
+void act_free(struct act *a);
+
+/* One evaluation cycle (see the top of this file). `ds` are this cycle's decisions. */
+void act_cycle(struct act *a, const struct decisions *ds, double now);
+
+/* The engine's counters and gauges (see the top of act.c for the list). */
+void act_metrics(const struct act *a, struct expo *e);
+
+/* The ledger, read-only, for tests and `explain`. */
+const struct ledger *act_ledger(const struct act *a);
+
+/* A comma-separated namespace list contains `ns`. */
+bool act_ns_in_list(const char *list, const char *ns);
+
+/*
+ * Backends. act_runtime_new: containers named by the decision's container_id,
+ * container_name, container or name label (first present), stopped with `stop_timeout`
+ * seconds between SIGTERM and SIGKILL. act_kube_new: pods named by the namespace and pod
+ * labels; the client `k` is taken over.
+ */
+struct act_backend *act_runtime_new(const struct docker_cfg *cfg, int stop_timeout);
+struct kube;
+struct act_backend *act_kube_new(struct kube *k);
+
+#endif

@@ -1,0 +1,243 @@
+/*
+ * Action backend for Kubernetes workloads (act.h, kube.h).
+ *
+ * A decision names a pod by its namespace and pod labels. The pod is read and its controller
+ * owner chain walked to the root owner (kube_root_owner), because acting on a controlled pod
+ * only gets it recreated: scaleToZero, suspend and delete go to the root owner, evict to the
+ * pod. Notices are an annotation (KUBE_ANN_NOTICE) on the root owner, which is required, and
+ * a Warning Event on it, which is best effort: without RBAC for events the annotation still
+ * tells the owner, and failing the notice for it would block every action. An owner kind the
+ * client does not follow (a CRD operator above a StatefulSet, say) is not acted on at all:
+ * acting below it would be reverted by that operator or, worse, fight it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "act.h"
+#include "kube.h"
+#include "log.h"
+#include "util.h"
+
+struct act_kube {
+    struct act_backend base; /* first: the engine holds a pointer to it */
+    struct kube *k;
+};
+
+static struct act_kube *act_kube_of(struct act_backend *b)
+{
+    return (struct act_kube *)b;
+}
+
+static enum act_result act_kube_map(enum kube_result r)
+{
+    switch (r) {
+    case KUBE_OK:
+        return ACT_OK;
+    case KUBE_NOT_FOUND:
+        return ACT_GONE;
+    case KUBE_CONFLICT:
+        return ACT_CONFLICT;
+    case KUBE_RETRY_LATER:
+        return ACT_RETRY;
+    case KUBE_FORBIDDEN:
+        return ACT_FORBIDDEN;
+    case KUBE_UNSUPPORTED:
+        return ACT_UNSUPPORTED;
+    default:
+        return ACT_ERROR;
+    }
+}
+
+/* kube.c messages carry "HTTP <status>"; the audit line wants the number. */
+static long act_kube_status(const char *err)
+{
+    const char *p = strstr(err, "HTTP ");
+    return p ? strtol(p + 5, NULL, 10) : 0;
+}
+
+static char *act_kube_dup(const char *s)
+{
+    return xstrdup(s ? s : "");
+}
+
+static bool act_kube_exempt(const struct kube_obj *o)
+{
+    const char *l = kube_label(o, ACT_EXEMPT_KEY);
+    const char *a = kube_annotation(o, ACT_EXEMPT_KEY);
+    return (l && strcmp(l, "true") == 0) || (a && strcmp(a, "true") == 0);
+}
+
+static void act_kube_target_free(struct act_backend *b, struct act_target *t)
+{
+    for (size_t i = 0; i < t->nchain; i++) {
+        struct act_obj *o = &t->chain[i];
+        free(o->api_version);
+        free(o->kind);
+        free(o->ns);
+        free(o->name);
+        free(o->uid);
+    }
+    if (t->priv) {
+        kube_chain_free(t->priv);
+        free(t->priv);
+    }
+    memset(t, 0, sizeof(*t));
+}
+
+static const char *act_kube_label(const struct decision_rec *d, const char *name)
+{
+    const char *v = labels_get(&d->identity, name);
+    return v ? v : labels_get(&d->all, name);
+}
+
+static enum act_result act_kube_resolve(struct act_backend *b, const struct decision_rec *d,
+                                        struct act_target *t, char *err, size_t errlen)
+{
+    struct act_kube *ak = act_kube_of(b);
+    const char *ns = act_kube_label(d, "namespace");
+    const char *name = act_kube_label(d, "pod");
+    if (!ns || !*ns || !name || !*name) {
+        snprintf(err, errlen, "no namespace and pod labels to find the pod by");
+        return ACT_UNSUPPORTED;
+    }
+    struct kube_obj pod;
+    enum kube_result r = kube_get_pod(ak->k, ns, name, &pod, err, errlen);
+    if (r != KUBE_OK)
+        return act_kube_map(r);
+    struct kube_chain *chain = xcalloc(1, sizeof(*chain));
+    r = kube_root_owner(ak->k, &pod, chain, err, errlen);
+    kube_obj_free(&pod);
+    if (r != KUBE_OK || chain->n == 0 || chain->n > ACT_CHAIN_MAX) {
+        if (r == KUBE_OK)
+            snprintf(err, errlen, "owner chain of pod '%s/%s' is too long", ns, name);
+        kube_chain_free(chain);
+        free(chain);
+        return r == KUBE_OK ? ACT_ERROR : act_kube_map(r);
+    }
+    memset(t, 0, sizeof(*t));
+    for (size_t i = 0; i < chain->n; i++) {
+        const struct kube_obj *o = &chain->obj[i];
+        t->chain[i] = (struct act_obj){act_kube_dup(o->ref.api_version), act_kube_dup(o->ref.kind),
+                                       act_kube_dup(o->ref.ns ? o->ref.ns : ns),
+                                       act_kube_dup(o->ref.name), act_kube_dup(o->ref.uid)};
+        t->exempt |= act_kube_exempt(o);
+        t->terminating |= o->deletion_timestamp != NULL;
+    }
+    t->nchain = chain->n;
+    t->running = chain->obj[0].phase && strcmp(chain->obj[0].phase, "Running") == 0;
+    t->priv = chain;
+    return ACT_OK;
+}
+
+static struct kube_ref act_kube_ref(const struct act_obj *o)
+{
+    return (struct kube_ref){o->api_version, o->kind, o->ns, o->name, o->uid};
+}
+
+static enum act_result act_kube_notice(struct act_backend *b, const struct act_target *t,
+                                       const struct act_notice *n, char *err, size_t errlen)
+{
+    struct act_kube *ak = act_kube_of(b);
+    struct kube_ref root = act_kube_ref(&t->chain[t->nchain - 1]);
+    enum kube_result r = kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, n->annotation, err, errlen);
+    if (r != KUBE_OK)
+        return act_kube_map(r);
+    char eerr[512] = "";
+    if (kube_post_event(ak->k, &root, "IdleGPUReclaimNotice", n->message, "Warning", "Notice", eerr,
+                        sizeof(eerr)) != KUBE_OK)
+        log_warn("cannot post the notice event on %s '%s/%s': %s", root.kind, root.ns, root.name,
+                 eerr);
+    return ACT_OK;
+}
+
+static enum act_result act_kube_withdraw(struct act_backend *b, const struct ledger_entry *e,
+                                         char *err, size_t errlen)
+{
+    struct act_kube *ak = act_kube_of(b);
+    if (!e->root_kind[0])
+        return ACT_OK;
+    struct kube_ref root = {e->root_api, e->root_kind, e->root_ns, e->root_name, e->root_uid};
+    enum kube_result r = kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, NULL, err, errlen);
+    /* gone or replaced: there is no annotation left to remove */
+    return r == KUBE_NOT_FOUND || r == KUBE_CONFLICT ? ACT_OK : act_kube_map(r);
+}
+
+static enum act_result act_kube_act(struct act_backend *b, const struct act_target *t,
+                                    enum rule_action action, long *api_status, char *err,
+                                    size_t errlen)
+{
+    struct act_kube *ak = act_kube_of(b);
+    const struct kube_chain *chain = t->priv;
+    struct kube_ref root = act_kube_ref(&t->chain[t->nchain - 1]);
+    const struct act_obj *pod = &t->chain[0];
+    enum kube_result r;
+    int64_t previous = 0;
+    const char *what;
+    switch (action) {
+    case ACTION_SCALE_TO_ZERO:
+        r = kube_scale_to_zero(ak->k, &root, &previous, err, errlen);
+        what = "ScaleToZero";
+        break;
+    case ACTION_SUSPEND:
+        if (!chain || strcmp(root.kind, "Job") != 0) {
+            snprintf(err, errlen, "cannot suspend %s '%s/%s': only Jobs can be suspended",
+                     root.kind, root.ns, root.name);
+            return ACT_UNSUPPORTED;
+        }
+        r = kube_suspend(ak->k, &chain->obj[chain->n - 1], err, errlen);
+        what = "Suspend";
+        break;
+    case ACTION_EVICT:
+        r = kube_evict(ak->k, pod->ns, pod->name, pod->uid, err, errlen);
+        what = "Evict";
+        break;
+    case ACTION_DELETE:
+        r = kube_delete(ak->k, &root, "Background", err, errlen);
+        what = "Delete";
+        break;
+    default:
+        snprintf(err, errlen, "action '%s' does not apply to Kubernetes workloads",
+                 rules_action_name(action));
+        return ACT_UNSUPPORTED;
+    }
+    *api_status = r == KUBE_OK ? 200 : act_kube_status(err);
+    if (r == KUBE_OK) {
+        char *msg = action == ACTION_SCALE_TO_ZERO
+                        ? xasprintf("idle GPU reclaimed: scaled from %lld to 0 replicas "
+                                    "(previous count in annotation %s)",
+                                    (long long)previous, KUBE_ANN_REPLICAS_BEFORE)
+                        : xasprintf("idle GPU reclaimed: %s", rules_action_name(action));
+        char eerr[512] = "";
+        /* an evicted pod's event goes to its root owner, which outlives it */
+        if (kube_post_event(ak->k, &root, "IdleGPUReclaimed", msg, "Warning", what, eerr,
+                            sizeof(eerr)) != KUBE_OK)
+            log_warn("cannot post the event on %s '%s/%s': %s", root.kind, root.ns, root.name,
+                     eerr);
+        free(msg);
+    }
+    return act_kube_map(r);
+}
+
+static void act_kube_free(struct act_backend *b)
+{
+    struct act_kube *ak = act_kube_of(b);
+    kube_free(ak->k);
+    free(ak);
+}
+
+struct act_backend *act_kube_new(struct kube *k)
+{
+    struct act_kube *ak = xcalloc(1, sizeof(*ak));
+    ak->base = (struct act_backend){
+        .name = "kubernetes",
+        .resolve = act_kube_resolve,
+        .notice = act_kube_notice,
+        .withdraw = act_kube_withdraw,
+        .act = act_kube_act,
+        .target_free = act_kube_target_free,
+        .free = act_kube_free,
+    };
+    ak->k = k;
+    return &ak->base;
+}

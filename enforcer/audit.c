@@ -1,0 +1,162 @@
+/*
+ * The JSON-lines audit trail (audit.h).
+ *
+ * Lines are built with json-c, so any label value (quotes, newlines, non-ASCII) is escaped
+ * correctly, and written with a single fwrite plus fflush, so that readers tailing the file
+ * never see half a record from this process. NaN statistics (a window without points) are
+ * written as null because JSON has no NaN.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "audit.h"
+#include "log.h"
+#include "util.h"
+
+struct audit {
+    FILE *f; /* NULL: discard */
+    bool owned;
+    char *path;
+    unsigned long lines, failures;
+    bool warned;
+};
+
+struct audit *audit_open(const char *path, char *err, size_t errlen)
+{
+    struct audit *a = xcalloc(1, sizeof(*a));
+    if (!path)
+        return a;
+    a->path = xstrdup(path);
+    if (strcmp(path, "-") == 0) {
+        a->f = stdout;
+        return a;
+    }
+    a->f = fopen(path, "ae");
+    if (!a->f) {
+        snprintf(err, errlen, "cannot open audit file '%s': %m", path);
+        free(a->path);
+        free(a);
+        return NULL;
+    }
+    a->owned = true;
+    return a;
+}
+
+void audit_close(struct audit *a)
+{
+    if (!a)
+        return;
+    if (a->owned)
+        fclose(a->f);
+    free(a->path);
+    free(a);
+}
+
+unsigned long audit_lines(const struct audit *a)
+{
+    return a->lines;
+}
+
+unsigned long audit_failures(const struct audit *a)
+{
+    return a->failures;
+}
+
+void audit_rfc3339(char *buf, size_t cap, double t)
+{
+    struct tm tm;
+    time_t s = (time_t)floor(t);
+    if (isnan(t) || !gmtime_r(&s, &tm) || strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        str_copy(buf, cap, "");
+}
+
+static json_object *audit_num(double v)
+{
+    return isfinite(v) ? json_object_new_double(v) : NULL;
+}
+
+static json_object *audit_time(double t)
+{
+    if (isnan(t))
+        return NULL;
+    char buf[40];
+    audit_rfc3339(buf, sizeof(buf), t);
+    return json_object_new_string(buf);
+}
+
+static json_object *audit_str(const char *s)
+{
+    return s ? json_object_new_string(s) : NULL;
+}
+
+char *audit_format(const struct audit_rec *r)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "time", audit_time(r->time));
+    json_object_object_add(o, "event", audit_str(r->event));
+    json_object_object_add(o, "rule", audit_str(r->rule));
+    json_object *w = json_object_new_object();
+    for (size_t i = 0; r->workload && i < r->workload->n; i++)
+        json_object_object_add(w, r->workload->v[i].name,
+                               json_object_new_string(r->workload->v[i].value));
+    json_object_object_add(o, "workload", w);
+    json_object *chain = json_object_new_array();
+    for (size_t i = 0; i < r->nchain; i++) {
+        json_object *c = json_object_new_object();
+        json_object_object_add(c, "kind", audit_str(r->chain[i].kind));
+        if (r->chain[i].ns && r->chain[i].ns[0])
+            json_object_object_add(c, "namespace", audit_str(r->chain[i].ns));
+        json_object_object_add(c, "name", audit_str(r->chain[i].name));
+        json_object_object_add(c, "uid", audit_str(r->chain[i].uid));
+        json_object_array_add(chain, c);
+    }
+    json_object_object_add(o, "owner_chain", chain);
+    if (r->d) {
+        json_object *win = json_object_new_object();
+        json_object_object_add(win, "start", audit_time(r->d->window_start));
+        json_object_object_add(win, "end", audit_time(r->d->window_end));
+        json_object_object_add(win, "samples", json_object_new_int64((int64_t)r->d->samples));
+        json_object_object_add(win, "max", audit_num(r->d->max));
+        json_object_object_add(win, "mean", audit_num(r->d->mean));
+        json_object_object_add(o, "window", win);
+        json_object_object_add(o, "threshold_percent", audit_num(r->d->threshold));
+        json_object_object_add(o, "idle_since", audit_time(r->d->idle_since));
+        json_object_object_add(o, "decision", audit_str(decide_decision_name(r->d->decision)));
+        json_object_object_add(o, "reason", audit_str(decide_reason_name(r->d->reason)));
+    }
+    json_object_object_add(o, "action", audit_str(r->action));
+    if (!isnan(r->act_after))
+        json_object_object_add(o, "act_after", audit_time(r->act_after));
+    json_object_object_add(o, "result", audit_str(r->result));
+    if (r->api_status)
+        json_object_object_add(o, "api_status", json_object_new_int64(r->api_status));
+    json_object_object_add(o, "message", audit_str(r->message));
+    char *line = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+    json_object_put(o);
+    return line;
+}
+
+int audit_write(struct audit *a, const struct audit_rec *r)
+{
+    if (!a || !a->f)
+        return 0;
+    char *line = audit_format(r);
+    size_t n = strlen(line);
+    line[n] = '\n'; /* replaces the NUL; written with its length */
+    int ret = 0;
+    if (fwrite(line, 1, n + 1, a->f) != n + 1 || fflush(a->f) != 0) {
+        a->failures++;
+        log_once(&a->warned, LOG_ERROR, "cannot write audit file '%s': %m", a->path);
+        ret = -1;
+    } else {
+        a->lines++;
+        a->warned = false;
+    }
+    free(line);
+    return ret;
+}

@@ -1,0 +1,58 @@
+/*
+ * The enforcer's audit trail (--audit.file): one JSON object per line for every notice,
+ * action attempt, spare, dry run and skip, so that "why was my job stopped" (and "why was
+ * it not") can be answered from one file with jq, long after the log has rotated.
+ *
+ * A line carries the time (RFC 3339 UTC), the event, the rule, the workload's identity
+ * labels, the owner chain, the decision's window statistics (start, end, samples, max, mean)
+ * with threshold and idle_since, the action, its result and the API's status and message.
+ */
+#ifndef GPURECLAIM_AUDIT_H
+#define GPURECLAIM_AUDIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "decide.h"
+
+/* One object of the owner chain: the pod (or container) first, the root owner last. */
+struct audit_ref {
+    const char *kind, *ns, *name, *uid;
+};
+
+struct audit_rec {
+    double time;       /* Unix seconds */
+    const char *event; /* notice | action | spared | dry_run | skipped */
+    const char *rule;
+    const struct labels *workload; /* identity labels */
+    const struct audit_ref *chain;
+    size_t nchain;
+    const struct decision_rec *d; /* window statistics, or NULL when not in this cycle */
+    const char *action;           /* rules_action_name() */
+    const char *result;           /* ok, retry, gone, conflict, error, forbidden, ... or NULL */
+    long api_status;              /* HTTP status of the API call, 0 when none */
+    const char *message;          /* API message or why; may be NULL */
+    double act_after;             /* planned action time (notices), NaN when none */
+};
+
+struct audit;
+
+/*
+ * Open `path` for appending ("-" is stdout, NULL discards every record). Returns NULL with
+ * a message when the file cannot be opened.
+ */
+struct audit *audit_open(const char *path, char *err, size_t errlen);
+void audit_close(struct audit *a);
+
+/* Append one line and flush it. Returns 0, or -1 when the write failed (logged once). */
+int audit_write(struct audit *a, const struct audit_rec *r);
+/* The line audit_write would append (without the newline); caller frees. */
+char *audit_format(const struct audit_rec *r);
+/* Lines written and failed writes, for the self-metrics. */
+unsigned long audit_lines(const struct audit *a);
+unsigned long audit_failures(const struct audit *a);
+
+/* Format Unix time `t` as RFC 3339 UTC with seconds ("2023-11-14T22:13:20Z") into buf. */
+void audit_rfc3339(char *buf, size_t cap, double t);
+
+#endif

@@ -1,0 +1,452 @@
+/*
+ * The persistent state of the action engine (ledger.h): load, atomic save, lookup, expiry.
+ *
+ * Loading is strict on purpose. Forgetting a notice would let a workload be acted on without
+ * its notice period; forgetting an action would let it be acted on twice or break the hourly
+ * cap. So every field is type-checked and a file that is not exactly what save() writes is
+ * refused, and the operator decides (fix or delete the file) rather than the daemon.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "ledger.h"
+#include "util.h"
+
+#define LEDGER_HOUR      3600.0
+#define LEDGER_MAX_BYTES (64u << 20)
+
+static const char *const ledger_state_names[] = {
+    [LEDGER_PENDING] = "pending",
+    [LEDGER_DRY_RUN] = "dry_run",
+    [LEDGER_ACTED] = "acted",
+    [LEDGER_DONE] = "done",
+};
+
+const char *ledger_state_name(enum ledger_state s)
+{
+    if ((int)s < 0 || (size_t)s >= ARRAY_LEN(ledger_state_names))
+        return "unknown";
+    return ledger_state_names[s];
+}
+
+void ledger_set(char **field, const char *value)
+{
+    char *copy = xstrdup(value ? value : "");
+    free(*field);
+    *field = copy;
+}
+
+static void ledger_entry_free(struct ledger_entry *e)
+{
+    free(e->rule);
+    free(e->workload);
+    free(e->uid);
+    free(e->target);
+    free(e->root_api);
+    free(e->root_kind);
+    free(e->root_ns);
+    free(e->root_name);
+    free(e->root_uid);
+    free(e->result);
+    memset(e, 0, sizeof(*e));
+}
+
+void ledger_free(struct ledger *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        ledger_entry_free(&l->v[i]);
+    free(l->v);
+    free(l->actions);
+    free(l->path);
+    memset(l, 0, sizeof(*l));
+}
+
+struct ledger_entry *ledger_add(struct ledger *l, const char *rule, const char *workload,
+                                const char *uid, const char *target, enum ledger_state state)
+{
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+    }
+    struct ledger_entry *e = &l->v[l->n++];
+    memset(e, 0, sizeof(*e));
+    ledger_set(&e->rule, rule);
+    ledger_set(&e->workload, workload);
+    ledger_set(&e->uid, uid);
+    ledger_set(&e->target, target);
+    ledger_set(&e->root_api, NULL);
+    ledger_set(&e->root_kind, NULL);
+    ledger_set(&e->root_ns, NULL);
+    ledger_set(&e->root_name, NULL);
+    ledger_set(&e->root_uid, NULL);
+    ledger_set(&e->result, NULL);
+    e->state = state;
+    e->noticed = e->act_after = e->updated = NAN;
+    return e;
+}
+
+void ledger_remove(struct ledger *l, struct ledger_entry *e)
+{
+    size_t i = (size_t)(e - l->v);
+    if (i >= l->n)
+        return;
+    ledger_entry_free(e);
+    memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof(*l->v));
+    l->n--;
+}
+
+struct ledger_entry *ledger_find(struct ledger *l, const char *rule, const char *workload,
+                                 const char *uid, int state)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        struct ledger_entry *e = &l->v[i];
+        if (strcmp(e->rule, rule) != 0 || strcmp(e->workload, workload) != 0)
+            continue;
+        if (uid && strcmp(e->uid, uid) != 0)
+            continue;
+        if (state >= 0 && (int)e->state != state)
+            continue;
+        return e;
+    }
+    return NULL;
+}
+
+void ledger_note_action(struct ledger *l, double now)
+{
+    if (l->nactions == l->capactions) {
+        l->capactions = l->capactions ? 2 * l->capactions : 16;
+        l->actions = xrealloc(l->actions, l->capactions * sizeof(*l->actions));
+    }
+    l->actions[l->nactions++] = now;
+}
+
+size_t ledger_actions_last_hour(const struct ledger *l, double now)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < l->nactions; i++)
+        if (l->actions[i] > now - LEDGER_HOUR && l->actions[i] <= now)
+            n++;
+    return n;
+}
+
+void ledger_expire(struct ledger *l, double now, double pending_ttl, double done_ttl,
+                   void (*cb)(void *arg, const struct ledger_entry *e), void *arg)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        struct ledger_entry *e = &l->v[i];
+        bool open = e->state == LEDGER_PENDING || e->state == LEDGER_DRY_RUN;
+        bool drop = open ? now - e->act_after > pending_ttl : now - e->updated > done_ttl;
+        if (drop) {
+            if (cb && e->state == LEDGER_PENDING)
+                cb(arg, e);
+            ledger_entry_free(e);
+            continue;
+        }
+        l->v[j++] = *e;
+    }
+    l->n = j;
+    j = 0;
+    for (size_t i = 0; i < l->nactions; i++)
+        if (l->actions[i] > now - LEDGER_HOUR)
+            l->actions[j++] = l->actions[i];
+    l->nactions = j;
+}
+
+/* ---- JSON ------------------------------------------------------------------------------- */
+
+/* NaN is not JSON: unknown times are written as null. */
+static json_object *ledger_time(double t)
+{
+    return isnan(t) ? NULL : json_object_new_double(t);
+}
+
+static json_object *ledger_entry_json(const struct ledger_entry *e)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "rule", json_object_new_string(e->rule));
+    json_object_object_add(o, "workload", json_object_new_string(e->workload));
+    json_object_object_add(o, "uid", json_object_new_string(e->uid));
+    json_object_object_add(o, "target", json_object_new_string(e->target));
+    json_object_object_add(o, "root_api", json_object_new_string(e->root_api));
+    json_object_object_add(o, "root_kind", json_object_new_string(e->root_kind));
+    json_object_object_add(o, "root_ns", json_object_new_string(e->root_ns));
+    json_object_object_add(o, "root_name", json_object_new_string(e->root_name));
+    json_object_object_add(o, "root_uid", json_object_new_string(e->root_uid));
+    json_object_object_add(o, "state", json_object_new_string(ledger_state_name(e->state)));
+    json_object_object_add(o, "noticed", ledger_time(e->noticed));
+    json_object_object_add(o, "act_after", ledger_time(e->act_after));
+    json_object_object_add(o, "updated", ledger_time(e->updated));
+    json_object_object_add(o, "attempts", json_object_new_int64(e->attempts));
+    json_object_object_add(o, "result", json_object_new_string(e->result));
+    return o;
+}
+
+static int ledger_write_all(int fd, const char *s, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, s, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        s += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int ledger_save(const struct ledger *l, char *err, size_t errlen)
+{
+    if (!l->path)
+        return 0;
+    json_object *root = json_object_new_object();
+    json_object_object_add(root, "version", json_object_new_int(LEDGER_VERSION));
+    json_object *entries = json_object_new_array();
+    for (size_t i = 0; i < l->n; i++)
+        json_object_array_add(entries, ledger_entry_json(&l->v[i]));
+    json_object_object_add(root, "entries", entries);
+    json_object *actions = json_object_new_array();
+    for (size_t i = 0; i < l->nactions; i++)
+        json_object_array_add(actions, json_object_new_double(l->actions[i]));
+    json_object_object_add(root, "actions", actions);
+    const char *text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN);
+
+    char *tmp = xasprintf("%s.tmp.%ld", l->path, (long)getpid());
+    int ret = -1;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
+        goto out;
+    }
+    if (ledger_write_all(fd, text, strlen(text)) < 0 || ledger_write_all(fd, "\n", 1) < 0 ||
+        fsync(fd) < 0) {
+        snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
+        close(fd);
+        unlink(tmp);
+        goto out;
+    }
+    if (close(fd) < 0) {
+        snprintf(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
+        unlink(tmp);
+        goto out;
+    }
+    if (rename(tmp, l->path) < 0) {
+        snprintf(err, errlen, "cannot rename '%s' to '%s': %s", tmp, l->path, strerror(errno));
+        unlink(tmp);
+        goto out;
+    }
+    /* The rename is durable only once the directory entry is on disk. */
+    char *dircopy = xstrdup(l->path);
+    int dfd = open(dirname(dircopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(dircopy);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    ret = 0;
+out:
+    free(tmp);
+    json_object_put(root);
+    return ret;
+}
+
+static int ledger_str(json_object *o, const char *key, char **out, char *err, size_t errlen)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string)) {
+        snprintf(err, errlen, "entry without string '%s'", key);
+        return -1;
+    }
+    ledger_set(out, json_object_get_string(v));
+    return 0;
+}
+
+static int ledger_num(json_object *o, const char *key, double *out, bool nullable, char *err,
+                      size_t errlen)
+{
+    json_object *v = NULL;
+    if (!json_object_object_get_ex(o, key, &v)) {
+        snprintf(err, errlen, "entry without '%s'", key);
+        return -1;
+    }
+    if (!v && nullable) {
+        *out = NAN;
+        return 0;
+    }
+    if (!v ||
+        !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int))) {
+        snprintf(err, errlen, "'%s' is not a number", key);
+        return -1;
+    }
+    *out = json_object_get_double(v);
+    if (!isfinite(*out)) {
+        snprintf(err, errlen, "'%s' is not finite", key);
+        return -1;
+    }
+    return 0;
+}
+
+static int ledger_parse_entry(struct ledger *l, json_object *o, char *err, size_t errlen)
+{
+    if (!json_object_is_type(o, json_type_object)) {
+        snprintf(err, errlen, "entry is not an object");
+        return -1;
+    }
+    struct ledger_entry *e = ledger_add(l, NULL, NULL, NULL, NULL, LEDGER_PENDING);
+    char *state = NULL;
+    double attempts = 0;
+    int ret = -1;
+    if (ledger_str(o, "rule", &e->rule, err, errlen) < 0 ||
+        ledger_str(o, "workload", &e->workload, err, errlen) < 0 ||
+        ledger_str(o, "uid", &e->uid, err, errlen) < 0 ||
+        ledger_str(o, "target", &e->target, err, errlen) < 0 ||
+        ledger_str(o, "root_api", &e->root_api, err, errlen) < 0 ||
+        ledger_str(o, "root_kind", &e->root_kind, err, errlen) < 0 ||
+        ledger_str(o, "root_ns", &e->root_ns, err, errlen) < 0 ||
+        ledger_str(o, "root_name", &e->root_name, err, errlen) < 0 ||
+        ledger_str(o, "root_uid", &e->root_uid, err, errlen) < 0 ||
+        ledger_str(o, "result", &e->result, err, errlen) < 0 ||
+        ledger_str(o, "state", &state, err, errlen) < 0 ||
+        ledger_num(o, "noticed", &e->noticed, true, err, errlen) < 0 ||
+        ledger_num(o, "act_after", &e->act_after, true, err, errlen) < 0 ||
+        ledger_num(o, "updated", &e->updated, true, err, errlen) < 0 ||
+        ledger_num(o, "attempts", &attempts, false, err, errlen) < 0)
+        goto out;
+    if (attempts < 0 || attempts > 1e9 || attempts != floor(attempts)) {
+        snprintf(err, errlen, "bad 'attempts'");
+        goto out;
+    }
+    e->attempts = (unsigned)attempts;
+    size_t s;
+    for (s = 0; s < ARRAY_LEN(ledger_state_names); s++)
+        if (strcmp(state, ledger_state_names[s]) == 0)
+            break;
+    if (s == ARRAY_LEN(ledger_state_names)) {
+        snprintf(err, errlen, "unknown state '%s'", state);
+        goto out;
+    }
+    e->state = (enum ledger_state)s;
+    bool open = e->state == LEDGER_PENDING || e->state == LEDGER_DRY_RUN;
+    if ((open && isnan(e->act_after)) || (!open && isnan(e->updated))) {
+        snprintf(err, errlen, "%s entry for '%s' without its time", state, e->workload);
+        goto out;
+    }
+    ret = 0;
+out:
+    free(state);
+    return ret;
+}
+
+static int ledger_parse(struct ledger *l, const char *text, size_t len, char *err, size_t errlen)
+{
+    json_tokener *tok = json_tokener_new_ex(16);
+    if (!tok) {
+        snprintf(err, errlen, "cannot create a JSON parser");
+        return -1;
+    }
+    json_object *root = json_tokener_parse_ex(tok, text, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    size_t end = json_tokener_get_parse_end(tok);
+    json_tokener_free(tok);
+    int ret = -1;
+    if (!root || jerr != json_tokener_success) {
+        snprintf(err, errlen, "invalid JSON at offset %zu", end);
+        goto out;
+    }
+    while (end < len && strchr(" \t\r\n", text[end]) && text[end])
+        end++;
+    if (end < len) {
+        snprintf(err, errlen, "trailing data at offset %zu", end);
+        goto out;
+    }
+    json_object *v, *entries, *actions;
+    if (!json_object_is_type(root, json_type_object) ||
+        !json_object_object_get_ex(root, "version", &v) || !json_object_is_type(v, json_type_int)) {
+        snprintf(err, errlen, "no 'version'");
+        goto out;
+    }
+    if (json_object_get_int64(v) != LEDGER_VERSION) {
+        snprintf(err, errlen, "version %lld is not %d", (long long)json_object_get_int64(v),
+                 LEDGER_VERSION);
+        goto out;
+    }
+    if (!json_object_object_get_ex(root, "entries", &entries) ||
+        !json_object_is_type(entries, json_type_array) ||
+        !json_object_object_get_ex(root, "actions", &actions) ||
+        !json_object_is_type(actions, json_type_array)) {
+        snprintf(err, errlen, "no 'entries' or 'actions' array");
+        goto out;
+    }
+    for (size_t i = 0; i < json_object_array_length(entries); i++)
+        if (ledger_parse_entry(l, json_object_array_get_idx(entries, i), err, errlen) < 0)
+            goto out;
+    for (size_t i = 0; i < json_object_array_length(actions); i++) {
+        json_object *t = json_object_array_get_idx(actions, i);
+        if (!t ||
+            !(json_object_is_type(t, json_type_double) || json_object_is_type(t, json_type_int)) ||
+            !isfinite(json_object_get_double(t))) {
+            snprintf(err, errlen, "action time %zu is not a number", i);
+            goto out;
+        }
+        ledger_note_action(l, json_object_get_double(t));
+    }
+    ret = 0;
+out:
+    json_object_put(root);
+    return ret;
+}
+
+int ledger_load(struct ledger *l, const char *path, char *err, size_t errlen)
+{
+    memset(l, 0, sizeof(*l));
+    if (!path)
+        return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT) {
+            l->path = xstrdup(path);
+            return 0;
+        }
+        snprintf(err, errlen, "cannot open state file '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    struct sbuf b = {0};
+    char chunk[8192];
+    size_t r;
+    while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+        sbuf_add(&b, chunk, r);
+        if (b.len > LEDGER_MAX_BYTES)
+            break;
+    }
+    bool rerr = ferror(f);
+    fclose(f);
+    char why[256] = "";
+    int ret = -1;
+    if (rerr)
+        snprintf(err, errlen, "cannot read state file '%s'", path);
+    else if (b.len > LEDGER_MAX_BYTES)
+        snprintf(err, errlen, "state file '%s' is larger than %u bytes", path, LEDGER_MAX_BYTES);
+    else if (b.len == 0)
+        snprintf(err, errlen, "state file '%s' is corrupt: empty", path);
+    else if (ledger_parse(l, b.buf, b.len, why, sizeof(why)) < 0)
+        snprintf(err, errlen, "state file '%s' is corrupt: %s", path, why);
+    else
+        ret = 0;
+    sbuf_free(&b);
+    if (ret < 0) {
+        ledger_free(l);
+        return -1;
+    }
+    l->path = xstrdup(path);
+    return 0;
+}

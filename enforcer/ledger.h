@@ -1,0 +1,86 @@
+/*
+ * The action engine's persistent memory (--state.file): which workloads were given a notice,
+ * when each may be acted on, which were acted on, and when mutating calls were made.
+ *
+ * It is what makes an action happen exactly once across cycles and restarts, and what the
+ * hourly action cap is counted from, so it is written after every change (a temporary file,
+ * fsync, rename, fsync of the directory: a crash leaves the old or the new file, never half
+ * of one) and an unreadable or corrupt file is an error, never silently an empty ledger.
+ * A missing file is an empty ledger (first start). The format is JSON with a version:
+ *   {"version":1,"entries":[{...}],"actions":[<unix time>,...]}
+ */
+#ifndef GPURECLAIM_LEDGER_H
+#define GPURECLAIM_LEDGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define LEDGER_VERSION 1
+
+enum ledger_state {
+    LEDGER_PENDING = 0, /* notice given, action planned at act_after */
+    LEDGER_DRY_RUN,     /* reported as dry run; suppresses repeats while it stays idle */
+    LEDGER_ACTED,       /* the action succeeded: never again for this uid */
+    LEDGER_DONE,        /* closed without acting: gone, conflict (a replacement), unsupported */
+};
+
+struct ledger_entry {
+    char *rule;
+    char *workload; /* the decision's identity labels, labels_format() form */
+    char *uid;      /* the object acted on: pod uid or container id ("" if unresolved) */
+    char *target;   /* human-readable, e.g. "Deployment ml/train" or "container web-1" */
+    /* Where the notice went (Kubernetes root owner); empty strings for containers. */
+    char *root_api, *root_kind, *root_ns, *root_name, *root_uid;
+    enum ledger_state state;
+    double noticed;   /* Unix time of the notice */
+    double act_after; /* earliest action time */
+    double updated;   /* last change: acted, closed, last attempt */
+    unsigned attempts;
+    char *result; /* last result name, "" before any attempt */
+};
+
+struct ledger {
+    char *path; /* NULL: memory only (tests) */
+    struct ledger_entry *v;
+    size_t n, cap;
+    double *actions; /* times of mutating calls, ascending, pruned to the last hour */
+    size_t nactions, capactions;
+};
+
+/*
+ * Load `path` into a zeroed ledger (`path` NULL: empty, memory only). A missing file is an
+ * empty ledger; anything unreadable, malformed or of another version is -1 with a message
+ * ("state file '...' is corrupt: ..."), and `l` is left empty.
+ */
+int ledger_load(struct ledger *l, const char *path, char *err, size_t errlen);
+/* Write atomically (no-op without a path). 0, or -1 with a message; the old file stays. */
+int ledger_save(const struct ledger *l, char *err, size_t errlen);
+void ledger_free(struct ledger *l);
+
+/* The entry for (rule, workload) with that uid (NULL: any) in that state (-1: any), or NULL. */
+struct ledger_entry *ledger_find(struct ledger *l, const char *rule, const char *workload,
+                                 const char *uid, int state);
+/* Append a new entry with copies of the strings (NULL is stored as ""); returns it. */
+struct ledger_entry *ledger_add(struct ledger *l, const char *rule, const char *workload,
+                                const char *uid, const char *target, enum ledger_state state);
+/* Replace a string field of an entry (copies `value`; NULL stored as ""). */
+void ledger_set(char **field, const char *value);
+/* Remove entry `e` (a pointer returned by find/add; other pointers stay valid only if
+   they point before it). */
+void ledger_remove(struct ledger *l, struct ledger_entry *e);
+
+/*
+ * Drop pending and dry-run entries whose act_after is more than `pending_ttl` seconds
+ * before `now`, acted and done entries updated more than `done_ttl` before, and action
+ * times older than an hour. Expired pending entries are handed to `cb` first (may be NULL).
+ */
+void ledger_expire(struct ledger *l, double now, double pending_ttl, double done_ttl,
+                   void (*cb)(void *arg, const struct ledger_entry *e), void *arg);
+
+/* Record a mutating call at `now`; count those in (now - 3600, now]. */
+void ledger_note_action(struct ledger *l, double now);
+size_t ledger_actions_last_hour(const struct ledger *l, double now);
+
+const char *ledger_state_name(enum ledger_state s);
+
+#endif

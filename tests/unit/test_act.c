@@ -1,0 +1,707 @@
+/*
+ * Tests of the action engine with a fake backend that records every call: notice then act
+ * after the notice period, spared when active again, no action on query_error/no_data, dry
+ * run never mutates, protected namespaces, exemption labels, per-cycle and per-hour caps
+ * (the latter across a reload of the ledger), retry after RETRY_LATER without duplicates,
+ * CONFLICT never retried, a restart in the middle never acts twice, audit lines are JSON
+ * with the documented fields, and the metrics pass `promtool check metrics`.
+ */
+#include "act.c"
+
+#include <unistd.h>
+
+#include "test.h"
+
+/* ---- fake backend ----------------------------------------------------------------------- */
+
+struct fake_obj {
+    const char *pod, *ns, *uid;
+    bool running, terminating, exempt;
+    enum act_result resolve_res;
+};
+
+struct fake {
+    struct act_backend base;
+    struct fake_obj objs[8];
+    size_t nobjs;
+    enum act_result act_res[8]; /* results of successive act() calls (then ACT_OK) */
+    size_t nact_res;
+    unsigned resolves, notices, withdraws, acts;
+    char last_acted[64];
+    char last_annotation[512];
+};
+
+static struct fake *fake_of(struct act_backend *b)
+{
+    return (struct fake *)b;
+}
+
+static enum act_result fake_resolve(struct act_backend *b, const struct decision_rec *d,
+                                    struct act_target *t, char *err, size_t errlen)
+{
+    struct fake *f = fake_of(b);
+    f->resolves++;
+    const char *pod = labels_get(&d->identity, "pod");
+    for (size_t i = 0; i < f->nobjs; i++) {
+        struct fake_obj *o = &f->objs[i];
+        if (!pod || strcmp(o->pod, pod) != 0)
+            continue;
+        if (o->resolve_res != ACT_OK) {
+            snprintf(err, errlen, "fake resolve %s", act_result_name(o->resolve_res));
+            return o->resolve_res;
+        }
+        memset(t, 0, sizeof(*t));
+        t->chain[0] = (struct act_obj){xstrdup("v1"), xstrdup("Pod"), xstrdup(o->ns),
+                                       xstrdup(o->pod), xstrdup(o->uid)};
+        t->chain[1] = (struct act_obj){xstrdup("apps/v1"), xstrdup("Deployment"), xstrdup(o->ns),
+                                       xasprintf("%s-deploy", o->pod), xstrdup("root-uid")};
+        t->nchain = 2;
+        t->running = o->running;
+        t->terminating = o->terminating;
+        t->exempt = o->exempt;
+        return ACT_OK;
+    }
+    snprintf(err, errlen, "pod '%s' not found", pod ? pod : "");
+    return ACT_GONE;
+}
+
+static enum act_result fake_notice(struct act_backend *b, const struct act_target *t,
+                                   const struct act_notice *n, char *err, size_t errlen)
+{
+    struct fake *f = fake_of(b);
+    f->notices++;
+    str_copy(f->last_annotation, sizeof(f->last_annotation), n->annotation);
+    return ACT_OK;
+}
+
+static enum act_result fake_withdraw(struct act_backend *b, const struct ledger_entry *e, char *err,
+                                     size_t errlen)
+{
+    fake_of(b)->withdraws++;
+    return ACT_OK;
+}
+
+static enum act_result fake_act(struct act_backend *b, const struct act_target *t,
+                                enum rule_action action, long *status, char *err, size_t errlen)
+{
+    struct fake *f = fake_of(b);
+    enum act_result r = f->acts < f->nact_res ? f->act_res[f->acts] : ACT_OK;
+    f->acts++;
+    str_copy(f->last_acted, sizeof(f->last_acted), t->chain[0].name);
+    *status = r == ACT_OK ? 200 : r == ACT_RETRY ? 429 : r == ACT_CONFLICT ? 409 : 500;
+    if (r != ACT_OK)
+        snprintf(err, errlen, "fake %s", act_result_name(r));
+    return r;
+}
+
+static void fake_target_free(struct act_backend *b, struct act_target *t)
+{
+    for (size_t i = 0; i < t->nchain; i++) {
+        free(t->chain[i].api_version);
+        free(t->chain[i].kind);
+        free(t->chain[i].ns);
+        free(t->chain[i].name);
+        free(t->chain[i].uid);
+    }
+}
+
+/* The engine frees the backend; the test keeps a pointer, so free is a no-op here. */
+static void fake_free(struct act_backend *b)
+{
+}
+
+static void fake_init(struct fake *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->base = (struct act_backend){"fake",   fake_resolve,     fake_notice, fake_withdraw,
+                                   fake_act, fake_target_free, fake_free};
+}
+
+static void fake_add(struct fake *f, const char *pod, const char *ns, const char *uid)
+{
+    f->objs[f->nobjs++] = (struct fake_obj){pod, ns, uid, true, false, false, ACT_OK};
+}
+
+/* ---- decisions -------------------------------------------------------------------------- */
+
+static struct rule rule_with(const char *name, enum rule_action action, double notice, unsigned max)
+{
+    struct rule r = {0};
+    r.name = (char *)name;
+    r.action = action;
+    r.notice_period = notice;
+    r.max_terminations = max;
+    r.threshold = 10;
+    r.idle_timer = 900;
+    return r;
+}
+
+/* Start of the idle run of new decisions; 0 is older than anything in these tests. */
+static double test_idle_since;
+
+static struct decisions ds_new(void)
+{
+    return (struct decisions){0};
+}
+
+static struct decision_rec *ds_add(struct decisions *ds, const struct rule *r, const char *ns,
+                                   const char *pod, enum decision dec, enum reason why)
+{
+    ds->v = xrealloc(ds->v, (ds->n + 1) * sizeof(*ds->v));
+    struct decision_rec *d = &ds->v[ds->n++];
+    memset(d, 0, sizeof(*d));
+    labels_set(&d->identity, "namespace", ns);
+    labels_set(&d->identity, "pod", pod);
+    labels_copy(&d->all, &d->identity);
+    d->rule = r;
+    d->decision = dec;
+    d->reason = why;
+    d->threshold = r->threshold;
+    d->idle_timer = r->idle_timer;
+    d->idle_since = test_idle_since;
+    d->window_start = 1000;
+    d->window_end = 1900;
+    d->samples = 61;
+    d->max = 0.02;
+    d->mean = 0.01;
+    d->last = 0;
+    d->allocated = 1;
+    return d;
+}
+
+static void ds_free(struct decisions *ds)
+{
+    for (size_t i = 0; i < ds->n; i++) {
+        labels_free(&ds->v[i].identity);
+        labels_free(&ds->v[i].all);
+    }
+    free(ds->v);
+    *ds = (struct decisions){0};
+}
+
+/* One cycle with one decision. */
+static void cycle1(struct act *a, const struct rule *r, const char *ns, const char *pod,
+                   enum decision dec, enum reason why, bool dry, double now)
+{
+    struct decisions ds = ds_new();
+    struct decision_rec *d = ds_add(&ds, r, ns, pod, dec, why);
+    d->dry_run = dry;
+    act_cycle(a, &ds, now);
+    ds_free(&ds);
+}
+
+static char tmpdir[128];
+
+static void tmp_setup(void)
+{
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/gpureclaim-test-act.XXXXXX");
+    if (!mkdtemp(tmpdir))
+        tmpdir[0] = '\0';
+}
+
+static char *tmp_path(const char *name)
+{
+    return xasprintf("%s/%s", tmpdir, name);
+}
+
+static struct act *act_mk(const char *state, const char *audit, unsigned per_hour, struct fake *f)
+{
+    struct act_cfg cfg = {
+        .state_file = state, .audit_file = audit, .max_actions_per_hour = per_hour};
+    char err[512] = "";
+    struct act *a = act_new(&cfg, err, sizeof(err));
+    if (!a) {
+        fprintf(stderr, "act_new: %s\n", err);
+        return NULL;
+    }
+    if (f)
+        act_set_kube(a, &f->base);
+    return a;
+}
+
+static size_t count_state(const struct act *a, enum ledger_state st)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < act_ledger(a)->n; i++)
+        n += act_ledger(a)->v[i].state == st;
+    return n;
+}
+
+/* Lines of the audit file whose "event" (and "result" when non-NULL) match. */
+static size_t audit_count(const char *path, const char *event, const char *result)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char line[8192];
+    size_t n = 0;
+    while (fgets(line, sizeof(line), f)) {
+        json_object *o = json_tokener_parse(line);
+        json_object *ev, *res;
+        if (o && json_object_object_get_ex(o, "event", &ev) &&
+            strcmp(json_object_get_string(ev), event) == 0 &&
+            (!result || (json_object_object_get_ex(o, "result", &res) &&
+                         strcmp(json_object_get_string(res), result) == 0)))
+            n++;
+        json_object_put(o);
+    }
+    fclose(f);
+    return n;
+}
+
+/* ---- tests ------------------------------------------------------------------------------ */
+
+TEST(notice_then_act)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "uid-1");
+    char *audit = tmp_path("notice.jsonl");
+    struct act *a = act_mk(NULL, audit, 10, &f);
+    struct rule r = rule_with("r1", ACTION_DELETE, 300, 1);
+
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1000);
+    TEST_CHECK_INT(f.notices, 1);
+    TEST_CHECK_INT(f.acts, 0);
+    TEST_CHECK_INT(count_state(a, LEDGER_PENDING), 1);
+    TEST_CHECK_CONTAINS(f.last_annotation, "\"actAt\":\"1970-01-01T00:21:40Z\"");
+    TEST_CHECK_CONTAINS(f.last_annotation, "\"rule\":\"r1\"");
+    TEST_CHECK_CONTAINS(f.last_annotation, "\"threshold\":\"10%\"");
+    TEST_CHECK_CONTAINS(f.last_annotation, "\"window\":\"15m\"");
+
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1200); /* still waiting */
+    TEST_CHECK_INT(f.acts, 0);
+    TEST_CHECK_INT(f.notices, 1);
+
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1300); /* due */
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK_INT(count_state(a, LEDGER_ACTED), 1);
+    TEST_CHECK_INT(count_state(a, LEDGER_PENDING), 0);
+
+    for (double t = 1400; t < 2000; t += 100) /* the stale series says reclaim again */
+        cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, t);
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK_INT(f.notices, 1);
+    TEST_CHECK_INT(audit_count(audit, "notice", "ok"), 1);
+    TEST_CHECK_INT(audit_count(audit, "action", "ok"), 1);
+    act_free(a);
+    free(audit);
+}
+
+TEST(notice_zero_acts_same_cycle)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "uid-1");
+    struct act *a = act_mk(NULL, NULL, 10, &f);
+    struct rule r = rule_with("r0", ACTION_EVICT, 0, 1);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1000);
+    TEST_CHECK_INT(f.notices, 1);
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK_INT(count_state(a, LEDGER_ACTED), 1);
+    act_free(a);
+}
+
+TEST(spared_when_active)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "uid-1");
+    char *audit = tmp_path("spared.jsonl");
+    struct act *a = act_mk(NULL, audit, 10, &f);
+    struct rule r = rule_with("r1", ACTION_SCALE_TO_ZERO, 300, 1);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1000);
+    cycle1(a, &r, "ml", "p1", DECISION_KEEP, REASON_ACTIVE, false, 1100);
+    TEST_CHECK_INT(f.withdraws, 1);
+    TEST_CHECK_INT(act_ledger(a)->n, 0);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1400);
+    TEST_CHECK_INT(f.acts, 0); /* a fresh notice, not an action */
+    TEST_CHECK_INT(f.notices, 2);
+    TEST_CHECK_INT(audit_count(audit, "spared", "ok"), 1);
+
+    /* every definite keep reason spares, the others do not */
+    static const struct {
+        enum reason why;
+        bool spares;
+    } tab[] = {
+        {REASON_ACTIVE, true},     {REASON_GAP, true},          {REASON_STALE, true},
+        {REASON_TOO_YOUNG, true},  {REASON_NOT_A_NUMBER, true}, {REASON_EXEMPT, true},
+        {REASON_NO_DATA, false},   {REASON_QUERY_ERROR, false}, {REASON_NO_PRESSURE, false},
+        {REASON_CYCLE_CAP, false}, {REASON_FIT_CHECK, false},   {REASON_PRESSURE_UNKNOWN, false},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(tab); i++) {
+        TEST_CHECK_INT(act_definite_keep(tab[i].why), tab[i].spares);
+    }
+    act_free(a);
+    free(audit);
+}
+
+TEST(no_action_without_proof)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "uid-1");
+    struct act *a = act_mk(NULL, NULL, 10, &f);
+    struct rule r = rule_with("r1", ACTION_DELETE, 300, 1);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1000);
+    cycle1(a, &r, "ml", "p1", DECISION_KEEP, REASON_QUERY_ERROR, false, 1400);
+    cycle1(a, &r, "ml", "p1", DECISION_KEEP, REASON_NO_DATA, false, 1500);
+    TEST_CHECK_INT(f.acts, 0);
+    TEST_CHECK_INT(f.withdraws, 0);
+    TEST_CHECK_INT(count_state(a, LEDGER_PENDING), 1);
+    /* absent from the decisions: nothing either */
+    struct decisions empty = ds_new();
+    act_cycle(a, &empty, 1600);
+    TEST_CHECK_INT(f.acts, 0);
+    TEST_CHECK_INT(count_state(a, LEDGER_PENDING), 1);
+    /* proven idle again: act */
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1700);
+    TEST_CHECK_INT(f.acts, 1);
+    /* a pending notice absent for more than 24 h after its time expires */
+    f.objs[0].uid = "uid-2"; /* a replacement, idle for a whole window since */
+    test_idle_since = 50000;
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 100000);
+    TEST_CHECK_INT(count_state(a, LEDGER_PENDING), 1);
+    act_cycle(a, &empty, 100000 + 300 + ACT_PENDING_TTL + 1);
+    TEST_CHECK_INT(count_state(a, LEDGER_PENDING), 0);
+    TEST_CHECK_INT(f.withdraws, 1);
+    TEST_CHECK_INT(f.acts, 1);
+    test_idle_since = 0;
+    act_free(a);
+}
+
+TEST(dry_run_never_mutates)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "uid-1");
+    char *audit = tmp_path("dry.jsonl");
+    struct act *a = act_mk(NULL, audit, 10, &f);
+    struct rule r = rule_with("r1", ACTION_DELETE, 0, 5);
+    for (double t = 1000; t < 1500; t += 60)
+        cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, true, t);
+    struct rule rd = rule_with("rd", ACTION_DELETE, 0, 5);
+    rd.dry_run = true;
+    for (double t = 1000; t < 1500; t += 60)
+        cycle1(a, &rd, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, t);
+    TEST_CHECK_INT(f.notices, 0);
+    TEST_CHECK_INT(f.acts, 0);
+    TEST_CHECK_INT(f.withdraws, 0);
+    TEST_CHECK_INT(audit_count(audit, "dry_run", NULL), 2); /* once per rule and workload */
+    /* active again, then idle again: reported again */
+    cycle1(a, &r, "ml", "p1", DECISION_KEEP, REASON_ACTIVE, true, 2000);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, true, 2100);
+    TEST_CHECK_INT(audit_count(audit, "dry_run", NULL), 3);
+    TEST_CHECK_INT(f.withdraws, 0);
+    /* no backend at all: still a dry-run report, no crash */
+    struct act *b = act_mk(NULL, audit, 10, NULL);
+    cycle1(b, &r, "ml", "p2", DECISION_RECLAIM, REASON_IDLE, true, 1000);
+    TEST_CHECK_INT(audit_count(audit, "dry_run", NULL), 4);
+    act_free(b);
+    act_free(a);
+    free(audit);
+}
+
+TEST(protected_and_exempt)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "sys", "kube-system", "uid-s");
+    fake_add(&f, "ex", "ml", "uid-e");
+    f.objs[1].exempt = true;
+    fake_add(&f, "own", "ml", "uid-o");
+    char *audit = tmp_path("prot.jsonl");
+    struct act *a = act_mk(NULL, audit, 10, &f);
+    struct rule r = rule_with("r1", ACTION_DELETE, 0, 10);
+    for (double t = 1000; t < 1300; t += 100) {
+        struct decisions ds = ds_new();
+        ds_add(&ds, &r, "kube-system", "sys", DECISION_RECLAIM, REASON_IDLE);
+        ds_add(&ds, &r, "ml", "ex", DECISION_RECLAIM, REASON_IDLE);
+        /* labelled ml but the live object sits in a protected namespace */
+        ds_add(&ds, &r, "ml", "own", DECISION_RECLAIM, REASON_IDLE);
+        f.objs[2].ns = "gpureclaim";
+        act_cycle(a, &ds, t);
+        ds_free(&ds);
+    }
+    TEST_CHECK_INT(f.notices, 0);
+    TEST_CHECK_INT(f.acts, 0);
+    TEST_CHECK_INT(audit_count(audit, "skipped", "protected"), 2);
+    TEST_CHECK_INT(audit_count(audit, "skipped", "exempt"), 1);
+    TEST_CHECK(act_ns_in_list(" a, kube-system ,b", "kube-system"));
+    TEST_CHECK(!act_ns_in_list("kube-system", "kube"));
+    TEST_CHECK(!act_ns_in_list("", "ml"));
+    act_free(a);
+    free(audit);
+}
+
+TEST(cycle_cap)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    fake_add(&f, "p2", "ml", "u2");
+    fake_add(&f, "p3", "ml", "u3");
+    struct act *a = act_mk(NULL, NULL, 0, &f);
+    struct rule r = rule_with("r1", ACTION_DELETE, 0, 2);
+    for (int c = 0; c < 2; c++) {
+        struct decisions ds = ds_new();
+        ds_add(&ds, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE);
+        ds_add(&ds, &r, "ml", "p2", DECISION_RECLAIM, REASON_IDLE);
+        ds_add(&ds, &r, "ml", "p3", DECISION_RECLAIM, REASON_IDLE);
+        act_cycle(a, &ds, 1000 + 60 * c);
+        ds_free(&ds);
+        TEST_CHECK_INT(f.acts, c == 0 ? 2 : 3);
+    }
+    TEST_CHECK_INT(count_state(a, LEDGER_ACTED), 3);
+    act_free(a);
+}
+
+TEST(hourly_cap_survives_restart)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    fake_add(&f, "p2", "ml", "u2");
+    fake_add(&f, "p3", "ml", "u3");
+    char *state = tmp_path("hour.json");
+    struct rule r = rule_with("r1", ACTION_DELETE, 0, 10);
+    struct act *a = act_mk(state, NULL, 2, &f);
+    struct decisions ds = ds_new();
+    ds_add(&ds, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE);
+    ds_add(&ds, &r, "ml", "p2", DECISION_RECLAIM, REASON_IDLE);
+    act_cycle(a, &ds, 1000);
+    TEST_CHECK_INT(f.acts, 2);
+    act_free(a);
+
+    a = act_mk(state, NULL, 2, &f);
+    ds_add(&ds, &r, "ml", "p3", DECISION_RECLAIM, REASON_IDLE);
+    act_cycle(a, &ds, 2000);
+    TEST_CHECK_INT(f.acts, 2); /* capped: two in the last hour, read back from the file */
+    TEST_CHECK_INT(count_state(a, LEDGER_PENDING), 1);
+    struct expo *e = expo_new();
+    act_metrics(a, e);
+    struct sbuf out = {0};
+    expo_render(e, &out);
+    TEST_CHECK_CONTAINS(out.buf, "gpureclaim_enforcer_actions_last_hour 2");
+    sbuf_free(&out);
+    expo_free(e);
+    act_cycle(a, &ds, 4601);
+    TEST_CHECK_INT(f.acts, 3);
+    TEST_CHECK_STR(f.last_acted, "p3");
+    act_free(a);
+    ds_free(&ds);
+    free(state);
+}
+
+TEST(retry_later_then_ok)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    f.act_res[0] = ACT_RETRY;
+    f.act_res[1] = ACT_ERROR;
+    f.nact_res = 2;
+    char *audit = tmp_path("retry.jsonl");
+    struct act *a = act_mk(NULL, audit, 10, &f);
+    struct rule r = rule_with("r1", ACTION_EVICT, 60, 1);
+    for (double t = 1000; t <= 1300; t += 60)
+        cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, t);
+    TEST_CHECK_INT(f.notices, 1);
+    TEST_CHECK_INT(f.acts, 3);
+    TEST_CHECK_INT(count_state(a, LEDGER_ACTED), 1);
+    TEST_CHECK_INT(act_ledger(a)->n, 1);
+    if (act_ledger(a)->n == 1)
+        TEST_CHECK_INT(act_ledger(a)->v[0].attempts, 3);
+    TEST_CHECK_INT(audit_count(audit, "action", "retry"), 1);
+    TEST_CHECK_INT(audit_count(audit, "action", "error"), 1);
+    TEST_CHECK_INT(audit_count(audit, "action", "ok"), 1);
+    act_free(a);
+    free(audit);
+}
+
+TEST(conflict_never_retried)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    fake_add(&f, "p2", "ml", "u2");
+    f.act_res[0] = ACT_CONFLICT;
+    f.nact_res = 1;
+    char *audit = tmp_path("conflict.jsonl");
+    struct act *a = act_mk(NULL, audit, 10, &f);
+    struct rule r = rule_with("r1", ACTION_DELETE, 60, 1);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1000);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1100);
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK_INT(count_state(a, LEDGER_DONE), 1);
+    for (double t = 1200; t < 2000; t += 100)
+        cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, t);
+    TEST_CHECK_INT(f.acts, 1);
+
+    /* replaced between notice and action: uid differs -> closed, no call */
+    cycle1(a, &r, "ml", "p2", DECISION_RECLAIM, REASON_IDLE, false, 3000);
+    f.objs[1].uid = "u2-new";
+    cycle1(a, &r, "ml", "p2", DECISION_RECLAIM, REASON_IDLE, false, 3100);
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK_INT(audit_count(audit, "action", "conflict"), 2);
+    /* the replacement is not noticed on the old object's idle evidence */
+    cycle1(a, &r, "ml", "p2", DECISION_RECLAIM, REASON_IDLE, false, 3200);
+    TEST_CHECK_INT(f.notices, 2);
+    TEST_CHECK_INT(audit_count(audit, "skipped", "replaced"), 1);
+    /* gone before the action: closed without a call */
+    f.objs[0].resolve_res = ACT_GONE;
+    act_free(a);
+    free(audit);
+}
+
+TEST(restart_never_acts_twice)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    char *state = tmp_path("restart.json");
+    struct rule r = rule_with("r1", ACTION_DELETE, 300, 1);
+    struct act *a = act_mk(state, NULL, 10, &f);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1000);
+    act_free(a);
+    TEST_CHECK_INT(f.notices, 1);
+
+    a = act_mk(state, NULL, 10, &f); /* restart during the notice period */
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1100);
+    TEST_CHECK_INT(f.notices, 1); /* not noticed twice */
+    TEST_CHECK_INT(f.acts, 0);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1300);
+    TEST_CHECK_INT(f.acts, 1);
+    act_free(a);
+
+    for (int i = 0; i < 2; i++) {
+        a = act_mk(state, NULL, 10, &f);
+        cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1400 + i);
+        act_free(a);
+    }
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK_INT(f.notices, 1);
+
+    /* a corrupt state file refuses to start */
+    FILE *fp = fopen(state, "w");
+    fputs("{\"version\":1,\"entries\":[{\"rule\":1}]", fp);
+    fclose(fp);
+    struct act_cfg cfg = {.state_file = state};
+    char err[512] = "";
+    TEST_CHECK(act_new(&cfg, err, sizeof(err)) == NULL);
+    TEST_CHECK_CONTAINS(err, "is corrupt");
+    free(state);
+}
+
+TEST(audit_lines_are_json)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p\"1", "ml", "u1");
+    char *audit = tmp_path("json.jsonl");
+    struct act *a = act_mk(NULL, audit, 10, &f);
+    struct rule r = rule_with("r1", ACTION_DELETE, 0, 1);
+    cycle1(a, &r, "ml", "p\"1", DECISION_RECLAIM, REASON_IDLE, false, 1700000000);
+    act_free(a);
+    FILE *fp = fopen(audit, "r");
+    TEST_CHECK(fp != NULL);
+    char line[8192];
+    size_t n = 0;
+    static const char *const keys[] = {
+        "time",       "event",  "rule",  "workload", "owner_chain", "window", "threshold_percent",
+        "idle_since", "action", "result"};
+    while (fp && fgets(line, sizeof(line), fp)) {
+        json_object *o = json_tokener_parse(line);
+        TEST_CHECK(o != NULL);
+        for (size_t k = 0; o && k < ARRAY_LEN(keys); k++)
+            TEST_CHECK(json_object_object_get_ex(o, keys[k], NULL));
+        json_object *v, *w;
+        if (o && json_object_object_get_ex(o, "time", &v))
+            TEST_CHECK_STR(json_object_get_string(v), "2023-11-14T22:13:20Z");
+        if (o && json_object_object_get_ex(o, "workload", &v) &&
+            json_object_object_get_ex(v, "pod", &w))
+            TEST_CHECK_STR(json_object_get_string(w), "p\"1");
+        if (o && json_object_object_get_ex(o, "owner_chain", &v)) {
+            TEST_CHECK_INT(json_object_array_length(v), 2);
+            json_object *root = json_object_array_get_idx(v, 1), *k;
+            if (root && json_object_object_get_ex(root, "kind", &k))
+                TEST_CHECK_STR(json_object_get_string(k), "Deployment");
+        }
+        if (o && json_object_object_get_ex(o, "window", &v) &&
+            json_object_object_get_ex(v, "samples", &w))
+            TEST_CHECK_INT(json_object_get_int(w), 61);
+        json_object_put(o);
+        n++;
+    }
+    if (fp)
+        fclose(fp);
+    TEST_CHECK_INT(n, 2); /* notice + action */
+    TEST_CHECK_INT(audit_count(audit, "action", "ok"), 1);
+    free(audit);
+}
+
+TEST(metrics_promtool)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    fake_add(&f, "p2", "ml", "u2");
+    f.act_res[0] = ACT_RETRY;
+    f.nact_res = 1;
+    struct act *a = act_mk(NULL, NULL, 10, &f);
+    struct rule r = rule_with("r\"1", ACTION_EVICT, 0, 5);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1000);
+    cycle1(a, &r, "ml", "p2", DECISION_RECLAIM, REASON_IDLE, false, 1000);
+    cycle1(a, &r, "kube-system", "p3", DECISION_RECLAIM, REASON_IDLE, false, 1000);
+    struct expo *e = expo_new();
+    act_metrics(a, e);
+    struct sbuf out = {0};
+    expo_render(e, &out);
+    TEST_CHECK_CONTAINS(out.buf,
+                        "gpureclaim_enforcer_actions_total{rule=\"r\\\"1\",action=\"evict\","
+                        "result=\"retry\"} 1");
+    TEST_CHECK_CONTAINS(out.buf, "gpureclaim_enforcer_notices_total{rule=\"r\\\"1\"} 2");
+    TEST_CHECK_CONTAINS(out.buf, "gpureclaim_enforcer_pending_notices 1");
+    TEST_CHECK_CONTAINS(out.buf, "reason=\"protected\"");
+    if (system("command -v promtool >/dev/null 2>&1") == 0) {
+        char *path = tmp_path("metrics.prom");
+        FILE *fp = fopen(path, "w");
+        fputs(out.buf, fp);
+        fclose(fp);
+        char *cmd = xasprintf("promtool check metrics < '%s'", path);
+        TEST_CHECK_INT(system(cmd), 0);
+        free(cmd);
+        free(path);
+    } else {
+        fprintf(stderr, "promtool not installed\n");
+        TEST_CHECK(0);
+    }
+    sbuf_free(&out);
+    expo_free(e);
+    act_free(a);
+}
+
+int main(void)
+{
+    tmp_setup();
+    RUN(notice_then_act);
+    RUN(notice_zero_acts_same_cycle);
+    RUN(spared_when_active);
+    RUN(no_action_without_proof);
+    RUN(dry_run_never_mutates);
+    RUN(protected_and_exempt);
+    RUN(cycle_cap);
+    RUN(hourly_cap_survives_restart);
+    RUN(retry_later_then_ok);
+    RUN(conflict_never_retried);
+    RUN(restart_never_acts_twice);
+    RUN(audit_lines_are_json);
+    RUN(metrics_promtool);
+    if (tmpdir[0]) {
+        char *cmd = xasprintf("rm -rf '%s'", tmpdir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "cannot remove '%s'\n", tmpdir);
+        free(cmd);
+    }
+    return test_done();
+}

@@ -1,0 +1,179 @@
+/*
+ * Tests of the ledger: save and reload keep every field, the write is atomic (no temporary
+ * file left behind, a failed write keeps the old file), expiry of open and closed entries
+ * and of the action times, and a corrupt, truncated, unreadable or foreign-version file is
+ * refused with a message rather than read as empty.
+ */
+#include "ledger.c"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test.h"
+
+static char dir[128];
+
+static char *path_in(const char *name)
+{
+    return xasprintf("%s/%s", dir, name);
+}
+
+static void write_file(const char *path, const char *s)
+{
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fputs(s, f);
+        fclose(f);
+    }
+}
+
+TEST(save_and_reload)
+{
+    char *p = path_in("state.json");
+    char err[512] = "";
+    struct ledger l;
+    TEST_CHECK_INT(ledger_load(&l, p, err, sizeof(err)), 0); /* missing: empty */
+    TEST_CHECK_INT(l.n, 0);
+    struct ledger_entry *e =
+        ledger_add(&l, "r1", "{pod=\"a\"}", "uid-1", "Deployment ml/a", LEDGER_PENDING);
+    e->noticed = 1000;
+    e->act_after = 1300.5;
+    ledger_set(&e->root_kind, "Deployment");
+    ledger_set(&e->root_uid, "root-1");
+    e = ledger_add(&l, "r1", "{pod=\"b\"}", "uid-2", "t", LEDGER_ACTED);
+    e->updated = 2000;
+    e->attempts = 3;
+    ledger_set(&e->result, "ok");
+    ledger_note_action(&l, 1990);
+    ledger_note_action(&l, 2000);
+    TEST_CHECK_INT(ledger_save(&l, err, sizeof(err)), 0);
+    ledger_free(&l);
+
+    /* nothing but the state file in the directory: the temporary file was renamed */
+    char *tmp = xasprintf("%s.tmp.%ld", p, (long)getpid());
+    TEST_CHECK(access(tmp, F_OK) != 0);
+    free(tmp);
+
+    TEST_CHECK_INT(ledger_load(&l, p, err, sizeof(err)), 0);
+    TEST_CHECK_INT(l.n, 2);
+    struct ledger_entry *a = ledger_find(&l, "r1", "{pod=\"a\"}", NULL, LEDGER_PENDING);
+    TEST_CHECK(a != NULL);
+    if (a) {
+        TEST_CHECK_DBL(a->act_after, 1300.5, 1e-9);
+        TEST_CHECK(isnan(a->updated));
+        TEST_CHECK_STR(a->root_kind, "Deployment");
+        TEST_CHECK_STR(a->root_uid, "root-1");
+        TEST_CHECK_STR(a->target, "Deployment ml/a");
+    }
+    struct ledger_entry *b = ledger_find(&l, "r1", "{pod=\"b\"}", "uid-2", LEDGER_ACTED);
+    TEST_CHECK(b != NULL);
+    if (b) {
+        TEST_CHECK_INT(b->attempts, 3);
+        TEST_CHECK_STR(b->result, "ok");
+    }
+    TEST_CHECK(ledger_find(&l, "r1", "{pod=\"b\"}", "uid-3", -1) == NULL);
+    TEST_CHECK(ledger_find(&l, "r2", "{pod=\"b\"}", NULL, -1) == NULL);
+    TEST_CHECK_INT(ledger_actions_last_hour(&l, 2000), 2);
+    TEST_CHECK_INT(ledger_actions_last_hour(&l, 5590), 1);
+
+    /* a failed write (directory gone read-only is hard as root: a missing directory) keeps
+       the old content and says why */
+    free(l.path);
+    l.path = path_in("missing/state.json");
+    TEST_CHECK_INT(ledger_save(&l, err, sizeof(err)), -1);
+    TEST_CHECK_CONTAINS(err, "cannot create");
+    ledger_free(&l);
+    TEST_CHECK_INT(ledger_load(&l, p, err, sizeof(err)), 0);
+    TEST_CHECK_INT(l.n, 2);
+    ledger_free(&l);
+    free(p);
+}
+
+TEST(expiry)
+{
+    struct ledger l;
+    char err[256];
+    TEST_CHECK_INT(ledger_load(&l, NULL, err, sizeof(err)), 0);
+    struct ledger_entry *e = ledger_add(&l, "r", "w1", "u1", "t", LEDGER_PENDING);
+    e->act_after = 1000;
+    e = ledger_add(&l, "r", "w2", "u2", "t", LEDGER_ACTED);
+    e->updated = 1000;
+    e = ledger_add(&l, "r", "w3", "u3", "t", LEDGER_DRY_RUN);
+    e->act_after = 5000;
+    ledger_note_action(&l, 900);
+    ledger_note_action(&l, 4000);
+    ledger_expire(&l, 4601, 3600, 7 * 86400, NULL, NULL);
+    TEST_CHECK_INT(l.n, 2); /* w1 expired (act_after + 3600 < 4601) */
+    TEST_CHECK(ledger_find(&l, "r", "w1", NULL, -1) == NULL);
+    TEST_CHECK_INT(l.nactions, 1);
+    ledger_expire(&l, 1000 + 7 * 86400 + 1, 1e12, 7 * 86400, NULL, NULL);
+    TEST_CHECK(ledger_find(&l, "r", "w2", NULL, -1) == NULL);
+    TEST_CHECK(ledger_find(&l, "r", "w3", NULL, -1) != NULL);
+    ledger_remove(&l, ledger_find(&l, "r", "w3", NULL, -1));
+    TEST_CHECK_INT(l.n, 0);
+    ledger_free(&l);
+}
+
+TEST(corrupt_refused)
+{
+    static const struct {
+        const char *text;
+        const char *msg;
+    } bad[] = {
+        {"", "empty"},
+        {"{\"version\":1,\"entries\":[", "invalid JSON"},
+        {"{\"version\":2,\"entries\":[],\"actions\":[]}", "version 2 is not 1"},
+        {"{\"entries\":[],\"actions\":[]}", "no 'version'"},
+        {"{\"version\":1,\"entries\":{},\"actions\":[]}", "no 'entries'"},
+        {"{\"version\":1,\"entries\":[],\"actions\":[\"x\"]}", "not a number"},
+        {"{\"version\":1,\"entries\":[{\"rule\":\"r\"}],\"actions\":[]}", "without string"},
+        {"{\"version\":1,\"entries\":[],\"actions\":[]} trailing", "trailing data"},
+        {"{\"version\":1,\"entries\":[{\"rule\":\"r\",\"workload\":\"w\",\"uid\":\"u\","
+         "\"target\":\"t\",\"root_api\":\"\",\"root_kind\":\"\",\"root_ns\":\"\","
+         "\"root_name\":\"\",\"root_uid\":\"\",\"result\":\"\",\"state\":\"weird\","
+         "\"noticed\":null,\"act_after\":1,\"updated\":null,\"attempts\":0}],\"actions\":[]}",
+         "unknown state 'weird'"},
+        {"{\"version\":1,\"entries\":[{\"rule\":\"r\",\"workload\":\"w\",\"uid\":\"u\","
+         "\"target\":\"t\",\"root_api\":\"\",\"root_kind\":\"\",\"root_ns\":\"\","
+         "\"root_name\":\"\",\"root_uid\":\"\",\"result\":\"\",\"state\":\"pending\","
+         "\"noticed\":null,\"act_after\":null,\"updated\":null,\"attempts\":0}],\"actions\":[]}",
+         "without its time"},
+    };
+    char *p = path_in("bad.json");
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        write_file(p, bad[i].text);
+        struct ledger l;
+        char err[512] = "";
+        TEST_CHECK_INT(ledger_load(&l, p, err, sizeof(err)), -1);
+        TEST_CHECK_CONTAINS(err, bad[i].msg);
+        TEST_CHECK_CONTAINS(err, "bad.json");
+        TEST_CHECK_INT(l.n, 0);
+    }
+    /* a directory where the file should be: unreadable */
+    char *d = path_in("adir");
+    mkdir(d, 0700);
+    struct ledger l;
+    char err[512] = "";
+    TEST_CHECK_INT(ledger_load(&l, d, err, sizeof(err)), -1);
+    TEST_CHECK(err[0] != '\0');
+    rmdir(d);
+    free(d);
+    free(p);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof(dir), "/tmp/gpureclaim-test-ledger.XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    RUN(save_and_reload);
+    RUN(expiry);
+    RUN(corrupt_refused);
+    char *cmd = xasprintf("rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove '%s'\n", dir);
+    free(cmd);
+    return test_done();
+}
