@@ -1,10 +1,14 @@
 /*
- * libFuzzer target for the Prometheus answer parser: the first byte picks an HTTP status and
- * the result types accepted (as promq_range, promq_instant or promq_parse would), the rest is
- * the body. The parser promises no read past `len` (ASan checks it on an exact-size copy),
- * an empty matrix and a message on error, and on success strictly ascending timestamps and
- * sorted, unique label names; the checks below trap otherwise. Seeds: fuzz/corpus/promq.
+ * libFuzzer target for the Prometheus answer parser, differential against json-c: the first
+ * byte picks an HTTP status and the result types accepted (as promq_range, promq_instant or
+ * promq_parse would), the rest is the body. Every input goes through both the purpose-built
+ * parser and the json-c reference it replaced (promq_ref_compare): the same matrix bit for
+ * bit, or errors of the same class, else a trap. The parser also promises no read past
+ * `len` (ASan checks it on an exact-size copy), an empty matrix and a message on error, and
+ * on success strictly ascending timestamps and sorted, unique label names. Seeds:
+ * fuzz/corpus/promq.
  */
+#define PROMQ_JSONC_REFERENCE
 #include "httpc.c"
 #include "promq.c"
 #include "series.c"
@@ -51,6 +55,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_check_matrix(&m);
         matrix_free(&m);
     } else if (m.n != 0 || m.s != NULL || err[0] == '\0') {
+        __builtin_trap();
+    }
+
+    char why[600];
+    if (promq_ref_compare(copy, len, status, want, why, sizeof(why)) < 0) {
+        fprintf(stderr, "parsers disagree: %s\n", why);
         __builtin_trap();
     }
     free(copy);

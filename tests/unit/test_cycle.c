@@ -380,6 +380,78 @@ TEST(fetch_server_down)
     promq_free(q);
 }
 
+/* A matrix of `n` series, pod=p<i>, with i + 1 points each. */
+static struct matrix mkmatrix(size_t n)
+{
+    struct matrix m = {0};
+    for (size_t i = 0; i < n; i++) {
+        struct series *s = matrix_push(&m);
+        char pod[16];
+        snprintf(pod, sizeof(pod), "p%zu", i);
+        labels_set(&s->labels, "pod", pod);
+        s->n = i + 1;
+        s->p = xmalloc(s->n * sizeof(*s->p));
+        for (size_t j = 0; j < s->n; j++)
+            s->p[j] = (struct point){.t = NOW + (double)j, .v = (double)(i * 10 + j)};
+    }
+    return m;
+}
+
+static bool same_content(const struct matrix *a, const struct matrix *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++)
+        if (!labels_equal(&a->s[i].labels, &b->s[i].labels) || a->s[i].n != b->s[i].n ||
+            memcmp(a->s[i].p, b->s[i].p, a->s[i].n * sizeof(struct point)) != 0)
+            return false;
+    return true;
+}
+
+/*
+ * A result used by one rule is handed over, not copied; one shared by several is copied
+ * for all but the last use, which takes the original. Each rule still owns what it gets.
+ */
+TEST(deliver_moves_last_use)
+{
+    struct cycle_cache c = {0};
+    c.n = 3;
+    c.v = xcalloc(c.n, sizeof(*c.v));
+    for (size_t i = 0; i < c.n; i++) {
+        c.v[i].expr = xasprintf("q%zu", i);
+        c.v[i].m = mkmatrix(i + 2);
+    }
+    struct matrix want0 = mkmatrix(2), want1 = mkmatrix(3);
+    const struct series *orig0 = c.v[0].m.s, *orig1 = c.v[1].m.s;
+    struct matrix a, b, d, e;
+    const struct cycle_use uses[] = {{0, &a}, {1, &d}, {0, &b}, {0, &e}};
+    c.nuses = ARRAY_LEN(uses);
+    c.uses = xmalloc(sizeof(uses));
+    memcpy(c.uses, uses, sizeof(uses));
+    cycle_deliver(&c);
+
+    TEST_CHECK(e.s == orig0); /* last use of q0 */
+    TEST_CHECK(d.s == orig1); /* only use of q1 */
+    TEST_CHECK(a.s != orig0 && b.s != orig0 && a.s != b.s);
+    TEST_CHECK(a.n && b.n && a.s[0].p != e.s[0].p && b.s[0].p != e.s[0].p);
+    TEST_CHECK(a.n && a.s[0].labels.v != e.s[0].labels.v);
+    TEST_CHECK(same_content(&a, &want0) && same_content(&b, &want0) && same_content(&e, &want0));
+    TEST_CHECK(same_content(&d, &want1));
+    /* Moved-out entries are empty; the unused q2 stays for cycle_cache_free. */
+    TEST_CHECK(c.v[0].m.n == 0 && c.v[0].m.s == NULL);
+    TEST_CHECK(c.v[1].m.n == 0 && c.v[1].m.s == NULL);
+    TEST_CHECK_INT(c.v[2].m.n, 4);
+    cycle_cache_free(&c);
+    struct matrix *all[] = {&a, &b, &d, &e, &want0, &want1};
+    for (size_t i = 0; i < ARRAY_LEN(all); i++)
+        matrix_free(all[i]);
+
+    /* An empty result copies to an empty matrix. */
+    struct matrix empty = {0}, copy;
+    cycle_matrix_copy(&copy, &empty);
+    TEST_CHECK(copy.n == 0 && copy.s == NULL);
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     return remove(path);
@@ -401,6 +473,7 @@ int main(int argc, char **argv)
     RUN(fetch_queries_and_dedupe);
     RUN(fetch_error_isolation);
     RUN(fetch_server_down);
+    RUN(deliver_moves_last_use);
 
     if (!getenv("KEEP_TMP"))
         nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);

@@ -1,6 +1,8 @@
 /*
- * Tests of the Prometheus client: the answer parser on canned bodies, the client and httpc
- * against tests/fakes/fake_prom in each fault mode, and the client against a real Prometheus
+ * Tests of the Prometheus client: the answer parser on canned bodies, and against the json-c
+ * parser it replaced on every canned body, the fuzz seeds, systematic mutations of them, a
+ * large answer and a real Prometheus answer; the client and httpc against
+ * tests/fakes/fake_prom in each fault mode, and the client against a real Prometheus
  * (Debian's prometheus and promtool) serving history backfilled at a fixed epoch.
  *
  * Child processes are started with fork/exec on ports the kernel picks, their output goes to
@@ -23,6 +25,7 @@
 
 #include <curl/curl.h>
 
+#define PROMQ_JSONC_REFERENCE
 #include "promq.c"
 #include "test.h"
 
@@ -270,88 +273,89 @@ TEST(parse_error_envelopes)
 }
 
 /* Bodies that must fail, with a part of the expected message. */
+static const struct {
+    const char *body;
+    long status;
+    const char *msg;
+} failure_cases[] = {
+    {"<html><body>502 Bad Gateway</body></html>", 502, "HTTP 502 from prometheus"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}", 503,
+     "HTTP 503 from prometheus"},
+    {"", 200, "empty answer from prometheus"},
+    {"", 504, "HTTP 504 from prometheus"},
+    {"<<this is not json>>", 200, "invalid JSON from prometheus at offset 0"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{},", 200,
+     "truncated JSON from prometheus"},
+    {"{\"status\":\"success\"} trailing", 200, "trailing data at offset 21"},
+    {"[1,2]", 200, "not a JSON object"},
+    {"{\"data\":{}}", 200, "'status' is missing"},
+    {"{\"status\":\"maybe\"}", 200, "unknown status 'maybe'"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]},"
+     "\"warnings\":[\"remote read failed\"]}",
+     200, "partial answer: remote read failed"},
+    {"{\"status\":\"success\",\"warnings\":\"x\"}", 200, "'warnings' is not an array"},
+    {"{\"status\":\"success\"}", 200, "'data' is missing or not an object"},
+    {"{\"status\":\"success\",\"data\":{\"result\":[]}}", 200, "'data.resultType' is missing"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"string\",\"result\":[1,\"a\"]}}", 200,
+     "got resultType 'string'"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\"}}", 200,
+     "'data.result' is missing"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":{}}}", 200,
+     "'data.result' is not an array"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[1]}}", 200,
+     "'data.result[0]' is not an object"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
+     "{\"pod\":1},\"values\":[]}]}}",
+     200, "label 'pod' of 'data.result[0]' is not a string"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
+     "[],\"values\":[]}]}}",
+     200, "'data.result[0].metric' is not an object"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
+     "{},\"values\":{}}]}}",
+     200, "'data.result[0].values' is not an array"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
+     "{},\"values\":[[1,\"1\"],[2]]}]}}",
+     200, "'data.result[0].values[1]' is not a [time, value] pair"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
+     "{},\"values\":[[1,0.5]]}]}}",
+     200, "value in 'data.result[0].values[0]' is not a string"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
+     "{},\"values\":[[\"1\",\"0.5\"]]}]}}",
+     200, "time in 'data.result[0].values[0]' is not a number"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
+     "{},\"values\":[[1,\"fast\"]]}]}}",
+     200, "value 'fast' in 'data.result[0].values[0]' is not a number"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
+     "{},\"values\":[[1,\"0x10\"]]}]}}",
+     200, "value '0x10'"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
+     "{},\"values\":[[1,\"1e999\"]]}]}}",
+     200, "value '1e999'"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
+     "{},\"values\":[[2,\"1\"],[1,\"1\"]]}]}}",
+     200, "timestamps in 'data.result[0]' are not ascending"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
+     "{},\"histograms\":[[1,{}]]}]}}",
+     200, "native histograms"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":"
+     "{}}]}}",
+     200, "'data.result[0]' has no 'value'"},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[1]}}", 200,
+     "'data.result' is not a [time, value] pair"},
+    {"{\"status\":\"error\"}", 500, "prometheus error (unknown): (no message)"},
+};
+
 TEST(parse_failures)
 {
-    static const struct {
-        const char *body;
-        long status;
-        const char *msg;
-    } cases[] = {
-        {"<html><body>502 Bad Gateway</body></html>", 502, "HTTP 502 from prometheus"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}", 503,
-         "HTTP 503 from prometheus"},
-        {"", 200, "empty answer from prometheus"},
-        {"", 504, "HTTP 504 from prometheus"},
-        {"<<this is not json>>", 200, "invalid JSON from prometheus at offset 0"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{},",
-         200, "truncated JSON from prometheus"},
-        {"{\"status\":\"success\"} trailing", 200, "trailing data at offset 21"},
-        {"[1,2]", 200, "not a JSON object"},
-        {"{\"data\":{}}", 200, "'status' is missing"},
-        {"{\"status\":\"maybe\"}", 200, "unknown status 'maybe'"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]},"
-         "\"warnings\":[\"remote read failed\"]}",
-         200, "partial answer: remote read failed"},
-        {"{\"status\":\"success\",\"warnings\":\"x\"}", 200, "'warnings' is not an array"},
-        {"{\"status\":\"success\"}", 200, "'data' is missing or not an object"},
-        {"{\"status\":\"success\",\"data\":{\"result\":[]}}", 200, "'data.resultType' is missing"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"string\",\"result\":[1,\"a\"]}}", 200,
-         "got resultType 'string'"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\"}}", 200,
-         "'data.result' is missing"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":{}}}", 200,
-         "'data.result' is not an array"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[1]}}", 200,
-         "'data.result[0]' is not an object"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{\"pod\":1},\"values\":[]}]}}",
-         200, "label 'pod' of 'data.result[0]' is not a string"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "[],\"values\":[]}]}}",
-         200, "'data.result[0].metric' is not an object"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{},\"values\":{}}]}}",
-         200, "'data.result[0].values' is not an array"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{},\"values\":[[1,\"1\"],[2]]}]}}",
-         200, "'data.result[0].values[1]' is not a [time, value] pair"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{},\"values\":[[1,0.5]]}]}}",
-         200, "value in 'data.result[0].values[0]' is not a string"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{},\"values\":[[\"1\",\"0.5\"]]}]}}",
-         200, "time in 'data.result[0].values[0]' is not a number"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{},\"values\":[[1,\"fast\"]]}]}}",
-         200, "value 'fast' in 'data.result[0].values[0]' is not a number"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{},\"values\":[[1,\"0x10\"]]}]}}",
-         200, "value '0x10'"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{},\"values\":[[1,\"1e999\"]]}]}}",
-         200, "value '1e999'"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{},\"values\":[[2,\"1\"],[1,\"1\"]]}]}}",
-         200, "timestamps in 'data.result[0]' are not ascending"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
-         "{},\"histograms\":[[1,{}]]}]}}",
-         200, "native histograms"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":"
-         "{}}]}}",
-         200, "'data.result[0]' has no 'value'"},
-        {"{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":[1]}}", 200,
-         "'data.result' is not a [time, value] pair"},
-        {"{\"status\":\"error\"}", 500, "prometheus error (unknown): (no message)"},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+    for (size_t i = 0; i < ARRAY_LEN(failure_cases); i++) {
         struct matrix m = {0};
         char err[256] = "";
-        int rc = promq_parse(cases[i].body, strlen(cases[i].body), cases[i].status, &m, err,
-                             sizeof(err));
+        int rc = promq_parse(failure_cases[i].body, strlen(failure_cases[i].body),
+                             failure_cases[i].status, &m, err, sizeof(err));
         if (rc != -1)
             fprintf(stderr, "case %zu passed unexpectedly\n", i);
         TEST_CHECK_INT(rc, -1);
-        TEST_CHECK_CONTAINS(err, cases[i].msg);
+        TEST_CHECK_CONTAINS(err, failure_cases[i].msg);
         TEST_CHECK_INT(m.n, 0);
     }
 }
@@ -371,6 +375,348 @@ TEST(parse_expected_type)
                    -1);
     TEST_CHECK_STR(err, "prometheus answer: expected a vector or scalar, got resultType 'matrix'");
     TEST_CHECK_INT(m.n, 0);
+}
+
+/* ---- the purpose-built parser against json-c -------------------------------------------- */
+
+static const long diff_status[] = {200, 400, 503};
+static const unsigned diff_want[] = {PROMQ_ANY, PROMQ_MATRIX, PROMQ_VECTOR | PROMQ_SCALAR};
+
+/* Compare both parsers on body under every status and expected type; returns the failures. */
+static int diff_body(const char *body, size_t len, const char *label)
+{
+    int bad = 0;
+    for (size_t i = 0; i < ARRAY_LEN(diff_status); i++) {
+        for (size_t j = 0; j < ARRAY_LEN(diff_want); j++) {
+            char why[600];
+            if (promq_ref_compare(body, len, diff_status[i], diff_want[j], why, sizeof(why)) < 0) {
+                fprintf(stderr, "%s (HTTP %ld, want %u): %s\n", label, diff_status[i], diff_want[j],
+                        why);
+                bad++;
+            }
+        }
+    }
+    return bad;
+}
+
+/* Answers exercising what Prometheus does not write but a JSON document may hold. */
+static const char *const odd_bodies[] = {
+    /* Escaped keys and values, labels out of order. */
+    "{\"st\\u0061tus\":\"success\",\"data\":{\"result\\u0054ype\":\"matrix\",\"result\":[{"
+    "\"metric\":{\"z\":\"\\u00e9\\ud83d\\ude00\",\"a\\/b\":\"x\\\"y\\n\",\"m\":\"\"},"
+    "\"values\":[[1,\"\\u0031.5\"],[2.25,\"-\\u0049nf\"]]}]}}",
+    /* A key given twice: the last one counts, also for labels and values. */
+    "{\"status\":\"error\",\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":"
+    "[{\"metric\":{\"pod\":1,\"ns\":\"a\",\"pod\":\"p\"},\"values\":{},\"values\":[[1,\"2\"]]}]}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{\"a\":"
+    "\"1\",\"b\":\"2\",\"a\":3}}]}}",
+    "{\"status\":\"success\",\"data\":{\"result\":[1],\"resultType\":\"matrix\"}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[],\"resultType\":"
+    "\"matrix\",\"result\":[{\"values\":[]}]}}",
+    "{\"data\":{\"resultType\":\"scalar\",\"result\":[3,\"4\"]},\"status\":\"success\"}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{},"
+    "\"value\":[1,\"2\"],\"value\":[3,\"x\"]}]}}",
+    /* Nulls where objects, arrays or strings belong. */
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":null}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"scalar\",\"result\":null}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[null]}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":null,"
+    "\"value\":[1,\"1\"]}]}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"metric\":{\"a\":"
+    "null},\"value\":null}]}}",
+    "{\"status\":\"success\",\"warnings\":null,\"data\":{\"resultType\":\"vector\",\"result\":[]}}",
+    "{\"status\":\"success\",\"warnings\":[null],\"data\":{}}",
+    "{\"status\":null}",
+    "{\"status\":\"error\",\"errorType\":null,\"error\":7}",
+    /* Numbers in every JSON form, times json-c reads as saturated integers. */
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"values\":[[-0,"
+    "\"0\"],[0.5E1,\"+5\"],[6e+0,\".5\"],[7.000000000000001,\"5.\"],[8,\"1e-400\"],[9,"
+    "\"0.30000000000000004\"],[1E1,\"-0\"]]}]}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"values\":[["
+    "-99999999999999999999,\"1\"],[99999999999999999999,\"1\"]]}]}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"values\":[["
+    "9007199254740993,\"1\"],[123456789012345678,\"1\"],[1e400,\"1\"]]}]}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[{\"value\":[1,"
+    "\"00000000000000000000000000000000000000000000000000000000000000000001.5\"]}]}}",
+    /* Shapes around the pair. */
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"values\":[[1,"
+    "\"1\",2]]}]}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"values\":[[]]}]}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"values\":[[[1],"
+    "\"1\"]]}]}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"values\":[[true,"
+    "\"1\"]]}]}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"values\":[[1,"
+    "\"1\\u0030\"],[1,\"2\"]]}]}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"histogram\":null,"
+    "\"values\":[]}]}}",
+    /* Nesting at json-c's limit: an empty container at level 16 passes, a value does not. */
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[],\"x\":"
+    "[[[[[[[[[[[[[[]]]]]]]]]]]]]]}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[],\"x\":"
+    "[[[[[[[[[[[[[[1]]]]]]]]]]]]]]}}",
+    /* Top-level oddities. */
+    "null",
+    "null ",
+    "123",
+    "\"x\"",
+    "{} \xc3\xa9",
+    " \t\r\n",
+    "{\"a\":1}}",
+};
+
+static char *corpus_dir(void)
+{
+    return xstrdup("fuzz/corpus/promq");
+}
+
+/* Same matrix or same error class on every canned body, fuzz seed and odd answer. */
+TEST(differential_canned)
+{
+    int bad = 0, n = 0;
+    bad += diff_body(matrix_body, strlen(matrix_body), "matrix_body"), n++;
+    for (size_t i = 0; i < ARRAY_LEN(failure_cases); i++, n++)
+        bad += diff_body(failure_cases[i].body, strlen(failure_cases[i].body), "failure case");
+    for (size_t i = 0; i < ARRAY_LEN(odd_bodies); i++, n++) {
+        char label[32];
+        snprintf(label, sizeof(label), "odd body %zu", i);
+        bad += diff_body(odd_bodies[i], strlen(odd_bodies[i]), label);
+    }
+    char *dir = corpus_dir();
+    DIR *d = opendir(dir);
+    TEST_CHECK(d != NULL);
+    int seeds = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char *path = xasprintf("%s/%s", dir, e->d_name);
+        size_t len;
+        char *body = test_read_file(path, &len);
+        TEST_CHECK(body != NULL);
+        /* Seeds start with the harness's selector byte. */
+        if (body && len > 0)
+            bad += diff_body(body + 1, len - 1, path), seeds++;
+        free(body);
+        free(path);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+    TEST_CHECK(seeds >= 20);
+    TEST_CHECK(n > 60);
+    TEST_CHECK_INT(bad, 0);
+}
+
+/*
+ * Mutations of a full answer: every prefix (truncation), and every byte replaced by each
+ * of a set of bytes that change the JSON structure or break a token.
+ */
+TEST(differential_mutations)
+{
+    static const char answer[] =
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":{"
+        "\"pod\":\"a\\u00e9\",\"ns\":\"x\"},\"values\":[[1700000000,\"0.5\"],[1700000015.5,"
+        "\"NaN\"],[17e8,\"-Inf\"]]},{\"metric\":{},\"values\":[]}]},\"warnings\":[]}";
+    static const char subst[] = "{}[],:\"\\ -.e0\x01\x80\xff";
+    size_t len = strlen(answer);
+    char *buf = xmalloc(len);
+    int bad = 0, n = 0;
+    for (size_t k = 0; k <= len; k++, n++)
+        bad += diff_body(answer, k, "prefix");
+    for (size_t k = 0; k < len; k++) {
+        for (size_t c = 0; c < sizeof(subst); c++, n++) {
+            memcpy(buf, answer, len);
+            buf[k] = subst[c]; /* the last one is NUL */
+            bad += diff_body(buf, len, "substitution");
+        }
+    }
+    free(buf);
+    TEST_CHECK(n > 3000);
+    TEST_CHECK_INT(bad, 0);
+}
+
+/*
+ * Constructs json-c 0.16 accepts even in strict mode and the new parser refuses: in an
+ * otherwise valid answer, json-c gives a matrix, promq an "invalid JSON" error naming it.
+ */
+TEST(strict_refusals)
+{
+    static const struct {
+        const char *value; /* the label value, as written in JSON */
+        const char *msg;
+    } cases[] = {
+        {"\"a\tb\"", "control character in a string"},
+        {"\"\\u0000x\"", "\\u0000 in a string"},
+        {"\"\\ud800\"", "unpaired UTF-16 surrogate"},
+        {"\"\\udc00\\ud800\"", "unpaired UTF-16 surrogate"},
+        {"\"\\ud800\\u0041\"", "unpaired UTF-16 surrogate"},
+        {"\"\xc0\x80\"", "invalid UTF-8"},         /* overlong NUL */
+        {"\"\xed\xa0\x80\"", "invalid UTF-8"},     /* encoded surrogate */
+        {"\"\xf4\x90\x80\x80\"", "invalid UTF-8"}, /* above U+10FFFF */
+        {"\"\xf5\x80\x80\x80\"", "invalid UTF-8"},
+    };
+    static const struct {
+        const char *extra; /* an extra member of data */
+        const char *msg;
+    } members[] = {
+        {"NaN", "NaN or Infinity literal"},
+        {"-Infinity", "NaN or Infinity literal"},
+        {"Infinity", "NaN or Infinity literal"},
+        {"00", "malformed number"},
+        {"-01", "malformed number"},
+        {"1.", "malformed number"},
+        {"1.e5", "malformed number"},
+        {"-.5", "malformed number"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases) + ARRAY_LEN(members); i++) {
+        char *body;
+        const char *msg;
+        if (i < ARRAY_LEN(cases)) {
+            body = xasprintf("{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+                             "\"result\":[{\"metric\":{\"pod\":%s},\"value\":[1,\"1\"]}]}}",
+                             cases[i].value);
+            msg = cases[i].msg;
+        } else {
+            size_t k = i - ARRAY_LEN(cases);
+            body = xasprintf("{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+                             "\"result\":[],\"x\":%s}}",
+                             members[k].extra);
+            msg = members[k].msg;
+        }
+        struct matrix m;
+        char err[256] = "";
+        int ref = promq_ref_parse_as(body, strlen(body), 200, PROMQ_ANY, &m, err, sizeof(err));
+        if (ref != 0)
+            fprintf(stderr, "json-c refused %s: %s\n", body, err);
+        TEST_CHECK_INT(ref, 0);
+        matrix_free(&m);
+        TEST_CHECK_INT(promq_parse(body, strlen(body), 200, &m, err, sizeof(err)), -1);
+        TEST_CHECK_CONTAINS(err, "invalid JSON from prometheus at offset ");
+        TEST_CHECK_CONTAINS(err, msg);
+        TEST_CHECK_INT(m.n, 0);
+        /* And promq_ref_compare lets exactly this difference through. */
+        char why[600];
+        TEST_CHECK_INT(promq_ref_compare(body, strlen(body), 200, PROMQ_ANY, why, sizeof(why)), 0);
+        free(body);
+    }
+    /* A key in single quotes. */
+    static const char quoted[] = "{'status':\"success\",\"data\":{\"resultType\":\"vector\","
+                                 "\"result\":[]}}";
+    struct matrix m;
+    char err[256] = "";
+    TEST_CHECK_INT(promq_parse(quoted, strlen(quoted), 200, &m, err, sizeof(err)), -1);
+    TEST_CHECK_CONTAINS(err, "key in single quotes");
+}
+
+/* Last key wins, escapes decode, labels come out sorted and unique. */
+TEST(parse_duplicates_and_escapes)
+{
+    struct matrix m;
+    char err[256] = "";
+    const char *b = odd_bodies[0];
+    TEST_CHECK_INT(promq_parse(b, strlen(b), 200, &m, err, sizeof(err)), 0);
+    TEST_CHECK_INT(m.n, 1);
+    if (m.n == 1) {
+        TEST_CHECK_INT(m.s[0].labels.n, 3);
+        TEST_CHECK_STR(m.s[0].labels.v[0].name, "a/b");
+        TEST_CHECK_STR(m.s[0].labels.v[0].value, "x\"y\n");
+        TEST_CHECK_STR(m.s[0].labels.v[1].name, "m");
+        TEST_CHECK_STR(m.s[0].labels.v[2].value, "\xc3\xa9\xf0\x9f\x98\x80");
+        TEST_CHECK_INT(m.s[0].n, 2);
+        TEST_CHECK_DBL(m.s[0].p[0].v, 1.5, 0);
+        TEST_CHECK(m.s[0].n == 2 && isinf(m.s[0].p[1].v) && m.s[0].p[1].v < 0);
+    }
+    matrix_free(&m);
+    b = odd_bodies[1];
+    TEST_CHECK_INT(promq_parse(b, strlen(b), 200, &m, err, sizeof(err)), 0);
+    TEST_CHECK_INT(m.n, 1);
+    if (m.n == 1) {
+        TEST_CHECK_STR(labels_get(&m.s[0].labels, "pod"), "p");
+        TEST_CHECK_INT(m.s[0].labels.n, 2);
+        TEST_CHECK_INT(m.s[0].n, 1);
+    }
+    matrix_free(&m);
+    b = odd_bodies[2];
+    TEST_CHECK_INT(promq_parse(b, strlen(b), 200, &m, err, sizeof(err)), -1);
+    TEST_CHECK_STR(err, "prometheus answer: label 'a' of 'data.result[0]' is not a string");
+    b = odd_bodies[4];
+    TEST_CHECK_INT(promq_parse(b, strlen(b), 200, &m, err, sizeof(err)), 0);
+    TEST_CHECK_INT(m.n, 1);
+    matrix_free(&m);
+    b = odd_bodies[6];
+    TEST_CHECK_INT(promq_parse(b, strlen(b), 200, &m, err, sizeof(err)), -1);
+    TEST_CHECK_STR(err, "prometheus answer: value 'x' in 'data.result[0].value' is not a number");
+}
+
+/* The fast path of promq_value_n gives strtod's bits on every decimal it takes. */
+TEST(fast_decimal_matches_strtod)
+{
+    unsigned long long x = 88172645463325252ull;
+    int taken = 0, bad = 0;
+    for (int k = 0; k < 200000; k++) {
+        char s[32];
+        size_t n = 0;
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        if (x & 1)
+            s[n++] = (x & 2) ? '-' : '+';
+        size_t digits = 1 + (x >> 8) % 17, dot = (x >> 16) % (digits + 2);
+        for (size_t d = 0; d < digits; d++) {
+            if (d == dot)
+                s[n++] = '.';
+            s[n++] = (char)('0' + (x >> (20 + 2 * (d % 20))) % 10);
+        }
+        s[n] = '\0';
+        double fast, slow = strtod(s, NULL);
+        if (promq_fast_decimal(s, n, &fast)) {
+            taken++;
+            if (memcmp(&fast, &slow, sizeof(fast)) != 0) {
+                fprintf(stderr, "'%s': %.17g != %.17g\n", s, fast, slow);
+                bad++;
+            }
+        }
+    }
+    TEST_CHECK(taken > 100000);
+    TEST_CHECK_INT(bad, 0);
+    double v;
+    TEST_CHECK(!promq_fast_decimal("1234567890123456", 16, &v)); /* 16 digits: strtod's job */
+    TEST_CHECK(!promq_fast_decimal("1e5", 3, &v));
+    TEST_CHECK(!promq_fast_decimal("+.", 2, &v));
+    TEST_CHECK(promq_fast_decimal("-0", 2, &v) && v == 0 && signbit(v));
+}
+
+/* A large answer shaped like Prometheus' (2,000 series of 121 points) parses identically. */
+TEST(differential_large)
+{
+    struct sbuf b = {0};
+    sbuf_puts(&b, "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[");
+    unsigned long long x = 1;
+    for (int i = 0; i < 2000; i++) {
+        sbuf_printf(&b,
+                    "%s{\"metric\":{\"__name__\":\"gpu_busy\",\"namespace\":\"ns%d\",\"pod\":"
+                    "\"pod-%05d\",\"resource\":\"amd.com/gpu\"},\"values\":[",
+                    i ? "," : "", i % 7, i);
+        for (int j = 0; j < 121; j++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            double v = (double)(x >> 11) / 9007199254740992.0;
+            if (j % 3 == 0)
+                sbuf_printf(&b, "%s[%d.%03d,\"%.17g\"]", j ? "," : "", 1699998200 + 15 * j,
+                            (int)(x >> 50) % 1000, v);
+            else
+                sbuf_printf(&b, "%s[%d,\"%.4f\"]", j ? "," : "", 1699998200 + 15 * j, v);
+        }
+        sbuf_puts(&b, "]}");
+    }
+    sbuf_puts(&b, "]}}");
+    struct matrix m;
+    char err[256] = "";
+    TEST_CHECK_INT(promq_parse(b.buf, b.len, 200, &m, err, sizeof(err)), 0);
+    TEST_CHECK_INT(m.n, 2000);
+    TEST_CHECK(m.n == 2000 && m.s[1999].n == 121);
+    matrix_free(&m);
+    char why[600] = "";
+    TEST_CHECK_INT(promq_ref_compare(b.buf, b.len, 200, PROMQ_MATRIX, why, sizeof(why)), 0);
+    TEST_CHECK_STR(why, "");
+    sbuf_free(&b);
 }
 
 TEST(value_strings)
@@ -777,7 +1123,7 @@ TEST(real_prometheus)
         goto out;
     c.pid = child_spawn(prom, plog, NULL);
 
-    char url[96];
+    char url[256];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/-/ready", port);
     struct httpc_req req = {.url = url, .timeout = 1};
     struct httpc_resp resp = {0};
@@ -792,6 +1138,28 @@ TEST(real_prometheus)
     TEST_CHECK(ready);
     if (!ready)
         goto out;
+
+    /* Real answers (with stats=all, which adds nested objects) parse as json-c parses them. */
+    static const char *const raw[] = {
+        "/api/v1/query_range?query=max_over_time(gpu_test_busy_ratio%5B60s%5D)&start=1699999400&"
+        "end=1700000000&step=15&stats=all",
+        "/api/v1/query?query=gpu_test_busy_ratio&time=1700000000&stats=all",
+        "/api/v1/query?query=sum(&time=1700000000",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(raw); i++) {
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, raw[i]);
+        struct httpc_req rr = {.url = url, .timeout = 5};
+        char why[600] = "";
+        TEST_CHECK_INT(httpc_do(&rr, &resp, err, sizeof(err)), 0);
+        TEST_CHECK(resp.body.len > 50);
+        TEST_CHECK_INT(promq_ref_compare(resp.body.buf, resp.body.len, resp.status, PROMQ_ANY, why,
+                                         sizeof(why)),
+                       0);
+        TEST_CHECK_STR(why, "");
+        if (i < 2)
+            TEST_CHECK_CONTAINS(resp.body.buf, "\"stats\":{\"timings\":");
+        httpc_resp_free(&resp);
+    }
 
     struct promq *q = client(port, 5);
     struct matrix m = {0};
@@ -908,6 +1276,12 @@ int main(int argc, char **argv)
     RUN(parse_error_envelopes);
     RUN(parse_failures);
     RUN(parse_expected_type);
+    RUN(differential_canned);
+    RUN(differential_mutations);
+    RUN(strict_refusals);
+    RUN(parse_duplicates_and_escapes);
+    RUN(fast_decimal_matches_strtod);
+    RUN(differential_large);
     RUN(value_strings);
     RUN(urlencode);
     RUN(client_ok);
