@@ -166,8 +166,12 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    /* libcurl's global state must be set up before any thread (ownership refresher) runs. */
-    curl_global_init(CURL_GLOBAL_DEFAULT);
+    /*
+     * libcurl (>= 7.84, CURL_VERSION_THREADSAFE) initialises itself on first use, so the TLS
+     * libraries are only loaded on nodes where a socket is actually queried.
+     */
+    if (!(curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_THREADSAFE))
+        curl_global_init(CURL_GLOBAL_DEFAULT);
     char err[512];
     if (coll_init(&cfg, err, sizeof(err)) < 0) {
         log_error("cannot start collectors: %s", err);
