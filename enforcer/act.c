@@ -48,6 +48,7 @@ struct act {
     struct ledger ledger;
     struct audit *audit;
     struct act_backend *kube, *runtime;
+    act_confirm_fn kube_confirm;
 
     struct act_counts actions, notices, spared, skipped;
     unsigned long save_failures;
@@ -165,6 +166,11 @@ void act_set_runtime(struct act *a, struct act_backend *b)
     a->runtime = b;
 }
 
+void act_set_kube_confirm(struct act *a, act_confirm_fn fn)
+{
+    a->kube_confirm = fn;
+}
+
 void act_free(struct act *a)
 {
     if (!a)
@@ -216,13 +222,23 @@ static size_t act_chain_refs(const struct act_target *t, struct audit_ref *refs)
     return n;
 }
 
-/* The chain recorded in a ledger entry: the object and, for Kubernetes, the root owner. */
-static size_t act_entry_refs(const struct ledger_entry *e, struct audit_ref *refs)
+/*
+ * The chain recorded in a ledger entry. A container entry is its target and id. A Kubernetes
+ * entry keeps the root owner and the pod's uid; `target` names the root, so the pod's name
+ * comes from the workload's pod label (the pod is left out when that is unknown).
+ */
+static size_t act_entry_refs(const struct ledger_entry *e, const struct labels *workload,
+                             struct audit_ref *refs)
 {
     size_t n = 0;
-    refs[n++] = (struct audit_ref){NULL, NULL, e->target, e->uid};
-    if (e->root_kind[0])
-        refs[n++] = (struct audit_ref){e->root_kind, e->root_ns, e->root_name, e->root_uid};
+    if (!e->root_kind[0]) {
+        refs[n++] = (struct audit_ref){NULL, NULL, e->target, e->uid};
+        return n;
+    }
+    const char *pod = workload ? labels_get(workload, "pod") : NULL;
+    if (pod && strcmp(e->root_kind, "Pod") != 0)
+        refs[n++] = (struct audit_ref){"Pod", e->root_ns, pod, e->uid};
+    refs[n++] = (struct audit_ref){e->root_kind, e->root_ns, e->root_name, e->root_uid};
     return n;
 }
 
@@ -243,7 +259,8 @@ struct act_event {
 static void act_audit(struct act *a, double now, const struct act_event *ev)
 {
     struct audit_ref refs[ACT_CHAIN_MAX];
-    size_t n = ev->t ? act_chain_refs(ev->t, refs) : ev->e ? act_entry_refs(ev->e, refs) : 0;
+    const struct labels *wl = ev->d ? &ev->d->identity : ev->workload;
+    size_t n = ev->t ? act_chain_refs(ev->t, refs) : ev->e ? act_entry_refs(ev->e, wl, refs) : 0;
     struct labels none = {0};
     struct audit_rec r = {
         .time = now,
@@ -469,6 +486,18 @@ static void act_do(struct act *a, struct act_backend *b, const struct decision_r
         act_skip(a, now, d, workload, t, "hourly_cap", msg);
         return;
     }
+    if (r->policy == POLICY_DURING_PRESSURE && b == a->kube && a->kube_confirm) {
+        char why[512] = "";
+        enum act_result cr = a->kube_confirm(b, d, why, sizeof(why));
+        if (cr != ACT_OK) {
+            /* Not acting is the safe side of a failed check too: the notice stays pending. */
+            if (cr != ACT_RETRY)
+                log_warn("cannot confirm GPU pressure for %s of rule '%s': %s", workload, r->name,
+                         why);
+            act_skip(a, now, d, workload, t, "pressure_not_confirmed", why);
+            return;
+        }
+    }
     /* Write ahead: the attempt is on disk before the call, so a crash right after it is
        counted against the cap, and the re-check at the next start finds the object gone or
        already scaled down instead of acting blindly. */
@@ -562,9 +591,10 @@ static void act_target_fill_entry(struct ledger_entry *e, const struct act_targe
     ledger_set(&e->root_uid, root->uid);
 }
 
-static char *act_target_name(const struct act_target *t)
+/* What the action is aimed at: the pod for an eviction, else the root owner. */
+static char *act_target_name(const struct act_target *t, enum rule_action action)
 {
-    const struct act_obj *o = &t->chain[t->nchain ? t->nchain - 1 : 0];
+    const struct act_obj *o = &t->chain[t->nchain && action != ACTION_EVICT ? t->nchain - 1 : 0];
     if (o->ns && o->ns[0])
         return xasprintf("%s %s/%s", o->kind, o->ns, o->name);
     return xasprintf("%s %s", o->kind, o->name);
@@ -677,7 +707,7 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
             act_skip(a, now, d, workload, &t, "replaced", err);
             goto out;
         }
-        char *target = act_target_name(&t);
+        char *target = act_target_name(&t, r->action);
         struct act_notice n;
         act_build_notice(d, now + r->notice_period, &n);
         if (dry) {

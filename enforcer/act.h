@@ -15,9 +15,12 @@
  *  - at or after act_after, only if this cycle again says `reclaim` and the object is the
  *    same (uid / container id), still running and not terminating: act, within the rule's
  *    maxTerminationsPerCycle and the global hourly cap (counted from the ledger, so it
- *    survives restarts). ok -> acted, never again; retry/error/forbidden -> stays pending and
- *    is retried next cycle; gone -> closed; conflict (a replacement object) -> closed without
- *    acting, never retried on the replacement;
+ *    survives restarts) and, for DuringGPUPressure rules when a pressure check is set
+ *    (act_set_kube_confirm), only once the API shows a pod waiting for the GPU resource
+ *    (else skipped "pressure_not_confirmed", still pending). ok -> acted, never again;
+ *    retry/error/forbidden -> stays pending and is retried next cycle; gone -> closed;
+ *    conflict (a replacement object) -> closed without acting, never retried on the
+ *    replacement;
  *  - a pending notice whose workload is now `keep` for a definite reason (active, gap,
  *    stale, too_young, not_a_number, exempt, rule_disabled) is withdrawn and audited
  *    "spared". no_data, query_error and the pressure/cap reasons prove nothing about the
@@ -101,6 +104,15 @@ struct act_backend {
     void (*free)(struct act_backend *b);
 };
 
+/*
+ * A check run before acting on a DuringGPUPressure decision, as the Prometheus signal cannot
+ * tell why a pod is pending: ACT_OK when the API confirms that something waits for
+ * d->resource; otherwise the action waits for a later cycle (ACT_RETRY: nothing waits for
+ * it; anything else: the check failed), with a message in err.
+ */
+typedef enum act_result (*act_confirm_fn)(struct act_backend *b, const struct decision_rec *d,
+                                          char *err, size_t errlen);
+
 struct act_cfg {
     const char *state_file;           /* --state.file; NULL: memory only (tests) */
     const char *audit_file;           /* --audit.file; "-" stdout; NULL: none */
@@ -121,6 +133,8 @@ struct act *act_new(const struct act_cfg *cfg, char *err, size_t errlen);
 /* Install a backend (taken over, freed by act_free); NULL leaves that kind unconfigured. */
 void act_set_kube(struct act *a, struct act_backend *b);
 void act_set_runtime(struct act *a, struct act_backend *b);
+/* Confirm pressure with `fn` before acting through the Kubernetes backend (NULL: never). */
+void act_set_kube_confirm(struct act *a, act_confirm_fn fn);
 void act_free(struct act *a);
 
 /* One evaluation cycle (see the top of this file). `ds` are this cycle's decisions. */
@@ -144,5 +158,12 @@ bool act_ns_in_list(const char *list, const char *ns);
 struct act_backend *act_runtime_new(const struct docker_cfg *cfg, int stop_timeout);
 struct kube;
 struct act_backend *act_kube_new(struct kube *k);
+/*
+ * The act_confirm_fn of --kube.confirm-pressure, for a backend from act_kube_new: lists the
+ * Pending pods and confirms when one is unschedulable for lack of the workload's GPU
+ * resource (kube_pending_for_resource).
+ */
+enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct decision_rec *d,
+                                          char *err, size_t errlen);
 
 #endif

@@ -8,7 +8,10 @@
  * a Warning Event on it, which is best effort: without RBAC for events the annotation still
  * tells the owner, and failing the notice for it would block every action. An owner kind the
  * client does not follow (a CRD operator above a StatefulSet, say) is not acted on at all:
- * acting below it would be reverted by that operator or, worse, fight it.
+ * acting below it would be reverted by that operator or, worse, fight it. With
+ * --kube.confirm-pressure the engine also asks this backend, before acting on a
+ * DuringGPUPressure decision, whether the scheduler really leaves a pod pending for lack of the
+ * workload's GPU resource (act_kube_confirm_pressure).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,13 +50,6 @@ static enum act_result act_kube_map(enum kube_result r)
     default:
         return ACT_ERROR;
     }
-}
-
-/* kube.c messages carry "HTTP <status>"; the audit line wants the number. */
-static long act_kube_status(const char *err)
-{
-    const char *p = strstr(err, "HTTP ");
-    return p ? strtol(p + 5, NULL, 10) : 0;
 }
 
 static char *act_kube_dup(const char *s)
@@ -201,7 +197,12 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
                  rules_action_name(action));
         return ACT_UNSUPPORTED;
     }
-    *api_status = r == KUBE_OK ? 200 : act_kube_status(err);
+    /*
+     * The action's own status (201 for an eviction), before the event call replaces it. A
+     * call refused before any request (no uid, say) has no "HTTP" in its message and no
+     * status, whatever the resolve GETs got.
+     */
+    *api_status = r == KUBE_OK || strstr(err, "HTTP ") ? kube_last_status(ak->k) : 0;
     if (r == KUBE_OK) {
         char *msg = action == ACTION_SCALE_TO_ZERO
                         ? xasprintf("idle GPU reclaimed: scaled from %lld to 0 replicas "
@@ -217,6 +218,37 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
         free(msg);
     }
     return act_kube_map(r);
+}
+
+/*
+ * The Prometheus pending signal (kube-state-metrics) counts every unschedulable pod, gated
+ * and Kueue-held ones included, and cannot say why it is pending; the scheduler's
+ * PodScheduled message can ("Insufficient amd.com/gpu", enforcement.md section 9.1).
+ */
+enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct decision_rec *d,
+                                          char *err, size_t errlen)
+{
+    struct act_kube *ak = act_kube_of(b);
+    if (!d->resource[0]) {
+        snprintf(err, errlen, "no GPU resource known for the workload: cannot confirm pressure");
+        return ACT_RETRY;
+    }
+    size_t count = 0;
+    int64_t requested = 0;
+    enum kube_result r =
+        kube_pending_for_resource(ak->k, d->resource, &count, &requested, err, errlen);
+    if (r != KUBE_OK) {
+        /* ACT_RETRY would read as "nothing waits": a throttled list proves nothing. */
+        enum act_result ar = act_kube_map(r);
+        return ar == ACT_RETRY ? ACT_ERROR : ar;
+    }
+    if (count == 0) {
+        snprintf(err, errlen, "no Pending pod is unschedulable for lack of '%s'", d->resource);
+        return ACT_RETRY;
+    }
+    log_debug("GPU pressure confirmed: %zu Pending pods wait for %lld '%s'", count,
+              (long long)requested, d->resource);
+    return ACT_OK;
 }
 
 static void act_kube_free(struct act_backend *b)

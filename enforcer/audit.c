@@ -136,7 +136,8 @@ char *audit_format(const struct audit_rec *r)
     if (r->api_status)
         json_object_object_add(o, "api_status", json_object_new_int64(r->api_status));
     json_object_object_add(o, "message", audit_str(r->message));
-    char *line = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+    char *line = xstrdup(
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(o);
     return line;
 }

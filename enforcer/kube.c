@@ -40,6 +40,7 @@ struct kube {
     bool insecure;
     double timeout;
     char *instance;
+    long last_status; /* of the last answer, for the audit trail */
 };
 
 /* Kinds the client knows: how to build their paths and whether the owner walk follows them. */
@@ -867,6 +868,7 @@ static enum kube_result kube_call(struct kube *k, const char *method, const char
     const char *headers[] = {"Accept: application/json", ct};
     enum kube_result r = KUBE_ERROR;
     *resp = (struct httpc_resp){0};
+    k->last_status = 0;
 
     for (int attempt = 0; attempt < 2; attempt++) {
         char *token = NULL;
@@ -892,6 +894,7 @@ static enum kube_result kube_call(struct kube *k, const char *method, const char
             snprintf(err, errlen, "cannot %s: %s", what, herr);
             break;
         }
+        k->last_status = resp->status;
         log_debug("kubernetes %s %s: HTTP %ld, %zu bytes, %.3f s", method, path, resp->status,
                   resp->body.len, resp->elapsed);
         /* The kubelet may have rotated the token since we read it: read it again, once. */
@@ -905,6 +908,11 @@ static enum kube_result kube_call(struct kube *k, const char *method, const char
     free(url);
     free(ct);
     return r;
+}
+
+long kube_last_status(const struct kube *k)
+{
+    return k->last_status;
 }
 
 static char *kube_json_take(json_object *o)

@@ -236,6 +236,9 @@ enum kube_result kube_annotate(struct kube *k, const struct kube_ref *ref, const
 enum kube_result kube_pending_for_resource(struct kube *k, const char *resource, size_t *count,
                                            int64_t *requested, char *err, size_t errlen);
 
+/* HTTP status of the client's last answer (after a 401 retry, the retry's); 0 when none. */
+long kube_last_status(const struct kube *k);
+
 /* Format `t` (Unix seconds) as RFC 3339 UTC "2026-01-01T00:00:00Z" into buf (>= 21 bytes). */
 void kube_rfc3339(char *buf, size_t cap, long long t);
 

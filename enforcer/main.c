@@ -79,6 +79,8 @@ enum {
     F_KUBE_TOKEN,
     F_KUBE_CA,
     F_KUBE_INSECURE,
+    F_KUBE_TIMEOUT,
+    F_KUBE_CONFIRM,
     F_LISTEN,
     F_TELEMETRY,
     F_LOG_LEVEL,
@@ -137,6 +139,11 @@ static struct flag flags[NFLAGS] = {
                    "run: CA bundle of the Kubernetes API (https)"},
     [F_KUBE_INSECURE] = {"kube.insecure-skip-tls-verify", FLAG_BOOL, "false",
                          "run: do not verify the Kubernetes API certificate (logged as a warning)"},
+    [F_KUBE_TIMEOUT] = {"kube.timeout", FLAG_STRING, "10s",
+                        "run: timeout of one Kubernetes API request"},
+    [F_KUBE_CONFIRM] = {"kube.confirm-pressure", FLAG_BOOL, "false",
+                        "run: act on DuringGPUPressure rules only while a Pending pod is "
+                        "unschedulable for lack of the workload's GPU resource"},
     [F_LISTEN] = {"web.listen-address", FLAG_STRING, ":9842", "run: address to serve metrics on"},
     [F_TELEMETRY] = {"web.telemetry-path", FLAG_STRING, "/metrics", "run: path of the metrics"},
     [F_LOG_LEVEL] = {"log.level", FLAG_STRING, "info", "debug, info, warn or error"},
@@ -496,8 +503,9 @@ static int make_act(bool dry_run, struct act **out)
                 flags[F_MAX_PER_HOUR].name);
         return -1;
     }
-    double stop_timeout;
-    if (flag_duration(F_RT_STOP_TIMEOUT, &stop_timeout))
+    double stop_timeout, kube_timeout;
+    if (flag_duration(F_RT_STOP_TIMEOUT, &stop_timeout) ||
+        flag_duration(F_KUBE_TIMEOUT, &kube_timeout))
         return -1;
     struct act_cfg ac = {.state_file = flag_str(F_STATE_FILE),
                          .audit_file = flag_str(F_AUDIT_FILE),
@@ -526,7 +534,8 @@ static int make_act(bool dry_run, struct act **out)
         struct kube_cfg kc = {.api_url = flag_str(F_KUBE_URL),
                               .token_file = flags[F_KUBE_TOKEN].value,
                               .ca_file = flag_str(F_KUBE_CA),
-                              .insecure = flag_bool(F_KUBE_INSECURE)};
+                              .insecure = flag_bool(F_KUBE_INSECURE),
+                              .timeout = kube_timeout};
         struct kube *k = kube_new(&kc, err, sizeof(err));
         if (!k) {
             fprintf(stderr, "error: %s\n", err);
@@ -534,6 +543,8 @@ static int make_act(bool dry_run, struct act **out)
             return -1;
         }
         act_set_kube(a, act_kube_new(k));
+        if (flag_bool(F_KUBE_CONFIRM))
+            act_set_kube_confirm(a, act_kube_confirm_pressure);
     }
     *out = a;
     return 0;

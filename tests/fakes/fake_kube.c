@@ -17,7 +17,10 @@
  *                  [--fault 'METHOD PATH=SPEC']... [--faults-file FILE]
  *   SPEC: an HTTP status (its Status body; 429 on .../eviction is the PDB refusal, 500 there
  *   is the "more than one PodDisruptionBudget" error), slow:SECONDS (delay, then answer
- *   normally) or garbage (200 with a body that is not JSON); a suffix xN applies it N times.
+ *   normally), garbage (200 with a body that is not JSON) or replace (the object named by
+ *   the path gets a new metadata.uid, as when a StatefulSet or a user re-creates it under the
+ *   same name, then the request is answered normally: a uid precondition then fails with the
+ *   API server's 409); a suffix xN applies it N times.
  *   --faults-file is re-read whenever it changes, one fault per line.
  *   --token-file is re-read on every request, so a test can rotate the accepted token.
  *
@@ -74,7 +77,7 @@ struct fk_obj {
     json_object *obj;
 };
 
-enum fk_fault_type { FK_CODE, FK_SLOW, FK_GARBAGE };
+enum fk_fault_type { FK_CODE, FK_SLOW, FK_GARBAGE, FK_REPLACE };
 
 struct fk_fault {
     char *method, *path;
@@ -157,6 +160,16 @@ static void fk_remove(struct fk_obj *o)
     fk_nobjs--;
 }
 
+/* A replacement under the same name: only the uid tells it from the object it replaces. */
+static void fk_replace_uid(struct fk_obj *o)
+{
+    json_object *meta;
+    char uid[64];
+    snprintf(uid, sizeof(uid), "00000000-0000-4000-8000-%012lu", ++fk_uid_seq);
+    if (json_object_object_get_ex(o->obj, "metadata", &meta))
+        json_object_object_add(meta, "uid", json_object_new_string(uid));
+}
+
 static void fk_add(json_object *obj, const char *file)
 {
     const char *av = fk_get_str(obj, "apiVersion", NULL), *kind = fk_get_str(obj, "kind", NULL);
@@ -231,6 +244,8 @@ static int fk_parse_fault(const char *line, struct fk_fault *f)
         ret = parse_double(spec + 5, &f->secs) < 0 || f->secs < 0 ? -1 : 0;
     } else if (strcmp(spec, "garbage") == 0) {
         f->type = FK_GARBAGE;
+    } else if (strcmp(spec, "replace") == 0) {
+        f->type = FK_REPLACE;
     } else if (parse_u64(spec, &code) == 0 && code >= 100 && code <= 599) {
         f->type = FK_CODE;
         f->code = (unsigned)code;
@@ -249,7 +264,7 @@ static void fk_add_fault(const char *line)
 {
     struct fk_fault f;
     if (fk_parse_fault(line, &f) < 0)
-        fk_die("invalid fault (want 'METHOD PATH=CODE|slow:S|garbage[xN]')", line);
+        fk_die("invalid fault (want 'METHOD PATH=CODE|slow:S|garbage|replace[xN]')", line);
     fk_faults = xrealloc(fk_faults, (fk_nfaults + 1) * sizeof(*fk_faults));
     fk_faults[fk_nfaults++] = f;
 }
@@ -310,6 +325,7 @@ struct fk_req {
     const char *ctype;
     const char *body;
     size_t body_len;
+    bool replace; /* a `replace` fault: re-create the object before answering */
 };
 
 static MHD_RESULT fk_send(struct fk_req *r, unsigned status, const char *ctype, const char *body)
@@ -785,16 +801,18 @@ static MHD_RESULT fk_evict(struct fk_req *r, const struct fk_resource *res, cons
     }
     const char *evname = fk_get_str(ev, "metadata", "name");
     MHD_RESULT ret;
-    struct fk_obj *o;
     json_object *opts = NULL;
     json_object_object_get_ex(ev, "deleteOptions", &opts);
     const char *want = fk_precondition_uid(opts);
+    struct fk_obj *o = fk_find(res, ns, name);
+    if (o && r->replace)
+        fk_replace_uid(o);
     if (!evname || strcmp(evname, name) != 0) {
         ret = fk_status(r, 400, "BadRequest",
                         "name in URL does not match name in Eviction "
                         "object",
                         NULL, NULL, NULL, NULL);
-    } else if (!(o = fk_find(res, ns, name))) {
+    } else if (!o) {
         ret = fk_not_found(r, res, name);
     } else if (want && (!fk_get_str(o->obj, "metadata", "uid") ||
                         strcmp(want, fk_get_str(o->obj, "metadata", "uid")) != 0)) {
@@ -863,6 +881,8 @@ static MHD_RESULT fk_route(struct fk_req *r)
                         NULL, NULL, NULL, NULL);
     } else {
         struct fk_obj *o = fk_find(res, ns, name);
+        if (o && r->replace)
+            fk_replace_uid(o);
         if (!o)
             ret = fk_not_found(r, res, name);
         else if (get)
@@ -979,6 +999,8 @@ static MHD_RESULT fk_handler(void *cls, struct MHD_Connection *conn, const char 
 
     if (faulted && fault.type == FK_SLOW)
         fk_sleep(fault.secs);
+    else if (faulted && fault.type == FK_REPLACE)
+        r.replace = true;
     else if (faulted && fault.type == FK_GARBAGE)
         return fk_send(&r, 200, "application/json", "<html><body>502 Bad Gateway</body></html>");
     else if (faulted)
