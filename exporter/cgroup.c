@@ -21,36 +21,7 @@
 
 #include <string.h>
 
-struct str {
-    const char *p;
-    size_t n;
-};
-
-static bool str_eq(struct str s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s.n == n && memcmp(s.p, lit, n) == 0;
-}
-
-static bool str_cut_prefix(struct str s, const char *prefix, struct str *rest)
-{
-    size_t n = strlen(prefix);
-    if (s.n < n || memcmp(s.p, prefix, n) != 0)
-        return false;
-    rest->p = s.p + n;
-    rest->n = s.n - n;
-    return true;
-}
-
-static bool str_cut_suffix(struct str s, const char *suffix, struct str *rest)
-{
-    size_t n = strlen(suffix);
-    if (s.n < n || memcmp(s.p + s.n - n, suffix, n) != 0)
-        return false;
-    rest->p = s.p;
-    rest->n = s.n - n;
-    return true;
-}
+#include "slice.h"
 
 static bool is_lower_hex(char c)
 {
@@ -62,7 +33,7 @@ static bool is_hex(char c)
     return is_lower_hex(c) || (c >= 'A' && c <= 'F');
 }
 
-static bool is_container_id(struct str s)
+static bool is_container_id(struct slice s)
 {
     if (s.n != 64)
         return false;
@@ -78,7 +49,7 @@ static bool is_container_id(struct str s)
  * kubelet gives static pods (pkg/kubelet/config: the UID is a hex-encoded config hash),
  * which has no dashes to restore and is kept as it is.
  */
-static bool parse_pod_uid(struct str s, char out[37])
+static bool parse_pod_uid(struct slice s, char out[37])
 {
     if (s.n == 32) {
         for (size_t i = 0; i < 32; i++) {
@@ -112,10 +83,10 @@ enum kube_level { KL_NONE, KL_KUBEPODS, KL_BURSTABLE, KL_BESTEFFORT, KL_POD };
 struct walk {
     struct cgroup_owner o;
     enum kube_level level;
-    struct str prev; /* previous path component */
+    struct slice prev; /* previous path component */
 };
 
-static void set_container(struct walk *w, struct str id, enum cgroup_runtime rt)
+static void set_container(struct walk *w, struct slice id, enum cgroup_runtime rt)
 {
     memcpy(w->o.container_id, id.p, 64);
     w->o.container_id[64] = '\0';
@@ -133,12 +104,12 @@ static void set_conmon(struct walk *w)
 }
 
 /* One token of kubelet's hierarchy: "kubepods", a QoS level, or "pod<uid>". */
-static void kube_token(struct walk *w, struct str tok)
+static void kube_token(struct walk *w, struct slice tok)
 {
-    struct str rest;
+    struct slice rest;
     char uid[37];
 
-    if (str_eq(tok, "kubepods")) {
+    if (slice_eq(tok, "kubepods")) {
         /* Everything outside a kubepods tree is the node (kind, or a nested runtime). */
         if (w->level == KL_NONE || w->level == KL_POD) {
             w->o.has_container_id = false;
@@ -156,15 +127,15 @@ static void kube_token(struct walk *w, struct str tok)
     }
     if (w->level == KL_NONE)
         return;
-    if (str_eq(tok, "burstable") && w->level == KL_KUBEPODS) {
+    if (slice_eq(tok, "burstable") && w->level == KL_KUBEPODS) {
         w->level = KL_BURSTABLE;
         return;
     }
-    if (str_eq(tok, "besteffort") && w->level == KL_KUBEPODS) {
+    if (slice_eq(tok, "besteffort") && w->level == KL_KUBEPODS) {
         w->level = KL_BESTEFFORT;
         return;
     }
-    if (str_cut_prefix(tok, "pod", &rest) && w->level != KL_POD && parse_pod_uid(rest, uid)) {
+    if (slice_cut_prefix(tok, "pod", &rest) && w->level != KL_POD && parse_pod_uid(rest, uid)) {
         memcpy(w->o.pod_uid, uid, sizeof(uid));
         w->o.has_pod_uid = true;
         w->o.qos = w->level == KL_BURSTABLE    ? CGROUP_QOS_BURSTABLE
@@ -175,13 +146,13 @@ static void kube_token(struct walk *w, struct str tok)
 }
 
 /* A systemd slice name: '-' separates the names of the parent slices. */
-static void slice_name(struct walk *w, struct str name)
+static void systemd_slice(struct walk *w, struct slice name)
 {
     const char *p = name.p, *end = name.p + name.n;
     while (p < end) {
         const char *dash = memchr(p, '-', (size_t)(end - p));
         const char *tok_end = dash ? dash : end;
-        kube_token(w, (struct str){p, (size_t)(tok_end - p)});
+        kube_token(w, (struct slice){p, (size_t)(tok_end - p)});
         p = dash ? dash + 1 : end;
     }
 }
@@ -203,11 +174,11 @@ static const struct {
 };
 
 /* "<prefix><64 hex>", with or without ".scope"; true when it named a container or conmon. */
-static bool runtime_unit(struct walk *w, struct str name)
+static bool runtime_unit(struct walk *w, struct slice name)
 {
-    struct str id;
+    struct slice id;
     for (size_t i = 0; i < sizeof(scope_prefixes) / sizeof(scope_prefixes[0]); i++) {
-        if (str_cut_prefix(name, scope_prefixes[i].prefix, &id) && is_container_id(id)) {
+        if (slice_cut_prefix(name, scope_prefixes[i].prefix, &id) && is_container_id(id)) {
             if (scope_prefixes[i].conmon)
                 set_conmon(w);
             else
@@ -223,45 +194,45 @@ static bool runtime_unit(struct walk *w, struct str name)
  * appears literally in cgroup v1 hierarchies that systemd does not manage
  * (e.g. "/system.slice/containerd.service/kubepods-burstable-pod<uid>.slice:cri-containerd:<id>").
  */
-static void colon_component(struct walk *w, struct str c)
+static void colon_component(struct walk *w, struct slice c)
 {
     const char *c1 = memchr(c.p, ':', c.n);
     const char *c2 = memchr(c1 + 1, ':', c.n - (size_t)(c1 + 1 - c.p));
     if (!c2)
         return;
-    struct str slice = {c.p, (size_t)(c1 - c.p)}, name;
-    struct str prefix = {c1 + 1, (size_t)(c2 - c1 - 1)};
-    struct str id = {c2 + 1, c.n - (size_t)(c2 + 1 - c.p)};
-    if (str_cut_suffix(slice, ".slice", &name))
-        slice_name(w, name);
+    struct slice slice_part = {c.p, (size_t)(c1 - c.p)}, name;
+    struct slice prefix = {c1 + 1, (size_t)(c2 - c1 - 1)};
+    struct slice id = {c2 + 1, c.n - (size_t)(c2 + 1 - c.p)};
+    if (slice_cut_suffix(slice_part, ".slice", &name))
+        systemd_slice(w, name);
     if (!is_container_id(id))
         return;
-    if (str_eq(prefix, "cri-containerd"))
+    if (slice_eq(prefix, "cri-containerd"))
         set_container(w, id, CGROUP_RUNTIME_CONTAINERD);
-    else if (str_eq(prefix, "crio"))
+    else if (slice_eq(prefix, "crio"))
         set_container(w, id, CGROUP_RUNTIME_CRIO);
-    else if (str_eq(prefix, "docker"))
+    else if (slice_eq(prefix, "docker"))
         set_container(w, id, CGROUP_RUNTIME_DOCKER);
-    else if (str_eq(prefix, "libpod"))
+    else if (slice_eq(prefix, "libpod"))
         set_container(w, id, CGROUP_RUNTIME_PODMAN);
     else
         set_container(w, id, CGROUP_RUNTIME_UNKNOWN);
 }
 
-static void component(struct walk *w, struct str c)
+static void component(struct walk *w, struct slice c)
 {
-    struct str name;
-    if (c.n == 0 || str_eq(c, ".") || str_eq(c, ".."))
+    struct slice name;
+    if (c.n == 0 || slice_eq(c, ".") || slice_eq(c, ".."))
         return;
     if (memchr(c.p, ':', c.n)) {
         colon_component(w, c);
         return;
     }
-    if (str_cut_suffix(c, ".slice", &name)) {
-        slice_name(w, name);
+    if (slice_cut_suffix(c, ".slice", &name)) {
+        systemd_slice(w, name);
         return;
     }
-    if (str_cut_suffix(c, ".scope", &name)) {
+    if (slice_cut_suffix(c, ".scope", &name)) {
         runtime_unit(w, name);
         return;
     }
@@ -270,25 +241,25 @@ static void component(struct walk *w, struct str c)
     if (is_container_id(c)) {
         /* cgroupfs: docker names the parent "docker"; kubelet's cgroupfs tree does not say */
         set_container(w, c,
-                      str_eq(w->prev, "docker")          ? CGROUP_RUNTIME_DOCKER
-                      : str_eq(w->prev, "libpod_parent") ? CGROUP_RUNTIME_PODMAN
-                                                         : CGROUP_RUNTIME_UNKNOWN);
+                      slice_eq(w->prev, "docker")          ? CGROUP_RUNTIME_DOCKER
+                      : slice_eq(w->prev, "libpod_parent") ? CGROUP_RUNTIME_PODMAN
+                                                           : CGROUP_RUNTIME_UNKNOWN);
         return;
     }
-    if (str_eq(c, "conmon") && str_eq(w->prev, "libpod_parent")) {
+    if (slice_eq(c, "conmon") && slice_eq(w->prev, "libpod_parent")) {
         set_conmon(w);
         return;
     }
     kube_token(w, c);
 }
 
-static void walk_path(struct walk *w, struct str path)
+static void walk_path(struct walk *w, struct slice path)
 {
     const char *p = path.p, *end = path.p + path.n;
     while (p < end) {
         const char *slash = memchr(p, '/', (size_t)(end - p));
         const char *c_end = slash ? slash : end;
-        struct str c = {p, (size_t)(c_end - p)};
+        struct slice c = {p, (size_t)(c_end - p)};
         component(w, c);
         if (c.n)
             w->prev = c;
@@ -334,7 +305,7 @@ int cgroup_parse(const char *text, size_t len, struct cgroup_owner *out)
 
         struct walk w;
         memset(&w, 0, sizeof(w));
-        walk_path(&w, (struct str){c2 + 1, (size_t)(le - c2 - 1)});
+        walk_path(&w, (struct slice){c2 + 1, (size_t)(le - c2 - 1)});
         w.o.in_kubernetes = w.o.has_pod_uid;
         int s = score(&w.o);
         if (s > best_score || (s == best_score && v2 && !best_v2)) {

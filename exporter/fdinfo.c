@@ -15,33 +15,13 @@
 #include <stdio.h>
 #include <string.h>
 
-struct str {
-    const char *p;
-    size_t n;
-};
-
-static bool str_eq(struct str s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s.n == n && memcmp(s.p, lit, n) == 0;
-}
-
-/* If `s` starts with `prefix`, store the remainder in `rest` and return true. */
-static bool str_cut_prefix(struct str s, const char *prefix, struct str *rest)
-{
-    size_t n = strlen(prefix);
-    if (s.n < n || memcmp(s.p, prefix, n) != 0)
-        return false;
-    rest->p = s.p + n;
-    rest->n = s.n - n;
-    return true;
-}
+#include "slice.h"
 
 /*
  * An unsigned decimal followed by a unit suffix. At least one digit, no sign, no overflow;
  * the bytes after the digits are returned in `unit` for the caller to compare exactly.
  */
-static bool parse_number(struct str v, uint64_t *out, struct str *unit)
+static bool parse_number(struct slice v, uint64_t *out, struct slice *unit)
 {
     uint64_t x = 0;
     size_t i = 0;
@@ -60,9 +40,9 @@ static bool parse_number(struct str v, uint64_t *out, struct str *unit)
     return true;
 }
 
-static bool parse_plain(struct str v, uint64_t *out)
+static bool parse_plain(struct slice v, uint64_t *out)
 {
-    struct str unit;
+    struct slice unit;
     return parse_number(v, out, &unit) && unit.n == 0;
 }
 
@@ -71,18 +51,18 @@ static bool parse_plain(struct str v, uint64_t *out)
  * unit that divides the value, and prints 0 without a unit). The v5.14-v5.18 amdgpu keys
  * used " kB" for value/1024, so `legacy_kb` admits that spelling for those keys only.
  */
-static bool parse_size(struct str v, bool legacy_kb, uint64_t *out)
+static bool parse_size(struct slice v, bool legacy_kb, uint64_t *out)
 {
     uint64_t x;
-    struct str unit;
+    struct slice unit;
     unsigned shift;
     if (!parse_number(v, &x, &unit))
         return false;
     if (unit.n == 0)
         shift = 0;
-    else if (str_eq(unit, " KiB") || (legacy_kb && str_eq(unit, " kB")))
+    else if (slice_eq(unit, " KiB") || (legacy_kb && slice_eq(unit, " kB")))
         shift = 10;
-    else if (str_eq(unit, " MiB"))
+    else if (slice_eq(unit, " MiB"))
         shift = 20;
     else
         return false;
@@ -93,7 +73,7 @@ static bool parse_size(struct str v, bool legacy_kb, uint64_t *out)
 }
 
 /* Engine and region names: short, and only characters the kernel uses in them. */
-static bool valid_name(struct str s)
+static bool valid_name(struct slice s)
 {
     if (s.n == 0 || s.n >= FDINFO_NAME_MAX)
         return false;
@@ -107,7 +87,7 @@ static bool valid_name(struct str s)
 }
 
 /* drm-driver and drm-pdev: printable, no blanks, must fit. */
-static bool copy_token(struct str v, char *dst, size_t cap)
+static bool copy_token(struct slice v, char *dst, size_t cap)
 {
     if (v.n == 0 || v.n >= cap)
         return false;
@@ -119,10 +99,10 @@ static bool copy_token(struct str v, char *dst, size_t cap)
     return true;
 }
 
-static struct fdinfo_engine *find_engine(struct fdinfo *fi, struct str name, bool create)
+static struct fdinfo_engine *find_engine(struct fdinfo *fi, struct slice name, bool create)
 {
     for (unsigned i = 0; i < fi->n_engines; i++)
-        if (str_eq(name, fi->engines[i].name))
+        if (slice_eq(name, fi->engines[i].name))
             return &fi->engines[i];
     if (!create)
         return NULL;
@@ -136,10 +116,10 @@ static struct fdinfo_engine *find_engine(struct fdinfo *fi, struct str name, boo
     return e;
 }
 
-static struct fdinfo_region *find_region(struct fdinfo *fi, struct str name, bool create)
+static struct fdinfo_region *find_region(struct fdinfo *fi, struct slice name, bool create)
 {
     for (unsigned i = 0; i < fi->n_regions; i++)
-        if (str_eq(name, fi->regions[i].name))
+        if (slice_eq(name, fi->regions[i].name))
             return &fi->regions[i];
     if (!create)
         return NULL;
@@ -182,8 +162,8 @@ static const char *const amd_keys[FDINFO_AMD_KEYS] = {
 };
 
 /* Store a memory figure; false (malformed) on a bad name, bad value or duplicate key. */
-static bool set_mem(struct fdinfo *fi, struct str region, enum fdinfo_mem_kind kind, struct str v,
-                    bool legacy_kb)
+static bool set_mem(struct fdinfo *fi, struct slice region, enum fdinfo_mem_kind kind,
+                    struct slice v, bool legacy_kb)
 {
     uint64_t bytes;
     if (!valid_name(region) || !parse_size(v, legacy_kb, &bytes))
@@ -199,18 +179,18 @@ static bool set_mem(struct fdinfo *fi, struct str region, enum fdinfo_mem_kind k
 }
 
 /* Handle one key we know; false when its value breaks the rules. Unknown keys pass. */
-static bool parse_kv(struct fdinfo *fi, struct str key, struct str v)
+static bool parse_kv(struct fdinfo *fi, struct slice key, struct slice v)
 {
-    struct str rest;
+    struct slice rest;
     uint64_t x;
 
-    if (str_eq(key, "drm-driver")) {
+    if (slice_eq(key, "drm-driver")) {
         if (fi->has_driver || !copy_token(v, fi->driver, sizeof(fi->driver)))
             return false;
         fi->has_driver = true;
         return true;
     }
-    if (str_eq(key, "drm-pdev") || str_eq(key, "pdev")) {
+    if (slice_eq(key, "drm-pdev") || slice_eq(key, "pdev")) {
         if (fi->has_pdev || !copy_token(v, fi->pdev, sizeof(fi->pdev)))
             return false;
         fi->has_pdev = true;
@@ -218,14 +198,14 @@ static bool parse_kv(struct fdinfo *fi, struct str key, struct str v)
             fi->legacy_format = true;
         return true;
     }
-    if (str_eq(key, "drm-client-id")) {
+    if (slice_eq(key, "drm-client-id")) {
         if (fi->has_client_id || !parse_plain(v, &x))
             return false;
         fi->client_id = x;
         fi->has_client_id = true;
         return true;
     }
-    if (str_eq(key, "pasid")) {
+    if (slice_eq(key, "pasid")) {
         if (fi->has_pasid || !parse_plain(v, &x))
             return false;
         fi->pasid = x;
@@ -233,7 +213,7 @@ static bool parse_kv(struct fdinfo *fi, struct str key, struct str v)
         return true;
     }
     /* capacity before the engine prefix, which it shares */
-    if (str_cut_prefix(key, "drm-engine-capacity-", &rest)) {
+    if (slice_cut_prefix(key, "drm-engine-capacity-", &rest)) {
         if (!valid_name(rest) || !parse_plain(v, &x))
             return false;
         struct fdinfo_engine *e = find_engine(fi, rest, true);
@@ -245,9 +225,9 @@ static bool parse_kv(struct fdinfo *fi, struct str key, struct str v)
         e->has_capacity = true;
         return true;
     }
-    if (str_cut_prefix(key, "drm-engine-", &rest)) {
-        struct str unit;
-        if (!valid_name(rest) || !parse_number(v, &x, &unit) || !str_eq(unit, " ns"))
+    if (slice_cut_prefix(key, "drm-engine-", &rest)) {
+        struct slice unit;
+        if (!valid_name(rest) || !parse_number(v, &x, &unit) || !slice_eq(unit, " ns"))
             return false;
         struct fdinfo_engine *e = find_engine(fi, rest, true);
         if (!e)
@@ -259,17 +239,17 @@ static bool parse_kv(struct fdinfo *fi, struct str key, struct str v)
         return true;
     }
     for (size_t i = 0; i < sizeof(mem_prefixes) / sizeof(mem_prefixes[0]); i++)
-        if (str_cut_prefix(key, mem_prefixes[i].prefix, &rest))
+        if (slice_cut_prefix(key, mem_prefixes[i].prefix, &rest))
             return set_mem(fi, rest, mem_prefixes[i].kind, v, false);
     for (size_t i = 0; i < sizeof(legacy_mem_keys) / sizeof(legacy_mem_keys[0]); i++) {
-        if (str_eq(key, legacy_mem_keys[i].key)) {
-            struct str region = {legacy_mem_keys[i].region, strlen(legacy_mem_keys[i].region)};
+        if (slice_eq(key, legacy_mem_keys[i].key)) {
+            struct slice region = {legacy_mem_keys[i].region, strlen(legacy_mem_keys[i].region)};
             fi->legacy_format = true;
             return set_mem(fi, region, FDINFO_MEM_LEGACY, v, true);
         }
     }
     for (int i = 0; i < FDINFO_AMD_KEYS; i++) {
-        if (str_eq(key, amd_keys[i])) {
+        if (slice_eq(key, amd_keys[i])) {
             if ((fi->amd_has & (1u << i)) || !parse_size(v, false, &x))
                 return false;
             fi->amd[i] = x;
@@ -289,11 +269,11 @@ static void parse_line(struct fdinfo *fi, const char *line, size_t n)
         fi->malformed++;
         return;
     }
-    struct str key = {line, (size_t)(colon - line)};
+    struct slice key = {line, (size_t)(colon - line)};
     const char *v = colon + 1, *end = line + n;
     while (v < end && (*v == ' ' || *v == '\t'))
         v++;
-    struct str val = {v, (size_t)(end - v)};
+    struct slice val = {v, (size_t)(end - v)};
     if (!parse_kv(fi, key, val))
         fi->malformed++;
 }

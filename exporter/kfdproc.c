@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "util.h"
 
 /* Canonical decimal that fits 32 bits: "0" or [1-9][0-9]*, no sign. */
@@ -107,27 +108,11 @@ int kfdproc_parse_value(const char *text, size_t len, uint64_t *out)
 static int read_value(int dirfd, const char *rel, uint64_t *out)
 {
     char buf[64];
-    size_t n = 0;
-    int fd = openat(dirfd, rel, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    /* a full buffer is longer than any number: malformed below */
+    ssize_t r = fdio_read_at(dirfd, rel, buf, sizeof(buf), true);
+    if (r < 0)
         return -1;
-    for (;;) {
-        ssize_t r = read(fd, buf + n, sizeof(buf) - n);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            close(fd);
-            errno = e;
-            return -1;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-        if (n == sizeof(buf))
-            break; /* longer than any number: malformed below */
-    }
-    close(fd);
+    size_t n = (size_t)r;
     if (n == sizeof(buf) || kfdproc_parse_value(buf, n, out) < 0) {
         errno = EINVAL;
         return -1;
@@ -226,11 +211,8 @@ static bool read_pid(struct kfdproc_list *l, int procfd, const char *name, int p
     int pidfd = openat(procfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (pidfd < 0)
         return false;
-    int dfd = dup(pidfd);
-    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    DIR *d = fdio_opendir_dup(pidfd);
     if (!d) {
-        if (dfd >= 0)
-            close(dfd);
         close(pidfd);
         return false;
     }
@@ -320,13 +302,10 @@ int kfdproc_read(const char *sysfs_root, struct kfdproc_list *out, char *err, si
             snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
         return -1;
     }
-    int dfd = dup(procfd);
-    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    DIR *d = fdio_opendir_dup(procfd);
     if (!d) {
         if (err && errlen)
             snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
-        if (dfd >= 0)
-            close(dfd);
         close(procfd);
         return -1;
     }

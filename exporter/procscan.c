@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "util.h"
 
 struct procscan_fd {
@@ -91,18 +92,15 @@ static ssize_t read_at(struct procscan *ps, int dirfd, const char *rel)
             ps->buf_cap = ps->buf_cap ? 2 * ps->buf_cap : 8192;
             ps->buf = xrealloc(ps->buf, ps->buf_cap);
         }
-        ssize_t r = read(fd, ps->buf + n, ps->buf_cap - n);
+        size_t room = ps->buf_cap - n;
+        ssize_t r = fdio_read(fd, ps->buf + n, room, true);
         if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            close(fd);
-            errno = e;
+            fdio_close_keep_errno(fd);
             return -1;
         }
-        if (r == 0)
-            break;
         n += (size_t)r;
+        if ((size_t)r < room)
+            break; /* EOF before the buffer filled */
     }
     close(fd);
     return (ssize_t)n;
@@ -338,13 +336,10 @@ int procscan_run(const char *procfs_root, struct procscan *out, char *err, size_
             snprintf(err, errlen, "cannot open '%s': %s", procfs_root, strerror(errno));
         return -1;
     }
-    int dfd = dup(rootfd);
-    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    DIR *d = fdio_opendir_dup(rootfd);
     if (!d) {
         if (err && errlen)
             snprintf(err, errlen, "cannot read '%s': %s", procfs_root, strerror(errno));
-        if (dfd >= 0)
-            close(dfd);
         close(rootfd);
         return -1;
     }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "util.h"
 
 static int vpath(char *path, size_t cap, const char *fmt, va_list ap)
@@ -25,43 +26,12 @@ static int vpath(char *path, size_t cap, const char *fmt, va_list ap)
     return 0;
 }
 
-/*
- * Read up to `cap` bytes. A text attribute arrives whole in the first read, so a short read
- * ends the loop (one read(2) per value); binary attributes may come in chunks and are read
- * until EOF (`until_eof`).
- */
-static ssize_t read_all(const char *path, void *buf, size_t cap, bool until_eof)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    size_t n = 0;
-    while (n < cap) {
-        ssize_t r = read(fd, (char *)buf + n, cap - n);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            int e = errno;
-            close(fd);
-            errno = e;
-            return -1;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-        if (!until_eof && (size_t)r < cap - (n - (size_t)r))
-            break;
-    }
-    close(fd);
-    return (ssize_t)n;
-}
-
 static ssize_t vread_str(char *buf, size_t cap, const char *fmt, va_list ap)
 {
     char path[4096];
     if (vpath(path, sizeof(path), fmt, ap) < 0)
         return -1;
-    ssize_t n = read_all(path, buf, cap - 1, false);
+    ssize_t n = fdio_read_at(AT_FDCWD, path, buf, cap - 1, false);
     if (n < 0)
         return -1;
     buf[n] = '\0';
@@ -114,7 +84,7 @@ ssize_t sysfs_read_bin(void *buf, size_t cap, const char *fmt, ...)
     va_end(ap);
     if (rc < 0)
         return -1;
-    return read_all(path, buf, cap, true);
+    return fdio_read_at(AT_FDCWD, path, buf, cap, true);
 }
 
 int sysfs_read_kv(char *buf, size_t cap, const char *key, const char *fmt, ...)

@@ -5,6 +5,7 @@
 #include "collector_amdgpu.c"
 
 #include "test.h"
+#include "tmptree.h"
 
 static char *render(struct expo *e)
 {
@@ -70,17 +71,13 @@ TEST(failed_ioctls_are_omitted_not_zero)
 TEST(no_device_node_is_no_data)
 {
     struct coll_cfg cfg = {.devfs = "/nonexistent-devfs", .rediscover_interval = 60};
-    char dir[] = "/tmp/gpureclaim-amdgpu-XXXXXX";
-    TEST_CHECK(mkdtemp(dir) != NULL);
+    char dir[256];
+    TEST_CHECK_INT(tmptree_make(dir, sizeof(dir), "gpureclaim-amdgpu"), 0);
     /* A sysfs tree whose card has a render node, so the collector tries to open it. */
-    char cmd[1024];
-    snprintf(cmd, sizeof(cmd),
-             "mkdir -p %s/sys/class/drm/card0/device %s/sys/class/drm/renderD128 && "
-             "printf 'DRIVER=amdgpu\\nPCI_SLOT_NAME=0000:05:00.0\\n' > "
-             "%s/sys/class/drm/card0/device/uevent && ln -s ../card0/device "
-             "%s/sys/class/drm/renderD128/device",
-             dir, dir, dir, dir);
-    TEST_CHECK(system(cmd) == 0);
+    TEST_CHECK_INT(tmptree_put(dir, "sys/class/drm/card0/device/uevent",
+                               "DRIVER=amdgpu\nPCI_SLOT_NAME=0000:05:00.0\n"),
+                   0);
+    TEST_CHECK_INT(tmptree_symlink(dir, "sys/class/drm/renderD128/device", "../card0/device"), 0);
     char sys[512];
     snprintf(sys, sizeof(sys), "%s/sys", dir);
     cfg.sysfs = sys;
@@ -93,8 +90,7 @@ TEST(no_device_node_is_no_data)
     coll_ctx_release(&ctx);
     coll_fini();
     expo_free(e);
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    TEST_CHECK(system(cmd) == 0);
+    TEST_CHECK_INT(tmptree_remove(dir), 0);
 }
 
 int main(void)

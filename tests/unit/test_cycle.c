@@ -4,114 +4,24 @@
  * (request count depends on rules, not workloads; identical queries are sent once; pending
  * only for DuringGPUPressure rules; a failing query affects only its rule).
  */
-#include <fcntl.h>
-#include <ftw.h>
-#include <libgen.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <curl/curl.h>
 
 #include "cycle.c"
+#include "fake.h"
 #include "test.h"
+#include "tmptree.h"
 
 #define NOW 1700000000.0
 
 static char fake_path[4096];
-static char tmpdir[] = "/tmp/gpureclaim-test_cycle.XXXXXX";
-
-/* ---- fake_prom process ------------------------------------------------------------------ */
-
-struct fake {
-    pid_t pid;
-    int port;
-    char log[4200];
-};
-
-static void fake_stop(struct fake *f)
-{
-    if (f->pid <= 0)
-        return;
-    kill(f->pid, SIGTERM);
-    for (int i = 0; i < 300 && waitpid(f->pid, NULL, WNOHANG) != f->pid; i++)
-        usleep(10000);
-    if (kill(f->pid, 0) == 0) {
-        kill(f->pid, SIGKILL);
-        waitpid(f->pid, NULL, 0);
-    }
-    f->pid = 0;
-}
-
-/* Start fake_prom with the given arguments (NULL-terminated, PORT included). */
-static int fake_start(struct fake *f, ...)
-{
-    static int nlog;
-    char *argv[16];
-    int n = 0, pfd[2];
-    argv[n++] = fake_path;
-    va_list ap;
-    va_start(ap, f);
-    char *a;
-    while ((a = va_arg(ap, char *)) && n < 15)
-        argv[n++] = a;
-    va_end(ap);
-    argv[n] = NULL;
-    snprintf(f->log, sizeof(f->log), "%s/fake%d.log", tmpdir, ++nlog);
-    f->port = 0;
-    if (pipe(pfd) < 0)
-        return -1;
-    f->pid = fork();
-    if (f->pid == 0) {
-        int fd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(pfd[1], 1);
-        dup2(fd, 2);
-        close(pfd[0]);
-        close(pfd[1]);
-        close(fd);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(pfd[1]);
-    char line[64];
-    size_t len = 0;
-    struct pollfd p = {.fd = pfd[0], .events = POLLIN};
-    while (len < sizeof(line) - 1 && poll(&p, 1, 5000) > 0) {
-        if (read(pfd[0], &line[len], 1) != 1 || line[len] == '\n')
-            break;
-        len++;
-    }
-    line[len] = '\0';
-    close(pfd[0]);
-    if (sscanf(line, "listening on %d", &f->port) != 1) {
-        fake_stop(f);
-        return -1;
-    }
-    return 0;
-}
-
-static int count_requests(const char *log)
-{
-    char *s = test_read_file(log, NULL);
-    int n = 0;
-    for (char *p = s; p && (p = strstr(p, "request ")); p++)
-        n++;
-    free(s);
-    return n;
-}
+static char tmpdir[256];
 
 static char *write_tmp(const char *name, const char *content)
 {
-    char *path = xasprintf("%s/%s", tmpdir, name);
-    FILE *f = fopen(path, "w");
-    if (f) {
-        fputs(content, f);
-        fclose(f);
-    }
-    return path;
+    TEST_CHECK_INT(tmptree_put(tmpdir, name, content), 0);
+    return xasprintf("%s/%s", tmpdir, name);
 }
 
 /* A range answer with `n` workloads, each at 0 for the whole range. */
@@ -226,7 +136,7 @@ TEST(fetch_queries_and_dedupe)
     const size_t workloads[] = {3, 200};
     for (size_t k = 0; k < 2; k++) {
         struct fake f;
-        if (fake_start(&f, "0", "ok", files[k], instant_file, NULL) < 0) {
+        if (fake_start(&f, fake_path, tmpdir, "0", "ok", files[k], instant_file, NULL) < 0) {
             TEST_CHECK(!"fake_prom started");
             continue;
         }
@@ -267,7 +177,7 @@ TEST(fetch_queries_and_dedupe)
         promq_free(q);
         fake_stop(&f);
 
-        TEST_CHECK_INT(count_requests(f.log), 5);
+        TEST_CHECK_INT(fake_log_count(f.log, "request "), 5);
         char *log = test_read_file(f.log, NULL);
         TEST_CHECK_CONTAINS(log, "request POST /api/v1/query_range "
                                  "query=max_over_time%28gpureclaim%3Aworkload_busy%3Aratio%5B60s"
@@ -307,7 +217,8 @@ TEST(fetch_error_isolation)
     rules[4].q_priority = "broken_priority";
     struct ruleset rs = {.rules = rules, .n = ARRAY_LEN(rules)};
     struct fake f;
-    if (fake_start(&f, "-E", "broken", "0", "ok", range_file, instant_file, NULL) < 0) {
+    if (fake_start(&f, fake_path, tmpdir, "-E", "broken", "0", "ok", range_file, instant_file,
+                   NULL) < 0) {
         TEST_CHECK(!"fake_prom started");
         goto out;
     }
@@ -355,7 +266,7 @@ out:
 TEST(fetch_server_down)
 {
     struct fake f;
-    if (fake_start(&f, "0", "garbage", NULL) < 0) {
+    if (fake_start(&f, fake_path, tmpdir, "0", "garbage", NULL) < 0) {
         TEST_CHECK(!"fake_prom started");
         return;
     }
@@ -452,17 +363,10 @@ TEST(deliver_moves_last_use)
     TEST_CHECK(copy.n == 0 && copy.s == NULL);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 int main(int argc, char **argv)
 {
-    char self[4096];
-    snprintf(self, sizeof(self), "%s", argv[0]);
-    snprintf(fake_path, sizeof(fake_path), "%s/../fakes/fake_prom", dirname(self));
-    if (!mkdtemp(tmpdir)) {
+    fake_bin_path(fake_path, sizeof(fake_path), argv[0], "fake_prom");
+    if (tmptree_make(tmpdir, sizeof(tmpdir), "gpureclaim-test_cycle") < 0) {
         perror("mkdtemp");
         return 1;
     }
@@ -475,8 +379,7 @@ int main(int argc, char **argv)
     RUN(fetch_server_down);
     RUN(deliver_moves_last_use);
 
-    if (!getenv("KEEP_TMP"))
-        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tmptree_finish(tmpdir);
     curl_global_cleanup();
     return test_done();
 }

@@ -5,57 +5,16 @@
  */
 #include "kfdproc.c"
 
-#include <sys/stat.h>
-
 #include "test.h"
+#include "tmptree.h"
 #include "util.h"
 
 static char root[256];
 
-static void mkdirs(const char *rel)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s", root, rel);
-    for (char *p = path + strlen(root) + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(path, 0755);
-            *p = '/';
-        }
-    }
-    mkdir(path, 0755);
-}
-
 /* Write `content` verbatim (no newline added) to root/rel, creating parent directories. */
 static void put(const char *rel, const char *content)
 {
-    char dir[512], path[512];
-    snprintf(dir, sizeof(dir), "%s", rel);
-    char *slash = strrchr(dir, '/');
-    if (slash) {
-        *slash = '\0';
-        mkdirs(dir);
-    }
-    snprintf(path, sizeof(path), "%s/%s", root, rel);
-    FILE *f = fopen(path, "w");
-    TEST_CHECK(f != NULL);
-    if (f) {
-        fputs(content, f);
-        fclose(f);
-    }
-}
-
-static void make_root(void)
-{
-    snprintf(root, sizeof(root), "/tmp/test_kfdproc.XXXXXX");
-    TEST_CHECK(mkdtemp(root) != NULL);
-}
-
-static void remove_root(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-    TEST_CHECK(system(cmd) == 0);
+    TEST_CHECK_INT(tmptree_put(root, rel, content), 0);
 }
 
 static const struct {
@@ -146,7 +105,7 @@ TEST(value_table)
 
 TEST(read_tree)
 {
-    make_root();
+    TEST_CHECK_INT(tmptree_make(root, sizeof(root), "test_kfdproc"), 0);
     const char *base = "class/kfd/kfd/proc/";
     char rel[256];
 #define P(pid, file, content)                                                                      \
@@ -174,7 +133,7 @@ TEST(read_tree)
     /* opened /dev/kfd only: no per-node files */
     P("90", "pasid", "32790\n");
     /* exited: the directory is empty */
-    mkdirs("class/kfd/kfd/proc/300");
+    TEST_CHECK_INT(tmptree_mkdirs(root, "class/kfd/kfd/proc/300"), 0);
     /* not PIDs */
     P("self", "pasid", "1\n");
     P("0400", "pasid", "1\n");
@@ -232,13 +191,13 @@ TEST(read_tree)
     TEST_CHECK_INT(l.n_procs, 3);
     TEST_CHECK(l.procs == procs_before);
     kfdproc_list_free(&l);
-    remove_root();
+    TEST_CHECK_INT(tmptree_remove(root), 0);
 #undef P
 }
 
 TEST(missing_and_unreadable_root)
 {
-    make_root();
+    TEST_CHECK_INT(tmptree_make(root, sizeof(root), "test_kfdproc"), 0);
     struct kfdproc_list l = {0};
     char err[256] = "";
     TEST_CHECK_INT(kfdproc_read(root, &l, err, sizeof(err)), 0);
@@ -250,7 +209,7 @@ TEST(missing_and_unreadable_root)
     TEST_CHECK_CONTAINS(err, "cannot open '");
     TEST_CHECK_CONTAINS(err, "/class/kfd/kfd/proc': Not a directory");
     kfdproc_list_free(&l);
-    remove_root();
+    TEST_CHECK_INT(tmptree_remove(root), 0);
 }
 
 int main(void)

@@ -7,53 +7,24 @@
  */
 #include "procscan.c"
 
-#include <sys/stat.h>
-
 #include "test.h"
+#include "tmptree.h"
 #include "util.h"
 
 static char root[256];
 
-static void mkdirs(const char *rel)
-{
-    char path[512];
-    snprintf(path, sizeof(path), "%s/%s", root, rel);
-    for (char *p = path + strlen(root) + 1; *p; p++) {
-        if (*p == '/') {
-            *p = '\0';
-            mkdir(path, 0755);
-            *p = '/';
-        }
-    }
-    mkdir(path, 0755);
-}
-
+/* Write `content` verbatim (no newline added) to root/rel, creating parent directories. */
 static void put(const char *rel, const char *content)
 {
-    char dir[512], path[512];
-    snprintf(dir, sizeof(dir), "%s", rel);
-    char *slash = strrchr(dir, '/');
-    if (slash) {
-        *slash = '\0';
-        mkdirs(dir);
-    }
-    snprintf(path, sizeof(path), "%s/%s", root, rel);
-    FILE *f = fopen(path, "w");
-    TEST_CHECK(f != NULL);
-    if (f) {
-        fputs(content, f);
-        fclose(f);
-    }
+    TEST_CHECK_INT(tmptree_put(root, rel, content), 0);
 }
 
 /* root/<pid>/fd/<fd> -> target */
 static void link_fd(int pid, int fd, const char *target)
 {
-    char dir[64], path[512];
-    snprintf(dir, sizeof(dir), "%d/fd", pid);
-    mkdirs(dir);
-    snprintf(path, sizeof(path), "%s/%d/fd/%d", root, pid, fd);
-    TEST_CHECK(symlink(target, path) == 0);
+    char rel[64];
+    snprintf(rel, sizeof(rel), "%d/fd/%d", pid, fd);
+    TEST_CHECK_INT(tmptree_symlink(root, rel, target), 0);
 }
 
 static void put_fdinfo(int pid, int fd, const char *text)
@@ -68,19 +39,6 @@ static void put_cgroup(int pid, const char *text)
     char rel[64];
     snprintf(rel, sizeof(rel), "%d/cgroup", pid);
     put(rel, text);
-}
-
-static void make_root(void)
-{
-    snprintf(root, sizeof(root), "/tmp/test_procscan.XXXXXX");
-    TEST_CHECK(mkdtemp(root) != NULL);
-}
-
-static void remove_root(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-    TEST_CHECK(system(cmd) == 0);
 }
 
 #define CID_A "b4cc4867d9fc1c8455f0ed62a35752997b4e9624968df8953d40f7f847719c81"
@@ -115,7 +73,7 @@ static const struct procscan_client *find_client(const struct procscan *ps, uint
 
 TEST(scan_small_tree)
 {
-    make_root();
+    TEST_CHECK_INT(tmptree_make(root, sizeof(root), "test_procscan"), 0);
     /* 100: render node through two dup()ed fds, plus /dev/kfd and non-DRM fds */
     link_fd(100, 0, "/dev/null");
     link_fd(100, 1, "pipe:[12345]");
@@ -160,8 +118,8 @@ TEST(scan_small_tree)
     /* 800: /dev/kfd only, cgroup file unreadable (missing) */
     link_fd(800, 9, "/dev/kfd");
     /* not PIDs */
-    mkdirs("self/fd");
-    mkdirs("0/fd");
+    TEST_CHECK_INT(tmptree_mkdirs(root, "self/fd"), 0);
+    TEST_CHECK_INT(tmptree_mkdirs(root, "0/fd"), 0);
     put("uptime", "1.0 2.0\n");
 
     struct procscan ps = {0};
@@ -229,7 +187,7 @@ TEST(scan_small_tree)
     TEST_CHECK(c && c->holders == 2 && !c->shared_owners);
 
     procscan_free(&ps);
-    remove_root();
+    TEST_CHECK_INT(tmptree_remove(root), 0);
 }
 
 TEST(missing_root)
@@ -243,7 +201,7 @@ TEST(missing_root)
 
 TEST(scan_1000_processes)
 {
-    make_root();
+    TEST_CHECK_INT(tmptree_make(root, sizeof(root), "test_procscan"), 0);
     char rel[64], target[64];
     const char *common[] = {"/dev/null",
                             "pipe:[1]",
@@ -283,7 +241,7 @@ TEST(scan_1000_processes)
      * quadratic dedupe or rereading every cgroup would not */
     TEST_CHECK(best < 1.0);
     procscan_free(&ps);
-    remove_root();
+    TEST_CHECK_INT(tmptree_remove(root), 0);
 }
 
 int main(void)

@@ -9,14 +9,8 @@
  * a private temporary directory, and each one is stopped by its PID before the test ends.
  */
 #include <dirent.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <libgen.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -27,113 +21,12 @@
 
 #define PROMQ_JSONC_REFERENCE
 #include "promq.c"
+#include "fake.h"
 #include "test.h"
+#include "tmptree.h"
 
 static char fake_path[4096];
-static char tmpdir[] = "/tmp/gpureclaim-test_promq.XXXXXX";
-
-/* ---- child processes ------------------------------------------------------------------- */
-
-struct child {
-    pid_t pid;
-    int port;
-    char log[4200];
-};
-
-static void child_stop(struct child *c)
-{
-    if (c->pid <= 0)
-        return;
-    kill(c->pid, SIGTERM);
-    for (int i = 0; i < 300; i++) {
-        if (waitpid(c->pid, NULL, WNOHANG) == c->pid) {
-            c->pid = 0;
-            return;
-        }
-        usleep(10000);
-    }
-    kill(c->pid, SIGKILL);
-    waitpid(c->pid, NULL, 0);
-    c->pid = 0;
-}
-
-/* fork/exec argv with stdout into a pipe (returned in *out_fd, or closed) and stderr to log. */
-static pid_t child_spawn(char *const argv[], const char *log, int *out_fd)
-{
-    int pfd[2];
-    if (pipe(pfd) < 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(out_fd ? pfd[1] : fd, 1);
-        dup2(fd, 2);
-        close(pfd[0]);
-        close(pfd[1]);
-        close(fd);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(pfd[1]);
-    if (out_fd)
-        *out_fd = pfd[0];
-    else
-        close(pfd[0]);
-    return pid;
-}
-
-/* Start fake_prom with the given arguments (NULL-terminated, PORT first). */
-static int fake_start(struct child *c, ...)
-{
-    static int nlog;
-    char *argv[16];
-    int n = 0;
-    argv[n++] = fake_path;
-    va_list ap;
-    va_start(ap, c);
-    char *a;
-    while ((a = va_arg(ap, char *)) && n < 15)
-        argv[n++] = a;
-    va_end(ap);
-    argv[n] = NULL;
-
-    snprintf(c->log, sizeof(c->log), "%s/fake%d.log", tmpdir, ++nlog);
-    int fd;
-    c->pid = child_spawn(argv, c->log, &fd);
-    c->port = 0;
-    if (c->pid < 0)
-        return -1;
-    char line[64];
-    size_t len = 0;
-    struct pollfd p = {.fd = fd, .events = POLLIN};
-    while (len < sizeof(line) - 1 && poll(&p, 1, 5000) > 0) {
-        if (read(fd, &line[len], 1) != 1 || line[len] == '\n')
-            break;
-        len++;
-    }
-    line[len] = '\0';
-    close(fd);
-    if (sscanf(line, "listening on %d", &c->port) != 1) {
-        fprintf(stderr, "fake_prom did not start: '%s'\n", line);
-        child_stop(c);
-        return -1;
-    }
-    return 0;
-}
-
-static int count_lines(const char *path, const char *prefix)
-{
-    char *s = test_read_file(path, NULL);
-    int n = 0;
-    for (char *p = s; p && *p;) {
-        if (strncmp(p, prefix, strlen(prefix)) == 0)
-            n++;
-        char *nl = strchr(p, '\n');
-        p = nl ? nl + 1 : NULL;
-    }
-    free(s);
-    return n;
-}
+static char tmpdir[256];
 
 static void write_file(const char *path, const char *content)
 {
@@ -777,8 +670,8 @@ TEST(client_ok)
     char *range = tmp_path("range.json"), *instant = tmp_path("instant.json");
     write_file(range, ok_range);
     write_file(instant, ok_instant);
-    struct child c;
-    TEST_CHECK_INT(fake_start(&c, "0", "ok", range, instant, NULL), 0);
+    struct fake c;
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "ok", range, instant, NULL), 0);
     if (c.pid <= 0)
         goto out;
 
@@ -806,25 +699,25 @@ TEST(client_ok)
     TEST_CHECK_INT(promq_requests(q), 2);
     TEST_CHECK_INT(promq_failures(q), 0);
     promq_free(q);
-    child_stop(&c);
+    fake_stop(&c);
 
-    TEST_CHECK_INT(count_lines(c.log, "request POST /api/v1/query_range "), 1);
-    TEST_CHECK_INT(count_lines(c.log, "request POST /api/v1/query "), 1);
-    TEST_CHECK_INT(count_lines(c.log, "request "), 2);
+    TEST_CHECK_INT(fake_log_count(c.log, "request POST /api/v1/query_range "), 1);
+    TEST_CHECK_INT(fake_log_count(c.log, "request POST /api/v1/query "), 1);
+    TEST_CHECK_INT(fake_log_count(c.log, "request "), 2);
     char *log = test_read_file(c.log, NULL);
     TEST_CHECK_CONTAINS(log, "query=max_over_time%28x%7Bpod%3D%22a%22%7D%5B60s%5D%29&start="
                              "1699999940.000&end=1700000060.000&step=60.000&timeout=5.000");
     TEST_CHECK_CONTAINS(log, "query=sum%28y%29&time=1700000060.000&timeout=5.000");
     free(log);
 
-    TEST_CHECK_INT(fake_start(&c, "0", "ok", range, NULL), 0);
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "ok", range, NULL), 0);
     if (c.pid > 0) {
         q = client(c.port, 5);
         TEST_CHECK_INT(promq_instant(q, "up", 1700000060, &m, err, sizeof(err)), -1);
         TEST_CHECK_CONTAINS(err, "expected a vector or scalar, got resultType 'matrix'");
         TEST_CHECK_INT(promq_failures(q), 1);
         promq_free(q);
-        child_stop(&c);
+        fake_stop(&c);
     }
 out:
     free(range);
@@ -852,9 +745,9 @@ TEST(client_faults)
         {{"truncated"}, "truncated JSON from prometheus"},
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        struct child c;
+        struct fake c;
         const char *const *a = cases[i].args;
-        if (fake_start(&c, "0", a[0], a[1], a[2], a[3], NULL) < 0) {
+        if (fake_start(&c, fake_path, tmpdir, "0", a[0], a[1], a[2], a[3], NULL) < 0) {
             TEST_CHECK(!"fake_prom started");
             continue;
         }
@@ -866,14 +759,14 @@ TEST(client_faults)
         TEST_CHECK_INT(m.n, 0);
         TEST_CHECK_INT(promq_failures(q), 1);
         promq_free(q);
-        child_stop(&c);
+        fake_stop(&c);
     }
 }
 
 TEST(client_slow_times_out)
 {
-    struct child c;
-    TEST_CHECK_INT(fake_start(&c, "0", "slow", "3", NULL), 0);
+    struct fake c;
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "slow", "3", NULL), 0);
     if (c.pid <= 0)
         return;
     struct promq *q = client(c.port, 1);
@@ -886,10 +779,10 @@ TEST(client_slow_times_out)
     TEST_CHECK_CONTAINS(err, "timeout after 1.0 s requesting 'http://127.0.0.1:");
     TEST_CHECK_INT(m.n, 0);
     promq_free(q);
-    child_stop(&c);
+    fake_stop(&c);
 
     /* With a longer timeout the same server answers (an empty matrix is not an error). */
-    TEST_CHECK_INT(fake_start(&c, "0", "slow", "0.2", NULL), 0);
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "slow", "0.2", NULL), 0);
     if (c.pid <= 0)
         return;
     q = client(c.port, 5);
@@ -897,17 +790,17 @@ TEST(client_slow_times_out)
     TEST_CHECK_INT(m.n, 0);
     TEST_CHECK_INT(promq_instant(q, "up", 1700000060, &m, err, sizeof(err)), 0);
     promq_free(q);
-    child_stop(&c);
+    fake_stop(&c);
 }
 
 TEST(client_connection_refused)
 {
-    struct child c;
-    TEST_CHECK_INT(fake_start(&c, "0", "garbage", NULL), 0);
+    struct fake c;
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "garbage", NULL), 0);
     if (c.pid <= 0)
         return;
     int port = c.port;
-    child_stop(&c);
+    fake_stop(&c);
     struct promq *q = client(port, 2);
     struct matrix m = {0};
     char err[256] = "", want[128];
@@ -940,8 +833,8 @@ TEST(client_credentials)
     char *range = tmp_path("range.json"), *tok = tmp_path("token"), *pass = tmp_path("pass");
     char *missing = tmp_path("no-such-token");
     write_file(range, ok_range);
-    struct child c;
-    TEST_CHECK_INT(fake_start(&c, "0", "ok", range, NULL), 0);
+    struct fake c;
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "ok", range, NULL), 0);
     if (c.pid <= 0)
         goto out;
     char url[64];
@@ -974,10 +867,10 @@ TEST(client_credentials)
     TEST_CHECK_INT(promq_range(q, "up", 0, 60, 60, &m, err, sizeof(err)), 0);
     matrix_free(&m);
     promq_free(q);
-    child_stop(&c);
+    fake_stop(&c);
 
     /* The missing-token request was never sent. */
-    TEST_CHECK_INT(count_lines(c.log, "request "), 3);
+    TEST_CHECK_INT(fake_log_count(c.log, "request "), 3);
     char *log = test_read_file(c.log, NULL);
     TEST_CHECK_CONTAINS(log, " authorization=Bearer first-token\n");
     TEST_CHECK_CONTAINS(log, " authorization=Bearer second-token\n");
@@ -1009,8 +902,8 @@ TEST(httpc_basics)
 {
     char *range = tmp_path("range.json");
     write_file(range, ok_range);
-    struct child c;
-    TEST_CHECK_INT(fake_start(&c, "0", "ok", range, NULL), 0);
+    struct fake c;
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "ok", range, NULL), 0);
     free(range);
     if (c.pid <= 0)
         return;
@@ -1040,7 +933,7 @@ TEST(httpc_basics)
     TEST_CHECK_INT(httpc_do(&req, &resp, err, sizeof(err)), -1);
     TEST_CHECK_CONTAINS(err, "/nope' exceeds 4 bytes");
     httpc_resp_free(&resp);
-    child_stop(&c);
+    fake_stop(&c);
     char *log = test_read_file(c.log, NULL);
     TEST_CHECK_CONTAINS(log, "request GET /-/ready  authorization=Custom abc\n");
     free(log);
@@ -1086,7 +979,7 @@ static void write_history(const char *path)
 
 static int run_wait(char *const argv[], const char *log)
 {
-    pid_t pid = child_spawn(argv, log, NULL);
+    pid_t pid = fake_spawn(argv, log, NULL);
     int st;
     if (pid < 0 || waitpid(pid, &st, 0) != pid)
         return -1;
@@ -1113,7 +1006,7 @@ TEST(real_prometheus)
                         data,       NULL};
     int rc = run_wait(backfill, log);
     TEST_CHECK_INT(rc, 0);
-    struct child c = {0};
+    struct fake c = {0};
     int port = free_port();
     char *cfg_arg = xasprintf("--config.file=%s", cfg);
     char *data_arg = xasprintf("--storage.tsdb.path=%s", data);
@@ -1121,7 +1014,7 @@ TEST(real_prometheus)
     char *prom[] = {"prometheus", cfg_arg, data_arg, listen_arg, "--log.level=warn", NULL};
     if (rc != 0 || port < 0)
         goto out;
-    c.pid = child_spawn(prom, plog, NULL);
+    c.pid = fake_spawn(prom, plog, NULL);
 
     char url[256];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/-/ready", port);
@@ -1242,7 +1135,7 @@ TEST(real_prometheus)
     TEST_CHECK_INT(promq_failures(q), 3);
     promq_free(q);
 out:
-    child_stop(&c);
+    fake_stop(&c);
     free(cfg_arg);
     free(data_arg);
     free(listen_arg);
@@ -1253,18 +1146,11 @@ out:
     free(plog);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 int main(int argc, char **argv)
 {
     /* build/tests/test_promq -> build/fakes/fake_prom (build/san/... under sanitizers). */
-    char self[4096];
-    snprintf(self, sizeof(self), "%s", argv[0]);
-    snprintf(fake_path, sizeof(fake_path), "%s/../fakes/fake_prom", dirname(self));
-    if (!mkdtemp(tmpdir)) {
+    fake_bin_path(fake_path, sizeof(fake_path), argv[0], "fake_prom");
+    if (tmptree_make(tmpdir, sizeof(tmpdir), "gpureclaim-test_promq") < 0) {
         perror("mkdtemp");
         return 1;
     }
@@ -1293,10 +1179,7 @@ int main(int argc, char **argv)
     RUN(httpc_basics);
     RUN(real_prometheus);
 
-    if (!getenv("KEEP_TMP"))
-        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    else
-        fprintf(stderr, "kept %s\n", tmpdir);
+    tmptree_finish(tmpdir);
     curl_global_cleanup();
     return test_done();
 }

@@ -8,16 +8,13 @@
 #include <stdlib.h>
 
 #include "test.h"
+#include "tmptree.h"
 
-static char dir[] = "/tmp/gpureclaim-sysfs-XXXXXX";
+static char dir[256];
 
 static void put(const char *name, const char *content, size_t len)
 {
-    char path[256];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    fwrite(content, 1, len, f);
-    fclose(f);
+    TEST_CHECK_INT(tmptree_write(dir, name, content, len), 0);
 }
 
 TEST(u64_strict)
@@ -124,16 +121,14 @@ TEST(long_path_refused)
 
 int main(void)
 {
-    if (!mkdtemp(dir))
+    if (tmptree_make(dir, sizeof(dir), "gpureclaim-sysfs") < 0)
         return 1;
     RUN(u64_strict);
     RUN(double_and_i64_strict);
     RUN(read_files);
     RUN(binary_read_until_eof);
     RUN(long_path_refused);
-    char cmd[128];
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-    if (system(cmd) != 0)
+    if (tmptree_remove(dir) < 0)
         return 1;
     return test_done();
 }
