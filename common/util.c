@@ -212,6 +212,17 @@ int parse_double(const char *s, double *out)
     return 0;
 }
 
+int hex_value(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
 void str_copy(char *dst, size_t cap, const char *src)
 {
     size_t n = strlen(src);

@@ -43,6 +43,9 @@ int parse_u64(const char *s, uint64_t *out);
 int parse_i64(const char *s, int64_t *out);
 int parse_double(const char *s, double *out);
 
+/* Value 0-15 of a hexadecimal digit, or -1 when `c` is not one. */
+int hex_value(int c);
+
 /* Copy a NUL-terminated string, truncating to fit `cap` (which must be > 0). */
 void str_copy(char *dst, size_t cap, const char *src);
 

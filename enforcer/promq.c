@@ -234,17 +234,6 @@ static bool pj_is_digit(unsigned char c)
     return c >= '0' && c <= '9';
 }
 
-static int pj_hex(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Four hex digits at s[i]. */
 static enum pj_err pj_check_hex4(const unsigned char *s, size_t len, size_t *i, unsigned *u)
 {
@@ -252,7 +241,7 @@ static enum pj_err pj_check_hex4(const unsigned char *s, size_t len, size_t *i, 
     for (int k = 0; k < 4; k++, (*i)++) {
         if (*i >= len)
             return PJ_TRUNCATED;
-        int h = pj_hex(s[*i]);
+        int h = hex_value(s[*i]);
         if (h < 0)
             return PJ_SYNTAX;
         *u = *u << 4 | (unsigned)h;
@@ -667,12 +656,12 @@ static size_t pj_decode(const struct pj *c, size_t i, size_t end, char *buf)
         }
         unsigned u = 0;
         for (int k = 0; k < 4; k++)
-            u = u << 4 | (unsigned)pj_hex((unsigned char)s[++i]);
+            u = u << 4 | (unsigned)hex_value((unsigned char)s[++i]);
         if (u >= 0xd800 && u <= 0xdbff) {
             unsigned lo = 0;
             i += 2;
             for (int k = 0; k < 4; k++)
-                lo = lo << 4 | (unsigned)pj_hex((unsigned char)s[++i]);
+                lo = lo << 4 | (unsigned)hex_value((unsigned char)s[++i]);
             u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
         }
         if (u < 0x80) {

@@ -768,17 +768,6 @@ struct call {
     char content_type[128];
 };
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Decode grpc-message (percent-encoded UTF-8); control characters become '?'. */
 static void pct_decode(char *dst, size_t cap, const char *src, size_t n)
 {
@@ -786,8 +775,10 @@ static void pct_decode(char *dst, size_t cap, const char *src, size_t n)
 
     for (size_t i = 0; i < n && o + 1 < cap; i++) {
         unsigned char c = (unsigned char)src[i];
-        if (c == '%' && i + 2 < n && hex_digit(src[i + 1]) >= 0 && hex_digit(src[i + 2]) >= 0) {
-            c = (unsigned char)(hex_digit(src[i + 1]) << 4 | hex_digit(src[i + 2]));
+        if (c == '%' && i + 2 < n && hex_value((unsigned char)src[i + 1]) >= 0 &&
+            hex_value((unsigned char)src[i + 2]) >= 0) {
+            c = (unsigned char)(hex_value((unsigned char)src[i + 1]) << 4 |
+                                hex_value((unsigned char)src[i + 2]));
             i += 2;
         }
         dst[o++] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;

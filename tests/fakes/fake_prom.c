@@ -106,17 +106,6 @@ static char *fp_error_body(const char *type, const char *msg)
     return sbuf_take(&b);
 }
 
-static int fp_hex(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* The decoded value of `name` in a form-urlencoded body; caller frees; NULL if absent. */
 static char *fp_form_value(const char *body, const char *name)
 {
@@ -128,8 +117,10 @@ static char *fp_form_value(const char *body, const char *name)
         for (const char *s = p + nlen + 1; *s && *s != '&'; s++) {
             if (*s == '+') {
                 sbuf_putc(&v, ' ');
-            } else if (*s == '%' && fp_hex(s[1]) >= 0 && fp_hex(s[2]) >= 0) {
-                sbuf_putc(&v, (char)(fp_hex(s[1]) * 16 + fp_hex(s[2])));
+            } else if (*s == '%' && hex_value((unsigned char)s[1]) >= 0 &&
+                       hex_value((unsigned char)s[2]) >= 0) {
+                sbuf_putc(&v, (char)(hex_value((unsigned char)s[1]) * 16 +
+                                     hex_value((unsigned char)s[2])));
                 s += 2;
             } else {
                 sbuf_putc(&v, *s);
