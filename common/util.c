@@ -240,6 +240,37 @@ char *str_rtrim(char *s)
     return s;
 }
 
+char *secret_read(const char *path, const char *what, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "cannot read %s file '%s': %s", what, path, strerror(errno));
+        return NULL;
+    }
+    /* One byte more than allowed tells a file at the limit from a larger one. */
+    char *buf = xmalloc(SECRET_MAX + 1);
+    size_t n = fread(buf, 1, SECRET_MAX + 1, f);
+    int rerr = ferror(f) ? errno : 0;
+    fclose(f);
+    if (rerr || n > SECRET_MAX) {
+        snprintf(err, errlen, "cannot read %s file '%s': %s", what, path,
+                 rerr ? strerror(rerr) : "file too large");
+        free(buf);
+        return NULL;
+    }
+    buf[n] = '\0';
+    str_rtrim(buf);
+    return buf;
+}
+
+void secret_free(char *s)
+{
+    if (s) {
+        explicit_bzero(s, strlen(s));
+        free(s);
+    }
+}
+
 bool str_has_prefix(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;

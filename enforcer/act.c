@@ -77,6 +77,25 @@ const char *act_result_name(enum act_result r)
     return act_result_names[r];
 }
 
+const char *act_label(const struct decision_rec *d, const char *name)
+{
+    const char *v = labels_get(&d->identity, name);
+    return v ? v : labels_get(&d->all, name);
+}
+
+void act_target_clear(struct act_target *t)
+{
+    for (size_t i = 0; i < t->nchain; i++) {
+        struct act_obj *o = &t->chain[i];
+        free(o->api_version);
+        free(o->kind);
+        free(o->ns);
+        free(o->name);
+        free(o->uid);
+    }
+    memset(t, 0, sizeof(*t));
+}
+
 bool act_ns_in_list(const char *list, const char *ns)
 {
     if (!list || !ns || !*ns)

@@ -149,6 +149,14 @@ const struct ledger *act_ledger(const struct act *a);
 /* A comma-separated namespace list contains `ns`. */
 bool act_ns_in_list(const char *list, const char *ns);
 
+/* For backends: the label `name` of a decision, from its identity labels first, else any. */
+const char *act_label(const struct decision_rec *d, const char *name);
+/*
+ * For backends' target_free: free the chain's strings and zero `t`. A backend releases its
+ * own t->priv first.
+ */
+void act_target_clear(struct act_target *t);
+
 /*
  * Backends. act_runtime_new: containers named by the decision's container_id,
  * container_name, container or name label (first present), stopped with `stop_timeout`

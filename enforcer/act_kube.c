@@ -66,33 +66,19 @@ static bool act_kube_exempt(const struct kube_obj *o)
 
 static void act_kube_target_free(struct act_backend *b, struct act_target *t)
 {
-    for (size_t i = 0; i < t->nchain; i++) {
-        struct act_obj *o = &t->chain[i];
-        free(o->api_version);
-        free(o->kind);
-        free(o->ns);
-        free(o->name);
-        free(o->uid);
-    }
     if (t->priv) {
         kube_chain_free(t->priv);
         free(t->priv);
     }
-    memset(t, 0, sizeof(*t));
-}
-
-static const char *act_kube_label(const struct decision_rec *d, const char *name)
-{
-    const char *v = labels_get(&d->identity, name);
-    return v ? v : labels_get(&d->all, name);
+    act_target_clear(t);
 }
 
 static enum act_result act_kube_resolve(struct act_backend *b, const struct decision_rec *d,
                                         struct act_target *t, char *err, size_t errlen)
 {
     struct act_kube *ak = act_kube_of(b);
-    const char *ns = act_kube_label(d, "namespace");
-    const char *name = act_kube_label(d, "pod");
+    const char *ns = act_label(d, "namespace");
+    const char *name = act_label(d, "pod");
     if (!ns || !*ns || !name || !*name) {
         snprintf(err, errlen, "no namespace and pod labels to find the pod by");
         return ACT_UNSUPPORTED;

@@ -32,15 +32,7 @@ static struct act_runtime *act_runtime_of(struct act_backend *b)
 
 static void act_runtime_target_free(struct act_backend *b, struct act_target *t)
 {
-    for (size_t i = 0; i < t->nchain; i++) {
-        struct act_obj *o = &t->chain[i];
-        free(o->api_version);
-        free(o->kind);
-        free(o->ns);
-        free(o->name);
-        free(o->uid);
-    }
-    memset(t, 0, sizeof(*t));
+    act_target_clear(t);
 }
 
 static enum act_result act_runtime_resolve(struct act_backend *b, const struct decision_rec *d,
@@ -49,9 +41,7 @@ static enum act_result act_runtime_resolve(struct act_backend *b, const struct d
     struct act_runtime *rt = act_runtime_of(b);
     const char *ref = NULL;
     for (size_t i = 0; i < ARRAY_LEN(act_runtime_id_labels) && !ref; i++) {
-        ref = labels_get(&d->identity, act_runtime_id_labels[i]);
-        if (!ref)
-            ref = labels_get(&d->all, act_runtime_id_labels[i]);
+        ref = act_label(d, act_runtime_id_labels[i]);
         if (ref && !*ref)
             ref = NULL;
     }

@@ -27,7 +27,6 @@
 
 /* Objects with managedFields nest deeper than anything we read; 64 leaves room. */
 #define KUBE_JSON_DEPTH 64
-#define KUBE_TOKEN_MAX  16384
 #define KUBE_KUEUE_API  "kueue.x-k8s.io/v1beta1"
 
 #define KUBE_LABEL_QUEUE   "kueue.x-k8s.io/queue-name"
@@ -824,37 +823,6 @@ void kube_free(struct kube *k)
     free(k);
 }
 
-/* The token with trailing whitespace removed; NULL with a message when unreadable. */
-static char *kube_read_token(const char *path, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "cannot read token file '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    char *buf = xmalloc(KUBE_TOKEN_MAX + 1);
-    size_t n = fread(buf, 1, KUBE_TOKEN_MAX + 1, f);
-    int rerr = ferror(f) ? errno : 0;
-    fclose(f);
-    if (rerr || n > KUBE_TOKEN_MAX) {
-        snprintf(err, errlen, "cannot read token file '%s': %s", path,
-                 rerr ? strerror(rerr) : "file too large");
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    str_rtrim(buf);
-    return buf;
-}
-
-static void kube_secret_free(char *s)
-{
-    if (s) {
-        memset(s, 0, strlen(s));
-        free(s);
-    }
-}
-
 /*
  * One API call: `what` names it for messages ("evict pod 'ml/p1'"). On KUBE_OK `resp` holds
  * the answer for the caller to parse; the caller always frees it.
@@ -872,7 +840,7 @@ static enum kube_result kube_call(struct kube *k, const char *method, const char
 
     for (int attempt = 0; attempt < 2; attempt++) {
         char *token = NULL;
-        if (k->token_file[0] && !(token = kube_read_token(k->token_file, err, errlen)))
+        if (k->token_file[0] && !(token = secret_read(k->token_file, "token", err, errlen)))
             break;
         struct httpc_req req = {
             .method = method,
@@ -889,7 +857,7 @@ static enum kube_result kube_call(struct kube *k, const char *method, const char
         httpc_resp_free(resp);
         char herr[512];
         int hr = httpc_do(&req, resp, herr, sizeof(herr));
-        kube_secret_free(token);
+        secret_free(token);
         if (hr < 0) {
             snprintf(err, errlen, "cannot %s: %s", what, herr);
             break;

@@ -38,9 +38,6 @@
 /* Nesting limit, as json-c counts it; a valid answer never goes deeper than 6. */
 #define PROMQ_JSON_DEPTH 16
 
-/* Token and password files are small; a huge one is a misconfiguration. */
-#define PROMQ_SECRET_MAX 16384
-
 struct promq {
     char *url; /* without a trailing slash */
     double timeout;
@@ -355,6 +352,21 @@ static enum pj_err pj_check_string(const unsigned char *s, size_t len, size_t *i
     return r;
 }
 
+/*
+ * One or more digits at s[*i] (a fraction or an exponent), *i moved past them: PJ_TRUNCATED
+ * at the end of the input, `bad` (json-c's error differs by place) on another byte.
+ */
+static enum pj_err pj_check_digits(const unsigned char *s, size_t len, size_t *i, enum pj_err bad)
+{
+    if (*i >= len)
+        return PJ_TRUNCATED;
+    if (!pj_is_digit(s[*i]))
+        return bad;
+    while (*i < len && pj_is_digit(s[*i]))
+        (*i)++;
+    return PJ_OK;
+}
+
 static enum pj_err pj_check_number(const unsigned char *s, size_t len, size_t *i)
 {
     size_t j = *i;
@@ -384,31 +396,15 @@ static enum pj_err pj_check_number(const unsigned char *s, size_t len, size_t *i
         goto out;
     }
     if (j < len && s[j] == '.') {
-        if (++j >= len) {
-            r = PJ_TRUNCATED;
+        j++;
+        if ((r = pj_check_digits(s, len, &j, PJ_NUMBER)) != PJ_OK)
             goto out;
-        }
-        if (!pj_is_digit(s[j])) {
-            r = PJ_NUMBER;
-            goto out;
-        }
-        while (j < len && pj_is_digit(s[j]))
-            j++;
     }
     if (j < len && (s[j] == 'e' || s[j] == 'E')) {
         j++;
         if (j < len && (s[j] == '+' || s[j] == '-'))
             j++;
-        if (j >= len) {
-            r = PJ_TRUNCATED;
-            goto out;
-        }
-        if (!pj_is_digit(s[j])) {
-            r = PJ_SYNTAX;
-            goto out;
-        }
-        while (j < len && pj_is_digit(s[j]))
-            j++;
+        r = pj_check_digits(s, len, &j, PJ_SYNTAX);
     }
 out:
     *i = j;
@@ -1726,29 +1722,6 @@ static int promq_ref_compare(const char *body, size_t len, long http_status, uns
 
 /* ---- requests ---------------------------------------------------------------------------- */
 
-/* Read a secret file, dropping trailing whitespace (files written by echo end in "\n"). */
-static char *promq_read_secret(const char *path, const char *what, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "cannot read %s file '%s': %s", what, path, strerror(errno));
-        return NULL;
-    }
-    char *buf = xmalloc(PROMQ_SECRET_MAX + 1);
-    size_t n = fread(buf, 1, PROMQ_SECRET_MAX + 1, f);
-    int rerr = ferror(f) ? errno : 0;
-    fclose(f);
-    if (rerr || n > PROMQ_SECRET_MAX) {
-        snprintf(err, errlen, "cannot read %s file '%s': %s", what, path,
-                 rerr ? strerror(rerr) : "file too large");
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    str_rtrim(buf);
-    return buf;
-}
-
 static void promq_form(struct sbuf *b, const char *name, const char *value)
 {
     if (b->len)
@@ -1776,10 +1749,10 @@ static int promq_request(struct promq *q, const char *path, const struct sbuf *f
 
     atomic_fetch_add(&q->requests, 1);
     *out = (struct matrix){0};
-    if (q->bearer_file && !(token = promq_read_secret(q->bearer_file, "bearer token", err, errlen)))
+    if (q->bearer_file && !(token = secret_read(q->bearer_file, "bearer token", err, errlen)))
         goto out;
     if (q->basic_user && q->basic_pass_file &&
-        !(pass = promq_read_secret(q->basic_pass_file, "password", err, errlen)))
+        !(pass = secret_read(q->basic_pass_file, "password", err, errlen)))
         goto out;
 
     static const char *const headers[] = {
@@ -1809,14 +1782,8 @@ out:
     if (ret < 0)
         atomic_fetch_add(&q->failures, 1);
     httpc_resp_free(&resp);
-    if (token) {
-        memset(token, 0, strlen(token));
-        free(token);
-    }
-    if (pass) {
-        memset(pass, 0, strlen(pass));
-        free(pass);
-    }
+    secret_free(token);
+    secret_free(pass);
     free(url);
     return ret;
 }

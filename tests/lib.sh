@@ -33,6 +33,56 @@ start_bg() {
     BG_PIDS="$BG_PIDS $LAST_PID"
 }
 
+# require COMMAND...: each must be on PATH or an executable path, else FAIL setup and exit 1.
+require() {
+    for _t in "$@"; do
+        command -v "$_t" >/dev/null 2>&1 && continue
+        fail setup "'$_t' not found"
+        exit 1
+    done
+}
+
+# fake_bin NAME: tests/fakes/NAME as built for this run ($BUILD, build/san under sanitizers),
+# else the plain build's.
+fake_bin() {
+    _fb=$TOP/${BUILD:-build}/fakes/$1
+    [ -x "$_fb" ] || _fb=$TOP/build/fakes/$1
+    echo "$_fb"
+}
+
+# listening LOG: print the port a fake wrote to LOG as "listening on PORT"; fails after 5 s.
+listening() {
+    for _i in $(seq 1 100); do
+        _lp=$(sed -n 's/^listening on \([0-9][0-9]*\)$/\1/p' "$1" 2>/dev/null)
+        [ -n "$_lp" ] && { echo "$_lp"; return 0; }
+        sleep 0.05
+    done
+    return 1
+}
+
+# start_fake_http LOG COMMAND...: start_bg a fake HTTP server (tests/fakes) and wait for its
+# "listening on PORT"; sets FAKE_PID, FAKE_PORT and FAKE_URL. Fails when it did not start.
+start_fake_http() {
+    _fl=$1
+    start_bg "$@"
+    FAKE_PID=$LAST_PID
+    FAKE_PORT=$(listening "$_fl") || return 1
+    FAKE_URL=http://127.0.0.1:$FAKE_PORT
+}
+
+# need_podres_server: node and the npm packages of tests/podres/server.js (the kubelet
+# pod-resources gRPC server; npm ci on first use), else FAIL setup and exit 1.
+need_podres_server() {
+    if ! command -v node >/dev/null 2>&1; then
+        fail setup "node not installed; run 'make deps'"
+        exit 1
+    fi
+    if [ ! -d "$TOP/tests/podres/node_modules/@grpc/grpc-js" ]; then
+        npm ci --prefix "$TOP/tests/podres" --no-audit --no-fund >"$TMP/npm.log" 2>&1 ||
+            { fail setup "npm ci failed: $(tail -n 3 "$TMP/npm.log")"; exit 1; }
+    fi
+}
+
 stop_pid() {
     _pid=$1
     kill "$_pid" 2>/dev/null || return 0
@@ -69,6 +119,17 @@ start_prometheus() {
     PROM_PID=$LAST_PID
     PROM_URL="http://127.0.0.1:$_port"
     wait_http "$PROM_URL/-/ready" 30
+}
+
+# prometheus_on_history OPENMETRICS: backfill the file into $TMP/tsdb with promtool and
+# start_prometheus on it with no scrape targets (sets PROM_URL). 1 when the backfill failed
+# (see $TMP/promtool.log), 2 when Prometheus did not become ready ($TMP/prometheus.log).
+prometheus_on_history() {
+    mkdir -p "$TMP/tsdb"
+    promtool tsdb create-blocks-from openmetrics "$1" "$TMP/tsdb" >"$TMP/promtool.log" 2>&1 ||
+        return 1
+    printf 'global:\n  scrape_interval: 15s\nscrape_configs: []\n' >"$TMP/prometheus.yml"
+    start_prometheus "$TMP/prometheus.yml" "$TMP/tsdb" || return 2
 }
 
 # prom_query EXPR [TIME]: instant query, prints the JSON answer.

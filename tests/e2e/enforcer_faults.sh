@@ -10,31 +10,16 @@
 
 DATA=$TOP/tests/e2e/data/enforcer
 ENF=$BIN/gpureclaim-enforcer
-FAKE=${FAKE_PROM:-$TOP/${BUILD:-build}/fakes/fake_prom}
-[ -x "$FAKE" ] || FAKE=$TOP/build/fakes/fake_prom
+FAKE=${FAKE_PROM:-$(fake_bin fake_prom)}
 AT=1700000000
 
-for tool in python3 "$ENF" "$FAKE"; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        fail setup "'$tool' not found"
-        exit 1
-    fi
-done
+require python3 "$ENF" "$FAKE"
 python3 "$DATA/gen_matrix.py" "$TMP/range.json" "$TMP/instant.json"
 
 # start_fake NAME ARGS...: start fake_prom on a free port, set $FAKE_URL and $FAKE_PID.
 start_fake() {
     _name=$1; shift
-    start_bg "$TMP/fake-$_name.log" "$FAKE" "$@"
-    FAKE_PID=$LAST_PID
-    _port=""
-    for _i in $(seq 1 100); do
-        _port=$(sed -n 's/^listening on \([0-9][0-9]*\)$/\1/p' "$TMP/fake-$_name.log" 2>/dev/null)
-        [ -n "$_port" ] && break
-        sleep 0.05
-    done
-    FAKE_URL="http://127.0.0.1:$_port"
-    [ -n "$_port" ]
+    start_fake_http "$TMP/fake-$_name.log" "$FAKE" "$@"
 }
 
 # verdict FILE: "n=<decisions> reclaim=<n> non_query_error=<n>" from plan's JSON.

@@ -11,26 +11,16 @@ DATA=$TOP/tests/e2e/data/enforcer
 ENF=$BIN/gpureclaim-enforcer
 AT=1700000000
 
-for tool in prometheus promtool python3 "$ENF"; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        fail "setup" "'$tool' not found"
-        exit 1
-    fi
-done
+require prometheus promtool python3 "$ENF"
 
 python3 "$DATA/gen_history.py" scenario "$TMP/history.om"
 python3 "$DATA/gen_history.py" expect >"$TMP/expect.json"
-if promtool tsdb create-blocks-from openmetrics "$TMP/history.om" "$TMP/tsdb" >"$TMP/promtool.log" 2>&1; then
-    pass backfill
-else
-    fail backfill "$(tail -n 3 "$TMP/promtool.log")"
-    exit 1
-fi
-printf 'global:\n  scrape_interval: 15s\nscrape_configs: []\n' >"$TMP/prometheus.yml"
-if ! start_prometheus "$TMP/prometheus.yml" "$TMP/tsdb"; then
-    fail prometheus-ready "$(tail -n 5 "$TMP/prometheus.log")"
-    exit 1
-fi
+prometheus_on_history "$TMP/history.om"
+case $? in
+1) fail backfill "$(tail -n 3 "$TMP/promtool.log")"; exit 1 ;;
+2) pass backfill; fail prometheus-ready "$(tail -n 5 "$TMP/prometheus.log")"; exit 1 ;;
+esac
+pass backfill
 pass prometheus-ready
 
 plan() {

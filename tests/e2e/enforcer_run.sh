@@ -11,25 +11,12 @@
 
 DATA=$TOP/tests/e2e/data/enforcer
 ENF=$BIN/gpureclaim-enforcer
-FAKE=${FAKE_PROM:-$TOP/${BUILD:-build}/fakes/fake_prom}
-[ -x "$FAKE" ] || FAKE=$TOP/build/fakes/fake_prom
+FAKE=${FAKE_PROM:-$(fake_bin fake_prom)}
 AT=1700000000
 
-for tool in python3 curl "$ENF" "$FAKE"; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        fail setup "'$tool' not found"
-        exit 1
-    fi
-done
+require python3 curl "$ENF" "$FAKE"
 python3 "$DATA/gen_matrix.py" "$TMP/range.json" "$TMP/instant.json"
-start_bg "$TMP/fake.log" "$FAKE" 0 ok "$TMP/range.json" "$TMP/instant.json"
-FAKE_PID=$LAST_PID
-for _i in $(seq 1 100); do
-    FAKE_PORT=$(sed -n 's/^listening on \([0-9][0-9]*\)$/\1/p' "$TMP/fake.log" 2>/dev/null)
-    [ -n "$FAKE_PORT" ] && break
-    sleep 0.05
-done
-if [ -z "$FAKE_PORT" ]; then
+if ! start_fake_http "$TMP/fake.log" "$FAKE" 0 ok "$TMP/range.json" "$TMP/instant.json"; then
     fail setup "fake_prom did not start"
     exit 1
 fi

@@ -24,28 +24,13 @@
 
 DATA=$TOP/tests/e2e/data/kube_actions
 ENF=$BIN/gpureclaim-enforcer
-FAKES=$TOP/${BUILD:-build}/fakes
-[ -x "$FAKES/fake_kube" ] || FAKES=$TOP/build/fakes
+KUBE_FAKE=$(fake_bin fake_kube)
+PROM_FAKE=$(fake_bin fake_prom)
 T0=1700000000
 
-for tool in python3 curl "$ENF" "$FAKES/fake_kube" "$FAKES/fake_prom"; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        fail setup "'$tool' not found"
-        exit 1
-    fi
-done
+require python3 curl "$ENF" "$KUBE_FAKE" "$PROM_FAKE"
 python3 "$DATA/gen_matrix.py" "$TMP"
 echo 's3cret-token' >"$TMP/token"
-
-# listening LOG: the port a fake printed as "listening on PORT" (empty after 5 s).
-listening() {
-    for _i in $(seq 1 100); do
-        _p=$(sed -n 's/^listening on \([0-9][0-9]*\)$/\1/p' "$1" 2>/dev/null)
-        [ -n "$_p" ] && { echo "$_p"; return 0; }
-        sleep 0.05
-    done
-    return 1
-}
 
 # start_kube NAME FILE...: fake_kube over a data dir of FILEs; sets KURL and KLOG.
 start_kube() {
@@ -55,18 +40,17 @@ start_kube() {
     KLOG=$TMP/$_name.requests
     : >"$KLOG"
     : >"$TMP/$_name.faults"
-    start_bg "$TMP/$_name.out" "$FAKES/fake_kube" --data "$TMP/$_name" --log "$KLOG" \
-        --token-file "$TMP/token" --faults-file "$TMP/$_name.faults"
-    _port=$(listening "$TMP/$_name.out") ||
+    start_fake_http "$TMP/$_name.out" "$KUBE_FAKE" --data "$TMP/$_name" --log "$KLOG" \
+        --token-file "$TMP/token" --faults-file "$TMP/$_name.faults" ||
         { fail "$_name-start" "$(cat "$TMP/$_name.out")"; exit 1; }
-    KURL=http://127.0.0.1:$_port
+    KURL=$FAKE_URL
 }
 
 # start_prom NAME RANGE INSTANT: sets PURL.
 start_prom() {
-    start_bg "$TMP/$1.out" "$FAKES/fake_prom" 0 ok "$TMP/$2" "$TMP/$3"
-    _port=$(listening "$TMP/$1.out") || { fail "$1-start" "$(cat "$TMP/$1.out")"; exit 1; }
-    PURL=http://127.0.0.1:$_port
+    start_fake_http "$TMP/$1.out" "$PROM_FAKE" 0 ok "$TMP/$2" "$TMP/$3" ||
+        { fail "$1-start" "$(cat "$TMP/$1.out")"; exit 1; }
+    PURL=$FAKE_URL
 }
 
 # enf LOG AT STATE AUDIT [FLAGS...]: one `run --once` at time AT.

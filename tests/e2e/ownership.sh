@@ -20,20 +20,12 @@ FIX=$TOP/tests/fixtures/mi300x-cpx
 GOLDEN=$TOP/tests/golden/ownership.prom
 SERVER_DIR=$TOP/tests/podres
 
-for need in node curl; do
-    if ! command -v $need >/dev/null 2>&1; then
-        fail setup "$need not installed; run 'make deps'"
-        exit 1
-    fi
-done
+require curl
 if [ ! -x "$EXPORTER" ]; then
     fail setup "missing $EXPORTER; run 'make'"
     exit 1
 fi
-if [ ! -d "$SERVER_DIR/node_modules/@grpc/grpc-js" ]; then
-    npm ci --prefix "$SERVER_DIR" --no-audit --no-fund >"$TMP/npm.log" 2>&1 ||
-        { fail setup "npm ci failed: $(tail -n 3 "$TMP/npm.log")"; exit 1; }
-fi
+need_podres_server
 
 # The sysfs root: the generated tree plus the KFD process files where the kernel has them.
 mkdir -p "$TMP/root"

@@ -17,18 +17,11 @@ CLIENT=$TOP/$BUILD/fakes/podres_client
 SERVER_DIR=$TOP/tests/podres
 FIX=$TOP/tests/fixtures/podres
 
-if ! command -v node >/dev/null 2>&1; then
-    fail setup "node not installed; run 'make deps'"
-    exit 1
-fi
 if [ ! -x "$CLIENT" ]; then
     fail setup "missing $CLIENT; run 'make $BUILD/fakes/podres_client'"
     exit 1
 fi
-if [ ! -d "$SERVER_DIR/node_modules/@grpc/grpc-js" ]; then
-    npm ci --prefix "$SERVER_DIR" --no-audit --no-fund >"$TMP/npm.log" 2>&1 ||
-        { fail setup "npm ci failed: $(tail -n 3 "$TMP/npm.log")"; exit 1; }
-fi
+need_podres_server
 
 # start_server NAME [OPTIONS...]: start server.js on $TMP/NAME.sock, set $SOCK and $SERVER_PID.
 start_server() {

@@ -16,12 +16,7 @@ DATA=$TOP/tests/e2e/data/runtime
 ENF=$BIN/gpureclaim-enforcer
 AT=1700000000
 
-for tool in python3 curl promtool prometheus "$ENF"; do
-    if ! command -v "$tool" >/dev/null 2>&1; then
-        fail setup "'$tool' not found"
-        exit 1
-    fi
-done
+require python3 curl promtool prometheus "$ENF"
 if ! podman_start "$TMP/podman"; then
     fail podman-start "$PODMAN_ERR"
     exit 1
@@ -56,16 +51,11 @@ print("running" if s["Running"] else "%s/%d" % (s["Status"], s["ExitCode"]))' "$
 }
 
 python3 "$DATA/gen_history.py" $AT "$TMP/history.om"
-mkdir -p "$TMP/tsdb"
-if ! promtool tsdb create-blocks-from openmetrics "$TMP/history.om" "$TMP/tsdb" >"$TMP/promtool.log" 2>&1; then
-    fail backfill "$(tail -n 3 "$TMP/promtool.log")"
-    exit 1
-fi
-printf 'global:\n  scrape_interval: 15s\nscrape_configs: []\n' >"$TMP/prometheus.yml"
-if ! start_prometheus "$TMP/prometheus.yml" "$TMP/tsdb"; then
-    fail prometheus-start "$(tail -n 3 "$TMP/prometheus.log")"
-    exit 1
-fi
+prometheus_on_history "$TMP/history.om"
+case $? in
+1) fail backfill "$(tail -n 3 "$TMP/promtool.log")"; exit 1 ;;
+2) fail prometheus-start "$(tail -n 3 "$TMP/prometheus.log")"; exit 1 ;;
+esac
 pass backfill
 
 run_once() { # LOG [FLAGS...]

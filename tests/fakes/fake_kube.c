@@ -28,29 +28,19 @@
  * appended to the log as one JSON line {"method","path","query","content_type","token",
  * "body"} (body parsed when it is JSON). SIGTERM or SIGINT stops it.
  */
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
-#include <microhttpd.h>
 
+#include "fakehttp.h"
 #include "util.h"
-
-#if MHD_VERSION >= 0x00097002
-#define MHD_RESULT enum MHD_Result
-#else
-#define MHD_RESULT int
-#endif
 
 struct fk_resource {
     const char *group; /* "" = core */
@@ -96,7 +86,6 @@ static time_t fk_faults_mtime;
 static off_t fk_faults_size;
 static const char *fk_log_path, *fk_token, *fk_token_file;
 static unsigned long fk_uid_seq;
-static volatile sig_atomic_t fk_stopping;
 static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void fk_die(const char *what, const char *subject)
@@ -330,13 +319,9 @@ struct fk_req {
 
 static MHD_RESULT fk_send(struct fk_req *r, unsigned status, const char *ctype, const char *body)
 {
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
-    MHD_add_response_header(resp, "Content-Type", ctype);
-    MHD_add_response_header(resp, "Cache-Control", "no-cache, private");
-    MHD_RESULT ret = MHD_queue_response(r->conn, status, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    const char *const headers[] = {"Content-Type", ctype, "Cache-Control", "no-cache, private",
+                                   NULL};
+    return fakehttp_reply_headers(r->conn, status, body, headers);
 }
 
 static MHD_RESULT fk_send_json(struct fk_req *r, unsigned status, json_object *o)
@@ -925,16 +910,6 @@ static void fk_log(struct fk_req *r, const char *query, const char *token)
     json_object_put(l);
 }
 
-static MHD_RESULT fk_collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-                                 const char *value)
-{
-    struct sbuf *b = cls;
-    if (b->len)
-        sbuf_putc(b, '&');
-    sbuf_printf(b, "%s=%s", key, value ? value : "");
-    return MHD_YES;
-}
-
 static char *fk_current_token(void)
 {
     if (fk_token)
@@ -951,31 +926,9 @@ static char *fk_current_token(void)
     return xstrdup(str_rtrim(buf));
 }
 
-static void fk_sleep(double seconds)
+static MHD_RESULT fk_handler(struct MHD_Connection *conn, const char *url, const char *method,
+                             struct sbuf *body)
 {
-    double end = mono_now() + seconds;
-    while (!fk_stopping && mono_now() < end) {
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-}
-
-static MHD_RESULT fk_handler(void *cls, struct MHD_Connection *conn, const char *url,
-                             const char *method, const char *version, const char *upload_data,
-                             size_t *upload_data_size, void **con_cls)
-{
-    struct sbuf *body = *con_cls;
-    if (!body) {
-        *con_cls = xcalloc(1, sizeof(struct sbuf));
-        return MHD_YES;
-    }
-    if (*upload_data_size) {
-        sbuf_add(body, upload_data, *upload_data_size);
-        *upload_data_size = 0;
-        return MHD_YES;
-    }
-    sbuf_add(body, "", 0);
-
     struct fk_req r = {
         .conn = conn,
         .method = method,
@@ -986,7 +939,7 @@ static MHD_RESULT fk_handler(void *cls, struct MHD_Connection *conn, const char 
     };
     struct sbuf query = {0};
     sbuf_add(&query, "", 0);
-    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, fk_collect_arg, &query);
+    fakehttp_query(conn, &query);
     const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     const char *sent = auth && str_has_prefix(auth, "Bearer ") ? auth + 7 : NULL;
 
@@ -998,7 +951,7 @@ static MHD_RESULT fk_handler(void *cls, struct MHD_Connection *conn, const char 
     sbuf_free(&query);
 
     if (faulted && fault.type == FK_SLOW)
-        fk_sleep(fault.secs);
+        fakehttp_sleep(fault.secs);
     else if (faulted && fault.type == FK_REPLACE)
         r.replace = true;
     else if (faulted && fault.type == FK_GARBAGE)
@@ -1016,17 +969,6 @@ static MHD_RESULT fk_handler(void *cls, struct MHD_Connection *conn, const char 
     MHD_RESULT ret = fk_route(&r);
     pthread_mutex_unlock(&fk_lock);
     return ret;
-}
-
-static void fk_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-                         enum MHD_RequestTerminationCode toe)
-{
-    struct sbuf *body = *con_cls;
-    if (body) {
-        sbuf_free(body);
-        free(body);
-        *con_cls = NULL;
-    }
 }
 
 static void fk_usage(void)
@@ -1067,32 +1009,7 @@ int main(int argc, char **argv)
     fk_ncmd_faults = fk_nfaults;
     fk_load(data);
 
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
-
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    /* A thread per connection, so a slow answer never delays another request. */
-    struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)port, NULL, NULL,
-        fk_handler, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_NOTIFY_COMPLETED, fk_completed, NULL, MHD_OPTION_END);
-    if (!d) {
-        fprintf(stderr, "fake_kube: cannot listen on 127.0.0.1:%u\n", (unsigned)port);
-        return 1;
-    }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    printf("listening on %u\n", info ? (unsigned)info->port : (unsigned)port);
-    fflush(stdout);
-
-    int sig;
-    sigwait(&set, &sig);
-    fk_stopping = 1;
-    MHD_stop_daemon(d);
+    int rc = fakehttp_serve("fake_kube", (uint16_t)port, fk_handler);
     for (size_t i = 0; i < fk_nobjs; i++) {
         json_object_put(fk_objs[i].obj);
         free(fk_objs[i].ns);
@@ -1104,5 +1021,5 @@ int main(int argc, char **argv)
         free(fk_faults[i].path);
     }
     free(fk_faults);
-    return 0;
+    return rc;
 }

@@ -19,26 +19,14 @@
  * when that header was sent) so tests can count requests and check credentials.
  * SIGTERM or SIGINT stops it.
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#include <microhttpd.h>
-
+#include "fakehttp.h"
 #include "util.h"
-
-#if MHD_VERSION >= 0x00097002
-#define MHD_RESULT enum MHD_Result
-#else
-#define MHD_RESULT int
-#endif
 
 enum fp_mode { FP_OK, FP_STATUS, FP_ERROR, FP_GARBAGE, FP_SLOW, FP_PARTIAL, FP_TRUNCATED };
 
@@ -49,7 +37,6 @@ static const char *fp_error_type, *fp_error_msg;
 static double fp_slow;
 static uint64_t fp_port;
 static const char *fp_error_on; /* -E */
-static volatile sig_atomic_t fp_stopping;
 static pthread_mutex_t fp_log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char fp_empty_matrix[] =
@@ -131,36 +118,6 @@ static char *fp_form_value(const char *body, const char *name)
     return NULL;
 }
 
-static MHD_RESULT fp_collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
-                                 const char *value)
-{
-    struct sbuf *b = cls;
-    if (b->len)
-        sbuf_putc(b, '&');
-    sbuf_printf(b, "%s=%s", key, value ? value : "");
-    return MHD_YES;
-}
-
-static MHD_RESULT fp_reply(struct MHD_Connection *conn, unsigned status, const char *ctype,
-                           const char *body)
-{
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
-    MHD_add_response_header(r, "Content-Type", ctype);
-    MHD_RESULT ret = MHD_queue_response(conn, status, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-static void fp_sleep(double seconds)
-{
-    double end = mono_now() + seconds;
-    while (!fp_stopping && mono_now() < end) {
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-}
-
 static MHD_RESULT fp_answer(struct MHD_Connection *conn, bool instant, const char *query)
 {
     static const char json[] = "application/json";
@@ -168,58 +125,47 @@ static MHD_RESULT fp_answer(struct MHD_Connection *conn, bool instant, const cha
         char *msg =
             xasprintf("invalid parameter \"query\": injected failure for '%s'", fp_error_on);
         char *body = fp_error_body("bad_data", msg);
-        MHD_RESULT ret = fp_reply(conn, 400, json, body);
+        MHD_RESULT ret = fakehttp_reply(conn, 400, json, body);
         free(body);
         free(msg);
         return ret;
     }
     switch (fp_mode) {
     case FP_OK:
-        return fp_reply(conn, 200, json, instant && fp_instant_body ? fp_instant_body : fp_body);
+        return fakehttp_reply(conn, 200, json,
+                              instant && fp_instant_body ? fp_instant_body : fp_body);
     case FP_STATUS: {
         char *html = xasprintf("<html><head><title>%u</title></head><body><h1>%u Bad Gateway"
                                "</h1><hr>nginx</body></html>\n",
                                fp_status, fp_status);
-        MHD_RESULT ret = fp_reply(conn, fp_status, "text/html", html);
+        MHD_RESULT ret = fakehttp_reply(conn, fp_status, "text/html", html);
         free(html);
         return ret;
     }
     case FP_ERROR: {
         char *body = fp_error_body(fp_error_type, fp_error_msg);
-        MHD_RESULT ret = fp_reply(conn, fp_status, json, body);
+        MHD_RESULT ret = fakehttp_reply(conn, fp_status, json, body);
         free(body);
         return ret;
     }
     case FP_GARBAGE:
-        return fp_reply(conn, 200, json, "<<this is not json>> {");
+        return fakehttp_reply(conn, 200, json, "<<this is not json>> {");
     case FP_SLOW:
-        fp_sleep(fp_slow);
-        return fp_reply(conn, 200, json, instant ? fp_empty_vector : fp_empty_matrix);
+        fakehttp_sleep(fp_slow);
+        return fakehttp_reply(conn, 200, json, instant ? fp_empty_vector : fp_empty_matrix);
     case FP_PARTIAL:
-        return fp_reply(conn, 200, json, fp_partial);
+        return fakehttp_reply(conn, 200, json, fp_partial);
     case FP_TRUNCATED:
-        return fp_reply(conn, 200, json, fp_truncated);
+        return fakehttp_reply(conn, 200, json, fp_truncated);
     }
     return MHD_NO;
 }
 
-static MHD_RESULT fp_handler(void *cls, struct MHD_Connection *conn, const char *url,
-                             const char *method, const char *version, const char *upload_data,
-                             size_t *upload_data_size, void **con_cls)
+static MHD_RESULT fp_handler(struct MHD_Connection *conn, const char *url, const char *method,
+                             struct sbuf *body)
 {
-    struct sbuf *body = *con_cls;
-    if (!body) {
-        *con_cls = xcalloc(1, sizeof(struct sbuf));
-        return MHD_YES;
-    }
-    if (*upload_data_size) {
-        sbuf_add(body, upload_data, *upload_data_size);
-        *upload_data_size = 0;
-        return MHD_YES;
-    }
-    sbuf_add(body, "", 0);
     if (strcmp(method, "GET") == 0)
-        MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, fp_collect_arg, body);
+        fakehttp_query(conn, body);
 
     const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     pthread_mutex_lock(&fp_log_lock);
@@ -229,28 +175,17 @@ static MHD_RESULT fp_handler(void *cls, struct MHD_Connection *conn, const char 
     pthread_mutex_unlock(&fp_log_lock);
 
     if (strcmp(url, "/-/ready") == 0)
-        return fp_reply(conn, 200, "text/plain", "Prometheus Server is Ready.\n");
+        return fakehttp_reply(conn, 200, "text/plain", "Prometheus Server is Ready.\n");
     bool instant = strcmp(url, "/api/v1/query") == 0;
     if (!instant && strcmp(url, "/api/v1/query_range") != 0)
-        return fp_reply(conn, 404, "text/plain", "404 page not found\n");
+        return fakehttp_reply(conn, 404, "text/plain", "404 page not found\n");
     if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0)
-        return fp_reply(conn, 405, "text/plain", "method not allowed\n");
+        return fakehttp_reply(conn, 405, "text/plain", "method not allowed\n");
 
     char *query = fp_form_value(body->buf, "query");
     MHD_RESULT ret = fp_answer(conn, instant, query);
     free(query);
     return ret;
-}
-
-static void fp_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
-                         enum MHD_RequestTerminationCode toe)
-{
-    struct sbuf *body = *con_cls;
-    if (body) {
-        sbuf_free(body);
-        free(body);
-        *con_cls = NULL;
-    }
 }
 
 static char *fp_read_file(const char *path)
@@ -323,36 +258,8 @@ static void fp_parse_args(int argc, char **argv)
 int main(int argc, char **argv)
 {
     fp_parse_args(argc, argv);
-    uint16_t port = (uint16_t)fp_port;
-
-    /* Block the stop signals before MHD starts its threads, so only sigwait sees them. */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
-
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    /* A thread per connection so that a slow answer never delays another request. */
-    struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD, port, NULL, NULL,
-        fp_handler, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_NOTIFY_COMPLETED, fp_completed, NULL, MHD_OPTION_END);
-    if (!d) {
-        fprintf(stderr, "fake_prom: cannot listen on 127.0.0.1:%u\n", (unsigned)port);
-        return 1;
-    }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    printf("listening on %u\n", info ? (unsigned)info->port : (unsigned)port);
-    fflush(stdout);
-
-    int sig;
-    sigwait(&set, &sig);
-    fp_stopping = 1;
-    MHD_stop_daemon(d);
+    int rc = fakehttp_serve("fake_prom", (uint16_t)fp_port, fp_handler);
     free(fp_body);
     free(fp_instant_body);
-    return 0;
+    return rc;
 }

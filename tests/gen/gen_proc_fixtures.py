@@ -30,11 +30,12 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 import sys
 import tempfile
 
 sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gen_fixtures import read_tree  # noqa: E402  (needs the sys.path entry above)
 
 TREE = "mi300x-cpx"
 OWNED = ["proc", "sys-kfd-proc", "GENERATED-proc.md"]
@@ -434,29 +435,6 @@ def generate(fixtures, outdir):
     write_scene(outdir, procs, P)
     write(os.path.join(outdir, TREE, "GENERATED-proc.md"), doc(procs, P))
     write(os.path.join(outdir, PODRES_OUT), podres_owners(fixtures))
-
-
-def read_tree(root, tops):
-    entries = {}
-
-    def scan(rel):
-        full = os.path.join(root, rel)
-        try:
-            st = os.lstat(full)
-        except FileNotFoundError:
-            return
-        if stat.S_ISLNK(st.st_mode):
-            entries[rel] = ("link", os.readlink(full))
-        elif stat.S_ISDIR(st.st_mode):
-            for name in sorted(os.listdir(full)):
-                scan(rel + "/" + name)
-        else:
-            with open(full, "rb") as f:
-                entries[rel] = ("file", f.read())
-
-    for t in tops:
-        scan(t)
-    return entries
 
 
 def check(fixtures):

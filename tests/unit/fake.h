@@ -119,25 +119,38 @@ static inline int fake_start_argv(struct fake *f, char *const argv[], const char
 }
 
 /*
+ * fake_start_argv() of the arguments in `pre` (NULL-terminated, pre[0] the program) followed
+ * by those in `ap` (char *, NULL-terminated), at most FAKE_MAX_ARGS - 1 in all; for helpers
+ * that take a test's extra arguments as `...` after fixed ones of their own.
+ */
+static inline int fake_start_va(struct fake *f, char *const pre[], va_list ap, const char *log)
+{
+    char *argv[FAKE_MAX_ARGS];
+    int n = 0;
+    for (; pre[n] && n < FAKE_MAX_ARGS - 1; n++)
+        argv[n] = pre[n];
+    char *a;
+    while (n < FAKE_MAX_ARGS - 1 && (a = va_arg(ap, char *)))
+        argv[n++] = a;
+    argv[n] = NULL;
+    return fake_start_argv(f, argv, log);
+}
+
+/*
  * fake_start_argv() of `bin` with the arguments that follow (NULL-terminated, at most
  * FAKE_MAX_ARGS - 2), logging to <dir>/fake<N>.log, N counting the fakes this test started.
  */
 static inline int fake_start(struct fake *f, const char *bin, const char *dir, ...)
 {
     static int nlog;
-    char *argv[FAKE_MAX_ARGS];
-    int n = 0;
-    argv[n++] = (char *)bin;
-    va_list ap;
-    va_start(ap, dir);
-    char *a;
-    while ((a = va_arg(ap, char *)) && n < FAKE_MAX_ARGS - 1)
-        argv[n++] = a;
-    va_end(ap);
-    argv[n] = NULL;
     char log[4200];
     snprintf(log, sizeof(log), "%s/fake%d.log", dir, ++nlog);
-    return fake_start_argv(f, argv, log);
+    char *const pre[] = {(char *)bin, NULL};
+    va_list ap;
+    va_start(ap, dir);
+    int r = fake_start_va(f, pre, ap, log);
+    va_end(ap);
+    return r;
 }
 
 /* The number of lines of the file at `path` that start with `prefix` (0 if unreadable). */

@@ -8,60 +8,41 @@
  * a private temporary directory) so that state changes never leak between tests, and stops
  * it by its PID before the test ends.
  */
-#include <fcntl.h>
-#include <ftw.h>
-#include <libgen.h>
-#include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
 
 #include "kube.c"
+#include "fake.h"
 #include "test.h"
+#include "tmptree.h"
 
 static char fake_path[4096];
 static char data_dir[4096];
-static char tmpdir[] = "/tmp/gpureclaim-test_kube.XXXXXX";
+static char tmpdir[256];
 
 #define UID(n) "9b1c0a52-1f0e-4c3b-9a55-0f2a1e" n
 
 /* ---- fake_kube process ------------------------------------------------------------------ */
 
+/*
+ * One fake_kube and a client of it. Its files live in their own directory `dir` under tmpdir:
+ * out (the fake's stdout and stderr), log (its JSON request log), token (what the client
+ * sends), accept (what the fake accepts) and faults (its fault rules, re-read on change);
+ * tests rewrite them with tmptree_put(e.dir, "token", ...).
+ */
 struct env {
-    pid_t pid;
-    int port;
-    char out[4200], log[4200], token[4200], accept[4200], faults[4200];
+    struct fake fake;
+    char dir[4200], out[4300], log[4300], token[4300], accept[4300], faults[4300];
     struct kube *k;
     json_object *req[64]; /* request log after env_load_log */
     size_t nreq;
 };
 
-static void write_file(const char *path, const char *content)
-{
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return;
-    fputs(content, f);
-    fclose(f);
-}
-
 static void env_stop(struct env *e)
 {
-    if (e->pid > 0) {
-        kill(e->pid, SIGTERM);
-        int i;
-        for (i = 0; i < 300 && waitpid(e->pid, NULL, WNOHANG) != e->pid; i++)
-            usleep(10000);
-        if (i == 300) {
-            kill(e->pid, SIGKILL);
-            waitpid(e->pid, NULL, 0);
-        }
-        e->pid = 0;
-    }
+    fake_stop(&e->fake);
     kube_free(e->k);
     e->k = NULL;
     for (size_t i = 0; i < e->nreq; i++)
@@ -69,77 +50,50 @@ static void env_stop(struct env *e)
     e->nreq = 0;
 }
 
-/* Start fake_kube with extra arguments (NULL-terminated) and a client with `timeout`. */
+/*
+ * Start fake_kube with extra arguments (NULL-terminated) and a client with `timeout`: 0, or
+ * -1 with the test failed, so a test just returns.
+ */
 static int env_start(struct env *e, double timeout, ...)
 {
     static int seq;
     memset(e, 0, sizeof(*e));
-    seq++;
-    snprintf(e->out, sizeof(e->out), "%s/fake%d.out", tmpdir, seq);
-    snprintf(e->log, sizeof(e->log), "%s/fake%d.log", tmpdir, seq);
-    snprintf(e->token, sizeof(e->token), "%s/token%d", tmpdir, seq);
-    snprintf(e->accept, sizeof(e->accept), "%s/accept%d", tmpdir, seq);
-    snprintf(e->faults, sizeof(e->faults), "%s/faults%d", tmpdir, seq);
-    write_file(e->token, "token-one\n");
-    write_file(e->accept, "token-one\n");
-    write_file(e->faults, "");
+    char rel[32];
+    snprintf(rel, sizeof(rel), "env%d", ++seq);
+    snprintf(e->dir, sizeof(e->dir), "%s/%s", tmpdir, rel);
+    snprintf(e->out, sizeof(e->out), "%s/out", e->dir);
+    snprintf(e->log, sizeof(e->log), "%s/log", e->dir);
+    snprintf(e->token, sizeof(e->token), "%s/token", e->dir);
+    snprintf(e->accept, sizeof(e->accept), "%s/accept", e->dir);
+    snprintf(e->faults, sizeof(e->faults), "%s/faults", e->dir);
+    if (tmptree_mkdirs(tmpdir, rel) < 0 || tmptree_put(e->dir, "token", "token-one\n") < 0 ||
+        tmptree_put(e->dir, "accept", "token-one\n") < 0 || tmptree_put(e->dir, "faults", "") < 0) {
+        TEST_CHECK(!"env files written");
+        return -1;
+    }
 
-    char *argv[32];
-    int n = 0;
-    argv[n++] = fake_path;
-    argv[n++] = (char *)"--data";
-    argv[n++] = data_dir;
-    argv[n++] = (char *)"--log";
-    argv[n++] = e->log;
-    argv[n++] = (char *)"--token-file";
-    argv[n++] = e->accept;
-    argv[n++] = (char *)"--faults-file";
-    argv[n++] = e->faults;
+    char *const pre[] = {fake_path, (char *)"--data",
+                         data_dir,  (char *)"--log",
+                         e->log,    (char *)"--token-file",
+                         e->accept, (char *)"--faults-file",
+                         e->faults, NULL};
     va_list ap;
     va_start(ap, timeout);
-    char *a;
-    while ((a = va_arg(ap, char *)) && n < 31)
-        argv[n++] = a;
+    int r = fake_start_va(&e->fake, pre, ap, e->out);
     va_end(ap);
-    argv[n] = NULL;
+    if (r < 0) {
+        TEST_CHECK(!"fake_kube started");
+        return -1;
+    }
 
-    int pfd[2];
-    if (pipe(pfd) < 0)
-        return -1;
-    e->pid = fork();
-    if (e->pid == 0) {
-        int fd = open(e->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(pfd[1], 1);
-        dup2(fd, 2);
-        close(pfd[0]);
-        close(pfd[1]);
-        close(fd);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(pfd[1]);
-    char line[64];
-    size_t len = 0;
-    struct pollfd p = {.fd = pfd[0], .events = POLLIN};
-    while (len < sizeof(line) - 1 && poll(&p, 1, 5000) > 0) {
-        if (read(pfd[0], &line[len], 1) != 1 || line[len] == '\n')
-            break;
-        len++;
-    }
-    line[len] = '\0';
-    close(pfd[0]);
-    if (sscanf(line, "listening on %d", &e->port) != 1) {
-        fprintf(stderr, "fake_kube did not start: '%s'\n", line);
-        env_stop(e);
-        return -1;
-    }
     char url[64], err[256];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", e->port);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", e->fake.port);
     struct kube_cfg cfg = {
         .api_url = url, .token_file = e->token, .timeout = timeout, .instance = "enforcer-0"};
     e->k = kube_new(&cfg, err, sizeof(err));
     if (!e->k) {
         fprintf(stderr, "kube_new: %s\n", err);
+        TEST_CHECK(e->k != NULL);
         env_stop(e);
         return -1;
     }
@@ -556,10 +510,8 @@ static enum kube_result chain_of(struct env *e, const char *name, struct kube_ch
 TEST(deployment_scale_to_zero)
 {
     struct env e;
-    if (env_start(&e, 5, NULL) < 0) {
-        TEST_CHECK(0);
+    if (env_start(&e, 5, NULL) < 0)
         return;
-    }
     char err[512] = "";
     struct kube_chain ch;
     TEST_CHECK_INT(chain_of(&e, "train-7d9f8c-x2x4q", &ch, err, sizeof(err)), KUBE_OK);
@@ -616,10 +568,8 @@ TEST(deployment_scale_to_zero)
 TEST(statefulset_scale_and_replaced_owner)
 {
     struct env e;
-    if (env_start(&e, 5, NULL) < 0) {
-        TEST_CHECK(0);
+    if (env_start(&e, 5, NULL) < 0)
         return;
-    }
     char err[512] = "";
     struct kube_chain ch;
     TEST_CHECK_INT(chain_of(&e, "db-0", &ch, err, sizeof(err)), KUBE_OK);
@@ -671,10 +621,8 @@ TEST(statefulset_scale_and_replaced_owner)
 TEST(job_suspend_stops_at_cronjob)
 {
     struct env e;
-    if (env_start(&e, 5, NULL) < 0) {
-        TEST_CHECK(0);
+    if (env_start(&e, 5, NULL) < 0)
         return;
-    }
     char err[512] = "";
     struct kube_chain ch;
     TEST_CHECK_INT(chain_of(&e, "nightly-29001-abcde", &ch, err, sizeof(err)), KUBE_OK);
@@ -703,10 +651,8 @@ TEST(job_suspend_stops_at_cronjob)
 TEST(kueue_job_deactivates_workload)
 {
     struct env e;
-    if (env_start(&e, 5, NULL) < 0) {
-        TEST_CHECK(0);
+    if (env_start(&e, 5, NULL) < 0)
         return;
-    }
     char err[512] = "";
     struct kube_chain ch;
     TEST_CHECK_INT(chain_of(&e, "kq-7xk2p", &ch, err, sizeof(err)), KUBE_OK);
@@ -736,7 +682,7 @@ TEST(kueue_job_deactivates_workload)
     }
     char *url = xasprintf("http://127.0.0.1:%d/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/"
                           "workloads/job-kq-3f1a2",
-                          e.port);
+                          e.fake.port);
     struct httpc_req req = {.url = url, .bearer_token = "token-one"};
     struct httpc_resp resp = {0};
     TEST_CHECK_INT(httpc_do(&req, &resp, err, sizeof(err)), 0);
@@ -760,10 +706,8 @@ TEST(evict)
 {
     struct env e;
     if (env_start(&e, 5, "--fault", "POST /api/v1/namespaces/ml/pods/p2/eviction=429", "--fault",
-                  "POST /api/v1/namespaces/ml/pods/db-0/eviction=500", NULL) < 0) {
-        TEST_CHECK(0);
+                  "POST /api/v1/namespaces/ml/pods/db-0/eviction=500", NULL) < 0)
         return;
-    }
     char err[512] = "";
     TEST_CHECK_INT(kube_evict(e.k, "ml", "p1", UID("000041"), err, sizeof(err)), KUBE_OK);
     TEST_CHECK_STR(err, "");
@@ -805,10 +749,8 @@ TEST(evict)
 TEST(delete_with_uid_precondition)
 {
     struct env e;
-    if (env_start(&e, 5, NULL) < 0) {
-        TEST_CHECK(0);
+    if (env_start(&e, 5, NULL) < 0)
         return;
-    }
     char err[512] = "";
     struct kube_ref p2 = {(char *)"v1", (char *)"Pod", (char *)"ml", (char *)"p2",
                           (char *)UID("000042")};
@@ -860,10 +802,8 @@ TEST(errors_and_faults)
     if (env_start(&e, 5, "--fault", "GET /api/v1/namespaces/ml/pods/p1=403", "--fault",
                   "GET /api/v1/namespaces/ml/pods/p2=503", "--fault",
                   "GET /api/v1/namespaces/ml/pods/db-0=garbage", "--fault",
-                  "GET /api/v1/namespaces/ml/pods/deep-0=500", NULL) < 0) {
-        TEST_CHECK(0);
+                  "GET /api/v1/namespaces/ml/pods/deep-0=500", NULL) < 0)
         return;
-    }
     static const struct {
         const char *name;
         enum kube_result r;
@@ -894,16 +834,19 @@ TEST(errors_and_faults)
     /* The faults file is re-read when it changes. */
     char err[512];
     struct kube_obj pod;
-    write_file(e.faults, "# comment\nGET /api/v1/namespaces/ml/pods/train-7d9f8c-x2x4q=404\n");
+    TEST_CHECK_INT(
+        tmptree_put(e.dir, "faults",
+                    "# comment\nGET /api/v1/namespaces/ml/pods/train-7d9f8c-x2x4q=404\n"),
+        0);
     TEST_CHECK_INT(kube_get_pod(e.k, "ml", "train-7d9f8c-x2x4q", &pod, err, sizeof(err)),
                    KUBE_NOT_FOUND);
-    write_file(e.faults, "");
+    TEST_CHECK_INT(tmptree_put(e.dir, "faults", ""), 0);
     TEST_CHECK_INT(kube_get_pod(e.k, "ml", "train-7d9f8c-x2x4q", &pod, err, sizeof(err)), KUBE_OK);
     kube_obj_free(&pod);
 
     /* The fake refuses a patch type it does not take with 415, as the API server does. */
     char *url =
-        xasprintf("http://127.0.0.1:%d/apis/apps/v1/namespaces/ml/deployments/train", e.port);
+        xasprintf("http://127.0.0.1:%d/apis/apps/v1/namespaces/ml/deployments/train", e.fake.port);
     const char *hdrs[] = {"Content-Type: application/json"};
     struct httpc_req req = {.method = "PATCH",
                             .url = url,
@@ -924,7 +867,7 @@ TEST(errors_and_faults)
     free(url);
 
     /* Connection refused is an error naming the URL. */
-    int port = e.port;
+    int port = e.fake.port;
     env_stop(&e);
     char u[64];
     snprintf(u, sizeof(u), "http://127.0.0.1:%d", port);
@@ -940,10 +883,8 @@ TEST(slow_answer_times_out)
 {
     struct env e;
     if (env_start(&e, 1.0, "--fault", "POST /api/v1/namespaces/ml/pods/p1/eviction=slow:5", NULL) <
-        0) {
-        TEST_CHECK(0);
+        0)
         return;
-    }
     char err[512] = "";
     double t0 = mono_now();
     TEST_CHECK_INT(kube_evict(e.k, "ml", "p1", UID("000041"), err, sizeof(err)), KUBE_ERROR);
@@ -956,17 +897,15 @@ TEST(slow_answer_times_out)
 TEST(token_rotation_and_401)
 {
     struct env e;
-    if (env_start(&e, 5, "--fault", "GET /api/v1/namespaces/ml/pods/db-0=401x1", NULL) < 0) {
-        TEST_CHECK(0);
+    if (env_start(&e, 5, "--fault", "GET /api/v1/namespaces/ml/pods/db-0=401x1", NULL) < 0)
         return;
-    }
     char err[512] = "";
     struct kube_obj pod;
     TEST_CHECK_INT(kube_get_pod(e.k, "ml", "p1", &pod, err, sizeof(err)), KUBE_OK);
     kube_obj_free(&pod);
     /* The kubelet rewrites the token; the API server accepts only the new one. */
-    write_file(e.token, "token-two\n");
-    write_file(e.accept, "token-two");
+    TEST_CHECK_INT(tmptree_put(e.dir, "token", "token-two\n"), 0);
+    TEST_CHECK_INT(tmptree_put(e.dir, "accept", "token-two"), 0);
     TEST_CHECK_INT(kube_get_pod(e.k, "ml", "p1", &pod, err, sizeof(err)), KUBE_OK);
     kube_obj_free(&pod);
 
@@ -975,7 +914,7 @@ TEST(token_rotation_and_401)
     kube_obj_free(&pod);
 
     /* A token the server never accepts: two attempts, then an error. */
-    write_file(e.token, "revoked");
+    TEST_CHECK_INT(tmptree_put(e.dir, "token", "revoked"), 0);
     TEST_CHECK_INT(kube_get_pod(e.k, "ml", "p1", &pod, err, sizeof(err)), KUBE_ERROR);
     TEST_CHECK_CONTAINS(err, "HTTP 401 Unauthorized: Unauthorized");
 
@@ -996,6 +935,67 @@ TEST(token_rotation_and_401)
     env_stop(&e);
 }
 
+/* secret_read (common/util.c), which reads the token before every request. */
+TEST(secret_files)
+{
+    static const struct {
+        const char *name;
+        size_t len; /* 0: use text */
+        const char *text, *want, *err;
+    } cases[] = {
+        {"trimmed", 0, "token-x \n\t\n", "token-x", NULL},
+        {"inner-space-kept", 0, " a b\n", " a b", NULL},
+        {"empty", 0, "", "", NULL},
+        {"at-limit", SECRET_MAX, NULL, NULL, NULL},
+        {"over-limit", SECRET_MAX + 1, NULL, NULL, "': file too large"},
+        {"missing", 0, NULL, NULL, "': No such file or directory"},
+        {"dir", 0, NULL, NULL, "': Is a directory"},
+    };
+    char *big = xmalloc(SECRET_MAX + 2);
+    memset(big, 'x', SECRET_MAX + 1);
+    big[SECRET_MAX + 1] = '\0';
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char rel[64], path[4200], err[4400] = "";
+        snprintf(rel, sizeof(rel), "secrets/%s", cases[i].name);
+        snprintf(path, sizeof(path), "%s/%s", tmpdir, rel);
+        if (cases[i].len)
+            TEST_CHECK_INT(tmptree_write(tmpdir, rel, big, cases[i].len), 0);
+        else if (cases[i].text)
+            TEST_CHECK_INT(tmptree_put(tmpdir, rel, cases[i].text), 0);
+        else if (strcmp(cases[i].name, "dir") == 0)
+            TEST_CHECK_INT(tmptree_mkdirs(tmpdir, rel), 0);
+        char *got = secret_read(path, "token", err, sizeof(err));
+        if (cases[i].err) {
+            TEST_CHECK(got == NULL);
+            TEST_CHECK(str_has_prefix(err, "cannot read token file '"));
+            TEST_CHECK_CONTAINS(err, path);
+            TEST_CHECK_CONTAINS(err, cases[i].err);
+        } else if (cases[i].len) {
+            TEST_CHECK(got && strlen(got) == cases[i].len);
+        } else {
+            TEST_CHECK_STR(got, cases[i].want);
+        }
+        secret_free(got);
+    }
+    secret_free(NULL);
+
+    /* The client fails before sending anything when its token file is too large. */
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0) {
+        free(big);
+        return;
+    }
+    char err[512] = "";
+    struct kube_obj pod;
+    TEST_CHECK_INT(tmptree_write(e.dir, "token", big, SECRET_MAX + 1), 0);
+    TEST_CHECK_INT(kube_get_pod(e.k, "ml", "p1", &pod, err, sizeof(err)), KUBE_ERROR);
+    TEST_CHECK_CONTAINS(err, "cannot read token file '");
+    TEST_CHECK_CONTAINS(err, "': file too large");
+    TEST_CHECK_INT(env_load_log(&e), 0);
+    free(big);
+    env_stop(&e);
+}
+
 static bool is_rfc3339(const char *s)
 {
     int y, mo, d, h, mi, se;
@@ -1007,10 +1007,8 @@ static bool is_rfc3339(const char *s)
 TEST(event_and_annotation)
 {
     struct env e;
-    if (env_start(&e, 5, NULL) < 0) {
-        TEST_CHECK(0);
+    if (env_start(&e, 5, NULL) < 0)
         return;
-    }
     char err[512] = "";
     struct kube_ref dep = {(char *)"apps/v1", (char *)"Deployment", (char *)"ml", (char *)"train",
                            (char *)UID("000003")};
@@ -1076,7 +1074,7 @@ TEST(event_and_annotation)
         jeq(e.req[4], "/body/metadata/annotations", "{\"gpureclaim.io/reclaim-notice\":null}"));
 
     /* The fake stored the event: list it back. */
-    char *url = xasprintf("http://127.0.0.1:%d/api/v1/namespaces/ml/events", e.port);
+    char *url = xasprintf("http://127.0.0.1:%d/api/v1/namespaces/ml/events", e.fake.port);
     struct httpc_req req = {.url = url, .bearer_token = "token-one"};
     struct httpc_resp resp = {0};
     struct kube_obj *items = NULL;
@@ -1098,10 +1096,8 @@ TEST(event_and_annotation)
 TEST(pending_pressure)
 {
     struct env e;
-    if (env_start(&e, 5, NULL) < 0) {
-        TEST_CHECK(0);
+    if (env_start(&e, 5, NULL) < 0)
         return;
-    }
     char err[512] = "";
     size_t count = 99;
     int64_t req = -1;
@@ -1121,10 +1117,8 @@ TEST(pending_pressure)
 TEST(owner_chain_limits)
 {
     struct env e;
-    if (env_start(&e, 5, NULL) < 0) {
-        TEST_CHECK(0);
+    if (env_start(&e, 5, NULL) < 0)
         return;
-    }
     char err[512] = "";
     struct kube_chain ch;
     /* deep-0 -> loop-1 -> ... -> loop-10: stops after KUBE_CHAIN_MAX owner GETs. */
@@ -1161,19 +1155,14 @@ TEST(owner_chain_limits)
     env_stop(&e);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    return remove(path);
-}
-
 int main(int argc, char **argv)
 {
     /* build/tests/test_kube -> build/fakes/fake_kube (build/san/... under sanitizers). */
+    fake_bin_path(fake_path, sizeof(fake_path), argv[0], "fake_kube");
+    /* The objects live in the source tree; walk up from the binary to find them. */
     char self[4096];
     snprintf(self, sizeof(self), "%s", argv[0]);
     char *dir = dirname(self);
-    snprintf(fake_path, sizeof(fake_path), "%s/../fakes/fake_kube", dir);
-    /* The objects live in the source tree; walk up from the binary to find them. */
     const char *env_data = getenv("KUBE_TEST_DATA");
     snprintf(data_dir, sizeof(data_dir), "%s", env_data ? env_data : "tests/e2e/data/kube");
     for (int up = 0; up < 4 && access(data_dir, R_OK) != 0; up++) {
@@ -1185,7 +1174,7 @@ int main(int argc, char **argv)
         snprintf(data_dir, sizeof(data_dir), "%s", b.buf);
         sbuf_free(&b);
     }
-    if (!mkdtemp(tmpdir)) {
+    if (tmptree_make(tmpdir, sizeof(tmpdir), "gpureclaim-test_kube") < 0) {
         perror("mkdtemp");
         return 1;
     }
@@ -1207,14 +1196,12 @@ int main(int argc, char **argv)
     RUN(errors_and_faults);
     RUN(slow_answer_times_out);
     RUN(token_rotation_and_401);
+    RUN(secret_files);
     RUN(event_and_annotation);
     RUN(pending_pressure);
     RUN(owner_chain_limits);
 
-    if (!getenv("KEEP_TMP"))
-        nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    else
-        fprintf(stderr, "kept %s\n", tmpdir);
+    tmptree_finish(tmpdir);
     curl_global_cleanup();
     return test_done();
 }
