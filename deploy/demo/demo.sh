@@ -72,14 +72,16 @@ for c in prometheus podman python3 curl busybox; do
     command -v "$c" >/dev/null 2>&1 || die "'$c' is not installed; run 'make deps' as root"
 done
 
-DIR=$(mktemp -d "${TMPDIR:-/tmp}/gpureclaim-demo.XXXXXX") || die "cannot create a temporary directory"
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/gpureclaim-demo.XXXXXX") ||
+    die "cannot create a temporary directory"
 T0=$(date +%s.%N)
 PIDS=""
 TL_PID=
 CLEANED=
 
 free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
+print(s.getsockname()[1])'
 }
 
 # start NAME COMMAND...: run in the background with its log in $DIR/NAME.log. setsid puts it
@@ -237,8 +239,10 @@ echo "  exporter metrics   http://$EXPORTER/metrics"
 echo "  Prometheus         $PROM/graph?g0.expr=$QUERY&g0.tab=0&g0.range_input=10m"
 echo "  enforcer metrics   http://$ENFORCER/metrics"
 echo "  Podman API socket  $SOCK"
-echo "Rule demo-always: policy Always, below $THRESHOLD% for $((IDLE_TIMER / 60))m -> stop the container" \
-    "(checked every 10 s); partitions nobody owns stay idle and are never acted on."
+echo "Rule demo-always: policy Always, below $THRESHOLD% for $((IDLE_TIMER / 60))m ->" \
+    "stop the container (checked every 10 s)."
+OWNED=$(echo "$WORKLOADS" | awk '{ n += split($3, a, ",") } END { print n }')
+echo "The $((64 - OWNED)) partitions nobody owns stay at 0 %: idle, but nothing to reclaim."
 if [ "$DURATION_S" -eq 0 ]; then
     echo "Running until Ctrl-C."
 else

@@ -348,9 +348,11 @@ class Timeline:
                 if expected == "stopped" and not self.overdue(w):
                     # The demo ended before this workload's idle timer could run out.
                     verdict = "not yet"
-                    outcome += ", idle for %s of %s" % (
-                        fmt_dur(self.end - w.below_since) if w.below_since else "0s",
-                        fmt_dur(self.a.idle_timer))
+                    if w.below_since is None:
+                        outcome += ", still active"
+                    else:
+                        outcome += ", idle for %s of %s" % (fmt_dur(self.end - w.below_since),
+                                                            fmt_dur(self.a.idle_timer))
                 elif w.spared:
                     outcome += ", spared (%s)" % w.spared[0]
                 elif w.bursts:

@@ -1,0 +1,172 @@
+#!/bin/sh
+# End-to-end test of `make demo` (deploy/demo/demo.sh): the whole loop with real Podman
+# containers, the exporter on the simulated MI300X node, Prometheus with the recording rules
+# and the enforcer stopping idle containers.
+#
+# Runs the demo non-interactively for DEMO_TEST_DURATION (default 225 s: the goes-idle workload
+# is busy for its first 60 s, then needs the 2-minute idle timer, a 10 s step of max_over_time,
+# up to 10 s to the next enforcement cycle, plus Prometheus' ~6 s to the first scrape and the
+# start-up), keeps its directory, then asserts from the demo's output, the enforcer's audit
+# file and the timeline's summary that exactly the idle and goes-idle containers were stopped,
+# and that nothing the demo started is still running.
+. "$(dirname "$0")/../lib.sh"
+
+DURATION=${DEMO_TEST_DURATION:-225s}
+
+# ---- the simulator alone: what it writes is what the exporter reports ----------------------
+
+SIM=$TMP/sim
+python3 "$TOP/deploy/demo/simulate.py" --root "$SIM" --samples 1 --interval 0.1 \
+    --workload a=busy:amdgpu_xcp_0 --workload b=idle:0000:e5:00.0 \
+    --workload c=goes-idle:amdgpu_xcp_55,amdgpu_xcp_54 --status-file "$TMP/sim.json" \
+    >"$TMP/sim.log" 2>&1
+check simulator-runs [ $? -eq 0 ]
+check simulator-no-temp-files [ -z "$(find "$SIM" -name '*.tmp.*')" ]
+port=$(free_port)
+start_bg "$TMP/sim-exporter.log" "$BIN/gpureclaim-exporter" --web.listen-address="127.0.0.1:$port" \
+    --path.sysfs="$SIM/sys" --path.procfs="$TMP/none" --path.devfs="$TMP/none" \
+    --no-collector.amdgpu
+SIM_EXPORTER=$LAST_PID
+wait_http "http://127.0.0.1:$port/metrics" 10 || fail simulator-exporter-start
+curl -s "http://127.0.0.1:$port/metrics" >"$TMP/sim.prom"
+stop_pid "$SIM_EXPORTER"
+
+# The simulator's record of each partition's busy percent must be the exporter's ratio, every
+# other partition 0, and each GPU's busy the rounded mean of its partitions.
+sim_matches() {
+    python3 - "$TMP/sim.json" "$TMP/sim.prom" <<'PY'
+import json, re, sys
+st = json.load(open(sys.argv[1]))["workloads"]
+part, gpu = {}, {}
+for line in open(sys.argv[2]):
+    m = re.match(r'gpureclaim_partition_busy_ratio\{gpu="([^"]+)",partition="(\d)"\} (\S+)', line)
+    if m:
+        part[(m.group(1), int(m.group(2)))] = round(float(m.group(3)) * 100)
+    m = re.match(r'gpureclaim_gpu_busy_ratio\{gpu="([^"]+)"\} (\S+)', line)
+    if m:
+        gpu[m.group(1)] = round(float(m.group(2)) * 100)
+want = {("0000:05:00.0", 1): st["a"]["busy"][0], ("0000:e5:00.0", 0): st["b"]["busy"][0],
+        ("0000:e5:00.0", 7): st["c"]["busy"][0], ("0000:e5:00.0", 6): st["c"]["busy"][1]}
+ok = len(part) == 64 and len(gpu) == 8 and all(part[k] == want.get(k, 0) for k in part)
+ok = ok and 70 <= want[("0000:05:00.0", 1)] <= 95 and want[("0000:e5:00.0", 0)] <= 3
+ok = ok and 70 <= want[("0000:e5:00.0", 7)] <= 95  # goes-idle starts busy
+for g in gpu:
+    ok = ok and gpu[g] == (sum(part.get((g, p), 0) for p in range(8)) * 2 + 8) // 16
+print("partitions %d, gpus %d: %s" % (len(part), len(gpu), "ok" if ok else "MISMATCH"))
+sys.exit(0 if ok else 1)
+PY
+}
+check simulator-matches-exporter sim_matches
+
+# The schedules: a bursty workload's burst lasts two samples, goes-idle turns idle at 60 s.
+check simulator-schedules python3 -B -c '
+import random, sys
+sys.path.insert(0, sys.argv[1])
+import simulate as s
+r = random.Random(1)
+ts = range(0, 200, 2)
+b = [s.busy_percent(r, "bursty", t, 2.0) for t in ts]
+assert [t for t, v in zip(ts, b) if v == 60] == [30, 32, 90, 92, 150, 152], b
+assert all(v <= 3 for v in b if v != 60)
+assert all(70 <= s.busy_percent(r, "goes-idle", t, 2.0) <= 95 for t in range(0, 60, 2))
+assert all(s.busy_percent(r, "goes-idle", t, 2.0) <= 3 for t in range(60, 200, 2))
+assert all(s.busy_percent(r, "exempt", t, 2.0) <= 3 for t in ts)
+' "$TOP/deploy/demo"
+
+# ---- the whole demo -----------------------------------------------------------------------
+
+for c in podman prometheus busybox; do
+    if ! command -v "$c" >/dev/null 2>&1; then
+        echo "SKIP: $SUITE/demo ('$c' is not installed; run 'make deps')"
+        finish
+        exit
+    fi
+done
+
+out=$TMP/demo.out
+sh "$TOP/deploy/demo/demo.sh" --duration "$DURATION" --keep </dev/null >"$out" 2>&1
+rc=$?
+check exit-status [ "$rc" -eq 0 ]
+DEMO_DIR=$(sed -n 's/^working directory //p' "$out" | head -n 1)
+if [ -z "$DEMO_DIR" ] || [ ! -d "$DEMO_DIR" ]; then
+    fail kept-directory "no demo directory in the output"
+    sed 's/^/    /' "$out"
+    finish
+    exit
+fi
+
+check urls-printed grep -q '^  Prometheus  *http://127\.0\.0\.1:[0-9]*/graph?g0.expr=' "$out"
+check enforcer-url grep -q '^  enforcer metrics  *http://127\.0\.0\.1:[0-9]*/metrics' "$out"
+check summary-printed grep -q '^Summary' "$out"
+
+# audit_has KIND NAME: the audit file has an event of that kind for that container.
+audit_has() {
+    python3 - "$DEMO_DIR/audit.jsonl" "$1" "$2" <<'EOF'
+import json, sys
+path, kind, name = sys.argv[1:]
+found = False
+with open(path) as f:
+    for line in f:
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if ev.get("event") == kind and name in json.dumps(ev):
+            found = True
+sys.exit(0 if found else 1)
+EOF
+}
+
+# outcome NAME: "stopped" or "running" from the timeline's summary.
+outcome() {
+    python3 -c '
+import json, sys
+rows = json.load(open(sys.argv[1]))
+print(next((r["actual"] for r in rows if r["workload"] == sys.argv[2]), "missing"))
+' "$DEMO_DIR/summary.json" "$1" 2>/dev/null || echo "missing"
+}
+
+check audit-file [ -s "$DEMO_DIR/audit.jsonl" ]
+for w in notebook-alice notebook-frank eval-dave; do
+    check "stopped-$w" [ "$(outcome "$w")" = stopped ]
+    check "audit-action-$w" audit_has action "$w"
+    check "timeline-$w" grep -q "$w .*-> STOPPED by rule demo-always" "$out"
+done
+for w in train-bob sweep-carol pinned-erin; do
+    check "running-$w" [ "$(outcome "$w")" = running ]
+    if audit_has action "$w"; then fail "no-action-$w"; else pass "no-action-$w"; fi
+done
+# The exempt workload was idle too: the enforcer found its label and wrote why it was spared.
+check audit-exempt-pinned-erin python3 -c '
+import json, sys
+sys.exit(0 if any(e.get("event") == "skipped" and e.get("result") == "exempt"
+                  and e.get("workload", {}).get("container_name") == "pinned-erin"
+                  for e in map(json.loads, open(sys.argv[1]))) else 1)' "$DEMO_DIR/audit.jsonl"
+check timeline-spared grep -q 'pinned-erin .*SPARED by rule demo-always' "$out"
+# The bursty workload was idle long enough to be a candidate but each burst restarted its timer.
+check bursty-restarts grep -q 'sweep-carol .*active again' "$out"
+check summary-all-ok [ "$(grep -c ' ok$' "$out")" -eq 6 ]
+check cleanup-message grep -q '^stopping everything the demo started' "$out"
+
+# Nothing left behind: no process mentions the demo directory (Podman service, conmon,
+# exporter, Prometheus, enforcer, simulator) and no process is in a cgroup of a container the
+# demo created (podman prints each container id on `run -d`).
+left=$(ps -eo pid=,args= | grep -F "$DEMO_DIR" | grep -v grep || true)
+if [ -z "$left" ]; then pass no-process-left; else fail no-process-left "$left"; fi
+stray=""
+for id in $(grep -E '^[0-9a-f]{64}$' "$DEMO_DIR/podman-run.log" 2>/dev/null); do
+    if grep -l "$id" /proc/[0-9]*/cgroup 2>/dev/null | grep -q .; then stray="$stray $id"; fi
+done
+check containers-created [ "$(grep -cE '^[0-9a-f]{64}$' "$DEMO_DIR/podman-run.log")" -eq 6 ]
+if [ -z "$stray" ]; then pass no-container-left; else fail no-container-left "$stray"; fi
+
+if [ "$TEST_FAILED" -ne 0 ]; then
+    echo "---- demo output ----"
+    sed 's/^/    /' "$out"
+    for f in enforcer exporter simulator; do
+        echo "---- $f.log (last lines) ----"
+        tail -n 15 "$DEMO_DIR/$f.log" 2>/dev/null | sed 's/^/    /'
+    done
+fi
+rm -rf "$DEMO_DIR"
+finish
