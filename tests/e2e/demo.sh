@@ -95,6 +95,8 @@ if [ -z "$DEMO_DIR" ] || [ ! -d "$DEMO_DIR" ]; then
     exit
 fi
 
+# The demo's own output (URLs, timeline, summary) goes into this suite's log for reading.
+sed 's/^/    | /' "$out"
 check urls-printed grep -q '^  Prometheus  *http://127\.0\.0\.1:[0-9]*/graph?g0.expr=' "$out"
 check enforcer-url grep -q '^  enforcer metrics  *http://127\.0\.0\.1:[0-9]*/metrics' "$out"
 check summary-printed grep -q '^Summary' "$out"
