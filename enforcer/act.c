@@ -700,6 +700,10 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         act_skip(a, now, d, workload, &t, "protected", err);
         goto out;
     }
+    if (t.out_of_scope) {
+        act_skip(a, now, d, workload, &t, "out_of_scope", "without the runtime scope label");
+        goto out;
+    }
     if (t.exempt) {
         if (e && e->root_kind[0] && b->withdraw(b, e, err, sizeof(err)) != ACT_OK)
             log_warn("cannot withdraw the notice on %s: %s", e->target, err);

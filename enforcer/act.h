@@ -70,10 +70,11 @@ struct act_obj {
 struct act_target {
     struct act_obj chain[ACT_CHAIN_MAX]; /* [0] the pod or container, [nchain-1] root owner */
     size_t nchain;
-    bool exempt;      /* gpureclaim.io/exempt=true somewhere in the chain */
-    bool running;     /* the pod or container is still running */
-    bool terminating; /* deletion under way */
-    void *priv;       /* backend data, released by target_free */
+    bool exempt;       /* gpureclaim.io/exempt=true somewhere in the chain */
+    bool out_of_scope; /* lacks the backend's scope label (--runtime.scope-label) */
+    bool running;      /* the pod or container is still running */
+    bool terminating;  /* deletion under way */
+    void *priv;        /* backend data, released by target_free */
 };
 
 /* What a notice says: the planned time, and the text for events and annotations. */
@@ -163,7 +164,8 @@ void act_target_clear(struct act_target *t);
  * seconds between SIGTERM and SIGKILL. act_kube_new: pods named by the namespace and pod
  * labels; the client `k` is taken over.
  */
-struct act_backend *act_runtime_new(const struct docker_cfg *cfg, int stop_timeout);
+struct act_backend *act_runtime_new(const struct docker_cfg *cfg, int stop_timeout,
+                                    const char *scope_label);
 struct kube;
 struct act_backend *act_kube_new(struct kube *k);
 /*

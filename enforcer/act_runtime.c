@@ -7,7 +7,9 @@
  * The stop is sent by container id, never by name, so a container re-created under the
  * same name after the notice is not stopped (the engine sees the new id as a conflict).
  * There is no API for notices on a plain container host: the engine's log and audit line
- * are the notice.
+ * are the notice. With --runtime.scope-label ("key" or "key=value") only containers that carry
+ * that label are acted on, so a host's other containers stay out of reach whatever the
+ * Prometheus data says; gpureclaim.io/exempt=true exempts a container in scope.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,8 @@ struct act_runtime {
     struct act_backend base; /* first: the engine holds a pointer to it */
     struct docker *docker;
     int stop_timeout;
+    char *scope_key;   /* NULL: every container */
+    char *scope_value; /* NULL: the key alone is enough */
 };
 
 static const char *const act_runtime_id_labels[] = {"container_id", "container_name", "container",
@@ -65,6 +69,10 @@ static enum act_result act_runtime_resolve(struct act_backend *b, const struct d
     o->ns = xstrdup("");
     o->name = xstrdup(c.name);
     o->uid = xstrdup(c.id);
+    if (rt->scope_key) {
+        const char *v = docker_label(&c, rt->scope_key);
+        t->out_of_scope = !v || (rt->scope_value && strcmp(v, rt->scope_value) != 0);
+    }
     const char *ex = docker_label(&c, ACT_EXEMPT_KEY);
     t->exempt = ex && strcmp(ex, "true") == 0;
     t->running = c.running;
@@ -114,12 +122,21 @@ static void act_runtime_free(struct act_backend *b)
 {
     struct act_runtime *rt = act_runtime_of(b);
     docker_free(rt->docker);
+    free(rt->scope_key);
+    free(rt->scope_value);
     free(rt);
 }
 
-struct act_backend *act_runtime_new(const struct docker_cfg *cfg, int stop_timeout)
+struct act_backend *act_runtime_new(const struct docker_cfg *cfg, int stop_timeout,
+                                    const char *scope_label)
 {
     struct act_runtime *rt = xcalloc(1, sizeof(*rt));
+    if (scope_label && *scope_label) {
+        const char *eq = strchr(scope_label, '=');
+        rt->scope_key =
+            eq ? xstrndup(scope_label, (size_t)(eq - scope_label)) : xstrdup(scope_label);
+        rt->scope_value = eq ? xstrdup(eq + 1) : NULL;
+    }
     rt->base = (struct act_backend){
         .name = "runtime",
         .resolve = act_runtime_resolve,

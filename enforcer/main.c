@@ -75,6 +75,7 @@ enum {
     F_MAX_PER_HOUR,
     F_RT_SOCKET,
     F_RT_STOP_TIMEOUT,
+    F_RT_SCOPE,
     F_KUBE_URL,
     F_KUBE_TOKEN,
     F_KUBE_CA,
@@ -130,6 +131,9 @@ static struct flag flags[NFLAGS] = {
                      "run: Docker/Podman API socket for rules with action 'stop'"},
     [F_RT_STOP_TIMEOUT] = {"runtime.stop-timeout", FLAG_STRING, "30s",
                            "run: time between SIGTERM and SIGKILL when stopping a container"},
+    [F_RT_SCOPE] = {"runtime.scope-label", FLAG_STRING, "",
+                    "run: act only on containers with this label ('key' or 'key=value'; '' for "
+                    "all)"},
     [F_KUBE_URL] = {"kube.api-url", FLAG_STRING, "",
                     "run: Kubernetes API URL (default in-cluster when KUBERNETES_SERVICE_HOST is "
                     "set)"},
@@ -528,7 +532,7 @@ static int make_act(bool dry_run, struct act **out)
     }
     if (flag_str(F_RT_SOCKET)) {
         struct docker_cfg dcfg = {.socket = flag_str(F_RT_SOCKET), .timeout = 10};
-        act_set_runtime(a, act_runtime_new(&dcfg, (int)(stop_timeout + 0.5)));
+        act_set_runtime(a, act_runtime_new(&dcfg, (int)(stop_timeout + 0.5), flag_str(F_RT_SCOPE)));
     }
     if (flag_str(F_KUBE_URL) || getenv("KUBERNETES_SERVICE_HOST")) {
         struct kube_cfg kc = {.api_url = flag_str(F_KUBE_URL),

@@ -74,8 +74,17 @@ check dry-run-stops-nothing $all_running
 check dry-run-audited test "$(grep -c '"event":"dry_run"' "$TMP/audit.jsonl")" = 3
 rm -f "$TMP/audit.jsonl" "$TMP/state.json"
 
+# --- out of scope: --runtime.scope-label that no container carries stops nothing ------------
+check scoped-exit-0 run_once "$TMP/scoped.log" --no-dry-run \
+    --runtime.scope-label=gpureclaim.io/workload=nobody
+all_running=true
+for n in $NAMES; do [ "$(state "$n")" = running ] || all_running=false; done
+check scoped-stops-nothing $all_running
+check scoped-audited test "$(grep -c '"result":"out_of_scope"' "$TMP/audit.jsonl")" = 4
+rm -f "$TMP/audit.jsonl" "$TMP/state.json"
+
 # --- acting run --------------------------------------------------------------------------------
-check run-exit-0 run_once "$TMP/run1.log" --no-dry-run
+check run-exit-0 run_once "$TMP/run1.log" --no-dry-run --runtime.scope-label=gpureclaim.io/workload
 for n in idle-a idle-b idle-c; do
     check "stopped-$n" test "$(state $n)" = exited/137
 done
