@@ -6,9 +6,10 @@
 # Runs the demo non-interactively for DEMO_TEST_DURATION (default 225 s: the goes-idle workload
 # is busy for its first 60 s, then needs the 2-minute idle timer, a 10 s step of max_over_time,
 # up to 10 s to the next enforcement cycle, plus Prometheus' ~6 s to the first scrape and the
-# start-up), keeps its directory, then asserts from the demo's output, the enforcer's audit
-# file and the timeline's summary that exactly the idle and goes-idle containers were stopped,
-# and that nothing the demo started is still running.
+# start-up), keeps its directory. While it runs, after the first container is stopped, it runs
+# every Grafana dashboard query against the demo's Prometheus. Then it asserts from the demo's
+# output, the enforcer's audit file and the timeline's summary that exactly the idle and
+# goes-idle containers were stopped, and that nothing the demo started is still running.
 . "$(dirname "$0")/../lib.sh"
 
 DURATION=${DEMO_TEST_DURATION:-225s}
@@ -84,7 +85,38 @@ for c in podman prometheus busybox; do
 done
 
 out=$TMP/demo.out
-sh "$TOP/deploy/demo/demo.sh" --duration "$DURATION" --keep </dev/null >"$out" 2>&1
+dash=$TMP/dashboards.out
+sh "$TOP/deploy/demo/demo.sh" --duration "$DURATION" --keep </dev/null >"$out" 2>&1 &
+DEMO_PID=$!
+# If this test dies first, its EXIT trap stops the demo, which then stops what it started.
+BG_PIDS="$BG_PIDS $DEMO_PID"
+
+# ---- the dashboards against the running demo ------------------------------------------------
+# Once the enforcer has stopped a container (the timeline's first "-> STOPPED") every panel has
+# something to show: activity, owners, idle runs, decisions and an action. The demo runs
+# containers only (no pods, no kube-state-metrics), so check.py --container-only requires data
+# from every query but the few pod-only ones it lists, and those to be empty. The URL of the
+# demo's Prometheus is the one it prints. 8 s after the stop, Prometheus (2 s scrapes) holds
+# at least two samples of the enforcer's new action counter, which rate() needs.
+deadline=$(( $(date +%s) + 200 ))
+while kill -0 "$DEMO_PID" 2>/dev/null && ! grep -q -- '-> STOPPED' "$out" &&
+    [ "$(date +%s)" -lt "$deadline" ]; do
+    sleep 1
+done
+PROM_URL=$(sed -n 's|^  Prometheus  *\(http://127\.0\.0\.1:[0-9]*\)/graph.*|\1|p' "$out" |
+    head -n 1)
+if grep -q -- '-> STOPPED' "$out" && [ -n "$PROM_URL" ] && kill -0 "$DEMO_PID" 2>/dev/null; then
+    sleep 8
+    python3 "$TOP/tests/dashboards/check.py" queries --container-only "$PROM_URL" "$(date +%s)" \
+        "$TOP"/dashboards/*.json >"$dash" 2>&1
+    check dashboards-queries [ $? -eq 0 ]
+    grep -q '^PASS: ' "$dash" || fail dashboards-ran "no query was checked"
+    sed 's/^/    dashboards: /' "$dash"
+else
+    fail dashboards-queries "no '-> STOPPED' while the demo ran (Prometheus '$PROM_URL')"
+fi
+
+wait "$DEMO_PID"
 rc=$?
 check exit-status [ "$rc" -eq 0 ]
 DEMO_DIR=$(sed -n 's/^working directory //p' "$out" | head -n 1)
