@@ -3,13 +3,15 @@
 #
 # Packages are checked with dpkg-query first so that a machine that already has them pays
 # a few milliseconds, not an apt-get run. --no-install-recommends keeps out the 200+ MB that
-# prometheus and podman recommend. No service is started here: tests start their own.
+# prometheus and podman recommend. Tests start their own daemons and never use a system one;
+# docker.io's postinst would start the system dockerd unless /usr/sbin/policy-rc.d denies it
+# (it exits 101 in the CI image, so nothing starts there).
 set -eu
 PKGS="build-essential pkg-config ca-certificates curl git python3 \
  libmicrohttpd-dev libdrm-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev \
  prometheus prometheus-node-exporter \
  clang libclang-rt-14-dev valgrind clang-format \
- podman runc busybox-static uidmap"
+ podman runc busybox-static uidmap docker.io"
 missing=""
 for p in $PKGS; do
     st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -8,9 +8,18 @@
 # --at T --no-dry-run` must stop exactly idle-a, idle-b and idle-c (exited, 137), leave the
 # others running, write one audit "action" line per stopped container and one "skipped"
 # line for exempt-f; a second run must not act again (the ledger). A dry run beforehand
-# must not stop anything. Optionally the same against dockerd on a private socket.
+# must not stop anything.
+#
+# Then the same six containers, history and rules against dockerd on a private socket
+# (tests/dockerd.sh), with its own state and audit files: one acting run must stop exactly
+# idle-a/b/c and leave the others running. Podman is stopped first so that the two daemons
+# never run at once on this 2-core machine. Without dockerd installed that part prints a
+# SKIP note; when dockerd is installed but cannot run in this sandbox (a kernel or privilege
+# limit found in its log) it prints a SKIP note with the reason, any other failure to start
+# is a FAIL.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/podman.sh"
+. "$TOP/tests/dockerd.sh"
 
 DATA=$TOP/tests/e2e/data/runtime
 ENF=$BIN/gpureclaim-enforcer
@@ -22,26 +31,33 @@ if ! podman_start "$TMP/podman"; then
     exit 1
 fi
 BG_PIDS="$BG_PIDS $PODMAN_PID"
-trap 'podman_stop; cleanup' EXIT
+trap 'podman_stop; dockerd_stop; cleanup' EXIT
 pass podman-start
+SOCK=$PODMAN_SOCK
+IMAGE=$PODMAN_IMAGE
+STATE=$TMP/state.json
+AUDIT=$TMP/audit.jsonl
 
 api() { # METHOD PATH [BODY]: prints the HTTP status, body in $TMP/api.out
-    curl -s -o "$TMP/api.out" -w '%{http_code}' --unix-socket "$PODMAN_SOCK" -X "$1" \
+    curl -s -o "$TMP/api.out" -w '%{http_code}' --unix-socket "$SOCK" -X "$1" \
         -H 'Content-Type: application/json' ${3:+-d "$3"} "http://d/v1.41$2"
 }
 
 NAMES="idle-a idle-b idle-c busy-d bursty-e exempt-f"
-ok=true
-for n in $NAMES; do
-    labels="\"gpureclaim.io/workload\":\"$n\""
-    [ "$n" = exempt-f ] && labels="$labels,\"gpureclaim.io/exempt\":\"true\""
-    st=$(api POST "/containers/create?name=$n" \
-        "{\"Image\":\"$PODMAN_IMAGE\",\"Cmd\":[\"sleep\",\"100000\"],\"Labels\":{$labels},\"HostConfig\":{\"NetworkMode\":\"none\"}}")
-    [ "$st" = 201 ] || { ok=false; echo "create $n: $st $(cat "$TMP/api.out")" >&2; }
-    st=$(api POST "/containers/$n/start")
-    [ "$st" = 204 ] || { ok=false; echo "start $n: $st $(cat "$TMP/api.out")" >&2; }
-done
-$ok && pass containers-created || { fail containers-created; exit 1; }
+create_containers() { # PREFIX: the six labelled containers on $SOCK, running
+    ok=true
+    for n in $NAMES; do
+        labels="\"gpureclaim.io/workload\":\"$n\""
+        [ "$n" = exempt-f ] && labels="$labels,\"gpureclaim.io/exempt\":\"true\""
+        st=$(api POST "/containers/create?name=$n" \
+            "{\"Image\":\"$IMAGE\",\"Cmd\":[\"sleep\",\"100000\"],\"Labels\":{$labels},\"HostConfig\":{\"NetworkMode\":\"none\"}}")
+        [ "$st" = 201 ] || { ok=false; echo "create $n: $st $(cat "$TMP/api.out")" >&2; }
+        st=$(api POST "/containers/$n/start")
+        [ "$st" = 204 ] || { ok=false; echo "start $n: $st $(cat "$TMP/api.out")" >&2; }
+    done
+    if $ok; then pass "${1}containers-created"; else fail "${1}containers-created"; return 1; fi
+}
+create_containers "" || exit 1
 
 # state NAME: "running" or "exited/<code>"
 state() {
@@ -61,8 +77,8 @@ pass backfill
 run_once() { # LOG [FLAGS...]
     _log=$1; shift
     "$ENF" run --once --rules.file="$DATA/rules.yaml" --prometheus.url="$PROM_URL" \
-        --at=$AT --runtime.socket="$PODMAN_SOCK" --runtime.stop-timeout=1s \
-        --state.file="$TMP/state.json" --audit.file="$TMP/audit.jsonl" \
+        --at=$AT --runtime.socket="$SOCK" --runtime.stop-timeout=1s \
+        --state.file="$STATE" --audit.file="$AUDIT" \
         --enforce.protected-namespaces=kube-system "$@" >"$_log" 2>&1
 }
 
@@ -71,8 +87,8 @@ check dry-run-exit-0 run_once "$TMP/dry.log"
 all_running=true
 for n in $NAMES; do [ "$(state "$n")" = running ] || all_running=false; done
 check dry-run-stops-nothing $all_running
-check dry-run-audited test "$(grep -c '"event":"dry_run"' "$TMP/audit.jsonl")" = 3
-rm -f "$TMP/audit.jsonl" "$TMP/state.json"
+check dry-run-audited test "$(grep -c '"event":"dry_run"' "$AUDIT")" = 3
+rm -f "$AUDIT" "$STATE"
 
 # --- out of scope: --runtime.scope-label that no container carries stops nothing ------------
 check scoped-exit-0 run_once "$TMP/scoped.log" --no-dry-run \
@@ -80,18 +96,11 @@ check scoped-exit-0 run_once "$TMP/scoped.log" --no-dry-run \
 all_running=true
 for n in $NAMES; do [ "$(state "$n")" = running ] || all_running=false; done
 check scoped-stops-nothing $all_running
-check scoped-audited test "$(grep -c '"result":"out_of_scope"' "$TMP/audit.jsonl")" = 4
-rm -f "$TMP/audit.jsonl" "$TMP/state.json"
+check scoped-audited test "$(grep -c '"result":"out_of_scope"' "$AUDIT")" = 4
+rm -f "$AUDIT" "$STATE"
 
 # --- acting run --------------------------------------------------------------------------------
-check run-exit-0 run_once "$TMP/run1.log" --no-dry-run --runtime.scope-label=gpureclaim.io/workload
-for n in idle-a idle-b idle-c; do
-    check "stopped-$n" test "$(state $n)" = exited/137
-done
-for n in busy-d bursty-e exempt-f; do
-    check "running-$n" test "$(state $n)" = running
-done
-count() { python3 - "$TMP/audit.jsonl" "$@" <<'PY'
+count() { python3 - "$AUDIT" "$@" <<'PY'
 import json, sys
 path, event, result = sys.argv[1], sys.argv[2], sys.argv[3]
 n = 0
@@ -102,11 +111,23 @@ for line in open(path):
 print(n)
 PY
 }
-check audit-one-action-each test "$(count action ok)" = 3
-check audit-names sh -c "grep '\"event\":\"action\"' '$TMP/audit.jsonl' | grep -c 'idle-[abc]' | grep -qx 3"
-check audit-exempt-skipped test "$(count skipped exempt)" = 1
-check audit-no-other-actions test "$(grep -c '"event":"action"' "$TMP/audit.jsonl")" = 3
-check audit-fields python3 -c '
+acting_run() { # PREFIX: one acting run on $SOCK, exactly idle-a/b/c stopped and audited
+    check "${1}run-exit-0" run_once "$TMP/${1}run1.log" --no-dry-run \
+        --runtime.scope-label=gpureclaim.io/workload
+    for n in idle-a idle-b idle-c; do
+        check "${1}stopped-$n" test "$(state $n)" = exited/137
+    done
+    for n in busy-d bursty-e exempt-f; do
+        check "${1}running-$n" test "$(state $n)" = running
+    done
+    check "${1}audit-one-action-each" test "$(count action ok)" = 3
+    for n in idle-a idle-b idle-c; do
+        check "${1}audit-action-$n" test "$(grep '"event":"action"' "$AUDIT" |
+            grep -c "\"container_name\":\"$n\"")" = 1
+    done
+    check "${1}audit-exempt-skipped" test "$(count skipped exempt)" = 1
+    check "${1}audit-no-other-actions" test "$(grep -c '"event":"action"' "$AUDIT")" = 3
+    check "${1}audit-fields" python3 -c '
 import json, sys
 for line in open(sys.argv[1]):
     o = json.loads(line)
@@ -115,26 +136,51 @@ for line in open(sys.argv[1]):
     if o["event"] == "action":
         assert o["api_status"] == 204 and o["owner_chain"][0]["kind"] == "Container", line
         assert o["window"]["samples"] > 0 and o["threshold_percent"] == 10, line
-' "$TMP/audit.jsonl"
+' "$AUDIT"
+}
+acting_run ""
 
 # --- a second run: the ledger says done, nothing new ------------------------------------------
-lines_before=$(wc -l <"$TMP/audit.jsonl")
+lines_before=$(wc -l <"$AUDIT")
 check run2-exit-0 run_once "$TMP/run2.log" --no-dry-run
-check run2-no-new-action test "$(grep -c '"event":"action"' "$TMP/audit.jsonl")" = 3
-check run2-no-new-lines test "$(wc -l <"$TMP/audit.jsonl")" -le $((lines_before + 1))
+check run2-no-new-action test "$(grep -c '"event":"action"' "$AUDIT")" = 3
+check run2-no-new-lines test "$(wc -l <"$AUDIT")" -le $((lines_before + 1))
 for n in busy-d bursty-e exempt-f; do
     check "run2-running-$n" test "$(state $n)" = running
 done
 
 # --- a corrupt state file refuses to act ----------------------------------------------------------
-echo '{"version":1,"entries":[' >"$TMP/state.json"
+echo '{"version":1,"entries":[' >"$STATE"
 if run_once "$TMP/run3.log" --no-dry-run; then fail corrupt-state-refused; else
     check corrupt-state-refused grep -q "is corrupt" "$TMP/run3.log"
 fi
 check corrupt-state-nothing-stopped test "$(state busy-d)" = running
 
-# --- optional: dockerd on a private socket ---------------------------------------------------------
-if command -v dockerd >/dev/null 2>&1; then
-    echo "dockerd present: not exercised by this test" >&2
+# --- dockerd on a private socket ------------------------------------------------------------------
+if ! command -v dockerd >/dev/null 2>&1; then
+    echo "SKIP: $SUITE/dockerd (dockerd is not installed; run 'make deps')"
+    finish
+    exit
 fi
+# Podman is done: stop it now (and forget it, so that the EXIT trap does not signal its
+# old PID again) before the second daemon starts.
+BG_PIDS=$(echo " $BG_PIDS " | sed "s/ $PODMAN_PID / /")
+podman_stop
+PODMAN_DIR=
+if ! dockerd_start "$TMP/dockerd"; then
+    if [ -n "$DOCKERD_SANDBOX" ]; then
+        echo "SKIP: $SUITE/dockerd (the daemon cannot run in this sandbox: $DOCKERD_ERR)"
+    else
+        fail dockerd-start "$DOCKERD_ERR"
+    fi
+    finish
+    exit
+fi
+pass dockerd-start
+SOCK=$DOCKERD_SOCK
+IMAGE=$DOCKERD_IMAGE
+STATE=$TMP/docker-state.json
+AUDIT=$TMP/docker-audit.jsonl
+create_containers dockerd- || exit 1
+acting_run dockerd-
 finish
