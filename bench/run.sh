@@ -8,7 +8,10 @@ SCRAPES=${SCRAPES:-10000}
 TREE=$TOP/tests/fixtures/mi300x-cpx
 TMP=$(mktemp -d)
 PIDS=""
-trap 'for p in $PIDS; do kill $p 2>/dev/null; done; rm -rf "$TMP"' EXIT
+bench_cleanup() { for p in $PIDS; do kill $p 2>/dev/null; done; rm -rf "$TMP"; }
+# A closed output pipe or Ctrl-C must not leave the servers this script started running.
+trap bench_cleanup EXIT
+trap 'bench_cleanup; trap - EXIT; exit 130' INT TERM HUP PIPE
 cc -O2 -o "$TMP/scrape" "$TOP/bench/scrape.c"
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_up() { for _ in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$1$2" && return 0; sleep 0.05; done; return 1; }

@@ -100,6 +100,8 @@ cleanup() {
     if [ -z "${KEEP_TMP:-}" ]; then rm -rf "$TMP"; else echo "kept $TMP" >&2; fi
 }
 trap cleanup EXIT
+# A signal (Ctrl-C, a closed pipe) must not leave the servers a test started running.
+trap 'cleanup; trap - EXIT; exit 130' INT TERM HUP PIPE
 
 # wait_http URL [SECONDS]: poll until the URL answers 2xx.
 wait_http() {
