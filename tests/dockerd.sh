@@ -19,6 +19,8 @@
 # The daemon's PID is kept in DIR/dockerd.pid; dockerd_stop signals only that PID and, if it
 # must be killed hard, the containerd it started (its direct child).
 
+. "${TOP:-$(cd "$(dirname "$0")/.." && pwd)}/tests/rootfs.sh"
+
 DOCKERD_IMAGE=bb:1
 
 # dockerd_api METHOD PATH [CURL ARGS...]: unversioned call on the private socket; prints the
@@ -55,12 +57,7 @@ dockerd_start() {
         return 1
     fi
     mkdir -p "$DOCKERD_DIR/data" "$DOCKERD_DIR/exec" "$DOCKERD_DIR/rootfs"
-    (
-        cd "$DOCKERD_DIR/rootfs" && mkdir -p bin tmp proc sys dev etc &&
-            cp "$(command -v busybox)" bin/busybox &&
-            for t in sh sleep ls cat echo ps true; do ln -sf busybox "bin/$t"; done &&
-            tar -cf "$DOCKERD_DIR/bb.tar" .
-    ) || {
+    busybox_tar "$DOCKERD_DIR" || {
         DOCKERD_ERR="cannot build the busybox root file system"
         return 1
     }
@@ -134,8 +131,7 @@ for c in json.load(open(sys.argv[1])): print(c["Id"])' "$DOCKERD_DIR/api.out" 2>
         fi
         wait "$DOCKERD_PID" 2>/dev/null
     fi
-    awk -v d="$DOCKERD_DIR/" 'index($2, d) == 1 { print $2 }' /proc/mounts 2>/dev/null |
-        sort -r | while read -r _m; do umount "$_m" 2>/dev/null; done
+    umount_below "$DOCKERD_DIR"
     rm -rf "$DOCKERD_DIR/data" "$DOCKERD_DIR/exec" "$DOCKERD_DIR/rootfs" \
         "$DOCKERD_DIR/bb.tar" 2>/dev/null
     DOCKERD_PID=

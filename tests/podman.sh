@@ -15,6 +15,8 @@
 #            sh tests/podman.sh stop DIR    (stops the service started for DIR, removes state)
 # The service's PID is kept in DIR/podman.pid; podman_stop kills only that PID.
 
+. "${TOP:-$(cd "$(dirname "$0")/.." && pwd)}/tests/rootfs.sh"
+
 PODMAN_IMAGE=localhost/bb:1
 
 podman_cmd() {
@@ -47,12 +49,7 @@ runtime = "runc"
 cgroup_manager = "cgroupfs"
 events_logger = "file"
 EOF
-    (
-        cd "$PODMAN_DIR/rootfs" && mkdir -p bin tmp proc sys dev etc &&
-            cp "$(command -v busybox)" bin/busybox &&
-            for t in sh sleep ls cat echo ps true; do ln -sf busybox "bin/$t"; done &&
-            tar -cf "$PODMAN_DIR/bb.tar" .
-    ) || {
+    busybox_tar "$PODMAN_DIR" || {
         PODMAN_ERR="cannot build the busybox root file system"
         return 1
     }
@@ -106,8 +103,7 @@ podman_stop() {
     fi
     # A container's /dev/shm is a tmpfs under the run root: unmount whatever is left there
     # (only below our own directory) so that the removal below cannot fail half-way.
-    awk -v d="$PODMAN_DIR/" 'index($2, d) == 1 { print $2 }' /proc/mounts 2>/dev/null |
-        sort -r | while read -r _m; do umount "$_m" 2>/dev/null; done
+    umount_below "$PODMAN_DIR"
     rm -rf "$PODMAN_DIR/storage" "$PODMAN_DIR/run" "$PODMAN_DIR/tmp" "$PODMAN_DIR/rootfs" \
         "$PODMAN_DIR/bb.tar" 2>/dev/null
     PODMAN_PID=
