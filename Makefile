@@ -50,7 +50,7 @@ ENFORCER_PKGS := libmicrohttpd libcurl json-c yaml-0.1
 ALL_PKGS := $(sort $(EXPORTER_PKGS) $(ENFORCER_PKGS))
 
 # Goals that must work before any library is installed skip the pkg-config checks.
-NO_PKG_GOALS := deps clean help check demo format format-check fixtures check-fixtures
+NO_PKG_GOALS := deps clean help check demo bench format format-check fixtures check-fixtures
 ifneq ($(filter-out $(NO_PKG_GOALS),$(or $(MAKECMDGOALS),all)),)
 pkg_missing = $(strip $(foreach p,$(1),$(if $(shell $(PKG_CONFIG) --exists $(p) && echo y),,$(p))))
 MISSING := $(call pkg_missing,$(ALL_PKGS))
@@ -58,7 +58,7 @@ ifneq ($(MISSING),)
 $(error pkg-config cannot find: $(MISSING); run 'make deps' as root or install their -dev packages)
 endif
 EXPORTER_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(EXPORTER_PKGS))
-EXPORTER_LIBS := $(shell $(PKG_CONFIG) --libs $(EXPORTER_PKGS)) -lpthread
+EXPORTER_LIBS := $(shell $(PKG_CONFIG) --libs $(EXPORTER_PKGS)) -lpthread -lm
 ENFORCER_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ENFORCER_PKGS))
 ENFORCER_LIBS := $(shell $(PKG_CONFIG) --libs $(ENFORCER_PKGS)) -lpthread -lm
 ALL_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ALL_PKGS))
@@ -115,7 +115,7 @@ $(COMMON_LIB) $(EXPORTER_LIB) $(ENFORCER_LIB):
 
 $(OUT)/gpureclaim-exporter: $(call obj,exporter/main.c) $(EXPORTER_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(EXPORTER_LIBS) -lm
+	$(CC) $(LDFLAGS) -o $@ $^ $(EXPORTER_LIBS)
 
 $(OUT)/gpureclaim-enforcer: $(call obj,enforcer/main.c) $(ENFORCER_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)

@@ -95,7 +95,10 @@ stop_pid() {
     return 0
 }
 
+# CLEANUP_HOOK: commands a test adds to its clean-up (e.g. podman_stop); they run on exit and
+# on a signal alike, before the background processes are stopped.
 cleanup() {
+    if [ -n "${CLEANUP_HOOK:-}" ]; then eval "$CLEANUP_HOOK"; fi
     for _p in $BG_PIDS; do stop_pid "$_p"; done
     if [ -z "${KEEP_TMP:-}" ]; then rm -rf "$TMP"; else echo "kept $TMP" >&2; fi
 }

@@ -8,10 +8,6 @@ for f in "$results"/*.count; do
     [ -e "$f" ] || continue
     read -r p q <"$f"
     passed=$((passed + p)); failed=$((failed + q))
-done
-for f in "$results"/*.count; do
-    [ -e "$f" ] || continue
-    read -r p q <"$f"
     printf '  %-28s %4d passed, %d failed\n' "$(basename "$f" .count)" "$p" "$q"
 done
 echo "$passed passed, $failed failed"

@@ -25,8 +25,10 @@ BIN=${BIN:-$TOP/bin}
 THRESHOLD=10
 IDLE_TIMER=120
 
+# die() during start-up keeps the working directory (once there is one) so its logs can be read.
 die() {
     echo "demo: $*" >&2
+    KEEP_ON_ERROR=1
     exit 1
 }
 
@@ -127,13 +129,12 @@ wait_for() {
 cleanup() {
     [ -z "$CLEANED" ] || return 0
     CLEANED=1
-    trap '' INT TERM
+    trap '' INT TERM HUP PIPE
     [ -z "$TL_PID" ] || stop_pid "$TL_PID"
     # Newest first: enforcer, Prometheus, exporter, simulator.
     for p in $PIDS; do stop_pid "$p"; done
     if [ -n "${PODMAN_DIR:-}" ]; then
         podman_stop
-        for p in ${PODMAN_SVC:-}; do stop_pid "$p"; done
     fi
     if [ -n "$KEEP" ] || [ -n "${KEEP_ON_ERROR:-}" ]; then
         echo "demo: kept $DIR"
@@ -154,13 +155,7 @@ on_signal() {
 
 INTERRUPTED=
 trap cleanup EXIT
-trap on_signal INT TERM
-# die() during start-up keeps the directory so its logs can be read.
-die() {
-    echo "demo: $*" >&2
-    KEEP_ON_ERROR=1
-    exit 1
-}
+trap on_signal INT TERM HUP PIPE
 
 echo "gpureclaim demo: simulated 8 x AMD Instinct MI300X node (CPX, 64 partitions), no GPU needed"
 echo "working directory $DIR"
@@ -170,9 +165,6 @@ echo "working directory $DIR"
 . "$TOP/tests/podman.sh"
 podman_start "$DIR/podman" </dev/null || die "cannot start podman: $PODMAN_ERR"
 SOCK=$PODMAN_SOCK
-# tests/podman.sh records the PID of the subshell that runs the service, which may not be the
-# service itself: remember the podman child too, so that cleanup can stop it for sure.
-PODMAN_SVC=$(ps -o pid=,comm= --ppid "$PODMAN_PID" 2>/dev/null | awk '$2 == "podman" { print $1 }')
 
 # name profile devices. Partition p of GPU g is 0000:BB:00.0 for p = 0 and amdgpu_xcp_<7g+p-1>
 # otherwise (tests/fixtures/mi300x-cpx/GENERATED.md). Every other partition is nobody's.

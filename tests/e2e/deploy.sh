@@ -27,19 +27,9 @@ if ! command -v kubectl >/dev/null 2>&1; then
 elif ! kubectl kustomize --help >/dev/null 2>&1; then
     fail kubectl "this kubectl has no 'kustomize' command"
 else
-    # rbac.yaml belongs to the enforcer's RBAC work; until it exists, build a copy with a stub so
-    # that everything else is still checked.
-    TREE=$K
-    if [ ! -f "$K/enforcer/rbac.yaml" ]; then
-        fail rbac-present "deploy/kubernetes/enforcer/rbac.yaml does not exist yet"
-        cp -r "$K" "$TMP/kubernetes"
-        printf '%s\n' "apiVersion: rbac.authorization.k8s.io/v1" "kind: ClusterRole" \
-            "metadata:" "  name: stub" "rules: []" >"$TMP/kubernetes/enforcer/rbac.yaml"
-        TREE=$TMP/kubernetes
-    fi
     for d in "" exporter enforcer prometheus-rules; do
         name=kustomize-${d:-all}
-        if kubectl kustomize "$TREE/$d" >"$TMP/$name.yaml" 2>"$TMP/$name.err"; then
+        if kubectl kustomize "$K/$d" >"$TMP/$name.yaml" 2>"$TMP/$name.err"; then
             pass "$name"
         else
             fail "$name" "$(head -n 3 "$TMP/$name.err")"

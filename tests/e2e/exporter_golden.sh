@@ -59,7 +59,7 @@ for tree in $TREES; do
 done
 
 # HTTP contract, on the MI300X tree.
-start_exporter mi300x-cpx || fail http-start
+start_exporter mi300x-cpx || { fail http-start; exit 1; }
 ct=$(curl -s -o /dev/null -w '%{content_type}' "$URL/metrics")
 check content-type [ "$ct" = "text/plain; version=0.0.4; charset=utf-8" ]
 check landing-page sh -c "curl -sf '$URL/' | grep -q '/metrics'"

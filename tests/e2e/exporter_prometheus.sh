@@ -9,7 +9,8 @@ port=$(free_port)
 start_bg "$TMP/exporter.log" "$BIN/gpureclaim-exporter" --web.listen-address="127.0.0.1:$port" \
     --path.sysfs="$TREE/sys" --path.procfs="$TREE/proc" --path.devfs="$TREE/dev" \
     --kubelet.pod-resources-socket=
-wait_http "http://127.0.0.1:$port/healthz" 10 || fail exporter-start
+wait_http "http://127.0.0.1:$port/healthz" 10 ||
+    { fail exporter-start "$(tail -n 5 "$TMP/exporter.log")"; exit 1; }
 cat >"$TMP/prometheus.yml" <<EOC
 global:
   scrape_interval: 1s
@@ -20,7 +21,8 @@ scrape_configs:
       - targets: ['127.0.0.1:$port']
 EOC
 check promtool-config promtool check config "$TMP/prometheus.yml"
-start_prometheus "$TMP/prometheus.yml" "$TMP/data" || fail prometheus-start
+start_prometheus "$TMP/prometheus.yml" "$TMP/data" ||
+    { fail prometheus-start "$(tail -n 5 "$TMP/prometheus.log")"; exit 1; }
 
 # value EXPR: the single value of an instant query, or "none".
 value() {

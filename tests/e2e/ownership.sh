@@ -163,14 +163,13 @@ stop_pid "$EXP_PID"
 
 # ---- 4. Podman container with the devices label --------------------------------------------
 . "$TOP/tests/podman.sh"
-stop_podman() { podman_stop; }
 if ! podman_start "$TMP/podman"; then
     fail podman-start "$PODMAN_ERR"
     finish
     exit
 fi
-# lib.sh's trap stops what start_bg started; the Podman service is podman.sh's.
-trap 'stop_podman; cleanup' EXIT
+# lib.sh's clean-up stops what start_bg started; the Podman service is podman.sh's.
+CLEANUP_HOOK=podman_stop
 NAME=gr-owner-$$
 if ! podman_cmd run -d --name "$NAME" --label gpureclaim.io/devices=amdgpu_xcp_3 \
     "$PODMAN_IMAGE" sleep 600 >"$TMP/podman-run.log" 2>&1; then

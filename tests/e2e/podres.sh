@@ -12,13 +12,12 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 
-BUILD=${BUILD:-build}
-CLIENT=$TOP/$BUILD/fakes/podres_client
+CLIENT=$(fake_bin podres_client)
 SERVER_DIR=$TOP/tests/podres
 FIX=$TOP/tests/fixtures/podres
 
 if [ ! -x "$CLIENT" ]; then
-    fail setup "missing $CLIENT; run 'make $BUILD/fakes/podres_client'"
+    fail setup "missing $CLIENT; run 'make build/fakes/podres_client'"
     exit 1
 fi
 need_podres_server

@@ -31,7 +31,7 @@ if ! podman_start "$TMP/podman"; then
     exit 1
 fi
 BG_PIDS="$BG_PIDS $PODMAN_PID"
-trap 'podman_stop; dockerd_stop; cleanup' EXIT
+CLEANUP_HOOK='podman_stop; dockerd_stop'
 pass podman-start
 SOCK=$PODMAN_SOCK
 IMAGE=$PODMAN_IMAGE

@@ -54,8 +54,10 @@ TEST(cpx_node_has_8_gpus_and_64_partitions)
     const struct gpu *g = NULL;
     const struct gpu_part *p = NULL;
     TEST_CHECK(gpu_find_render(&l, 146, &g, &p) && g && p);
-    if (!g || !p)
+    if (!g || !p) {
+        gpu_list_free(&l);
         return;
+    }
     TEST_CHECK_STR(g->pci, "0000:47:00.0");
     TEST_CHECK_INT(p->index, 2);
     TEST_CHECK(gpu_find_device_id(&l, "AMDGPU_XCP_15", &g, &p));
