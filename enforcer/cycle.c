@@ -231,7 +231,6 @@ static int cycle_get(struct promq *q, struct cycle_cache *c, struct rule_data *d
     }
     if (!d->errmsg[0])
         snprintf(d->errmsg, sizeof(d->errmsg), "%s query: %s", what, e->err);
-    log_warn("rule '%s': %s query failed: %s", d->rule->name, what, e->err);
     return -1;
 }
 
@@ -257,7 +256,6 @@ static int cycle_fetch_rule(struct promq *q, struct cycle_cache *c, const struct
     if (cycle_activity_expr(r, expr, sizeof(expr)) < 0) {
         snprintf(d->errmsg, sizeof(d->errmsg), "activity query is longer than %zu bytes",
                  sizeof(expr) - 1);
-        log_warn("rule '%s': %s", r->name, d->errmsg);
         d->error = 1;
         ret = -1;
     } else if ((d->end - d->start) / step > CYCLE_MAX_STEPS) {
@@ -265,7 +263,6 @@ static int cycle_fetch_rule(struct promq *q, struct cycle_cache *c, const struct
                  "activity query: range of %.0f s at step %g s exceeds prometheus' limit of "
                  "%.0f points",
                  d->end - d->start, step, CYCLE_MAX_STEPS);
-        log_warn("rule '%s': %s", r->name, d->errmsg);
         d->error = 1;
         ret = -1;
     } else if (cycle_get(q, c, d, "activity", true, expr, d->start, d->end, step, &d->activity) <

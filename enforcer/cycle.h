@@ -42,8 +42,8 @@ int cycle_activity_expr(const struct rule *r, char *buf, size_t len);
  *   priority   instant query of q_priority at now, only when set.
  * Disabled rules are not queried (rule set, matrices empty). A failed activity, allocation
  * or priority query sets `error` and `errmsg` on that rule; a failed pending query sets
- * `pending_error` and, when errmsg is still empty, puts its message there. Each failure is
- * also logged as a warning. Returns 0 when every query succeeded, -1 when any failed.
+ * `pending_error` and, when errmsg is still empty, puts its message there; logging it is the
+ * caller's (once, not every cycle). Returns 0 when every query succeeded, -1 when any failed.
  */
 int cycle_fetch(struct promq *q, const struct ruleset *rs, double now, struct rule_data *out);
 

@@ -272,6 +272,7 @@ static int reload(struct daemon *dm, bool force, bool stat_only)
                       strerror(errno));
         dm->file_missing_logged = true;
         dm->file_seen = false;
+        dm->tried_hash = 0; /* a file that comes back, even unchanged, is judged again */
         if (dm->reload_success != 0) {
             dm->reload_success = 0;
             dm->reloads_fail++;
@@ -289,8 +290,10 @@ static int reload(struct daemon *dm, bool force, bool stat_only)
     char *buf = read_file(path, &len, err, sizeof(err));
     if (!buf) {
         log_error("%s; keeping the rules in force", err);
-        dm->reload_success = 0;
-        dm->reloads_fail++;
+        if (dm->reload_success != 0) {
+            dm->reload_success = 0;
+            dm->reloads_fail++;
+        }
         return -1;
     }
     dm->file_seen = true;

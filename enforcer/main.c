@@ -354,13 +354,9 @@ static void evaluate(struct promq *q, double at, struct evaluation *ev)
 {
     size_t n = ev->rules.n;
     ev->data = xcalloc(n ? n : 1, sizeof(*ev->data));
-    enum log_level saved = log_threshold;
-    if (log_threshold > LOG_DEBUG)
-        log_threshold = LOG_ERROR;
     double t0 = mono_now();
     cycle_fetch(q, &ev->rules, at, ev->data);
     ev->fetch_seconds = mono_now() - t0;
-    log_threshold = saved;
 
     for (size_t i = 0; i < n; i++) {
         if (!ev->data[i].error && !ev->data[i].pending_error)

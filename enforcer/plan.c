@@ -495,8 +495,10 @@ static int point_cmp(const void *a, const void *b)
 }
 
 /*
- * The workload's activity as decide() sees it: every series of the rule whose identity
- * projection equals the workload's, merged by taking the max per timestamp (NaN wins).
+ * The workload's activity as decide() judges it: every series of the rule whose identity
+ * projection equals the workload's, merged per timestamp the way decide.c does. A value at or
+ * above the threshold wins (busy if any part is busy); otherwise a NaN or Inf from any series
+ * wins (not a number); otherwise the largest value.
  */
 static size_t workload_points(const struct rule_data *rd, const struct decision_rec *r,
                               struct point **out)
@@ -505,11 +507,7 @@ static size_t workload_points(const struct rule_data *rd, const struct decision_
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < rd->activity.n; i++) {
         const struct series *s = &rd->activity.s[i];
-        struct labels id = {0};
-        labels_project(&id, &s->labels, r->rule->identity, r->rule->nidentity);
-        bool same = labels_equal(&id, &r->identity);
-        labels_free(&id);
-        if (!same)
+        if (!plan_labels_match(&r->identity, &s->labels))
             continue;
         for (size_t j = 0; j < s->n; j++) {
             if (n == cap) {
@@ -521,14 +519,20 @@ static size_t workload_points(const struct rule_data *rd, const struct decision_
     }
     if (n > 1) {
         qsort(pts, n, sizeof(*pts), point_cmp);
+        double busy = r->threshold / 100.0;
         size_t w = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (w > 0 && pts[w - 1].t == pts[i].t) {
-                if (isnan(pts[i].v) || (!isnan(pts[w - 1].v) && pts[i].v > pts[w - 1].v))
-                    pts[w - 1].v = pts[i].v;
-            } else {
-                pts[w++] = pts[i];
+        for (size_t i = 0; i < n;) {
+            double t = pts[i].t, max = NAN;
+            bool nonfinite = false;
+            for (; i < n && pts[i].t == t; i++) {
+                if (!isfinite(pts[i].v))
+                    nonfinite = true;
+                else if (isnan(max) || pts[i].v > max)
+                    max = pts[i].v;
             }
+            pts[w].t = t;
+            pts[w].v = !isnan(max) && max >= busy ? max : nonfinite ? NAN : max;
+            w++;
         }
         n = w;
     }
