@@ -233,8 +233,7 @@ static int docker_check_id(const char *id, char *err, size_t errlen)
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        char ch = id[i];
-        if (!((ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f') || (ch >= 'A' && ch <= 'F'))) {
+        if (hex_value((unsigned char)id[i]) < 0) {
             snprintf(err, errlen, "container id '%.64s' is not hexadecimal", id);
             return -1;
         }
@@ -515,13 +514,10 @@ static int docker_request(struct docker *d, const char *method, const char *path
     for (int attempt = 0; attempt < 2; attempt++) {
         char *url = d->api[0] ? xasprintf("http://localhost/v%s%s", d->api, path)
                               : xasprintf("http://localhost%s", path);
-        /* An empty body, not none: httpc sends a body-less POST as a GET. */
-        bool post = strcmp(method, "POST") == 0;
         struct httpc_req req = {
             .method = method,
             .url = url,
             .unix_socket = d->socket,
-            .body = post ? "" : NULL,
             .timeout = d->timeout + extra_timeout,
         };
         int rc = httpc_do(&req, resp, err, errlen);

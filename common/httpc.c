@@ -237,12 +237,12 @@ int httpc_do(const struct httpc_req *req, struct httpc_resp *resp, char *err, si
     /* Callers always get a NUL-terminated body, even an empty one. */
     sbuf_add(&resp->body, "", 0);
 
+    /* The token must not linger in freed heap memory, in our copy or in libcurl's list. */
+    for (struct curl_slist *s = hdrs; s; s = s->next)
+        if (str_has_prefix(s->data, "Authorization:"))
+            explicit_bzero(s->data, strlen(s->data));
     curl_slist_free_all(hdrs);
-    if (auth) {
-        /* The token should not linger in freed heap memory. */
-        memset(auth, 0, strlen(auth));
-        free(auth);
-    }
+    secret_free(auth);
     curl_easy_cleanup(h);
     return ret;
 }

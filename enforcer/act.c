@@ -52,6 +52,7 @@ struct act {
 
     struct act_counts actions, notices, spared, skipped;
     unsigned long save_failures;
+    bool dirty; /* the ledger changed since it was last written */
     double last_now;
 
     /* Skips audited once per (rule, workload, reason) for the life of the process, so that
@@ -190,10 +191,13 @@ void act_set_kube_confirm(struct act *a, act_confirm_fn fn)
     a->kube_confirm = fn;
 }
 
+static void act_flush(struct act *a);
+
 void act_free(struct act *a)
 {
     if (!a)
         return;
+    act_flush(a);
     act_set_kube(a, NULL);
     act_set_runtime(a, NULL);
     ledger_free(&a->ledger);
@@ -222,13 +226,28 @@ static struct act_backend *act_backend_for(struct act *a, enum rule_action actio
     return action == ACTION_STOP ? a->runtime : a->kube;
 }
 
+/*
+ * Mark the ledger for writing at the end of the cycle (act_flush). Only the record of an
+ * attempt must reach the disk before the call (write-ahead in act_do); a notice or a dry-run
+ * line lost in a crash is only posted again, which delays an action, never repeats one.
+ * Writing the whole file with two fsyncs per workload would cost O(n^2) at 10,000 workloads.
+ */
 static void act_save(struct act *a)
 {
+    a->dirty = true;
+}
+
+static void act_flush(struct act *a)
+{
     char err[512];
+    if (!a->dirty)
+        return;
     if (ledger_save(&a->ledger, err, sizeof(err)) < 0) {
         a->save_failures++;
         log_error("%s", err);
+        return;
     }
+    a->dirty = false;
 }
 
 /* The chain of a target as audit references. */
@@ -532,6 +551,7 @@ static void act_do(struct act *a, struct act_backend *b, const struct decision_r
         act_skip(a, now, d, workload, t, "state_error", err);
         return;
     }
+    a->dirty = false;
     (*acted)++;
     long status = 0;
     err[0] = '\0';
@@ -568,6 +588,7 @@ static void act_do(struct act *a, struct act_backend *b, const struct decision_r
     if (res == ACT_OK)
         act_skip_forget(a, r->name, workload);
     act_save(a);
+    act_flush(a); /* the outcome of a mutating call is on disk before the next one */
 }
 
 static bool act_protected(const struct act *a, const struct decision_rec *d,
@@ -851,6 +872,7 @@ void act_cycle(struct act *a, const struct decisions *ds, double now)
     for (size_t i = 0; i < ds->n; i++)
         free(keys[i]);
     free(keys);
+    act_flush(a);
 }
 
 /* ---- metrics ---------------------------------------------------------------------------- */

@@ -183,12 +183,9 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
                  rules_action_name(action));
         return ACT_UNSUPPORTED;
     }
-    /*
-     * The action's own status (201 for an eviction), before the event call replaces it. A
-     * call refused before any request (no uid, say) has no "HTTP" in its message and no
-     * status, whatever the resolve GETs got.
-     */
-    *api_status = r == KUBE_OK || strstr(err, "HTTP ") ? kube_last_status(ak->k) : 0;
+    /* The action's own status (201 for an eviction), before the event call replaces it; 0
+       when the action was refused before any request. */
+    *api_status = kube_last_status(ak->k);
     if (r == KUBE_OK) {
         char *msg = action == ACTION_SCALE_TO_ZERO
                         ? xasprintf("idle GPU reclaimed: scaled from %lld to 0 replicas "

@@ -22,7 +22,7 @@ struct audit {
     FILE *f; /* NULL: discard */
     bool owned;
     char *path;
-    unsigned long lines, failures;
+    unsigned long failures;
     bool warned;
 };
 
@@ -55,11 +55,6 @@ void audit_close(struct audit *a)
         fclose(a->f);
     free(a->path);
     free(a);
-}
-
-unsigned long audit_lines(const struct audit *a)
-{
-    return a->lines;
 }
 
 unsigned long audit_failures(const struct audit *a)
@@ -155,7 +150,6 @@ int audit_write(struct audit *a, const struct audit_rec *r)
         log_once(&a->warned, LOG_ERROR, "cannot write audit file '%s': %m", a->path);
         ret = -1;
     } else {
-        a->lines++;
         a->warned = false;
     }
     free(line);

@@ -48,8 +48,6 @@ void audit_close(struct audit *a);
 int audit_write(struct audit *a, const struct audit_rec *r);
 /* The line audit_write would append (without the newline); caller frees. */
 char *audit_format(const struct audit_rec *r);
-/* Lines written and failed writes, for the self-metrics. */
-unsigned long audit_lines(const struct audit *a);
 unsigned long audit_failures(const struct audit *a);
 
 /* Format Unix time `t` as RFC 3339 UTC with seconds ("2023-11-14T22:13:20Z") into buf. */

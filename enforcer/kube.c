@@ -1054,6 +1054,7 @@ enum kube_result kube_annotate(struct kube *k, const struct kube_ref *ref, const
 enum kube_result kube_scale_to_zero(struct kube *k, const struct kube_ref *owner, int64_t *previous,
                                     char *err, size_t errlen)
 {
+    k->last_status = 0; /* an action refused before any request has no status */
     *previous = 0;
     const struct kube_kind *kk = kube_kind_of(owner->api_version, owner->kind);
     if (!kk || !kk->scalable) {
@@ -1158,6 +1159,7 @@ static enum kube_result kube_deactivate_workload(struct kube *k, const struct ku
 
 enum kube_result kube_suspend(struct kube *k, const struct kube_obj *job, char *err, size_t errlen)
 {
+    k->last_status = 0;
     const struct kube_kind *kk = kube_kind_of(job->ref.api_version, job->ref.kind);
     if (!kk || strcmp(kk->kind, "Job") != 0) {
         snprintf(err, errlen, "cannot suspend %s '%s': only Jobs can be suspended",
@@ -1184,6 +1186,7 @@ enum kube_result kube_suspend(struct kube *k, const struct kube_obj *job, char *
 enum kube_result kube_evict(struct kube *k, const char *ns, const char *name, const char *uid,
                             char *err, size_t errlen)
 {
+    k->last_status = 0;
     struct kube_ref ref = {(char *)"v1", (char *)"Pod", (char *)ns, (char *)name, (char *)uid};
     if (!uid || !*uid) {
         snprintf(err, errlen, "refusing to evict pod '%s/%s' without a uid", ns ? ns : "",
@@ -1218,6 +1221,7 @@ enum kube_result kube_evict(struct kube *k, const char *ns, const char *name, co
 enum kube_result kube_delete(struct kube *k, const struct kube_ref *ref, const char *propagation,
                              char *err, size_t errlen)
 {
+    k->last_status = 0;
     if (!propagation)
         propagation = "Background";
     if (strcmp(propagation, "Background") != 0 && strcmp(propagation, "Foreground") != 0 &&

@@ -107,30 +107,6 @@ int match_parse(const char *s, struct matcher *out, char *err, size_t errlen)
     return 0;
 }
 
-int match_in(const char *name, char *const *values, size_t n, struct matcher *out)
-{
-    memset(out, 0, sizeof(*out));
-    struct sbuf re = {0};
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            sbuf_putc(&re, '|');
-        for (const char *p = values[i]; *p; p++) {
-            if (strchr("\\^$.|?*+()[]{}", *p))
-                sbuf_putc(&re, '\\');
-            sbuf_putc(&re, *p);
-        }
-    }
-    out->name = xstrdup(name);
-    out->op = MATCH_RE;
-    out->value = sbuf_take(&re);
-    char err[160];
-    if (compile(out, err, sizeof(err)) < 0) {
-        match_free(out);
-        return -1;
-    }
-    return 0;
-}
-
 bool match_eval(const struct matcher *m, const struct labels *ls)
 {
     const char *v = labels_get(ls, m->name);
@@ -164,18 +140,4 @@ void match_free(struct matcher *m)
     free(m->name);
     free(m->value);
     memset(m, 0, sizeof(*m));
-}
-
-char *match_format(const struct matcher *m)
-{
-    static const char *const ops[] = {"=", "!=", "=~", "!~"};
-    struct sbuf b = {0};
-    sbuf_printf(&b, "%s%s\"", m->name, ops[m->op]);
-    for (const char *p = m->value; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            sbuf_putc(&b, '\\');
-        sbuf_putc(&b, *p);
-    }
-    sbuf_putc(&b, '"');
-    return sbuf_take(&b);
 }

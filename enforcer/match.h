@@ -25,13 +25,9 @@ struct matcher {
 
 /* Parse one matcher. Returns 0, or -1 with a message such as "invalid regular expression". */
 int match_parse(const char *s, struct matcher *out, char *err, size_t errlen);
-/* A matcher that tests `name` for membership in `values` (a regex alternation, escaped). */
-int match_in(const char *name, char *const *values, size_t n, struct matcher *out);
 bool match_eval(const struct matcher *m, const struct labels *ls);
 /* True when every matcher matches (true for n == 0). */
 bool match_all(const struct matcher *ms, size_t n, const struct labels *ls);
 void match_free(struct matcher *m);
-/* The matcher back as text, for messages; caller frees. */
-char *match_format(const struct matcher *m);
 
 #endif

@@ -825,6 +825,13 @@ static void parse_defaults(struct ctx *c, const struct ydom_node *map, struct va
     }
 }
 
+static void matcher_set_free(struct matcher_set *ms)
+{
+    for (size_t i = 0; i < ms->n; i++)
+        match_free(&ms->m[i]);
+    free(ms->m);
+}
+
 static void rule_free(struct rule *r)
 {
     free(r->name);
@@ -840,21 +847,14 @@ static void rule_free(struct rule *r)
     for (size_t i = 0; i < r->nnamespaces; i++)
         free(r->namespaces[i]);
     free(r->namespaces);
-    for (size_t i = 0; i < r->scope.n; i++)
-        match_free(&r->scope.m[i]);
-    free(r->scope.m);
+    matcher_set_free(&r->scope);
     for (size_t i = 0; i < r->nexemptions; i++) {
-        for (size_t j = 0; j < r->exemptions[i].match.n; j++)
-            match_free(&r->exemptions[i].match.m[j]);
-        free(r->exemptions[i].match.m);
+        matcher_set_free(&r->exemptions[i].match);
         free(r->exemptions[i].reason);
     }
     free(r->exemptions);
-    for (size_t i = 0; i < r->noverrides; i++) {
-        for (size_t j = 0; j < r->overrides[i].match.n; j++)
-            match_free(&r->overrides[i].match.m[j]);
-        free(r->overrides[i].match.m);
-    }
+    for (size_t i = 0; i < r->noverrides; i++)
+        matcher_set_free(&r->overrides[i].match);
     free(r->overrides);
     free(r->windows);
     memset(r, 0, sizeof(*r));
