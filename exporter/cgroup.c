@@ -22,15 +22,11 @@
 #include <string.h>
 
 #include "slice.h"
+#include "util.h"
 
 static bool is_lower_hex(char c)
 {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-}
-
-static bool is_hex(char c)
-{
-    return is_lower_hex(c) || (c >= 'A' && c <= 'F');
 }
 
 static bool is_container_id(struct slice s)
@@ -53,7 +49,7 @@ static bool parse_pod_uid(struct slice s, char out[37])
 {
     if (s.n == 32) {
         for (size_t i = 0; i < 32; i++) {
-            if (!is_hex(s.p[i]))
+            if (hex_value((unsigned char)s.p[i]) < 0)
                 return false;
             out[i] = (char)(s.p[i] | 0x20);
         }
@@ -69,7 +65,7 @@ static bool parse_pod_uid(struct slice s, char out[37])
                 return false;
             out[i] = '-';
         } else {
-            if (!is_hex(c))
+            if (hex_value((unsigned char)c) < 0)
                 return false;
             out[i] = (char)(c | 0x20);
         }

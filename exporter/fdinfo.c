@@ -99,13 +99,11 @@ static bool copy_token(struct slice v, char *dst, size_t cap)
     return true;
 }
 
-static struct fdinfo_engine *find_engine(struct fdinfo *fi, struct slice name, bool create)
+static struct fdinfo_engine *find_engine(struct fdinfo *fi, struct slice name)
 {
     for (unsigned i = 0; i < fi->n_engines; i++)
         if (slice_eq(name, fi->engines[i].name))
             return &fi->engines[i];
-    if (!create)
-        return NULL;
     if (fi->n_engines == FDINFO_MAX_ENGINES) {
         fi->dropped++;
         return NULL;
@@ -116,13 +114,11 @@ static struct fdinfo_engine *find_engine(struct fdinfo *fi, struct slice name, b
     return e;
 }
 
-static struct fdinfo_region *find_region(struct fdinfo *fi, struct slice name, bool create)
+static struct fdinfo_region *find_region(struct fdinfo *fi, struct slice name)
 {
     for (unsigned i = 0; i < fi->n_regions; i++)
         if (slice_eq(name, fi->regions[i].name))
             return &fi->regions[i];
-    if (!create)
-        return NULL;
     if (fi->n_regions == FDINFO_MAX_REGIONS) {
         fi->dropped++;
         return NULL;
@@ -168,7 +164,7 @@ static bool set_mem(struct fdinfo *fi, struct slice region, enum fdinfo_mem_kind
     uint64_t bytes;
     if (!valid_name(region) || !parse_size(v, legacy_kb, &bytes))
         return false;
-    struct fdinfo_region *r = find_region(fi, region, true);
+    struct fdinfo_region *r = find_region(fi, region);
     if (!r)
         return true; /* well-formed, only over capacity: counted in `dropped` */
     if (r->has & (1u << kind))
@@ -216,7 +212,7 @@ static bool parse_kv(struct fdinfo *fi, struct slice key, struct slice v)
     if (slice_cut_prefix(key, "drm-engine-capacity-", &rest)) {
         if (!valid_name(rest) || !parse_plain(v, &x))
             return false;
-        struct fdinfo_engine *e = find_engine(fi, rest, true);
+        struct fdinfo_engine *e = find_engine(fi, rest);
         if (!e)
             return true;
         if (e->has_capacity)
@@ -229,7 +225,7 @@ static bool parse_kv(struct fdinfo *fi, struct slice key, struct slice v)
         struct slice unit;
         if (!valid_name(rest) || !parse_number(v, &x, &unit) || !slice_eq(unit, " ns"))
             return false;
-        struct fdinfo_engine *e = find_engine(fi, rest, true);
+        struct fdinfo_engine *e = find_engine(fi, rest);
         if (!e)
             return true;
         if (e->has_busy)

@@ -301,7 +301,6 @@ static void scan_pid(struct procscan *ps, int rootfd, int pid)
         p->has_owner = cgroup_parse(ps->buf, (size_t)len, &p->owner) == 0;
     ps->n_procs++;
 
-    size_t clients_before = ps->n_clients;
     unsigned live = 0;
     for (int i = 0; i < n; i++) {
         const struct procscan_fd *f = &ps->fds[i];
@@ -313,11 +312,9 @@ static void scan_pid(struct procscan *ps, int rootfd, int pid)
             live++;
         }
     }
-    /* Every fd vanished: the process exited during the scan. */
-    if (!live) {
+    /* Every fd vanished: the process exited during the scan (and added no client). */
+    if (!live)
         ps->n_procs--;
-        ps->n_clients = clients_before;
-    }
 }
 
 int procscan_run(const char *procfs_root, struct procscan *out, char *err, size_t errlen)
