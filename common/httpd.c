@@ -131,6 +131,7 @@ struct httpd *httpd_start(const struct httpd_cfg *cfg, char *err, size_t errlen)
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= host[0] ? MHD_USE_IPv6 : MHD_USE_DUAL_STACK;
+    errno = 0; /* so that the message below cannot show an older errno */
     h->daemon = MHD_start_daemon(
         flags, 0, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)(cfg->threads ? cfg->threads : 2),

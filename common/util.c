@@ -208,6 +208,12 @@ int parse_double(const char *s, double *out)
         return errno ? -1 : (errno = EINVAL, -1);
     if (check_tail(end))
         return -1;
+    /* "inf" and "nan" parse, but no caller wants them: a NaN interval or threshold breaks
+       every comparison made with it. */
+    if (!isfinite(v)) {
+        errno = EINVAL;
+        return -1;
+    }
     *out = v;
     return 0;
 }
@@ -242,7 +248,7 @@ char *str_rtrim(char *s)
 
 char *secret_read(const char *path, const char *what, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f = fopen(path, "re");
     if (!f) {
         snprintf(err, errlen, "cannot read %s file '%s': %s", what, path, strerror(errno));
         return NULL;
@@ -255,6 +261,7 @@ char *secret_read(const char *path, const char *what, char *err, size_t errlen)
     if (rerr || n > SECRET_MAX) {
         snprintf(err, errlen, "cannot read %s file '%s': %s", what, path,
                  rerr ? strerror(rerr) : "file too large");
+        explicit_bzero(buf, n);
         free(buf);
         return NULL;
     }

@@ -7,6 +7,7 @@
 #include "collector.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -198,6 +199,28 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
     return ctx->gm_state[i] == 1 ? &ctx->gm[i] : NULL;
 }
 
+double coll_busy(struct coll_ctx *ctx, size_t i)
+{
+    const struct gpu_list *l = coll_gpus(ctx, NULL, 0);
+    if (!l || i >= l->n)
+        return NAN;
+    if (!ctx->busy) {
+        ctx->busy = xmalloc(l->n * sizeof(*ctx->busy));
+        for (size_t k = 0; k < l->n; k++)
+            ctx->busy[k] = -1;
+    }
+    if (ctx->busy[i] < 0) {
+        uint64_t pct;
+        ctx->busy[i] = NAN;
+        if (sysfs_read_u64(&pct, "%s/gpu_busy_percent", l->v[i].devdir) == 0)
+            ctx->busy[i] = (double)pct / 100.0;
+        else if (errno != ENOENT)
+            coll_source_error(ctx, "gpu_busy_percent", "cannot parse '%s/gpu_busy_percent': %s",
+                              l->v[i].devdir, errno == EINVAL ? "not a number" : strerror(errno));
+    }
+    return ctx->busy[i];
+}
+
 /*
  * Keys of problems already logged at warn. Bounded: past the limit everything is logged
  * at debug, so a flood of distinct bad files cannot grow memory.
@@ -295,6 +318,8 @@ void coll_ctx_release(struct coll_ctx *ctx)
     }
     free(ctx->gm);
     free(ctx->gm_state);
+    free(ctx->busy);
     ctx->gm = NULL;
     ctx->gm_state = NULL;
+    ctx->busy = NULL;
 }

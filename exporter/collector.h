@@ -45,6 +45,7 @@ struct coll_ctx {
     struct gpu_snap *snap;  /* the GPU discovery this scrape uses (shared, refcounted) */
     struct gpu_metrics *gm; /* per GPU, parsed on first use */
     signed char *gm_state;  /* per GPU: 0 not read, 1 parsed, -1 absent or rejected */
+    double *busy;           /* per GPU gpu_busy_percent as a ratio: -1 not read, NaN absent */
 };
 
 /* Return codes of update(): data collected, failure, or nothing to collect here. */
@@ -89,6 +90,12 @@ const struct gpu_list *coll_gpus(struct coll_ctx *ctx, char *err, size_t errlen)
  * blob is reported once as a source error of the collector that read it first.
  */
 const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i);
+
+/*
+ * gpu_busy_percent of GPU `i` as a ratio, read at most once per scrape (two collectors use
+ * it, and two SMU reads could disagree); NaN when absent or malformed (reported once).
+ */
+double coll_busy(struct coll_ctx *ctx, size_t i);
 
 /*
  * Report a problem with one source (a malformed file, a rejected blob): logged at warn the

@@ -7,6 +7,7 @@
  * converted to base units (millidegrees -> celsius, microwatts -> watts).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -80,12 +81,12 @@ static int devices_update(struct coll_ctx *ctx, char *err, size_t errlen)
                  g->pci, "card", card, "render", render, "pci_id", g->pci_id, "product_name",
                  g->product, "unique_id", g->unique_id, "compute_partition", g->compute_mode,
                  "memory_partition", g->memory_mode, NULL);
-        double v;
-        if (read_num(ctx, g->devdir, "gpu_busy_percent", &v))
+        double v = coll_busy(ctx, i);
+        if (!isnan(v))
             expo_add(ctx->e, M("gpu_busy_ratio"), EXPO_GAUGE,
                      "GPU busy (0-1) from gpu_busy_percent, the SMU's aggregate load over the "
                      "whole device.",
-                     v / 100.0, "gpu", g->pci, NULL);
+                     v, "gpu", g->pci, NULL);
         if (read_num(ctx, g->devdir, "mem_busy_percent", &v))
             expo_add(ctx->e, M("gpu_memory_busy_ratio"), EXPO_GAUGE,
                      "VRAM controller busy (0-1) from mem_busy_percent.", v / 100.0, "gpu", g->pci,

@@ -126,8 +126,13 @@ static int runtime_refresh(char *err, size_t errlen)
     }
     struct docker_container *list;
     size_t n;
-    if (docker_list(own.docker, NULL, false, &list, &n, err, errlen) != DOCKER_OK)
+    if (docker_list(own.docker, NULL, false, &list, &n, err, errlen) != DOCKER_OK) {
+        /* A runtime that is down names no owner: forget what it said before. */
+        docker_containers_free(own.ctrs, own.n_ctrs);
+        own.ctrs = NULL;
+        own.n_ctrs = 0;
         return -1;
+    }
     struct docker_container *next = xcalloc(n + 1, sizeof(*next));
     size_t m = 0;
     int rc = 0;
@@ -256,13 +261,13 @@ static void *refresher(void *arg)
         pthread_mutex_lock(&own.lock);
         snap_unref_locked(own.cur);
         own.cur = s;
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        double t = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + own.cfg->refresh_interval;
-        ts.tv_sec = (time_t)t;
-        ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
-        while (!own.stop && pthread_cond_timedwait(&own.cond, &own.lock, &ts) != ETIMEDOUT)
-            ;
+        double t = mono_now() + own.cfg->refresh_interval;
+        struct timespec ts = {.tv_sec = (time_t)t,
+                              .tv_nsec = (long)((t - (double)(time_t)t) * 1e9)};
+        /* Any error ends the wait too: an EINVAL deadline must not become a busy loop. */
+        int rc = 0;
+        while (!own.stop && rc == 0)
+            rc = pthread_cond_timedwait(&own.cond, &own.lock, &ts);
         bool stop = own.stop;
         pthread_mutex_unlock(&own.lock);
         if (stop)

@@ -90,10 +90,10 @@ static double partition_busy(struct coll_ctx *ctx, size_t gi, const struct gpu *
         }
     }
     if (g->npart == 1) {
-        uint64_t pct;
-        if (sysfs_read_u64(&pct, "%s/gpu_busy_percent", g->devdir) == 0) {
+        double v = coll_busy(ctx, gi);
+        if (!isnan(v)) {
             *source = "gpu_busy_percent";
-            return (double)pct / 100.0;
+            return v;
         }
         if (m && !isnan(m->gfx_activity)) {
             *source = "gpu_metrics";

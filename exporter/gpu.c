@@ -144,17 +144,16 @@ static void parse_properties(const char *text, struct kfd_node *k)
     }
 }
 
-/* Attach KFD nodes as partitions. Returns the number of GPU nodes seen. */
-static int attach_kfd(const char *sysfs, struct gpu_list *l, const struct nodes *cards,
-                      const struct nodes *renders)
+/* Attach KFD nodes as partitions. */
+static void attach_kfd(const char *sysfs, struct gpu_list *l, const struct nodes *cards,
+                       const struct nodes *renders)
 {
     char path[4096];
     snprintf(path, sizeof(path), "%s/class/kfd/kfd/topology/nodes", sysfs);
     DIR *d = opendir(path);
     if (!d)
-        return -1;
+        return;
     l->kfd = true;
-    int seen = 0;
     struct dirent *de;
     char text[8192];
     while ((de = readdir(d))) {
@@ -167,7 +166,6 @@ static int attach_kfd(const char *sysfs, struct gpu_list *l, const struct nodes 
         parse_properties(text, &k);
         if (k.simd_count <= 0 || !k.has_minor || !k.has_location)
             continue;
-        seen++;
         char pci[16];
         snprintf(pci, sizeof(pci), "%04x:%02x:%02x.0", (unsigned)k.domain & 0xffff,
                  (unsigned)(k.location_id >> 8) & 0xff, (unsigned)(k.location_id >> 3) & 0x1f);
@@ -202,7 +200,6 @@ static int attach_kfd(const char *sysfs, struct gpu_list *l, const struct nodes 
             snprintf(p->device_id, sizeof(p->device_id), "%s", base_name(rn->dev));
     }
     closedir(d);
-    return seen;
 }
 
 static int cmp_temp(const void *a, const void *b)

@@ -85,9 +85,14 @@ static const char *flag_value(const char *name, int argc, char **argv, int *i)
 
 static int render_metrics(void *arg, struct sbuf *out)
 {
+    static _Atomic bool dup_logged;
     struct expo *e = expo_new();
     coll_scrape(&cfg, e);
     expo_render(e, out);
+    if (expo_duplicates(e))
+        log_once(&dup_logged, LOG_WARN,
+                 "%zu duplicate samples dropped from a scrape (a collector bug)",
+                 expo_duplicates(e));
     expo_free(e);
     return 0;
 }
@@ -119,12 +124,14 @@ int main(int argc, char **argv)
         } else if ((v = flag_value("--runtime.socket", argc, argv, &i))) {
             cfg.runtime_socket = v;
         } else if ((v = flag_value("--gpu.rediscover-interval", argc, argv, &i))) {
-            if (parse_double(v, &cfg.rediscover_interval) < 0 || cfg.rediscover_interval < 0) {
+            if (parse_double(v, &cfg.rediscover_interval) < 0 || cfg.rediscover_interval < 0 ||
+                cfg.rediscover_interval > 86400) {
                 fprintf(stderr, "gpureclaim-exporter: invalid --gpu.rediscover-interval '%s'\n", v);
                 return 2;
             }
         } else if ((v = flag_value("--collector.ownership.refresh-interval", argc, argv, &i))) {
-            if (parse_double(v, &cfg.refresh_interval) < 0 || !(cfg.refresh_interval > 0)) {
+            if (parse_double(v, &cfg.refresh_interval) < 0 || !(cfg.refresh_interval > 0) ||
+                cfg.refresh_interval > 86400) {
                 fprintf(stderr,
                         "gpureclaim-exporter: invalid --collector.ownership.refresh-interval "
                         "'%s'\n",

@@ -59,6 +59,10 @@ TEST(double_and_i64_strict)
     TEST_CHECK_INT(parse_double("", &d), -1);
     TEST_CHECK_INT(parse_double("1.5x", &d), -1);
     TEST_CHECK_INT(parse_double("1e999", &d), -1);
+    /* Non-finite values are refused: a NaN or infinite interval breaks every comparison. */
+    TEST_CHECK_INT(parse_double("inf", &d), -1);
+    TEST_CHECK_INT(parse_double("nan\n", &d), -1);
+    TEST_CHECK_INT(parse_double("-Infinity", &d), -1);
     int64_t i;
     TEST_CHECK_INT(parse_i64("-40\n", &i), 0);
     TEST_CHECK_INT(i, -40);
