@@ -45,7 +45,7 @@ BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-reco
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-EXPORTER_PKGS := libmicrohttpd libdrm libdrm_amdgpu libcurl json-c
+EXPORTER_PKGS := libmicrohttpd libdrm libdrm_amdgpu libcurl json-c yaml-0.1
 ENFORCER_PKGS := libmicrohttpd libcurl json-c yaml-0.1
 ALL_PKGS := $(sort $(EXPORTER_PKGS) $(ENFORCER_PKGS))
 
