@@ -300,3 +300,39 @@ uint64_t fnv1a64(const void *data, size_t n)
     }
     return h;
 }
+
+static struct strset_slot *strset_find(struct strset_slot *slots, size_t cap, const char *s,
+                                       size_t len)
+{
+    size_t i = (size_t)fnv1a64(s, len) & (cap - 1);
+    while (slots[i].s && !(slots[i].len == len && memcmp(slots[i].s, s, len) == 0))
+        i = (i + 1) & (cap - 1);
+    return &slots[i];
+}
+
+const void *strset_put(struct strset *set, const char *s, size_t len, const void *val)
+{
+    if (2 * (set->n + 1) > set->cap) {
+        /* At most half full, so a probe sequence stays short; capacity is a power of two. */
+        size_t cap = set->cap ? 2 * set->cap : 16;
+        struct strset_slot *slots = xcalloc(cap, sizeof(*slots));
+        for (size_t i = 0; i < set->cap; i++)
+            if (set->slots[i].s)
+                *strset_find(slots, cap, set->slots[i].s, set->slots[i].len) = set->slots[i];
+        free(set->slots);
+        set->slots = slots;
+        set->cap = cap;
+    }
+    struct strset_slot *slot = strset_find(set->slots, set->cap, s, len);
+    if (slot->s)
+        return slot->val;
+    *slot = (struct strset_slot){.s = s, .len = len, .val = val};
+    set->n++;
+    return NULL;
+}
+
+void strset_free(struct strset *set)
+{
+    free(set->slots);
+    memset(set, 0, sizeof(*set));
+}

@@ -70,4 +70,25 @@ double mono_now(void);
 /* 64-bit FNV-1a, for content hashes shown to users (not for security). */
 uint64_t fnv1a64(const void *data, size_t n);
 
+/*
+ * A set of byte strings with a value each (open addressing, FNV-1a), for finding
+ * duplicates in linear time. The strings are the caller's and must outlive the set.
+ * Zero-initialise (`struct strset s = {0};`) before use.
+ */
+struct strset_slot {
+    const char *s; /* NULL: free slot */
+    size_t len;
+    const void *val;
+};
+struct strset {
+    struct strset_slot *slots;
+    size_t cap, n;
+};
+/*
+ * Add `s` with `val` (not NULL); returns NULL when it was added, or the value stored with an
+ * equal key (the set is then unchanged).
+ */
+const void *strset_put(struct strset *set, const char *s, size_t len, const void *val);
+void strset_free(struct strset *set);
+
 #endif

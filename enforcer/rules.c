@@ -434,6 +434,7 @@ static int parse_identity(struct ctx *c, const struct ydom_node *seq)
 {
     char b[QBUF];
     int bad = 0;
+    struct strset seen = {0};
 
     if (!expect_kind(c, seq, YDOM_KIND_SEQUENCE, "identity"))
         return -1;
@@ -449,17 +450,12 @@ static int parse_identity(struct ctx *c, const struct ydom_node *seq)
         } else if (!valid_label_name(s)) {
             err_at(c, it, "invalid label name '%s' in 'identity'", q(it, b));
             bad = -1;
-        } else {
-            for (size_t j = 0; j < i; j++) {
-                const struct ydom_node *prev = seq->items[j];
-                if (prev->kind == YDOM_KIND_SCALAR && strcmp(prev->str, s) == 0) {
-                    err_at(c, it, "duplicate label '%s' in 'identity'", q(it, b));
-                    bad = -1;
-                    break;
-                }
-            }
+        } else if (strset_put(&seen, s, strlen(s), it)) {
+            err_at(c, it, "duplicate label '%s' in 'identity'", q(it, b));
+            bad = -1;
         }
     }
+    strset_free(&seen);
     return bad;
 }
 
@@ -781,6 +777,13 @@ static void parse_window(struct ctx *c, const struct ydom_node *map, struct rule
                        q(val, b));
             if (m >= 0)
                 w->utc_offset_min = s[0] == '-' ? -m : m;
+            if (ydom_map_get(map, "timeZone"))
+                err_at(c, k, "'utcOffset' and 'timeZone' are mutually exclusive in %s", where);
+        } else if (strcmp(k->str, "timeZone") == 0) {
+            char msg[256];
+            const char *s = get_string(c, val, "timeZone");
+            if (s && tz_load(s, &w->zone, msg, sizeof(msg)) < 0)
+                err_at(c, val, "invalid 'timeZone' '%s': %s", q(val, b), msg);
         } else {
             err_at(c, k, "unknown key '%s' in %s", q(k, b), where);
         }
@@ -856,6 +859,8 @@ static void rule_free(struct rule *r)
     for (size_t i = 0; i < r->noverrides; i++)
         matcher_set_free(&r->overrides[i].match);
     free(r->overrides);
+    for (size_t i = 0; i < r->nwindows; i++)
+        tz_free(&r->windows[i].zone);
     free(r->windows);
     memset(r, 0, sizeof(*r));
 }
@@ -1093,6 +1098,7 @@ static void parse_document(struct ctx *c, const struct ydom_node *root, struct r
         return;
     }
     rs->rules = xcalloc(rules->nitems, sizeof(*rs->rules));
+    struct strset names = {0};
     for (size_t i = 0; i < rules->nitems; i++) {
         const struct ydom_node *map = rules->items[i];
         if (map->kind != YDOM_KIND_MAPPING) {
@@ -1103,15 +1109,13 @@ static void parse_document(struct ctx *c, const struct ydom_node *root, struct r
         parse_rule(c, map, i, &dv, r);
         if (!r->name)
             continue;
-        for (size_t j = 0; j + 1 < rs->n; j++) {
-            if (rs->rules[j].name && strcmp(rs->rules[j].name, r->name) == 0) {
-                const struct ydom_node *nn = ydom_map_get(map, "name");
-                err_at(c, nn, "duplicate rule name '%s' (first at %d:%d)", r->name,
-                       rs->rules[j].line, rs->rules[j].col);
-                break;
-            }
-        }
+        /* Rules are not moved while the set lives: rs->rules was sized once above. */
+        const struct rule *first = strset_put(&names, r->name, strlen(r->name), r);
+        if (first)
+            err_at(c, ydom_map_get(map, "name"), "duplicate rule name '%s' (first at %d:%d)",
+                   r->name, first->line, first->col);
     }
+    strset_free(&names);
 }
 
 /* ---- public API -------------------------------------------------------------------------- */
@@ -1139,6 +1143,12 @@ void rules_errors_free(struct rules_errors *errs)
     errs->n = 0;
 }
 
+static char *too_large(const char *name)
+{
+    return xasprintf("%s: file too large (a rules file may have at most %u MiB)", name,
+                     RULES_MAX_FILE_BYTES >> 20);
+}
+
 int rules_load_buffer(const char *name, const char *buf, size_t len, struct ruleset *out,
                       struct rules_errors *errs)
 {
@@ -1146,6 +1156,11 @@ int rules_load_buffer(const char *name, const char *buf, size_t len, struct rule
     struct ydom_doc doc;
 
     memset(out, 0, sizeof(*out));
+    if (len > RULES_MAX_FILE_BYTES) {
+        if (errs)
+            errors_push(errs, too_large(name));
+        return -1;
+    }
     out->file = xstrdup(name);
     snprintf(out->hash, sizeof(out->hash), "%016" PRIx64, fnv1a64(buf, len));
 
@@ -1187,7 +1202,8 @@ int rules_load_file(const char *path, struct ruleset *out, struct rules_errors *
             errors_push(errs, xasprintf("%s: cannot open: %s", path, strerror(errno)));
         return -1;
     }
-    while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0)
+    /* Read one byte past the limit at most: a huge or endless file is refused, not slurped. */
+    while (b.len <= RULES_MAX_FILE_BYTES && (r = fread(chunk, 1, sizeof(chunk), f)) > 0)
         sbuf_add(&b, chunk, r);
     if (ferror(f)) {
         int e = errno;
