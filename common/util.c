@@ -55,6 +55,13 @@ char *xstrndup(const char *s, size_t n)
     return p;
 }
 
+void *xgrow(void *p, size_t n, size_t size)
+{
+    if (n == 0 || (n & (n - 1)) == 0)
+        p = xrealloc(p, (n ? 2 * n : 1) * size);
+    return p;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
     struct sbuf b = {0};
@@ -227,6 +234,30 @@ int hex_value(int c)
     if (c >= 'A' && c <= 'F')
         return c - 'A' + 10;
     return -1;
+}
+
+size_t utf8_encode(unsigned long cp, char out[4])
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xc0 | cp >> 6);
+        out[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xe0 | cp >> 12);
+        out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | cp >> 18);
+    out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+    out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+    out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
 }
 
 void str_copy(char *dst, size_t cap, const char *src)

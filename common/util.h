@@ -19,6 +19,12 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Make room for element `n` of an array that holds n elements of `size` bytes, doubling the
+ * allocation when n is 0 or a power of two, so that appending n elements one by one costs
+ * O(n) copies and no capacity field is needed.
+ */
+void *xgrow(void *p, size_t n, size_t size);
 
 /* Growable NUL-terminated buffer. Zero-initialise (`struct sbuf b = {0};`) before use. */
 struct sbuf {
@@ -45,6 +51,8 @@ int parse_double(const char *s, double *out);
 
 /* Value 0-15 of a hexadecimal digit, or -1 when `c` is not one. */
 int hex_value(int c);
+/* Write code point `cp` (at most 0x10FFFF) as UTF-8 into out; returns the length, 1 to 4. */
+size_t utf8_encode(unsigned long cp, char out[4]);
 
 /* Copy a NUL-terminated string, truncating to fit `cap` (which must be > 0). */
 void str_copy(char *dst, size_t cap, const char *src);

@@ -53,7 +53,7 @@ static void add_error(struct builder *b, int line, int col, const char *fmt, ...
     va_start(ap, fmt);
     sbuf_vprintf(&s, fmt, ap);
     va_end(ap);
-    d->errors = xrealloc(d->errors, (d->nerrors + 1) * sizeof(*d->errors));
+    d->errors = xgrow(d->errors, d->nerrors, sizeof(*d->errors));
     d->errors[d->nerrors].line = line;
     d->errors[d->nerrors].col = col;
     d->errors[d->nerrors].msg = sbuf_take(&s);
@@ -78,7 +78,7 @@ static void node_free(struct ydom_node *n)
 
 static void trash(struct builder *b, struct ydom_node *n)
 {
-    b->trash = xrealloc(b->trash, (b->ntrash + 1) * sizeof(*b->trash));
+    b->trash = xgrow(b->trash, b->ntrash, sizeof(*b->trash));
     b->trash[b->ntrash++] = n;
 }
 
@@ -126,7 +126,7 @@ static void attach(struct builder *b, struct ydom_node *n)
     struct frame *f = &b->stack[b->depth - 1];
     struct ydom_node *p = f->node;
     if (p->kind == YDOM_KIND_SEQUENCE) {
-        p->items = xrealloc(p->items, (p->nitems + 1) * sizeof(*p->items));
+        p->items = xgrow(p->items, p->nitems, sizeof(*p->items));
         p->items[p->nitems++] = n;
         return;
     }
@@ -134,7 +134,7 @@ static void attach(struct builder *b, struct ydom_node *n)
         if (f->drop_value) {
             trash(b, n);
         } else {
-            p->pairs = xrealloc(p->pairs, (p->npairs + 1) * sizeof(*p->pairs));
+            p->pairs = xgrow(p->pairs, p->npairs, sizeof(*p->pairs));
             p->pairs[p->npairs].key = f->key;
             p->pairs[p->npairs].value = n;
             p->npairs++;

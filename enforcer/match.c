@@ -32,25 +32,6 @@
 #include "re2_shim.h"
 #include "util.h"
 
-static void put_utf8(struct sbuf *b, unsigned long cp)
-{
-    if (cp < 0x80) {
-        sbuf_putc(b, (char)cp);
-    } else if (cp < 0x800) {
-        sbuf_putc(b, (char)(0xc0 | (cp >> 6)));
-        sbuf_putc(b, (char)(0x80 | (cp & 0x3f)));
-    } else if (cp < 0x10000) {
-        sbuf_putc(b, (char)(0xe0 | (cp >> 12)));
-        sbuf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3f)));
-        sbuf_putc(b, (char)(0x80 | (cp & 0x3f)));
-    } else {
-        sbuf_putc(b, (char)(0xf0 | (cp >> 18)));
-        sbuf_putc(b, (char)(0x80 | ((cp >> 12) & 0x3f)));
-        sbuf_putc(b, (char)(0x80 | ((cp >> 6) & 0x3f)));
-        sbuf_putc(b, (char)(0x80 | (cp & 0x3f)));
-    }
-}
-
 /*
  * One escape after a backslash at *pp (pointing after the backslash); appends its value.
  * Returns 0, or -1 with a message.
@@ -108,7 +89,8 @@ static int unescape(const char **pp, char quote, struct sbuf *val, char *err, si
             snprintf(err, errlen, "escape \\%c%0*lx is not a valid Unicode code point", kind, n, v);
             return -1;
         } else {
-            put_utf8(val, v);
+            char u8[4];
+            sbuf_add(val, u8, utf8_encode(v, u8));
         }
         *pp = p;
         return 0;

@@ -660,21 +660,7 @@ static size_t pj_decode(const struct pj *c, size_t i, size_t end, char *buf)
                 lo = lo << 4 | (unsigned)hex_value((unsigned char)s[++i]);
             u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
         }
-        if (u < 0x80) {
-            buf[n++] = (char)u;
-        } else if (u < 0x800) {
-            buf[n++] = (char)(0xc0 | u >> 6);
-            buf[n++] = (char)(0x80 | (u & 0x3f));
-        } else if (u < 0x10000) {
-            buf[n++] = (char)(0xe0 | u >> 12);
-            buf[n++] = (char)(0x80 | (u >> 6 & 0x3f));
-            buf[n++] = (char)(0x80 | (u & 0x3f));
-        } else {
-            buf[n++] = (char)(0xf0 | u >> 18);
-            buf[n++] = (char)(0x80 | (u >> 12 & 0x3f));
-            buf[n++] = (char)(0x80 | (u >> 6 & 0x3f));
-            buf[n++] = (char)(0x80 | (u & 0x3f));
-        }
+        n += utf8_encode(u, buf + n);
     }
     buf[n] = '\0';
     return n;

@@ -60,7 +60,7 @@ static void err_pos(struct ctx *c, int line, int col, const char *fmt, ...)
     va_start(ap, fmt);
     sbuf_vprintf(&s, fmt, ap);
     va_end(ap);
-    c->v = xrealloc(c->v, (c->n + 1) * sizeof(*c->v));
+    c->v = xgrow(c->v, c->n, sizeof(*c->v));
     c->v[c->n] = (struct perr){.line = line, .col = col, .seq = c->n, .msg = sbuf_take(&s)};
     c->n++;
 }
@@ -79,7 +79,7 @@ static int perr_cmp(const void *a, const void *b)
 
 static void errors_push(struct rules_errors *errs, char *msg)
 {
-    errs->msg = xrealloc(errs->msg, (errs->n + 1) * sizeof(*errs->msg));
+    errs->msg = xgrow(errs->msg, errs->n, sizeof(*errs->msg));
     errs->msg[errs->n++] = msg;
 }
 
@@ -578,7 +578,7 @@ static void parse_strings(struct ctx *c, const struct ydom_node *seq, const char
             err_at(c, seq->items[i], "items of '%s' must not be empty", key);
             continue;
         }
-        *out = xrealloc(*out, (*nout + 1) * sizeof(**out));
+        *out = xgrow(*out, *nout, sizeof(**out));
         (*out)[(*nout)++] = xstrdup(s);
     }
 }
@@ -603,7 +603,7 @@ static void parse_matchers(struct ctx *c, const struct ydom_node *seq, struct ma
             err_at(c, seq->items[i], "%s", err);
             continue;
         }
-        ms->m = xrealloc(ms->m, (ms->n + 1) * sizeof(*ms->m));
+        ms->m = xgrow(ms->m, ms->n, sizeof(*ms->m));
         ms->m[ms->n++] = m;
     }
 }
