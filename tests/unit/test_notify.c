@@ -54,7 +54,8 @@ static void receiver_start(const unsigned *statuses, size_t n)
     pthread_mutex_lock(&rcv.mu);
     rcv.nreq = 0;
     rcv.nstatuses = n;
-    memcpy(rcv.statuses, statuses, n * sizeof(*statuses));
+    if (n)
+        memcpy(rcv.statuses, statuses, n * sizeof(*statuses));
     pthread_mutex_unlock(&rcv.mu);
     struct sockaddr_in addr = {.sin_family = AF_INET};
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -246,6 +247,7 @@ TEST(test_slack_action_and_spare)
     TEST_CHECK_CONTAINS(p, "is active again: the planned scale to zero by rule 'notebooks' is "
                            "cancelled");
     free(p);
+    sample_free(&s);
     /* a container (no owner kind): the label to set, without a kubectl line */
     sample_init(&s, "notice");
     s.rec.nchain = 0;
