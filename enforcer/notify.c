@@ -314,6 +314,7 @@ static void notify_wait_until(struct notify *n, double mono_deadline)
 static void *notify_worker(void *arg)
 {
     struct notify *n = arg;
+    size_t cut = 0; /* cancelled by the end of the drain */
     pthread_mutex_lock(&n->mu);
     for (;;) {
         while (!n->count && !n->stopping)
@@ -352,9 +353,10 @@ static void *notify_worker(void *arg)
             n->sent++;
         } else if (atomic_load(&n->cancel)) {
             n->dropped++; /* cut off by the end of the drain: counted with what is left */
+            cut++;
         } else {
             n->failed++;
-            log_warn("cannot deliver the webhook notification of rule '%s' (%u attempts): %s",
+            log_warn("cannot deliver the webhook notification of rule '%s' (attempts: %u): %s",
                      it->rule, it->attempts, why);
         }
         notify_item_free(it);
@@ -363,8 +365,8 @@ static void *notify_worker(void *arg)
         if (n->count < n->cfg.queue_size / 2)
             n->warned_full = false;
     }
-    if (n->count)
-        log_warn("shutting down: %zu webhook notifications not delivered", n->count);
+    if (n->count + cut)
+        log_warn("shutting down: %zu webhook notifications not delivered", n->count + cut);
     while (n->count) {
         notify_item_free(&n->q[n->head]);
         n->head = (n->head + 1) % n->cfg.queue_size;

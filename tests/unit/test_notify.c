@@ -120,6 +120,16 @@ static void write_url(const char *dir, const char *url)
     fclose(f);
 }
 
+/* A temporary directory whose url file names a receiver answering `script`, then 200. */
+static void setup_receiver(struct tmpdir *t, const unsigned *script, size_t n)
+{
+    tmpdir_init(t);
+    receiver_start(script, n);
+    char url[256];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%u" SECRET_PATH, rcv.port);
+    write_url(t->root, url);
+}
+
 /* Wait up to 10 s for the worker to settle on `cond`; the bound only guards a broken build. */
 #define WAIT_FOR(n, s, cond)                                                                       \
     do {                                                                                           \
@@ -288,11 +298,7 @@ static struct rule rule_with(const char *file, enum rule_notify_format format, u
 TEST(test_json_and_slack_delivered)
 {
     struct tmpdir t;
-    tmpdir_init(&t);
-    receiver_start(NULL, 0);
-    char url[256];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%u" SECRET_PATH, rcv.port);
-    write_url(t.root, url);
+    setup_receiver(&t, NULL, 0);
     char err[256];
     struct notify *n = notify_new(&(struct notify_cfg){.timeout = 5}, err, sizeof(err));
 
@@ -353,12 +359,8 @@ TEST(test_events_filter)
 TEST(test_retry_after_500_then_sent)
 {
     struct tmpdir t;
-    tmpdir_init(&t);
     const unsigned script[] = {500, 503};
-    receiver_start(script, 2);
-    char url[256];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%u" SECRET_PATH, rcv.port);
-    write_url(t.root, url);
+    setup_receiver(&t, script, 2);
     struct notify *n =
         notify_new(&(struct notify_cfg){.backoff = 0.01, .max_attempts = 5}, (char[64]){0}, 64);
     log_capture_begin(t.root);
@@ -381,12 +383,8 @@ TEST(test_retry_after_500_then_sent)
 TEST(test_gives_up_and_4xx_not_retried)
 {
     struct tmpdir t;
-    tmpdir_init(&t);
     const unsigned script[] = {500, 500, 500, 400};
-    receiver_start(script, 4);
-    char url[256];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%u" SECRET_PATH, rcv.port);
-    write_url(t.root, url);
+    setup_receiver(&t, script, 4);
     struct notify *n =
         notify_new(&(struct notify_cfg){.backoff = 0.01, .max_attempts = 3}, (char[64]){0}, 64);
     log_capture_begin(t.root);
