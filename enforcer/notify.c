@@ -231,11 +231,13 @@ int notify_audit(struct notify *n, const struct rule *r, const struct audit_rec 
 {
     if (!n || !r || !r->notify.url_file || !rec->event)
         return 0;
+    /* A notice or action that failed is tried again next cycle: only success is news. */
+    bool ok = rec->result && strcmp(rec->result, "ok") == 0;
     unsigned ev = 0;
-    if (strcmp(rec->event, "notice") == 0)
+    if (strcmp(rec->event, "notice") == 0 && ok)
         ev = RULE_NOTIFY_NOTICE;
-    else if (strcmp(rec->event, "action") == 0 && rec->result && strcmp(rec->result, "ok") == 0)
-        ev = RULE_NOTIFY_ACTION; /* failed attempts are retried each cycle: not news to a team */
+    else if (strcmp(rec->event, "action") == 0 && ok)
+        ev = RULE_NOTIFY_ACTION;
     else if (strcmp(rec->event, "spared") == 0)
         ev = RULE_NOTIFY_SPARE;
     if (!(r->notify.events & ev))

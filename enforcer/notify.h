@@ -58,7 +58,7 @@ void notify_free(struct notify *n);
 
 /*
  * Queue the notification of audit record `rec` for rule `r` when the rule asks for it:
- * event "notice", "action" with result "ok", or "spared", and r->notify has that event.
+ * event "notice" or "action" with result "ok", or "spared", and r->notify has that event.
  * Returns 1 when queued, 0 when the rule does not want it, -1 when dropped (queue full).
  */
 int notify_audit(struct notify *n, const struct rule *r, const struct audit_rec *rec);

@@ -204,7 +204,7 @@ static void sample_init(struct sample *s, const char *event)
                                 .nchain = 2,
                                 .d = &s->d,
                                 .action = "scaleToZero",
-                                .result = strcmp(event, "action") == 0 ? "ok" : NULL,
+                                .result = "ok",
                                 .act_after = 1767264300}; /* 10:45:00Z */
 }
 
@@ -337,6 +337,9 @@ TEST(test_events_filter)
     TEST_CHECK_INT(notify_audit(n, &none, &s.rec), 0);
     struct rule r = rule_with("/nonexistent/url", NOTIFY_FORMAT_JSON, RULE_NOTIFY_SPARE);
     TEST_CHECK_INT(notify_audit(n, &r, &s.rec), 0); /* notice not wanted */
+    r.notify.events = RULE_NOTIFY_NOTICE;
+    s.rec.result = "error";
+    TEST_CHECK_INT(notify_audit(n, &r, &s.rec), 0); /* the notice failed: posted next cycle */
     s.rec.event = "action";
     s.rec.result = "retry";
     r.notify.events = RULE_NOTIFY_ACTION;
