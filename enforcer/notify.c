@@ -300,6 +300,13 @@ static enum notify_outcome notify_send(struct notify *n, const struct notify_ite
     return out;
 }
 
+/* Delay before the attempt after `attempts` failed ones: backoff, 2 x backoff, ... capped. */
+static double notify_backoff(const struct notify_cfg *cfg, unsigned attempts)
+{
+    double d = cfg->backoff * pow(2.0, (double)(attempts > 0 ? attempts - 1 : 0));
+    return fmin(d, cfg->backoff_max);
+}
+
 static void notify_wait_until(struct notify *n, double mono_deadline)
 {
     double d = mono_deadline - mono_now();
@@ -343,12 +350,12 @@ static void *notify_worker(void *arg)
         n->in_flight = false;
         it->attempts++;
         if (out == NOTIFY_RETRY && it->attempts < n->cfg.max_attempts && !atomic_load(&n->cancel)) {
-            double delay = n->cfg.backoff * pow(2.0, (double)(it->attempts - 1));
-            it->not_before = mono_now() + fmin(delay, n->cfg.backoff_max);
+            double delay = notify_backoff(&n->cfg, it->attempts);
+            it->not_before = mono_now() + delay;
             n->retries++;
             log_debug("webhook notification of rule '%s' failed (attempt %u, retrying in %.1f s): "
                       "%s",
-                      it->rule, it->attempts, fmin(delay, n->cfg.backoff_max), why);
+                      it->rule, it->attempts, delay, why);
             continue;
         }
         if (out == NOTIFY_SENT) {

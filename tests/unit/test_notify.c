@@ -288,6 +288,17 @@ TEST(test_redact_and_scrub)
 
 /* ---- delivery --------------------------------------------------------------------------- */
 
+TEST(test_backoff_doubles_up_to_max)
+{
+    const struct notify_cfg c = {.backoff = 1, .backoff_max = 60};
+    TEST_CHECK_DBL(notify_backoff(&c, 1), 1, 1e-9);
+    TEST_CHECK_DBL(notify_backoff(&c, 2), 2, 1e-9);
+    TEST_CHECK_DBL(notify_backoff(&c, 3), 4, 1e-9);
+    TEST_CHECK_DBL(notify_backoff(&c, 6), 32, 1e-9);
+    TEST_CHECK_DBL(notify_backoff(&c, 7), 60, 1e-9);
+    TEST_CHECK_DBL(notify_backoff(&c, 1000), 60, 1e-9);
+}
+
 static struct rule rule_with(const char *file, enum rule_notify_format format, unsigned events)
 {
     struct rule r = {.name = "notebooks", .action = ACTION_SCALE_TO_ZERO};
@@ -621,6 +632,7 @@ int main(void)
     RUN(test_slack_notice_sentence);
     RUN(test_slack_action_and_spare);
     RUN(test_redact_and_scrub);
+    RUN(test_backoff_doubles_up_to_max);
     RUN(test_json_and_slack_delivered);
     RUN(test_events_filter);
     RUN(test_retry_after_500_then_sent);
