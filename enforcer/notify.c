@@ -212,9 +212,12 @@ int notify_enqueue(struct notify *n, const char *rule, const char *url_file, con
     pthread_mutex_lock(&n->mu);
     if (n->count >= n->cfg.queue_size || n->stopping) {
         n->dropped++;
-        log_once(&n->warned_full, LOG_WARN,
-                 "webhook queue full (%zu notifications): dropping one of rule '%s'",
-                 n->cfg.queue_size, rule);
+        if (n->stopping)
+            log_warn("shutting down: dropping a webhook notification of rule '%s'", rule);
+        else
+            log_once(&n->warned_full, LOG_WARN,
+                     "webhook queue full (%zu notifications): dropping one of rule '%s'",
+                     n->cfg.queue_size, rule);
         pthread_mutex_unlock(&n->mu);
         return -1;
     }
@@ -279,7 +282,7 @@ static enum notify_outcome notify_send(struct notify *n, const struct notify_ite
                             .body = it->body,
                             .body_len = strlen(it->body),
                             .timeout = timeout,
-                            .max_body = 64 << 10,
+                            .max_body = 1 << 20, /* the answer is not used */
                             .cancel = &n->cancel};
     struct httpc_resp resp = {0};
     enum notify_outcome out;
