@@ -30,6 +30,7 @@
 #include "lease.h"
 #include "decide.h"
 #include "log.h"
+#include "notify.h"
 #include "plan.h"
 #include "promq.h"
 #include "rules.h"
@@ -91,6 +92,10 @@ enum {
     F_LE_DURATION,
     F_LE_RENEW,
     F_LE_RETRY,
+    F_NOTIFY_QUEUE,
+    F_NOTIFY_TIMEOUT,
+    F_NOTIFY_ATTEMPTS,
+    F_NOTIFY_DRAIN,
     F_LISTEN,
     F_TELEMETRY,
     F_LOG_LEVEL,
@@ -172,6 +177,13 @@ static struct flag flags[NFLAGS] = {
                     "run: the leader stops acting when it could not renew for this long"},
     [F_LE_RETRY] = {"leader-elect.retry-period", FLAG_STRING, "2s",
                     "run: time between attempts to acquire or renew"},
+    [F_NOTIFY_QUEUE] = {"notify.queue-size", FLAG_STRING, "1000",
+                        "run: webhook notifications held at most; more are dropped (counted)"},
+    [F_NOTIFY_TIMEOUT] = {"notify.timeout", FLAG_STRING, "10s", "run: timeout of one webhook call"},
+    [F_NOTIFY_ATTEMPTS] = {"notify.max-attempts", FLAG_STRING, "5",
+                           "run: webhook attempts (exponential backoff from 1s) before giving up"},
+    [F_NOTIFY_DRAIN] = {"notify.drain-timeout", FLAG_STRING, "5s",
+                        "run: at shutdown, time left to send queued webhook notifications"},
     [F_LISTEN] = {"web.listen-address", FLAG_STRING, ":9842", "run: address to serve metrics on"},
     [F_TELEMETRY] = {"web.telemetry-path", FLAG_STRING, "/metrics", "run: path of the metrics"},
     [F_LOG_LEVEL] = {"log.level", FLAG_STRING, "info", "debug, info, warn or error"},
@@ -512,6 +524,33 @@ out:
     return status;
 }
 
+/* The webhook sender of the rules' notify: sections (notify.h). */
+static int make_notify(struct act *a)
+{
+    uint64_t qsize, attempts;
+    struct notify_cfg nc = {0};
+    if (parse_u64(flags[F_NOTIFY_QUEUE].value, &qsize) != 0 || qsize < 1 || qsize > 1000000 ||
+        parse_u64(flags[F_NOTIFY_ATTEMPTS].value, &attempts) != 0 || attempts < 1 ||
+        attempts > 100) {
+        fprintf(stderr, "error: '--%s' must be 1 to 1000000 and '--%s' 1 to 100\n",
+                flags[F_NOTIFY_QUEUE].name, flags[F_NOTIFY_ATTEMPTS].name);
+        return -1;
+    }
+    if (flag_duration(F_NOTIFY_TIMEOUT, &nc.timeout) ||
+        flag_duration(F_NOTIFY_DRAIN, &nc.drain_timeout))
+        return -1;
+    nc.queue_size = (size_t)qsize;
+    nc.max_attempts = (unsigned)attempts;
+    char err[512];
+    struct notify *n = notify_new(&nc, err, sizeof(err));
+    if (!n) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    act_set_notify(a, n);
+    return 0;
+}
+
 /*
  * The action engine for `run`. With --no-dry-run a state or audit file that cannot be used
  * is a startup error: acting without a record could act twice or exceed the hourly cap. In
@@ -569,6 +608,10 @@ static int make_act(bool dry_run, struct act **out)
         act_set_kube(a, act_kube_new(k));
         if (flag_bool(F_KUBE_CONFIRM))
             act_set_kube_confirm(a, act_kube_confirm_pressure);
+    }
+    if (make_notify(a) != 0) {
+        act_free(a);
+        return -1;
     }
     *out = a;
     return 0;
