@@ -18,8 +18,8 @@
  *    and closes the connection itself. The socket is still MHD's at that moment because MHD
  *    reports a connection closed before it closes the descriptor, and both happen under
  *    h->mu here;
- *  - the connection limit is 1024 (capped by the file descriptor limit, which is raised to
- *    its hard limit as Go programs do), so many slow hosts cannot fill it either;
+ *  - the connection limit is 1024 (capped by the file descriptor limit), so many slow hosts
+ *    cannot fill it either;
  *  - MHD's own messages go through the project's logger, rate-limited (a client could
  *    otherwise write the log by sending garbage).
  *
@@ -62,8 +62,8 @@
 #endif
 
 #define CONNECTION_LIMIT 1024
-#define RETIRE_AFTER 5.0 /* seconds a quiesced daemon keeps serving its open connections */
-#define TICK_NS 200000000L
+#define RETIRE_AFTER     5.0 /* seconds a quiesced daemon keeps serving its open connections */
+#define TICK_NS          200000000L
 
 enum refusal { REFUSED_PER_IP, REFUSED_HEADER_TIMEOUT, REFUSED_CLIENT_CERT, NREFUSALS };
 static const char *const refusal_names[NREFUSALS] = {"per_ip_limit", "header_timeout",
@@ -660,22 +660,15 @@ static int split_listen(const char *listen, char *host, size_t hostlen, char *po
 }
 
 /*
- * Raise the soft descriptor limit to the hard one (as Go's runtime does) and size the
- * connection limit below it, leaving room for the program's own files and sockets.
+ * The connection limit, below the soft descriptor limit with room for the program's own
+ * files and sockets. The limit is not raised here: the systemd units forbid setrlimit
+ * (@resources) and set LimitNOFILE instead; containers usually start with a high one.
  */
 static unsigned connection_limit(void)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
         return 256;
-    if (rl.rlim_cur < rl.rlim_max) {
-        rlim_t want = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > 65536 ? 65536 : rl.rlim_max;
-        if (want > rl.rlim_cur) {
-            struct rlimit nrl = {want, rl.rlim_max};
-            if (setrlimit(RLIMIT_NOFILE, &nrl) == 0)
-                rl.rlim_cur = want;
-        }
-    }
     if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > CONNECTION_LIMIT + 128)
         return CONNECTION_LIMIT;
     return rl.rlim_cur > 192 ? (unsigned)(rl.rlim_cur - 128) : 64;

@@ -25,9 +25,9 @@ typedef int (*httpd_metrics_fn)(void *arg, struct sbuf *out);
 
 /* The --web.* flags shared by both programs; zero values mean the defaults. */
 #define HTTPD_DEFAULT_MAX_CONN_PER_IP 32
-#define HTTPD_DEFAULT_HEADER_TIMEOUT 10.0
+#define HTTPD_DEFAULT_HEADER_TIMEOUT  10.0
 struct httpd_web {
-    const char *config_file; /* --web.config.file; NULL or "" for plain HTTP, no auth */
+    const char *config_file;  /* --web.config.file; NULL or "" for plain HTTP, no auth */
     unsigned max_conn_per_ip; /* --web.max-connections-per-ip */
     double header_timeout;    /* --web.read-header-timeout, seconds */
     double reload_check;      /* seconds between checks of the config file (default 1) */

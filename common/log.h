@@ -54,7 +54,10 @@ struct log_limit {
     unsigned lines;
     unsigned long suppressed;
 };
-#define LOG_LIMIT_INIT {.mu = PTHREAD_MUTEX_INITIALIZER}
+#define LOG_LIMIT_INIT                                                                             \
+    {                                                                                              \
+        .mu = PTHREAD_MUTEX_INITIALIZER                                                            \
+    }
 void log_limited(struct log_limit *l, enum log_level level, unsigned per_minute, const char *fmt,
                  ...) __attribute__((format(printf, 4, 5)));
 

@@ -17,8 +17,8 @@
 #include "util.h"
 #include "ydom.h"
 
-#define WEBCFG_FILE_MAX (1024 * 1024) /* config, certificate and key files */
-#define BCRYPT_MAX_PASSWORD 72        /* bcrypt ignores what follows; refuse instead */
+#define WEBCFG_FILE_MAX     (1024 * 1024) /* config, certificate and key files */
+#define BCRYPT_MAX_PASSWORD 72            /* bcrypt ignores what follows; refuse instead */
 
 struct ctx {
     const char *path;
@@ -38,8 +38,8 @@ static void err_at(struct ctx *c, const struct ydom_node *n, const char *fmt, ..
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    snprintf(c->first, sizeof(c->first), "%s:%d:%d: %s", c->path, n ? n->line : 1,
-             n ? n->col : 1, msg);
+    snprintf(c->first, sizeof(c->first), "%s:%d:%d: %s", c->path, n ? n->line : 1, n ? n->col : 1,
+             msg);
 }
 
 /* A key or scalar quoted for a message. */

@@ -91,7 +91,10 @@ struct webcfg_auth_cache {
     bool used[WEBCFG_AUTH_CACHE_SIZE];
     unsigned next;
 };
-#define WEBCFG_AUTH_CACHE_INIT {.mu = PTHREAD_MUTEX_INITIALIZER}
+#define WEBCFG_AUTH_CACHE_INIT                                                                     \
+    {                                                                                              \
+        .mu = PTHREAD_MUTEX_INITIALIZER                                                            \
+    }
 
 /*
  * Whether `user`/`pass` match one of c->users. User names are compared in constant time and

@@ -135,8 +135,7 @@ int main(int argc, char **argv)
         } else if ((v = flag_value("--web.read-header-timeout", argc, argv, &i))) {
             if (parse_double(v, &web.header_timeout) < 0 || !(web.header_timeout >= 0.1) ||
                 web.header_timeout > 3600) {
-                fprintf(stderr, "gpureclaim-exporter: invalid --web.read-header-timeout '%s'\n",
-                        v);
+                fprintf(stderr, "gpureclaim-exporter: invalid --web.read-header-timeout '%s'\n", v);
                 return 2;
             }
         } else if ((v = flag_value("--path.sysfs", argc, argv, &i))) {

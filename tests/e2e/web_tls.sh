@@ -183,6 +183,21 @@ else
 fi
 stop_pid "$EXP_PID"
 
+# --- the example of deploy/kubernetes/web-tls loads, and refuses everyone until edited -------
+sed -e "s#/etc/gpureclaim-tls/tls.crt#$P/server1.crt#" -e "s#/etc/gpureclaim-tls/tls.key#$P/server1.key#" \
+    "$TOP/deploy/kubernetes/web-tls/web-config.yml" >"$TMP/deploy-web.yml"
+PORT=$(free_port)
+start_exporter "$PORT" "$TMP/deploy-web.yml"
+if https_ready "https://127.0.0.1:$PORT"; then
+    check deploy-example-refuses [ "$(code $C -u prometheus:prometheus \
+        "https://127.0.0.1:$PORT/metrics")" = 401 ]
+    check deploy-example-header sh -c "curl -s -D - -o /dev/null $C \
+        'https://127.0.0.1:$PORT/metrics' | grep -qi '^x-content-type-options: nosniff'"
+else
+    fail deploy-example-loads "$(tail -n 3 "$TMP/exporter.log")"
+fi
+stop_pid "$EXP_PID"
+
 # --- unknown key at start: file:line:col ---------------------------------------------------
 printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  clientauth: x\n' \
     >"$TMP/bad.yml"
