@@ -477,15 +477,26 @@ static void watch_free(struct watch *wt)
     memset(wt, 0, sizeof(*wt));
 }
 
-/* Watch the config file and the files `c` names (when c is NULL: keep the current names). */
+static bool str_eq_null(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+/*
+ * Watch the config file and the files `c` names. When that list changed, the new files are
+ * stat'ed now; files already watched keep what the caller saw before loading, so a change
+ * made while loading is still seen next time.
+ */
 static void watch_paths(struct httpd *h, const struct webcfg *c)
 {
-    if (!c)
-        return;
     const char *p[NWATCH] = {h->config_file, c->cert_file, c->key_file, c->client_ca_file};
     for (int i = 0; i < NWATCH; i++) {
+        if (str_eq_null(h->watch.path[i], p[i]))
+            continue;
         free(h->watch.path[i]);
         h->watch.path[i] = p[i] ? xstrdup(p[i]) : NULL;
+        memset(&h->watch.st[i], 0, sizeof(h->watch.st[i]));
+        h->watch.ok[i] = p[i] && stat(p[i], &h->watch.st[i]) == 0;
     }
 }
 
@@ -532,17 +543,14 @@ static void maybe_reload(struct httpd *h)
     char err[600];
     if (webcfg_load(h->config_file, &nw->c, err, sizeof(err)) < 0) {
         /* Follow the files a parsable config names, e.g. a key file that appears later. */
-        if (nw->c.cert_file || nw->c.key_file || nw->c.client_ca_file) {
+        if (nw->c.cert_file || nw->c.key_file || nw->c.client_ca_file)
             watch_paths(h, &nw->c);
-            watch_stat(&h->watch, h->watch.st, h->watch.ok);
-        }
         webcfg_free(&nw->c);
         free(nw);
         reload_failed(h, err);
         return;
     }
     watch_paths(h, &nw->c);
-    watch_stat(&h->watch, h->watch.st, h->watch.ok);
 
     if (!webcfg_same_tls(&nw->c, &h->daemon_web->c)) {
         int fd = dup(h->lfd);
@@ -716,7 +724,6 @@ struct httpd *httpd_start(const struct httpd_cfg *cfg, char *err, size_t errlen)
     if (cfg->web.config_file && cfg->web.config_file[0]) {
         h->config_file = xstrdup(cfg->web.config_file);
         watch_paths(h, &w->c);
-        watch_stat(&h->watch, h->watch.st, h->watch.ok);
         char werr[600];
         if (webcfg_load(h->config_file, &w->c, werr, sizeof(werr)) < 0) {
             snprintf(err, errlen, "invalid --web.config.file: %s", werr);
@@ -726,7 +733,6 @@ struct httpd *httpd_start(const struct httpd_cfg *cfg, char *err, size_t errlen)
             return NULL;
         }
         watch_paths(h, &w->c);
-        watch_stat(&h->watch, h->watch.st, h->watch.ok);
         h->reload_ok = true;
         h->reload_ok_time = (double)time(NULL);
         w->refs++;

@@ -7,7 +7,8 @@
 # 100 KB request line, a 1 MB header) run for the whole test, while a well-behaved client
 # scrapes /metrics once a second for 40 s from 127.0.0.1: every scrape must answer 200 within
 # 5 s. Then the refusals must show in gpureclaim_http_connections_refused_total, and a single
-# client that trickles a header forever must be cut at --web.read-header-timeout.
+# client that trickles a header forever must be cut at --web.read-header-timeout, and the
+# malformed requests must get their 414/431 (or no answer) while the server stays up.
 # HOSTILE_SCRAPES (default 40) shortens the run when debugging.
 . "$(dirname "$0")/../lib.sh"
 
@@ -103,6 +104,40 @@ EOF
         '^gpureclaim_http_connections_refused_total\{reason=\"header_timeout\"\} [1-9]'"
 }
 
+# malformed_answers NAME PORT: oversized requests get libmicrohttpd's 414/431, garbage gets no
+# 200, and the server still answers afterwards.
+malformed_answers() {
+    _r=$(python3 - "$2" <<'EOF'
+import socket, sys
+port = int(sys.argv[1])
+out = []
+for p in [b"GET /" + b"a" * 100 * 1024 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+          b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 1024 * 1024 + b"\r\n\r\n",
+          b"\x16\x03\x01\x00\xffgarbage\r\n\r\n"]:
+    s = socket.create_connection(("127.0.0.1", port), source_address=("127.0.0.60", 0))
+    s.settimeout(5)
+    try:
+        s.sendall(p)
+    except OSError:
+        pass
+    try:
+        line = s.recv(4096).split(b"\r\n")[0].decode("latin-1")
+    except OSError:
+        line = ""
+    out.append(line.split(" ")[1] if line.startswith("HTTP/") else "none")
+    s.close()
+print(" ".join(out))
+EOF
+)
+    echo "$1: malformed requests answered: $_r"
+    set -- "$1" "$2" $_r
+    check "$1-long-request-line-414" [ "$3" = 414 ]
+    check "$1-huge-header-431" [ "$4" = 431 ]
+    check "$1-garbage-not-200" [ "$5" != 200 ]
+    check "$1-alive-after-malformed" [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 \
+        "http://127.0.0.1:$2/metrics")" = 200 ]
+}
+
 # --- exporter -----------------------------------------------------------------------------
 port=$(free_port)
 if start_exporter "$port"; then
@@ -114,6 +149,7 @@ fi
 port=$(free_port)
 if start_exporter "$port" --web.read-header-timeout=2; then
     trickle_cut exporter "$port"
+    malformed_answers exporter "$port"
     stop_pid "$SRV_PID"
 else
     fail exporter-start-header-timeout "$(tail -n 3 "$TMP/exporter-$port.log")"
@@ -137,6 +173,7 @@ fi
 port=$(free_port)
 if start_enforcer "$port" --web.read-header-timeout=2s; then
     trickle_cut enforcer "$port"
+    malformed_answers enforcer "$port"
     stop_pid "$SRV_PID"
 else
     fail enforcer-start-header-timeout "$(tail -n 3 "$TMP/enforcer-$port.log")"
