@@ -51,70 +51,52 @@ start_bg "$TMP/exporter.log" "$BIN/gpureclaim-exporter" --web.listen-address="12
 wait_http "http://127.0.0.1:$port/healthz" 10 ||
     { fail exporter-start "$(tail -n 5 "$TMP/exporter.log")"; exit 1; }
 
-cat >"$TMP/prometheus.yml" <<EOC
-global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files:
-  - $TOP/rules/prometheus/gpureclaim.rules.yml
-scrape_configs:
-  - job_name: gpureclaim-exporter
-    static_configs:
-      - targets: ['127.0.0.1:$port']
-EOC
+scrape_config "$TMP/prometheus.yml" "$port" gpureclaim-exporter \
+    "$TOP/rules/prometheus/gpureclaim.rules.yml"
 check promtool-config promtool check config "$TMP/prometheus.yml"
 start_prometheus "$TMP/prometheus.yml" "$TMP/data" ||
     { fail prometheus-start "$(tail -n 5 "$TMP/prometheus.log")"; exit 1; }
 started=$(date +%s)
 
-# value EXPR: the single value of an instant query, or "none".
-value() {
-    prom_query "$1" | python3 -c '
-import json, sys
-d = json.load(sys.stdin)
-r = d.get("data", {}).get("result", [])
-print(r[0]["value"][1] if len(r) == 1 else "none")'
-}
 # within V LO HI: LO <= V <= HI (V a number).
 within() {
     python3 -c 'import sys; v, lo, hi = map(float, sys.argv[1:]); sys.exit(not lo <= v <= hi)' \
         "$1" "$2" "$3" 2>/dev/null
 }
 
-# The exporter publishes the partition's accumulators and its owner.
+# The kubelet names the owner.
 deadline=$((started + 30))
-while [ "$(value "gpureclaim_owner_info{pod=\"burst\",$SEL}")" = none ] &&
+while [ "$(prom_value "gpureclaim_owner_info{pod=\"burst\",$SEL}")" = none ] &&
     [ "$(date +%s)" -lt "$deadline" ]; do
     sleep 0.5
 done
-check owner [ "$(value "gpureclaim_owner_info{pod=\"burst\",$SEL}")" = 1 ]
-check accumulator-series [ "$(value "count(gpureclaim_partition_gfx_busy_accumulator_total{$SEL})")" = 1 ]
-check counter-series [ "$(value "count(gpureclaim_partition_accumulation_counter_total{$SEL})")" = 1 ]
+check owner [ "$(prom_value "gpureclaim_owner_info{pod=\"burst\",$SEL}")" = 1 ]
 
 # The rules' window is 2 minutes (plus about 6 s before the first scrape); then let the value
-# settle for a few evaluations.
 # settle for a few evaluations. Until then the partition has no value at all (its accumulators
 # exist), never the gauge's 0.
 RATIO="gpureclaim:workload_busy:ratio{namespace=\"ml\",pod=\"burst\"}"
 METHOD="gpureclaim:workload_busy_devices:count{pod=\"burst\",activity_method=\"accumulator\"}"
 sleep 60
-check no-value-before-window [ "$(value "$RATIO")" = none ]
+check accumulator-series [ "$(prom_value "count(gpureclaim_partition_gfx_busy_accumulator_total{$SEL})")" = 1 ]
+check counter-series [ "$(prom_value "count(gpureclaim_partition_accumulation_counter_total{$SEL})")" = 1 ]
+check no-value-before-window [ "$(prom_value "$RATIO")" = none ]
 deadline=$((started + 170))
-while [ "$(value "$METHOD")" = none ] && [ "$(date +%s)" -lt "$deadline" ]; do
+while [ "$(prom_value "$METHOD")" = none ] && [ "$(date +%s)" -lt "$deadline" ]; do
     sleep 1
 done
 first=$(( $(date +%s) - started ))
 sleep 10
-ratio=$(value "$RATIO")
+ratio=$(prom_value "$RATIO")
 echo "note: $SUITE: workload_busy:ratio = $ratio (accumulator value from ${first}s after Prometheus started)"
-check method-accumulator [ "$(value "$METHOD")" = 1 ]
+check method-accumulator [ "$(prom_value "$METHOD")" = 1 ]
 check accumulator-ratio-0.20 within "$ratio" 0.18 0.22
-check one-series [ "$(value "count(gpureclaim:workload_busy:ratio{pod=\"burst\"})")" = 1 ]
+check one-series [ "$(prom_value "count(gpureclaim:workload_busy:ratio{pod=\"burst\"})")" = 1 ]
 
 # The gauge read 0 at every scrape over the whole run (it has been scraped, and its maximum is
 # 0), and so does the previous rule, which averaged it.
-check gauge-scraped within "$(value "count_over_time(gpureclaim_partition_busy_ratio{$SEL}[3m])")" 100 1000
-check gauge-max-0 [ "$(value "max_over_time(gpureclaim_partition_busy_ratio{$SEL}[3m])")" = 0 ]
-check gauge-rule-0 [ "$(value "avg by (namespace, pod) (max by (namespace, pod, instance, gpu, partition) (gpureclaim_partition_busy_ratio * on (instance, gpu, partition) group_right gpureclaim_owner_info{pod=\"burst\"}))")" = 0 ]
+check gauge-scraped within "$(prom_value "count_over_time(gpureclaim_partition_busy_ratio{$SEL}[3m])")" 100 1000
+check gauge-max-0 [ "$(prom_value "max_over_time(gpureclaim_partition_busy_ratio{$SEL}[3m])")" = 0 ]
+check gauge-rule-0 [ "$(prom_value "avg by (namespace, pod) (max by (namespace, pod, instance, gpu, partition) (gpureclaim_partition_busy_ratio * on (instance, gpu, partition) group_right gpureclaim_owner_info{pod=\"burst\"}))")" = 0 ]
 echo "note: $SUITE: $(( $(date +%s) - started ))s after Prometheus started"
 finish
