@@ -146,8 +146,9 @@ prom_query() {
     fi
 }
 
-# scrape_config FILE PORT JOB [RULE_FILE...]: write a prometheus.yml that scrapes
-# 127.0.0.1:PORT as JOB and evaluates the rule files, both every second.
+# scrape_config FILE "PORT..." JOB [RULE_FILE...]: write a prometheus.yml that scrapes
+# 127.0.0.1:PORT (each of a space-separated list) as JOB and evaluates the rule files, both
+# every second.
 scrape_config() {
     _sf=$1; _sp=$2; _sj=$3; shift 3
     {
@@ -155,7 +156,7 @@ scrape_config() {
         [ $# -eq 0 ] || echo 'rule_files:'
         for _sr in "$@"; do echo "  - $_sr"; done
         printf 'scrape_configs:\n  - job_name: %s\n    static_configs:\n' "$_sj"
-        printf "      - targets: ['127.0.0.1:%s']\n" "$_sp"
+        for _spp in $_sp; do printf "      - targets: ['127.0.0.1:%s']\n" "$_spp"; done
     } >"$_sf"
 }
 

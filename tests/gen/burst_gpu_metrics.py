@@ -2,22 +2,30 @@
 """Advance one partition's activity accumulators as if it were busy in short bursts.
 
 For tests/e2e/exporter_burst.sh: the partition computes for BURST seconds at the start of every
-PERIOD seconds (busy fraction BURST/PERIOD) while every instantaneous busy field of the blob
-reads 0, the pattern a 15 s scrape of an instantaneous gauge calls idle. About once a second
-this rewrites a copy of an amdgpu gpu_metrics file (v1_8 layout, tests/gen/gpu_metrics_blob.py)
-with values computed from the time since start, so they do not drift with the sleep:
+PERIOD seconds (busy fraction BURST/PERIOD) while every instantaneous busy field reads 0, the
+pattern a 15 s scrape of an instantaneous gauge calls idle. About once a second this rewrites
+copies of amdgpu metrics files with values computed from the time since start (so they do not
+drift with the sleep), patching only the fields below and keeping every other byte:
 
-    accumulation_counter          base + 1000 ticks/s (about 1 tick/ms, as on MI300X)
-    xcp_stats[P].gfx_busy_acc[0]  busy ticks x 100 (percent x ticks)
-    gfx_activity_acc              the same divided by the GPU's partitions (whole-GPU mean)
-    xcp_stats[P].gfx_busy_inst[0], average_gfx_activity: 0
+    accumulation_counter     base + 1000 ticks/s (about 1 tick/ms, as on MI300X)
+    gfx_busy_acc             base + 100 x busy ticks (percent x ticks) for the partition's XCC
+    gfx_activity_acc         the same divided by the GPU's 8 partitions (whole-GPU mean)
+    firmware_timestamp       counter x 100000 (10 ns units), where the table has it
+    gfx_busy_inst, average_gfx_activity: 0
 
 so Δgfx_busy_acc / Δaccumulation_counter / 100 over any window is the busy fraction of that
-window. Each write goes to a temporary name in the same directory and is renamed into place, so
-a reader sees the old or the new blob, never half of one.
+window. Busy time is counted in whole ticks, so an accumulator never advances more than 100 per
+counter tick (the exporter discards such an interval as impossible).
 
-usage: burst_gpu_metrics.py --file PATH --partition P [--busy-seconds 1] [--period 5]
-                            [--interval 1] [--ready FILE]
+Files (the layout is read from each file's header, tests/gen/gpu_metrics_blob.py):
+  --gpu-metrics  the GPU's gpu_metrics: v1_8 (the partition's XCC is xcp_stats[P].*[0]) or a
+                 v1_9 attribute table (per-XCC arrays over the device: CPX, XCC P)
+  --xcp-metrics  optional, the partition's own xcp_metrics v1_1 attribute table (XCC 0)
+Each write goes to a temporary name in the same directory and is renamed into place, so a
+reader sees the old or the new file, never half of one.
+
+usage: burst_gpu_metrics.py --gpu-metrics PATH [--xcp-metrics PATH] --partition P
+                            [--busy-seconds 1] [--period 5] [--interval 1] [--ready FILE]
 --ready is created after the first write. Stops on SIGTERM/SIGINT. Standard library only.
 """
 
@@ -30,49 +38,88 @@ import time
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gpu_metrics_blob  # noqa: E402  (needs the sys.path entry above)
+import gpu_metrics_blob as gmb  # noqa: E402  (needs the sys.path entry above)
 
-LAYOUT = "v1_8"
 NUM_XCP = 8
 TICKS_PER_SECOND = 1000
 COUNTER_BASE = 54536484  # the accumulation counter of a real idle MI300X capture
-ACC_BASE = 1000000
+ACC_BASE = 1000000  # nonzero: the exporter reads a busy accumulator of 0 as "not filled"
+_WIDTH_FMT = {v[1]: v[0] for v in gmb.ATTR_TYPES.values()}  # type code -> struct format
 
 
 def busy_ticks(ticks, burst, period):
-    """Busy ticks in [0, ticks] when each period of `period` ticks starts with `burst` busy
-    ones. Integer ticks, so the accumulator never advances more than 100 per counter tick (the
-    exporter discards such an interval as impossible)."""
+    """Busy ticks in [0, ticks] when each period of `period` ticks starts with `burst`."""
     whole, rest = divmod(ticks, period)
     return whole * burst + min(rest, burst)
 
 
-def offsets(partition):
-    """Byte offsets of the fields this writer changes (v1_8: xcp_stats of 8 equal elements)."""
-    off = lambda f: gpu_metrics_blob.field_offset(LAYOUT, f)  # noqa: E731
-    start = off("xcp_stats")
-    elem = (off("pcie_lc_perf_other_end_recovery") - start) // NUM_XCP
-    xcp = start + partition * elem
-    return {
-        "counter": off("accumulation_counter"),
-        "gfx_activity_acc": off("gfx_activity_acc"),
-        "average_gfx_activity": off("average_gfx_activity"),
-        "busy_inst": xcp,  # gfx_busy_inst[0]: the first member of the element
-        "busy_acc": xcp + 120,  # gfx_busy_acc[0] (amdgpu_xcp_metrics_v1_2, checked below)
-    }
+class Blob:
+    """A metrics file in memory and where its fields are: {name: (struct format, offset, n)}."""
 
+    def __init__(self, path):
+        self.path = os.path.realpath(path)
+        with open(self.path, "rb") as f:
+            self.data = bytearray(f.read())
+        self.fields = {}
+        size, frev, crev = struct.unpack_from("<HBB", self.data, 0)
+        if (size, frev, crev) == gmb.header("v1_8") and len(self.data) == size:
+            off = lambda f: gmb.field_offset("v1_8", f)  # noqa: E731
+            start = off("xcp_stats")
+            elem = (off("pcie_lc_perf_other_end_recovery") - start) // NUM_XCP
+            self.xcp = (start, elem)
+            for name, fmt in (("accumulation_counter", "I"), ("gfx_activity_acc", "I"),
+                              ("average_gfx_activity", "H")):
+                self.fields[name] = (fmt, off(name), 1)
+        elif frev == 1 and crev in (9, 1):
+            self.xcp = None
+            self._walk()
+        else:
+            raise ValueError("'%s': header %d.%d is neither v1_8 nor an attribute table"
+                             % (self.path, frev, crev))
 
-def write_atomic(path, data):
-    tmp = "%s.tmp.%d" % (path, os.getpid())
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    def _walk(self):
+        """Entries of an attribute table by id (the exporter's parser rules, simplified)."""
+        names = {i: n for n, i in gmb.ATTR_IDS.items()}
+        count = struct.unpack_from("<i", self.data, 4)[0]
+        off = 8
+        for _ in range(count):
+            enc = struct.unpack_from("<Q", self.data, off)[0]
+            fmt = _WIDTH_FMT[(enc >> 20) & 0xF]
+            inst = enc & 0x3FF
+            name = names.get((enc >> 10) & 0x3FF)
+            if name:
+                self.fields[name] = (fmt, off + 8, inst)
+            off += 8 + inst * struct.calcsize(fmt)
+
+    def set(self, name, value, index=0):
+        """Set element `index` of a field (modulo its width); absent fields are skipped."""
+        if name not in self.fields:
+            return
+        fmt, off, n = self.fields[name]
+        if index >= n:
+            raise ValueError("'%s': %s has %d elements" % (self.path, name, n))
+        width = struct.calcsize(fmt)
+        struct.pack_into("<" + fmt, self.data, off + index * width, value % (1 << (8 * width)))
+
+    def set_xcp(self, partition, inst, acc):
+        """v1_8: xcp_stats[partition].gfx_busy_inst[0] and .gfx_busy_acc[0]."""
+        start, elem = self.xcp
+        base = start + partition * elem
+        struct.pack_into("<I", self.data, base, inst)  # gfx_busy_inst: the first member
+        struct.pack_into("<Q", self.data, base + 120, acc)  # gfx_busy_acc (xcp v1_2)
+
+    def write(self):
+        tmp = "%s.tmp.%d" % (self.path, os.getpid())
+        with open(tmp, "wb") as f:
+            f.write(self.data)
+        os.replace(tmp, self.path)
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--file", required=True, help="the gpu_metrics file to rewrite (v1_8)")
-    ap.add_argument("--partition", type=int, required=True, help="xcp_stats index (0..7)")
+    ap.add_argument("--gpu-metrics", required=True)
+    ap.add_argument("--xcp-metrics")
+    ap.add_argument("--partition", type=int, required=True, help="0..7")
     ap.add_argument("--busy-seconds", type=float, default=1.0)
     ap.add_argument("--period", type=float, default=5.0)
     ap.add_argument("--interval", type=float, default=1.0)
@@ -80,14 +127,11 @@ def main(argv=None):
     a = ap.parse_args(argv)
     if not 0 <= a.partition < NUM_XCP or not 0 <= a.busy_seconds <= a.period or a.period <= 0:
         ap.error("need 0 <= partition < 8 and 0 <= busy-seconds <= period")
-    path = os.path.realpath(a.file)
-    with open(path, "rb") as f:
-        blob = bytearray(f.read())
-    size, frev, crev = gpu_metrics_blob.header(LAYOUT)
-    if struct.unpack_from("<HBB", blob, 0) != (size, frev, crev) or len(blob) != size:
-        sys.exit("burst_gpu_metrics: '%s' is not a %s gpu_metrics blob" % (path, LAYOUT))
-    o = offsets(a.partition)
-    assert o["busy_acc"] - o["busy_inst"] == 120  # gpu_metrics_blob's own layout check agrees
+    try:
+        gpu = Blob(a.gpu_metrics)
+        xcp = Blob(a.xcp_metrics) if a.xcp_metrics else None
+    except (OSError, ValueError, KeyError, struct.error) as e:
+        sys.exit("burst_gpu_metrics: %s" % e)
 
     stop = []
     for s in (signal.SIGTERM, signal.SIGINT):
@@ -100,12 +144,21 @@ def main(argv=None):
         ticks = int((time.monotonic() - t0) * TICKS_PER_SECOND)
         counter = COUNTER_BASE + ticks
         acc = ACC_BASE + 100 * busy_ticks(ticks, burst, period)
-        struct.pack_into("<I", blob, o["counter"], counter & 0xFFFFFFFF)
-        struct.pack_into("<Q", blob, o["busy_acc"], acc)
-        struct.pack_into("<I", blob, o["gfx_activity_acc"], (acc // NUM_XCP) & 0xFFFFFFFF)
-        struct.pack_into("<I", blob, o["busy_inst"], 0)
-        struct.pack_into("<H", blob, o["average_gfx_activity"], 0)
-        write_atomic(path, bytes(blob))
+        gpu.set("accumulation_counter", counter)
+        gpu.set("gfx_activity_acc", acc // NUM_XCP)
+        gpu.set("average_gfx_activity", 0)
+        if gpu.xcp:
+            gpu.set_xcp(a.partition, 0, acc)
+        else:
+            gpu.set("gfx_busy_inst", 0, a.partition)
+            gpu.set("gfx_busy_acc", acc, a.partition)
+        if xcp:
+            xcp.set("accumulation_counter", counter)
+            xcp.set("firmware_timestamp", counter * 100000)
+            xcp.set("gfx_busy_inst", 0)
+            xcp.set("gfx_busy_acc", acc)
+            xcp.write()
+        gpu.write()
         if not ready and a.ready:
             open(a.ready, "w").close()
             ready = True
