@@ -132,14 +132,6 @@ static double partition_busy(struct coll_ctx *ctx, size_t gi, const struct gpu *
 /* Which file each accumulator group reads; a change of source restarts the group. */
 enum acc_src { SRC_XCP_OWN = 1, SRC_XCP_GPU_COUNTER, SRC_XCP_STATS, SRC_V1_9_DEVICE };
 
-static bool any_acc(const struct gpum_acc *a, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (a[i].bits)
-            return true;
-    return false;
-}
-
 /*
  * The partition's busy accumulators (per XCC within the partition) and their counter. n is
  * the partition's XCC count from KFD; without KFD (n unknown) the 8 slots are read and the
@@ -154,7 +146,12 @@ static void partition_accumulators(struct coll_ctx *ctx, size_t gi, const struct
     const struct gpu_metrics *m = coll_gpum(ctx, gi);
     struct accum_reading r = {.nnum = n};
     const struct gpum_acc *acc = NULL;
-    if (x->ok && any_acc(x->pm.gfx_busy_acc, n)) {
+    /*
+     * The source is chosen by what exists (a file, a layout with the arrays), not by whether
+     * its values are valid this time: an accumulator that turns all-ones must reach the
+     * group, so that the interval around it is discarded rather than bridged.
+     */
+    if (x->ok) {
         acc = x->pm.gfx_busy_acc;
         r.when = x->when;
         if (x->pm.accumulation_counter.bits) {
@@ -166,12 +163,12 @@ static void partition_accumulators(struct coll_ctx *ctx, size_t gi, const struct
             r.den = m->accumulation_counter;
             r.den_src = SRC_XCP_GPU_COUNTER;
         }
-    } else if (m && p->index < m->num_partition && any_acc(m->xcp[p->index].gfx_busy_acc, n)) {
+    } else if (m && p->index < m->num_partition) {
         acc = m->xcp[p->index].gfx_busy_acc;
         r.when = coll_gpum_when(ctx, gi);
         r.den = m->accumulation_counter;
         r.den_src = SRC_XCP_STATS;
-    } else if (m && g->npart == 1 && any_acc(m->xcc_busy_acc, n)) {
+    } else if (m && g->npart == 1 && strcmp(m->layout, "v1_9") == 0) {
         /*
          * v1_9 indexes per-XCC arrays over the whole device; only a GPU that is a single
          * partition maps them to a partition without knowing the driver's XCC masks.
