@@ -58,7 +58,8 @@ enf() {
     _log=$1 _at=$2 _state=$3 _audit=$4; shift 4
     "$ENF" run --once --rules.file="$RULES" --prometheus.url="$PURL" --at="$_at" \
         --state.file="$_state" --audit.file="$_audit" --kube.api-url="$KURL" \
-        --kube.token-file="$TMP/token" --kube.timeout=1s --enforce.max-actions-per-hour=0 \
+        --kube.token-file="$TMP/token" --kube.allow-insecure-credentials --kube.timeout=1s \
+        --enforce.max-actions-per-hour=0 \
         "$@" >"$_log" 2>&1
 }
 
@@ -205,8 +206,8 @@ MPORT=$(free_port)
 start_bg "$TMP/C.log" "$ENF" run --rules.file="$RULES" --prometheus.url="$PURL" \
     --at=$((T0 + 300)) --enforce.interval=1h --web.listen-address="127.0.0.1:$MPORT" \
     --state.file="$STATE" --audit.file="$AUDIT" --kube.api-url="$KURL" \
-    --kube.token-file="$TMP/token" --kube.timeout=1s --enforce.max-actions-per-hour=0 \
-    --no-dry-run
+    --kube.token-file="$TMP/token" --kube.allow-insecure-credentials --kube.timeout=1s \
+    --enforce.max-actions-per-hour=0 --no-dry-run
 RUN_C=$LAST_PID
 ok=false
 for _i in $(seq 1 150); do
@@ -219,6 +220,7 @@ stop_pid "$RUN_C"
 check C-cycle-done $ok
 expect C-requests "$from" <<'EOF'
 PATCH /apis/apps/v1/namespaces/apps/deployments/notebook [application/merge-patch+json] {"metadata":{"uid":"@Deployment/notebook","annotations":{"gpureclaim.io/reclaim-notice":null}}}
+POST /api/v1/namespaces/apps/events [application/json] <Event Normal IdleGPUReclaimSpared Deployment/notebook action=Spare>
 GET /api/v1/namespaces/apps/pods/db-0
 GET /apis/apps/v1/namespaces/apps/statefulsets/db
 GET /apis/apps/v1/namespaces/apps/statefulsets/db/scale
@@ -230,7 +232,7 @@ GET /apis/apps/v1/namespaces/apps/replicasets/web-5d8f
 GET /apis/apps/v1/namespaces/apps/deployments/web
 GET /apis/apps/v1/namespaces/apps/deployments/web/scale
 PATCH /apis/apps/v1/namespaces/apps/deployments/web [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web","annotations":{"gpureclaim.io/replicas-before-reclaim":"2"}}}
-PATCH /apis/apps/v1/namespaces/apps/deployments/web/scale [application/merge-patch+json] {"spec":{"replicas":0}}
+PATCH /apis/apps/v1/namespaces/apps/deployments/web/scale [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web"},"spec":{"replicas":0}}
 POST /api/v1/namespaces/apps/events [application/json] <Event Warning IdleGPUReclaimed Deployment/web action=ScaleToZero>
 GET /api/v1/namespaces/batch/pods/kq-fgh12
 GET /apis/batch/v1/namespaces/batch/jobs/kq
@@ -303,7 +305,7 @@ GET /api/v1/namespaces/apps/pods/db-0
 GET /apis/apps/v1/namespaces/apps/statefulsets/db
 GET /apis/apps/v1/namespaces/apps/statefulsets/db/scale
 PATCH /apis/apps/v1/namespaces/apps/statefulsets/db [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db","annotations":{"gpureclaim.io/replicas-before-reclaim":"1"}}}
-PATCH /apis/apps/v1/namespaces/apps/statefulsets/db/scale [application/merge-patch+json] {"spec":{"replicas":0}}
+PATCH /apis/apps/v1/namespaces/apps/statefulsets/db/scale [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db"},"spec":{"replicas":0}}
 POST /api/v1/namespaces/apps/events [application/json] <Event Warning IdleGPUReclaimed StatefulSet/db action=ScaleToZero>
 GET /api/v1/namespaces/apps/pods/exempt-6c4f-q7r2s
 GET /apis/apps/v1/namespaces/apps/replicasets/exempt-6c4f
