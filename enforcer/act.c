@@ -534,7 +534,10 @@ static void act_spare(struct act *a, const struct decisions *ds, char *const *ke
         if (e->state == LEDGER_PENDING && e->root_kind[0] && b) {
             if (act_stopping(a))
                 return; /* the spare waits for the next start, with the notice */
-            if (b->withdraw(b, e, why, err, sizeof(err)) != ACT_OK) {
+            enum act_result wr = b->withdraw(b, e, why, err, sizeof(err));
+            if (wr == ACT_CANCELLED)
+                return; /* the signal came first: the notice and its entry stay */
+            if (wr != ACT_OK) {
                 /* The annotation stays behind, but the workload must not be acted on. */
                 log_warn("cannot withdraw the notice on %s: %s", e->target, err);
                 result = "error";
@@ -712,8 +715,10 @@ static bool act_too_young(struct act *a, const struct decision_rec *d, const cha
     audit_rfc3339(created, sizeof(created), t->created);
     audit_rfc3339(start, sizeof(start), d->window_start);
     if (isnan(t->created))
-        snprintf(msg, sizeof(msg), "creation time of %s %s unknown: not proven idle since the "
-                 "idle window start %s", t->chain[0].kind, t->chain[0].name, start);
+        snprintf(msg, sizeof(msg),
+                 "creation time of %s %s unknown: not proven idle since the "
+                 "idle window start %s",
+                 t->chain[0].kind, t->chain[0].name, start);
     else
         snprintf(msg, sizeof(msg),
                  "%s %s was created at %s, after the idle window start %s: the idle data before "

@@ -161,8 +161,8 @@ static enum act_result act_kube_withdraw(struct act_backend *b, const struct led
         enum kube_result er = kube_post_event(ak->k, &root, "IdleGPUReclaimSpared", msg, "Normal",
                                               "Spare", eerr, sizeof(eerr));
         if (er != KUBE_OK && er != KUBE_CANCELLED)
-            log_warn("cannot post the spare event on %s '%s/%s': %s", root.kind, root.ns,
-                     root.name, eerr);
+            log_warn("cannot post the spare event on %s '%s/%s': %s", root.kind, root.ns, root.name,
+                     eerr);
         free(msg);
     }
     return act_kube_map(r);
@@ -217,9 +217,8 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
                         : xasprintf("idle GPU reclaimed: %s", rules_action_name(action));
         char eerr[512] = "";
         /* an evicted pod's event goes to its root owner, which outlives it */
-        enum kube_result er =
-            kube_post_event(ak->k, &root, "IdleGPUReclaimed", msg, "Warning", what, eerr,
-                            sizeof(eerr));
+        enum kube_result er = kube_post_event(ak->k, &root, "IdleGPUReclaimed", msg, "Warning",
+                                              what, eerr, sizeof(eerr));
         if (er == KUBE_CANCELLED)
             log_info("not posting the event on %s '%s/%s': the enforcer is stopping", root.kind,
                      root.ns, root.name);

@@ -8,9 +8,9 @@
  * same name after the notice is not stopped (the engine sees the new id as a conflict).
  * There is no API for notices on a plain container host: the engine's log and audit line
  * are the notice. The container's Created time is its age (a re-created container is not
- * acted on with its predecessor's idle time). With --runtime.scope-label ("key" or "key=value") only containers that carry
- * that label are acted on, so a host's other containers stay out of reach whatever the
- * Prometheus data says; gpureclaim.io/exempt=true exempts a container in scope.
+ * acted on with its predecessor's idle time). With --runtime.scope-label ("key" or "key=value")
+ * only containers that carry that label are acted on, so a host's other containers stay out of
+ * reach whatever the Prometheus data says; gpureclaim.io/exempt=true exempts a container in scope.
  */
 #include <math.h>
 #include <stdio.h>

@@ -798,8 +798,7 @@ struct kube *kube_new(const struct kube_cfg *cfg, char *err, size_t errlen)
     }
     k->token_file = xstrdup(cfg->token_file ? cfg->token_file : KUBE_SA_DIR "/token");
     /* A bearer token in clear text is a credential handed to anyone on the path. */
-    if (k->token_file[0] && str_has_prefix(k->url, "http://") &&
-        !cfg->allow_insecure_credentials) {
+    if (k->token_file[0] && str_has_prefix(k->url, "http://") && !cfg->allow_insecure_credentials) {
         snprintf(err, errlen,
                  "refusing to send the token of '%s' over plain http to '%s': use https, "
                  "no token (--kube.token-file=''), or --kube.allow-insecure-credentials",

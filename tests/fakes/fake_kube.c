@@ -7,11 +7,11 @@
  * Status bodies (404 NotFound, 409 Conflict with "Precondition failed: UID in precondition",
  * 429 TooManyRequests with a DisruptionBudget cause, 415 for a patch type it does not take,
  * 401 for a wrong token), a uid precondition in DeleteOptions, Eviction deleteOptions and
- * merge patches' metadata.uid (on /scale too, compared with the parent's uid), RFC 7386 merge patches applied to the stored object (a later
- * GET sees them), the /scale subresource, label and status.phase selectors on lists, and list
- * items without kind/apiVersion as the real server sends them. It is written from the API
- * documentation, independently of enforcer/kube.c, so it checks the client rather than
- * mirroring it.
+ * merge patches' metadata.uid (on /scale too, compared with the parent's uid), RFC 7386 merge
+ * patches applied to the stored object (a later GET sees them), the /scale subresource, label and
+ * status.phase selectors on lists, and list items without kind/apiVersion as the real server sends
+ * them. It is written from the API documentation, independently of enforcer/kube.c, so it checks
+ * the client rather than mirroring it.
  *
  * usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] [--port N]
  *                  [--fault 'METHOD PATH=SPEC']... [--faults-file FILE]

@@ -823,8 +823,7 @@ TEST(stop_during_a_call)
     char err[512] = "";
     TEST_CHECK_INT(ledger_load(&l, state, err, sizeof(err)), 0);
     TEST_CHECK_INT(l.n, 1);
-    TEST_CHECK(ledger_find(&l, "r1", "{namespace=\"ml\",pod=\"p1\"}", "u1", LEDGER_ACTED) !=
-               NULL);
+    TEST_CHECK(ledger_find(&l, "r1", "{namespace=\"ml\",pod=\"p1\"}", "u1", LEDGER_ACTED) != NULL);
     ledger_free(&l);
 
     stop = 0;

@@ -597,8 +597,8 @@ TEST(deployment_scale_to_zero)
 TEST(scale_patch_uid_precondition)
 {
     struct env e;
-    if (env_start(&e, 5, "--fault", "PATCH /apis/apps/v1/namespaces/ml/deployments/train/scale=replace",
-                  NULL) < 0)
+    if (env_start(&e, 5, "--fault",
+                  "PATCH /apis/apps/v1/namespaces/ml/deployments/train/scale=replace", NULL) < 0)
         return;
     char err[512] = "";
     struct kube_ref dep = {(char *)"apps/v1", (char *)"Deployment", (char *)"ml", (char *)"train",
