@@ -46,7 +46,8 @@ struct kube_cfg {
        refuses it unless this is set (--kube.allow-insecure-credentials). */
     bool allow_insecure_credentials;
     /* Once *stop is non-zero (SIGTERM), no new request starts: every call returns
-       KUBE_CANCELLED. A request under way finishes (bounded by `timeout`). NULL: never. */
+       KUBE_CANCELLED. A request under way finishes (bounded by `timeout`). NULL: never (a
+       client that must still call after the signal, e.g. to release a leader Lease). */
     const volatile sig_atomic_t *stop;
 };
 
