@@ -458,7 +458,7 @@ static void act_on_expired(void *arg, const struct ledger_entry *e)
     char err[512] = "";
     struct act_backend *b = NULL;
     /* a root owner means the notice went to Kubernetes; containers have nothing to remove */
-    if (e->root_kind[0])
+    if (e->root_kind[0] && !act_stopping(a))
         b = a->kube;
     if (b && b->withdraw(b, e, NULL, err, sizeof(err)) != ACT_OK)
         log_warn("cannot withdraw the notice on %s: %s", e->target, err);
@@ -947,6 +947,8 @@ out:
 
 void act_cycle(struct act *a, const struct decisions *ds, double now)
 {
+    if (act_stopping(a))
+        return; /* no call at all; expiry and spares wait for the next start */
     a->last_now = now;
     a->ncycle = 0;
     struct act_expire_ctx x = {a, now};
