@@ -540,10 +540,13 @@ start_bg "$TMP/S1.log" "$ENF" run --once --rules.file="$RULES" --prometheus.url=
     --kube.token-file="$TMP/token" --kube.allow-insecure-credentials --kube.timeout=5s \
     --enforce.max-actions-per-hour=0 --no-dry-run
 SPID=$LAST_PID
-for _i in $(seq 1 200); do
-    transcript "$from" | grep -q '^DELETE /api/v1/namespaces/stop/pods/s1' && break
+in_flight=false
+for _i in $(seq 1 600); do
+    transcript "$from" | grep -q '^DELETE /api/v1/namespaces/stop/pods/s1' &&
+        { in_flight=true; break; }
     sleep 0.05
 done
+check S1-delete-in-flight $in_flight
 t_term=$(date +%s.%N)
 kill -TERM "$SPID"
 wait "$SPID"
