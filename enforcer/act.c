@@ -937,6 +937,14 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         act_save(a);
         goto out;
     }
+    /* act_spare extended the proof to now, or spared; a decision without an idle run
+       (NaN idle_since) proves nothing either way and must not lead to an action. */
+    double proven = isnan(e->idle_proven) ? e->noticed : e->idle_proven;
+    if (!(d->idle_since <= proven + 1e-6)) {
+        act_skip(a, now, d, workload, &t, "not_idle_since_notice",
+                 "idleness since the notice is not proven");
+        goto out;
+    }
     if (act_too_young(a, d, workload, &t, now))
         goto out;
     act_do(a, b, d, workload, e, &t, now);

@@ -784,6 +784,15 @@ TEST(idle_since_the_notice)
     TEST_CHECK_INT(f.acts, 2);
     TEST_CHECK_STR(f.last_acted, "p1");
     ds_free(&ds);
+
+    /* a reclaim decision without an idle run proves nothing: no action */
+    fake_add(&f, "p3", "ml", "u3");
+    test_idle_since = 3000;
+    cycle1(a, &r, "ml", "p3", DECISION_RECLAIM, REASON_IDLE, false, 4000);
+    test_idle_since = NAN;
+    cycle1(a, &r, "ml", "p3", DECISION_RECLAIM, REASON_IDLE, false, 5200);
+    TEST_CHECK_INT(f.acts, 2);
+    TEST_CHECK_INT(audit_count(audit, "skipped", "not_idle_since_notice"), 1);
     test_idle_since = 0;
     act_free(a);
     free(audit);
