@@ -829,7 +829,9 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         goto out;
     }
     if (t.exempt) {
-        if (e && e->root_kind[0] && !act_stopping(a) &&
+        if (e && act_stopping(a))
+            goto out; /* the withdrawal waits for the next start, with the entry */
+        if (e && e->root_kind[0] &&
             b->withdraw(b, e, "the workload is labelled " ACT_EXEMPT_KEY "=true", err,
                         sizeof(err)) != ACT_OK)
             log_warn("cannot withdraw the notice on %s: %s", e->target, err);
