@@ -45,8 +45,8 @@ BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-reco
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-EXPORTER_PKGS := libmicrohttpd libdrm libdrm_amdgpu libcurl json-c yaml-0.1
-ENFORCER_PKGS := libmicrohttpd libcurl json-c yaml-0.1
+EXPORTER_PKGS := libmicrohttpd libdrm libdrm_amdgpu libcurl json-c yaml-0.1 gnutls libcrypt
+ENFORCER_PKGS := libmicrohttpd libcurl json-c yaml-0.1 gnutls libcrypt
 ALL_PKGS := $(sort $(EXPORTER_PKGS) $(ENFORCER_PKGS))
 
 # Goals that must work before any library is installed skip the pkg-config checks.

@@ -495,7 +495,8 @@ int daemon_run(const struct daemon_cfg *cfg)
                            .metrics = metrics_cb,
                            .arg = &dm,
                            .threads = 2,
-                           .timeout = 10};
+                           .timeout = 10,
+                           .web = cfg->web};
     h = httpd_start(&hc, err, sizeof(err));
     if (!h) {
         log_error("cannot serve metrics on '%s': %s", cfg->listen, err);

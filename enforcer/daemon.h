@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdbool.h>
 
+#include "httpd.h"
 #include "promq.h"
 
 struct act;
@@ -27,6 +28,7 @@ struct daemon_cfg {
     double interval;            /* seconds between evaluations */
     const char *listen;         /* --web.listen-address */
     const char *telemetry_path; /* --web.telemetry-path */
+    struct httpd_web web;       /* --web.config.file, connection limits (httpd.h) */
     bool dry_run;               /* global dry run: every decision is only reported */
     double at;                  /* evaluate at this fixed Unix time (tests); NaN = wall clock */
     bool at_advance;            /* with `at`: the clock starts there and advances (tests) */

@@ -101,6 +101,9 @@ enum {
     F_NOTIFY_DRAIN,
     F_LISTEN,
     F_TELEMETRY,
+    F_WEB_CONFIG,
+    F_WEB_PER_IP,
+    F_WEB_HEADER_TIMEOUT,
     F_LOG_LEVEL,
     F_LOG_FORMAT,
     F_HELP,
@@ -193,6 +196,13 @@ static struct flag flags[NFLAGS] = {
                         "run: at shutdown, time left to send queued webhook notifications"},
     [F_LISTEN] = {"web.listen-address", FLAG_STRING, ":9842", "run: address to serve metrics on"},
     [F_TELEMETRY] = {"web.telemetry-path", FLAG_STRING, "/metrics", "run: path of the metrics"},
+    [F_WEB_CONFIG] = {"web.config.file", FLAG_STRING, "",
+                      "run: TLS, basic auth and headers of the metrics server (exporter-toolkit "
+                      "format; re-read when it changes)"},
+    [F_WEB_PER_IP] = {"web.max-connections-per-ip", FLAG_STRING, "32",
+                      "run: connections one client address (IPv6: one /64) may hold"},
+    [F_WEB_HEADER_TIMEOUT] = {"web.read-header-timeout", FLAG_STRING, "10s",
+                              "run: time a client has to send a complete request header"},
     [F_LOG_LEVEL] = {"log.level", FLAG_STRING, "info", "debug, info, warn or error"},
     [F_LOG_FORMAT] = {"log.format", FLAG_STRING, "logfmt", "logfmt or json"},
     [F_HELP] = {"help", FLAG_BOOL, "false", "show this help and exit"},
@@ -706,6 +716,21 @@ static int cmd_run(void)
         fprintf(stderr, "error: '--web.telemetry-path' must start with '/'\n");
         return EXIT_USAGE;
     }
+    uint64_t per_ip;
+    if (parse_u64(flags[F_WEB_PER_IP].value, &per_ip) != 0 || per_ip < 1 || per_ip > 100000) {
+        fprintf(stderr, "error: invalid count '%s' for '--%s'\n", flags[F_WEB_PER_IP].value,
+                flags[F_WEB_PER_IP].name);
+        return EXIT_USAGE;
+    }
+    if (flag_duration(F_WEB_HEADER_TIMEOUT, &dc.web.header_timeout))
+        return EXIT_USAGE;
+    if (!(dc.web.header_timeout >= 0.1) || dc.web.header_timeout > 3600) {
+        fprintf(stderr, "error: '--%s' must be between 100ms and 1h\n",
+                flags[F_WEB_HEADER_TIMEOUT].name);
+        return EXIT_USAGE;
+    }
+    dc.web.max_conn_per_ip = (unsigned)per_ip;
+    dc.web.config_file = flag_str(F_WEB_CONFIG);
     if (make_act(dc.dry_run, &dc.act) != 0)
         return EXIT_USAGE;
     if (make_lease(&dc.lease) != 0) {
