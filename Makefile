@@ -4,7 +4,7 @@
 #   make check           install dependencies (make deps), then every suite; ends "N passed, N failed"
 #   make demo            the whole loop on a simulated 8 x MI300X node (see README)
 #   make deps            apt-get install --no-install-recommends what building and testing need
-#   make fuzz            run every libFuzzer target for FUZZ_SECONDS each
+#   make fuzz            run every libFuzzer target for FUZZ_SECONDS each (FUZZ_RUNS=N: N executions)
 #   make bench           scrape latency/RSS against node_exporter, enforcer plan cycle
 #   make update-golden   rewrite the golden /metrics files from the current exporter
 #   make install         PREFIX=/usr/local DESTDIR=
@@ -22,6 +22,7 @@ FUZZ_CXX ?= clang++
 CFLAGS ?= -O2 -g
 LDFLAGS ?=
 FUZZ_SECONDS ?= 10
+FUZZ_RUNS ?=
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 ifneq ($(SANITIZE),)
@@ -51,8 +52,8 @@ BASE_CXXFLAGS := -std=c++17 -D_GNU_SOURCE -MMD -MP -Wall -Wextra -Wshadow -Wno-u
                  $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-sanitize=vptr -fno-omit-frame-pointer \
                  -fno-sanitize-recover=all)
 
-EXPORTER_PKGS := libmicrohttpd libdrm libdrm_amdgpu libcurl json-c yaml-0.1
-ENFORCER_PKGS := libmicrohttpd libcurl json-c yaml-0.1 re2
+EXPORTER_PKGS := libmicrohttpd libdrm libdrm_amdgpu libcurl json-c yaml-0.1 gnutls libcrypt
+ENFORCER_PKGS := libmicrohttpd libcurl json-c yaml-0.1 gnutls libcrypt re2
 ALL_PKGS := $(sort $(EXPORTER_PKGS) $(ENFORCER_PKGS))
 
 # Goals that must work before any library is installed skip the pkg-config checks.
@@ -152,7 +153,9 @@ deps:
 # ---- tests ----------------------------------------------------------------------------------
 
 # The README's test command: install what is missing, then run everything in a fresh make so
-# that pkg-config sees the libraries deps just installed.
+# that pkg-config sees the libraries deps just installed. A step that fails without running
+# its suites (a sanitizer build that does not compile, say) is counted as one failure: an
+# ignored make error would otherwise report nothing for those suites and still pass.
 check:
 	@sh tests/deps.sh
 	@$(MAKE) --no-print-directory check-all
@@ -160,14 +163,22 @@ check:
 check-all:
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
 	@$(MAKE) --no-print-directory all tests
-	-@$(MAKE) --no-print-directory check-unit-run
-	-@$(MAKE) --no-print-directory check-san
-	-@$(MAKE) --no-print-directory check-fixtures
-	-@$(MAKE) --no-print-directory check-e2e
-	-@$(MAKE) --no-print-directory check-rules
-	-@$(MAKE) --no-print-directory check-valgrind
-	-@$(MAKE) --no-print-directory check-fuzz FUZZ_SECONDS=$${FUZZ_SECONDS_CHECK:-3}
-	-@$(MAKE) --no-print-directory format-check
+	@$(MAKE) --no-print-directory check-unit-run || \
+	    { echo "FAIL: make check-unit-run"; echo "0 1" >$(RESULTS)/make-check-unit-run.count; }
+	@$(MAKE) --no-print-directory check-san || \
+	    { echo "FAIL: make check-san"; echo "0 1" >$(RESULTS)/make-check-san.count; }
+	@$(MAKE) --no-print-directory check-fixtures || \
+	    { echo "FAIL: make check-fixtures"; echo "0 1" >$(RESULTS)/make-check-fixtures.count; }
+	@$(MAKE) --no-print-directory check-e2e || \
+	    { echo "FAIL: make check-e2e"; echo "0 1" >$(RESULTS)/make-check-e2e.count; }
+	@$(MAKE) --no-print-directory check-rules || \
+	    { echo "FAIL: make check-rules"; echo "0 1" >$(RESULTS)/make-check-rules.count; }
+	@$(MAKE) --no-print-directory check-valgrind || \
+	    { echo "FAIL: make check-valgrind"; echo "0 1" >$(RESULTS)/make-check-valgrind.count; }
+	@$(MAKE) --no-print-directory check-fuzz FUZZ_SECONDS=$${FUZZ_SECONDS_CHECK:-3} || \
+	    { echo "FAIL: make check-fuzz"; echo "0 1" >$(RESULTS)/make-check-fuzz.count; }
+	@$(MAKE) --no-print-directory format-check || \
+	    { echo "FAIL: make format-check"; echo "0 1" >$(RESULTS)/make-format-check.count; }
 	@sh tests/summarize.sh
 
 check-unit: $(UNIT_BIN)
@@ -221,7 +232,7 @@ build/fuzz/%: fuzz/%.c build/fuzz/re2_shim.o common/util.c common/log.c \
 	    -o $@ $(ALL_LIBS)
 
 fuzz: $(FUZZ_BIN)
-	@sh tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+	@FUZZ_RUNS=$(FUZZ_RUNS) sh tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
 
 check-fuzz: $(FUZZ_BIN)
 	@sh tests/run-suite.sh fuzz sh tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)

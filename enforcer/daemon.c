@@ -7,8 +7,11 @@
  * cycle never blocks a scrape.
  *
  * Signals only set flags. The loop sleeps in short slices so that SIGTERM is honoured
- * within a fraction of a second between cycles; a cycle under way is finished (its length
- * is bounded by --prometheus.timeout per query).
+ * within a fraction of a second between cycles. During a cycle the action engine and the
+ * Kubernetes client read the same flag and start no new call once it is set: an operator who
+ * stops the enforcer expects it to stop acting at once, not after the rest of the cycle. The
+ * call under way finishes (bounded by --kube.timeout, or --prometheus.timeout for a query)
+ * and its result reaches the ledger and the audit file before the process exits.
  */
 #include "daemon.h"
 
@@ -27,6 +30,7 @@
 #include "decide.h"
 #include "expo.h"
 #include "httpd.h"
+#include "lease.h"
 #include "log.h"
 #include "plan.h"
 #include "rules.h"
@@ -39,6 +43,11 @@
 #define RULES_MAX_BYTES (4u << 20)
 
 static volatile sig_atomic_t got_stop, got_hup;
+
+const volatile sig_atomic_t *daemon_stop_flag(void)
+{
+    return &got_stop;
+}
 
 static void on_stop(int sig)
 {
@@ -73,6 +82,7 @@ struct idle_entry {
 
 struct daemon {
     const struct daemon_cfg *cfg;
+    double started; /* monotonic time at start, for --at.advance */
     struct promq *q;
 
     struct ruleset rules; /* in force */
@@ -210,6 +220,7 @@ static void publish(struct daemon *dm)
         add_idle(e, &dm->idle[i]);
     if (dm->cfg->act)
         act_metrics(dm->cfg->act, e);
+    lease_metrics(dm->cfg->lease, e);
 
     struct sbuf out = {0};
     expo_render(e, &out);
@@ -364,6 +375,9 @@ static void run_cycle(struct daemon *dm)
 {
     double t0 = mono_now();
     double now = isnan(dm->cfg->at) ? wall_now() : dm->cfg->at;
+    /* --at.advance: the clock starts at --at and runs, so tests can walk canned history. */
+    if (!isnan(dm->cfg->at) && dm->cfg->at_advance)
+        now += mono_now() - dm->started;
     size_t n = dm->rules.n;
     struct rule_data *data = xcalloc(n ? n : 1, sizeof(*data));
     int rc = cycle_fetch(dm->q, &dm->rules, now, data);
@@ -396,9 +410,18 @@ static void run_cycle(struct daemon *dm)
             w->since = r->idle_since;
         }
     }
-    /* After the decisions are logged, so the log reads decision first, then notice/action. */
-    if (dm->cfg->act)
+    /* After the decisions are logged, so the log reads decision first, then notice/action;
+       not at all once told to stop (a signal during the queries). */
+    /*
+     * A standby evaluates and serves the decisions as metrics, but sends no notice and takes
+     * no action: that is the leader's alone (lease.h).
+     */
+    if (dm->cfg->act && got_stop)
+        log_info("stopping: no notice or action in this cycle");
+    else if (dm->cfg->act && lease_is_leader(dm->cfg->lease))
         act_cycle(dm->cfg->act, &d, now);
+    else if (dm->cfg->act)
+        log_debug("not the leader: %zu decisions evaluated, no notice or action", d.n);
     decisions_free(&d);
     cycle_free(data, n);
     free(data);
@@ -439,7 +462,7 @@ static void install_signals(void)
 
 int daemon_run(const struct daemon_cfg *cfg)
 {
-    struct daemon dm = {.cfg = cfg};
+    struct daemon dm = {.cfg = cfg, .started = mono_now()};
     pthread_mutex_init(&dm.mu, NULL);
     got_stop = got_hup = 0;
     install_signals();
@@ -472,7 +495,8 @@ int daemon_run(const struct daemon_cfg *cfg)
                            .metrics = metrics_cb,
                            .arg = &dm,
                            .threads = 2,
-                           .timeout = 10};
+                           .timeout = 10,
+                           .web = cfg->web};
     h = httpd_start(&hc, err, sizeof(err));
     if (!h) {
         log_error("cannot serve metrics on '%s': %s", cfg->listen, err);

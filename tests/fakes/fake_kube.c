@@ -7,11 +7,11 @@
  * Status bodies (404 NotFound, 409 Conflict with "Precondition failed: UID in precondition",
  * 429 TooManyRequests with a DisruptionBudget cause, 415 for a patch type it does not take,
  * 401 for a wrong token), a uid precondition in DeleteOptions, Eviction deleteOptions and
- * merge patches' metadata.uid, RFC 7386 merge patches applied to the stored object (a later
- * GET sees them), the /scale subresource, label and status.phase selectors on lists, and list
- * items without kind/apiVersion as the real server sends them. It is written from the API
- * documentation, independently of enforcer/kube.c, so it checks the client rather than
- * mirroring it.
+ * merge patches' metadata.uid (on /scale too, compared with the parent's uid), RFC 7386 merge
+ * patches applied to the stored object (a later GET sees them), the /scale subresource, label and
+ * status.phase selectors on lists, and list items without kind/apiVersion as the real server sends
+ * them. It is written from the API documentation, independently of enforcer/kube.c, so it checks
+ * the client rather than mirroring it.
  *
  * usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] [--port N]
  *                  [--fault 'METHOD PATH=SPEC']... [--faults-file FILE]
@@ -23,6 +23,7 @@
  *   API server's 409); a suffix xN applies it N times.
  *   --faults-file is re-read whenever it changes, one fault per line.
  *   --token-file is re-read on every request, so a test can rotate the accepted token.
+ *   --token may be given several times: any of them is accepted.
  *
  * "listening on PORT" goes to stdout once bound (PORT 0 = any free port). Each request is
  * appended to the log as one JSON line {"method","path","query","content_type","token",
@@ -59,6 +60,7 @@ static const struct fk_resource fk_resources[] = {
     {"batch", "v1", "Job", "jobs", false},
     {"batch", "v1", "CronJob", "cronjobs", false},
     {"kueue.x-k8s.io", "v1beta1", "Workload", "workloads", false},
+    {"coordination.k8s.io", "v1", "Lease", "leases", false},
 };
 
 struct fk_obj {
@@ -85,6 +87,10 @@ static const char *fk_faults_file;
 static time_t fk_faults_mtime;
 static off_t fk_faults_size;
 static const char *fk_log_path, *fk_token, *fk_token_file;
+/* More --token values: each client of a multi-replica test has its own, so the request log
+ * tells which replica made a call. */
+static const char *fk_more_tokens[8];
+static size_t fk_nmore_tokens;
 static unsigned long fk_uid_seq;
 static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -385,10 +391,17 @@ static MHD_RESULT fk_not_found(struct fk_req *r, const struct fk_resource *res, 
     return ret;
 }
 
-static MHD_RESULT fk_uid_conflict(struct fk_req *r, const struct fk_resource *res, const char *name,
-                                  const char *want, const char *have)
+/*
+ * 409 for a uid precondition that names another object. On a subresource (`sub`, e.g.
+ * "scale") the API server names the resource "deployments/scale.apps" and compares the uid
+ * in the patched Scale with the parent's (kubernetes/kubernetes
+ * pkg/registry/apps/deployment/storage/storage.go, scaleUpdatedObjectInfo.UpdatedObject).
+ */
+static MHD_RESULT fk_uid_conflict(struct fk_req *r, const struct fk_resource *res, const char *sub,
+                                  const char *name, const char *want, const char *have)
 {
-    char *q = fk_qualified(res);
+    char *q = sub ? xasprintf("%s/%s%s%s", res->plural, sub, res->group[0] ? "." : "", res->group)
+                  : fk_qualified(res);
     char *msg = xasprintf("Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID "
                           "in precondition: %s, UID in object meta: %s",
                           q, name, want, have ? have : "");
@@ -518,6 +531,8 @@ static MHD_RESULT fk_bad_body(struct fk_req *r, const char *what)
     free(msg);
     return ret;
 }
+
+#include "fake_kube_lease.h"
 
 /* Items of a list carry no kind/apiVersion, as from the real API server. */
 static MHD_RESULT fk_list(struct fk_req *r, const struct fk_resource *res, const char *ns)
@@ -679,7 +694,7 @@ static MHD_RESULT fk_patch(struct fk_req *r, struct fk_obj *o, bool scale)
     const char *want = fk_get_str(patch, "metadata", "uid");
     const char *have = fk_get_str(o->obj, "metadata", "uid");
     if (want && (!have || strcmp(want, have) != 0)) {
-        MHD_RESULT ret = fk_uid_conflict(r, o->res, o->name, want, have);
+        MHD_RESULT ret = fk_uid_conflict(r, o->res, scale ? "scale" : NULL, o->name, want, have);
         json_object_put(patch);
         return ret;
     }
@@ -740,7 +755,7 @@ static MHD_RESULT fk_delete(struct fk_req *r, struct fk_obj *o)
     const char *want = fk_precondition_uid(opts);
     const char *have = fk_get_str(o->obj, "metadata", "uid");
     if (want && (!have || strcmp(want, have) != 0)) {
-        MHD_RESULT ret = fk_uid_conflict(r, o->res, o->name, want, have);
+        MHD_RESULT ret = fk_uid_conflict(r, o->res, NULL, o->name, want, have);
         json_object_put(opts);
         return ret;
     }
@@ -801,7 +816,7 @@ static MHD_RESULT fk_evict(struct fk_req *r, const struct fk_resource *res, cons
         ret = fk_not_found(r, res, name);
     } else if (want && (!fk_get_str(o->obj, "metadata", "uid") ||
                         strcmp(want, fk_get_str(o->obj, "metadata", "uid")) != 0)) {
-        ret = fk_uid_conflict(r, res, name, want, fk_get_str(o->obj, "metadata", "uid"));
+        ret = fk_uid_conflict(r, res, NULL, name, want, fk_get_str(o->obj, "metadata", "uid"));
     } else {
         fk_remove(o);
         ret = fk_status(r, 201, NULL, NULL, NULL, NULL, NULL, NULL);
@@ -850,6 +865,8 @@ static MHD_RESULT fk_route(struct fk_req *r)
             ret = fk_list(r, res, ns);
         else if (strcmp(r->method, "POST") == 0 && ns && strcmp(res->kind, "Event") == 0)
             ret = fk_create_event(r, res, ns);
+        else if (strcmp(r->method, "POST") == 0 && ns && strcmp(res->kind, "Lease") == 0)
+            ret = fk_lease_create(r, res, ns);
         else
             ret = fk_status(r, 405, "MethodNotAllowed",
                             "the server does not allow this method "
@@ -876,6 +893,8 @@ static MHD_RESULT fk_route(struct fk_req *r)
             ret = fk_patch(r, o, sub != NULL);
         else if (strcmp(r->method, "DELETE") == 0 && !sub)
             ret = fk_delete(r, o);
+        else if (strcmp(r->method, "PUT") == 0 && !sub && strcmp(res->kind, "Lease") == 0)
+            ret = fk_lease_update(r, o);
         else
             ret = fk_status(r, 405, "MethodNotAllowed",
                             "the server does not allow this method "
@@ -961,6 +980,8 @@ static MHD_RESULT fk_handler(struct MHD_Connection *conn, const char *url, const
 
     char *token = fk_current_token();
     bool ok = !token || (sent && strcmp(sent, token) == 0);
+    for (size_t i = 0; !ok && sent && i < fk_nmore_tokens; i++)
+        ok = strcmp(sent, fk_more_tokens[i]) == 0;
     free(token);
     if (!ok)
         return fk_status(&r, 401, "Unauthorized", "Unauthorized", NULL, NULL, NULL, NULL);
@@ -990,6 +1011,9 @@ int main(int argc, char **argv)
             data = v;
         else if (strcmp(a, "--log") == 0)
             fk_log_path = v;
+        else if (strcmp(a, "--token") == 0 && fk_token &&
+                 fk_nmore_tokens < ARRAY_LEN(fk_more_tokens))
+            fk_more_tokens[fk_nmore_tokens++] = v;
         else if (strcmp(a, "--token") == 0)
             fk_token = v;
         else if (strcmp(a, "--token-file") == 0)
