@@ -132,10 +132,15 @@ static int compile(struct matcher *m, char *err, size_t errlen)
     char msg[160];
     const char *why = msg;
 
-    if (has_backslash_c(m->value, m->value_len))
+    if (has_backslash_c(m->value, m->value_len)) {
         why = "invalid escape sequence: \\C";
-    else if ((m->re = re2_shim_compile(m->value, m->value_len, MATCH_RE_MAX_MEM, msg, sizeof(msg))))
-        return 0;
+    } else {
+        m->re = re2_shim_compile(m->value, m->value_len, MATCH_RE_MAX_MEM, msg, sizeof(msg));
+        if (m->re) {
+            m->re_insts = re2_shim_program_size(m->re);
+            return 0;
+        }
+    }
     snprintf(err, errlen, "invalid regular expression '%s' for label '%s': %s", m->value, m->name,
              why);
     return -1;

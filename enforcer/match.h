@@ -30,6 +30,7 @@ struct matcher {
     char *value;         /* unquoted */
     size_t value_len;    /* may hold NUL bytes from \x00 */
     struct re2_shim *re; /* compiled for MATCH_RE / MATCH_NRE */
+    size_t re_insts;     /* size of the compiled program, for a per-file budget */
 };
 
 /*

@@ -48,6 +48,12 @@ extern "C" int re2_shim_full_match(const struct re2_shim *s, const char *text, s
     return re2::RE2::FullMatch(re2::StringPiece(text, len), s->re) ? 1 : 0;
 }
 
+extern "C" size_t re2_shim_program_size(const struct re2_shim *s) noexcept
+{
+    int n = s->re.ProgramSize();
+    return n > 0 ? (size_t)n : 0;
+}
+
 extern "C" void re2_shim_free(struct re2_shim *s) noexcept
 {
     delete s;

@@ -27,6 +27,8 @@ struct re2_shim *re2_shim_compile(const char *pattern, size_t len, long long max
                                   size_t errlen) RE2_SHIM_NOEXCEPT;
 /* 1 when the whole of `text` matches (anchored at both ends), 0 when not. Thread-safe. */
 int re2_shim_full_match(const struct re2_shim *re, const char *text, size_t len) RE2_SHIM_NOEXCEPT;
+/* Size of the compiled program in instructions (RE2::ProgramSize), a measure of its cost. */
+size_t re2_shim_program_size(const struct re2_shim *re) RE2_SHIM_NOEXCEPT;
 void re2_shim_free(struct re2_shim *re) RE2_SHIM_NOEXCEPT;
 
 #ifdef __cplusplus

@@ -47,6 +47,7 @@ struct ctx {
     const char *file;
     struct perr *v;
     size_t n;
+    size_t re_insts; /* compiled regular expressions so far, against RULES_MAX_RE_INSTS */
 };
 
 static void err_pos(struct ctx *c, int line, int col, const char *fmt, ...)
@@ -710,6 +711,13 @@ static void parse_matchers(struct ctx *c, const struct ydom_node *seq, struct ma
             err_at(c, seq->items[i], "%s", err);
             continue;
         }
+        bool was_over = c->re_insts > RULES_MAX_RE_INSTS;
+        c->re_insts += m.re_insts;
+        if (!was_over && c->re_insts > RULES_MAX_RE_INSTS)
+            err_at(c, seq->items[i],
+                   "the regular expressions of this file compile to more than %d RE2 "
+                   "instructions (simplify the patterns or merge rules)",
+                   RULES_MAX_RE_INSTS);
         ms->m = xgrow(ms->m, ms->n, sizeof(*ms->m));
         ms->m[ms->n++] = m;
     }

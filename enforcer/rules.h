@@ -136,6 +136,14 @@ struct rules_errors {
  */
 #define RULES_MAX_FILE_BYTES (4u << 20)
 
+/*
+ * Total size of the compiled regular expressions of one file, in RE2 instructions. Each
+ * pattern is bounded on its own (MATCH_RE_MAX_MEM), but 4 MiB of 40-byte matchers such as
+ * `p=~"[\x{0}-\x{10FFFF}]{1000}"` (7,004 instructions each) would still need gigabytes;
+ * real matchers compile to 10-100 instructions, so a million leaves room for 10,000 of them.
+ */
+#define RULES_MAX_RE_INSTS 1000000
+
 /* Load and validate a file. Returns 0, or -1 with every problem appended to errs. */
 int rules_load_file(const char *path, struct ruleset *out, struct rules_errors *errs);
 /* Same from a buffer; `name` is used in messages and as ruleset.file. */

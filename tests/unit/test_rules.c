@@ -474,6 +474,30 @@ TEST(wide_rules)
     sbuf_free(&b);
 }
 
+/*
+ * Each pattern is bounded by RE2's max_mem, and the file as a whole by RULES_MAX_RE_INSTS:
+ * 200 matchers of 7,004 instructions each cross the budget once, reported at the matcher
+ * that crosses it.
+ */
+TEST(regex_budget_per_file)
+{
+    struct sbuf b = {0};
+    struct ruleset rs;
+    struct rules_errors errs = {0};
+
+    sbuf_puts(&b, "apiVersion: gpureclaim/v1\nkind: ReclaimRules\nrules:\n- name: re\n"
+                  "  threshold: 10\n  idleTimer: 15m\n  scope:\n    matchers:\n");
+    for (int i = 0; i < 200; i++)
+        sbuf_printf(&b, "    - 'l%d=~`[\\x{0}-\\x{10FFFF}]{1000}`'\n", i);
+    TEST_CHECK_INT(rules_load_buffer("re.yaml", b.buf, b.len, &rs, &errs), -1);
+    TEST_CHECK_INT(errs.n, 1);
+    TEST_CHECK_STR(errs.n ? errs.msg[0] : NULL,
+                   "re.yaml:151:7: the regular expressions of this file compile to more than "
+                   "1000000 RE2 instructions (simplify the patterns or merge rules)");
+    rules_errors_free(&errs);
+    sbuf_free(&b);
+}
+
 TEST(parse_duration)
 {
     static const struct {
@@ -684,6 +708,7 @@ int main(void)
     RUN(promql_exemption_exempts);
     RUN(large_files);
     RUN(wide_rules);
+    RUN(regex_budget_per_file);
     RUN(parse_duration);
     RUN(policy_and_action_names);
     RUN(hash_of_content);
