@@ -258,8 +258,8 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpureclaim-exporter $(DESTDIR)$(BINDIR)/gpureclaim-enforcer
 
-FORMAT_SRC = $(wildcard common/*.[ch] exporter/*.[ch] enforcer/*.[ch] enforcer/*.cc tests/unit/*.[ch] \
-             tests/fakes/*.[ch] fuzz/*.c)
+FORMAT_SRC = $(wildcard common/*.[ch] exporter/*.[ch] enforcer/*.[ch] tests/unit/*.[ch] \
+             tests/fakes/*.[ch] fuzz/*.c enforcer/*.cc)
 
 format:
 	clang-format -i $(FORMAT_SRC)
