@@ -25,6 +25,12 @@ struct promq_cfg {
     const char *basic_pass_file;
     const char *ca_file; /* CA bundle for https */
     bool insecure;       /* skip TLS verification (logged as a warning) */
+    /*
+     * Cap on what one answer may hold once parsed (series, labels, points; 0 = 128 MiB).
+     * Answers are parsed as they arrive, so the raw text is never held whole; an answer
+     * over the cap fails with a message naming the cap, never a partial result.
+     */
+    size_t max_answer_bytes;
 };
 
 struct promq;
