@@ -427,8 +427,7 @@ static void px_pair_elem(struct px_pair *p, int kind, const char *s, size_t len)
             p->t = pj_number(s, len);
     } else if (k == 1) {
         p->vk = kind == V_STRING ? 1 : 2;
-        if (p->vk == 1) {
-            p->vbad = promq_value_n(s, len, &p->v) < 0;
+        if (p->vk == 1 && (p->vbad = promq_value_n(s, len, &p->v) < 0)) {
             size_t c = len < 40 ? len : 40;
             memcpy(p->vtext, s, c);
             p->vtext[c] = '\0';
@@ -450,32 +449,31 @@ static void pj_path_fmt(const struct pj_path *p, char *buf, size_t len)
 static int px_pair_end(const struct px_pair *p, const struct pj_path *path, struct point *out,
                        char *err, size_t errlen)
 {
-    char what[64];
-    pj_path_fmt(path, what, sizeof(what));
-    if (!p->arr || p->n != 2) {
-        snprintf(err, errlen, "prometheus answer: '%s' is not a [time, value] pair", what);
-        return -1;
+    int bad = !p->arr || p->n != 2 ? 1
+              : p->tk != 1         ? 2
+              : !isfinite(p->t)    ? 3
+              : p->vk != 1         ? 4
+              : p->vbad            ? 5
+                                   : 0;
+    if (!bad) {
+        out->t = p->t;
+        out->v = p->v;
+        return 0;
     }
-    if (p->tk != 1) {
-        snprintf(err, errlen, "prometheus answer: time in '%s' is not a number", what);
-        return -1;
-    }
-    if (!isfinite(p->t)) {
-        snprintf(err, errlen, "prometheus answer: time in '%s' is not finite", what);
-        return -1;
-    }
-    if (p->vk != 1) {
-        snprintf(err, errlen, "prometheus answer: value in '%s' is not a string", what);
-        return -1;
-    }
-    if (p->vbad) {
-        snprintf(err, errlen, "prometheus answer: value '%s' in '%s' is not a number", p->vtext,
-                 what);
-        return -1;
-    }
-    out->t = p->t;
-    out->v = p->v;
-    return 0;
+    /* The path is formatted only here: on success it would cost more than the parse. */
+    char w[64];
+    pj_path_fmt(path, w, sizeof(w));
+    if (bad == 1)
+        snprintf(err, errlen, "prometheus answer: '%s' is not a [time, value] pair", w);
+    else if (bad == 2)
+        snprintf(err, errlen, "prometheus answer: time in '%s' is not a number", w);
+    else if (bad == 3)
+        snprintf(err, errlen, "prometheus answer: time in '%s' is not finite", w);
+    else if (bad == 4)
+        snprintf(err, errlen, "prometheus answer: value in '%s' is not a string", w);
+    else
+        snprintf(err, errlen, "prometheus answer: value '%s' in '%s' is not a number", p->vtext, w);
+    return -1;
 }
 
 static void px_type_fail(struct px_type *ty, const char *fmt, ...)
@@ -570,23 +568,25 @@ static void px_metric_end(struct px *x)
                  x->ml[bad].p, x->elem);
         return;
     }
-    struct labels *ls = &x->lab;
-    ls->v = groups ? xmalloc(groups * sizeof(*ls->v)) : NULL;
-    ls->n = 0;
+    struct label small[16], *v = groups <= 16 ? small : xmalloc(groups * sizeof(*v));
+    size_t n = 0;
     for (size_t k = 0; k < x->nml; k++) {
         k = px_label_last(x, k);
-        ls->v[ls->n].name = xstrdup(x->ml[k].p);
-        ls->v[ls->n].value = xstrdup(x->mbuf.buf + x->ml[k].value);
-        ls->n++;
+        v[n].name = (char *)x->ml[k].p;
+        v[n].value = x->mbuf.buf + x->ml[k].value;
+        n++;
     }
+    labels_from(&x->lab, v, n);
+    if (v != small)
+        free(v);
 }
 
-/* Bytes a label set holds, malloc's own overhead included roughly. */
+/* Bytes a label set holds (one block, see series.c), malloc's own overhead included. */
 static size_t px_labels_size(const struct labels *ls)
 {
     size_t n = ls->n * sizeof(*ls->v) + 16;
     for (size_t i = 0; i < ls->n; i++)
-        n += strlen(ls->v[i].name) + strlen(ls->v[i].value) + 2 + 32;
+        n += strlen(ls->v[i].name) + strlen(ls->v[i].value) + 2;
     return n;
 }
 
@@ -1191,8 +1191,12 @@ static void ps_number(struct ps *p, const unsigned char *s, size_t n, size_t *pi
         case N_FRAC:
         case N_EXP:
             if (digit) {
-                if (p->nst == N_ZERO)
+                if (p->nst == N_ZERO) {
                     ps_fail(p, PJ_NUMBER, pos);
+                    break;
+                }
+                while (i + 1 < n && pj_is_digit(s[i + 1]))
+                    i++;
                 break;
             }
             if (c == '.' && (p->nst == N_ZERO || p->nst == N_INT)) {
