@@ -61,6 +61,7 @@ enum {
     F_PROM_PASS,
     F_PROM_CA,
     F_PROM_INSECURE,
+    F_PROM_MAX_ANSWER,
     F_DRY_RUN,
     F_AT,
     F_OUTPUT,
@@ -104,6 +105,9 @@ static struct flag flags[NFLAGS] = {
     [F_PROM_CA] = {"prometheus.ca-file", FLAG_STRING, "", "CA bundle to verify Prometheus (https)"},
     [F_PROM_INSECURE] = {"prometheus.insecure-skip-verify", FLAG_BOOL, "false",
                          "do not verify Prometheus' TLS certificate (logged as a warning)"},
+    [F_PROM_MAX_ANSWER] = {"prometheus.max-answer-bytes", FLAG_STRING, "134217728",
+                           "cap on one answer's series once parsed; a larger answer fails the "
+                           "query of the rules that use it"},
     [F_DRY_RUN] = {"dry-run", FLAG_BOOL, "true",
                    "only report decisions; --no-dry-run lets rules with an action act"},
     [F_AT] = {"at", FLAG_STRING, "",
@@ -289,6 +293,13 @@ static int prom_config(struct promq_cfg *c)
         fprintf(stderr, "error: '--prometheus.url' is empty\n");
         return -1;
     }
+    uint64_t max;
+    if (parse_u64(flags[F_PROM_MAX_ANSWER].value, &max) != 0 || max < 1024 || max > SIZE_MAX) {
+        fprintf(stderr, "error: invalid size '%s' for '--%s' (bytes, at least 1024)\n",
+                flags[F_PROM_MAX_ANSWER].value, flags[F_PROM_MAX_ANSWER].name);
+        return -1;
+    }
+    c->max_answer_bytes = (size_t)max;
     return flag_duration(F_PROM_TIMEOUT, &c->timeout);
 }
 

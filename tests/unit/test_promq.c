@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -733,6 +734,104 @@ out:
     free(instant);
 }
 
+/* A range answer of `n` series of `points` points, shaped like Prometheus', into `path`. */
+static void write_big_answer(const char *path, size_t n, size_t points)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    fputs("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[", f);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s{\"metric\":{\"namespace\":\"ns%zu\",\"pod\":\"pod-%06zu\"},\"values\":[",
+                i ? "," : "", i % 100, i);
+        for (size_t j = 0; j < points; j++)
+            fprintf(f, "%s[%zu,\"%s\"]", j ? "," : "", 1699998200 + 30 * j,
+                    i % 10 ? "0.01" : "0.5");
+        fputs("]}", f);
+    }
+    fputs("]}}", f);
+    fclose(f);
+}
+
+/*
+ * An answer whose series need more than the cap fails with a message naming the cap, in
+ * the parser and through the client (which stops reading it), never as a partial matrix.
+ */
+TEST(answer_over_cap)
+{
+    char *path = tmp_path("big.json");
+    write_big_answer(path, 2000, 31);
+    size_t len = 0;
+    char *body = test_read_file(path, &len);
+    TEST_CHECK(body != NULL);
+    struct matrix m = {0};
+    char err[256] = "";
+    TEST_CHECK_INT(promq_parse_max(body, len, 200, PROMQ_MATRIX, 65536, &m, err, sizeof(err)), -1);
+    TEST_CHECK_CONTAINS(err, "prometheus answer too large: its series need more than the cap "
+                             "of 65536 bytes");
+    TEST_CHECK_INT(m.n, 0);
+    TEST_CHECK_INT(promq_parse_max(body, len, 200, PROMQ_MATRIX, 4u << 20, &m, err, sizeof(err)),
+                   0);
+    TEST_CHECK_INT(m.n, 2000);
+    matrix_free(&m);
+    free(body);
+
+    struct fake c;
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "ok", path, NULL), 0);
+    if (c.pid > 0) {
+        char url[64];
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d", c.port);
+        struct promq_cfg cfg = {.url = url, .timeout = 5, .max_answer_bytes = 65536};
+        struct promq *q = promq_new(&cfg);
+        TEST_CHECK_INT(promq_range(q, "up", 0, 60, 60, &m, err, sizeof(err)), -1);
+        TEST_CHECK_CONTAINS(err, "prometheus answer too large");
+        TEST_CHECK_CONTAINS(err, "cap of 65536 bytes");
+        TEST_CHECK_INT(m.n, 0);
+        TEST_CHECK_INT(promq_failures(q), 1);
+        promq_free(q);
+        cfg.max_answer_bytes = 0; /* the default, 128 MiB */
+        q = promq_new(&cfg);
+        TEST_CHECK_INT(promq_range(q, "up", 0, 60, 60, &m, err, sizeof(err)), 0);
+        TEST_CHECK_INT(m.n, 2000);
+        matrix_free(&m);
+        promq_free(q);
+        fake_stop(&c);
+    }
+    free(path);
+}
+
+/*
+ * The answer's text is never held whole: 110,000 series (some 70 MB of JSON, more than
+ * httpc's 64 MiB body cap that failed such answers before) arrive as one matrix.
+ */
+TEST(answer_text_over_64mib)
+{
+    char *path = tmp_path("huge.json");
+    write_big_answer(path, 110000, 31);
+    struct stat st;
+    TEST_CHECK(stat(path, &st) == 0 && st.st_size > (off_t)HTTPC_DEFAULT_MAX_BODY);
+    struct fake c;
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "ok", path, NULL), 0);
+    if (c.pid > 0) {
+        struct promq *q = client(c.port, 60);
+        struct matrix m = {0};
+        char err[256] = "";
+        TEST_CHECK_INT(promq_range(q, "up", 0, 60, 60, &m, err, sizeof(err)), 0);
+        TEST_CHECK_STR(err, "");
+        TEST_CHECK_INT(m.n, 110000);
+        if (m.n == 110000) {
+            TEST_CHECK_INT(m.s[109999].n, 31);
+            TEST_CHECK_STR(labels_get(&m.s[109999].labels, "pod"), "pod-109999");
+            TEST_CHECK_DBL(m.s[109990].p[30].v, 0.5, 0);
+        }
+        matrix_free(&m);
+        promq_free(q);
+        fake_stop(&c);
+    }
+    unlink(path);
+    free(path);
+}
+
 /* Each fault mode is an error with a clear message, never an empty result. */
 TEST(client_faults)
 {
@@ -1180,6 +1279,8 @@ int main(int argc, char **argv)
     RUN(value_strings);
     RUN(urlencode);
     RUN(client_ok);
+    RUN(answer_over_cap);
+    RUN(answer_text_over_64mib);
     RUN(client_faults);
     RUN(client_slow_times_out);
     RUN(client_connection_refused);
