@@ -22,12 +22,14 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "httpc.h"
 #include "log.h"
@@ -60,6 +62,10 @@ struct promq {
     bool insecure;
     size_t max_answer; /* cap on the parsed data of one answer */
     atomic_ulong requests, failures;
+    /* What /flags told of a VictoriaMetrics server (promq_vm_probe), read once. */
+    pthread_mutex_t vm_lock;
+    bool vm_probed, vm;
+    double vm_latency, vm_max_step; /* -search.latencyOffset, -search.maxStepForPointsAdjustment */
 };
 
 static char *promq_strdup_opt(const char *s)
@@ -81,6 +87,7 @@ struct promq *promq_new(const struct promq_cfg *cfg)
     q->ca_file = promq_strdup_opt(cfg->ca_file);
     q->insecure = cfg->insecure;
     q->max_answer = cfg->max_answer_bytes ? cfg->max_answer_bytes : PROMQ_DEFAULT_MAX_ANSWER;
+    pthread_mutex_init(&q->vm_lock, NULL);
     if (q->insecure)
         log_warn("TLS verification of '%s' is disabled", q->url);
     return q;
@@ -95,6 +102,7 @@ void promq_free(struct promq *q)
     free(q->basic_user);
     free(q->basic_pass_file);
     free(q->ca_file);
+    pthread_mutex_destroy(&q->vm_lock);
     free(q);
 }
 
@@ -2075,6 +2083,152 @@ out:
     return ret;
 }
 
+/* ---- VictoriaMetrics' rewritten newest points ----------------------------------------------- */
+
+/*
+ * A Go duration ("30s", "1m0s", "500ms", "0s") in seconds, or -1. VictoriaMetrics prints
+ * its duration flags this way at /flags.
+ */
+static double promq_go_duration(const char *s, size_t n)
+{
+    static const struct {
+        const char *unit;
+        double sec;
+    } units[] = {{"ns", 1e-9}, {"us", 1e-6}, {"\xc2\xb5s", 1e-6}, {"ms", 1e-3},
+                 {"s", 1},     {"m", 60},    {"h", 3600}};
+    double total = 0;
+    size_t i = 0;
+    if (n == 0)
+        return -1;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && (pj_is_digit((unsigned char)s[j]) || s[j] == '.'))
+            j++;
+        double v;
+        if (j == i || !promq_fast_decimal(s + i, j - i, &v))
+            return -1;
+        size_t k = j;
+        while (k < n && !pj_is_digit((unsigned char)s[k]) && s[k] != '.')
+            k++;
+        size_t u = 0;
+        while (u < ARRAY_LEN(units) &&
+               !(strlen(units[u].unit) == k - j && memcmp(units[u].unit, s + j, k - j) == 0))
+            u++;
+        if (u == ARRAY_LEN(units))
+            return v == 0 && k == j && k == n ? 0 : -1;
+        total += v * units[u].sec;
+        i = k;
+    }
+    return total;
+}
+
+/* The value of `-name="value"` in a /flags listing, as a duration; `def` when absent. */
+static double promq_vm_flag(const char *body, const char *name, double def)
+{
+    size_t n = strlen(name);
+    for (const char *p = body; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        if (p[0] != '-' || strncmp(p + 1, name, n) != 0 || p[1 + n] != '=')
+            continue;
+        const char *v = p + 2 + n, *e = strchr(v, '\n');
+        size_t len = e ? (size_t)(e - v) : strlen(v);
+        if (len >= 2 && v[0] == '"' && v[len - 1] == '"')
+            v++, len -= 2;
+        double d = promq_go_duration(v, len);
+        /* Unreadable: assume the worst (the rewrite happens). */
+        return d < 0 ? (def > 3600 ? def : 3600) : d;
+    }
+    return def;
+}
+
+/*
+ * VictoriaMetrics' vmselect rewrites the newest points of a range answer: points within
+ * -search.latencyOffset (30 s by default) of its clock take the value of the point before
+ * them when the step is below -search.maxStepForPointsAdjustment (1m by default), because
+ * their data may be incomplete (VictoriaMetrics app/vmselect/prometheus/prometheus.go,
+ * adjustLastPoints). A workload that turned busy in the last 30 s then reads idle, and one
+ * that stopped reporting reads fresh. Its /flags page lists the flags set on its command
+ * line ("-search.latencyOffset=\"0s\""); Prometheus answers it with its web UI. Read once;
+ * a server that cannot be reached is asked again next time.
+ */
+static int promq_vm_probe(struct promq *q, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&q->vm_lock);
+    if (q->vm_probed) {
+        pthread_mutex_unlock(&q->vm_lock);
+        return 0;
+    }
+    char *url = xasprintf("%s/flags", q->url);
+    char *token = NULL, *pass = NULL;
+    struct httpc_resp resp = {0};
+    int ret = -1;
+    atomic_fetch_add(&q->requests, 1);
+    if (q->bearer_file && !(token = secret_read(q->bearer_file, "bearer token", err, errlen)))
+        goto out;
+    if (q->basic_user && q->basic_pass_file &&
+        !(pass = secret_read(q->basic_pass_file, "password", err, errlen)))
+        goto out;
+    struct httpc_req req = {
+        .url = url,
+        .timeout = q->timeout,
+        .ca_file = q->ca_file,
+        .insecure = q->insecure,
+        .bearer_token = token,
+        .basic_user = q->basic_user,
+        .basic_pass = pass,
+        .max_body = 1u << 20,
+    };
+    if (httpc_do(&req, &resp, err, errlen) < 0)
+        goto out;
+    ret = 0;
+    q->vm_probed = true;
+    q->vm = resp.status == 200 && resp.body.len > 0 && resp.body.buf[0] == '-';
+    if (q->vm) {
+        q->vm_latency = promq_vm_flag(resp.body.buf, "search.latencyOffset", 30);
+        q->vm_max_step = promq_vm_flag(resp.body.buf, "search.maxStepForPointsAdjustment", 60);
+        if (q->vm_latency > 0)
+            log_warn("'%s' is VictoriaMetrics with -search.latencyOffset=%gs: range queries "
+                     "with a step under %gs ending within %gs of now fail; start it with "
+                     "-search.latencyOffset=0s",
+                     q->url, q->vm_latency, q->vm_max_step, q->vm_latency);
+    }
+out:
+    if (ret < 0)
+        atomic_fetch_add(&q->failures, 1);
+    pthread_mutex_unlock(&q->vm_lock);
+    httpc_resp_free(&resp);
+    secret_free(token);
+    secret_free(pass);
+    free(url);
+    return ret;
+}
+
+/*
+ * Refuse a range query whose newest points VictoriaMetrics would rewrite (see
+ * promq_vm_probe): its answer would be data that does not exist. Only queries ending near
+ * the present are concerned; history at a fixed epoch (tests) never is.
+ */
+static int promq_vm_check(struct promq *q, double end, double step, char *err, size_t errlen)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    double wall = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+    if (end < wall - 3600)
+        return 0;
+    if (promq_vm_probe(q, err, errlen) < 0)
+        return 0; /* unreachable: the query itself will say so */
+    /* A minute of clock skew between us and the server counts as near. */
+    if (q->vm && q->vm_latency > 0 && step < q->vm_max_step && end > wall - q->vm_latency - 60) {
+        snprintf(err, errlen,
+                 "VictoriaMetrics at '%s' replaces the points of the last %gs of a range answer "
+                 "with older values (-search.latencyOffset) when the step is under %gs: start it "
+                 "with -search.latencyOffset=0s",
+                 q->url, q->vm_latency, q->vm_max_step);
+        atomic_fetch_add(&q->failures, 1);
+        return -1;
+    }
+    return 0;
+}
+
 int promq_range(struct promq *q, const char *expr, double start, double end, double step,
                 struct matrix *out, char *err, size_t errlen)
 {
@@ -2083,12 +2237,18 @@ int promq_range(struct promq *q, const char *expr, double start, double end, dou
         snprintf(err, errlen, "invalid range [%.3f, %.3f] with step %g", start, end, step);
         return -1;
     }
+    if (promq_vm_check(q, end, step, err, errlen) < 0) {
+        *out = (struct matrix){0};
+        return -1;
+    }
     struct sbuf form = {0};
     promq_form(&form, "query", expr);
     promq_form_num(&form, "start", start);
     promq_form_num(&form, "end", end);
     promq_form_num(&form, "step", step);
     promq_form_num(&form, "timeout", q->timeout);
+    /* VictoriaMetrics: not from its response cache, which may predate late samples. */
+    promq_form(&form, "nocache", "1");
     int ret = promq_request(q, "/api/v1/query_range", &form, PROMQ_MATRIX, out, err, errlen);
     sbuf_free(&form);
     return ret;
@@ -2106,6 +2266,7 @@ int promq_instant(struct promq *q, const char *expr, double t, struct matrix *ou
     promq_form(&form, "query", expr);
     promq_form_num(&form, "time", t);
     promq_form_num(&form, "timeout", q->timeout);
+    promq_form(&form, "nocache", "1");
     int ret =
         promq_request(q, "/api/v1/query", &form, PROMQ_VECTOR | PROMQ_SCALAR, out, err, errlen);
     sbuf_free(&form);
