@@ -11,7 +11,8 @@ PKGS="build-essential pkg-config ca-certificates curl git python3 \
  libmicrohttpd-dev libdrm-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev \
  prometheus prometheus-node-exporter \
  clang libclang-rt-14-dev valgrind clang-format \
- podman runc busybox-static uidmap docker.io"
+ podman runc busybox-static uidmap docker.io \
+ victoria-metrics"
 missing=""
 for p in $PKGS; do
     st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

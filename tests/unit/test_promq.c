@@ -832,6 +832,31 @@ TEST(answer_text_over_64mib)
     free(path);
 }
 
+/* VictoriaMetrics' /flags listing: Go durations, quoted values, defaults when absent. */
+TEST(vm_flags)
+{
+    static const struct {
+        const char *s;
+        double v;
+    } durations[] = {
+        {"30s", 30}, {"0s", 0}, {"1m0s", 60}, {"1h2m3.5s", 3723.5}, {"500ms", 0.5},
+        {"0", 0},    {"", -1},  {"s", -1},    {"10x", -1},          {"1e3s", -1},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(durations); i++)
+        TEST_CHECK_DBL(promq_go_duration(durations[i].s, strlen(durations[i].s)), durations[i].v,
+                       1e-9);
+    static const char listing[] = "-httpListenAddr=\"127.0.0.1:8428\"\n"
+                                  "-search.latencyOffset=\"0s\"\n"
+                                  "-search.latencyOffsetX=\"9s\"\n"
+                                  "-storageDataPath=\"/tmp/vm\"\n";
+    TEST_CHECK_DBL(promq_vm_flag(listing, "search.latencyOffset", 30), 0, 0);
+    TEST_CHECK_DBL(promq_vm_flag(listing, "search.maxStepForPointsAdjustment", 60), 60, 0);
+    TEST_CHECK_DBL(promq_vm_flag("-search.latencyOffset=\"2m\"", "search.latencyOffset", 30), 120,
+                   0);
+    /* Unreadable: assume the rewrite happens. */
+    TEST_CHECK(promq_vm_flag("-search.latencyOffset=\"soon\"", "search.latencyOffset", 30) > 0);
+}
+
 /* Each fault mode is an error with a clear message, never an empty result. */
 TEST(client_faults)
 {
@@ -1278,6 +1303,7 @@ int main(int argc, char **argv)
     RUN(differential_large);
     RUN(value_strings);
     RUN(urlencode);
+    RUN(vm_flags);
     RUN(client_ok);
     RUN(answer_over_cap);
     RUN(answer_text_over_64mib);
