@@ -12,6 +12,7 @@
 #ifndef GPURECLAIM_HTTPC_H
 #define GPURECLAIM_HTTPC_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -45,6 +46,9 @@ struct httpc_req {
      */
     int (*sink)(void *arg, const char *data, size_t len);
     void *sink_arg;
+    /* When non-NULL: the transfer is abandoned (-1, "cancelled") soon after *cancel becomes
+       true (libcurl checks about once a second), so a shutdown need not wait a timeout out. */
+    const atomic_bool *cancel;
 };
 
 struct httpc_header {
