@@ -66,9 +66,11 @@ void labels_set(struct labels *ls, const char *name, const char *value)
     bool replace = i < ls->n && strcmp(ls->v[i].name, name) == 0;
     size_t n = ls->n + !replace;
     struct label small[16], *tmp = n <= 16 ? small : xmalloc(n * sizeof(*tmp));
-    memcpy(tmp, ls->v, i * sizeof(*tmp));
+    if (ls->n) {
+        memcpy(tmp, ls->v, i * sizeof(*tmp));
+        memcpy(tmp + i + 1, ls->v + i + replace, (ls->n - i - replace) * sizeof(*tmp));
+    }
     tmp[i] = (struct label){(char *)name, (char *)value};
-    memcpy(tmp + i + 1, ls->v + i + replace, (ls->n - i - replace) * sizeof(*tmp));
     struct labels out;
     labels_build(&out, tmp, n);
     if (tmp != small)
