@@ -1276,14 +1276,12 @@ static void ps_feed(struct ps *p, const char *buf, size_t n)
         size_t pos = p->off + i;
         switch (p->state) {
         case T_STR:
-            ps_string(p, s, n, &i);
-            if (p->tok.len > p->x.max) {
-                p->x.over = true;
-                p->state = T_STOP;
-            }
-            continue;
         case T_NUM:
-            ps_number(p, s, n, &i);
+            if (p->state == T_STR)
+                ps_string(p, s, n, &i);
+            else
+                ps_number(p, s, n, &i);
+            /* One string or number longer than the cap is as much too large as many series. */
             if (p->tok.len > p->x.max) {
                 p->x.over = true;
                 p->state = T_STOP;
