@@ -52,7 +52,8 @@ unsigned long promq_failures(const struct promq *q);
 /*
  * Pure parser of one API answer (exposed for tests and fuzzing): `http_status` is the HTTP
  * code, `body`/`len` the payload (need not end in NUL). Fills `out` on success, one
- * allocation of points per series. Bounded: one syntax pass, then one pass over the values.
+ * allocation of points per series. The same push parser the client feeds chunk by chunk as
+ * the answer arrives, given the whole body at once: one pass, O(len).
  */
 int promq_parse(const char *body, size_t len, long http_status, struct matrix *out, char *err,
                 size_t errlen);
