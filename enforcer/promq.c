@@ -2227,6 +2227,60 @@ static int promq_vm_check(struct promq *q, double end, double step, char *err, s
     return 0;
 }
 
+static int promq_series_cmp(const void *a, const void *b)
+{
+    const struct series *const *x = a, *const *y = b;
+    return labels_compare(&(*x)->labels, &(*y)->labels);
+}
+
+/*
+ * A range answer without metric names. The enforcer's range queries are all functions of
+ * selectors, whose results Prometheus gives without __name__; VictoriaMetrics 1.79 keeps it
+ * for some (max_over_time) and not others (present_over_time), so series of two queries
+ * about one workload would not match. Two series that differ only by name are an error, as
+ * Prometheus makes it ("vector cannot contain metrics with the same labelset").
+ */
+static int promq_drop_names(struct matrix *m, char *err, size_t errlen)
+{
+    bool any = false;
+    for (size_t i = 0; i < m->n; i++) {
+        struct labels *ls = &m->s[i].labels;
+        size_t k = 0;
+        while (k < ls->n && strcmp(ls->v[k].name, "__name__") != 0)
+            k++;
+        if (k == ls->n)
+            continue;
+        any = true;
+        struct label small[16], *v = ls->n <= 16 ? small : xmalloc(ls->n * sizeof(*v));
+        memcpy(v, ls->v, k * sizeof(*v));
+        memcpy(v + k, ls->v + k + 1, (ls->n - k - 1) * sizeof(*v));
+        struct labels out;
+        labels_from(&out, v, ls->n - 1);
+        if (v != small)
+            free(v);
+        labels_free(ls);
+        *ls = out;
+    }
+    if (!any || m->n < 2)
+        return 0;
+    const struct series **idx = xmalloc(m->n * sizeof(*idx));
+    for (size_t i = 0; i < m->n; i++)
+        idx[i] = &m->s[i];
+    qsort(idx, m->n, sizeof(*idx), promq_series_cmp);
+    int ret = 0;
+    for (size_t i = 1; i < m->n && ret == 0; i++) {
+        if (labels_equal(&idx[i - 1]->labels, &idx[i]->labels)) {
+            char *l = labels_format(&idx[i]->labels);
+            snprintf(err, errlen,
+                     "prometheus answer: two series differ only in their metric name: %.160s", l);
+            free(l);
+            ret = -1;
+        }
+    }
+    free(idx);
+    return ret;
+}
+
 int promq_range(struct promq *q, const char *expr, double start, double end, double step,
                 struct matrix *out, char *err, size_t errlen)
 {
@@ -2249,6 +2303,11 @@ int promq_range(struct promq *q, const char *expr, double start, double end, dou
     promq_form(&form, "nocache", "1");
     int ret = promq_request(q, "/api/v1/query_range", &form, PROMQ_MATRIX, out, err, errlen);
     sbuf_free(&form);
+    if (ret == 0 && promq_drop_names(out, err, errlen) < 0) {
+        matrix_free(out);
+        atomic_fetch_add(&q->failures, 1);
+        ret = -1;
+    }
     return ret;
 }
 

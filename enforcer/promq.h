@@ -38,7 +38,11 @@ struct promq;
 struct promq *promq_new(const struct promq_cfg *cfg);
 void promq_free(struct promq *q);
 
-/* Range query; `out` is a matrix. Returns 0 or -1 with a message in err. */
+/*
+ * Range query; `out` is a matrix whose series carry no `__name__` (see promq_drop_names:
+ * Prometheus drops it for functions, VictoriaMetrics keeps it for some). Returns 0 or -1
+ * with a message in err.
+ */
 int promq_range(struct promq *q, const char *expr, double start, double end, double step,
                 struct matrix *out, char *err, size_t errlen);
 /* Instant query at `t`; `out` holds one point per series (scalars become one series). */

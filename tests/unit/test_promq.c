@@ -857,6 +857,58 @@ TEST(vm_flags)
     TEST_CHECK(promq_vm_flag("-search.latencyOffset=\"soon\"", "search.latencyOffset", 30) > 0);
 }
 
+/*
+ * VictoriaMetrics keeps __name__ in max_over_time's result and not in present_over_time's:
+ * range answers come without it, and two series that differ only by name fail.
+ */
+TEST(range_drops_metric_name)
+{
+    static const char named[] =
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["
+        "{\"metric\":{\"__name__\":\"busy\",\"pod\":\"b\"},\"values\":[[1,\"0.5\"]]},"
+        "{\"metric\":{\"pod\":\"a\"},\"values\":[[1,\"0.25\"]]}]}}";
+    static const char twins[] =
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["
+        "{\"metric\":{\"__name__\":\"x\",\"pod\":\"a\"},\"values\":[[1,\"0\"]]},"
+        "{\"metric\":{\"__name__\":\"y\",\"pod\":\"a\"},\"values\":[[1,\"0.9\"]]}]}}";
+    char *p1 = tmp_path("named.json"), *p2 = tmp_path("twins.json");
+    write_file(p1, named);
+    write_file(p2, twins);
+    struct fake c;
+    struct matrix m = {0};
+    char err[256] = "";
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "ok", p1, NULL), 0);
+    if (c.pid > 0) {
+        struct promq *q = client(c.port, 5);
+        TEST_CHECK_INT(promq_range(q, "max_over_time(busy[60s])", 0, 60, 60, &m, err, sizeof(err)),
+                       0);
+        TEST_CHECK_INT(m.n, 2);
+        if (m.n == 2) {
+            TEST_CHECK(labels_get(&m.s[0].labels, "__name__") == NULL);
+            TEST_CHECK_INT(m.s[0].labels.n, 1);
+            TEST_CHECK_STR(labels_get(&m.s[0].labels, "pod"), "b");
+            TEST_CHECK_DBL(m.s[0].p[0].v, 0.5, 0);
+        }
+        matrix_free(&m);
+        promq_free(q);
+        fake_stop(&c);
+    }
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "ok", p2, NULL), 0);
+    if (c.pid > 0) {
+        struct promq *q = client(c.port, 5);
+        TEST_CHECK_INT(
+            promq_range(q, "max_over_time({pod=\"a\"}[60s])", 0, 60, 60, &m, err, sizeof(err)), -1);
+        TEST_CHECK_STR(err, "prometheus answer: two series differ only in their metric name: "
+                            "{pod=\"a\"}");
+        TEST_CHECK_INT(m.n, 0);
+        TEST_CHECK_INT(promq_failures(q), 1);
+        promq_free(q);
+        fake_stop(&c);
+    }
+    free(p1);
+    free(p2);
+}
+
 /* Each fault mode is an error with a clear message, never an empty result. */
 TEST(client_faults)
 {
@@ -1306,6 +1358,7 @@ int main(int argc, char **argv)
     RUN(vm_flags);
     RUN(client_ok);
     RUN(answer_over_cap);
+    RUN(range_drops_metric_name);
     RUN(answer_text_over_64mib);
     RUN(client_faults);
     RUN(client_slow_times_out);
