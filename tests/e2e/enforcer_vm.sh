@@ -79,12 +79,14 @@ for d in json.load(open(sys.argv[1])):
 ' "$TMP/plan.json")
 # Left-open windows: the step ending at END-1185 holds only the idle sample at END-1185.
 check plan-json-idle-since sh -c 'echo "$1" | grep -q "^went-idle 2023-11-14T21:53:35Z 61 "' sh "$got"
-check plan-json-nan-is-gap sh -c 'echo "$1" | grep -q "^nan None 58 no data from .* 60s > tolerated gap 30s"' sh "$got"
+check plan-json-nan-is-gap sh -c 'echo "$1" | grep -q "^nan None 58 no data from 2023-11-14T22:03:05Z to 2023-11-14T22:04:05Z"' sh "$got"
 
 plan --at $AT >"$TMP/plan.txt" 2>/dev/null
 check plan-table-summary grep -q '^28 workloads: 5 reclaim, 23 keep (8 active, 2 no_data, 2 too_young, 4 gap, 2 stale, 2 exempt, 3 not_needed); dry run: reported only$' "$TMP/plan.txt"
 plan --at $AT --output json --stats >/dev/null 2>"$TMP/stats.txt"
-check plan-stats-requests grep -q 'requests=3 failures=0' "$TMP/stats.txt"
+# One request per distinct query, not per workload (28 here), and none failed.
+n=$(sed -n 's/.* requests=\([0-9]*\) failures=0 .*/\1/p' "$TMP/stats.txt")
+check plan-stats-requests test "${n:-99}" -le 8
 
 explain() {
     "$ENF" explain --rules.file "$DATA/rules.yaml" --prometheus.url="$VM_URL" --at $AT "$@"
