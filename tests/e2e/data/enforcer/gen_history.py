@@ -6,7 +6,7 @@ decisions are the same on every run (test-environment.md section 4.2): samples e
 ending at END (default 1700000000), timestamps in seconds, families contiguous, `# EOF`.
 
   gen_history.py scenario OUT      the e2e workloads (see SCENARIO below), 1 h of history
-  gen_history.py bench N OUT [S]   N workloads over 15 minutes, one sample every S seconds
+  gen_history.py bench N OUT [S]   N workloads over 18 minutes, one sample every S seconds
                                    (default 15): pod-i is busy when i % 10 == 0, else idle
 
 The expected decision of every scenario workload is printed by `gen_history.py expect`
@@ -122,8 +122,10 @@ def write_scenario(out):
 
 
 def write_bench(n, out, interval=STEP):
-    # One write per series: 100,000 workloads are some 3 million lines.
-    offs = range(-900, 1, interval)
+    # One write per series: 100,000 workloads are some 3 million lines. The history starts
+    # 3 minutes before the 15-minute window, so that the raw samples of its first step (and
+    # the step before) exist: a workload is only proven idle from its first covered step.
+    offs = range(-1080, 1, interval)
     out.write("# TYPE %s gauge\n" % BUSY)
     for i in range(n):
         head = '%s{namespace="ns%d",pod="pod-%05d"} %s ' % (
