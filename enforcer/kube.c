@@ -41,6 +41,8 @@ struct kube {
     char *instance;
     long last_status; /* of the last answer, for the audit trail */
     const volatile sig_atomic_t *stop;
+    bool (*gate)(void *arg);
+    void *gate_arg;
 };
 
 /* Kinds the client knows: how to build their paths and whether the owner walk follows them. */
@@ -808,6 +810,8 @@ struct kube *kube_new(const struct kube_cfg *cfg, char *err, size_t errlen)
     }
     k->insecure = cfg->insecure;
     k->stop = cfg->stop;
+    k->gate = cfg->gate;
+    k->gate_arg = cfg->gate_arg;
     k->timeout = cfg->timeout > 0 ? cfg->timeout : 10.0;
     if (cfg->instance && *cfg->instance) {
         k->instance = xstrdup(cfg->instance);
@@ -853,6 +857,13 @@ static enum kube_result kube_call(struct kube *k, const char *method, const char
     /* After SIGTERM nothing new starts; the caller reports what was left undone. */
     if (k->stop && *k->stop) {
         snprintf(err, errlen, "cannot %s: not sent, the enforcer is stopping", what);
+        free(url);
+        free(ct);
+        return KUBE_CANCELLED;
+    }
+    /* A replica that lost the Lease mid-cycle: the new leader decides from here on. */
+    if (k->gate && !k->gate(k->gate_arg)) {
+        snprintf(err, errlen, "cannot %s: not sent, this replica is not the leader", what);
         free(url);
         free(ct);
         return KUBE_CANCELLED;

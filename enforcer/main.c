@@ -583,7 +583,7 @@ static int make_notify(struct act *a)
  * dry run nothing is ever mutated, so the engine then falls back to memory and no audit file
  * (with a warning) rather than refusing to report.
  */
-static int make_act(bool dry_run, struct act **out)
+static int make_act(bool dry_run, struct lease *lease, struct act **out)
 {
     *out = NULL;
     uint64_t per_hour;
@@ -626,7 +626,9 @@ static int make_act(bool dry_run, struct act **out)
                               .insecure = flag_bool(F_KUBE_INSECURE),
                               .timeout = kube_timeout,
                               .allow_insecure_credentials = flag_bool(F_KUBE_INSECURE_CREDS),
-                              .stop = daemon_stop_flag()};
+                              .stop = daemon_stop_flag(),
+                              .gate = lease ? lease_gate : NULL,
+                              .gate_arg = lease};
         struct kube *k = kube_new(&kc, err, sizeof(err));
         if (!k) {
             fprintf(stderr, "error: %s\n", err);
@@ -642,6 +644,8 @@ static int make_act(bool dry_run, struct act **out)
         return -1;
     }
     act_set_stop(a, daemon_stop_flag());
+    if (lease)
+        act_set_gate(a, lease_gate, lease);
     *out = a;
     return 0;
 }
@@ -731,10 +735,10 @@ static int cmd_run(void)
     }
     dc.web.max_conn_per_ip = (unsigned)per_ip;
     dc.web.config_file = flag_str(F_WEB_CONFIG);
-    if (make_act(dc.dry_run, &dc.act) != 0)
+    if (make_lease(&dc.lease) != 0)
         return EXIT_USAGE;
-    if (make_lease(&dc.lease) != 0) {
-        act_free(dc.act);
+    if (make_act(dc.dry_run, dc.lease, &dc.act) != 0) {
+        lease_stop(dc.lease);
         return EXIT_USAGE;
     }
     int status = daemon_run(&dc);

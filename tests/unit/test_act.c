@@ -123,8 +123,13 @@ static void fake_free(struct act_backend *b)
 static void fake_init(struct fake *f)
 {
     memset(f, 0, sizeof(*f));
-    f->base = (struct act_backend){"fake",   fake_resolve,     fake_notice, fake_withdraw,
-                                   fake_act, fake_target_free, fake_free};
+    f->base = (struct act_backend){.name = "fake",
+                                   .resolve = fake_resolve,
+                                   .notice = fake_notice,
+                                   .withdraw = fake_withdraw,
+                                   .act = fake_act,
+                                   .target_free = fake_target_free,
+                                   .free = fake_free};
 }
 
 static void fake_add(struct fake *f, const char *pod, const char *ns, const char *uid)
