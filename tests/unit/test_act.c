@@ -853,6 +853,50 @@ TEST(stop_during_a_call)
     free(audit);
 }
 
+/* A gate that lets `*left` calls through, then answers "not the leader". */
+static bool gate_countdown(void *arg)
+{
+    int *left = arg;
+    return (*left)-- > 0;
+}
+
+TEST(lost_leadership_mid_cycle)
+{
+    /* The leader loses the Lease after its first action: the second workload is not touched
+       in that cycle, and stays for the replica that holds the Lease next. */
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    fake_add(&f, "p2", "ml", "u2");
+    char *state = tmp_path("gate.json"), *audit = tmp_path("gate.jsonl");
+    struct act *a = act_mk(state, audit, 10, &f);
+    int left = 1000;
+    act_set_gate(a, gate_countdown, &left);
+    struct rule r = rule_with("r1", ACTION_DELETE, 0, 5);
+    struct decisions ds = ds_new();
+    ds_add(&ds, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE);
+    ds_add(&ds, &r, "ml", "p2", DECISION_RECLAIM, REASON_IDLE);
+    /* Passes for the cycle's start and p1 (its start, its action); the Lease is lost before
+       p2 is looked at. (Each HTTP call of the Kubernetes client is gated too: kube_cfg.gate,
+       test_kube.) */
+    left = 3;
+    act_cycle(a, &ds, 1000);
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK_INT(f.notices, 1);
+    TEST_CHECK_STR(f.last_acted, "p1");
+    TEST_CHECK_INT(f.resolves, 1);
+    int resolves = f.resolves;
+    left = 0;
+    act_cycle(a, &ds, 1060); /* a standby: nothing at all */
+    TEST_CHECK_INT(f.resolves, resolves);
+    TEST_CHECK_INT(f.notices, 1);
+    TEST_CHECK_INT(f.acts, 1);
+    act_free(a);
+    ds_free(&ds);
+    free(state);
+    free(audit);
+}
+
 static int fsync_fails(int fd)
 {
     (void)fd;
@@ -907,6 +951,7 @@ int main(void)
     RUN(too_young_object);
     RUN(idle_since_the_notice);
     RUN(stop_during_a_call);
+    RUN(lost_leadership_mid_cycle);
     RUN(no_call_without_a_durable_record);
     if (tmpdir[0]) {
         char *cmd = xasprintf("rm -rf '%s'", tmpdir);
