@@ -12,6 +12,16 @@
  * looks at every sample since the previous point and returns nothing where there were none.
  * For an arbitrary expression the same is done with a subquery at a resolution of at most
  * 15 s (a common scrape interval), because a range selector only applies to a selector.
+ *
+ * Why a second, coverage query: the grid alone cannot show when the raw samples were taken
+ * (a sample 1 s after a step point is carried to the next one), so gaps and staleness would
+ * be under-stated by up to a step. The coverage query asks, at sub-points every R seconds,
+ * whether a raw sample lies within G - R before each (1), only within G + R (0) or not at
+ * all (absent), and keeps the smallest per step. A raw gap longer than G always contains a
+ * sub-point in (a + G - R, a + G] after its first sample a, which gives 0: the gap is never
+ * missed. A gap up to G - R never gives 0 or absent. Only gaps in (G - R, G] may be
+ * over-stated. Range selectors ignore the lookback delta and stale markers, so the answer
+ * is the same on Prometheus 2.x (closed ranges) and 3.x (left-open ranges).
  */
 #include <ctype.h>
 #include <math.h>
@@ -107,18 +117,56 @@ static double cycle_step(const struct rule *r)
     return r->step > 0 ? r->step : 60.0;
 }
 
+double cycle_resolution(const struct rule *r)
+{
+    double res = cycle_step(r);
+    if (res > CYCLE_MAX_RESOLUTION)
+        res = CYCLE_MAX_RESOLUTION;
+    double gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * cycle_step(r);
+    if (gap / CYCLE_GAP_DIVISOR < res)
+        res = gap / CYCLE_GAP_DIVISOR;
+    /* Whole milliseconds (PromQL's unit), never zero. */
+    res = floor(res * 1000.0) / 1000.0;
+    return res < 0.001 ? 0.001 : res;
+}
+
 int cycle_activity_expr(const struct rule *r, char *buf, size_t len)
 {
-    char step[32], res[32];
+    char step[32], res[32], range[128];
     double s = cycle_step(r);
     cycle_duration(s, step, sizeof(step));
-    int n;
     if (cycle_is_selector(r->q_activity)) {
-        n = snprintf(buf, len, "max_over_time(%s[%s])", r->q_activity, step);
+        snprintf(range, sizeof(range), "[%s]", step);
     } else {
         cycle_duration(s < CYCLE_MAX_RESOLUTION ? s : CYCLE_MAX_RESOLUTION, res, sizeof(res));
-        n = snprintf(buf, len, "max_over_time((%s)[%s:%s])", r->q_activity, step, res);
+        snprintf(range, sizeof(range), ")[%s:%s]", step, res);
     }
+    const char *open = cycle_is_selector(r->q_activity) ? "" : "(";
+    /*
+     * max_over_time returns the largest finite value of a step that also holds a NaN, and
+     * the largest of +Inf and -Inf; sum_over_time is NaN or +-Inf then, and 0 times that
+     * is NaN, so a non-finite sample anywhere in a step makes the step's point NaN.
+     */
+    int n = snprintf(buf, len, "max_over_time(%s%s%s) + 0 * sum_over_time(%s%s%s)", open,
+                     r->q_activity, range, open, r->q_activity, range);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int cycle_coverage_expr(const struct rule *r, char *buf, size_t len)
+{
+    if (!cycle_is_selector(r->q_activity))
+        return 1;
+    char step[32], res[32], near[32], far[32];
+    double rs = cycle_resolution(r);
+    double gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * cycle_step(r);
+    cycle_duration(cycle_step(r), step, sizeof(step));
+    cycle_duration(rs, res, sizeof(res));
+    cycle_duration(gap - rs, near, sizeof(near));
+    cycle_duration(gap + rs, far, sizeof(far));
+    int n = snprintf(buf, len,
+                     "min_over_time((present_over_time(%s[%s]) or 0 * present_over_time(%s[%s]))"
+                     "[%s:%s])",
+                     r->q_activity, near, r->q_activity, far, step, res);
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
@@ -269,6 +317,22 @@ static int cycle_fetch_rule(struct promq *q, struct cycle_cache *c, const struct
                0) {
         d->error = 1;
         ret = -1;
+    } else {
+        int cov = cycle_coverage_expr(r, expr, sizeof(expr));
+        if (cov < 0) {
+            snprintf(d->errmsg, sizeof(d->errmsg), "coverage query is longer than %zu bytes",
+                     sizeof(expr) - 1);
+            d->error = 1;
+            ret = -1;
+        } else if (cov == 0) {
+            if (cycle_get(q, c, d, "coverage", true, expr, d->start, d->end, step, &d->coverage) <
+                0) {
+                d->error = 1;
+                ret = -1;
+            } else {
+                d->raw_coverage = true;
+            }
+        }
     }
 
     if (cycle_get(q, c, d, "allocation", false, r->q_allocation, now, now, 0, &d->allocation) < 0) {
@@ -315,6 +379,7 @@ void cycle_free(struct rule_data *d, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         matrix_free(&d[i].activity);
+        matrix_free(&d[i].coverage);
         matrix_free(&d[i].allocation);
         matrix_free(&d[i].pending);
         matrix_free(&d[i].priority);

@@ -4,7 +4,7 @@
  * shows (error envelopes with their real status codes, a proxy's HTML error page, invalid or
  * truncated JSON, a slow server, a partial answer with warnings).
  *
- * usage: fake_prom [-E SUBSTR] PORT MODE [ARGS]
+ * usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] PORT MODE [ARGS]
  *   ok FILE [INSTANT_FILE]  answer FILE for every query (INSTANT_FILE for /api/v1/query)
  *   status CODE             that HTTP status with an HTML body
  *   error TYPE MSG          the error envelope with the status Prometheus uses for TYPE
@@ -13,6 +13,8 @@
  *   partial                 200 with a matrix and "warnings"
  *   truncated               200 with a JSON document cut in the middle
  *   -E SUBSTR               any query containing SUBSTR gets a bad_data error instead
+ *   -A SUBSTR FILE          ok mode: any query containing SUBSTR gets FILE instead (e.g. the
+ *                           enforcer's coverage query, 'present_over_time')
  *
  * PORT 0 picks a free port; "listening on PORT" goes to stdout once the socket is bound.
  * Every request is logged to stderr as "request METHOD PATH BODY" (plus " authorization=..."
@@ -37,6 +39,8 @@ static const char *fp_error_type, *fp_error_msg;
 static double fp_slow;
 static uint64_t fp_port;
 static const char *fp_error_on; /* -E */
+static const char *fp_alt_on;   /* -A */
+static char *fp_alt_body;
 static pthread_mutex_t fp_log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char fp_empty_matrix[] =
@@ -132,6 +136,8 @@ static MHD_RESULT fp_answer(struct MHD_Connection *conn, bool instant, const cha
     }
     switch (fp_mode) {
     case FP_OK:
+        if (fp_alt_on && query && strstr(query, fp_alt_on))
+            return fakehttp_reply(conn, 200, json, fp_alt_body);
         return fakehttp_reply(conn, 200, json,
                               instant && fp_instant_body ? fp_instant_body : fp_body);
     case FP_STATUS: {
@@ -206,17 +212,27 @@ static char *fp_read_file(const char *path)
 
 static void fp_usage(void)
 {
-    fprintf(stderr, "usage: fake_prom [-E SUBSTR] PORT ok FILE [INSTANT_FILE] | status CODE | "
-                    "error TYPE MSG | garbage | slow SECONDS | partial | truncated\n");
+    fprintf(
+        stderr,
+        "usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] PORT ok FILE [INSTANT_FILE] | status CODE | "
+        "error TYPE MSG | garbage | slow SECONDS | partial | truncated\n");
     exit(2);
 }
 
 static void fp_parse_args(int argc, char **argv)
 {
     int i = 1;
-    if (i + 1 < argc && strcmp(argv[i], "-E") == 0) {
-        fp_error_on = argv[i + 1];
-        i += 2;
+    for (;;) {
+        if (i + 1 < argc && strcmp(argv[i], "-E") == 0) {
+            fp_error_on = argv[i + 1];
+            i += 2;
+        } else if (i + 2 < argc && strcmp(argv[i], "-A") == 0) {
+            fp_alt_on = argv[i + 1];
+            fp_alt_body = fp_read_file(argv[i + 2]);
+            i += 3;
+        } else {
+            break;
+        }
     }
     if (argc - i < 2)
         fp_usage();
@@ -260,6 +276,7 @@ int main(int argc, char **argv)
     fp_parse_args(argc, argv);
     int rc = fakehttp_serve("fake_prom", (uint16_t)fp_port, fp_handler);
     free(fp_body);
+    free(fp_alt_body);
     free(fp_instant_body);
     return rc;
 }

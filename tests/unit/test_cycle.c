@@ -101,13 +101,56 @@ TEST(activity_expr)
         struct rule r = mkrule("r", POLICY_ALWAYS, 600);
         r.q_activity = (char *)cases[i].expr;
         r.step = cases[i].step;
-        char buf[256];
+        char buf[512];
         TEST_CHECK_INT(cycle_activity_expr(&r, buf, sizeof(buf)), 0);
-        TEST_CHECK_STR(buf, cases[i].want);
+        /* The same range again under sum_over_time, times 0, so NaN and Inf show. */
+        char *want = xasprintf("%s + 0 * sum%s", cases[i].want, cases[i].want + 3);
+        TEST_CHECK_STR(buf, want);
+        free(want);
     }
     struct rule r = mkrule("r", POLICY_ALWAYS, 600);
     char small[20];
     TEST_CHECK_INT(cycle_activity_expr(&r, small, sizeof(small)), -1);
+}
+
+/* The coverage query: only for selectors, R = min(step, 15 s, toleratedGap / 8). */
+TEST(coverage_expr)
+{
+    static const struct {
+        const char *expr;
+        double step, gap;
+        int rc;
+        const char *want;
+    } cases[] = {
+        {"x", 60, 120, 0,
+         "min_over_time((present_over_time(x[105s]) or 0 * present_over_time(x[135s]))[60s:15s])"},
+        {"x", 60, 0, 0,
+         "min_over_time((present_over_time(x[105s]) or 0 * present_over_time(x[135s]))[60s:15s])"},
+        {"x{pod!=\"\"}", 15, 30, 0,
+         "min_over_time((present_over_time(x{pod!=\"\"}[26250ms]) or 0 * "
+         "present_over_time(x{pod!=\"\"}[33750ms]))[15s:3750ms])"},
+        {"x", 600, 3600, 0,
+         "min_over_time((present_over_time(x[3585s]) or 0 * present_over_time(x[3615s]))"
+         "[600s:15s])"},
+        {"x", 1, 1, 0,
+         "min_over_time((present_over_time(x[875ms]) or 0 * present_over_time(x[1125ms]))"
+         "[1s:125ms])"},
+        {"sum(x)", 60, 120, 1, ""},
+        {"x / 100", 60, 120, 1, ""},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        struct rule r = mkrule("r", POLICY_ALWAYS, 600);
+        r.q_activity = (char *)cases[i].expr;
+        r.step = cases[i].step;
+        r.tolerated_gap = cases[i].gap;
+        char buf[512] = "";
+        TEST_CHECK_INT(cycle_coverage_expr(&r, buf, sizeof(buf)), cases[i].rc);
+        if (cases[i].rc == 0)
+            TEST_CHECK_STR(buf, cases[i].want);
+    }
+    struct rule r = mkrule("r", POLICY_ALWAYS, 600);
+    char small[40];
+    TEST_CHECK_INT(cycle_coverage_expr(&r, small, sizeof(small)), -1);
 }
 
 TEST(fetch_queries_and_dedupe)
@@ -128,9 +171,10 @@ TEST(fetch_queries_and_dedupe)
     struct ruleset rs = {.rules = rules, .n = ARRAY_LEN(rules)};
 
     /*
-     * always: activity + allocation (2); pressure-same-sources: pending (1, the rest is
-     * shared); pressure-longer-timer: its own activity range (1); disabled: nothing;
-     * with-priority: priority (1). The same count however many workloads answer.
+     * always: activity + coverage + allocation (3); pressure-same-sources: pending (1, the
+     * rest is shared); pressure-longer-timer: its own activity and coverage ranges (2);
+     * disabled: nothing; with-priority: priority (1). The same count however many
+     * workloads answer.
      */
     const char *files[] = {range_file, many_file};
     const size_t workloads[] = {3, 200};
@@ -143,7 +187,7 @@ TEST(fetch_queries_and_dedupe)
         struct promq *q = client(f.port);
         struct rule_data d[5];
         TEST_CHECK_INT(cycle_fetch(q, &rs, NOW, d), 0);
-        TEST_CHECK_INT(promq_requests(q), 5);
+        TEST_CHECK_INT(promq_requests(q), 7);
         for (size_t i = 0; i < 5; i++) {
             TEST_CHECK(d[i].rule == &rules[i]);
             TEST_CHECK_INT(d[i].error, 0);
@@ -158,6 +202,9 @@ TEST(fetch_queries_and_dedupe)
         TEST_CHECK_INT(d[2].activity.n, workloads[k]);
         TEST_CHECK_INT(d[0].allocation.n, 1);
         TEST_CHECK_INT(d[2].allocation.n, 1);
+        /* Selector rules get the raw coverage too. */
+        TEST_CHECK(d[0].raw_coverage && d[2].raw_coverage);
+        TEST_CHECK_INT(d[0].coverage.n, workloads[k]);
         /* Pending only for pressure rules, priority only where set. */
         TEST_CHECK_INT(d[0].pending.n, 0);
         TEST_CHECK_INT(d[1].pending.n, 1);
@@ -177,11 +224,19 @@ TEST(fetch_queries_and_dedupe)
         promq_free(q);
         fake_stop(&f);
 
-        TEST_CHECK_INT(fake_log_count(f.log, "request "), 5);
+        TEST_CHECK_INT(fake_log_count(f.log, "request "), 7);
         char *log = test_read_file(f.log, NULL);
         TEST_CHECK_CONTAINS(log, "request POST /api/v1/query_range "
                                  "query=max_over_time%28gpureclaim%3Aworkload_busy%3Aratio%5B60s"
-                                 "%5D%29&start=1699998800.000&end=1700000000.000&step=60.000");
+                                 "%5D%29%20%2B%200%20%2A%20sum_over_time%28gpureclaim%3Aworkload_"
+                                 "busy%3Aratio%5B60s%5D%29&start=1699998800.000&end=1700000000."
+                                 "000&step=60.000");
+        TEST_CHECK_CONTAINS(log,
+                            "request POST /api/v1/query_range query=min_over_time%28%28present_"
+                            "over_time%28gpureclaim%3Aworkload_busy%3Aratio%5B105s%5D%29%20or"
+                            "%200%20%2A%20present_over_time%28gpureclaim%3Aworkload_busy%3A"
+                            "ratio%5B135s%5D%29%29%5B60s%3A15s%5D%29&start=1699998800.000&"
+                            "end=1700000000.000&step=60.000");
         TEST_CHECK_CONTAINS(log, "&start=1699996400.000&end=1700000000.000&step=60.000");
         TEST_CHECK_CONTAINS(log, "request POST /api/v1/query query=gpureclaim%3Aworkload_devices"
                                  "%3Acount&time=1700000000.000");
@@ -250,10 +305,46 @@ TEST(fetch_error_isolation)
     TEST_CHECK_INT(d[4].error, 1);
     TEST_CHECK_CONTAINS(d[4].errmsg, "priority query: ");
     cycle_free(d, 5);
-    /* fine: 3; bad-activity: 1 (allocation shared); bad-pending: 1; bad-allocation: 1;
-     * bad-priority: 1. */
-    TEST_CHECK_INT(promq_requests(q), 7);
+    /* fine: 4; bad-activity: 1 (no coverage after a failed activity; allocation shared);
+     * bad-pending: 1; bad-allocation: 1; bad-priority: 1. */
+    TEST_CHECK_INT(promq_requests(q), 8);
     TEST_CHECK_INT(promq_failures(q), 4);
+    promq_free(q);
+    fake_stop(&f);
+out:
+    free(range);
+    free(range_file);
+    free(instant_file);
+}
+
+/* A failed coverage query is a failed rule: its raw sample times are unknown. */
+TEST(fetch_coverage_error)
+{
+    char *range = range_answer(2);
+    char *range_file = write_tmp("range3.json", range);
+    char *instant_file = write_tmp("instant3.json", instant_answer);
+    struct rule rules[2] = {mkrule("selector", POLICY_ALWAYS, 600),
+                            mkrule("expression", POLICY_ALWAYS, 600)};
+    rules[1].q_activity = "avg by (namespace, pod) (gpu_busy)";
+    struct ruleset rs = {.rules = rules, .n = 2};
+    struct fake f;
+    if (fake_start(&f, fake_path, tmpdir, "-E", "present_over_time", "0", "ok", range_file,
+                   instant_file, NULL) < 0) {
+        TEST_CHECK(!"fake_prom started");
+        goto out;
+    }
+    struct promq *q = client(f.port);
+    struct rule_data d[2];
+    TEST_CHECK_INT(cycle_fetch(q, &rs, NOW, d), -1);
+    TEST_CHECK_INT(d[0].error, 1);
+    TEST_CHECK_CONTAINS(d[0].errmsg, "coverage query: prometheus error (bad_data)");
+    TEST_CHECK(!d[0].raw_coverage);
+    /* An expression has no coverage query: judged on the grid, no error. */
+    TEST_CHECK_INT(d[1].error, 0);
+    TEST_CHECK(!d[1].raw_coverage);
+    TEST_CHECK_INT(d[1].coverage.n, 0);
+    TEST_CHECK_INT(d[1].activity.n, 2);
+    cycle_free(d, 2);
     promq_free(q);
     fake_stop(&f);
 out:
@@ -374,8 +465,10 @@ int main(int argc, char **argv)
     log_threshold = LOG_ERROR;
 
     RUN(activity_expr);
+    RUN(coverage_expr);
     RUN(fetch_queries_and_dedupe);
     RUN(fetch_error_isolation);
+    RUN(fetch_coverage_error);
     RUN(fetch_server_down);
     RUN(deliver_moves_last_use);
 
