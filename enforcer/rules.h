@@ -77,14 +77,16 @@ struct rule {
     enum rule_action action;   /* default report */
 
     /* Sources (PromQL). `activity` is a ratio 0..1 of what the workload was allocated. */
-    char *q_activity;                /* default "gpureclaim:workload_busy:ratio" */
-    int activity_line, activity_col; /* position of the `activity` value; 0 for the default */
-    char *q_allocation;              /* default "gpureclaim:workload_devices:count" */
-    char *q_pending;  /* default: pending pods requesting amd.com GPUs (kube-state-metrics) */
-    char *q_priority; /* optional, NULL when unset */
-    char **identity;  /* identity labels of a workload; default [namespace, pod] */
+    char *q_activity;   /* default "gpureclaim:workload_busy:ratio" */
+    char *q_allocation; /* default "gpureclaim:workload_devices:count" */
+    char *q_pending;    /* default: pending pods requesting amd.com GPUs (kube-state-metrics) */
+    char *q_priority;   /* optional, NULL when unset */
+    char **identity;    /* identity labels of a workload; default [namespace, pod] */
     size_t nidentity;
     char *resource_label; /* label naming the GPU resource; default "resource" */
+
+    /* Position of the `activity` value in its file (0 when it is the default). */
+    int activity_line, activity_col;
 
     char **namespaces; /* scope: empty = every namespace */
     size_t nnamespaces;
