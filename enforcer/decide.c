@@ -346,22 +346,28 @@ static bool at_time(double pt, double t, double step)
 }
 
 /*
- * Whether the raw samples cover the step ending at grid time t: its coverage point is
- * present and 1 (cycle.h). `*k` walks the coverage points forward, so a scan over ascending
- * times is linear. Without raw coverage (an expression), a step is covered when it has an
- * activity point of its own.
+ * Whether the raw samples cover the step ending at grid time t: 1 when its coverage point is
+ * present and 1 (cycle.h), 0 when it is present and less, -1 when it is absent. `*k` walks
+ * the coverage points forward, so a scan over ascending times is linear. Without raw
+ * coverage (an expression), a step is covered (1) when it has an activity point of its own.
  */
-static bool step_covered(const struct judge_ctx *jc, const struct series *s,
+static int step_coverage(const struct judge_ctx *jc, const struct series *s,
                          const struct series *cov, size_t *k, double t)
 {
     const struct series *g = jc->rd->raw_coverage ? cov : s;
     if (!g)
-        return false;
+        return -1;
     while (*k < g->n && g->p[*k].t < t - jc->step / 2)
         (*k)++;
     if (*k >= g->n || !at_time(g->p[*k].t, t, jc->step))
-        return false;
-    return jc->rd->raw_coverage ? g->p[*k].v >= 1.0 : true;
+        return -1;
+    return !jc->rd->raw_coverage || g->p[*k].v >= 1.0 ? 1 : 0;
+}
+
+static bool step_covered(const struct judge_ctx *jc, const struct series *s,
+                         const struct series *cov, size_t *k, double t)
+{
+    return step_coverage(jc, s, cov, k, t) == 1;
 }
 
 static bool point_below(const struct point *p, double threshold)
@@ -453,7 +459,12 @@ static enum reason judge_series(const struct judge_ctx *jc, const struct series 
     k = 0;
     size_t j = i0;
     for (double t = p[i0].t; t <= jc->now + step / 2; t += step) {
-        if (step_covered(jc, s, cov, &k, t))
+        int c = step_coverage(jc, s, cov, &k, t);
+        /*
+         * Absent coverage at the first step means every sub-point of that step came before
+         * its samples (a series that starts there): nothing after them to judge yet.
+         */
+        if (c == 1 || (c < 0 && t == p[i0].t))
             continue;
         /* The points either side of the uncovered step, for people. */
         while (j + 1 < n && p[j + 1].t < t - step / 2)

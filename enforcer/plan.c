@@ -654,6 +654,7 @@ struct explain_ctx {
     size_t holes;       /* steps in the window without a point but covered by raw samples */
     double first_gap_t; /* first step in the window decide() counts as a gap; NaN if none */
     double gap;         /* the rule's tolerated gap */
+    bool raw;           /* judged on raw sample coverage (a selector rule) */
 };
 
 static void explain_sentence(const struct decision_rec *r, const struct window_facts *f,
@@ -706,6 +707,15 @@ static void explain_sentence(const struct decision_rec *r, const struct window_f
         return;
     case REASON_STALE:
         format_clock(f->last_t, a, sizeof(a));
+        if (x->raw) {
+            /* The grid's last point covers samples up to a step before it: quote the rule. */
+            plan_format_duration(x->gap, b, sizeof(b));
+            sbuf_printf(out,
+                        "kept: stopped reporting: no raw sample within the tolerated gap (%s) "
+                        "before the evaluation time; last point at %s",
+                        b, a);
+            return;
+        }
         plan_format_duration(r->window_end - f->last_t, b, sizeof(b));
         sbuf_printf(out, "kept: no data since %s (%s before the evaluation time)", a, b);
         return;
@@ -783,7 +793,8 @@ static void explain_one(const struct rule_data *rd, const struct decision_rec *r
     bool *covered = rd ? slots_covered(rd, r, NULL, slots, nslots, step) : NULL;
     draw_rows(slots, nslots, top, r->threshold, covered, out);
 
-    struct explain_ctx x = {.first_gap_t = NAN, .gap = rule->tolerated_gap};
+    struct explain_ctx x = {
+        .first_gap_t = NAN, .gap = rule->tolerated_gap, .raw = rd && rd->raw_coverage};
     for (size_t k = 0; k < nslots; k++) {
         if (covered && !covered[k] && isnan(x.first_gap_t))
             x.first_gap_t = slots[k].t;

@@ -380,6 +380,17 @@ static const struct tcase cases[] = {
      0,
      0,
      {RECLAIM("a/p", NULL)}},
+    /*
+     * R = 11.25 s (toleratedGap 90 s / 8): the first sample (-481) comes after the last
+     * sub-point (-483.75) of its step, whose coverage is therefore absent: young, not a gap.
+     */
+    {"series_starting_after_the_last_sub_point_of_a_step",
+     {.gap = 90},
+     {RAW("namespace=a,pod=p", -481, 15, "0.01*33")},
+     0,
+     0,
+     0,
+     {KEEP("a/p", REASON_TOO_YOUNG)}},
     /* An expression: raw times unknown, so any step without a point is a gap. */
     {"expression_missing_step_is_a_gap",
      {.grid_only = true},
