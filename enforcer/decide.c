@@ -3,11 +3,14 @@
  * time `now`, in; one keep/reclaim decision per workload out. No I/O, no clock, no logging,
  * so that `plan`, `explain` and the table-driven tests see exactly what the loop acts on.
  *
- * A workload is idle only when it is *proven* idle: its activity series reaches back to the
- * window start, has no gap longer than the tolerated gap, still reports at `now`, and every
- * point in [now - idleTimer, now] is a number below the threshold. Kaiwo counts missing data
- * as 0 % (enforcement.md §2.2); a scrape outage would then kill workloads, so here every
- * doubt is a "keep" with a reason. The window check is the range form of enforcement.md §5.4.
+ * A workload is idle only when it is *proven* idle: each of its activity series (one per
+ * GPU, partition or container) reaches back to the window start, has no raw samples more
+ * than the tolerated gap apart, still reports at `now`, and every point in
+ * [now - idleTimer, now] is a number below the threshold. Each series is judged on its own
+ * before anything is merged, so a silent device is never hidden by a neighbour. Kaiwo counts
+ * missing data as 0 %; a scrape outage would then kill workloads, so here every doubt is a
+ * "keep" with a reason. Gaps and staleness come from the raw-coverage series cycle.c fetches
+ * (see cycle.h), or for an expression from the step grid, where any missing step is a gap.
  *
  * When several reasons apply, the one reported is the first of:
  *   query_error > rule_disabled > exempt > no_data > active > not_a_number > stale > gap >
@@ -347,7 +350,7 @@ static bool at_time(double pt, double t, double step)
 
 /*
  * Whether the raw samples cover the step ending at grid time t: 1 when its coverage point is
- * present and 1 (cycle.h), 0 when it is present and less, -1 when it is absent. `*k` walks
+ * present and 1 (cycle.h), 0 when it is present and less (or NaN), -1 when it is absent. `*k` walks
  * the coverage points forward, so a scan over ascending times is linear. Without raw
  * coverage (an expression), a step is covered (1) when it has an activity point of its own.
  */
@@ -458,14 +461,19 @@ static enum reason judge_series(const struct judge_ctx *jc, const struct series 
         i0 = i;
     k = 0;
     size_t j = i0;
+    bool first_unproven = false;
     for (double t = p[i0].t; t <= jc->now + step / 2; t += step) {
-        int c = step_coverage(jc, s, cov, &k, t);
-        /*
-         * Absent coverage at the first step means every sub-point of that step came before
-         * its samples (a series that starts there): nothing after them to judge yet.
-         */
-        if (c == 1 || (c < 0 && t == p[i0].t))
+        if (step_covered(jc, s, cov, &k, t))
             continue;
+        /*
+         * The series' first step: its sub-points before the first sample are uncovered by
+         * nature, so whether raw samples follow it closely is not proven. The workload
+         * keeps as too young (for one more cycle at most, once the window moves on).
+         */
+        if (i0 == 0 && t == p[0].t) {
+            first_unproven = true;
+            continue;
+        }
         /* The points either side of the uncovered step, for people. */
         while (j + 1 < n && p[j + 1].t < t - step / 2)
             j++;
@@ -484,10 +492,16 @@ static enum reason judge_series(const struct judge_ctx *jc, const struct series 
         }
         return REASON_GAP;
     }
-    if (young) {
+    if (young || first_unproven) {
         fmt_time(p[0].t, t1, sizeof(t1));
         fmt_time(ws, t2, sizeof(t2));
-        snprintf(detail, dlen, "first point at %s, after window start %s", t1, t2);
+        if (young)
+            snprintf(detail, dlen, "first point at %s, after window start %s", t1, t2);
+        else
+            snprintf(detail, dlen,
+                     "first point at %s, in the step of window start %s: the raw samples of "
+                     "that step are not proven",
+                     t1, t2);
         return REASON_TOO_YOUNG;
     }
     return REASON_IDLE;
@@ -569,7 +583,7 @@ static enum reason judge(const struct judge_ctx *jc, const struct entry *e, size
         if (series_rank(r) < series_rank(worst)) {
             worst = r;
             /* Name the series when there are several: "gpu_id=1: last point at ...". */
-            if (ne > 1 && s->labels.n > d->identity.n) {
+            if (s->labels.n > d->identity.n) {
                 char *l = labels_format(&s->labels);
                 set_detail(d, "%s: %s", l, detail);
                 free(l);

@@ -51,7 +51,7 @@ struct rule_data {
     /*
      * Raw-sample coverage, same range and step, same label sets as `activity`: 1 at a step
      * when every sub-point of the step had a raw sample within (toleratedGap - resolution)
-     * before it, 0 or absent otherwise (cycle.h). With `raw_coverage` false (the activity is
+     * before it, less or absent otherwise (cycle.h). With `raw_coverage` false (the activity is
      * an expression, whose raw sample times PromQL cannot show), gaps are judged on the step
      * grid and every step without a point inside the window is a gap.
      */

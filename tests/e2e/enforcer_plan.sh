@@ -68,8 +68,9 @@ check plan-table-summary grep -q '^28 workloads: 5 reclaim, 23 keep (8 active, 2
 
 # --stats reports the HTTP requests: one per distinct query, not per workload.
 plan --at $AT --output json --stats >/dev/null 2>"$TMP/stats.txt"
-# activity, its raw coverage, allocation (shared by both rules) and pending.
-check plan-stats-requests grep -q 'requests=4 failures=0' "$TMP/stats.txt"
+# activity, its non-finite steps, its raw coverage and sub-point count, allocation (all
+# shared by both rules) and pending.
+check plan-stats-requests grep -q 'requests=6 failures=0' "$TMP/stats.txt"
 
 # --- explain --------------------------------------------------------------------------------
 explain() {
@@ -131,6 +132,7 @@ check judge-explain-stale-3m-detail grep -q 'detail: {gpu_id="0",namespace="judg
 jexplain nan-step
 # The NaN at END-300 lies on a step point: both closed steps around it hold it (2.x).
 check judge-explain-nan grep -Eq 'kept: [12] of 16 points are NaN or Inf \(first at 22:0[89]:20\)' "$TMP/judge-nan-step.txt"
+check judge-explain-nan-marker grep -Eq '^ +!!?$' "$TMP/judge-nan-step.txt"
 jexplain hole-90s
 check judge-explain-tolerated-hole grep -q 'reclaim: .*(1 step without a point, raw samples never more than 2m apart)' "$TMP/judge-hole-90s.txt"
 # plan and explain tell the same story, and explain never draws a gap and says reclaim.
@@ -145,7 +147,8 @@ for pod in $(python3 -c 'import json,sys; print(" ".join(d["workload"]["pod"] fo
 done
 "$ENF" plan --rules.file "$JR" --prometheus.url "$PROM_URL" --at $AT --output json --stats \
     >/dev/null 2>"$TMP/judge-stats.txt"
-check judge-requests grep -q 'requests=4 failures=0' "$TMP/judge-stats.txt"
+# raw: activity, non-finite, coverage, sub-points; expr: activity, non-finite; allocation.
+check judge-requests grep -q 'requests=7 failures=0' "$TMP/judge-stats.txt"
 "$ENF" check "$JR" >"$TMP/check-judge.txt" 2>&1
 check judge-check-exit-0 test $? -eq 0
 check judge-check-warns-expression grep -q "rules-judge.yaml:25:15: warning: rule 'expr': 'activity' (max by (namespace, pod) (judge_expr_busy_ratio)) is an expression" "$TMP/check-judge.txt"

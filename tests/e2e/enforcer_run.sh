@@ -15,8 +15,10 @@ FAKE=${FAKE_PROM:-$(fake_bin fake_prom)}
 AT=1700000000
 
 require python3 curl "$ENF" "$FAKE"
-python3 "$DATA/gen_matrix.py" "$TMP/range.json" "$TMP/instant.json" "$TMP/coverage.json"
-if ! start_fake_http "$TMP/fake.log" "$FAKE" -A present_over_time "$TMP/coverage.json" 0 ok \
+python3 "$DATA/gen_matrix.py" "$TMP/range.json" "$TMP/instant.json" "$TMP/coverage.json" \
+    "$TMP/subpoints.json" "$TMP/empty.json"
+if ! start_fake_http "$TMP/fake.log" "$FAKE" -A present_over_time "$TMP/coverage.json" \
+    -A 'vector(1)' "$TMP/subpoints.json" -A sum_over_time "$TMP/empty.json" 0 ok \
     "$TMP/range.json" "$TMP/instant.json"; then
     fail setup "fake_prom did not start"
     exit 1

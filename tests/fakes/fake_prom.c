@@ -14,7 +14,8 @@
  *   truncated               200 with a JSON document cut in the middle
  *   -E SUBSTR               any query containing SUBSTR gets a bad_data error instead
  *   -A SUBSTR FILE          ok mode: any query containing SUBSTR gets FILE instead (e.g. the
- *                           enforcer's coverage query, 'present_over_time')
+ *                           enforcer's coverage queries, 'present_over_time' and
+ *                           'vector(1)'); up to 4, the first match wins
  *
  * PORT 0 picks a free port; "listening on PORT" goes to stdout once the socket is bound.
  * Every request is logged to stderr as "request METHOD PATH BODY" (plus " authorization=..."
@@ -39,8 +40,10 @@ static const char *fp_error_type, *fp_error_msg;
 static double fp_slow;
 static uint64_t fp_port;
 static const char *fp_error_on; /* -E */
-static const char *fp_alt_on;   /* -A */
-static char *fp_alt_body;
+#define FP_MAX_ALT 4
+static const char *fp_alt_on[FP_MAX_ALT]; /* -A, in order */
+static char *fp_alt_body[FP_MAX_ALT];
+static size_t fp_nalt;
 static pthread_mutex_t fp_log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char fp_empty_matrix[] =
@@ -136,8 +139,9 @@ static MHD_RESULT fp_answer(struct MHD_Connection *conn, bool instant, const cha
     }
     switch (fp_mode) {
     case FP_OK:
-        if (fp_alt_on && query && strstr(query, fp_alt_on))
-            return fakehttp_reply(conn, 200, json, fp_alt_body);
+        for (size_t i = 0; i < fp_nalt; i++)
+            if (query && strstr(query, fp_alt_on[i]))
+                return fakehttp_reply(conn, 200, json, fp_alt_body[i]);
         return fakehttp_reply(conn, 200, json,
                               instant && fp_instant_body ? fp_instant_body : fp_body);
     case FP_STATUS: {
@@ -226,9 +230,9 @@ static void fp_parse_args(int argc, char **argv)
         if (i + 1 < argc && strcmp(argv[i], "-E") == 0) {
             fp_error_on = argv[i + 1];
             i += 2;
-        } else if (i + 2 < argc && strcmp(argv[i], "-A") == 0) {
-            fp_alt_on = argv[i + 1];
-            fp_alt_body = fp_read_file(argv[i + 2]);
+        } else if (i + 2 < argc && strcmp(argv[i], "-A") == 0 && fp_nalt < FP_MAX_ALT) {
+            fp_alt_on[fp_nalt] = argv[i + 1];
+            fp_alt_body[fp_nalt++] = fp_read_file(argv[i + 2]);
             i += 3;
         } else {
             break;
@@ -276,7 +280,8 @@ int main(int argc, char **argv)
     fp_parse_args(argc, argv);
     int rc = fakehttp_serve("fake_prom", (uint16_t)fp_port, fp_handler);
     free(fp_body);
-    free(fp_alt_body);
+    for (size_t i = 0; i < fp_nalt; i++)
+        free(fp_alt_body[i]);
     free(fp_instant_body);
     return rc;
 }

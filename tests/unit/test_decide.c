@@ -172,13 +172,21 @@ static const struct tcase cases[] = {
      0,
      0,
      {KEEPS("a/p", REASON_TOO_YOUNG, "nan")}},
-    {"reaches_window_start_exactly",
+    /* Its first step's sub-points before the first sample are uncovered: one more cycle. */
+    {"first_point_at_window_start_is_not_yet_proven",
      {0},
      {ACT("namespace=a,pod=p", -600, "0*11")},
      0,
      0,
      0,
-     {RECLAIM("a/p", "-600")}},
+     {KEEPD("a/p", REASON_TOO_YOUNG, "the raw samples of that step are not proven")}},
+    {"first_point_one_step_before_window_start",
+     {0},
+     {ACT("namespace=a,pod=p", -660, "0*12")},
+     0,
+     0,
+     0,
+     {RECLAIM("a/p", "-660")}},
     {"gap_of_tolerated_gap_is_fine",
      {0},
      {ACT("namespace=a,pod=p", -1200, "0*10 _ 0*10")},
@@ -381,11 +389,11 @@ static const struct tcase cases[] = {
      0,
      {RECLAIM("a/p", NULL)}},
     /*
-     * R = 11.25 s (toleratedGap 90 s / 8): the first sample (-481) comes after the last
-     * sub-point (-483.75) of its step, whose coverage is therefore absent: young, not a gap.
+     * R = 12.5 s (toleratedGap 50 s / 4): the first sample (-481) comes after the last
+     * sub-point (-487.5) of its step, whose coverage is therefore absent: young, not a gap.
      */
     {"series_starting_after_the_last_sub_point_of_a_step",
-     {.gap = 90},
+     {.gap = 50},
      {RAW("namespace=a,pod=p", -481, 15, "0.01*33")},
      0,
      0,
@@ -891,7 +899,7 @@ static void add_series(struct matrix *m, const char *labels, double t0, const ch
 static double sim_resolution(const struct rule *r)
 {
     double res = r->step < 15 ? r->step : 15;
-    return r->tolerated_gap / 8 < res ? r->tolerated_gap / 8 : res;
+    return r->tolerated_gap / 4 < res ? r->tolerated_gap / 4 : res;
 }
 
 /* True when `raw` has a sample in the closed interval [from, to]. */
@@ -931,9 +939,9 @@ static void sim_grid(const struct series *raw, double start, double end, struct 
 }
 
 /*
- * And for the coverage query `min_over_time((present_over_time(x[G-R]) or
- * 0 * present_over_time(x[G+R]))[S:R])`: sub-points at the multiples of R in [t - S, t];
- * each is 1 with a raw sample within G - R before it, 0 with one within G + R, else absent.
+ * And for the coverage queries, `count_over_time(present_over_time(x[G-R])[S:R])` divided by
+ * `count_over_time(vector(1)[S:R])`: the share of the sub-points (multiples of R in the
+ * closed [t - S, t]) with a raw sample within G - R before them; absent when none has one.
  */
 static void sim_coverage(const struct rule *r, const struct series *raw, double start, double end,
                          struct series *out)
@@ -941,18 +949,15 @@ static void sim_coverage(const struct rule *r, const struct series *raw, double 
     double res = sim_resolution(r), g = r->tolerated_gap;
     labels_copy(&out->labels, &raw->labels);
     for (double t = start; t <= end + 1e-9; t += STEP) {
-        double min = NAN;
+        double covered = 0, all = 0;
         for (double u = ceil((t - STEP) / res - 1e-9) * res; u <= t + 1e-9; u += res) {
-            double v = sim_any(raw, u - (g - res), u)   ? 1
-                       : sim_any(raw, u - (g + res), u) ? 0
-                                                        : NAN;
-            if (!isnan(v) && (isnan(min) || v < min))
-                min = v;
+            all++;
+            covered += sim_any(raw, u - (g - res), u);
         }
-        if (isnan(min))
+        if (covered == 0)
             continue;
         out->p = xrealloc(out->p, (out->n + 1) * sizeof(*out->p));
-        out->p[out->n++] = (struct point){t, min};
+        out->p[out->n++] = (struct point){t, covered / all};
     }
 }
 
@@ -1276,6 +1281,9 @@ static int oracle_idle(const struct series *s, double now, double win, double ga
     }
     if (worst > gap + 1e-9)
         return 0;
+    /* A first sample in the step of the window start leaves that step unproven. */
+    if (s->p[0].t > ws - STEP + 1e-9)
+        return 2;
     return worst <= gap - res + 1e-9 ? 1 : 2;
 }
 
