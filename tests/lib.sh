@@ -137,6 +137,18 @@ prometheus_on_history() {
     start_prometheus "$TMP/prometheus.yml" "$TMP/tsdb" || return 2
 }
 
+# need_history OPENMETRICS: prometheus_on_history, reported as the checks backfill and
+# prometheus-ready; the test exits when either failed.
+need_history() {
+    prometheus_on_history "$1"
+    case $? in
+    1) fail backfill "$(tail -n 3 "$TMP/promtool.log")"; exit 1 ;;
+    2) pass backfill; fail prometheus-ready "$(tail -n 5 "$TMP/prometheus.log")"; exit 1 ;;
+    esac
+    pass backfill
+    pass prometheus-ready
+}
+
 # prom_query EXPR [TIME]: instant query, prints the JSON answer.
 prom_query() {
     if [ -n "${2:-}" ]; then

@@ -20,13 +20,7 @@ python3 "$DATA/gen_judge.py" openmetrics "$TMP/judge.om"
 python3 "$DATA/gen_judge.py" expect >"$TMP/expect-judge.json"
 sed -i '/^# EOF$/d' "$TMP/history.om"
 cat "$TMP/judge.om" >>"$TMP/history.om"
-prometheus_on_history "$TMP/history.om"
-case $? in
-1) fail backfill "$(tail -n 3 "$TMP/promtool.log")"; exit 1 ;;
-2) pass backfill; fail prometheus-ready "$(tail -n 5 "$TMP/prometheus.log")"; exit 1 ;;
-esac
-pass backfill
-pass prometheus-ready
+need_history "$TMP/history.om"
 
 plan() {
     "$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "$PROM_URL" "$@"
