@@ -229,19 +229,32 @@ int cycle_subpoints_expr(const struct rule *r, char *buf, size_t len)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+/* The sub-point count of the step at t, or 0 when no series of `sub` has one. */
+static double cycle_subpoints_at(const struct matrix *sub, size_t *k, double t)
+{
+    /* Prometheus answers one series; the walk over several is for odd backends. */
+    for (size_t i = 0; i < sub->n; i++) {
+        const struct series *d = &sub->s[i];
+        size_t j = i == 0 ? *k : 0;
+        while (j < d->n && d->p[j].t < t - 1e-3)
+            j++;
+        if (i == 0)
+            *k = j;
+        if (j < d->n && fabs(d->p[j].t - t) <= 1e-3 && d->p[j].v > 0)
+            return d->p[j].v;
+    }
+    return 0;
+}
+
 void cycle_coverage_ratio(struct matrix *cov, const struct matrix *subpoints)
 {
-    const struct series *den = subpoints->n ? &subpoints->s[0] : NULL;
     for (size_t i = 0; i < cov->n; i++) {
         struct series *s = &cov->s[i];
         size_t k = 0;
         for (size_t j = 0; j < s->n; j++) {
-            double t = s->p[j].t;
-            while (den && k < den->n && den->p[k].t < t - 1e-3)
-                k++;
             /* No count of sub-points for this step: it cannot be proven covered. */
-            bool ok = den && k < den->n && fabs(den->p[k].t - t) <= 1e-3 && den->p[k].v > 0;
-            s->p[j].v = ok ? s->p[j].v / den->p[k].v : 0;
+            double den = cycle_subpoints_at(subpoints, &k, s->p[j].t);
+            s->p[j].v = den > 0 ? s->p[j].v / den : 0;
         }
     }
 }

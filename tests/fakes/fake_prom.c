@@ -17,6 +17,11 @@
  *                           enforcer's coverage queries, 'present_over_time' and
  *                           'vector(1)'); up to 4, the first match wins
  *
+ * In ok mode, the enforcer's raw-coverage and non-finite range queries that no -A matches are
+ * answered as Prometheus would if FILE's points were the raw samples: the coverage count and
+ * the sub-point count are FILE with every value replaced by "1" (each step fully covered
+ * where FILE has a point), the non-finite check ('* 0 != 0') is an empty matrix.
+ *
  * PORT 0 picks a free port; "listening on PORT" goes to stdout once the socket is bound.
  * Every request is logged to stderr as "request METHOD PATH BODY" (plus " authorization=..."
  * when that header was sent) so tests can count requests and check credentials.
@@ -35,6 +40,7 @@ enum fp_mode { FP_OK, FP_STATUS, FP_ERROR, FP_GARBAGE, FP_SLOW, FP_PARTIAL, FP_T
 
 static enum fp_mode fp_mode;
 static char *fp_body, *fp_instant_body; /* ok mode */
+static char *fp_ones_body;              /* ok mode: fp_body with every value "1" */
 static unsigned fp_status = 200;        /* status mode, error mode */
 static const char *fp_error_type, *fp_error_msg;
 static double fp_slow;
@@ -142,6 +148,11 @@ static MHD_RESULT fp_answer(struct MHD_Connection *conn, bool instant, const cha
         for (size_t i = 0; i < fp_nalt; i++)
             if (query && strstr(query, fp_alt_on[i]))
                 return fakehttp_reply(conn, 200, json, fp_alt_body[i]);
+        if (!instant && query && strstr(query, "* 0 != 0"))
+            return fakehttp_reply(conn, 200, json, fp_empty_matrix);
+        if (!instant && query &&
+            (strstr(query, "present_over_time(") || strstr(query, "count_over_time(vector(1)")))
+            return fakehttp_reply(conn, 200, json, fp_ones_body);
         return fakehttp_reply(conn, 200, json,
                               instant && fp_instant_body ? fp_instant_body : fp_body);
     case FP_STATUS: {
@@ -214,6 +225,29 @@ static char *fp_read_file(const char *path)
     return sbuf_take(&b);
 }
 
+/* `body` with each sample value (`,"V"]` in a values array) replaced by "1"; caller frees. */
+static char *fp_ones(const char *body)
+{
+    struct sbuf b = {0};
+    for (const char *p = body; *p;) {
+        const char *q = strstr(p, ",\"");
+        const char *end = q ? strchr(q + 2, '"') : NULL;
+        if (!q || !end || end[1] != ']') {
+            if (!q) {
+                sbuf_puts(&b, p);
+                break;
+            }
+            sbuf_add(&b, p, (size_t)(q - p) + 2);
+            p = q + 2;
+            continue;
+        }
+        sbuf_add(&b, p, (size_t)(q - p));
+        sbuf_puts(&b, ",\"1\"");
+        p = end + 1;
+    }
+    return sbuf_take(&b);
+}
+
 static void fp_usage(void)
 {
     fprintf(
@@ -246,6 +280,7 @@ static void fp_parse_args(int argc, char **argv)
     if (strcmp(mode, "ok") == 0 && (nargs == 1 || nargs == 2)) {
         fp_mode = FP_OK;
         fp_body = fp_read_file(args[0]);
+        fp_ones_body = fp_ones(fp_body);
         if (nargs == 2)
             fp_instant_body = fp_read_file(args[1]);
     } else if (strcmp(mode, "status") == 0 && nargs == 1) {
@@ -280,6 +315,7 @@ int main(int argc, char **argv)
     fp_parse_args(argc, argv);
     int rc = fakehttp_serve("fake_prom", (uint16_t)fp_port, fp_handler);
     free(fp_body);
+    free(fp_ones_body);
     for (size_t i = 0; i < fp_nalt; i++)
         free(fp_alt_body[i]);
     free(fp_instant_body);
