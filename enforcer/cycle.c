@@ -153,31 +153,33 @@ static void cycle_range(const struct rule *r, char *buf, size_t len)
     }
 }
 
-int cycle_activity_expr(const struct rule *r, char *buf, size_t len)
+/* PRE + the rule's activity range + POST into buf; 0, or -1 when it does not fit. */
+static int cycle_over_range(const struct rule *r, const char *pre, const char *post, char *buf,
+                            size_t len)
 {
     size_t need = strlen(r->q_activity) + 64;
     char *range = xmalloc(need);
     cycle_range(r, range, need);
-    int n = snprintf(buf, len, "max_over_time(%s)", range);
+    int n = snprintf(buf, len, "%s%s%s", pre, range, post);
     free(range);
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+int cycle_activity_expr(const struct rule *r, char *buf, size_t len)
+{
+    return cycle_over_range(r, "max_over_time(", ")", buf, len);
+}
+
+/*
+ * max_over_time returns the largest finite value of a step that also holds a NaN (and the
+ * largest of +Inf and -Inf), so a NaN would never reach decide(). sum_over_time is NaN or
+ * +-Inf then, 0 times that is NaN, and NaN != 0: only the non-finite steps are answered, a
+ * few bytes instead of another full matrix. (Joining this to the activity query with
+ * `+ 0 * sum_over_time(...)` cost four times the activity query itself.)
+ */
 int cycle_nonfinite_expr(const struct rule *r, char *buf, size_t len)
 {
-    size_t need = strlen(r->q_activity) + 64;
-    char *range = xmalloc(need);
-    cycle_range(r, range, need);
-    /*
-     * max_over_time returns the largest finite value of a step that also holds a NaN (and
-     * the largest of +Inf and -Inf), so a NaN would never reach decide(). sum_over_time is
-     * NaN or +-Inf then, 0 times that is NaN, and NaN != 0: only the non-finite steps are
-     * answered, a few bytes instead of another full matrix. (Joining this to the activity
-     * query with `+ 0 * sum_over_time(...)` cost four times the activity query itself.)
-     */
-    int n = snprintf(buf, len, "sum_over_time(%s) * 0 != 0", range);
-    free(range);
-    return n < 0 || (size_t)n >= len ? -1 : 0;
+    return cycle_over_range(r, "sum_over_time(", ") * 0 != 0", buf, len);
 }
 
 /* Mark NaN the activity points of the steps `nonfinite` answered for the same series. */
