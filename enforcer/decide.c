@@ -388,10 +388,19 @@ static double series_idle_start(const struct judge_ctx *jc, const struct series 
 {
     if (n == 0 || !point_below(&s->p[n - 1], jc->threshold))
         return NAN;
+    const struct series *g = jc->rd->raw_coverage ? cov : s;
     size_t i = n - 1;
     while (i > 0 && point_below(&s->p[i - 1], jc->threshold)) {
         /* Every step after the earlier point up to the later one must be covered. */
-        size_t k = 0;
+        size_t lo = 0, hi = g ? g->n : 0; /* start the walk there: linear overall */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (g->p[mid].t < s->p[i - 1].t + jc->step / 2)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        size_t k = lo;
         bool ok = true;
         for (double t = s->p[i - 1].t + jc->step; ok && t <= s->p[i].t + jc->step / 2;
              t += jc->step)

@@ -560,10 +560,15 @@ static const struct series *find_coverage(const struct rule_data *rd, const stru
 /* True when `g` has a point within half a step of t, with a value of at least `min`. */
 static bool has_point(const struct series *g, double t, double step, double min)
 {
-    for (size_t j = 0; g && j < g->n; j++)
-        if (fabs(g->p[j].t - t) < step / 2)
-            return g->p[j].v >= min;
-    return false;
+    size_t lo = 0, hi = g ? g->n : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->p[mid].t <= t - step / 2)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return g && lo < g->n && fabs(g->p[lo].t - t) < step / 2 && g->p[lo].v >= min;
 }
 
 /*
