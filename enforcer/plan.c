@@ -557,7 +557,8 @@ static const struct series *find_coverage(const struct rule_data *rd, const stru
     return NULL;
 }
 
-/* True when `g` has a point within half a step of t, with a value of at least `min`. */
+/* True when `g` has a point within half a step of t, with a value of at least `min` (any
+ * value when `min` is NaN). */
 static bool has_point(const struct series *g, double t, double step, double min)
 {
     size_t lo = 0, hi = g ? g->n : 0;
@@ -568,7 +569,7 @@ static bool has_point(const struct series *g, double t, double step, double min)
         else
             hi = mid;
     }
-    return g && lo < g->n && fabs(g->p[lo].t - t) < step / 2 && g->p[lo].v >= min;
+    return g && lo < g->n && fabs(g->p[lo].t - t) < step / 2 && (isnan(min) || g->p[lo].v >= min);
 }
 
 /*
@@ -587,7 +588,7 @@ static bool *slots_covered(const struct rule_data *rd, const struct decision_rec
         if (only ? s != only : !plan_labels_match(&r->identity, &s->labels))
             continue;
         const struct series *g = rd->raw_coverage ? find_coverage(rd, s) : s;
-        double min = rd->raw_coverage ? 1.0 : -INFINITY;
+        double min = rd->raw_coverage ? 1.0 : NAN; /* NaN: any point, even a NaN one */
         for (size_t k = 0; k < nslots; k++) {
             bool ok = has_point(g, sl[k].t, step, min);
             c[k] = any ? c[k] && ok : ok;
