@@ -50,6 +50,7 @@ struct act {
     struct audit *audit;
     struct act_backend *kube, *runtime;
     act_confirm_fn kube_confirm;
+    const volatile sig_atomic_t *stop;
     struct notify *notify; /* webhook notices (rules' notify:), or NULL */
 
     struct act_counts actions, notices, spared, skipped;
@@ -70,7 +71,7 @@ struct act {
 static const char *const act_result_names[] = {
     [ACT_OK] = "ok",       [ACT_GONE] = "gone",           [ACT_CONFLICT] = "conflict",
     [ACT_RETRY] = "retry", [ACT_FORBIDDEN] = "forbidden", [ACT_UNSUPPORTED] = "unsupported",
-    [ACT_ERROR] = "error",
+    [ACT_ERROR] = "error", [ACT_CANCELLED] = "cancelled",
 };
 
 const char *act_result_name(enum act_result r)
@@ -191,6 +192,17 @@ void act_set_runtime(struct act *a, struct act_backend *b)
 void act_set_kube_confirm(struct act *a, act_confirm_fn fn)
 {
     a->kube_confirm = fn;
+}
+
+void act_set_stop(struct act *a, const volatile sig_atomic_t *flag)
+{
+    a->stop = flag;
+}
+
+/* Told to stop: start no API call (see act.h). */
+static bool act_stopping(const struct act *a)
+{
+    return a->stop && *a->stop;
 }
 
 void act_set_notify(struct act *a, struct notify *n)
@@ -457,9 +469,9 @@ static void act_on_expired(void *arg, const struct ledger_entry *e)
     char err[512] = "";
     struct act_backend *b = NULL;
     /* a root owner means the notice went to Kubernetes; containers have nothing to remove */
-    if (e->root_kind[0])
+    if (e->root_kind[0] && !act_stopping(a))
         b = a->kube;
-    if (b && b->withdraw(b, e, err, sizeof(err)) != ACT_OK)
+    if (b && b->withdraw(b, e, NULL, err, sizeof(err)) != ACT_OK)
         log_warn("cannot withdraw the notice on %s: %s", e->target, err);
     log_info("notice on %s of rule '%s' expired without action", e->target, e->rule);
     act_audit(a, x->now,
@@ -473,7 +485,37 @@ static void act_on_expired(void *arg, const struct ledger_entry *e)
     act_count_add(&a->skipped, e->rule, "expired", NULL);
 }
 
-/* Pending notices and dry-run reports whose workload is active again. */
+/*
+ * Whether the idleness of `d` continues what was proven for entry `e`: its idle run must
+ * start no later than the time idleness was last proven (at first the notice). Then the
+ * proof reaches `now`. A run that starts later means the workload was busy, or not proven
+ * idle, for a while since the notice, even if no cycle saw it: an action must not follow.
+ */
+static bool act_still_idle(struct act *a, struct ledger_entry *e, const struct decision_rec *d,
+                           double now, char *why, size_t whylen)
+{
+    double proven = isnan(e->idle_proven) ? e->noticed : e->idle_proven;
+    if (d->idle_since <= proven + 1e-6) {
+        if (!(e->idle_proven == now)) {
+            e->idle_proven = now;
+            act_save(a);
+        }
+        return true;
+    }
+    char since[40], last[40];
+    audit_rfc3339(since, sizeof(since), d->idle_since);
+    audit_rfc3339(last, sizeof(last), proven);
+    snprintf(why, whylen,
+             "not idle without a break since the notice: the idle run starts at %s, after %s "
+             "(idleness last proven)",
+             since, last[0] ? last : "(never)");
+    return false;
+}
+
+/*
+ * Pending notices and dry-run reports whose workload is active again (a definite keep), or
+ * whose idle run restarted since the notice (act_still_idle).
+ */
 static void act_spare(struct act *a, const struct decisions *ds, char *const *keys, double now)
 {
     for (size_t i = 0; i < a->ledger.n;) {
@@ -488,27 +530,37 @@ static void act_spare(struct act *a, const struct decisions *ds, char *const *ke
                 }
             }
         }
-        if (!d || d->decision != DECISION_KEEP || !act_definite_keep(d->reason)) {
+        char why[256] = "";
+        if (d && d->decision == DECISION_KEEP && act_definite_keep(d->reason))
+            snprintf(why, sizeof(why), "%s: %s", decide_reason_name(d->reason), d->detail);
+        else if (d && !isnan(d->idle_since))
+            act_still_idle(a, e, d, now, why, sizeof(why));
+        if (!why[0]) {
             i++;
             continue;
         }
         char err[512] = "";
         const char *result = "ok";
         struct act_backend *b = act_backend_for(a, d->rule->action);
-        if (e->state == LEDGER_PENDING && e->root_kind[0] && b &&
-            b->withdraw(b, e, err, sizeof(err)) != ACT_OK) {
-            /* The annotation stays behind, but the workload must not be acted on. */
-            log_warn("cannot withdraw the notice on %s: %s", e->target, err);
-            result = "error";
+        if (e->state == LEDGER_PENDING && e->root_kind[0] && b) {
+            if (act_stopping(a))
+                return; /* the spare waits for the next start, with the notice */
+            enum act_result wr = b->withdraw(b, e, why, err, sizeof(err));
+            if (wr == ACT_CANCELLED)
+                return; /* the signal came first: the notice and its entry stay */
+            if (wr != ACT_OK) {
+                /* The annotation stays behind, but the workload must not be acted on. */
+                log_warn("cannot withdraw the notice on %s: %s", e->target, err);
+                result = "error";
+            }
         }
-        log_info("%s of rule '%s' is %s again: notice withdrawn", e->workload, e->rule,
-                 decide_reason_name(d->reason));
+        log_info("%s of rule '%s' is spared, notice withdrawn: %s", e->workload, e->rule, why);
         act_audit(a, now,
                   &(struct act_event){.event = "spared",
                                       .d = d,
                                       .e = e,
                                       .result = result,
-                                      .message = err[0] ? err : d->detail,
+                                      .message = err[0] ? err : why,
                                       .act_after = e->act_after});
         act_count_add(&a->spared, e->rule, NULL, NULL);
         act_skip_forget(a, e->rule, e->workload);
@@ -547,6 +599,8 @@ static void act_do(struct act *a, struct act_backend *b, const struct decision_r
             return;
         }
     }
+    if (act_stopping(a))
+        return; /* stays pending: acted on (or spared) after the next start */
     /* Write ahead: the attempt is on disk before the call, so a crash right after it is
        counted against the cap, and the re-check at the next start finds the object gone or
        already scaled down instead of acting blindly. */
@@ -580,6 +634,11 @@ static void act_do(struct act *a, struct act_backend *b, const struct decision_r
         act_close(e, LEDGER_DONE, rname, now);
         log_info("%s %s: %s, closing the notice", rules_action_name(r->action), e->target,
                  err[0] ? err : rname);
+        break;
+    case ACT_CANCELLED:
+        ledger_set(&e->result, rname);
+        log_info("%s %s left unfinished, retried after the next start: %s",
+                 rules_action_name(r->action), e->target, err);
         break;
     default:
         ledger_set(&e->result, rname);
@@ -651,6 +710,35 @@ static char *act_target_name(const struct act_target *t, enum rule_action action
     return xasprintf("%s %s", o->kind, o->name);
 }
 
+/*
+ * An object created after its idle window started inherits idle evidence from a predecessor
+ * of the same identity (a re-created StatefulSet or notebook pod, a container re-created
+ * under the same name): skip it as too_young until its own window is complete. An unreadable
+ * creation time counts as young. The idle run may start before the creation (the series
+ * continues across re-creation); only the window the decision needs has to be the object's.
+ */
+static bool act_too_young(struct act *a, const struct decision_rec *d, const char *workload,
+                          const struct act_target *t, double now)
+{
+    if (t->created <= d->window_start)
+        return false;
+    char created[40], start[40], msg[256];
+    audit_rfc3339(created, sizeof(created), t->created);
+    audit_rfc3339(start, sizeof(start), d->window_start);
+    if (isnan(t->created))
+        snprintf(msg, sizeof(msg),
+                 "creation time of %s %s unknown: not proven idle since the "
+                 "idle window start %s",
+                 t->chain[0].kind, t->chain[0].name, start);
+    else
+        snprintf(msg, sizeof(msg),
+                 "%s %s was created at %s, after the idle window start %s: the idle data before "
+                 "belongs to a predecessor of the same name",
+                 t->chain[0].kind, t->chain[0].name, created, start);
+    act_skip(a, now, d, workload, t, "too_young", msg);
+    return true;
+}
+
 static void act_candidate(struct act *a, const struct decision_rec *d, const char *workload,
                           double now)
 {
@@ -666,6 +754,8 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
 
     if (!e && dry && ledger_find(&a->ledger, rname, workload, NULL, LEDGER_DRY_RUN))
         return; /* already reported for this idle episode */
+    if (act_stopping(a))
+        return;
     if (e && now < e->act_after)
         return; /* notice period running */
     if (e && dry) {
@@ -709,6 +799,8 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
 
     enum act_result res = b->resolve(b, d, &t, err, sizeof(err));
     have_t = res == ACT_OK;
+    if (res == ACT_CANCELLED)
+        return; /* stopping: nothing was learnt about the workload */
     if (res != ACT_OK) {
         if (e && (res == ACT_GONE || res == ACT_CONFLICT)) {
             act_close(e, LEDGER_DONE, act_result_name(res), now);
@@ -737,7 +829,11 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         goto out;
     }
     if (t.exempt) {
-        if (e && e->root_kind[0] && b->withdraw(b, e, err, sizeof(err)) != ACT_OK)
+        if (e && act_stopping(a))
+            goto out; /* the withdrawal waits for the next start, with the entry */
+        if (e && e->root_kind[0] &&
+            b->withdraw(b, e, "the workload is labelled " ACT_EXEMPT_KEY "=true", err,
+                        sizeof(err)) != ACT_OK)
             log_warn("cannot withdraw the notice on %s: %s", e->target, err);
         if (e) {
             ledger_remove(&a->ledger, e);
@@ -748,6 +844,8 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
     }
     const char *uid = t.chain[0].uid;
 
+    if (!e && act_too_young(a, d, workload, &t, now))
+        goto out;
     if (!e) {
         /* Acted on or closed before: exactly once per object, whatever the decisions say. */
         if (ledger_find(&a->ledger, rname, workload, uid, LEDGER_ACTED) ||
@@ -783,7 +881,9 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         } else {
             err[0] = '\0';
             res = b->notice(b, &t, &n, err, sizeof(err));
-            if (res != ACT_OK) {
+            if (res == ACT_CANCELLED) {
+                log_debug("notice on %s not posted: %s", target, err);
+            } else if (res != ACT_OK) {
                 /* No notice, no action: try the notice again next cycle. */
                 log_warn("cannot post the notice on %s: %s", target, err);
                 act_audit(a, now,
@@ -797,6 +897,7 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
                 e = ledger_add(&a->ledger, rname, workload, uid, target, LEDGER_PENDING);
                 e->noticed = now;
                 e->act_after = n.act_after;
+                e->idle_proven = now;
                 act_target_fill_entry(e, &t);
                 act_save(a);
                 act_count_add(&a->notices, rname, NULL, NULL);
@@ -849,6 +950,16 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         act_save(a);
         goto out;
     }
+    /* act_spare extended the proof to now, or spared; a decision without an idle run
+       (NaN idle_since) proves nothing either way and must not lead to an action. */
+    double proven = isnan(e->idle_proven) ? e->noticed : e->idle_proven;
+    if (!(d->idle_since <= proven + 1e-6)) {
+        act_skip(a, now, d, workload, &t, "not_idle_since_notice",
+                 "idleness since the notice is not proven");
+        goto out;
+    }
+    if (act_too_young(a, d, workload, &t, now))
+        goto out;
     act_do(a, b, d, workload, e, &t, now);
 out:
     if (have_t && b->target_free)
@@ -857,6 +968,8 @@ out:
 
 void act_cycle(struct act *a, const struct decisions *ds, double now)
 {
+    if (act_stopping(a))
+        return; /* no call at all; expiry and spares wait for the next start */
     a->last_now = now;
     a->ncycle = 0;
     struct act_expire_ctx x = {a, now};

@@ -7,8 +7,11 @@
  * cycle never blocks a scrape.
  *
  * Signals only set flags. The loop sleeps in short slices so that SIGTERM is honoured
- * within a fraction of a second between cycles; a cycle under way is finished (its length
- * is bounded by --prometheus.timeout per query).
+ * within a fraction of a second between cycles. During a cycle the action engine and the
+ * Kubernetes client read the same flag and start no new call once it is set: an operator who
+ * stops the enforcer expects it to stop acting at once, not after the rest of the cycle. The
+ * call under way finishes (bounded by --kube.timeout, or --prometheus.timeout for a query)
+ * and its result reaches the ledger and the audit file before the process exits.
  */
 #include "daemon.h"
 
@@ -40,6 +43,11 @@
 #define RULES_MAX_BYTES (4u << 20)
 
 static volatile sig_atomic_t got_stop, got_hup;
+
+const volatile sig_atomic_t *daemon_stop_flag(void)
+{
+    return &got_stop;
+}
 
 static void on_stop(int sig)
 {
@@ -444,12 +452,15 @@ static void run_cycle(struct daemon *dm)
             w->since = r->idle_since;
         }
     }
-    /* After the decisions are logged, so the log reads decision first, then notice/action. */
+    /* After the decisions are logged, so the log reads decision first, then notice/action;
+       not at all once told to stop (a signal during the queries). */
     /*
      * A standby evaluates and serves the decisions as metrics, but sends no notice and takes
      * no action: that is the leader's alone (lease.h).
      */
-    if (dm->cfg->act && lease_is_leader(dm->cfg->lease))
+    if (dm->cfg->act && got_stop)
+        log_info("stopping: no notice or action in this cycle");
+    else if (dm->cfg->act && lease_is_leader(dm->cfg->lease))
         act_cycle(dm->cfg->act, &d, now);
     else if (dm->cfg->act)
         log_debug("not the leader: %zu decisions evaluated, no notice or action", d.n);

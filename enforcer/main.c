@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -67,6 +68,7 @@ enum {
     F_PROM_PASS,
     F_PROM_CA,
     F_PROM_INSECURE,
+    F_PROM_INSECURE_CREDS,
     F_DRY_RUN,
     F_AT,
     F_AT_ADVANCE,
@@ -87,6 +89,7 @@ enum {
     F_KUBE_TOKEN,
     F_KUBE_CA,
     F_KUBE_INSECURE,
+    F_KUBE_INSECURE_CREDS,
     F_KUBE_TIMEOUT,
     F_KUBE_CONFIRM,
     F_LE,
@@ -124,6 +127,8 @@ static struct flag flags[NFLAGS] = {
     [F_PROM_CA] = {"prometheus.ca-file", FLAG_STRING, "", "CA bundle to verify Prometheus (https)"},
     [F_PROM_INSECURE] = {"prometheus.insecure-skip-verify", FLAG_BOOL, "false",
                          "do not verify Prometheus' TLS certificate (logged as a warning)"},
+    [F_PROM_INSECURE_CREDS] = {"prometheus.allow-insecure-credentials", FLAG_BOOL, "false",
+                               "send the bearer token or basic auth password over plain http://"},
     [F_DRY_RUN] = {"dry-run", FLAG_BOOL, "true",
                    "only report decisions; --no-dry-run lets rules with an action act"},
     [F_AT] = {"at", FLAG_STRING, "",
@@ -165,6 +170,8 @@ static struct flag flags[NFLAGS] = {
                    "run: CA bundle of the Kubernetes API (https)"},
     [F_KUBE_INSECURE] = {"kube.insecure-skip-tls-verify", FLAG_BOOL, "false",
                          "run: do not verify the Kubernetes API certificate (logged as a warning)"},
+    [F_KUBE_INSECURE_CREDS] = {"kube.allow-insecure-credentials", FLAG_BOOL, "false",
+                               "run: send the token over a plain http:// --kube.api-url"},
     [F_KUBE_TIMEOUT] = {"kube.timeout", FLAG_STRING, "10s",
                         "run: timeout of one Kubernetes API request"},
     [F_KUBE_CONFIRM] = {"kube.confirm-pressure", FLAG_BOOL, "false",
@@ -337,6 +344,15 @@ static int prom_config(struct promq_cfg *c)
                             .insecure = flag_bool(F_PROM_INSECURE)};
     if (!c->url[0]) {
         fprintf(stderr, "error: '--prometheus.url' is empty\n");
+        return -1;
+    }
+    /* Credentials in clear text can be read and replayed by anyone on the path. */
+    if ((c->bearer_file || c->basic_user || c->basic_pass_file) &&
+        strncasecmp(c->url, "http://", 7) == 0 && !flag_bool(F_PROM_INSECURE_CREDS)) {
+        fprintf(stderr,
+                "error: refusing to send Prometheus credentials over plain http to '%s': use "
+                "https or --prometheus.allow-insecure-credentials\n",
+                c->url);
         return -1;
     }
     return flag_duration(F_PROM_TIMEOUT, &c->timeout);
@@ -657,7 +673,9 @@ static int make_act(bool dry_run, struct act **out)
                               .token_file = flags[F_KUBE_TOKEN].value,
                               .ca_file = flag_str(F_KUBE_CA),
                               .insecure = flag_bool(F_KUBE_INSECURE),
-                              .timeout = kube_timeout};
+                              .timeout = kube_timeout,
+                              .allow_insecure_credentials = flag_bool(F_KUBE_INSECURE_CREDS),
+                              .stop = daemon_stop_flag()};
         struct kube *k = kube_new(&kc, err, sizeof(err));
         if (!k) {
             fprintf(stderr, "error: %s\n", err);
@@ -672,6 +690,7 @@ static int make_act(bool dry_run, struct act **out)
         act_free(a);
         return -1;
     }
+    act_set_stop(a, daemon_stop_flag());
     *out = a;
     return 0;
 }
@@ -717,7 +736,9 @@ static int make_lease(struct lease **out)
                           .ca_file = flag_str(F_KUBE_CA),
                           .insecure = flag_bool(F_KUBE_INSECURE),
                           /* a hung renewal must not outlast the deadline it counts against */
-                          .timeout = fmin(kube_timeout, lc.renew_deadline / 2)};
+                          .timeout = fmin(kube_timeout, lc.renew_deadline / 2),
+                          .allow_insecure_credentials = flag_bool(F_KUBE_INSECURE_CREDS)};
+    /* No stop flag: the Lease is released after the signal (kube_cfg.stop). */
     struct kube *k = kube_new(&kc, err, sizeof(err));
     if (!k || !(*out = lease_start(&lc, k, err, sizeof(err)))) {
         kube_free(k);
