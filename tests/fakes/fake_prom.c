@@ -225,25 +225,33 @@ static char *fp_read_file(const char *path)
     return sbuf_take(&b);
 }
 
-/* `body` with each sample value (`,"V"]` in a values array) replaced by "1"; caller frees. */
+/*
+ * `body` with each sample value (a JSON string after a ',' and before a ']', blanks allowed:
+ * `[1700000000, "0.5"]`) replaced by "1"; caller frees.
+ */
 static char *fp_ones(const char *body)
 {
     struct sbuf b = {0};
+    char prev = 0; /* last non-blank character outside strings */
     for (const char *p = body; *p;) {
-        const char *q = strstr(p, ",\"");
-        const char *end = q ? strchr(q + 2, '"') : NULL;
-        if (!q || !end || end[1] != ']') {
-            if (!q) {
-                sbuf_puts(&b, p);
-                break;
-            }
-            sbuf_add(&b, p, (size_t)(q - p) + 2);
-            p = q + 2;
+        if (*p != '"') {
+            if (*p != ' ' && *p != '\n' && *p != '\t' && *p != '\r')
+                prev = *p;
+            sbuf_putc(&b, *p++);
             continue;
         }
-        sbuf_add(&b, p, (size_t)(q - p));
-        sbuf_puts(&b, ",\"1\"");
-        p = end + 1;
+        const char *e = p + 1;
+        while (*e && *e != '"')
+            e += (*e == '\\' && e[1]) ? 2 : 1;
+        const char *after = *e ? e + 1 : e;
+        while (*after == ' ' || *after == '\n' || *after == '\t' || *after == '\r')
+            after++;
+        if (prev == ',' && *after == ']')
+            sbuf_puts(&b, "\"1\"");
+        else
+            sbuf_add(&b, p, (size_t)(e - p) + (*e ? 1 : 0));
+        prev = '"';
+        p = *e ? e + 1 : e;
     }
     return sbuf_take(&b);
 }
