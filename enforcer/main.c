@@ -10,9 +10,11 @@
  * as `--flag` / `--no-flag`, and --help lists every flag with its default. They are kept
  * in one table so that parsing, defaults and help cannot drift apart.
  *
- * Exit status: 0 success; 1 usage, rules or startup error; 2 `explain` matched nothing.
- * A Prometheus error is not a process failure: the affected workloads are kept with reason
- * query_error, and the error is printed once.
+ * Exit status: 0 success; 1 usage, rules or startup error; 2 `explain` matched nothing;
+ * 3 `plan`/`explain` could not evaluate a rule (a Prometheus query failed: error, timeout,
+ * partial or too large an answer). Decisions are still printed then (the rule's workloads
+ * are kept with reason query_error) and the error once on stderr, but a script or CI job
+ * must not read "everything kept" as "nothing idle".
  */
 #include <malloc.h>
 #include <math.h>
@@ -41,8 +43,9 @@
 #define GPURECLAIM_VERSION "unknown"
 #endif
 
-#define EXIT_USAGE    1
-#define EXIT_NO_MATCH 2
+#define EXIT_USAGE      1
+#define EXIT_NO_MATCH   2
+#define EXIT_RULE_ERROR 3
 
 enum flag_kind { FLAG_STRING, FLAG_BOOL };
 
@@ -237,7 +240,8 @@ static void usage(FILE *out)
             fprintf(out, " (default %s)", f->def);
         fputc('\n', out);
     }
-    fprintf(out, "\nexit status: 0 ok, 1 usage/rules/startup error, 2 explain matched nothing\n");
+    fprintf(out, "\nexit status: 0 ok, 1 usage/rules/startup error, 2 explain matched nothing,\n"
+                 "3 plan/explain could not evaluate a rule (its workloads are kept)\n");
 }
 
 static struct flag *find_flag(const char *name, size_t len)
@@ -391,6 +395,39 @@ static int eval_time(double *at)
     return 0;
 }
 
+/*
+ * `check`: warn about each rule whose activity cannot be proven gap-free. For a plain
+ * selector the enforcer reads the raw sample times (cycle.c's coverage query); an expression
+ * is evaluated in a subquery, where every selector inside looks back up to 5 minutes (the
+ * lookback delta), so a hole in the raw samples shorter than that is bridged and a series
+ * that stopped keeps its last value for 5 minutes. Warnings do not change the exit status.
+ */
+static void check_warnings(char *const *paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct ruleset rs = {0};
+        struct rules_errors errs = {0};
+        if (rules_load_file(paths[i], &rs, &errs) == 0) {
+            for (size_t j = 0; j < rs.n; j++) {
+                const struct rule *r = &rs.rules[j];
+                char buf[64];
+                if (!r->q_activity || cycle_coverage_expr(r, buf, sizeof(buf)) != 1)
+                    continue;
+                printf("%s:%d:%d: warning: rule '%s': 'activity' (%s) is an expression, so its "
+                       "raw gaps cannot be proven: the range query evaluates it in a subquery "
+                       "whose selectors look back up to 5m (the lookback delta), which "
+                       "bridges a hole in the raw samples of up to 5m and hides a stop for "
+                       "5m; record it with a recording rule and use the recorded series as "
+                       "'activity'\n",
+                       paths[i], r->activity_line ? r->activity_line : r->line,
+                       r->activity_line ? r->activity_col : r->col, r->name, r->q_activity);
+            }
+        }
+        rules_errors_free(&errs);
+        rules_free(&rs);
+    }
+}
+
 /* One evaluation: everything plan and explain print. */
 struct evaluation {
     struct ruleset rules;
@@ -398,6 +435,7 @@ struct evaluation {
     struct decisions decisions;
     double fetch_seconds, decide_seconds;
     unsigned long requests, failures;
+    bool *failed; /* per rule: a query of the rule failed in this evaluation */
 };
 
 static void evaluation_free(struct evaluation *ev)
@@ -405,6 +443,7 @@ static void evaluation_free(struct evaluation *ev)
     decisions_free(&ev->decisions);
     cycle_free(ev->data, ev->rules.n);
     free(ev->data);
+    free(ev->failed);
     rules_free(&ev->rules);
 }
 
@@ -420,9 +459,11 @@ static void evaluate(struct promq *q, double at, struct evaluation *ev)
     cycle_fetch(q, &ev->rules, at, ev->data);
     ev->fetch_seconds = mono_now() - t0;
 
+    ev->failed = xcalloc(n ? n : 1, sizeof(*ev->failed));
     for (size_t i = 0; i < n; i++) {
         if (!ev->data[i].error && !ev->data[i].pending_error)
             continue;
+        ev->failed[i] = true;
         bool seen = false;
         for (size_t j = 0; j < i && !seen; j++)
             seen = (ev->data[j].error || ev->data[j].pending_error) &&
@@ -495,9 +536,13 @@ static int cmd_plan(void)
                 ev.rules.n, ev.decisions.n, ev.requests, ev.failures, ev.fetch_seconds,
                 ev.decide_seconds, mono_now() - t0);
     sbuf_free(&out);
+    int status = 0;
+    for (size_t i = 0; i < ev.rules.n; i++)
+        if (ev.failed[i])
+            status = EXIT_RULE_ERROR;
     evaluation_free(&ev);
     promq_free(q);
-    return 0;
+    return status;
 }
 
 static int cmd_explain(void)
@@ -536,6 +581,10 @@ static int cmd_explain(void)
     if (shown) {
         fwrite(out.buf, 1, out.len, stdout);
         status = 0;
+        /* A failed rule explained here (every rule without --rule) is an error too. */
+        for (size_t i = 0; i < ev.rules.n; i++)
+            if (ev.failed[i] && (!rule || strcmp(ev.rules.rules[i].name, rule) == 0))
+                status = EXIT_RULE_ERROR;
     } else {
         char when[48];
         plan_format_time(at, when, sizeof(when));
@@ -795,6 +844,7 @@ int main(int argc, char **argv)
             goto out;
         }
         status = rules_check_files(pos + 1, npos - 1, stdout) == 0 ? 0 : 1;
+        check_warnings(pos + 1, npos - 1);
     } else if (npos > 1) {
         fprintf(stderr, "error: unexpected argument '%s' for '%s'\n", pos[1], cmd);
     } else if (strcmp(cmd, "plan") == 0) {
