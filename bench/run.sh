@@ -1,11 +1,16 @@
 #!/bin/sh
 # Exporter benchmark: median and p99 scrape latency and RSS of gpureclaim-exporter on the
 # 8 x MI300X CPX fixture, side by side with node_exporter's drm collector on the same tree.
-# Numbers, not a pass/fail test. SCRAPES (default 10000) sets the number of scrapes.
+# Numbers, not a pass/fail test. SCRAPES (default 10000) sets the number of scrapes;
+# BENCH_TREE (default mi300x-cpx) the fixture tree, e.g. mi300x-cpx-v19 (gpu_metrics v1_9
+# tables, xcp_metrics files and the accumulator counters); a tree without proc/ uses
+# mi300x-cpx's processes, which name the same render nodes.
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 SCRAPES=${SCRAPES:-10000}
-TREE=$TOP/tests/fixtures/mi300x-cpx
+TREE=$TOP/tests/fixtures/${BENCH_TREE:-mi300x-cpx}
+PROCFS=$TREE/proc
+[ -d "$PROCFS" ] || PROCFS=$TOP/tests/fixtures/mi300x-cpx/proc
 TMP=$(mktemp -d)
 PIDS=""
 bench_cleanup() { for p in $PIDS; do kill $p 2>/dev/null; done; rm -rf "$TMP"; }
@@ -17,10 +22,10 @@ port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); 
 wait_up() { for _ in $(seq 1 100); do curl -sf -o /dev/null "http://127.0.0.1:$1$2" && return 0; sleep 0.05; done; return 1; }
 rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 
-echo "== exporter scrape benchmark: $SCRAPES scrapes of the 8 x MI300X CPX fixture =="
+echo "== exporter scrape benchmark: $SCRAPES scrapes of the 8 x MI300X CPX fixture ($(basename "$TREE")) =="
 P1=$(port)
 "$TOP/bin/gpureclaim-exporter" --web.listen-address="127.0.0.1:$P1" --path.sysfs="$TREE/sys" \
-    --path.procfs="$TREE/proc" --path.devfs="$TREE/dev" --kubelet.pod-resources-socket= \
+    --path.procfs="$PROCFS" --path.devfs="$TREE/dev" --kubelet.pod-resources-socket= \
     --log.level=error &
 E=$!; PIDS="$PIDS $E"
 wait_up "$P1" /healthz
@@ -35,7 +40,7 @@ printf 'gpureclaim-exporter: median %s ms, p99 %s ms, %s bytes, %s series, RSS %
 N_SCRAPES=$((SCRAPES / 10))
 P2=$(port)
 prometheus-node-exporter --web.listen-address="127.0.0.1:$P2" --path.sysfs="$TREE/sys" \
-    --path.procfs="$TREE/proc" --collector.disable-defaults --collector.drm --log.level=error &
+    --path.procfs="$PROCFS" --collector.disable-defaults --collector.drm --log.level=error &
 N=$!; PIDS="$PIDS $N"
 wait_up "$P2" /metrics
 "$TMP/scrape" "$P2" /metrics 20 >/dev/null

@@ -174,6 +174,7 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
     if (!ctx->gm) {
         ctx->gm = xcalloc(l->n, sizeof(*ctx->gm));
         ctx->gm_state = xcalloc(l->n, sizeof(*ctx->gm_state));
+        ctx->gm_when = xcalloc(l->n, sizeof(*ctx->gm_when));
     }
     if (ctx->gm_state[i] == 0) {
         /*
@@ -182,21 +183,40 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
          * and avoids a 128 KiB malloc (an mmap/munmap pair) per GPU per scrape.
          */
         unsigned char buf[16384];
+        ctx->gm_when[i] = mono_now();
         ssize_t n = sysfs_read_bin(buf, sizeof(buf), "%s/gpu_metrics", l->v[i].devdir);
         char err[256];
+        int rc;
         ctx->gm_state[i] = -1;
+        /* One GPU's table is that GPU's problem: the others are still reported. */
         if (n < 0) {
             if (errno != ENOENT)
-                coll_source_error(ctx, "gpu_metrics", "cannot read '%s/gpu_metrics': %s",
+                coll_device_error(ctx, "gpu_metrics", "cannot read '%s/gpu_metrics': %s",
                                   l->v[i].devdir, strerror(errno));
-        } else if (gpum_parse(buf, (size_t)n, &ctx->gm[i], err, sizeof(err)) < 0) {
-            coll_source_error(ctx, "gpu_metrics", "rejected '%s/gpu_metrics': %s", l->v[i].devdir,
+        } else if ((rc = gpum_parse(buf, (size_t)n, &ctx->gm[i], err, sizeof(err))) ==
+                   GPUM_SKIPPED) {
+            log_debug("skipped '%s/gpu_metrics': %s", l->v[i].devdir, err);
+            ctx->gm_state[i] = -2;
+        } else if (rc < 0) {
+            coll_device_error(ctx, "gpu_metrics", "rejected '%s/gpu_metrics': %s", l->v[i].devdir,
                               err);
         } else {
             ctx->gm_state[i] = 1;
+            const struct gpu_metrics *m = &ctx->gm[i];
+            if (m->partial)
+                coll_device_error(ctx, "gpu_metrics",
+                                  "'%s/gpu_metrics' read in part: %s after %d of %d attributes "
+                                  "(%zd of %u bytes)",
+                                  l->v[i].devdir, m->partial, m->attrs_parsed, m->attr_count, n,
+                                  m->structure_size);
         }
     }
     return ctx->gm_state[i] == 1 ? &ctx->gm[i] : NULL;
+}
+
+double coll_gpum_when(const struct coll_ctx *ctx, size_t i)
+{
+    return ctx->gm_when && ctx->gm_state && ctx->gm_state[i] != 0 ? ctx->gm_when[i] : 0;
 }
 
 double coll_busy(struct coll_ctx *ctx, size_t i)
@@ -245,14 +265,32 @@ static bool first_time(const char *key)
     return first;
 }
 
+static void source_problem(struct coll_ctx *ctx, bool fails, const char *source, const char *fmt,
+                           va_list ap) __attribute__((format(printf, 4, 0)));
+
 void coll_source_error(struct coll_ctx *ctx, const char *source, const char *fmt, ...)
 {
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    source_problem(ctx, true, source, fmt, ap);
     va_end(ap);
-    ctx->errors++;
+}
+
+void coll_device_error(struct coll_ctx *ctx, const char *source, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    source_problem(ctx, false, source, fmt, ap);
+    va_end(ap);
+}
+
+static void source_problem(struct coll_ctx *ctx, bool fails, const char *source, const char *fmt,
+                           va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    if (fails)
+        ctx->errors++;
     int i = 0;
     while (i < ctx->nsrc_err && strcmp(ctx->src_err[i].source, source) != 0)
         i++;
@@ -318,8 +356,10 @@ void coll_ctx_release(struct coll_ctx *ctx)
     }
     free(ctx->gm);
     free(ctx->gm_state);
+    free(ctx->gm_when);
     free(ctx->busy);
     ctx->gm = NULL;
     ctx->gm_state = NULL;
+    ctx->gm_when = NULL;
     ctx->busy = NULL;
 }

@@ -44,7 +44,8 @@ struct coll_ctx {
     int nsrc_err;
     struct gpu_snap *snap;  /* the GPU discovery this scrape uses (shared, refcounted) */
     struct gpu_metrics *gm; /* per GPU, parsed on first use */
-    signed char *gm_state;  /* per GPU: 0 not read, 1 parsed, -1 absent or rejected */
+    signed char *gm_state;  /* per GPU: 0 not read, 1 parsed, -1 absent/rejected, -2 skipped */
+    double *gm_when;        /* per GPU: monotonic time its gpu_metrics was read */
     double *busy;           /* per GPU gpu_busy_percent as a ratio: -1 not read, NaN absent */
 };
 
@@ -91,6 +92,9 @@ const struct gpu_list *coll_gpus(struct coll_ctx *ctx, char *err, size_t errlen)
  */
 const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i);
 
+/* Monotonic time at which coll_gpum read GPU `i`'s table (0 if it was not read). */
+double coll_gpum_when(const struct coll_ctx *ctx, size_t i);
+
 /*
  * gpu_busy_percent of GPU `i` as a ratio, read at most once per scrape (two collectors use
  * it, and two SMU reads could disagree); NaN when absent or malformed (reported once).
@@ -104,6 +108,15 @@ double coll_busy(struct coll_ctx *ctx, size_t i);
  * "gpu_busy_percent"; the message names the path.
  */
 void coll_source_error(struct coll_ctx *ctx, const char *source, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * The same for a problem confined to one device (one GPU's unreadable table) while the
+ * collector still reports the others: counted and logged alike, but it does not set
+ * gpureclaim_scrape_collector_success to 0, so one odd GPU does not fire a
+ * collector-failing alert for the whole node.
+ */
+void coll_device_error(struct coll_ctx *ctx, const char *source, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 #endif

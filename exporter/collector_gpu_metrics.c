@@ -1,13 +1,18 @@
 /*
- * Collector "gpu_metrics": the SMU metrics table of each GPU (gpu-interfaces.md §8), parsed
- * by gpu_metrics.c and mapped here to base units: activity as ratios, temperatures in
- * celsius, socket power in watts, the energy accumulator as a joules counter, clocks in
- * hertz, and per-XCC busy within each partition (xcp_stats, v1_6 ROCm layout and later).
- * Fields the SMU marks "not supported" arrive as NaN and are omitted.
+ * Collector "gpu_metrics": the SMU metrics table of each GPU, parsed by gpu_metrics.c and
+ * mapped here to base units: activity as ratios, temperatures in celsius, socket power in
+ * watts, the energy accumulator as a joules counter, clocks in hertz, PCIe link width and
+ * speed, per-XCC busy within each partition (xcp_stats, v1_6 ROCm layout and later), and the
+ * driver's accumulators (whole-device GFX busy, throttle residencies and the accumulation
+ * counter they are divided by) as process-monotonic counters (accum.h).
+ * Fields the SMU marks "not supported" arrive as NaN or absent and are omitted. A GPU whose
+ * table cannot be read is counted in gpureclaim_scrape_source_errors; the collector fails
+ * only when no GPU's table was read or recognised.
  */
 #include <math.h>
 #include <stdio.h>
 
+#include "accum.h"
 #include "collector.h"
 
 #define M(n) METRIC_PREFIX "gpu_metrics_" n
@@ -40,6 +45,50 @@ static void clocks(struct coll_ctx *ctx, const char *gpu, const char *clock, con
     }
 }
 
+static const char *const residency_reason[GPUM_RES_N] = {
+    [GPUM_RES_PROCHOT] = "prochot",           [GPUM_RES_PPT] = "ppt",
+    [GPUM_RES_SOCKET_THM] = "socket_thermal", [GPUM_RES_VR_THM] = "vr_thermal",
+    [GPUM_RES_HBM_THM] = "hbm_thermal",
+};
+
+/*
+ * Whole-device accumulators: one group whose denominator is accumulation_counter and whose
+ * numerators are gfx_activity_acc and the five residencies, so that every published
+ * numerator advances over exactly the intervals its denominator does. The state lives in
+ * accum.c across scrapes because a counter is a sum of deltas between readings: the raw
+ * U32 values wrap and restart, and exposing them raw would make Prometheus misread a wrap as
+ * a reset and under-state busy time.
+ */
+static void accumulators(struct coll_ctx *ctx, const char *gpu, const struct gpu_metrics *m,
+                         double when)
+{
+    struct accum_reading r = {.when = when, .den = m->accumulation_counter, .nnum = 1 + GPUM_RES_N};
+    r.num[0] = m->gfx_activity_acc;
+    for (int k = 0; k < GPUM_RES_N; k++)
+        r.num[1 + k] = m->residency[k];
+    char key[64];
+    snprintf(key, sizeof(key), "%s/gpu", gpu);
+    struct accum_totals t;
+    if (accum_update(key, &r, &t) < 0 || !t.den_valid)
+        return;
+    expo_add(ctx->e, M("accumulation_counter_total"), EXPO_COUNTER,
+             "Firmware accumulation ticks (about 1 ms each) seen by this exporter process: the "
+             "denominator of the gpu_metrics accumulators.",
+             t.den_total, "gpu", gpu, NULL);
+    if (t.num_valid[0])
+        expo_add(ctx->e, M("gfx_activity_accumulator_total"), EXPO_COUNTER,
+                 "Whole-device GFX busy accumulator (percent x accumulation ticks) since the "
+                 "exporter started; busy ratio = increase(this) / "
+                 "increase(gpureclaim_gpu_metrics_accumulation_counter_total) / 100.",
+                 t.num_total[0], "gpu", gpu, NULL);
+    for (int k = 0; k < GPUM_RES_N; k++)
+        if (t.num_valid[1 + k])
+            expo_add(ctx->e, M("throttle_residency_accumulator_total"), EXPO_COUNTER,
+                     "Accumulation ticks spent throttled, by reason, since the exporter "
+                     "started.",
+                     t.num_total[1 + k], "gpu", gpu, "reason", residency_reason[k], NULL);
+}
+
 static int gpu_metrics_update(struct coll_ctx *ctx, char *err, size_t errlen)
 {
     const struct gpu_list *l = coll_gpus(ctx, err, errlen);
@@ -48,8 +97,12 @@ static int gpu_metrics_update(struct coll_ctx *ctx, char *err, size_t errlen)
     size_t found = 0;
     for (size_t i = 0; i < l->n; i++) {
         const struct gpu_metrics *m = coll_gpum(ctx, i);
-        if (!m)
+        if (!m) {
+            /* An APU or pre-v1_3 table was recognised and skipped on purpose (debug log). */
+            if (ctx->gm_state && ctx->gm_state[i] == -2)
+                found++;
             continue;
+        }
         found++;
         const char *gpu = l->v[i].pci;
         char rev[16], size[16];
@@ -85,6 +138,11 @@ static int gpu_metrics_update(struct coll_ctx *ctx, char *err, size_t errlen)
         clocks(ctx, gpu, "vclk0", m->vclk0, GPUM_MAX_CLK);
         clocks(ctx, gpu, "dclk0", m->dclk0, GPUM_MAX_CLK);
         clocks(ctx, gpu, "uclk", &m->uclk, 1);
+        gauge(ctx, M("pcie_link_width"), "PCIe link width (lanes) as the SMU reports it.",
+              m->pcie_link_width, gpu);
+        gauge(ctx, M("pcie_link_speed_transfers_per_second"),
+              "PCIe link speed per lane (transfers per second).", m->pcie_link_speed * 1e9, gpu);
+        accumulators(ctx, gpu, m, coll_gpum_when(ctx, i));
         for (int p = 0; p < m->num_partition && p < GPUM_MAX_XCP; p++) {
             for (int x = 0; x < GPUM_MAX_XCC; x++) {
                 if (isnan(m->xcp[p].gfx_busy[x]))
@@ -111,4 +169,5 @@ const struct collector coll_gpu_metrics = {
     .default_on = true,
     .help = "Activity, temperatures, power, energy and clocks from the binary gpu_metrics table",
     .update = gpu_metrics_update,
+    .fini = accum_reset,
 };

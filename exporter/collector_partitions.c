@@ -9,6 +9,12 @@
  * XCCs; and, for a GPU that is one partition, the whole-device gpu_busy_percent. A
  * partition with none of these has no busy series: it is unknown, not idle. The source used
  * is the activity_source label of gpureclaim_partition_info.
+ *
+ * Next to that instantaneous gauge, each partition's exact busy accumulator and the
+ * accumulation counter it divides by are published as counters (accum.h), from the first
+ * source that has them: the xcp_metrics file (v1_0 with the GPU's counter, v1_1 with its
+ * own counter when it has one), xcp_stats in gpu_metrics (v1_6 ROCm layout, v1_7, v1_8),
+ * or, for a GPU that is one partition, the per-XCC arrays of gpu_metrics v1_9.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -16,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "accum.h"
 #include "collector.h"
 #include "sysfs.h"
 
@@ -56,29 +63,48 @@ static double mean_valid(const double *v, int n)
     return k ? round(sum / k * 1e6) / 1e6 : NAN;
 }
 
+/* The partition's xcp_metrics file, read once per scrape. */
+struct xcp_file {
+    bool ok;
+    double when;
+    struct gpu_partition_metrics pm;
+};
+
+static void read_xcp(struct coll_ctx *ctx, const struct gpu_part *p, struct xcp_file *x)
+{
+    x->ok = false;
+    if (!p->has_xcp_metrics)
+        return;
+    unsigned char buf[4096];
+    char err[256];
+    x->when = mono_now();
+    ssize_t n = sysfs_read_bin(buf, sizeof(buf), "%s/xcp/xcp_metrics", p->devdir);
+    /* One partition's file is that partition's problem: the collector still reports the
+     * others, and this partition falls back to the next source. */
+    if (n < 0) {
+        coll_device_error(ctx, "xcp_metrics", "cannot read '%s/xcp/xcp_metrics': %s", p->devdir,
+                          strerror(errno));
+    } else if (gpum_parse_partition(buf, (size_t)n, &x->pm, err, sizeof(err)) < 0) {
+        coll_device_error(ctx, "xcp_metrics", "rejected '%s/xcp/xcp_metrics': %s", p->devdir, err);
+    } else {
+        x->ok = true;
+        if (x->pm.partial)
+            coll_device_error(ctx, "xcp_metrics",
+                              "'%s/xcp/xcp_metrics' read in part: %s after %d of %d attributes",
+                              p->devdir, x->pm.partial, x->pm.attrs_parsed, x->pm.attr_count);
+    }
+}
+
 static double partition_busy(struct coll_ctx *ctx, size_t gi, const struct gpu *g,
-                             const struct gpu_part *p, const char **source)
+                             const struct gpu_part *p, const struct xcp_file *x,
+                             const char **source)
 {
     *source = "none";
-    if (p->has_xcp_metrics) {
-        unsigned char buf[4096];
-        ssize_t n = sysfs_read_bin(buf, sizeof(buf), "%s/xcp/xcp_metrics", p->devdir);
-        if (n >= 0) {
-            struct gpu_partition_metrics pm;
-            char err[256];
-            if (gpum_parse_partition(buf, (size_t)n, &pm, err, sizeof(err)) < 0) {
-                coll_source_error(ctx, "xcp_metrics", "rejected '%s/xcp/xcp_metrics': %s",
-                                  p->devdir, err);
-            } else {
-                double v = mean_valid(pm.gfx_busy, GPUM_MAX_XCC);
-                if (!isnan(v)) {
-                    *source = "xcp_metrics";
-                    return v;
-                }
-            }
-        } else {
-            coll_source_error(ctx, "xcp_metrics", "cannot read '%s/xcp/xcp_metrics': %s", p->devdir,
-                              strerror(errno));
+    if (x->ok) {
+        double v = mean_valid(x->pm.gfx_busy, GPUM_MAX_XCC);
+        if (!isnan(v)) {
+            *source = "xcp_metrics";
+            return v;
         }
     }
     const struct gpu_metrics *m = coll_gpum(ctx, gi);
@@ -101,6 +127,92 @@ static double partition_busy(struct coll_ctx *ctx, size_t gi, const struct gpu *
         }
     }
     return NAN;
+}
+
+/* Which file each accumulator group reads; a change of source restarts the group. */
+enum acc_src { SRC_XCP_OWN = 1, SRC_XCP_GPU_COUNTER, SRC_XCP_STATS, SRC_V1_9_DEVICE };
+
+/*
+ * The partition's busy accumulators (per XCC within the partition) and their counter. n is
+ * the partition's XCC count from KFD; without KFD (n unknown) the 8 slots are read and the
+ * populated ones used.
+ */
+static void partition_accumulators(struct coll_ctx *ctx, size_t gi, const struct gpu *g,
+                                   const struct gpu_part *p, const struct xcp_file *x,
+                                   const char *idx)
+{
+    int n = p->num_xcc >= 1 && p->num_xcc <= GPUM_MAX_XCC ? p->num_xcc : GPUM_MAX_XCC;
+    bool n_known = n == p->num_xcc;
+    const struct gpu_metrics *m = coll_gpum(ctx, gi);
+    struct accum_reading r = {.nnum = n};
+    const struct gpum_acc *acc = NULL;
+    /*
+     * The source is chosen by what exists (a file, a layout with the arrays), not by whether
+     * its values are valid this time: an accumulator that turns all-ones must reach the
+     * group, so that the interval around it is discarded rather than bridged.
+     */
+    if (x->ok) {
+        acc = x->pm.gfx_busy_acc;
+        r.when = x->when;
+        if (x->pm.accumulation_counter.bits) {
+            r.den = x->pm.accumulation_counter;
+            r.den_src = SRC_XCP_OWN;
+        } else if (m) {
+            /* v1_0 (and v1_1 before its counter was added): the parent GPU's counter, read
+             * in the same scrape; the two files are read a few microseconds apart. */
+            r.den = m->accumulation_counter;
+            r.den_src = SRC_XCP_GPU_COUNTER;
+        }
+    } else if (m && p->index < m->num_partition) {
+        acc = m->xcp[p->index].gfx_busy_acc;
+        r.when = coll_gpum_when(ctx, gi);
+        r.den = m->accumulation_counter;
+        r.den_src = SRC_XCP_STATS;
+    } else if (m && g->npart == 1 && strcmp(m->layout, "v1_9") == 0) {
+        /*
+         * v1_9 indexes per-XCC arrays over the whole device; only a GPU that is a single
+         * partition maps them to a partition without knowing the driver's XCC masks.
+         */
+        acc = m->xcc_busy_acc;
+        r.when = coll_gpum_when(ctx, gi);
+        r.den = m->accumulation_counter;
+        r.den_src = SRC_V1_9_DEVICE;
+    }
+    if (!acc || !r.den.bits)
+        return;
+    for (int i = 0; i < n; i++)
+        r.num[i] = acc[i];
+    char key[64];
+    snprintf(key, sizeof(key), "%s/partition/%s", g->pci, idx);
+    struct accum_totals t;
+    if (accum_update(key, &r, &t) < 0 || !t.den_valid)
+        return;
+    expo_add(ctx->e, M("partition_accumulation_counter_total"), EXPO_COUNTER,
+             "Accumulation ticks (about 1 ms each) seen by this exporter process for a "
+             "partition: the denominator of gpureclaim_partition_gfx_busy_accumulator_total.",
+             t.den_total, "gpu", g->pci, "partition", idx, NULL);
+    double sum = 0;
+    int valid = 0;
+    for (int i = 0; i < n; i++) {
+        if (!t.num_valid[i])
+            continue;
+        char xs[8];
+        snprintf(xs, sizeof(xs), "%d", i);
+        expo_add(ctx->e, METRIC_PREFIX "gpu_metrics_xcc_gfx_busy_accumulator_total", EXPO_COUNTER,
+                 "GFX busy accumulator (percent x accumulation ticks) of one XCC within a "
+                 "partition since the exporter started.",
+                 t.num_total[i], "gpu", g->pci, "partition", idx, "xcc", xs, NULL);
+        sum += t.num_total[i];
+        valid++;
+    }
+    /* One XCC without a value makes the partition's mean unknown: omitted, never partial. */
+    if (valid > 0 && (!n_known || valid == n))
+        expo_add(ctx->e, M("partition_gfx_busy_accumulator_total"), EXPO_COUNTER,
+                 "GFX busy accumulator of a partition (percent x accumulation ticks, mean over "
+                 "its XCCs) since the exporter started; exact busy ratio over a window = "
+                 "increase(this) / increase(gpureclaim_partition_accumulation_counter_total) "
+                 "/ 100.",
+                 sum / valid, "gpu", g->pci, "partition", idx, NULL);
 }
 
 static int partitions_update(struct coll_ctx *ctx, char *err, size_t errlen)
@@ -137,7 +249,9 @@ static int partitions_update(struct coll_ctx *ctx, char *err, size_t errlen)
             if (p->num_xcc >= 0)
                 snprintf(xcc, sizeof(xcc), "%d", p->num_xcc);
             const char *source;
-            double busy = partition_busy(ctx, i, g, p, &source);
+            struct xcp_file x;
+            read_xcp(ctx, p, &x);
+            double busy = partition_busy(ctx, i, g, p, &x, &source);
             expo_add(ctx->e, M("partition_info"), EXPO_GAUGE,
                      "A compute partition of a GPU: its DRM nodes, the id the device plugin "
                      "allocates (device_id), its KFD node and the source of its busy ratio.",
@@ -149,6 +263,12 @@ static int partitions_update(struct coll_ctx *ctx, char *err, size_t errlen)
                          "Compute busy (0-1) of a partition, averaged over its XCCs; absent "
                          "when the kernel exposes no per-partition activity.",
                          busy, "gpu", g->pci, "partition", idx, NULL);
+            partition_accumulators(ctx, i, g, p, &x, idx);
+            if (p->mem_bytes >= 0)
+                expo_add(ctx->e, M("partition_memory_total_bytes"), EXPO_GAUGE,
+                         "Memory of the partition's KFD node (sum of its mem_banks "
+                         "size_in_bytes).",
+                         (double)p->mem_bytes, "gpu", g->pci, "partition", idx, NULL);
         }
     }
     if (l->kfd)
@@ -168,4 +288,5 @@ const struct collector coll_partitions = {
     .default_on = true,
     .help = "Partition modes, compute partitions and per-partition busy",
     .update = partitions_update,
+    .fini = accum_reset,
 };

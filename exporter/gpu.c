@@ -109,6 +109,7 @@ static struct gpu *find_pci(struct gpu_list *l, const char *pci)
 
 struct kfd_node {
     int64_t simd_count, render_minor, domain, location_id, num_xcc;
+    int64_t size_in_bytes; /* of a mem_banks/<b>/properties file; -1 if absent */
     bool has_minor, has_location;
 };
 
@@ -116,6 +117,7 @@ static void parse_properties(const char *text, struct kfd_node *k)
 {
     memset(k, 0, sizeof(*k));
     k->num_xcc = -1;
+    k->size_in_bytes = -1;
     char line[256];
     for (const char *p = text; *p;) {
         const char *nl = strchr(p, '\n');
@@ -141,7 +143,44 @@ static void parse_properties(const char *text, struct kfd_node *k)
             k->has_location = true;
         } else if (strcmp(line, "num_xcc") == 0)
             k->num_xcc = v;
+        else if (strcmp(line, "size_in_bytes") == 0 && v >= 0)
+            k->size_in_bytes = v;
     }
+}
+
+/*
+ * Memory of a KFD node: the sum of `size_in_bytes` in nodes/<n>/mem_banks/<b>/properties
+ * (kfd_topology.c prints one properties file per memory bank). -1 when there is no bank or
+ * a bank cannot be read: a partial sum would under-state the memory.
+ */
+static int64_t kfd_mem_bytes(const char *nodedir)
+{
+    char dir[4200], text[2048];
+    snprintf(dir, sizeof(dir), "%s/mem_banks", nodedir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int64_t sum = 0;
+    int banks = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (numbered(de->d_name, "") < 0)
+            continue;
+        /* The bank properties file has the same "key value" lines as a node's. */
+        struct kfd_node k;
+        k.size_in_bytes = -1;
+        if (sysfs_read_str(text, sizeof(text), "%s/%s/properties", dir, de->d_name) >= 0)
+            parse_properties(text, &k);
+        int64_t v = k.size_in_bytes;
+        if (v < 0 || sum > INT64_MAX - v) {
+            closedir(d);
+            return -1;
+        }
+        sum += v;
+        banks++;
+    }
+    closedir(d);
+    return banks ? sum : -1;
 }
 
 /* Attach KFD nodes as partitions. */
@@ -186,6 +225,9 @@ static void attach_kfd(const char *sysfs, struct gpu_list *l, const struct nodes
         p->render = (int)k.render_minor;
         p->kfd_node = num;
         p->num_xcc = (int)k.num_xcc;
+        char nodedir[4400];
+        snprintf(nodedir, sizeof(nodedir), "%s/%s", path, de->d_name);
+        p->mem_bytes = kfd_mem_bytes(nodedir);
         uint64_t gid;
         if (sysfs_read_u64(&gid, "%s/%s/gpu_id", path, de->d_name) == 0)
             p->kfd_gpu_id = (uint32_t)gid;
@@ -351,6 +393,7 @@ int gpu_discover(const char *sysfs, struct gpu_list *out, char *err, size_t errl
             p->render = g->render;
             p->kfd_node = -1;
             p->num_xcc = -1;
+            p->mem_bytes = -1;
             str_copy(p->device_id, sizeof(p->device_id), g->pci);
             const struct node *c = nodes_by_num(&cards, g->card);
             if (c)

@@ -30,6 +30,7 @@ struct gpu_part {
     uint32_t kfd_gpu_id;  /* KFD gpu_id, 0 if unknown */
     int num_xcc;          /* XCCs in the partition, -1 if unknown */
     bool has_xcp_metrics; /* <devdir>/xcp/xcp_metrics exists */
+    int64_t mem_bytes;    /* sum of the KFD node's mem_banks size_in_bytes, -1 if unknown */
 };
 
 #define GPU_MAX_TEMP 8

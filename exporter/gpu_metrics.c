@@ -42,7 +42,7 @@ _Static_assert(GPUM_MAX_XCP == NUM_XCP, "gpu_metrics.h GPUM_MAX_XCP");
 _Static_assert(GPUM_MAX_XCC == MAX_XCC, "gpu_metrics.h GPUM_MAX_XCC");
 _Static_assert(GPUM_MAX_GFXCLK == MAX_GFX_CLKS, "gpu_metrics.h GPUM_MAX_GFXCLK");
 _Static_assert(GPUM_MAX_CLK == MAX_CLKS, "gpu_metrics.h GPUM_MAX_CLK");
-_Static_assert(GPUM_NUM_HBM == NUM_HBM_INSTANCES, "gpu_metrics.h GPUM_NUM_HBM");
+_Static_assert(GPUM_NUM_HBM >= NUM_HBM_INSTANCES, "gpu_metrics.h GPUM_NUM_HBM");
 
 struct gpum_header {
     uint16_t structure_size;
@@ -425,9 +425,47 @@ static double u32v(uint32_t v)
     return v == UINT32_MAX ? NAN : (double)v;
 }
 
-static double u64v(uint64_t v)
+/*
+ * Zero where the kernel documents all-ones as "not supported". Real blobs also hold 0 where
+ * the board has no such sensor or the firmware does not implement the field: the RDNA3 v1_3
+ * capture (MangoHud tests/gpu_metrics) has current_vclk0/dclk0/vclk1/dclk1 = 0, and the
+ * issue reports of gpureclaim users show energy_accumulator and VR temperatures at 0 on
+ * such boards. Per field:
+ *  - temperatures: 0 C cannot be read on a powered GPU (its own dissipation keeps every
+ *    sensor above ambient), so 0 is a missing sensor and is omitted;
+ *  - socket power: an operating GPU never draws 0 W, 0 is a missing sensor;
+ *  - clocks: 0 is an ungated-but-unpopulated slot or a gated engine; neither is a frequency
+ *    (GPUDiagnostics.jl drops 0 gfx clock slots too), omitted;
+ *  - PCIe width/speed: a trained link is never 0 lanes or 0 GT/s (SR-IOV VFs report 0);
+ *  - energy_accumulator: energy since boot is never 0 once the GPU has run; firmware that
+ *    does not count leaves 0 and a counter stuck at 0 would read as "no power drawn";
+ *  - accumulation_counter and the busy accumulators (gfx_activity_acc, gfx_busy_acc): 0 is
+ *    what firmware that does not fill them leaves, and a busy accumulator stuck at 0 next to
+ *    an advancing counter reads as "idle the whole time" - the one reading that gets a
+ *    workload killed. A GPU that truly never ran a wave since boot is reported unknown
+ *    until its first busy tick, which keeps its workload: the safe side;
+ *  - activity gauges and throttle residencies: 0 is a real reading (idle, never throttled;
+ *    the MI300X captures read 0 residency for prochot and thermal) and is kept.
+ */
+static double u16nz(uint16_t v)
 {
-    return v == UINT64_MAX ? NAN : (double)v;
+    return v == 0 ? NAN : u16v(v);
+}
+
+static struct gpum_acc acc_u32(uint32_t v, bool zero_is_absent)
+{
+    struct gpum_acc a = {v, 32};
+    if (v == UINT32_MAX || (zero_is_absent && v == 0))
+        a.bits = 0;
+    return a;
+}
+
+static struct gpum_acc acc_u64(uint64_t v, bool zero_is_absent)
+{
+    struct gpum_acc a = {v, 64};
+    if (v == UINT64_MAX || (zero_is_absent && v == 0))
+        a.bits = 0;
+    return a;
 }
 
 /* Unit conversions; NaN stays NaN through them. */
@@ -435,10 +473,10 @@ static double u64v(uint64_t v)
 #define HZ(mhz)    ((mhz)*1e6)     /* MHz -> Hz */
 #define GTS(deci)  ((deci) / 10.0) /* 0.1 GT/s -> GT/s */
 
-/* energy_accumulator counts 15.259 uJ, i.e. 2^-16 J. */
+/* energy_accumulator counts 15.259 uJ, i.e. 2^-16 J; 0 is "not counted" (see above). */
 static double energy_j(uint64_t v)
 {
-    return v == UINT64_MAX ? NAN : ldexp((double)v, -16);
+    return v == UINT64_MAX || v == 0 ? NAN : ldexp((double)v, -16);
 }
 
 static void nan_fill(double *p, size_t n)
@@ -447,12 +485,13 @@ static void nan_fill(double *p, size_t n)
         p[i] = NAN;
 }
 
-#define NAN_FILL(arr) nan_fill((arr), sizeof(arr) / sizeof((arr)[0]))
+#define NAN_FILL(arr)  nan_fill((arr), sizeof(arr) / sizeof((arr)[0]))
+#define ACC_CLEAR(arr) memset((arr), 0, sizeof(arr))
 
 static void clocks_u16(double *dst, const uint16_t *src, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dst[i] = HZ(u16v(src[i]));
+        dst[i] = HZ(u16nz(src[i]));
 }
 
 static void gpum_reset(struct gpu_metrics *o)
@@ -469,10 +508,9 @@ static void gpum_reset(struct gpu_metrics *o)
     NAN_FILL(o->dclk0);
     o->uclk = o->pcie_link_width = o->pcie_link_speed = NAN;
     o->num_partition = -1;
-    for (size_t i = 0; i < GPUM_MAX_XCP; i++) {
-        NAN_FILL(o->xcp[i].gfx_busy);
-        NAN_FILL(o->xcp[i].gfx_busy_acc);
-    }
+    for (size_t i = 0; i < GPUM_MAX_XCP; i++)
+        NAN_FILL(o->xcp[i].gfx_busy); /* the accumulators are absent (bits 0) from memset */
+    NAN_FILL(o->xcc_busy);
 }
 
 __attribute__((format(printf, 3, 4))) static void seterr(char *err, size_t errlen, const char *fmt,
@@ -494,45 +532,59 @@ static void decode_v1_3(const struct gpum_v1_3 *m, struct gpu_metrics *o)
      * v1_3 temperatures are plain degrees: the real MangoHud blob (a Radeon, header 120/1/3)
      * reads temperature_edge 36 and hotspot 49, which MangoHud reports as 36 C.
      */
-    o->temp_edge = u16v(m->temperature_edge);
-    o->temp_hotspot = u16v(m->temperature_hotspot);
-    o->temp_mem = u16v(m->temperature_mem);
-    o->temp_vrgfx = u16v(m->temperature_vrgfx);
-    o->temp_vrsoc = u16v(m->temperature_vrsoc);
-    o->temp_vrmem = u16v(m->temperature_vrmem);
+    o->temp_edge = u16nz(m->temperature_edge);
+    o->temp_hotspot = u16nz(m->temperature_hotspot);
+    o->temp_mem = u16nz(m->temperature_mem);
+    o->temp_vrgfx = u16nz(m->temperature_vrgfx);
+    o->temp_vrsoc = u16nz(m->temperature_vrsoc);
+    o->temp_vrmem = u16nz(m->temperature_vrmem);
     for (size_t i = 0; i < NUM_HBM_INSTANCES; i++)
-        o->temp_hbm[i] = u16v(m->temperature_hbm[i]);
+        o->temp_hbm[i] = u16nz(m->temperature_hbm[i]);
     o->gfx_activity = RATIO(u16v(m->average_gfx_activity));
     o->umc_activity = RATIO(u16v(m->average_umc_activity));
     o->mm_activity = RATIO(u16v(m->average_mm_activity));
-    o->socket_power = u16v(m->average_socket_power);
+    o->socket_power = u16nz(m->average_socket_power);
     o->energy = energy_j(m->energy_accumulator);
-    o->gfxclk[0] = HZ(u16v(m->current_gfxclk));
-    o->socclk[0] = HZ(u16v(m->current_socclk));
-    o->vclk0[0] = HZ(u16v(m->current_vclk0));
-    o->dclk0[0] = HZ(u16v(m->current_dclk0));
-    o->uclk = HZ(u16v(m->current_uclk));
-    o->pcie_link_width = u16v(m->pcie_link_width);
-    o->pcie_link_speed = GTS(u16v(m->pcie_link_speed));
+    o->gfxclk[0] = HZ(u16nz(m->current_gfxclk));
+    o->socclk[0] = HZ(u16nz(m->current_socclk));
+    o->vclk0[0] = HZ(u16nz(m->current_vclk0));
+    o->dclk0[0] = HZ(u16nz(m->current_dclk0));
+    o->uclk = HZ(u16nz(m->current_uclk));
+    o->pcie_link_width = u16nz(m->pcie_link_width);
+    o->pcie_link_speed = GTS(u16nz(m->pcie_link_speed));
+    /* gfx_activity_acc exists in v1_3 but without accumulation_counter it has no
+     * denominator, so it is not decoded. */
 }
 
 /* The fields v1_4 and every later discrete layout share by name and type. */
 #define DECODE_V1_4_COMMON(m, o)                                                                   \
     do {                                                                                           \
-        (o)->temp_hotspot = u16v((m)->temperature_hotspot);                                        \
-        (o)->temp_mem = u16v((m)->temperature_mem);                                                \
-        (o)->temp_vrsoc = u16v((m)->temperature_vrsoc);                                            \
-        (o)->socket_power = u16v((m)->curr_socket_power);                                          \
+        (o)->temp_hotspot = u16nz((m)->temperature_hotspot);                                       \
+        (o)->temp_mem = u16nz((m)->temperature_mem);                                               \
+        (o)->temp_vrsoc = u16nz((m)->temperature_vrsoc);                                           \
+        (o)->socket_power = u16nz((m)->curr_socket_power);                                         \
         (o)->gfx_activity = RATIO(u16v((m)->average_gfx_activity));                                \
         (o)->umc_activity = RATIO(u16v((m)->average_umc_activity));                                \
         (o)->energy = energy_j((m)->energy_accumulator);                                           \
-        (o)->pcie_link_width = u16v((m)->pcie_link_width);                                         \
-        (o)->pcie_link_speed = GTS(u16v((m)->pcie_link_speed));                                    \
+        (o)->pcie_link_width = u16nz((m)->pcie_link_width);                                        \
+        (o)->pcie_link_speed = GTS(u16nz((m)->pcie_link_speed));                                   \
         clocks_u16((o)->gfxclk, (m)->current_gfxclk, MAX_GFX_CLKS);                                \
         clocks_u16((o)->socclk, (m)->current_socclk, MAX_CLKS);                                    \
         clocks_u16((o)->vclk0, (m)->current_vclk0, MAX_CLKS);                                      \
         clocks_u16((o)->dclk0, (m)->current_dclk0, MAX_CLKS);                                      \
-        (o)->uclk = HZ(u16v((m)->current_uclk));                                                   \
+        (o)->uclk = HZ(u16nz((m)->current_uclk));                                                  \
+    } while (0)
+
+/* The accumulators of v1_6 (both layouts) and later: all U32 in the fixed layouts. */
+#define DECODE_ACC(m, o)                                                                           \
+    do {                                                                                           \
+        (o)->accumulation_counter = acc_u32((m)->accumulation_counter, true);                      \
+        (o)->gfx_activity_acc = acc_u32((m)->gfx_activity_acc, true);                              \
+        (o)->residency[GPUM_RES_PROCHOT] = acc_u32((m)->prochot_residency_acc, false);             \
+        (o)->residency[GPUM_RES_PPT] = acc_u32((m)->ppt_residency_acc, false);                     \
+        (o)->residency[GPUM_RES_SOCKET_THM] = acc_u32((m)->socket_thm_residency_acc, false);       \
+        (o)->residency[GPUM_RES_VR_THM] = acc_u32((m)->vr_thm_residency_acc, false);               \
+        (o)->residency[GPUM_RES_HBM_THM] = acc_u32((m)->hbm_thm_residency_acc, false);             \
     } while (0)
 
 /*
@@ -549,7 +601,8 @@ static void decode_v1_3(const struct gpum_v1_3 *m, struct gpu_metrics *o)
         for (size_t x_ = 0; x_ < (m)->num_partition; x_++) {                                       \
             for (size_t c_ = 0; c_ < MAX_XCC; c_++) {                                              \
                 (o)->xcp[x_].gfx_busy[c_] = RATIO(u32v((m)->xcp_stats[x_].gfx_busy_inst[c_]));     \
-                (o)->xcp[x_].gfx_busy_acc[c_] = u64v((m)->xcp_stats[x_].gfx_busy_acc[c_]);         \
+                (o)->xcp[x_].gfx_busy_acc[c_] =                                                    \
+                    acc_u64((m)->xcp_stats[x_].gfx_busy_acc[c_], true);                            \
             }                                                                                      \
         }                                                                                          \
     } while (0)
@@ -567,23 +620,27 @@ static void decode_v1_5(const struct gpum_v1_5 *m, struct gpu_metrics *o)
 static void decode_v1_6_mainline(const struct gpum_v1_6_mainline *m, struct gpu_metrics *o)
 {
     DECODE_V1_4_COMMON(m, o);
+    DECODE_ACC(m, o);
 }
 
 static void decode_v1_6_rocm(const struct gpum_v1_6_rocm *m, struct gpu_metrics *o)
 {
     DECODE_V1_4_COMMON(m, o);
+    DECODE_ACC(m, o);
     DECODE_XCP(m, o);
 }
 
 static void decode_v1_7(const struct gpum_v1_7 *m, struct gpu_metrics *o)
 {
     DECODE_V1_4_COMMON(m, o);
+    DECODE_ACC(m, o);
     DECODE_XCP(m, o);
 }
 
 static void decode_v1_8(const struct gpum_v1_8 *m, struct gpu_metrics *o)
 {
     DECODE_V1_4_COMMON(m, o);
+    DECODE_ACC(m, o);
     DECODE_XCP(m, o);
 }
 
@@ -648,6 +705,300 @@ static int read_header(const void *buf, size_t len, struct gpum_header *h, char 
     return 0;
 }
 
+/* ---- attribute tables: gpu_metrics v1_9, partition metrics v1_1 ----------------------------- */
+
+/*
+ * Wire format (kernel smu_cmn.h DECLARE_SMU_METRICS_CLASS, kgd_pp_interface.h
+ * AMDGPU_METRICS_ENC_ATTR, amd-gfx "Add definition for gpu_metrics v1.9", Sept 2025): the
+ * 4-byte header, a C int attr_count, then attr_count entries back to back, each a u64
+ * encoding followed by `inst` values of the encoded type, with no padding. encoding =
+ * unit << 24 | type << 20 | id << 10 | inst. Nothing is at a fixed offset: a later kernel
+ * widened accumulation_counter to U64 and appended temperature arrays, which moved every
+ * field after them. So entries are recognised by id only and decoded by their own type.
+ */
+#define ATTR_HDR     8 /* header + attr_count */
+#define ATTR_ENC     8
+#define ATTR_MIN_ENT (ATTR_ENC + 1) /* an entry has at least one value of at least 1 byte */
+
+enum attr_type { T_U8, T_S8, T_U16, T_S16, T_U32, T_S32, T_U64, T_S64, T_MAX };
+
+static const uint8_t attr_width[T_MAX] = {1, 1, 2, 2, 4, 4, 8, 8};
+
+/* Units that change a field's scale; others are ignored (an unknown unit is not an error). */
+#define UNIT_SPEED_1 6 /* GT/s */
+#define UNIT_SPEED_2 7 /* 0.1 GT/s */
+
+/* Attribute ids (AMDGPU_METRICS_ATTR_ID_*) the exporter reads. */
+enum attr_id {
+    A_TEMP_HOTSPOT = 0,
+    A_TEMP_MEM = 1,
+    A_TEMP_VRSOC = 2,
+    A_SOCKET_POWER = 3,
+    A_GFX_ACTIVITY = 4,
+    A_UMC_ACTIVITY = 5,
+    A_ENERGY = 7,
+    A_ACC_COUNTER = 9,
+    A_PROCHOT_RES = 10, /* 10..14: prochot, ppt, socket_thm, vr_thm, hbm_thm residency */
+    A_HBM_THM_RES = 14,
+    A_PCIE_WIDTH = 16,
+    A_PCIE_SPEED = 17,
+    A_GFX_ACTIVITY_ACC = 20,
+    A_GFXCLK = 33,
+    A_SOCCLK = 34,
+    A_VCLK0 = 35,
+    A_DCLK0 = 36,
+    A_UCLK = 37,
+    A_GFX_BUSY_INST = 40,
+    A_GFX_BUSY_ACC = 43,
+    A_TEMP_HBM = 48,
+    /* Ids 49..51 were renumbered between two kernel patches (MID inserted before AID), so
+     * their meaning depends on the kernel: they are skipped. The newest list ends at 103. */
+    A_LAST_KNOWN = 103,
+};
+
+struct attr {
+    unsigned unit, type, id, inst;
+    const unsigned char *val; /* inst values of attr_width[type] bytes, unaligned */
+};
+
+/* Element i as an unsigned integer; false for the all-ones (signed: -1) sentinel or a
+ * negative signed value, which no field the exporter reads can hold. */
+static bool attr_uint(const struct attr *a, unsigned i, uint64_t *v, uint8_t *bits)
+{
+    unsigned w = attr_width[a->type];
+    uint64_t raw = 0;
+    memcpy(&raw, a->val + (size_t)i * w, w); /* little-endian host: low bytes first */
+    uint64_t ones = w == 8 ? UINT64_MAX : (UINT64_C(1) << (8 * w)) - 1;
+    if (raw == ones)
+        return false;
+    *bits = (uint8_t)(8 * w);
+    if (a->type & 1) { /* signed: sign-extend; a counter cannot be negative */
+        if (raw >> (8 * w - 1))
+            return false;
+        *bits = (uint8_t)(8 * w - 1);
+    }
+    *v = raw;
+    return true;
+}
+
+static double attr_num(const struct attr *a, unsigned i)
+{
+    uint64_t v;
+    uint8_t bits;
+    return attr_uint(a, i, &v, &bits) ? (double)v : NAN;
+}
+
+static double attr_nz(const struct attr *a, unsigned i) /* 0 means "no sensor", see u16nz */
+{
+    double v = attr_num(a, i);
+    return v == 0 ? NAN : v;
+}
+
+static struct gpum_acc attr_acc(const struct attr *a, unsigned i, bool zero_is_absent)
+{
+    struct gpum_acc r = {0, 0};
+    if (!attr_uint(a, i, &r.v, &r.bits) || (zero_is_absent && r.v == 0))
+        r.bits = 0;
+    return r;
+}
+
+/* Up to `n` elements of an array field; the rest of a longer array is skipped. */
+#define ATTR_EACH(a, n, i) for (unsigned i = 0; i < (a)->inst && i < (n); i++)
+
+typedef void (*attr_apply_fn)(void *out, const struct attr *a);
+
+struct attr_walk {
+    int attr_count, parsed, unknown;
+    const char *partial;
+};
+
+/*
+ * Walk an attribute table of `len` bytes whose header says `structure_size` and call
+ * `apply` for each complete entry. Returns 0, or -1 with err for a table whose count is
+ * corrupt or of which nothing could be read.
+ */
+static int attr_walk(const unsigned char *buf, size_t len, uint16_t structure_size,
+                     attr_apply_fn apply, void *out, struct attr_walk *w, char *err, size_t errlen)
+{
+    static const char *const truncated = "truncated";
+    memset(w, 0, sizeof(*w));
+    if (structure_size < ATTR_HDR) {
+        seterr(err, errlen, "structure_size %u is smaller than an attribute table header",
+               structure_size);
+        return -1;
+    }
+    if (len < ATTR_HDR) {
+        seterr(err, errlen, "truncated: %zu of %u bytes", len, structure_size);
+        return -1;
+    }
+    int32_t count;
+    memcpy(&count, buf + 4, sizeof(count));
+    /* The count is a C int; every entry takes at least 9 bytes of the claimed size. */
+    if (count < 0 || (size_t)count > (size_t)(structure_size - ATTR_HDR) / ATTR_MIN_ENT) {
+        seterr(err, errlen, "attr_count %d does not fit structure_size %u", (int)count,
+               structure_size);
+        return -1;
+    }
+    w->attr_count = count;
+    size_t n = len < structure_size ? len : structure_size, off = ATTR_HDR;
+    /* Duplicate ids do not occur in kernel lists; the first one wins. */
+    uint64_t seen[1024 / 64] = {0};
+    for (int k = 0; k < count; k++) {
+        uint64_t enc;
+        if (n - off < ATTR_ENC) {
+            w->partial = truncated;
+            break;
+        }
+        memcpy(&enc, buf + off, sizeof(enc));
+        struct attr a = {
+            .unit = (unsigned)(enc >> 24) & 0xFF,
+            .type = (unsigned)(enc >> 20) & 0xF,
+            .id = (unsigned)(enc >> 10) & 0x3FF,
+            .inst = (unsigned)enc & 0x3FF,
+        };
+        if (a.type >= T_MAX) { /* width unknowable: nothing after this can be located */
+            w->partial = "attribute of unknown type";
+            break;
+        }
+        size_t payload = (size_t)a.inst * attr_width[a.type];
+        if (n - off - ATTR_ENC < payload) {
+            w->partial = truncated;
+            break;
+        }
+        a.val = buf + off + ATTR_ENC;
+        off += ATTR_ENC + payload;
+        if (a.inst == 0)
+            continue; /* no value: nothing to apply (the kernel never emits it) */
+        uint64_t bit = UINT64_C(1) << (a.id % 64);
+        if (seen[a.id / 64] & bit)
+            continue;
+        seen[a.id / 64] |= bit;
+        if (a.id > A_LAST_KNOWN)
+            w->unknown++;
+        apply(out, &a);
+        w->parsed++;
+    }
+    /* Entries that fit are kept, but a file shorter than it says it is was cut short. */
+    if (!w->partial && len < structure_size)
+        w->partial = truncated;
+    if (w->partial && w->parsed == 0) {
+        seterr(err, errlen, "no attribute readable (%s at byte %zu of %zu)", w->partial, off, n);
+        return -1;
+    }
+    return 0;
+}
+
+static void apply_gpu(void *outp, const struct attr *a)
+{
+    struct gpu_metrics *o = outp;
+    switch (a->id) {
+    case A_TEMP_HOTSPOT:
+        o->temp_hotspot = attr_nz(a, 0);
+        break;
+    case A_TEMP_MEM:
+        o->temp_mem = attr_nz(a, 0);
+        break;
+    case A_TEMP_VRSOC:
+        o->temp_vrsoc = attr_nz(a, 0);
+        break;
+    case A_SOCKET_POWER:
+        o->socket_power = attr_nz(a, 0);
+        break;
+    case A_GFX_ACTIVITY:
+        o->gfx_activity = RATIO(attr_num(a, 0));
+        break;
+    case A_UMC_ACTIVITY:
+        o->umc_activity = RATIO(attr_num(a, 0));
+        break;
+    case A_ENERGY: {
+        struct gpum_acc e = attr_acc(a, 0, true);
+        o->energy = e.bits ? ldexp((double)e.v, -16) : NAN;
+        break;
+    }
+    case A_ACC_COUNTER:
+        o->accumulation_counter = attr_acc(a, 0, true);
+        break;
+    case A_GFX_ACTIVITY_ACC:
+        o->gfx_activity_acc = attr_acc(a, 0, true);
+        break;
+    case A_PCIE_WIDTH:
+        o->pcie_link_width = attr_nz(a, 0);
+        break;
+    case A_PCIE_SPEED:
+        o->pcie_link_speed = a->unit == UNIT_SPEED_1 ? attr_nz(a, 0) : GTS(attr_nz(a, 0));
+        break;
+    case A_GFXCLK:
+        ATTR_EACH(a, GPUM_MAX_GFXCLK, i)
+        o->gfxclk[i] = HZ(attr_nz(a, i));
+        break;
+    case A_SOCCLK:
+        ATTR_EACH(a, GPUM_MAX_CLK, i)
+        o->socclk[i] = HZ(attr_nz(a, i));
+        break;
+    case A_VCLK0:
+        ATTR_EACH(a, GPUM_MAX_CLK, i)
+        o->vclk0[i] = HZ(attr_nz(a, i));
+        break;
+    case A_DCLK0:
+        ATTR_EACH(a, GPUM_MAX_CLK, i)
+        o->dclk0[i] = HZ(attr_nz(a, i));
+        break;
+    case A_UCLK:
+        o->uclk = HZ(attr_nz(a, 0));
+        break;
+    case A_GFX_BUSY_INST:
+        ATTR_EACH(a, GPUM_MAX_XCC, i)
+        o->xcc_busy[i] = RATIO(attr_num(a, i));
+        break;
+    case A_GFX_BUSY_ACC:
+        ATTR_EACH(a, GPUM_MAX_XCC, i)
+        o->xcc_busy_acc[i] = attr_acc(a, i, true);
+        break;
+    case A_TEMP_HBM:
+        ATTR_EACH(a, GPUM_NUM_HBM, i)
+        o->temp_hbm[i] = attr_nz(a, i);
+        break;
+    default:
+        if (a->id >= A_PROCHOT_RES && a->id <= A_HBM_THM_RES)
+            o->residency[a->id - A_PROCHOT_RES] = attr_acc(a, 0, false);
+        break;
+    }
+}
+
+static void apply_partition(void *outp, const struct attr *a)
+{
+    struct gpu_partition_metrics *o = outp;
+    switch (a->id) {
+    case A_GFXCLK:
+        ATTR_EACH(a, GPUM_MAX_XCC, i)
+        o->gfxclk[i] = HZ(attr_nz(a, i));
+        break;
+    case A_UCLK:
+        o->uclk = HZ(attr_nz(a, 0));
+        break;
+    case A_GFX_BUSY_INST:
+        ATTR_EACH(a, GPUM_MAX_XCC, i)
+        o->gfx_busy[i] = RATIO(attr_num(a, i));
+        break;
+    case A_GFX_BUSY_ACC:
+        ATTR_EACH(a, GPUM_MAX_XCC, i)
+        o->gfx_busy_acc[i] = attr_acc(a, i, true);
+        break;
+    case A_ACC_COUNTER:
+        o->accumulation_counter = attr_acc(a, 0, true);
+        break;
+    default:
+        break;
+    }
+}
+
+/* The revisions that are recognised but not decoded (see gpu_metrics.h). */
+static bool skipped_revision(const struct gpum_header *h)
+{
+    return h->format_revision == 2 || h->format_revision == 3 ||
+           (h->format_revision == 1 && h->content_revision <= 2);
+}
+
 int gpum_parse(const void *buf, size_t len, struct gpu_metrics *out, char *err, size_t errlen)
 {
     struct gpum_header h;
@@ -659,10 +1010,23 @@ int gpum_parse(const void *buf, size_t len, struct gpu_metrics *out, char *err, 
     out->format_revision = h.format_revision;
     out->content_revision = h.content_revision;
 
-    if (h.format_revision == 2 || h.format_revision == 3) {
-        seterr(err, errlen, "unsupported gpu_metrics revision %u.%u (APU layout)",
-               h.format_revision, h.content_revision);
-        return -1;
+    if (skipped_revision(&h)) {
+        seterr(err, errlen, "%s layout %u.%u not decoded",
+               h.format_revision == 1 ? "discrete" : "APU", h.format_revision, h.content_revision);
+        return GPUM_SKIPPED;
+    }
+    if (h.format_revision == 1 && h.content_revision == 9) {
+        struct attr_walk w;
+        if (attr_walk(buf, len, h.structure_size, apply_gpu, out, &w, err, errlen) < 0) {
+            gpum_reset(out);
+            return -1;
+        }
+        out->attr_count = w.attr_count;
+        out->attrs_parsed = w.parsed;
+        out->attrs_unknown = w.unknown;
+        out->partial = w.partial;
+        out->layout = "v1_9";
+        return 0;
     }
     bool known_rev = false;
     const struct gpum_layout *lay = NULL;
@@ -727,7 +1091,6 @@ static void partition_reset(struct gpu_partition_metrics *o)
     NAN_FILL(o->gfxclk);
     o->uclk = NAN;
     NAN_FILL(o->gfx_busy);
-    NAN_FILL(o->gfx_busy_acc);
 }
 
 int gpum_parse_partition(const void *buf, size_t len, struct gpu_partition_metrics *out, char *err,
@@ -743,6 +1106,20 @@ int gpum_parse_partition(const void *buf, size_t len, struct gpu_partition_metri
     out->format_revision = h.format_revision;
     out->content_revision = h.content_revision;
 
+    /* v1_1 is the attribute table (smu_v13_0_6_partition_metrics_init(xcp_metrics, 1, 1)). */
+    if (h.format_revision == 1 && h.content_revision == 1) {
+        struct attr_walk w;
+        if (attr_walk(buf, len, h.structure_size, apply_partition, out, &w, err, errlen) < 0) {
+            partition_reset(out);
+            return -1;
+        }
+        out->attr_count = w.attr_count;
+        out->attrs_parsed = w.parsed;
+        out->attrs_unknown = w.unknown;
+        out->partial = w.partial;
+        out->layout = "partition_v1_1";
+        return 0;
+    }
     /* The xcp_metrics patch writes the header with smu_cmn_init_partition_metrics(p, 1, 0). */
     if (h.format_revision != 1 || h.content_revision != 0) {
         seterr(err, errlen, "unsupported xcp_metrics revision %u.%u", h.format_revision,
@@ -764,7 +1141,8 @@ int gpum_parse_partition(const void *buf, size_t len, struct gpu_partition_metri
     out->uclk = HZ(u16v(m.current_uclk));
     for (size_t i = 0; i < MAX_XCC; i++) {
         out->gfx_busy[i] = RATIO(u32v(m.gfx_busy_inst[i]));
-        out->gfx_busy_acc[i] = u64v(m.gfx_busy_acc[i]);
+        out->gfx_busy_acc[i] = acc_u64(m.gfx_busy_acc[i], true);
     }
+    out->layout = "partition_v1_0";
     return 0;
 }

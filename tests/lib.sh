@@ -158,6 +158,29 @@ prom_query() {
     fi
 }
 
+# scrape_config FILE "PORT..." JOB [RULE_FILE...]: write a prometheus.yml that scrapes
+# 127.0.0.1:PORT (each of a space-separated list) as JOB and evaluates the rule files, both
+# every second.
+scrape_config() {
+    _sf=$1; _sp=$2; _sj=$3; shift 3
+    {
+        printf 'global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n'
+        [ $# -eq 0 ] || echo 'rule_files:'
+        for _sr in "$@"; do echo "  - $_sr"; done
+        printf 'scrape_configs:\n  - job_name: %s\n    static_configs:\n' "$_sj"
+        for _spp in $_sp; do printf "      - targets: ['127.0.0.1:%s']\n" "$_spp"; done
+    } >"$_sf"
+}
+
+# prom_value EXPR: the single value of an instant query, or "none" (no series or several).
+prom_value() {
+    prom_query "$1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = d.get("data", {}).get("result", [])
+print(r[0]["value"][1] if len(r) == 1 else "none")'
+}
+
 finish() {
     [ "$TEST_FAILED" -eq 0 ]
 }

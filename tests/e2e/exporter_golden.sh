@@ -8,10 +8,21 @@
 . "$(dirname "$0")/../lib.sh"
 
 EXPORTER=$BIN/gpureclaim-exporter
-TREES="procfs-drm mi300x-cpx mi300x-spx mi300x-dpx broken"
+TREES="procfs-drm mi300x-cpx mi300x-cpx-v19 mi300x-spx mi300x-dpx broken"
 
 filter() {
     grep -v -e '^gpureclaim_scrape_collector_duration_seconds' -e '^gpureclaim_exporter_build_info'
+}
+
+# promtool's style lint rejects "_counter" in a metric name. The two accumulation-counter
+# series keep the names the recording rules (rules/prometheus) were written against, so that
+# one lint, for those two names only, is accepted; any other problem fails the check.
+lint() { # RAW OUT
+    promtool check metrics <"$1" >"$2" 2>&1 && return 0
+    ! grep -v -x \
+        -e 'gpureclaim_gpu_metrics_accumulation_counter_total metric name should not include type .counter.' \
+        -e 'gpureclaim_partition_accumulation_counter_total metric name should not include type .counter.' \
+        "$2" | grep -q .
 }
 
 start_exporter() { # TREE
@@ -46,7 +57,7 @@ for tree in $TREES; do
         head -40 "$TMP/$tree.diff"
         fail "golden-$tree"
     fi
-    if promtool check metrics <"$TMP/$tree.raw" >"$TMP/$tree.lint" 2>&1; then
+    if lint "$TMP/$tree.raw" "$TMP/$tree.lint"; then
         pass "promtool-$tree"
     else
         cat "$TMP/$tree.lint"

@@ -368,10 +368,26 @@ def add_kfd_common(tree, caps):
     return topo
 
 
-def add_kfd_node(tree, topo, n, props, gpu_id):
+def add_kfd_node(tree, topo, n, props, gpu_id, mem_bytes=None):
     tree.file("%s/nodes/%d/properties" % (topo, n), props)
     tree.line("%s/nodes/%d/gpu_id" % (topo, n), gpu_id)
     tree.file("%s/nodes/%d/name" % (topo, n), b"")
+    if mem_bytes is not None:
+        tree.file("%s/nodes/%d/mem_banks/0/properties" % (topo, n), mem_bank_properties(mem_bytes))
+
+
+def mem_bank_properties(size):
+    """A KFD memory bank `properties` file (kfd_topology.c prints these keys); values other than
+    size_in_bytes are plausible MI300X values, not read from hardware."""
+    return ("heap_type 1\nsize_in_bytes %d\nflags 0\nwidth 8192\nmem_clk_max %d\n"
+            % (size, UCLK)).encode()
+
+
+MEM_BANK_NOTE = (
+    "* `nodes/<n>/mem_banks/0/properties` for every GPU node (the capture has `mem_banks_count 1` "
+    "but no bank files): `heap_type 1`, `size_in_bytes` = the partition's memory (192 GiB divided "
+    "by the NPS mode's number of memory partitions), `flags 0`, `width 8192`, `mem_clk_max "
+    "1300`. Generated, UNCONFIRMED on hardware.\n")
 
 
 GTT_TOTAL = 512 * GIB
@@ -550,8 +566,57 @@ def cpx_gpus(caps):
     return nodes, [sorted(parts) for parts in order], generated
 
 
-def build_mi300x_cpx(caps):
-    tree = Tree("mi300x-cpx")
+# gpu_metrics v1_9 variant of mi300x-cpx: the accumulators. Raw values are what a driver that
+# has run for a while holds; the exporter's counters start at 0 whatever they are. A busy
+# accumulator of 0 reads as "not filled" (unknown), so every partition has a nonzero one.
+V19_COUNTER0 = 54536484
+V19_NO_ACC = (2, 5)      # GPU 2 partition 5: gfx_busy_acc all-ones -> no accumulator series
+V19_GPU_COUNTER_ONLY = 7  # GPU 7's xcp_metrics use the Sept 2025 list: no counter of their own
+
+
+def v19_counter(g):
+    return V19_COUNTER0 + 1000 * g
+
+
+def v19_busy_acc(g, p, busy):
+    # lifetime average busy (busy + 3) % of the counter, per XCC
+    return v19_counter(g) * (busy + 3)
+
+
+def v19_gpu_table(v, busy, g):
+    counter = v19_counter(g)
+    acc = [v19_busy_acc(g, p, b) for p, b in enumerate(busy)]
+    if V19_NO_ACC[0] == g:
+        acc[V19_NO_ACC[1]] = None
+    return gpu_metrics_blob.build_attr("gpu", {
+        "temperature_hotspot": v["hotspot"], "temperature_mem": v["mem_temp"],
+        "temperature_vrsoc": v["hotspot"] - 3, "curr_socket_power": v["power_w"],
+        "average_gfx_activity": v["gpu_busy"], "average_umc_activity": v["mem_busy"],
+        "energy_accumulator": v["energy"], "accumulation_counter": counter,
+        "prochot_residency_acc": 0, "ppt_residency_acc": counter // (g + 2),
+        "socket_thm_residency_acc": 0, "vr_thm_residency_acc": 0,
+        "hbm_thm_residency_acc": 17 * g,
+        "pcie_link_width": 16, "pcie_link_speed": 320,
+        # U32 in this list: the driver's value has wrapped, as a real one does within hours
+        "gfx_activity_acc": round_half_up(sum(a for a in acc if a), 8) % (1 << 32),
+        "current_gfxclk": [GFXCLK_BUSY if b > 0 else GFXCLK_IDLE for b in busy],
+        "current_uclk": UCLK, "gfx_busy_inst": busy, "gfx_busy_acc": acc,
+    })
+
+
+def v19_partition_table(g, p, busy):
+    acc = None if (g, p) == V19_NO_ACC else v19_busy_acc(g, p, busy)
+    vals = {"current_gfxclk": [GFXCLK_BUSY if busy > 0 else GFXCLK_IDLE],
+            "current_uclk": UCLK, "gfx_busy_inst": [busy], "gfx_busy_acc": [acc]}
+    if g == V19_GPU_COUNTER_ONLY:
+        return gpu_metrics_blob.build_attr("partition", vals, "sept2025")
+    vals["accumulation_counter"] = v19_counter(g) + p
+    vals["firmware_timestamp"] = 100000 * (v19_counter(g) + p)
+    return gpu_metrics_blob.build_attr("partition", vals, "acc-counter")
+
+
+def build_mi300x_cpx(caps, v19=False):
+    tree = Tree("mi300x-cpx-v19" if v19 else "mi300x-cpx")
     nodes, gpus, generated = cpx_gpus(caps)
     topo = add_kfd_common(tree, caps)
     used = set()
@@ -561,7 +626,8 @@ def build_mi300x_cpx(caps):
         gid = 0 if p["simd_count"] == "0" else kfd_gpu_id(int(p["unique_id"]),
                                                             int(p["location_id"]), used)
         gpu_ids[n] = gid
-        add_kfd_node(tree, topo, n, nodes[n], gid)
+        add_kfd_node(tree, topo, n, nodes[n], gid,
+                     None if p["simd_count"] == "0" else MI300X["vram_total"] // 4)
 
     part_rows, gpu_rows, metric_rows = [], [], []
     for g, parts in enumerate(gpus):
@@ -584,7 +650,11 @@ def build_mi300x_cpx(caps):
         fields = metrics_common(v, busy)
         fields["num_partition"] = 8
         fields["xcp_stats"] = [{"gfx_busy_inst": [b]} for b in busy]
-        files["gpu_metrics"] = gpu_metrics_blob.build("v1_8", fields)
+        if v19:
+            files["gpu_metrics"] = v19_gpu_table(v, busy, g)
+            files["xcp/xcp_metrics"] = v19_partition_table(g, 0, busy[0])
+        else:
+            files["gpu_metrics"] = gpu_metrics_blob.build("v1_8", fields)
         devdir = add_pci_gpu(tree, bdf, files, 8 * g)
         add_hwmon(tree, devdir, g, mi300_hwmon_files(v, average=(g % 2 == 0 or g == 0),
                                                      inst=(g % 2 == 1 or g == 0)))
@@ -599,6 +669,8 @@ def build_mi300x_cpx(caps):
             else:
                 xdir = add_xcp_device(tree, 7 * g + p - 1, card, old_naming=False)
                 where = "`%s`" % xdir[len("sys/devices/"):]
+                if v19:
+                    tree.file(xdir + "/xcp/xcp_metrics", v19_partition_table(g, p, busy[p]))
             part_rows.append((g, bdf, p, str(n) + (" (generated)" if n in generated else ""),
                               loc, gpu_ids[n], "card%d" % card, "renderD%d" % (RENDER_BASE + card),
                               where, busy[p]))
@@ -679,9 +751,60 @@ def build_mi300x_cpx(caps):
         md_table(["GPU", "temperature_hotspot", "temperature_mem", "curr_socket_power",
                   "average_gfx_activity", "average_umc_activity", "energy_accumulator",
                   "current_gfxclk", "xcp_stats[0..7].gfx_busy_inst[0]"], metric_rows),
+        "## KFD memory banks\n",
+        MEM_BANK_NOTE.replace("the partition's memory (192 GiB divided by the NPS mode's number "
+                              "of memory partitions)", "%d (192 GiB / 4, NPS4)"
+                              % (MI300X["vram_total"] // 4)),
     ]
+    if v19:
+        md = v19_markdown(md, gpus)
     tree.file("GENERATED.md", "\n".join(md))
     return tree
+
+
+def v19_markdown(md, gpus):
+    """mi300x-cpx's document with its gpu_metrics section replaced by the v1_9 one."""
+    md = list(md)
+    md[0] = ("# mi300x-cpx-v19: 8 x MI300X, CPX + NPS4 (64 partitions), gpu_metrics v1_9 and "
+             "xcp_metrics v1_1\n")
+    md.insert(1, "The same tree as `mi300x-cpx` (same KFD nodes, DRM nodes, sysfs values and busy "
+              "pattern) as a current driver (ROCm 7.2, amdgpu DKMS 6.16) serves it: "
+              "`gpu_metrics` is the v1_9 attribute table and every partition has an "
+              "`xcp/xcp_metrics` file in the v1_1 attribute format (below). No `proc/`.\n")
+    start = next(i for i, x in enumerate(md) if x.startswith("## gpu_metrics (v1_8"))
+    rows = []
+    for g in range(len(gpus)):
+        busy = CPX_BUSY[g]
+        rows.append((g, v19_counter(g), v19_counter(g) // (g + 2), 17 * g,
+                     " ".join("-" if (g, p) == V19_NO_ACC else str(v19_busy_acc(g, p, b))
+                              for p, b in enumerate(busy)),
+                     "GPU's" if g == V19_GPU_COUNTER_ONLY else
+                     "own: %d + p" % v19_counter(g)))
+    md[start:start + 3] = [
+        "## gpu_metrics (v1_9, SMU 13.0.6 Sept 2025 list, 47 entries, 1150 bytes)\n",
+        "Written by `gpu_metrics_blob.build_attr(\"gpu\", ...)`. Set: `temperature_hotspot`, "
+        "`temperature_mem`, `temperature_vrsoc` (hotspot - 3), `curr_socket_power`, "
+        "`average_gfx_activity`, `average_umc_activity`, `energy_accumulator` (as in mi300x-cpx), "
+        "`accumulation_counter` (U32), `prochot_residency_acc` 0, `ppt_residency_acc`, "
+        "`socket_thm_residency_acc` 0, `vr_thm_residency_acc` 0, `hbm_thm_residency_acc`, "
+        "`pcie_link_width` 16, `pcie_link_speed` 320 (32 GT/s), `gfx_activity_acc` (mean of the "
+        "XCC accumulators, half up, modulo 2^32: the U32 field has wrapped), `current_gfxclk[8]`, `current_uclk`, `gfx_busy_inst[8]` and "
+        "`gfx_busy_acc[8]` per XCC over the whole device (XCC p = partition p in CPX). Every other "
+        "value is all-ones.\n",
+        "## xcp_metrics (v1_1)\n",
+        "One per partition at `<device dir>/xcp/xcp_metrics` (the PCI device for partition 0, "
+        "`amdgpu_xcp_<N>` for 1..7): `current_gfxclk[0]`, `current_uclk`, `gfx_busy_inst[0]` = "
+        "busy of the partition, `gfx_busy_acc[0]` (table below); GPUs 0..6 use the list with "
+        "`accumulation_counter` (GPU counter + partition index) and `firmware_timestamp` "
+        "(15 entries, 626 bytes); GPU %d uses the Sept 2025 list without them (13 entries, 594 "
+        "bytes), so its partitions divide by the GPU's counter. GPU %d partition %d has "
+        "`gfx_busy_acc` all-ones: no accumulator series for that partition.\n"
+        % (V19_GPU_COUNTER_ONLY, V19_NO_ACC[0], V19_NO_ACC[1]),
+        md_table(["GPU", "accumulation_counter", "ppt_residency_acc", "hbm_thm_residency_acc",
+                  "gfx_busy_acc of partitions 0..7 (= counter x (busy + 3))",
+                  "xcp_metrics counter"], rows),
+    ]
+    return md
 
 
 # ---- trees 3 and 4: single MI300X in SPX and DPX ----------------------------------------------
@@ -704,7 +827,7 @@ def single_gpu_kfd(tree, caps, num_xcc, n_parts):
             "simd_id_base": int(base["simd_id_base"]) + 40 * num_xcc * p,
         })
         gid = kfd_gpu_id(unique_id, loc0 + p, used)
-        add_kfd_node(tree, topo, 1 + p, props, gid)
+        add_kfd_node(tree, topo, 1 + p, props, gid, MI300X["vram_total"])
         rows.append((1 + p, loc0 + p, RENDER_BASE + p, num_xcc, 152 * num_xcc, gid))
     kfd_md = [
         "KFD topology: `generation_id`, `system_properties` and node 0 `properties` are copied "
@@ -715,6 +838,8 @@ def single_gpu_kfd(tree, caps, num_xcc, n_parts):
         "nodes.\n" % (CPX_CAPTURE_NOTE, unique_id),
         md_table(["KFD node", "location_id", "drm_render_minor", "num_xcc", "simd_count",
                   "gpu_id"], rows),
+        MEM_BANK_NOTE.replace("the partition's memory (192 GiB divided by the NPS mode's number "
+                              "of memory partitions)", "%d (192 GiB, NPS1)" % MI300X["vram_total"]),
     ]
     return unique_id, loc0 >> 8, kfd_md
 
@@ -944,7 +1069,13 @@ BROKEN = [
     (10, 70, "nothing: valid card with a two-digit name",
      "report it (node_exporter's `card[0-9]` glob misses it)"),
     (11, 80, "nothing: valid card with a two-digit name", "report it"),
+    (12, 15, "`gpu_metrics` is an APU table (v2_2, the real MangoHud capture "
+     "`tests/fixtures/gpu_metrics/real/gpu_metrics_apu`), e.g. an iGPU next to Instinct cards",
+     "skip that table with a debug line (not an error): the gpu_metrics collector still "
+     "succeeds; emit the sysfs and hwmon values"),
 ]
+APU_BLOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
+                        "gpu_metrics", "real", "gpu_metrics_apu")
 
 
 def build_broken(caps):
@@ -978,6 +1109,8 @@ def build_broken(caps):
         elif card == 6:
             hw["temp2_input"] = "N/A\n"
             del files["gpu_metrics"]
+        elif card == 12:
+            files["gpu_metrics"] = read_bytes(APU_BLOB)
         devdir = add_pci_gpu(tree, bdf, files, card)
         if hw is not None:
             add_hwmon(tree, devdir, card, hw)
@@ -990,7 +1123,7 @@ def build_broken(caps):
                 "`N/A`" if card == 6 else v["hotspot"] * 1000, v["mem_temp"] * 1000,
                 v["power_w"] * 1000000,
                 {0: "truncated", 1: "rejected (1.4/120)", 4: "absent",
-                 6: "absent"}.get(card, "valid v1_3")))
+                 6: "absent", 12: "APU v2_2 (real)"}.get(card, "valid v1_3")))
     md = [
         "# broken: inputs that must give clear errors and no wrong values\n",
         "Written by `tests/gen/gen_fixtures.py`; do not edit by hand. Everything here is "
@@ -1059,6 +1192,11 @@ and `name` files and all of the amdgpu sysfs (PCI devices, `amdgpu_xcp_<N>` plat
 DRM nodes and links, hwmon, v1_8 gpu_metrics with per-partition busy) are generated to match it.
 The busy pattern (idle, busy and mixed partitions) is in [GENERATED.md](mi300x-cpx/GENERATED.md).
 
+**mi300x-cpx-v19/**: the same 8 x MI300X CPX node as a current driver serves it: gpu_metrics v1_9
+attribute tables and per-partition `xcp/xcp_metrics` v1_1 files, with accumulators (busy, throttle
+residencies, accumulation counter), PCIe link and KFD memory banks
+([GENERATED.md](mi300x-cpx-v19/GENERATED.md)). No `proc/`.
+
 **mi300x-spx/**: one MI300X in SPX + NPS1 with the 7 spare XCP render nodes under the old
 `amdgpu_xcp.<N>` naming, which must not count as partitions; v1_6 (ROCm layout) gpu_metrics with
 8 XCCs in one partition. KFD `properties` derived from the real CPX capture; the rest generated
@@ -1078,6 +1216,7 @@ the expected exporter behaviour is in [GENERATED.md](broken/GENERATED.md).
 BUILDERS = [
     ("procfs-drm", build_procfs_drm),
     ("mi300x-cpx", build_mi300x_cpx),
+    ("mi300x-cpx-v19", lambda caps: build_mi300x_cpx(caps, v19=True)),
     ("mi300x-spx", build_mi300x_spx),
     ("mi300x-dpx", build_mi300x_dpx),
     ("broken", build_broken),

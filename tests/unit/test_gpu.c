@@ -6,6 +6,7 @@
 #include "gpu.c"
 
 #include "test.h"
+#include "tmptree.h"
 
 static int discover(const char *tree, struct gpu_list *l)
 {
@@ -159,6 +160,38 @@ TEST(kfd_properties_parser)
     TEST_CHECK(!k.has_minor && !k.has_location && k.num_xcc == -1);
 }
 
+/* A partition's memory is the sum of its KFD node's banks, read once at discovery. */
+TEST(partition_memory_from_kfd_mem_banks)
+{
+    struct gpu_list l;
+    TEST_CHECK_INT(discover("mi300x-cpx", &l), 0);
+    for (size_t i = 0; i < l.n; i++)
+        for (int j = 0; j < l.v[i].npart; j++)
+            TEST_CHECK_INT(l.v[i].part[j].mem_bytes, 206158430208 / 4); /* NPS4 */
+    gpu_list_free(&l);
+    TEST_CHECK_INT(discover("mi300x-spx", &l), 0);
+    TEST_CHECK_INT(l.v[0].part[0].mem_bytes, 206158430208);
+    gpu_list_free(&l);
+    TEST_CHECK_INT(discover("procfs-drm", &l), 0); /* no KFD: unknown, not 0 */
+    TEST_CHECK_INT(l.v[0].part[0].mem_bytes, -1);
+    gpu_list_free(&l);
+}
+
+TEST(kfd_mem_banks_sum_or_unknown)
+{
+    char root[256], node[300];
+    TEST_CHECK_INT(tmptree_make(root, sizeof(root), "test_gpu_banks"), 0);
+    snprintf(node, sizeof(node), "%s/n", root);
+    TEST_CHECK_INT(kfd_mem_bytes(node), -1); /* no mem_banks directory */
+    tmptree_put(root, "n/mem_banks/0/properties", "heap_type 1\nsize_in_bytes 1000\nflags 0\n");
+    tmptree_put(root, "n/mem_banks/1/properties", "heap_type 2\nsize_in_bytes 24\n");
+    TEST_CHECK_INT(kfd_mem_bytes(node), 1024);
+    /* A bank without a readable size makes the sum unknown rather than short. */
+    tmptree_put(root, "n/mem_banks/2/properties", "heap_type 1\nsize_in_bytes abc\n");
+    TEST_CHECK_INT(kfd_mem_bytes(node), -1);
+    tmptree_remove(root);
+}
+
 int main(void)
 {
     RUN(cpx_node_has_8_gpus_and_64_partitions);
@@ -169,5 +202,7 @@ int main(void)
     RUN(missing_root_is_an_error);
     RUN(numbered_names);
     RUN(kfd_properties_parser);
+    RUN(partition_memory_from_kfd_mem_banks);
+    RUN(kfd_mem_banks_sum_or_unknown);
     return test_done();
 }

@@ -28,7 +28,21 @@ static struct blob load(const char *path)
     return b;
 }
 
-/* Every double of the struct is NaN and num_partition is -1. */
+/* An accumulator is `want`, or absent when want is NaN. */
+static int acc_is(struct gpum_acc a, double want)
+{
+    return isnan(want) ? a.bits == 0 : a.bits != 0 && (double)a.v == want;
+}
+
+#define TEST_CHECK_ACC(a, want)                                                                    \
+    do {                                                                                           \
+        if (!acc_is((a), (want)))                                                                  \
+            fprintf(stderr, "  %s: bits %u value %llu, want %g\n", #a, (unsigned)(a).bits,         \
+                    (unsigned long long)(a).v, (double)(want));                                    \
+        TEST_CHECK(acc_is((a), (want)));                                                           \
+    } while (0)
+
+/* Every double of the struct is NaN, every accumulator absent and num_partition is -1. */
 static int metrics_all_nan(const struct gpu_metrics *m)
 {
     const double scalars[] = {
@@ -46,7 +60,12 @@ static int metrics_all_nan(const struct gpu_metrics *m)
         ok &= isnan(m->socclk[i]) && isnan(m->vclk0[i]) && isnan(m->dclk0[i]);
     for (size_t x = 0; x < GPUM_MAX_XCP; x++)
         for (size_t c = 0; c < GPUM_MAX_XCC; c++)
-            ok &= isnan(m->xcp[x].gfx_busy[c]) && isnan(m->xcp[x].gfx_busy_acc[c]);
+            ok &= isnan(m->xcp[x].gfx_busy[c]) && m->xcp[x].gfx_busy_acc[c].bits == 0;
+    for (size_t c = 0; c < GPUM_MAX_XCC; c++)
+        ok &= isnan(m->xcc_busy[c]) && m->xcc_busy_acc[c].bits == 0;
+    ok &= m->accumulation_counter.bits == 0 && m->gfx_activity_acc.bits == 0;
+    for (size_t r = 0; r < GPUM_RES_N; r++)
+        ok &= m->residency[r].bits == 0;
     return ok;
 }
 
@@ -54,8 +73,8 @@ static int partition_all_nan(const struct gpu_partition_metrics *p)
 {
     int ok = isnan(p->uclk) != 0;
     for (size_t i = 0; i < GPUM_MAX_XCC; i++)
-        ok &= isnan(p->gfxclk[i]) && isnan(p->gfx_busy[i]) && isnan(p->gfx_busy_acc[i]);
-    return ok;
+        ok &= isnan(p->gfxclk[i]) && isnan(p->gfx_busy[i]) && p->gfx_busy_acc[i].bits == 0;
+    return ok && p->accumulation_counter.bits == 0;
 }
 
 /* MHz list from the generator, 0 = not set (expected NaN), converted to Hz. */
@@ -110,8 +129,8 @@ TEST(real_v1_3_sentinels)
     memcpy(&raw, b.data, sizeof(raw));
     TEST_CHECK(isnan(u32v(raw.gfx_activity_acc)));
     TEST_CHECK(isnan(u32v(raw.mem_activity_acc)));
-    TEST_CHECK(isnan(u64v(raw.firmware_timestamp)));
-    TEST_CHECK(!isnan(u64v(raw.energy_accumulator)));
+    TEST_CHECK(raw.firmware_timestamp == UINT64_MAX);
+    TEST_CHECK(raw.energy_accumulator != UINT64_MAX && raw.energy_accumulator != 0);
     free(b.data);
 }
 
@@ -283,7 +302,7 @@ TEST(generated_layouts_decode)
         TEST_CHECK_INT(m.num_partition, e->num_partition);
         /* Only v1_3 has temperature_hbm. */
         for (size_t k = 0; k < GPUM_NUM_HBM; k++)
-            TEST_CHECK_DBL(m.temp_hbm[k], i == 0 ? 61.0 + (double)k : NAN, EPS);
+            TEST_CHECK_DBL(m.temp_hbm[k], i == 0 && k < 4 ? 61.0 + (double)k : NAN, EPS);
         if (err[0])
             fprintf(stderr, "%s: %s\n", e->file, err);
     }
@@ -299,7 +318,7 @@ TEST(no_xcp_stats_before_v1_6_rocm)
         TEST_CHECK_INT(m.num_partition, -1);
         for (size_t x = 0; x < GPUM_MAX_XCP; x++)
             for (size_t c = 0; c < GPUM_MAX_XCC; c++)
-                TEST_CHECK(isnan(m.xcp[x].gfx_busy[c]) && isnan(m.xcp[x].gfx_busy_acc[c]));
+                TEST_CHECK(isnan(m.xcp[x].gfx_busy[c]) && m.xcp[x].gfx_busy_acc[c].bits == 0);
     }
 }
 
@@ -310,11 +329,11 @@ TEST(xcp_busy_spx_v1_6_rocm)
     TEST_CHECK_INT(m.num_partition, 1);
     for (size_t c = 0; c < GPUM_MAX_XCC; c++) {
         TEST_CHECK_DBL(m.xcp[0].gfx_busy[c], (double)(c + 1) * 10 / 100, EPS);
-        TEST_CHECK_DBL(m.xcp[0].gfx_busy_acc[c], (double)(c + 1) * 1000, EPS);
+        TEST_CHECK_ACC(m.xcp[0].gfx_busy_acc[c], (double)(c + 1) * 1000);
     }
     for (size_t x = 1; x < GPUM_MAX_XCP; x++)
         for (size_t c = 0; c < GPUM_MAX_XCC; c++)
-            TEST_CHECK(isnan(m.xcp[x].gfx_busy[c]) && isnan(m.xcp[x].gfx_busy_acc[c]));
+            TEST_CHECK(isnan(m.xcp[x].gfx_busy[c]) && m.xcp[x].gfx_busy_acc[c].bits == 0);
 }
 
 /* DPX: xcp_stats[2] holds data beyond num_partition that must not come out. */
@@ -328,12 +347,12 @@ TEST(xcp_busy_dpx_v1_7)
             double busy = c < 4 ? (double)(10 * (x + 1) + 1 + c) / 100 : NAN;
             double acc = c < 4 ? (double)(100 * (x + 1) + 10 * (c + 1)) : NAN;
             TEST_CHECK_DBL(m.xcp[x].gfx_busy[c], busy, EPS);
-            TEST_CHECK_DBL(m.xcp[x].gfx_busy_acc[c], acc, EPS);
+            TEST_CHECK_ACC(m.xcp[x].gfx_busy_acc[c], acc);
         }
     }
     for (size_t x = 2; x < GPUM_MAX_XCP; x++)
         for (size_t c = 0; c < GPUM_MAX_XCC; c++)
-            TEST_CHECK(isnan(m.xcp[x].gfx_busy[c]) && isnan(m.xcp[x].gfx_busy_acc[c]));
+            TEST_CHECK(isnan(m.xcp[x].gfx_busy[c]) && m.xcp[x].gfx_busy_acc[c].bits == 0);
 }
 
 /* CPX: one XCC per partition; XCP 3 busy is all-ones. */
@@ -344,9 +363,9 @@ TEST(xcp_busy_cpx_v1_8)
     TEST_CHECK_INT(m.num_partition, 8);
     for (size_t x = 0; x < GPUM_MAX_XCP; x++) {
         TEST_CHECK_DBL(m.xcp[x].gfx_busy[0], x == 3 ? NAN : (double)(5 + 10 * x) / 100, EPS);
-        TEST_CHECK_DBL(m.xcp[x].gfx_busy_acc[0], (double)(1000 * (x + 1)), EPS);
+        TEST_CHECK_ACC(m.xcp[x].gfx_busy_acc[0], (double)(1000 * (x + 1)));
         for (size_t c = 1; c < GPUM_MAX_XCC; c++)
-            TEST_CHECK(isnan(m.xcp[x].gfx_busy[c]) && isnan(m.xcp[x].gfx_busy_acc[c]));
+            TEST_CHECK(isnan(m.xcp[x].gfx_busy[c]) && m.xcp[x].gfx_busy_acc[c].bits == 0);
     }
 }
 
@@ -401,7 +420,7 @@ TEST(partition_v1_0_decodes)
     for (size_t i = 0; i < GPUM_MAX_XCC; i++) {
         TEST_CHECK_DBL(p.gfxclk[i], mhz(clk[i]), EPS);
         TEST_CHECK_DBL(p.gfx_busy[i], busy[i] ? busy[i] / 100.0 : NAN, EPS);
-        TEST_CHECK_DBL(p.gfx_busy_acc[i], busy[i] ? busy[i] * 100.0 : NAN, EPS);
+        TEST_CHECK_ACC(p.gfx_busy_acc[i], busy[i] ? busy[i] * 100.0 : NAN);
     }
     free(b.data);
 }
@@ -419,14 +438,19 @@ static const struct broken brokens[] = {
     {GEN "broken_size_v1_5.bin", 0, "size 400 does not match v1_5 (360)"},
     {GEN "broken_size_v1_5_120.bin", 0, "size 120 does not match v1_5 (360)"},
     {GEN "broken_size_v1_6.bin", 0, "size 1000 does not match v1_6 (384 or 1664)"},
-    {GEN "broken_revision_1_9.bin", 0, "unsupported gpu_metrics revision 1.9"},
+    {GEN "broken_revision_1_9.bin", 0, "attr_count 4915274 does not fit structure_size 400"},
+    {GEN "broken_v1_9_negative_count.bin", 0, "attr_count -1 does not fit structure_size 1150"},
+    {GEN "broken_v1_9_count_too_big.bin", 0, "attr_count 1000 does not fit structure_size 1150"},
+    {GEN "v1_9_cut8.bin", 0, "no attribute readable (truncated at byte 8 of 8)"},
+    {GEN "v1_9_type_ge8.bin", 0,
+     "no attribute readable (attribute of unknown type at byte 8 of "
+     "1150)"},
     {GEN "broken_revision_4_0.bin", 0, "unsupported gpu_metrics revision 4.0"},
     {GEN "broken_all_ones.bin", 0, "unsupported gpu_metrics revision 255.255"},
-    {GEN "partition_v1_0.bin", 0, "unsupported gpu_metrics revision 1.0"},
-    {REAL "gpu_metrics_apu", 0, "unsupported gpu_metrics revision 2.2 (APU layout)"},
     {REAL "gpu_metrics_invalid", 0, "unsupported gpu_metrics revision 0.0"},
     {GEN "broken_partition_size.bin", 1, "size 480 does not match partition_v1_0 (488)"},
-    {GEN "broken_partition_revision.bin", 1, "unsupported xcp_metrics revision 1.1"},
+    {GEN "broken_partition_revision.bin", 1, "unsupported xcp_metrics revision 1.2"},
+    {GEN "v1_9_idle_mi300x.bin", 1, "unsupported xcp_metrics revision 1.9"},
     {GEN "broken_all_ones.bin", 1, "unsupported xcp_metrics revision 255.255"},
     {GEN "v1_8.bin", 1, "unsupported xcp_metrics revision 1.8"},
     {REAL "gpu_metrics", 1, "unsupported xcp_metrics revision 1.3"},
@@ -554,6 +578,308 @@ TEST(error_buffer_handling)
     TEST_CHECK_STR(small, "truncat");
 }
 
+/* ---- attribute tables (v1_9, partition v1_1) ------------------------------------------------ */
+
+static const int idle_gfxclk[8] = {2098, 2100, 2110, 2105, 2103, 2109, 2105, 2115};
+
+/* The facts GPUDiagnostics.jl's tests assert about the real idle MI300X v1_9 capture. */
+TEST(v1_9_idle_mi300x_capture_facts)
+{
+    struct blob b = load(GEN "v1_9_idle_mi300x.bin");
+    struct gpu_metrics m;
+    char err[128] = "";
+    static const unsigned char head[18] = {0x7E, 0x04, 0x01, 0x09, 0x2F, 0x00, 0x00, 0x00, 0x01,
+                                           0x00, 0x20, 0x02, 0x00, 0x00, 0x00, 0x00, 0x2A, 0x00};
+
+    TEST_CHECK_INT(b.len, 1150);
+    TEST_CHECK(b.data && memcmp(b.data, head, sizeof(head)) == 0);
+    TEST_CHECK_INT(gpum_parse(b.data, b.len, &m, err, sizeof(err)), 0);
+    TEST_CHECK_STR(err, "");
+    TEST_CHECK_STR(m.layout, "v1_9");
+    TEST_CHECK_INT(m.structure_size, 1150);
+    TEST_CHECK_INT(m.attr_count, 47);
+    TEST_CHECK_INT(m.attrs_parsed, 47);
+    TEST_CHECK_INT(m.attrs_unknown, 0);
+    TEST_CHECK(m.partial == NULL);
+    TEST_CHECK_DBL(m.temp_hotspot, 42, EPS);
+    TEST_CHECK_DBL(m.temp_mem, 37, EPS);
+    TEST_CHECK_DBL(m.socket_power, 194, EPS);
+    TEST_CHECK_DBL(m.gfx_activity, 0, EPS);
+    TEST_CHECK_DBL(m.umc_activity, 0, EPS);
+    for (int i = 0; i < 8; i++)
+        TEST_CHECK_DBL(m.gfxclk[i], idle_gfxclk[i] * 1e6, EPS);
+    TEST_CHECK_ACC(m.accumulation_counter, 54536484);
+    TEST_CHECK_INT(m.accumulation_counter.bits, 32);
+    TEST_CHECK_ACC(m.residency[GPUM_RES_PPT], 633093);
+    TEST_CHECK_ACC(m.residency[GPUM_RES_PROCHOT], 0); /* a real 0 is kept */
+    TEST_CHECK_ACC(m.residency[GPUM_RES_SOCKET_THM], 0);
+    TEST_CHECK_ACC(m.residency[GPUM_RES_VR_THM], 0);
+    TEST_CHECK_ACC(m.residency[GPUM_RES_HBM_THM], 0);
+    TEST_CHECK_DBL(m.xcc_busy[0], 0.01, EPS);
+    for (int i = 1; i < 8; i++)
+        TEST_CHECK_DBL(m.xcc_busy[i], 0, EPS);
+    TEST_CHECK_ACC(m.gfx_activity_acc, 6544378);
+    TEST_CHECK_ACC(m.xcc_busy_acc[0], 654437);
+    TEST_CHECK_INT(m.xcc_busy_acc[0].bits, 64);
+    TEST_CHECK_DBL(m.pcie_link_width, 16, EPS);
+    TEST_CHECK_DBL(m.pcie_link_speed, 32, EPS);
+    TEST_CHECK_INT(m.num_partition, -1);
+    free(b.data);
+}
+
+/* The first 120 bytes: entries 0..8 (hotspot, power) parse, accumulation_counter does not. */
+TEST(v1_9_cut_at_120_bytes)
+{
+    struct blob b = load(GEN "v1_9_cut120.bin");
+    struct gpu_metrics m;
+    TEST_CHECK_INT(b.len, 120);
+    TEST_CHECK_INT(gpum_parse(b.data, b.len, &m, NULL, 0), 0);
+    TEST_CHECK_STR(m.partial, "truncated");
+    TEST_CHECK_INT(m.attrs_parsed, 9);
+    TEST_CHECK_DBL(m.temp_hotspot, 42, EPS);
+    TEST_CHECK_DBL(m.socket_power, 194, EPS);
+    TEST_CHECK_ACC(m.accumulation_counter, NAN);
+    TEST_CHECK(isnan(m.gfxclk[0]));
+    free(b.data);
+}
+
+/* Entry 0's id set to 1023: an unknown id is skipped and everything after it still parses. */
+TEST(v1_9_unknown_id_skipped)
+{
+    struct blob b = load(GEN "v1_9_id1023.bin");
+    struct gpu_metrics m;
+    TEST_CHECK_INT(gpum_parse(b.data, b.len, &m, NULL, 0), 0);
+    TEST_CHECK_INT(m.attrs_parsed, 47);
+    TEST_CHECK_INT(m.attrs_unknown, 1);
+    TEST_CHECK(isnan(m.temp_hotspot));
+    TEST_CHECK_DBL(m.temp_mem, 37, EPS);
+    TEST_CHECK_ACC(m.accumulation_counter, 54536484);
+    free(b.data);
+}
+
+/* Later kernels: U64 counter, appended temperature arrays, widened counters. */
+TEST(v1_9_later_lists)
+{
+    const struct {
+        const char *file;
+        size_t len;
+        int count, counter_bits, acc_bits;
+        double acc, ppt, hbm0;
+    } cases[] = {
+        {"v1_9_u64_counter.bin", 1154, 47, 64, 32, 6544378, 633093, NAN},
+        {"v1_9_temps.bin", 1218, 50, 64, 32, 6544378, 633093, 40},
+        {"v1_9_widened.bin", 1258, 50, 64, 64, 1099511627776.0, 8589934592.0, 40},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char path[256];
+        snprintf(path, sizeof(path), GEN "%s", cases[i].file);
+        struct blob b = load(path);
+        struct gpu_metrics m;
+        TEST_CHECK_INT(b.len, cases[i].len);
+        TEST_CHECK_INT(gpum_parse(b.data, b.len, &m, NULL, 0), 0);
+        TEST_CHECK(m.partial == NULL);
+        TEST_CHECK_INT(m.attr_count, cases[i].count);
+        TEST_CHECK_DBL(m.temp_hotspot, 42, EPS);
+        TEST_CHECK_ACC(m.accumulation_counter, 54536484);
+        TEST_CHECK_INT(m.accumulation_counter.bits, cases[i].counter_bits);
+        TEST_CHECK_ACC(m.gfx_activity_acc, cases[i].acc);
+        TEST_CHECK_INT(m.gfx_activity_acc.bits, cases[i].acc_bits);
+        TEST_CHECK_ACC(m.residency[GPUM_RES_PPT], cases[i].ppt);
+        TEST_CHECK_DBL(m.temp_hbm[0], cases[i].hbm0, EPS);
+        TEST_CHECK_DBL(m.temp_hbm[7], isnan(cases[i].hbm0) ? NAN : 47, EPS);
+        for (int k = 0; k < 8; k++)
+            TEST_CHECK_DBL(m.gfxclk[k], idle_gfxclk[k] * 1e6, EPS);
+        free(b.data);
+    }
+}
+
+/* Every prefix: never a crash or a read past len (ASan), a field present only when whole. */
+TEST(v1_9_every_prefix)
+{
+    struct blob b = load(GEN "v1_9_idle_mi300x.bin");
+    size_t bad = 0;
+    for (size_t len = 0; b.data && len <= b.len; len++) {
+        unsigned char *cut = malloc(len ? len : 1);
+        struct gpu_metrics m;
+        memcpy(cut, b.data, len);
+        int rc = gpum_parse(cut, len, &m, NULL, 0);
+        /* hotspot ends at byte 18, accumulation_counter at 128, the last entry at 1150 */
+        bool want_rc = len < 18 ? rc == -1 : rc == 0;
+        bool hot = !isnan(m.temp_hotspot) == (len >= 18);
+        bool acc = (m.accumulation_counter.bits != 0) == (len >= 128);
+        bool part = len >= 18 ? (m.partial == NULL) == (len == b.len) : true;
+        if (!want_rc || !hot || !acc || !part)
+            bad++;
+        free(cut);
+    }
+    TEST_CHECK_INT(bad, 0);
+    free(b.data);
+}
+
+TEST(partition_v1_1_decodes)
+{
+    const struct {
+        const char *file;
+        size_t len;
+        double counter;
+    } cases[] = {{GEN "partition_v1_1.bin", 594, NAN},
+                 {GEN "partition_v1_1_acc.bin", 626, 54536484}};
+    for (size_t i = 0; i < 2; i++) {
+        struct blob b = load(cases[i].file);
+        struct gpu_partition_metrics p;
+        char err[128] = "";
+        TEST_CHECK_INT(b.len, cases[i].len);
+        TEST_CHECK_INT(gpum_parse_partition(b.data, b.len, &p, err, sizeof(err)), 0);
+        TEST_CHECK_STR(err, "");
+        TEST_CHECK_STR(p.layout, "partition_v1_1");
+        TEST_CHECK_DBL(p.gfxclk[0], 2.1e9, EPS);
+        TEST_CHECK(isnan(p.gfxclk[1]));
+        TEST_CHECK_DBL(p.uclk, 1.3e9, EPS);
+        TEST_CHECK_DBL(p.gfx_busy[0], 0.37, EPS);
+        TEST_CHECK(isnan(p.gfx_busy[1]));
+        TEST_CHECK_ACC(p.gfx_busy_acc[0], 123456789);
+        TEST_CHECK_ACC(p.gfx_busy_acc[1], NAN);
+        TEST_CHECK_ACC(p.accumulation_counter, cases[i].counter);
+        free(b.data);
+    }
+}
+
+/* Known layouts that are not decoded: skipped, not errors, values all unknown. */
+TEST(apu_and_old_layouts_skipped)
+{
+    const struct {
+        const char *file, *msg;
+    } cases[] = {
+        {REAL "gpu_metrics_apu", "APU layout 2.2 not decoded"},
+        {GEN "partition_v1_0.bin", "discrete layout 1.0 not decoded"},
+        {GEN "partition_v1_1.bin", "discrete layout 1.1 not decoded"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct blob b = load(cases[i].file);
+        struct gpu_metrics m;
+        char err[128] = "";
+        TEST_CHECK_INT(gpum_parse(b.data, b.len, &m, err, sizeof(err)), GPUM_SKIPPED);
+        TEST_CHECK_STR(err, cases[i].msg);
+        TEST_CHECK(metrics_all_nan(&m));
+        free(b.data);
+    }
+}
+
+/* A hand-built table: one entry per call, values little-endian of the encoded width. */
+struct tbl {
+    unsigned char b[512];
+    size_t len;
+    int count;
+};
+
+static void put(struct tbl *t, unsigned unit, unsigned type, unsigned id, unsigned inst,
+                const int64_t *vals)
+{
+    uint64_t enc = (uint64_t)unit << 24 | (uint64_t)type << 20 | (uint64_t)id << 10 | inst;
+    memcpy(t->b + t->len, &enc, 8);
+    t->len += 8;
+    unsigned w = attr_width[type];
+    for (unsigned i = 0; i < inst; i++) {
+        memcpy(t->b + t->len, &vals[i], w);
+        t->len += w;
+    }
+    t->count++;
+}
+
+static void finish(struct tbl *t, uint8_t crev)
+{
+    uint16_t size = (uint16_t)t->len;
+    memcpy(t->b, &size, 2);
+    t->b[2] = 1;
+    t->b[3] = crev;
+    int32_t c = t->count;
+    memcpy(t->b + 4, &c, 4);
+}
+
+TEST(v1_9_robustness_rules)
+{
+    struct tbl t = {.len = 8};
+    const int64_t v42[] = {42}, v41[] = {41}, neg[] = {-1}, negc[] = {-5}, zero[] = {0};
+    int64_t clk[12];
+    for (int i = 0; i < 12; i++)
+        clk[i] = 1000 + i;
+    const int64_t spd[] = {16};
+    put(&t, 2, T_S16, A_TEMP_HOTSPOT, 1, v42); /* signed type: decoded by its encoded type */
+    put(&t, 2, T_U16, A_TEMP_HOTSPOT, 1, v41); /* duplicate id: the first wins */
+    put(&t, 2, T_S16, A_TEMP_MEM, 1, neg);     /* signed sentinel -1 */
+    put(&t, 0, T_S32, A_ACC_COUNTER, 1, negc); /* a negative counter is not a counter */
+    put(&t, 0, T_U8, 700, 0, NULL);            /* inst 0: an empty entry */
+    put(&t, 1, T_U32, A_GFXCLK, 12, clk);      /* more instances than storage, wider type */
+    put(&t, 6, T_U16, A_PCIE_SPEED, 1, spd);   /* SPEED_1: GT/s, not 0.1 GT/s */
+    put(&t, 2, T_U16, A_TEMP_VRSOC, 1, zero);  /* 0 C: no sensor */
+    put(&t, 0, T_U64, 555, 1, v42);            /* unknown id */
+    put(&t, 0, T_U32, A_GFX_ACTIVITY_ACC, 1, zero);
+    put(&t, 0, T_U32, A_PROCHOT_RES, 1, zero);
+    finish(&t, 9);
+    struct gpu_metrics m;
+    char err[128] = "";
+    TEST_CHECK_INT(gpum_parse(t.b, t.len, &m, err, sizeof(err)), 0);
+    TEST_CHECK_STR(err, "");
+    TEST_CHECK(m.partial == NULL);
+    TEST_CHECK_INT(m.attrs_unknown, 1);
+    TEST_CHECK_DBL(m.temp_hotspot, 42, EPS);
+    TEST_CHECK(isnan(m.temp_mem));
+    TEST_CHECK_ACC(m.accumulation_counter, NAN);
+    for (int i = 0; i < 8; i++)
+        TEST_CHECK_DBL(m.gfxclk[i], (1000 + i) * 1e6, EPS);
+    TEST_CHECK_DBL(m.pcie_link_speed, 16, EPS);
+    TEST_CHECK(isnan(m.temp_vrsoc));
+    TEST_CHECK_ACC(m.gfx_activity_acc, NAN);          /* a busy accumulator at 0: unknown */
+    TEST_CHECK_ACC(m.residency[GPUM_RES_PROCHOT], 0); /* a residency at 0: never throttled */
+
+    /* The same table as a partition v1_1 file. */
+    finish(&t, 1);
+    struct gpu_partition_metrics p;
+    TEST_CHECK_INT(gpum_parse_partition(t.b, t.len, &p, err, sizeof(err)), 0);
+    TEST_CHECK_DBL(p.gfxclk[7], 1007e6, EPS);
+    TEST_CHECK_ACC(p.accumulation_counter, NAN);
+}
+
+/* Zeros that real blobs hold where a sensor or counter is missing are omitted (see u16nz). */
+TEST(zero_means_missing)
+{
+    struct blob b = load(REAL "gpu_metrics");
+    struct gpu_metrics m;
+    TEST_CHECK_INT(gpum_parse(b.data, b.len, &m, NULL, 0), 0);
+    TEST_CHECK(isnan(m.vclk0[0]) && isnan(m.dclk0[0])); /* 0 MHz in the RDNA3 capture */
+    TEST_CHECK_DBL(m.temp_vrgfx, 35, EPS);
+    free(b.data);
+
+    b = load(GEN "v1_8.bin");
+    if (!b.data || b.len != sizeof(struct gpum_v1_8)) {
+        TEST_CHECK(0);
+        free(b.data);
+        return;
+    }
+    const uint64_t z64 = 0;
+    const uint32_t z32 = 0, c32 = 1234;
+    const uint16_t z16 = 0;
+    memcpy(b.data + offsetof(struct gpum_v1_8, energy_accumulator), &z64, 8);
+    memcpy(b.data + offsetof(struct gpum_v1_8, temperature_vrsoc), &z16, 2);
+    memcpy(b.data + offsetof(struct gpum_v1_8, curr_socket_power), &z16, 2);
+    memcpy(b.data + offsetof(struct gpum_v1_8, gfx_activity_acc), &z32, 4);
+    memcpy(b.data + offsetof(struct gpum_v1_8, accumulation_counter), &c32, 4);
+    memcpy(b.data + offsetof(struct gpum_v1_8, ppt_residency_acc), &z32, 4);
+    memcpy(b.data + offsetof(struct gpum_v1_8, xcp_stats[2].gfx_busy_acc[0]), &z64, 8);
+    TEST_CHECK_INT(gpum_parse(b.data, b.len, &m, NULL, 0), 0);
+    TEST_CHECK(isnan(m.energy));
+    TEST_CHECK(isnan(m.temp_vrsoc));
+    TEST_CHECK(isnan(m.socket_power));
+    TEST_CHECK_DBL(m.gfx_activity, 0.25, EPS);
+    TEST_CHECK_ACC(m.gfx_activity_acc, NAN);
+    TEST_CHECK_ACC(m.accumulation_counter, 1234);
+    TEST_CHECK_ACC(m.residency[GPUM_RES_PPT], 0);
+    TEST_CHECK_ACC(m.residency[GPUM_RES_PROCHOT], NAN); /* all-ones in the sample */
+    TEST_CHECK_ACC(m.xcp[2].gfx_busy_acc[0], NAN);
+    TEST_CHECK_ACC(m.xcp[1].gfx_busy_acc[0], 2000);
+    free(b.data);
+}
+
 int main(void)
 {
     RUN(real_v1_3_decodes_like_mangohud);
@@ -571,5 +897,14 @@ int main(void)
     RUN(every_truncation_rejected);
     RUN(trailing_bytes_and_unaligned_buffer);
     RUN(error_buffer_handling);
+    RUN(v1_9_idle_mi300x_capture_facts);
+    RUN(v1_9_cut_at_120_bytes);
+    RUN(v1_9_unknown_id_skipped);
+    RUN(v1_9_later_lists);
+    RUN(v1_9_every_prefix);
+    RUN(partition_v1_1_decodes);
+    RUN(apu_and_old_layouts_skipped);
+    RUN(v1_9_robustness_rules);
+    RUN(zero_means_missing);
     return test_done();
 }
