@@ -60,7 +60,8 @@ xcp_table 50020000 1001000
 scrape
 expect busy-interval-counter 1000 "$(get gpureclaim_partition_accumulation_counter_total "$P")"
 expect busy-interval-busy 20000 "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
-expect busy-interval-xcc 20000 \
+# CPX: one XCC per partition, so no per-XCC series repeating the partition's.
+expect no-xcc-series-in-cpx none \
     "$(get gpureclaim_gpu_metrics_xcc_gfx_busy_accumulator_total "$P,xcc=\"0\"")"
 expect u32-wrap-followed 8000 "$(get gpureclaim_gpu_metrics_gfx_activity_accumulator_total "$G")"
 expect gpu-counter 1000 "$(get gpureclaim_gpu_metrics_accumulation_counter_total "$G")"
