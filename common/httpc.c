@@ -51,6 +51,15 @@ static size_t httpc_write_cb(char *data, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
+/* CURLOPT_XFERINFOFUNCTION: a non-zero return aborts the transfer (req->cancel). */
+static int httpc_progress_cb(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                             curl_off_t ulnow)
+{
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    const struct httpc_req *req = arg;
+    return atomic_load(req->cancel) ? 1 : 0;
+}
+
 static void httpc_clear_headers(struct httpc_resp *resp)
 {
     for (size_t i = 0; i < resp->nheaders; i++) {
@@ -121,6 +130,8 @@ static void httpc_error(CURL *h, CURLcode rc, const struct httpc_req *req,
 
     if (x->too_big) {
         snprintf(err, errlen, "response from '%s' exceeds %zu bytes", url, x->max_body);
+    } else if (rc == CURLE_ABORTED_BY_CALLBACK) {
+        snprintf(err, errlen, "request to '%s' cancelled", url);
     } else if (rc == CURLE_OPERATION_TIMEDOUT) {
         double connect_time = 0;
         curl_easy_getinfo(h, CURLINFO_CONNECT_TIME, &connect_time);
@@ -180,6 +191,11 @@ int httpc_do(const struct httpc_req *req, struct httpc_resp *resp, char *err, si
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, httpc_header_cb);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, &x);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "gpureclaim/" GPURECLAIM_VERSION);
+    if (req->cancel) {
+        curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, httpc_progress_cb);
+        curl_easy_setopt(h, CURLOPT_XFERINFODATA, (void *)req);
+        curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    }
     if (req->unix_socket)
         curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, req->unix_socket);
     if (req->ca_file)

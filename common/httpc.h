@@ -12,6 +12,7 @@
 #ifndef GPURECLAIM_HTTPC_H
 #define GPURECLAIM_HTTPC_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -38,6 +39,9 @@ struct httpc_req {
     const char *const *want_headers; /* response header names to keep (case-insensitive) */
     size_t nwant_headers;
     size_t max_body; /* 0 = HTTPC_DEFAULT_MAX_BODY */
+    /* When non-NULL: the transfer is abandoned (-1, "cancelled") soon after *cancel becomes
+       true (libcurl checks about once a second), so a shutdown need not wait a timeout out. */
+    const atomic_bool *cancel;
 };
 
 struct httpc_header {

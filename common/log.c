@@ -87,3 +87,38 @@ void log_write(enum log_level level, const char *fmt, ...)
     fputs(line, stderr);
     funlockfile(stderr);
 }
+
+void log_limited(struct log_limit *l, enum log_level level, unsigned per_minute, const char *fmt,
+                 ...)
+{
+    if (level < log_threshold)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double t = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+    pthread_mutex_lock(&l->mu);
+    unsigned long dropped = 0;
+    if (l->window_start == 0 || t - l->window_start >= 60) {
+        dropped = l->suppressed;
+        l->window_start = t;
+        l->lines = 0;
+        l->suppressed = 0;
+    }
+    bool emit = l->lines < per_minute;
+    if (emit)
+        l->lines++;
+    else
+        l->suppressed++;
+    pthread_mutex_unlock(&l->mu);
+    if (!emit)
+        return;
+    if (dropped)
+        log_write(level, "%s (%lu similar messages suppressed in the last minute)", msg, dropped);
+    else
+        log_write(level, "%s", msg);
+}

@@ -9,6 +9,7 @@
 #ifndef GPURECLAIM_LOG_H
 #define GPURECLAIM_LOG_H
 
+#include <pthread.h>
 #include <stdbool.h>
 
 enum log_level { LOG_DEBUG = 0, LOG_INFO, LOG_WARN, LOG_ERROR };
@@ -41,5 +42,23 @@ void log_write(enum log_level level, const char *fmt, ...) __attribute__((format
         *(state) = true;                                                                           \
         log_at(log_once_lvl_, __VA_ARGS__);                                                        \
     } while (0)
+
+/*
+ * A message source that others control (a library reporting what clients send) gets at most
+ * `per_minute` lines a minute; the rest are counted and the count is appended to the first
+ * line of the next minute. The level is tested here.
+ */
+struct log_limit {
+    pthread_mutex_t mu;
+    double window_start;
+    unsigned lines;
+    unsigned long suppressed;
+};
+#define LOG_LIMIT_INIT                                                                             \
+    {                                                                                              \
+        .mu = PTHREAD_MUTEX_INITIALIZER                                                            \
+    }
+void log_limited(struct log_limit *l, enum log_level level, unsigned per_minute, const char *fmt,
+                 ...) __attribute__((format(printf, 4, 5)));
 
 #endif

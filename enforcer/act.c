@@ -24,6 +24,7 @@
 #include "act.h"
 #include "audit.h"
 #include "log.h"
+#include "notify.h"
 #include "util.h"
 
 struct act_count {
@@ -49,6 +50,7 @@ struct act {
     struct audit *audit;
     struct act_backend *kube, *runtime;
     act_confirm_fn kube_confirm;
+    struct notify *notify; /* webhook notices (rules' notify:), or NULL */
 
     struct act_counts actions, notices, spared, skipped;
     unsigned long save_failures;
@@ -191,6 +193,12 @@ void act_set_kube_confirm(struct act *a, act_confirm_fn fn)
     a->kube_confirm = fn;
 }
 
+void act_set_notify(struct act *a, struct notify *n)
+{
+    notify_free(a->notify);
+    a->notify = n;
+}
+
 static void act_flush(struct act *a);
 
 void act_free(struct act *a)
@@ -198,6 +206,7 @@ void act_free(struct act *a)
     if (!a)
         return;
     act_flush(a);
+    act_set_notify(a, NULL);
     act_set_kube(a, NULL);
     act_set_runtime(a, NULL);
     ledger_free(&a->ledger);
@@ -317,6 +326,8 @@ static void act_audit(struct act *a, double now, const struct act_event *ev)
         .act_after = ev->act_after,
     };
     audit_write(a->audit, &r);
+    if (ev->d) /* notice, action and spare carry their decision, hence the rule's notify: */
+        notify_audit(a->notify, ev->d->rule, &r);
 }
 
 /* Audit and count a skip once per (rule, workload, reason); log it every time at debug. */
@@ -912,4 +923,5 @@ void act_metrics(const struct act *a, struct expo *e)
     expo_add(e, "gpureclaim_enforcer_audit_write_failures_total", EXPO_COUNTER,
              "Audit lines that could not be written.", (double)audit_failures(a->audit),
              (const char *)NULL);
+    notify_metrics(a->notify, e);
 }

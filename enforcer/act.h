@@ -136,6 +136,9 @@ void act_set_kube(struct act *a, struct act_backend *b);
 void act_set_runtime(struct act *a, struct act_backend *b);
 /* Confirm pressure with `fn` before acting through the Kubernetes backend (NULL: never). */
 void act_set_kube_confirm(struct act *a, act_confirm_fn fn);
+/* Send the rules' webhook notices through `n` (taken over, drained by act_free); NULL: none. */
+struct notify;
+void act_set_notify(struct act *a, struct notify *n);
 void act_free(struct act *a);
 
 /* One evaluation cycle (see the top of this file). `ds` are this cycle's decisions. */

@@ -27,6 +27,7 @@
 #include "decide.h"
 #include "expo.h"
 #include "httpd.h"
+#include "lease.h"
 #include "log.h"
 #include "plan.h"
 #include "rules.h"
@@ -73,6 +74,7 @@ struct idle_entry {
 
 struct daemon {
     const struct daemon_cfg *cfg;
+    double started; /* monotonic time at start, for --at.advance */
     struct promq *q;
 
     struct ruleset rules; /* in force */
@@ -210,6 +212,7 @@ static void publish(struct daemon *dm)
         add_idle(e, &dm->idle[i]);
     if (dm->cfg->act)
         act_metrics(dm->cfg->act, e);
+    lease_metrics(dm->cfg->lease, e);
 
     struct sbuf out = {0};
     expo_render(e, &out);
@@ -364,6 +367,9 @@ static void run_cycle(struct daemon *dm)
 {
     double t0 = mono_now();
     double now = isnan(dm->cfg->at) ? wall_now() : dm->cfg->at;
+    /* --at.advance: the clock starts at --at and runs, so tests can walk canned history. */
+    if (!isnan(dm->cfg->at) && dm->cfg->at_advance)
+        now += mono_now() - dm->started;
     size_t n = dm->rules.n;
     struct rule_data *data = xcalloc(n ? n : 1, sizeof(*data));
     int rc = cycle_fetch(dm->q, &dm->rules, now, data);
@@ -397,8 +403,14 @@ static void run_cycle(struct daemon *dm)
         }
     }
     /* After the decisions are logged, so the log reads decision first, then notice/action. */
-    if (dm->cfg->act)
+    /*
+     * A standby evaluates and serves the decisions as metrics, but sends no notice and takes
+     * no action: that is the leader's alone (lease.h).
+     */
+    if (dm->cfg->act && lease_is_leader(dm->cfg->lease))
         act_cycle(dm->cfg->act, &d, now);
+    else if (dm->cfg->act)
+        log_debug("not the leader: %zu decisions evaluated, no notice or action", d.n);
     decisions_free(&d);
     cycle_free(data, n);
     free(data);
@@ -439,7 +451,7 @@ static void install_signals(void)
 
 int daemon_run(const struct daemon_cfg *cfg)
 {
-    struct daemon dm = {.cfg = cfg};
+    struct daemon dm = {.cfg = cfg, .started = mono_now()};
     pthread_mutex_init(&dm.mu, NULL);
     got_stop = got_hup = 0;
     install_signals();
@@ -472,7 +484,8 @@ int daemon_run(const struct daemon_cfg *cfg)
                            .metrics = metrics_cb,
                            .arg = &dm,
                            .threads = 2,
-                           .timeout = 10};
+                           .timeout = 10,
+                           .web = cfg->web};
     h = httpd_start(&hc, err, sizeof(err));
     if (!h) {
         log_error("cannot serve metrics on '%s': %s", cfg->listen, err);

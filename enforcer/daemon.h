@@ -14,9 +14,11 @@
 
 #include <stdbool.h>
 
+#include "httpd.h"
 #include "promq.h"
 
 struct act;
+struct lease;
 
 struct daemon_cfg {
     const char *rules_file;
@@ -24,10 +26,13 @@ struct daemon_cfg {
     double interval;            /* seconds between evaluations */
     const char *listen;         /* --web.listen-address */
     const char *telemetry_path; /* --web.telemetry-path */
+    struct httpd_web web;       /* --web.config.file, connection limits (httpd.h) */
     bool dry_run;               /* global dry run: every decision is only reported */
     double at;                  /* evaluate at this fixed Unix time (tests); NaN = wall clock */
+    bool at_advance;            /* with `at`: the clock starts there and advances (tests) */
     double reload_check;        /* seconds between checks of the rules file's mtime; 0 = 2 s */
     struct act *act;            /* action engine (act.h) run after every decide(); NULL: report */
+    struct lease *lease;        /* leader election (lease.h); NULL: this replica always acts */
     bool once;                  /* one cycle, no HTTP server, then exit (0, or 1 on query error) */
 };
 

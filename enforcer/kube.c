@@ -1359,3 +1359,17 @@ enum kube_result kube_pending_for_resource(struct kube *k, const char *resource,
     free(what);
     return r;
 }
+
+enum kube_result kube_request(struct kube *k, const char *method, const char *path,
+                              const char *body, const char *what, long *status, char **resp_body,
+                              size_t *resp_len, char *err, size_t errlen)
+{
+    struct httpc_resp resp;
+    enum kube_result r = kube_call(k, method, path, body ? "application/json" : NULL, body, what,
+                                   &resp, err, errlen);
+    *status = resp.status;
+    *resp_len = resp.body.len;
+    *resp_body = xstrndup(resp.body.buf ? resp.body.buf : "", resp.body.len);
+    httpc_resp_free(&resp);
+    return r;
+}

@@ -242,4 +242,13 @@ long kube_last_status(const struct kube *k);
 /* Format `t` (Unix seconds) as RFC 3339 UTC "2026-01-01T00:00:00Z" into buf (>= 21 bytes). */
 void kube_rfc3339(char *buf, size_t cap, long long t);
 
+/*
+ * One call on any path for clients of other API groups (the leader-election Lease): `body`,
+ * when not NULL, is sent as application/json. The HTTP status and the answer's body (always
+ * set, "" when none; the caller frees it) are returned whatever the classification.
+ */
+enum kube_result kube_request(struct kube *k, const char *method, const char *path,
+                              const char *body, const char *what, long *status, char **resp_body,
+                              size_t *resp_len, char *err, size_t errlen);
+
 #endif

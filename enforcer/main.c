@@ -20,14 +20,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "act.h"
 #include "cycle.h"
 #include "daemon.h"
 #include "kube.h"
+#include "lease.h"
 #include "decide.h"
 #include "log.h"
+#include "notify.h"
 #include "plan.h"
 #include "promq.h"
 #include "rules.h"
@@ -63,6 +66,7 @@ enum {
     F_PROM_INSECURE,
     F_DRY_RUN,
     F_AT,
+    F_AT_ADVANCE,
     F_OUTPUT,
     F_STATS,
     F_WORKLOAD,
@@ -82,8 +86,21 @@ enum {
     F_KUBE_INSECURE,
     F_KUBE_TIMEOUT,
     F_KUBE_CONFIRM,
+    F_LE,
+    F_LE_NS,
+    F_LE_NAME,
+    F_LE_DURATION,
+    F_LE_RENEW,
+    F_LE_RETRY,
+    F_NOTIFY_QUEUE,
+    F_NOTIFY_TIMEOUT,
+    F_NOTIFY_ATTEMPTS,
+    F_NOTIFY_DRAIN,
     F_LISTEN,
     F_TELEMETRY,
+    F_WEB_CONFIG,
+    F_WEB_PER_IP,
+    F_WEB_HEADER_TIMEOUT,
     F_LOG_LEVEL,
     F_LOG_FORMAT,
     F_HELP,
@@ -109,6 +126,8 @@ static struct flag flags[NFLAGS] = {
     [F_AT] = {"at", FLAG_STRING, "",
               "plan/explain: evaluation time, RFC 3339 or Unix seconds (default now); "
               "run: a fixed time for every cycle, for tests"},
+    [F_AT_ADVANCE] = {"at.advance", FLAG_BOOL, "false",
+                      "run: with --at, the clock starts at that time and advances (for tests)"},
     [F_OUTPUT] = {"output", FLAG_STRING, "table", "plan: output format, table or json"},
     [F_STATS] = {"stats", FLAG_BOOL, "false", "plan: print requests made and timings to stderr"},
     [F_WORKLOAD] = {"workload", FLAG_STRING, "",
@@ -148,8 +167,35 @@ static struct flag flags[NFLAGS] = {
     [F_KUBE_CONFIRM] = {"kube.confirm-pressure", FLAG_BOOL, "false",
                         "run: act on DuringGPUPressure rules only while a Pending pod is "
                         "unschedulable for lack of the workload's GPU resource"},
+    [F_LE] = {"leader-elect", FLAG_BOOL, "false",
+              "run: elect a leader on a Kubernetes Lease; only the leader sends notices and "
+              "acts (for more than one replica)"},
+    [F_LE_NS] = {"leader-elect.namespace", FLAG_STRING, "",
+                 "run: namespace of the Lease (default: the service account's namespace)"},
+    [F_LE_NAME] = {"leader-elect.lease-name", FLAG_STRING, "gpureclaim-enforcer",
+                   "run: name of the Lease"},
+    [F_LE_DURATION] = {"leader-elect.lease-duration", FLAG_STRING, "15s",
+                       "run: how long standbys wait after the last renewal before taking over"},
+    [F_LE_RENEW] = {"leader-elect.renew-deadline", FLAG_STRING, "10s",
+                    "run: the leader stops acting when it could not renew for this long"},
+    [F_LE_RETRY] = {"leader-elect.retry-period", FLAG_STRING, "2s",
+                    "run: time between attempts to acquire or renew"},
+    [F_NOTIFY_QUEUE] = {"notify.queue-size", FLAG_STRING, "1000",
+                        "run: webhook notifications held at most; more are dropped (counted)"},
+    [F_NOTIFY_TIMEOUT] = {"notify.timeout", FLAG_STRING, "10s", "run: timeout of one webhook call"},
+    [F_NOTIFY_ATTEMPTS] = {"notify.max-attempts", FLAG_STRING, "5",
+                           "run: webhook attempts (exponential backoff from 1s) before giving up"},
+    [F_NOTIFY_DRAIN] = {"notify.drain-timeout", FLAG_STRING, "5s",
+                        "run: at shutdown, time left to send queued webhook notifications"},
     [F_LISTEN] = {"web.listen-address", FLAG_STRING, ":9842", "run: address to serve metrics on"},
     [F_TELEMETRY] = {"web.telemetry-path", FLAG_STRING, "/metrics", "run: path of the metrics"},
+    [F_WEB_CONFIG] = {"web.config.file", FLAG_STRING, "",
+                      "run: TLS, basic auth and headers of the metrics server (exporter-toolkit "
+                      "format; re-read when it changes)"},
+    [F_WEB_PER_IP] = {"web.max-connections-per-ip", FLAG_STRING, "32",
+                      "run: connections one client address (IPv6: one /64) may hold"},
+    [F_WEB_HEADER_TIMEOUT] = {"web.read-header-timeout", FLAG_STRING, "10s",
+                              "run: time a client has to send a complete request header"},
     [F_LOG_LEVEL] = {"log.level", FLAG_STRING, "info", "debug, info, warn or error"},
     [F_LOG_FORMAT] = {"log.format", FLAG_STRING, "logfmt", "logfmt or json"},
     [F_HELP] = {"help", FLAG_BOOL, "false", "show this help and exit"},
@@ -488,6 +534,33 @@ out:
     return status;
 }
 
+/* The webhook sender of the rules' notify: sections (notify.h). */
+static int make_notify(struct act *a)
+{
+    uint64_t qsize, attempts;
+    struct notify_cfg nc = {0};
+    if (parse_u64(flags[F_NOTIFY_QUEUE].value, &qsize) != 0 || qsize < 1 || qsize > 1000000 ||
+        parse_u64(flags[F_NOTIFY_ATTEMPTS].value, &attempts) != 0 || attempts < 1 ||
+        attempts > 100) {
+        fprintf(stderr, "error: '--%s' must be 1 to 1000000 and '--%s' 1 to 100\n",
+                flags[F_NOTIFY_QUEUE].name, flags[F_NOTIFY_ATTEMPTS].name);
+        return -1;
+    }
+    if (flag_duration(F_NOTIFY_TIMEOUT, &nc.timeout) ||
+        flag_duration(F_NOTIFY_DRAIN, &nc.drain_timeout))
+        return -1;
+    nc.queue_size = (size_t)qsize;
+    nc.max_attempts = (unsigned)attempts;
+    char err[512];
+    struct notify *n = notify_new(&nc, err, sizeof(err));
+    if (!n) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    act_set_notify(a, n);
+    return 0;
+}
+
 /*
  * The action engine for `run`. With --no-dry-run a state or audit file that cannot be used
  * is a startup error: acting without a record could act twice or exceed the hourly cap. In
@@ -546,7 +619,62 @@ static int make_act(bool dry_run, struct act **out)
         if (flag_bool(F_KUBE_CONFIRM))
             act_set_kube_confirm(a, act_kube_confirm_pressure);
     }
+    if (make_notify(a) != 0) {
+        act_free(a);
+        return -1;
+    }
     *out = a;
+    return 0;
+}
+
+/*
+ * --leader-elect: a Kubernetes client of its own for the election thread (a client is not
+ * shared between threads) and the Lease settings, client-go's defaults.
+ */
+static int make_lease(struct lease **out)
+{
+    *out = NULL;
+    if (!flag_bool(F_LE))
+        return 0;
+    struct lease_cfg lc = {.name = flags[F_LE_NAME].value};
+    double kube_timeout;
+    if (flag_duration(F_LE_DURATION, &lc.lease_duration) ||
+        flag_duration(F_LE_RENEW, &lc.renew_deadline) ||
+        flag_duration(F_LE_RETRY, &lc.retry_period) || flag_duration(F_KUBE_TIMEOUT, &kube_timeout))
+        return -1;
+    char ns[254] = "", host[256] = "", err[512];
+    if (flag_str(F_LE_NS)) {
+        str_copy(ns, sizeof(ns), flag_str(F_LE_NS));
+    } else {
+        char *s = secret_read(KUBE_SA_DIR "/namespace", "namespace", err, sizeof(err));
+        if (s) {
+            str_copy(ns, sizeof(ns), str_rtrim(s));
+            secret_free(s);
+        }
+    }
+    if (!ns[0]) {
+        fprintf(stderr, "error: --leader-elect needs --leader-elect.namespace outside a pod\n");
+        return -1;
+    }
+    lc.ns = ns;
+    /* The pod name, as client-go deployments pass it through the downward API. */
+    lc.identity = getenv("POD_NAME");
+    if (!lc.identity || !*lc.identity) {
+        gethostname(host, sizeof(host) - 1);
+        lc.identity = host;
+    }
+    struct kube_cfg kc = {.api_url = flag_str(F_KUBE_URL),
+                          .token_file = flags[F_KUBE_TOKEN].value,
+                          .ca_file = flag_str(F_KUBE_CA),
+                          .insecure = flag_bool(F_KUBE_INSECURE),
+                          /* a hung renewal must not outlast the deadline it counts against */
+                          .timeout = fmin(kube_timeout, lc.renew_deadline / 2)};
+    struct kube *k = kube_new(&kc, err, sizeof(err));
+    if (!k || !(*out = lease_start(&lc, k, err, sizeof(err)))) {
+        kube_free(k);
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
     return 0;
 }
 
@@ -557,6 +685,7 @@ static int cmd_run(void)
                             .telemetry_path = flags[F_TELEMETRY].value,
                             .dry_run = flag_bool(F_DRY_RUN),
                             .once = flag_bool(F_ONCE),
+                            .at_advance = flag_bool(F_AT_ADVANCE),
                             .at = NAN};
     if (need_rules_file("run") || prom_config(&dc.prom) || flag_duration(F_INTERVAL, &dc.interval))
         return EXIT_USAGE;
@@ -566,9 +695,29 @@ static int cmd_run(void)
         fprintf(stderr, "error: '--web.telemetry-path' must start with '/'\n");
         return EXIT_USAGE;
     }
+    uint64_t per_ip;
+    if (parse_u64(flags[F_WEB_PER_IP].value, &per_ip) != 0 || per_ip < 1 || per_ip > 100000) {
+        fprintf(stderr, "error: invalid count '%s' for '--%s'\n", flags[F_WEB_PER_IP].value,
+                flags[F_WEB_PER_IP].name);
+        return EXIT_USAGE;
+    }
+    if (flag_duration(F_WEB_HEADER_TIMEOUT, &dc.web.header_timeout))
+        return EXIT_USAGE;
+    if (!(dc.web.header_timeout >= 0.1) || dc.web.header_timeout > 3600) {
+        fprintf(stderr, "error: '--%s' must be between 100ms and 1h\n",
+                flags[F_WEB_HEADER_TIMEOUT].name);
+        return EXIT_USAGE;
+    }
+    dc.web.max_conn_per_ip = (unsigned)per_ip;
+    dc.web.config_file = flag_str(F_WEB_CONFIG);
     if (make_act(dc.dry_run, &dc.act) != 0)
         return EXIT_USAGE;
+    if (make_lease(&dc.lease) != 0) {
+        act_free(dc.act);
+        return EXIT_USAGE;
+    }
     int status = daemon_run(&dc);
+    lease_stop(dc.lease);
     act_free(dc.act);
     return status;
 }

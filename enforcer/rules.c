@@ -335,6 +335,108 @@ static bool expect_kind(struct ctx *c, const struct ydom_node *v, enum ydom_kind
     return false;
 }
 
+/* ---- notify: webhook notices (notify.c) --------------------------------------------------- */
+
+/*
+ * `notify:` of a rule or of `defaults:`, merged key by key like `queries:`. The URL itself is
+ * a secret, so a rules file only names the file holding it (urlFile), and `check` does not
+ * read that file: it may be mounted only where the enforcer runs.
+ */
+struct notify_vals {
+    const struct ydom_node *map; /* the mapping, for "missing urlFile" */
+    const char *url_file;        /* NULL: not set here */
+    int format;                  /* -1: not set here */
+    bool has_events, bad;
+    unsigned events;
+};
+
+static const char *const notify_event_names[] = {"notice", "action", "spare"};
+static const char *const notify_format_names[] = {"json", "slack"};
+
+static int notify_lookup(const char *s, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static void parse_notify(struct ctx *c, const struct ydom_node *map, struct notify_vals *nv,
+                         const char *where)
+{
+    char b[QBUF];
+
+    nv->format = -1;
+    if (!expect_kind(c, map, YDOM_KIND_MAPPING, "notify")) {
+        nv->bad = true;
+        return;
+    }
+    nv->map = map;
+    for (size_t i = 0; i < map->npairs; i++) {
+        const struct ydom_node *k = map->pairs[i].key, *val = map->pairs[i].value;
+        if (strcmp(k->str, "urlFile") == 0) {
+            const char *s = get_string(c, val, "urlFile");
+            if (s && s[0] != '/')
+                err_at(c, val, "'urlFile' must be an absolute path, got '%s'", q(val, b));
+            else if (s)
+                nv->url_file = s;
+            nv->bad |= nv->url_file == NULL;
+        } else if (strcmp(k->str, "format") == 0) {
+            const char *s = get_string(c, val, "format");
+            nv->format = s ? notify_lookup(s, notify_format_names, 2) : -1;
+            if (s && nv->format < 0)
+                err_at(c, val, "invalid notify format '%s' (expected json or slack)", q(val, b));
+            nv->bad |= nv->format < 0;
+        } else if (strcmp(k->str, "events") == 0) {
+            nv->has_events = true;
+            if (!expect_kind(c, val, YDOM_KIND_SEQUENCE, "events")) {
+                nv->bad = true;
+                continue;
+            }
+            for (size_t j = 0; j < val->nitems; j++) {
+                const char *s = get_item(c, val->items[j], "events");
+                int e = s ? notify_lookup(s, notify_event_names, 3) : -1;
+                if (s && e < 0)
+                    err_at(c, val->items[j],
+                           "invalid notify event '%s' (expected notice, action or spare)",
+                           q(val->items[j], b));
+                else if (e >= 0 && (nv->events & (1u << e)))
+                    err_at(c, val->items[j], "duplicate notify event '%s'", s);
+                if (e < 0)
+                    nv->bad = true;
+                else
+                    nv->events |= 1u << e;
+            }
+        } else {
+            err_at(c, k, "unknown key '%s' in 'notify' of %s", q(k, b), where);
+        }
+    }
+}
+
+/* Merge the rule's `notify:` over the defaults'; events: [] turns notices off. */
+static void finish_notify(struct ctx *c, struct rule *r, const struct notify_vals *rv,
+                          const struct notify_vals *dv, const char *where)
+{
+    if (rv->bad || dv->bad || (!rv->map && !dv->map))
+        return;
+    const char *url = rv->url_file ? rv->url_file : dv->url_file;
+    int format = rv->map && rv->format >= 0 ? rv->format : dv->map ? dv->format : -1;
+    unsigned events = rv->has_events ? rv->events
+                      : dv->has_events
+                          ? dv->events
+                          : RULE_NOTIFY_NOTICE | RULE_NOTIFY_ACTION | RULE_NOTIFY_SPARE;
+    if (!events)
+        return;
+    if (!url) {
+        err_at(c, rv->map ? rv->map : dv->map, "missing required key 'urlFile' in 'notify' of %s",
+               where);
+        return;
+    }
+    r->notify.url_file = xstrdup(url);
+    r->notify.format = format > 0 ? NOTIFY_FORMAT_SLACK : NOTIFY_FORMAT_JSON;
+    r->notify.events = events;
+}
+
 /* ---- rule keys that `defaults:` may also set --------------------------------------------- */
 
 enum rkey {
@@ -392,6 +494,7 @@ struct vals {
     const struct ydom_node *identity; /* validated sequence of label names */
     const char *resource_label;
     const char *query[4]; /* K_Q_ACTIVITY.. K_Q_PRIORITY */
+    struct notify_vals notify;
 };
 
 static int lookup_name(const char *s, const char *const *names, size_t n)
@@ -473,6 +576,10 @@ static bool parse_rule_key(struct ctx *c, const struct ydom_node *k, const struc
 
     if (strcmp(k->str, "queries") == 0) {
         parse_queries(c, val, v, where);
+        return true;
+    }
+    if (strcmp(k->str, "notify") == 0) {
+        parse_notify(c, val, &v->notify, where);
         return true;
     }
     key = lookup_name(k->str, rkey_names, K_Q_ACTIVITY);
@@ -857,6 +964,7 @@ static void rule_free(struct rule *r)
         matcher_set_free(&r->overrides[i].match);
     free(r->overrides);
     free(r->windows);
+    free(r->notify.url_file);
     memset(r, 0, sizeof(*r));
 }
 
@@ -927,6 +1035,8 @@ static void finish_rule(struct ctx *c, const struct ydom_node *map, struct rule 
         const char *v = s ? s->query[i] : qdefault[i];
         *qdst[i] = v && *v ? xstrdup(v) : NULL;
     }
+
+    finish_notify(c, r, &rv->notify, &dv->notify, where);
 
     static const enum rkey required[] = {K_THRESHOLD, K_IDLE_TIMER};
     for (size_t i = 0; i < ARRAY_LEN(required); i++)

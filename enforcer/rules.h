@@ -60,6 +60,20 @@ struct rule_window {
     int utc_offset_min; /* local time = UTC + offset */
 };
 
+/*
+ * Webhook notices of a rule (`notify:`, delivered by notify.c). url_file NULL: none. The URL
+ * is a secret, so only the path of the file holding it is kept; it is read at send time.
+ */
+enum rule_notify_format { NOTIFY_FORMAT_JSON = 0, NOTIFY_FORMAT_SLACK };
+#define RULE_NOTIFY_NOTICE 1u /* a notice was posted */
+#define RULE_NOTIFY_ACTION 2u /* the action succeeded */
+#define RULE_NOTIFY_SPARE  4u /* a pending notice was withdrawn: the workload is active again */
+struct rule_notify {
+    char *url_file;
+    enum rule_notify_format format; /* default json (the audit record) */
+    unsigned events;                /* RULE_NOTIFY_* bits; default all three */
+};
+
 struct rule {
     char *name;
     char *file; /* position of the rule in its file, for messages */
@@ -94,6 +108,7 @@ struct rule {
     size_t noverrides;
     struct rule_window *windows; /* empty = always active */
     size_t nwindows;
+    struct rule_notify notify;
 };
 
 struct ruleset {

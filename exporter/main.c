@@ -31,6 +31,7 @@ static struct coll_cfg cfg = {
 
 static const char *listen_addr = DEFAULT_LISTEN;
 static const char *telemetry_path = "/metrics";
+static struct httpd_web web;
 
 static void usage(FILE *out)
 {
@@ -40,6 +41,14 @@ static void usage(FILE *out)
             "Flags:\n"
             "  --web.listen-address=ADDR     Address to listen on (default %s)\n"
             "  --web.telemetry-path=PATH     Path of the metrics (default /metrics)\n"
+            "  --web.config.file=FILE        TLS, basic auth and headers (exporter-toolkit\n"
+            "                                format; re-read when it changes)\n"
+            "  --web.max-connections-per-ip=N\n"
+            "                                Connections one client address may hold\n"
+            "                                (IPv6: one /64; default %d)\n"
+            "  --web.read-header-timeout=SECONDS\n"
+            "                                Time a client has to send a complete request\n"
+            "                                header (default %.0f)\n"
             "  --path.sysfs=DIR              sysfs mount point (default /sys)\n"
             "  --path.procfs=DIR             procfs mount point (default /proc)\n"
             "  --path.devfs=DIR              devfs mount point (default /dev)\n"
@@ -61,7 +70,7 @@ static void usage(FILE *out)
             "  --version                     Print the version and exit\n"
             "  --help                        Print this help and exit\n\n"
             "Collectors:\n",
-            DEFAULT_LISTEN);
+            DEFAULT_LISTEN, HTTPD_DEFAULT_MAX_CONN_PER_IP, HTTPD_DEFAULT_HEADER_TIMEOUT);
     coll_help(out);
 }
 
@@ -113,6 +122,22 @@ int main(int argc, char **argv)
             listen_addr = v;
         } else if ((v = flag_value("--web.telemetry-path", argc, argv, &i))) {
             telemetry_path = v;
+        } else if ((v = flag_value("--web.config.file", argc, argv, &i))) {
+            web.config_file = v;
+        } else if ((v = flag_value("--web.max-connections-per-ip", argc, argv, &i))) {
+            uint64_t n;
+            if (parse_u64(v, &n) < 0 || n < 1 || n > 100000) {
+                fprintf(stderr, "gpureclaim-exporter: invalid --web.max-connections-per-ip '%s'\n",
+                        v);
+                return 2;
+            }
+            web.max_conn_per_ip = (unsigned)n;
+        } else if ((v = flag_value("--web.read-header-timeout", argc, argv, &i))) {
+            if (parse_double(v, &web.header_timeout) < 0 || !(web.header_timeout >= 0.1) ||
+                web.header_timeout > 3600) {
+                fprintf(stderr, "gpureclaim-exporter: invalid --web.read-header-timeout '%s'\n", v);
+                return 2;
+            }
         } else if ((v = flag_value("--path.sysfs", argc, argv, &i))) {
             cfg.sysfs = v;
         } else if ((v = flag_value("--path.procfs", argc, argv, &i))) {
@@ -191,6 +216,7 @@ int main(int argc, char **argv)
         .metrics = render_metrics,
         .threads = 4,
         .timeout = 30,
+        .web = web,
     };
     struct httpd *h = httpd_start(&hc, err, sizeof(err));
     if (!h) {

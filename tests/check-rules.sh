@@ -5,7 +5,7 @@
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
-for f in rules/*.yaml; do
+for f in rules/*.yaml rules/presets/*.yaml; do
     [ -e "$f" ] || continue
     if bin/gpureclaim-enforcer check "$f" >/tmp/cr.$$ 2>&1; then
         echo "PASS: rules/check-$(basename "$f")"
@@ -24,7 +24,7 @@ for f in tests/rules/invalid/*.yaml; do
         echo "FAIL: rules/invalid-$b"; cat /tmp/cr.$$
     fi
 done
-for f in rules/prometheus/*.yml; do
+for f in rules/prometheus/*.yml rules/prometheus/presets/*.yml; do
     [ -e "$f" ] || continue
     if promtool check rules "$f" >/tmp/cr.$$ 2>&1; then
         echo "PASS: rules/promtool-check-$(basename "$f")"

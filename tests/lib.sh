@@ -137,6 +137,18 @@ prometheus_on_history() {
     start_prometheus "$TMP/prometheus.yml" "$TMP/tsdb" || return 2
 }
 
+# need_history OPENMETRICS: prometheus_on_history, reported as the checks backfill and
+# prometheus-ready; the test exits when either failed.
+need_history() {
+    prometheus_on_history "$1"
+    case $? in
+    1) fail backfill "$(tail -n 3 "$TMP/promtool.log")"; exit 1 ;;
+    2) pass backfill; fail prometheus-ready "$(tail -n 5 "$TMP/prometheus.log")"; exit 1 ;;
+    esac
+    pass backfill
+    pass prometheus-ready
+}
+
 # prom_query EXPR [TIME]: instant query, prints the JSON answer.
 prom_query() {
     if [ -n "${2:-}" ]; then
@@ -144,6 +156,29 @@ prom_query() {
     else
         curl -s "$PROM_URL/api/v1/query" --data-urlencode "query=$1"
     fi
+}
+
+# scrape_config FILE "PORT..." JOB [RULE_FILE...]: write a prometheus.yml that scrapes
+# 127.0.0.1:PORT (each of a space-separated list) as JOB and evaluates the rule files, both
+# every second.
+scrape_config() {
+    _sf=$1; _sp=$2; _sj=$3; shift 3
+    {
+        printf 'global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n'
+        [ $# -eq 0 ] || echo 'rule_files:'
+        for _sr in "$@"; do echo "  - $_sr"; done
+        printf 'scrape_configs:\n  - job_name: %s\n    static_configs:\n' "$_sj"
+        for _spp in $_sp; do printf "      - targets: ['127.0.0.1:%s']\n" "$_spp"; done
+    } >"$_sf"
+}
+
+# prom_value EXPR: the single value of an instant query, or "none" (no series or several).
+prom_value() {
+    prom_query "$1" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+r = d.get("data", {}).get("result", [])
+print(r[0]["value"][1] if len(r) == 1 else "none")'
 }
 
 finish() {

@@ -42,3 +42,47 @@ for tree in mi300x-cpx broken; do
     fi
     rm -f "$log"
 done
+
+# The exporter with --web.config.file: HTTPS, basic auth, a reload that restarts the TLS
+# listener (new certificate) and one that only changes users; then stop.
+if command -v openssl >/dev/null 2>&1; then
+    d=$(mktemp -d)
+    for n in a b; do
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+            -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1 -keyout "$d/$n.key" \
+            -out "$d/$n.crt" 2>/dev/null
+    done
+    hash=$(python3 -c 'import crypt; print(crypt.crypt("pw", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=16)))' 2>/dev/null)
+    cp "$d/a.crt" "$d/tls.crt" && cp "$d/a.key" "$d/tls.key"
+    printf 'tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  u: %s\n' \
+        "'$hash'" >"$d/web.yml"
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    $VG "$TOP/bin/gpureclaim-exporter" --web.listen-address="127.0.0.1:$port" \
+        --web.config.file="$d/web.yml" --path.sysfs="$TOP/tests/fixtures/mi300x-cpx/sys" \
+        --path.procfs="$TOP/tests/fixtures/mi300x-cpx/proc" --no-collector.ownership \
+        --log.level=error >"$d/log" 2>&1 &
+    pid=$!
+    url="https://127.0.0.1:$port"
+    ok=false
+    for _ in $(seq 1 200); do
+        curl -sfk -o /dev/null "$url/healthz" && { ok=true; break; }
+        sleep 0.1
+    done
+    for _ in 1 2; do curl -sfk -u u:pw -o /dev/null "$url/metrics" || ok=false; done
+    curl -sk -o /dev/null "$url/metrics" # 401
+    cp "$d/b.crt" "$d/tls.crt" && cp "$d/b.key" "$d/tls.key"
+    sleep 3
+    printf 'basic_auth_users:\n  v: %s\n' "'$hash'" >"$d/web.yml"
+    sleep 3
+    curl -sf -u v:pw -o /dev/null "http://127.0.0.1:$port/metrics" || ok=false
+    kill "$pid"
+    wait "$pid"
+    rc=$?
+    if $ok && [ "$rc" -eq 0 ]; then
+        echo "PASS: valgrind/exporter-web-config"
+    else
+        echo "FAIL: valgrind/exporter-web-config (exit $rc)"
+        tail -30 "$d/log"
+    fi
+    rm -rf "$d"
+fi

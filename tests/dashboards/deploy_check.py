@@ -119,8 +119,25 @@ def manifests(path):
 
     # Enforcer Deployment.
     dep = (by.get("Deployment") or [{}])[0]
-    report(get(dep, "spec", "replicas") == 1, "enforcer/one-replica")
-    report(get(dep, "spec", "strategy", "type") == "Recreate", "enforcer/recreate")
+    # Two replicas are safe only with leader election: exactly one acts.
+    report(get(dep, "spec", "replicas") == 2, "enforcer/two-replicas")
+    report("--leader-elect" in (get(dep, "spec", "template", "spec", "containers",
+                                    default=[{}])[0].get("args") or []),
+           "enforcer/leader-elect")
+    env = {e.get("name"): e for e in get(dep, "spec", "template", "spec", "containers",
+                                        default=[{}])[0].get("env") or []}
+    report(get(env.get("POD_NAME", {}), "valueFrom", "fieldRef", "fieldPath") == "metadata.name",
+           "enforcer/pod-name-identity")
+    pdbs = by.get("PodDisruptionBudget", [])
+    report(len(pdbs) == 1 and get(pdbs[0], "spec", "selector", "matchLabels") ==
+           get(dep, "spec", "selector", "matchLabels"), "enforcer/pdb-selects-enforcer")
+    lease_rules = [r for role in by.get("Role", []) for r in role.get("rules", [])
+                   if "leases" in r.get("resources", [])]
+    report(len(lease_rules) == 1 and sorted(lease_rules[0].get("verbs", [])) ==
+           ["create", "get", "update"] and lease_rules[0].get("apiGroups") == ["coordination.k8s.io"],
+           "enforcer/lease-rbac-minimal", str(lease_rules))
+    report(not any("leases" in r.get("resources", []) for c in by.get("ClusterRole", [])
+                   for r in c.get("rules", [])), "enforcer/lease-rbac-namespaced")
     pod = get(dep, "spec", "template", default={})
     report(get(pod, "spec", "securityContext", "runAsNonRoot") is True, "enforcer/non-root")
     c = check_pod("enforcer", pod, 9842, ["run", "--rules.file=/etc/gpureclaim/rules.yaml",

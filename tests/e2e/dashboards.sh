@@ -56,17 +56,8 @@ now=$(date +%s)
 $CHECK backfill "$TMP/history.om" "$now" "http://127.0.0.1:$port/metrics"
 check backfill promtool tsdb create-blocks-from openmetrics "$TMP/history.om" "$TMP/data" -q
 
-cat >"$TMP/prometheus.yml" <<EOC
-global:
-  scrape_interval: 1s
-  evaluation_interval: 1s
-rule_files:
-  - $TOP/rules/prometheus/gpureclaim.rules.yml
-scrape_configs:
-  - job_name: gpureclaim-exporter
-    static_configs:
-      - targets: ['127.0.0.1:$port']
-EOC
+scrape_config "$TMP/prometheus.yml" "$port" gpureclaim-exporter \
+    "$TOP/rules/prometheus/gpureclaim.rules.yml"
 check promtool-config promtool check config "$TMP/prometheus.yml"
 if ! start_prometheus "$TMP/prometheus.yml" "$TMP/data"; then
     fail prometheus-start "$(tail -n 5 "$TMP/prometheus.log")"

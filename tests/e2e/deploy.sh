@@ -27,7 +27,7 @@ if ! command -v kubectl >/dev/null 2>&1; then
 elif ! kubectl kustomize --help >/dev/null 2>&1; then
     fail kubectl "this kubectl has no 'kustomize' command"
 else
-    for d in "" exporter enforcer prometheus-rules; do
+    for d in "" exporter enforcer prometheus-rules web-tls; do
         name=kustomize-${d:-all}
         if kubectl kustomize "$K/$d" >"$TMP/$name.yaml" 2>"$TMP/$name.err"; then
             pass "$name"
@@ -61,6 +61,7 @@ fi
 "$BIN/gpureclaim-enforcer" --help >"$TMP/enforcer.help" 2>&1
 $CHECK flags "$TMP/exporter.help" "$TMP/enforcer.help" \
     "$K/exporter/daemonset.yaml" "$K/enforcer/deployment.yaml" \
+    "$K/web-tls/exporter-patch.yaml" "$K/web-tls/enforcer-patch.yaml" \
     "$TOP"/deploy/systemd/*.service "$TOP"/deploy/systemd/*.env.example \
     "$TOP"/deploy/containers/Containerfile.* || TEST_FAILED=$((TEST_FAILED + 1))
 

@@ -15,13 +15,7 @@ require prometheus promtool python3 "$ENF"
 
 python3 "$DATA/gen_history.py" scenario "$TMP/history.om"
 python3 "$DATA/gen_history.py" expect >"$TMP/expect.json"
-prometheus_on_history "$TMP/history.om"
-case $? in
-1) fail backfill "$(tail -n 3 "$TMP/promtool.log")"; exit 1 ;;
-2) pass backfill; fail prometheus-ready "$(tail -n 5 "$TMP/prometheus.log")"; exit 1 ;;
-esac
-pass backfill
-pass prometheus-ready
+need_history "$TMP/history.om"
 
 plan() {
     "$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "$PROM_URL" "$@"

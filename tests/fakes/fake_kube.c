@@ -23,6 +23,7 @@
  *   API server's 409); a suffix xN applies it N times.
  *   --faults-file is re-read whenever it changes, one fault per line.
  *   --token-file is re-read on every request, so a test can rotate the accepted token.
+ *   --token may be given several times: any of them is accepted.
  *
  * "listening on PORT" goes to stdout once bound (PORT 0 = any free port). Each request is
  * appended to the log as one JSON line {"method","path","query","content_type","token",
@@ -59,6 +60,7 @@ static const struct fk_resource fk_resources[] = {
     {"batch", "v1", "Job", "jobs", false},
     {"batch", "v1", "CronJob", "cronjobs", false},
     {"kueue.x-k8s.io", "v1beta1", "Workload", "workloads", false},
+    {"coordination.k8s.io", "v1", "Lease", "leases", false},
 };
 
 struct fk_obj {
@@ -85,6 +87,10 @@ static const char *fk_faults_file;
 static time_t fk_faults_mtime;
 static off_t fk_faults_size;
 static const char *fk_log_path, *fk_token, *fk_token_file;
+/* More --token values: each client of a multi-replica test has its own, so the request log
+ * tells which replica made a call. */
+static const char *fk_more_tokens[8];
+static size_t fk_nmore_tokens;
 static unsigned long fk_uid_seq;
 static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -519,6 +525,8 @@ static MHD_RESULT fk_bad_body(struct fk_req *r, const char *what)
     return ret;
 }
 
+#include "fake_kube_lease.h"
+
 /* Items of a list carry no kind/apiVersion, as from the real API server. */
 static MHD_RESULT fk_list(struct fk_req *r, const struct fk_resource *res, const char *ns)
 {
@@ -850,6 +858,8 @@ static MHD_RESULT fk_route(struct fk_req *r)
             ret = fk_list(r, res, ns);
         else if (strcmp(r->method, "POST") == 0 && ns && strcmp(res->kind, "Event") == 0)
             ret = fk_create_event(r, res, ns);
+        else if (strcmp(r->method, "POST") == 0 && ns && strcmp(res->kind, "Lease") == 0)
+            ret = fk_lease_create(r, res, ns);
         else
             ret = fk_status(r, 405, "MethodNotAllowed",
                             "the server does not allow this method "
@@ -876,6 +886,8 @@ static MHD_RESULT fk_route(struct fk_req *r)
             ret = fk_patch(r, o, sub != NULL);
         else if (strcmp(r->method, "DELETE") == 0 && !sub)
             ret = fk_delete(r, o);
+        else if (strcmp(r->method, "PUT") == 0 && !sub && strcmp(res->kind, "Lease") == 0)
+            ret = fk_lease_update(r, o);
         else
             ret = fk_status(r, 405, "MethodNotAllowed",
                             "the server does not allow this method "
@@ -961,6 +973,8 @@ static MHD_RESULT fk_handler(struct MHD_Connection *conn, const char *url, const
 
     char *token = fk_current_token();
     bool ok = !token || (sent && strcmp(sent, token) == 0);
+    for (size_t i = 0; !ok && sent && i < fk_nmore_tokens; i++)
+        ok = strcmp(sent, fk_more_tokens[i]) == 0;
     free(token);
     if (!ok)
         return fk_status(&r, 401, "Unauthorized", "Unauthorized", NULL, NULL, NULL, NULL);
@@ -990,6 +1004,9 @@ int main(int argc, char **argv)
             data = v;
         else if (strcmp(a, "--log") == 0)
             fk_log_path = v;
+        else if (strcmp(a, "--token") == 0 && fk_token &&
+                 fk_nmore_tokens < ARRAY_LEN(fk_more_tokens))
+            fk_more_tokens[fk_nmore_tokens++] = v;
         else if (strcmp(a, "--token") == 0)
             fk_token = v;
         else if (strcmp(a, "--token-file") == 0)
