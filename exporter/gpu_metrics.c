@@ -810,6 +810,24 @@ static struct gpum_acc attr_acc(const struct attr *a, unsigned i, bool zero_is_a
 /* Up to `n` elements of an array field; the rest of a longer array is skipped. */
 #define ATTR_EACH(a, n, i) for (unsigned i = 0; i < (a)->inst && i < (n); i++)
 
+static void attr_clocks(const struct attr *a, double *dst, unsigned n) /* MHz -> Hz */
+{
+    ATTR_EACH(a, n, i)
+    dst[i] = HZ(attr_nz(a, i));
+}
+
+static void attr_ratios(const struct attr *a, double *dst, unsigned n) /* percent -> 0..1 */
+{
+    ATTR_EACH(a, n, i)
+    dst[i] = RATIO(attr_num(a, i));
+}
+
+static void attr_accs(const struct attr *a, struct gpum_acc *dst, unsigned n)
+{
+    ATTR_EACH(a, n, i)
+    dst[i] = attr_acc(a, i, true);
+}
+
 typedef void (*attr_apply_fn)(void *out, const struct attr *a);
 
 struct attr_walk {
@@ -933,31 +951,25 @@ static void apply_gpu(void *outp, const struct attr *a)
         o->pcie_link_speed = a->unit == UNIT_SPEED_1 ? attr_nz(a, 0) : GTS(attr_nz(a, 0));
         break;
     case A_GFXCLK:
-        ATTR_EACH(a, GPUM_MAX_GFXCLK, i)
-        o->gfxclk[i] = HZ(attr_nz(a, i));
+        attr_clocks(a, o->gfxclk, GPUM_MAX_GFXCLK);
         break;
     case A_SOCCLK:
-        ATTR_EACH(a, GPUM_MAX_CLK, i)
-        o->socclk[i] = HZ(attr_nz(a, i));
+        attr_clocks(a, o->socclk, GPUM_MAX_CLK);
         break;
     case A_VCLK0:
-        ATTR_EACH(a, GPUM_MAX_CLK, i)
-        o->vclk0[i] = HZ(attr_nz(a, i));
+        attr_clocks(a, o->vclk0, GPUM_MAX_CLK);
         break;
     case A_DCLK0:
-        ATTR_EACH(a, GPUM_MAX_CLK, i)
-        o->dclk0[i] = HZ(attr_nz(a, i));
+        attr_clocks(a, o->dclk0, GPUM_MAX_CLK);
         break;
     case A_UCLK:
-        o->uclk = HZ(attr_nz(a, 0));
+        attr_clocks(a, &o->uclk, 1);
         break;
     case A_GFX_BUSY_INST:
-        ATTR_EACH(a, GPUM_MAX_XCC, i)
-        o->xcc_busy[i] = RATIO(attr_num(a, i));
+        attr_ratios(a, o->xcc_busy, GPUM_MAX_XCC);
         break;
     case A_GFX_BUSY_ACC:
-        ATTR_EACH(a, GPUM_MAX_XCC, i)
-        o->xcc_busy_acc[i] = attr_acc(a, i, true);
+        attr_accs(a, o->xcc_busy_acc, GPUM_MAX_XCC);
         break;
     case A_TEMP_HBM:
         ATTR_EACH(a, GPUM_NUM_HBM, i)
@@ -975,19 +987,16 @@ static void apply_partition(void *outp, const struct attr *a)
     struct gpu_partition_metrics *o = outp;
     switch (a->id) {
     case A_GFXCLK:
-        ATTR_EACH(a, GPUM_MAX_XCC, i)
-        o->gfxclk[i] = HZ(attr_nz(a, i));
+        attr_clocks(a, o->gfxclk, GPUM_MAX_XCC);
         break;
     case A_UCLK:
-        o->uclk = HZ(attr_nz(a, 0));
+        attr_clocks(a, &o->uclk, 1);
         break;
     case A_GFX_BUSY_INST:
-        ATTR_EACH(a, GPUM_MAX_XCC, i)
-        o->gfx_busy[i] = RATIO(attr_num(a, i));
+        attr_ratios(a, o->gfx_busy, GPUM_MAX_XCC);
         break;
     case A_GFX_BUSY_ACC:
-        ATTR_EACH(a, GPUM_MAX_XCC, i)
-        o->gfx_busy_acc[i] = attr_acc(a, i, true);
+        attr_accs(a, o->gfx_busy_acc, GPUM_MAX_XCC);
         break;
     case A_ACC_COUNTER:
         o->accumulation_counter = attr_acc(a, 0, true);
