@@ -4,7 +4,7 @@
 #   make check           install dependencies (make deps), then every suite; ends "N passed, N failed"
 #   make demo            the whole loop on a simulated 8 x MI300X node (see README)
 #   make deps            apt-get install --no-install-recommends what building and testing need
-#   make fuzz            run every libFuzzer target for FUZZ_SECONDS each
+#   make fuzz            run every libFuzzer target for FUZZ_SECONDS each (FUZZ_RUNS=N: N executions)
 #   make bench           scrape latency/RSS against node_exporter, enforcer plan cycle
 #   make update-golden   rewrite the golden /metrics files from the current exporter
 #   make install         PREFIX=/usr/local DESTDIR=
@@ -21,6 +21,7 @@ FUZZ_CC ?= clang
 CFLAGS ?= -O2 -g
 LDFLAGS ?=
 FUZZ_SECONDS ?= 10
+FUZZ_RUNS ?=
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
 ifneq ($(SANITIZE),)
@@ -212,7 +213,7 @@ build/fuzz/%: fuzz/%.c common/util.c common/log.c $(wildcard common/*.[ch] expor
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(ALL_CFLAGS) $< common/util.c common/log.c -o $@ $(ALL_LIBS)
 
 fuzz: $(FUZZ_BIN)
-	@sh tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
+	@FUZZ_RUNS=$(FUZZ_RUNS) sh tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
 
 check-fuzz: $(FUZZ_BIN)
 	@sh tests/run-suite.sh fuzz sh tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)

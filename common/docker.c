@@ -259,7 +259,8 @@ static int docker_inspect_obj(json_object *root, struct docker_container *out, c
     json_object *host = docker_get(root, "HostConfig");
     if (docker_copy_str(root, "Id", out->id, sizeof(out->id), err, errlen) < 0 ||
         docker_check_id(out->id, err, errlen) < 0 ||
-        docker_copy_str(root, "Name", out->name, sizeof(out->name), err, errlen) < 0)
+        docker_copy_str(root, "Name", out->name, sizeof(out->name), err, errlen) < 0 ||
+        docker_copy_str(root, "Created", out->created, sizeof(out->created), err, errlen) < 0)
         return -1;
     docker_strip_slash(out->name);
     if (!state || !json_object_is_type(state, json_type_object)) {

@@ -39,6 +39,7 @@ struct docker_container {
     int exit_code;
     int pid; /* State.Pid, 0 when not running */
     char image[256];
+    char created[64]; /* inspect: Created, RFC 3339 with nanoseconds ("" when absent) */
     struct docker_label *labels;
     size_t nlabels;
     char **devices; /* HostConfig.Devices[].PathOnHost, e.g. /dev/dri/renderD131 */

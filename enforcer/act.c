@@ -25,6 +25,7 @@
 #include "audit.h"
 #include "log.h"
 #include "notify.h"
+#include "plan.h"
 #include "util.h"
 
 struct act_count {
@@ -50,6 +51,9 @@ struct act {
     struct audit *audit;
     struct act_backend *kube, *runtime;
     act_confirm_fn kube_confirm;
+    const volatile sig_atomic_t *stop;
+    bool (*gate)(void *arg); /* act_set_gate: false = not the leader, start nothing */
+    void *gate_arg;
     struct notify *notify; /* webhook notices (rules' notify:), or NULL */
 
     struct act_counts actions, notices, spared, skipped;
@@ -70,7 +74,7 @@ struct act {
 static const char *const act_result_names[] = {
     [ACT_OK] = "ok",       [ACT_GONE] = "gone",           [ACT_CONFLICT] = "conflict",
     [ACT_RETRY] = "retry", [ACT_FORBIDDEN] = "forbidden", [ACT_UNSUPPORTED] = "unsupported",
-    [ACT_ERROR] = "error",
+    [ACT_ERROR] = "error", [ACT_CANCELLED] = "cancelled",
 };
 
 const char *act_result_name(enum act_result r)
@@ -96,6 +100,7 @@ void act_target_clear(struct act_target *t)
         free(o->name);
         free(o->uid);
     }
+    free(t->notice);
     memset(t, 0, sizeof(*t));
 }
 
@@ -191,6 +196,23 @@ void act_set_runtime(struct act *a, struct act_backend *b)
 void act_set_kube_confirm(struct act *a, act_confirm_fn fn)
 {
     a->kube_confirm = fn;
+}
+
+void act_set_stop(struct act *a, const volatile sig_atomic_t *flag)
+{
+    a->stop = flag;
+}
+
+void act_set_gate(struct act *a, bool (*fn)(void *arg), void *arg)
+{
+    a->gate = fn;
+    a->gate_arg = arg;
+}
+
+/* Told to stop, or no longer the leader: start no API call (see act.h). */
+static bool act_stopping(const struct act *a)
+{
+    return (a->stop && *a->stop) || (a->gate && !a->gate(a->gate_arg));
 }
 
 void act_set_notify(struct act *a, struct notify *n)
@@ -410,7 +432,8 @@ static void act_fmt_duration(char *buf, size_t cap, double s)
 }
 
 /* Build the notice texts for decision d (caller frees message and annotation). */
-static void act_build_notice(const struct decision_rec *d, double act_after, struct act_notice *n)
+static void act_build_notice(const struct decision_rec *d, double noticed, double act_after,
+                             const char *uid, double acted, struct act_notice *n)
 {
     char at[40], since[40], win[32];
     audit_rfc3339(at, sizeof(at), act_after);
@@ -432,6 +455,17 @@ static void act_build_notice(const struct decision_rec *d, double act_after, str
     char thr[32];
     snprintf(thr, sizeof(thr), "%g%%", d->threshold);
     json_object_object_add(o, "threshold", json_object_new_string(thr));
+    /* What another replica needs to continue this notice (act_adopt): when it was given, for
+       which object, and whether it was acted on. */
+    char t[40];
+    audit_rfc3339(t, sizeof(t), noticed);
+    json_object_object_add(o, "noticedAt", json_object_new_string(t));
+    if (uid && *uid)
+        json_object_object_add(o, "uid", json_object_new_string(uid));
+    if (!isnan(acted)) {
+        audit_rfc3339(t, sizeof(t), acted);
+        json_object_object_add(o, "actedAt", json_object_new_string(t));
+    }
     n->annotation = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
     json_object_put(o);
 }
@@ -457,9 +491,9 @@ static void act_on_expired(void *arg, const struct ledger_entry *e)
     char err[512] = "";
     struct act_backend *b = NULL;
     /* a root owner means the notice went to Kubernetes; containers have nothing to remove */
-    if (e->root_kind[0])
+    if (e->root_kind[0] && !act_stopping(a))
         b = a->kube;
-    if (b && b->withdraw(b, e, err, sizeof(err)) != ACT_OK)
+    if (b && b->withdraw(b, e, NULL, err, sizeof(err)) != ACT_OK)
         log_warn("cannot withdraw the notice on %s: %s", e->target, err);
     log_info("notice on %s of rule '%s' expired without action", e->target, e->rule);
     act_audit(a, x->now,
@@ -473,7 +507,37 @@ static void act_on_expired(void *arg, const struct ledger_entry *e)
     act_count_add(&a->skipped, e->rule, "expired", NULL);
 }
 
-/* Pending notices and dry-run reports whose workload is active again. */
+/*
+ * Whether the idleness of `d` continues what was proven for entry `e`: its idle run must
+ * start no later than the time idleness was last proven (at first the notice). Then the
+ * proof reaches `now`. A run that starts later means the workload was busy, or not proven
+ * idle, for a while since the notice, even if no cycle saw it: an action must not follow.
+ */
+static bool act_still_idle(struct act *a, struct ledger_entry *e, const struct decision_rec *d,
+                           double now, char *why, size_t whylen)
+{
+    double proven = isnan(e->idle_proven) ? e->noticed : e->idle_proven;
+    if (d->idle_since <= proven + 1e-6) {
+        if (!(e->idle_proven == now)) {
+            e->idle_proven = now;
+            act_save(a);
+        }
+        return true;
+    }
+    char since[40], last[40];
+    audit_rfc3339(since, sizeof(since), d->idle_since);
+    audit_rfc3339(last, sizeof(last), proven);
+    snprintf(why, whylen,
+             "not idle without a break since the notice: the idle run starts at %s, after %s "
+             "(idleness last proven)",
+             since, last[0] ? last : "(never)");
+    return false;
+}
+
+/*
+ * Pending notices and dry-run reports whose workload is active again (a definite keep), or
+ * whose idle run restarted since the notice (act_still_idle).
+ */
 static void act_spare(struct act *a, const struct decisions *ds, char *const *keys, double now)
 {
     for (size_t i = 0; i < a->ledger.n;) {
@@ -488,33 +552,46 @@ static void act_spare(struct act *a, const struct decisions *ds, char *const *ke
                 }
             }
         }
-        if (!d || d->decision != DECISION_KEEP || !act_definite_keep(d->reason)) {
+        char why[256] = "";
+        if (d && d->decision == DECISION_KEEP && act_definite_keep(d->reason))
+            snprintf(why, sizeof(why), "%s: %s", decide_reason_name(d->reason), d->detail);
+        else if (d && !isnan(d->idle_since))
+            act_still_idle(a, e, d, now, why, sizeof(why));
+        if (!why[0]) {
             i++;
             continue;
         }
         char err[512] = "";
         const char *result = "ok";
         struct act_backend *b = act_backend_for(a, d->rule->action);
-        if (e->state == LEDGER_PENDING && e->root_kind[0] && b &&
-            b->withdraw(b, e, err, sizeof(err)) != ACT_OK) {
-            /* The annotation stays behind, but the workload must not be acted on. */
-            log_warn("cannot withdraw the notice on %s: %s", e->target, err);
-            result = "error";
+        if (e->state == LEDGER_PENDING && e->root_kind[0] && b) {
+            if (act_stopping(a))
+                return; /* the spare waits for the next start, with the notice */
+            enum act_result wr = b->withdraw(b, e, why, err, sizeof(err));
+            if (wr == ACT_CANCELLED)
+                return; /* the signal came first: the notice and its entry stay */
+            if (wr != ACT_OK) {
+                /* The annotation stays behind, but the workload must not be acted on. */
+                log_warn("cannot withdraw the notice on %s: %s", e->target, err);
+                result = "error";
+            }
         }
-        log_info("%s of rule '%s' is %s again: notice withdrawn", e->workload, e->rule,
-                 decide_reason_name(d->reason));
+        log_info("%s of rule '%s' is spared, notice withdrawn: %s", e->workload, e->rule, why);
         act_audit(a, now,
                   &(struct act_event){.event = "spared",
                                       .d = d,
                                       .e = e,
                                       .result = result,
-                                      .message = err[0] ? err : d->detail,
+                                      .message = err[0] ? err : why,
                                       .act_after = e->act_after});
         act_count_add(&a->spared, e->rule, NULL, NULL);
         act_skip_forget(a, e->rule, e->workload);
         ledger_remove(&a->ledger, e);
     }
 }
+
+static void act_record_acted(struct act_backend *b, const struct decision_rec *d,
+                             const struct ledger_entry *e, const struct act_target *t, double now);
 
 /* Perform the action for pending entry `e` on resolved target `t`. */
 static void act_do(struct act *a, struct act_backend *b, const struct decision_rec *d,
@@ -547,6 +624,8 @@ static void act_do(struct act *a, struct act_backend *b, const struct decision_r
             return;
         }
     }
+    if (act_stopping(a))
+        return; /* stays pending: acted on (or spared) after the next start */
     /* Write ahead: the attempt is on disk before the call, so a crash right after it is
        counted against the cap, and the re-check at the next start finds the object gone or
        already scaled down instead of acting blindly. */
@@ -573,6 +652,7 @@ static void act_do(struct act *a, struct act_backend *b, const struct decision_r
         act_close(e, LEDGER_ACTED, rname, now);
         log_info("%s %s (%s of rule '%s')", rules_action_name(r->action), e->target, workload,
                  r->name);
+        act_record_acted(b, d, e, t, now);
         break;
     case ACT_GONE:
     case ACT_CONFLICT:
@@ -580,6 +660,11 @@ static void act_do(struct act *a, struct act_backend *b, const struct decision_r
         act_close(e, LEDGER_DONE, rname, now);
         log_info("%s %s: %s, closing the notice", rules_action_name(r->action), e->target,
                  err[0] ? err : rname);
+        break;
+    case ACT_CANCELLED:
+        ledger_set(&e->result, rname);
+        log_info("%s %s left unfinished, retried after the next start: %s",
+                 rules_action_name(r->action), e->target, err);
         break;
     default:
         ledger_set(&e->result, rname);
@@ -651,6 +736,168 @@ static char *act_target_name(const struct act_target *t, enum rule_action action
     return xasprintf("%s %s", o->kind, o->name);
 }
 
+/*
+ * An object created after its idle window started inherits idle evidence from a predecessor
+ * of the same identity (a re-created StatefulSet or notebook pod, a container re-created
+ * under the same name): skip it as too_young until its own window is complete. An unreadable
+ * creation time counts as young. The idle run may start before the creation (the series
+ * continues across re-creation); only the window the decision needs has to be the object's.
+ */
+static bool act_too_young(struct act *a, const struct decision_rec *d, const char *workload,
+                          const struct act_target *t, double now)
+{
+    if (t->created <= d->window_start)
+        return false;
+    char created[40], start[40], msg[256];
+    audit_rfc3339(created, sizeof(created), t->created);
+    audit_rfc3339(start, sizeof(start), d->window_start);
+    if (isnan(t->created))
+        snprintf(msg, sizeof(msg),
+                 "creation time of %s %s unknown: not proven idle since the "
+                 "idle window start %s",
+                 t->chain[0].kind, t->chain[0].name, start);
+    else
+        snprintf(msg, sizeof(msg),
+                 "%s %s was created at %s, after the idle window start %s: the idle data before "
+                 "belongs to a predecessor of the same name",
+                 t->chain[0].kind, t->chain[0].name, created, start);
+    act_skip(a, now, d, workload, t, "too_young", msg);
+    return true;
+}
+
+/*
+ * Two replicas share what they did through the objects, not their ledgers (README "Two
+ * replicas"): after scaling to zero or suspending, the notice annotation gains actedAt, so a
+ * replica that becomes the leader later finds the action done (a deleted or evicted pod is
+ * gone, and a call on it again is a 404 or a uid conflict). Best effort: when the object is gone (a
+ * delete) or the write fails, the next leader may call again, which every action tolerates on the
+ * same object (already scaled, already suspended, 404, or a uid precondition failing).
+ */
+static void act_record_acted(struct act_backend *b, const struct decision_rec *d,
+                             const struct ledger_entry *e, const struct act_target *t, double now)
+{
+    /* A deleted or evicted pod is its own record: the call cannot have a second effect. */
+    if (!b->record || d->rule->action == ACTION_DELETE || d->rule->action == ACTION_EVICT)
+        return;
+    struct act_notice n;
+    char err[512] = "";
+    act_build_notice(d, e->noticed, e->act_after, e->uid, now, &n);
+    enum act_result r = b->record(b, t, &n, err, sizeof(err));
+    if (r != ACT_OK && r != ACT_GONE)
+        log_warn("cannot record the action on %s: %s", e->target, err);
+    free((char *)n.message);
+    free((char *)n.annotation);
+}
+
+/* A time field of a notice annotation; NaN when absent or not a time. */
+static double act_notice_time(json_object *o, const char *key)
+{
+    json_object *v;
+    double t;
+    char err[128];
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string) ||
+        plan_parse_time(json_object_get_string(v), &t, err, sizeof(err)) < 0)
+        return NAN;
+    return t;
+}
+
+static const char *act_notice_str(json_object *o, const char *key)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+        return NULL;
+    return json_object_get_string(v);
+}
+
+/*
+ * A notice this replica has no record of, found on the object (t->notice): given by another
+ * replica that was the leader before. It is continued when it is for this rule, this action
+ * and this very object (uid), so a change of leader neither sends a second notice (restarting
+ * the period) nor acts twice. Anything else about it (another rule, a replaced object, an old
+ * notice without noticedAt or uid) is not trusted: a fresh notice replaces it, which only
+ * delays the action. Idleness must then be proven from the notice's own time, as if this
+ * replica had given it (act_still_idle). Returns true when there is nothing left to do.
+ * With `out` NULL (this replica has its own pending entry) it only records an action another
+ * replica made, returning true then.
+ */
+static bool act_adopt(struct act *a, const struct decision_rec *d, const char *workload,
+                      const struct act_target *t, double now, struct ledger_entry **out)
+{
+    const struct rule *r = d->rule;
+    json_tokener *tok = json_tokener_new();
+    json_object *o = json_tokener_parse_ex(tok, t->notice, (int)strlen(t->notice));
+    bool parsed = o && json_tokener_get_error(tok) == json_tokener_success &&
+                  json_object_is_type(o, json_type_object);
+    json_tokener_free(tok);
+    const char *rule = parsed ? act_notice_str(o, "rule") : NULL;
+    const char *action = parsed ? act_notice_str(o, "action") : NULL;
+    const char *uid = parsed ? act_notice_str(o, "uid") : NULL;
+    double noticed = parsed ? act_notice_time(o, "noticedAt") : NAN;
+    double act_after = parsed ? act_notice_time(o, "actAt") : NAN;
+    double acted = parsed ? act_notice_time(o, "actedAt") : NAN;
+    bool ours = rule && strcmp(rule, r->name) == 0 && action &&
+                strcmp(action, rules_action_name(r->action)) == 0 && uid &&
+                strcmp(uid, t->chain[0].uid) == 0 && !isnan(noticed) && !isnan(act_after) &&
+                noticed <= now;
+    bool done = false;
+    if (ours && !out) {
+        /* Only asked whether the object records the action (see act_candidate). */
+        done = !isnan(acted);
+        if (done) {
+            char *target = act_target_name(t, r->action);
+            struct ledger_entry *e =
+                ledger_add(&a->ledger, r->name, workload, t->chain[0].uid, target, LEDGER_PENDING);
+            e->noticed = noticed;
+            e->act_after = act_after;
+            act_target_fill_entry(e, t);
+            act_close(e, LEDGER_ACTED, "ok", now);
+            log_info("%s of rule '%s': %s was acted on by another replica", workload, r->name,
+                     target);
+            act_audit(a, now,
+                      &(struct act_event){.event = "notice",
+                                          .d = d,
+                                          .t = t,
+                                          .result = "acted_elsewhere",
+                                          .message = t->notice,
+                                          .act_after = act_after});
+            free(target);
+        }
+    } else if (ours) {
+        char *target = act_target_name(t, r->action);
+        struct ledger_entry *e =
+            ledger_add(&a->ledger, r->name, workload, t->chain[0].uid, target, LEDGER_PENDING);
+        e->noticed = noticed;
+        e->act_after = act_after;
+        e->idle_proven = noticed;
+        act_target_fill_entry(e, t);
+        char at[40];
+        if (!isnan(acted)) {
+            act_close(e, LEDGER_ACTED, "ok", now);
+            audit_rfc3339(at, sizeof(at), acted);
+            log_info("%s of rule '%s': %s was acted on at %s by another replica", workload, r->name,
+                     target, at);
+            done = true;
+        } else {
+            audit_rfc3339(at, sizeof(at), act_after);
+            log_info("%s of rule '%s': continuing the notice another replica gave on %s, action "
+                     "planned at %s",
+                     workload, r->name, target, at);
+            *out = e;
+        }
+        act_audit(a, now,
+                  &(struct act_event){.event = "notice",
+                                      .d = d,
+                                      .t = t,
+                                      .result = done ? "acted_elsewhere" : "adopted",
+                                      .message = t->notice,
+                                      .act_after = act_after});
+        act_save(a);
+        free(target);
+    }
+    json_object_put(o);
+    return done;
+}
+
 static void act_candidate(struct act *a, const struct decision_rec *d, const char *workload,
                           double now)
 {
@@ -666,6 +913,8 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
 
     if (!e && dry && ledger_find(&a->ledger, rname, workload, NULL, LEDGER_DRY_RUN))
         return; /* already reported for this idle episode */
+    if (act_stopping(a))
+        return;
     if (e && now < e->act_after)
         return; /* notice period running */
     if (e && dry) {
@@ -681,7 +930,7 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
     if (!b && dry) {
         /* Nothing to resolve against, but the dry-run report is still worth having. */
         struct act_notice n;
-        act_build_notice(d, now + r->notice_period, &n);
+        act_build_notice(d, now, now + r->notice_period, NULL, NAN, &n);
         struct ledger_entry *x = ledger_add(&a->ledger, rname, workload, "", "", LEDGER_DRY_RUN);
         x->noticed = now;
         x->act_after = n.act_after;
@@ -709,6 +958,8 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
 
     enum act_result res = b->resolve(b, d, &t, err, sizeof(err));
     have_t = res == ACT_OK;
+    if (res == ACT_CANCELLED)
+        return; /* stopping: nothing was learnt about the workload */
     if (res != ACT_OK) {
         if (e && (res == ACT_GONE || res == ACT_CONFLICT)) {
             act_close(e, LEDGER_DONE, act_result_name(res), now);
@@ -737,7 +988,11 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         goto out;
     }
     if (t.exempt) {
-        if (e && e->root_kind[0] && b->withdraw(b, e, err, sizeof(err)) != ACT_OK)
+        if (e && act_stopping(a))
+            goto out; /* the withdrawal waits for the next start, with the entry */
+        if (e && e->root_kind[0] &&
+            b->withdraw(b, e, "the workload is labelled " ACT_EXEMPT_KEY "=true", err,
+                        sizeof(err)) != ACT_OK)
             log_warn("cannot withdraw the notice on %s: %s", e->target, err);
         if (e) {
             ledger_remove(&a->ledger, e);
@@ -748,6 +1003,8 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
     }
     const char *uid = t.chain[0].uid;
 
+    if (!e && act_too_young(a, d, workload, &t, now))
+        goto out;
     if (!e) {
         /* Acted on or closed before: exactly once per object, whatever the decisions say. */
         if (ledger_find(&a->ledger, rname, workload, uid, LEDGER_ACTED) ||
@@ -762,9 +1019,13 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
             act_skip(a, now, d, workload, &t, "replaced", err);
             goto out;
         }
+        if (!dry && t.notice && act_adopt(a, d, workload, &t, now, &e))
+            goto out;
+    }
+    if (!e) {
         char *target = act_target_name(&t, r->action);
         struct act_notice n;
-        act_build_notice(d, now + r->notice_period, &n);
+        act_build_notice(d, now, now + r->notice_period, uid, NAN, &n);
         if (dry) {
             struct ledger_entry *x =
                 ledger_add(&a->ledger, rname, workload, uid, target, LEDGER_DRY_RUN);
@@ -783,7 +1044,9 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         } else {
             err[0] = '\0';
             res = b->notice(b, &t, &n, err, sizeof(err));
-            if (res != ACT_OK) {
+            if (res == ACT_CANCELLED) {
+                log_debug("notice on %s not posted: %s", target, err);
+            } else if (res != ACT_OK) {
                 /* No notice, no action: try the notice again next cycle. */
                 log_warn("cannot post the notice on %s: %s", target, err);
                 act_audit(a, now,
@@ -797,6 +1060,7 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
                 e = ledger_add(&a->ledger, rname, workload, uid, target, LEDGER_PENDING);
                 e->noticed = now;
                 e->act_after = n.act_after;
+                e->idle_proven = now;
                 act_target_fill_entry(e, &t);
                 act_save(a);
                 act_count_add(&a->notices, rname, NULL, NULL);
@@ -813,9 +1077,9 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         free(target);
         free((char *)n.message);
         free((char *)n.annotation);
-        if (!e || now < e->act_after)
-            goto out;
     }
+    if (!e || now < e->act_after)
+        goto out; /* no notice, or its period (this replica's or an adopted one) runs */
 
     /* Re-check: the same object, still running, not being deleted. */
     if (strcmp(e->uid, uid) != 0) {
@@ -849,6 +1113,23 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         act_save(a);
         goto out;
     }
+    /* act_spare extended the proof to now, or spared; a decision without an idle run
+       (NaN idle_since) proves nothing either way and must not lead to an action. */
+    double proven = isnan(e->idle_proven) ? e->noticed : e->idle_proven;
+    if (!(d->idle_since <= proven + 1e-6)) {
+        act_skip(a, now, d, workload, &t, "not_idle_since_notice",
+                 "idleness since the notice is not proven");
+        goto out;
+    }
+    if (act_too_young(a, d, workload, &t, now))
+        goto out;
+    /* Our own notice, but another replica may have acted on it while this one was a standby:
+       the object says so, and this replica's ledger is behind. */
+    if (t.notice && act_adopt(a, d, workload, &t, now, NULL)) {
+        ledger_remove(&a->ledger, e);
+        act_save(a);
+        goto out;
+    }
     act_do(a, b, d, workload, e, &t, now);
 out:
     if (have_t && b->target_free)
@@ -857,6 +1138,8 @@ out:
 
 void act_cycle(struct act *a, const struct decisions *ds, double now)
 {
+    if (act_stopping(a))
+        return; /* no call at all; expiry and spares wait for the next start */
     a->last_now = now;
     a->ncycle = 0;
     struct act_expire_ctx x = {a, now};

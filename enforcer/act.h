@@ -12,6 +12,16 @@
  *  - first cycle: resolve the target, post the notice (Kubernetes: Event + annotation on the
  *    root owner; containers: audit and log only), record it with act_after = now + notice
  *    period; with a notice period of 0 the action follows in the same cycle;
+ *  - an object created after the start of the idle window (a StatefulSet pod or a
+ *    `jupyter-<user>` pod re-created under the same name, a container re-created under the
+ *    same name) is not noticed nor acted on: the idle evidence before its creation belongs to
+ *    its predecessor. It is skipped as `too_young` (audited once) until its own idle window
+ *    is complete;
+ *  - continuous idleness since the notice: each cycle whose idle run reaches back to the
+ *    time idleness was last proven (at first the notice) extends the proof to now; a cycle
+ *    whose idle run starts later (the workload was busy, or not proven idle, in between,
+ *    even if no cycle saw it) spares the notice, so an action always follows idleness
+ *    without a break since before the notice;
  *  - at or after act_after, only if this cycle again says `reclaim` and the object is the
  *    same (uid / container id), still running and not terminating: act, within the rule's
  *    maxTerminationsPerCycle and the global hourly cap (counted from the ledger, so it
@@ -29,10 +39,16 @@
  *    (24 h) after its planned time: acting then would act on a stale decision, and sparing it
  *    at once would reset the notice on every Prometheus hiccup.
  * The ledger (ledger.h) is saved before every mutating call (write-ahead) and after it.
+ *
+ * Stopping (act_set_stop): once the flag is set no new API call starts, neither here nor
+ * inside a backend operation that needs several; the call under way finishes and its result
+ * is written to the ledger and the audit trail. Whatever was not started stays as it is in
+ * the ledger (a pending notice stays pending) for the next start.
  */
 #ifndef GPURECLAIM_ACT_H
 #define GPURECLAIM_ACT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -55,9 +71,10 @@ enum act_result {
     ACT_FORBIDDEN,   /* 403: RBAC; retried, since an operator may fix it */
     ACT_UNSUPPORTED, /* the action does not apply to this kind of object */
     ACT_ERROR,       /* anything else: retried next cycle */
+    ACT_CANCELLED,   /* not (fully) done: the enforcer is stopping; retried at the next start */
 };
 
-/* "ok", "gone", "conflict", "retry", "forbidden", "unsupported", "error". */
+/* "ok", "gone", "conflict", "retry", "forbidden", "unsupported", "error", "cancelled". */
 const char *act_result_name(enum act_result r);
 
 #define ACT_CHAIN_MAX 10
@@ -74,6 +91,10 @@ struct act_target {
     bool out_of_scope; /* lacks the backend's scope label (--runtime.scope-label) */
     bool running;      /* the pod or container is still running */
     bool terminating;  /* deletion under way */
+    double created;    /* Unix time [0] was created (pod creationTimestamp, container
+                          Created); NaN when unreadable, which counts as too young */
+    char *notice;      /* the notice annotation found on the root owner (JSON), or NULL: how a
+                          replica that becomes the leader learns of a notice another gave */
     void *priv;        /* backend data, released by target_free */
 };
 
@@ -81,7 +102,8 @@ struct act_target {
 struct act_notice {
     double act_after;
     const char *message;    /* one human sentence */
-    const char *annotation; /* JSON: actAt, rule, action, idleSince, window, threshold */
+    const char *annotation; /* JSON: actAt, rule, action, idleSince, window, threshold,
+                               noticedAt, uid (of chain[0]), and actedAt once acted on */
 };
 
 /*
@@ -95,14 +117,19 @@ struct act_backend {
                                struct act_target *t, char *err, size_t errlen);
     enum act_result (*notice)(struct act_backend *b, const struct act_target *t,
                               const struct act_notice *n, char *err, size_t errlen);
-    /* Remove the notice recorded in `e` (its root_* fields). */
-    enum act_result (*withdraw)(struct act_backend *b, const struct ledger_entry *e, char *err,
-                                size_t errlen);
+    /* Remove the notice recorded in `e` (its root_* fields). `why` (NULL: say nothing) is
+       told to the owner as well (Kubernetes: a Normal Event on the root owner). */
+    enum act_result (*withdraw)(struct act_backend *b, const struct ledger_entry *e,
+                                const char *why, char *err, size_t errlen);
     /* Perform `action` on `t`; *api_status gets the HTTP status when the backend knows it. */
     enum act_result (*act)(struct act_backend *b, const struct act_target *t,
                            enum rule_action action, long *api_status, char *err, size_t errlen);
     void (*target_free)(struct act_backend *b, struct act_target *t);
     void (*free)(struct act_backend *b);
+    /* Optional: replace the notice record on the object (n->annotation only, no Event), to
+       write actedAt after an action so that another replica never acts again. */
+    enum act_result (*record)(struct act_backend *b, const struct act_target *t,
+                              const struct act_notice *n, char *err, size_t errlen);
 };
 
 /*
@@ -136,6 +163,14 @@ void act_set_kube(struct act *a, struct act_backend *b);
 void act_set_runtime(struct act *a, struct act_backend *b);
 /* Confirm pressure with `fn` before acting through the Kubernetes backend (NULL: never). */
 void act_set_kube_confirm(struct act *a, act_confirm_fn fn);
+/* Stop starting API calls once *flag is non-zero (see the top of this file); NULL: never. */
+void act_set_stop(struct act *a, const volatile sig_atomic_t *flag);
+/*
+ * The same for leadership: while fn(arg) returns false (a replica that is not, or no longer,
+ * the Lease holder) no API call starts; checked wherever the stop flag is, so a leader that
+ * loses the Lease mid-cycle stops before its next call. NULL: always allowed.
+ */
+void act_set_gate(struct act *a, bool (*fn)(void *arg), void *arg);
 /* Send the rules' webhook notices through `n` (taken over, drained by act_free); NULL: none. */
 struct notify;
 void act_set_notify(struct act *a, struct notify *n);

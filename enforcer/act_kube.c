@@ -13,6 +13,7 @@
  * DuringGPUPressure decision, whether the scheduler really leaves a pod pending for lack of the
  * workload's GPU resource (act_kube_confirm_pressure).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "act.h"
 #include "kube.h"
 #include "log.h"
+#include "plan.h"
 #include "util.h"
 
 struct act_kube {
@@ -47,6 +49,8 @@ static enum act_result act_kube_map(enum kube_result r)
         return ACT_FORBIDDEN;
     case KUBE_UNSUPPORTED:
         return ACT_UNSUPPORTED;
+    case KUBE_CANCELLED:
+        return ACT_CANCELLED;
     default:
         return ACT_ERROR;
     }
@@ -108,6 +112,13 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
     }
     t->nchain = chain->n;
     t->running = chain->obj[0].phase && strcmp(chain->obj[0].phase, "Running") == 0;
+    /* The pod's own age: a pod re-created under the same name is younger than its series. */
+    char perr[128];
+    const char *created = chain->obj[0].creation_timestamp;
+    if (!created || plan_parse_time(created, &t->created, perr, sizeof(perr)) < 0)
+        t->created = NAN;
+    const char *notice = kube_annotation(&chain->obj[chain->n - 1], KUBE_ANN_NOTICE);
+    t->notice = notice && *notice ? xstrdup(notice) : NULL;
     t->priv = chain;
     return ACT_OK;
 }
@@ -126,23 +137,45 @@ static enum act_result act_kube_notice(struct act_backend *b, const struct act_t
     if (r != KUBE_OK)
         return act_kube_map(r);
     char eerr[512] = "";
-    if (kube_post_event(ak->k, &root, "IdleGPUReclaimNotice", n->message, "Warning", "Notice", eerr,
-                        sizeof(eerr)) != KUBE_OK)
+    enum kube_result er = kube_post_event(ak->k, &root, "IdleGPUReclaimNotice", n->message,
+                                          "Warning", "Notice", eerr, sizeof(eerr));
+    if (er != KUBE_OK && er != KUBE_CANCELLED)
         log_warn("cannot post the notice event on %s '%s/%s': %s", root.kind, root.ns, root.name,
                  eerr);
     return ACT_OK;
 }
 
+static enum act_result act_kube_record(struct act_backend *b, const struct act_target *t,
+                                       const struct act_notice *n, char *err, size_t errlen)
+{
+    struct act_kube *ak = act_kube_of(b);
+    struct kube_ref root = act_kube_ref(&t->chain[t->nchain - 1]);
+    return act_kube_map(kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, n->annotation, err, errlen));
+}
+
 static enum act_result act_kube_withdraw(struct act_backend *b, const struct ledger_entry *e,
-                                         char *err, size_t errlen)
+                                         const char *why, char *err, size_t errlen)
 {
     struct act_kube *ak = act_kube_of(b);
     if (!e->root_kind[0])
         return ACT_OK;
     struct kube_ref root = {e->root_api, e->root_kind, e->root_ns, e->root_name, e->root_uid};
     enum kube_result r = kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, NULL, err, errlen);
-    /* gone or replaced: there is no annotation left to remove */
-    return r == KUBE_NOT_FOUND || r == KUBE_CONFLICT ? ACT_OK : act_kube_map(r);
+    /* gone or replaced: there is no annotation left to remove, nor anyone to tell */
+    if (r == KUBE_NOT_FOUND || r == KUBE_CONFLICT)
+        return ACT_OK;
+    if (r == KUBE_OK && why) {
+        /* Best effort, like the notice's own Event: the annotation is what counts. */
+        char *msg = xasprintf("idle GPU reclaim withdrawn: %s", why);
+        char eerr[512] = "";
+        enum kube_result er = kube_post_event(ak->k, &root, "IdleGPUReclaimSpared", msg, "Normal",
+                                              "Spare", eerr, sizeof(eerr));
+        if (er != KUBE_OK && er != KUBE_CANCELLED)
+            log_warn("cannot post the spare event on %s '%s/%s': %s", root.kind, root.ns, root.name,
+                     eerr);
+        free(msg);
+    }
+    return act_kube_map(r);
 }
 
 static enum act_result act_kube_act(struct act_backend *b, const struct act_target *t,
@@ -194,8 +227,12 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
                         : xasprintf("idle GPU reclaimed: %s", rules_action_name(action));
         char eerr[512] = "";
         /* an evicted pod's event goes to its root owner, which outlives it */
-        if (kube_post_event(ak->k, &root, "IdleGPUReclaimed", msg, "Warning", what, eerr,
-                            sizeof(eerr)) != KUBE_OK)
+        enum kube_result er = kube_post_event(ak->k, &root, "IdleGPUReclaimed", msg, "Warning",
+                                              what, eerr, sizeof(eerr));
+        if (er == KUBE_CANCELLED)
+            log_info("not posting the event on %s '%s/%s': the enforcer is stopping", root.kind,
+                     root.ns, root.name);
+        else if (er != KUBE_OK)
             log_warn("cannot post the event on %s '%s/%s': %s", root.kind, root.ns, root.name,
                      eerr);
         free(msg);
@@ -249,6 +286,7 @@ struct act_backend *act_kube_new(struct kube *k)
         .resolve = act_kube_resolve,
         .notice = act_kube_notice,
         .withdraw = act_kube_withdraw,
+        .record = act_kube_record,
         .act = act_kube_act,
         .target_free = act_kube_target_free,
         .free = act_kube_free,

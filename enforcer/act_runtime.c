@@ -7,15 +7,18 @@
  * The stop is sent by container id, never by name, so a container re-created under the
  * same name after the notice is not stopped (the engine sees the new id as a conflict).
  * There is no API for notices on a plain container host: the engine's log and audit line
- * are the notice. With --runtime.scope-label ("key" or "key=value") only containers that carry
- * that label are acted on, so a host's other containers stay out of reach whatever the
- * Prometheus data says; gpureclaim.io/exempt=true exempts a container in scope.
+ * are the notice. The container's Created time is its age (a re-created container is not
+ * acted on with its predecessor's idle time). With --runtime.scope-label ("key" or "key=value")
+ * only containers that carry that label are acted on, so a host's other containers stay out of
+ * reach whatever the Prometheus data says; gpureclaim.io/exempt=true exempts a container in scope.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "act.h"
+#include "plan.h"
 #include "util.h"
 
 struct act_runtime {
@@ -77,6 +80,10 @@ static enum act_result act_runtime_resolve(struct act_backend *b, const struct d
     t->exempt = ex && strcmp(ex, "true") == 0;
     t->running = c.running;
     t->terminating = false;
+    /* A container re-created under the same name is younger than the name's series. */
+    char perr[128];
+    if (!c.created[0] || plan_parse_time(c.created, &t->created, perr, sizeof(perr)) < 0)
+        t->created = NAN;
     docker_container_free(&c);
     return ACT_OK;
 }
@@ -88,7 +95,7 @@ static enum act_result act_runtime_notice(struct act_backend *b, const struct ac
 }
 
 static enum act_result act_runtime_withdraw(struct act_backend *b, const struct ledger_entry *e,
-                                            char *err, size_t errlen)
+                                            const char *why, char *err, size_t errlen)
 {
     return ACT_OK;
 }

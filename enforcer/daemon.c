@@ -7,8 +7,11 @@
  * cycle never blocks a scrape.
  *
  * Signals only set flags. The loop sleeps in short slices so that SIGTERM is honoured
- * within a fraction of a second between cycles; a cycle under way is finished (its length
- * is bounded by --prometheus.timeout per query).
+ * within a fraction of a second between cycles. During a cycle the action engine and the
+ * Kubernetes client read the same flag and start no new call once it is set: an operator who
+ * stops the enforcer expects it to stop acting at once, not after the rest of the cycle. The
+ * call under way finishes (bounded by --kube.timeout, or --prometheus.timeout for a query)
+ * and its result reaches the ledger and the audit file before the process exits.
  */
 #include "daemon.h"
 
@@ -41,6 +44,11 @@
 
 static volatile sig_atomic_t got_stop, got_hup;
 
+const volatile sig_atomic_t *daemon_stop_flag(void)
+{
+    return &got_stop;
+}
+
 static void on_stop(int sig)
 {
     (void)sig;
@@ -66,6 +74,13 @@ struct tallies {
     size_t n;
 };
 
+/* Per rule name: evaluations that failed (a query error), and whether the last one did. */
+struct rule_eval {
+    char *rule;
+    double errors;
+    bool failed;
+};
+
 struct idle_entry {
     char *rule;
     struct labels identity;
@@ -89,6 +104,8 @@ struct daemon {
     struct tallies total, last;
     struct idle_entry *idle;
     size_t nidle;
+    struct rule_eval *evals; /* every rule name seen since start (counters persist) */
+    size_t nevals;
     double reload_success, last_reload_ok, reloads_ok, reloads_fail;
 
     pthread_mutex_t mu;
@@ -114,6 +131,23 @@ static void tallies_free(struct tallies *t)
         free(t->v[i].rule);
     free(t->v);
     *t = (struct tallies){0};
+}
+
+static struct rule_eval *rule_eval_get(struct daemon *dm, const char *rule)
+{
+    for (size_t i = 0; i < dm->nevals; i++)
+        if (strcmp(dm->evals[i].rule, rule) == 0)
+            return &dm->evals[i];
+    dm->evals = xrealloc(dm->evals, (dm->nevals + 1) * sizeof(*dm->evals));
+    dm->evals[dm->nevals] = (struct rule_eval){.rule = xstrdup(rule)};
+    return &dm->evals[dm->nevals++];
+}
+
+static void rule_evals_free(struct daemon *dm)
+{
+    for (size_t i = 0; i < dm->nevals; i++)
+        free(dm->evals[i].rule);
+    free(dm->evals);
 }
 
 static void idle_free(struct daemon *dm)
@@ -179,6 +213,18 @@ static void publish(struct daemon *dm)
     expo_add(e, "gpureclaim_enforcer_last_success_timestamp_seconds", EXPO_GAUGE,
              "Time the last cycle without a query error ended (0: never).", dm->last_success,
              (const char *)NULL);
+    /* Every rule in force, so an alert on the gauge sees 0 before the first failure. */
+    for (size_t i = 0; i < dm->rules.n; i++) {
+        struct rule_eval *re = rule_eval_get(dm, dm->rules.rules[i].name);
+        expo_add(e, "gpureclaim_enforcer_rule_evaluation_failed", EXPO_GAUGE,
+                 "Whether the last cycle could not evaluate the rule (a query failed: error, "
+                 "timeout, partial or too large an answer); its workloads were kept.",
+                 re->failed ? 1.0 : 0.0, "rule", re->rule, (const char *)NULL);
+    }
+    for (size_t i = 0; i < dm->nevals; i++)
+        expo_add(e, "gpureclaim_enforcer_rule_evaluation_errors_total", EXPO_COUNTER,
+                 "Cycles in which the rule could not be evaluated.", dm->evals[i].errors, "rule",
+                 dm->evals[i].rule, (const char *)NULL);
     add_tallies(e, "gpureclaim_enforcer_decisions_total", EXPO_COUNTER,
                 "Decisions made, summed over cycles.", &dm->total);
     add_tallies(e, "gpureclaim_enforcer_decisions", EXPO_GAUGE, "Decisions of the last cycle.",
@@ -375,8 +421,12 @@ static void run_cycle(struct daemon *dm)
     int rc = cycle_fetch(dm->q, &dm->rules, now, data);
     for (size_t i = 0; i < n; i++) {
         bool failed = data[i].error || data[i].pending_error;
+        struct rule_eval *re = rule_eval_get(dm, dm->rules.rules[i].name);
+        re->failed = failed;
+        re->errors += failed ? 1 : 0;
         if (failed)
-            log_once(&dm->query_err_logged[i], LOG_ERROR, "query failed for rule '%s': %s",
+            log_once(&dm->query_err_logged[i], LOG_ERROR,
+                     "rule '%s' could not be evaluated, its workloads are kept: %s",
                      dm->rules.rules[i].name, data[i].errmsg);
         else
             dm->query_err_logged[i] = false;
@@ -402,12 +452,15 @@ static void run_cycle(struct daemon *dm)
             w->since = r->idle_since;
         }
     }
-    /* After the decisions are logged, so the log reads decision first, then notice/action. */
+    /* After the decisions are logged, so the log reads decision first, then notice/action;
+       not at all once told to stop (a signal during the queries). */
     /*
      * A standby evaluates and serves the decisions as metrics, but sends no notice and takes
      * no action: that is the leader's alone (lease.h).
      */
-    if (dm->cfg->act && lease_is_leader(dm->cfg->lease))
+    if (dm->cfg->act && got_stop)
+        log_info("stopping: no notice or action in this cycle");
+    else if (dm->cfg->act && lease_is_leader(dm->cfg->lease))
         act_cycle(dm->cfg->act, &d, now);
     else if (dm->cfg->act)
         log_debug("not the leader: %zu decisions evaluated, no notice or action", d.n);
@@ -531,6 +584,7 @@ out:
     tallies_free(&dm.total);
     tallies_free(&dm.last);
     idle_free(&dm);
+    rule_evals_free(&dm);
     free(dm.query_err_logged);
     free(dm.snapshot);
     pthread_mutex_destroy(&dm.mu);

@@ -6,12 +6,14 @@
  * on SIGHUP and whenever its content changes (mtime and size are checked every few
  * seconds, the content hash at every cycle); a file that does not load keeps the last good
  * rules in force and sets gpureclaim_enforcer_rules_reload_success to 0, as Prometheus does
- * with its own configuration. SIGTERM and SIGINT finish the cycle under way, stop the HTTP
- * server and return 0.
+ * with its own configuration. SIGTERM and SIGINT end the cycle under way without starting
+ * another API call (a Prometheus query or Kubernetes/runtime call under way finishes, bounded
+ * by its timeout, and its result is recorded), stop the HTTP server and return 0.
  */
 #ifndef GPURECLAIM_DAEMON_H
 #define GPURECLAIM_DAEMON_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "httpd.h"
@@ -41,5 +43,11 @@ struct daemon_cfg {
  * the HTTP server and loop until SIGTERM/SIGINT. Returns the process exit status.
  */
 int daemon_run(const struct daemon_cfg *cfg);
+
+/*
+ * The flag SIGTERM and SIGINT set during daemon_run, for the clients that must stop starting
+ * calls at once (act_set_stop, kube_cfg.stop). Valid for the life of the process.
+ */
+const volatile sig_atomic_t *daemon_stop_flag(void);
 
 #endif

@@ -40,6 +40,9 @@ struct kube {
     double timeout;
     char *instance;
     long last_status; /* of the last answer, for the audit trail */
+    const volatile sig_atomic_t *stop;
+    bool (*gate)(void *arg);
+    void *gate_arg;
 };
 
 /* Kinds the client knows: how to build their paths and whether the owner walk follows them. */
@@ -78,6 +81,8 @@ const char *kube_result_name(enum kube_result r)
         return "unsupported";
     case KUBE_ERROR:
         return "error";
+    case KUBE_CANCELLED:
+        return "cancelled";
     }
     return "error";
 }
@@ -794,7 +799,19 @@ struct kube *kube_new(const struct kube_cfg *cfg, char *err, size_t errlen)
         return NULL;
     }
     k->token_file = xstrdup(cfg->token_file ? cfg->token_file : KUBE_SA_DIR "/token");
+    /* A bearer token in clear text is a credential handed to anyone on the path. */
+    if (k->token_file[0] && str_has_prefix(k->url, "http://") && !cfg->allow_insecure_credentials) {
+        snprintf(err, errlen,
+                 "refusing to send the token of '%s' over plain http to '%s': use https, "
+                 "no token (--kube.token-file=''), or --kube.allow-insecure-credentials",
+                 k->token_file, k->url);
+        kube_free(k);
+        return NULL;
+    }
     k->insecure = cfg->insecure;
+    k->stop = cfg->stop;
+    k->gate = cfg->gate;
+    k->gate_arg = cfg->gate_arg;
     k->timeout = cfg->timeout > 0 ? cfg->timeout : 10.0;
     if (cfg->instance && *cfg->instance) {
         k->instance = xstrdup(cfg->instance);
@@ -837,6 +854,20 @@ static enum kube_result kube_call(struct kube *k, const char *method, const char
     enum kube_result r = KUBE_ERROR;
     *resp = (struct httpc_resp){0};
     k->last_status = 0;
+    /* After SIGTERM nothing new starts; the caller reports what was left undone. */
+    if (k->stop && *k->stop) {
+        snprintf(err, errlen, "cannot %s: not sent, the enforcer is stopping", what);
+        free(url);
+        free(ct);
+        return KUBE_CANCELLED;
+    }
+    /* A replica that lost the Lease mid-cycle: the new leader decides from here on. */
+    if (k->gate && !k->gate(k->gate_arg)) {
+        snprintf(err, errlen, "cannot %s: not sent, this replica is not the leader", what);
+        free(url);
+        free(ct);
+        return KUBE_CANCELLED;
+    }
 
     for (int attempt = 0; attempt < 2; attempt++) {
         char *token = NULL;
@@ -1063,6 +1094,12 @@ enum kube_result kube_scale_to_zero(struct kube *k, const struct kube_ref *owner
                  owner->name ? owner->name : "");
         return KUBE_UNSUPPORTED;
     }
+    /* Without a uid the patch of /scale could land on a re-created owner of the same name. */
+    if (!owner->uid || !*owner->uid) {
+        snprintf(err, errlen, "refusing to scale %s '%s/%s' without a uid", owner->kind,
+                 owner->ns ? owner->ns : "", owner->name ? owner->name : "");
+        return KUBE_UNSUPPORTED;
+    }
     char *path = kube_path(owner, "scale", err, errlen);
     if (!path)
         return KUBE_UNSUPPORTED;
@@ -1087,7 +1124,8 @@ enum kube_result kube_scale_to_zero(struct kube *k, const struct kube_ref *owner
         snprintf(num, sizeof(num), "%lld", (long long)n);
         r = kube_annotate(k, owner, KUBE_ANN_REPLICAS_BEFORE, num, err, errlen);
         if (r == KUBE_OK) {
-            json_object *patch = json_object_new_object(), *spec = json_object_new_object();
+            json_object *meta, *spec = json_object_new_object();
+            json_object *patch = kube_patch_with_uid(owner->uid, &meta);
             json_object_object_add(spec, "replicas", json_object_new_int(0));
             json_object_object_add(patch, "spec", spec);
             r = kube_merge_patch(k, path, patch, what, err, errlen);

@@ -13,6 +13,7 @@
 #ifndef GPURECLAIM_KUBE_H
 #define GPURECLAIM_KUBE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -25,9 +26,13 @@ enum kube_result {
     KUBE_FORBIDDEN,   /* 403: RBAC does not allow it */
     KUBE_UNSUPPORTED, /* an owner kind this client does not handle: report, do not act */
     KUBE_ERROR,       /* 5xx, 401, other 4xx, timeout, transport, malformed JSON */
+    KUBE_CANCELLED,   /* not sent: the client was told to stop (kube_cfg.stop) */
 };
 
-/* "ok", "not_found", "conflict", "retry_later", "forbidden", "unsupported", "error". */
+/*
+ * "ok", "not_found", "conflict", "retry_later", "forbidden", "unsupported", "error",
+ * "cancelled".
+ */
 const char *kube_result_name(enum kube_result r);
 
 struct kube_cfg {
@@ -37,6 +42,17 @@ struct kube_cfg {
     bool insecure;          /* --kube.insecure-skip-tls-verify: logs a warning */
     double timeout;         /* seconds per request; 0 = 10 s */
     const char *instance;   /* Event reportingInstance; NULL: $POD_NAME or the host name */
+    /* A token over plain http:// can be read and replayed by anyone on the path: kube_new
+       refuses it unless this is set (--kube.allow-insecure-credentials). */
+    bool allow_insecure_credentials;
+    /* Once *stop is non-zero (SIGTERM), no new request starts: every call returns
+       KUBE_CANCELLED. A request under way finishes (bounded by `timeout`). NULL: never (a
+       client that must still call after the signal, e.g. to release a leader Lease). */
+    const volatile sig_atomic_t *stop;
+    /* When set and it returns false, no new request starts either (KUBE_CANCELLED): the
+       action engine's client of a replica that is not, or no longer, the leader (lease.h). */
+    bool (*gate)(void *arg);
+    void *gate_arg;
 };
 
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -45,8 +61,9 @@ struct kube;
 
 /*
  * Create a client. Returns NULL with a message when the in-cluster defaults are needed but
- * KUBERNETES_SERVICE_HOST/PORT are unset, or the URL is not http(s). The token file is not
- * read here: it is read on every request.
+ * KUBERNETES_SERVICE_HOST/PORT are unset, the URL is not http(s), or a token file is set for
+ * an http:// URL without allow_insecure_credentials. The token file is not read here: it is
+ * read on every request.
  */
 struct kube *kube_new(const struct kube_cfg *cfg, char *err, size_t errlen);
 void kube_free(struct kube *k);
@@ -180,8 +197,11 @@ void kube_chain_free(struct kube_chain *chain);
 /*
  * Scale a Deployment, StatefulSet or ReplicaSet to zero: GET .../scale, merge-patch the owner's
  * annotation KUBE_ANN_REPLICAS_BEFORE=<N> (with a metadata.uid precondition), then merge-patch
- * .../scale with {"spec":{"replicas":0}}. *previous gets N. Already at 0: nothing is patched,
- * *previous = 0, KUBE_OK. Other kinds: KUBE_UNSUPPORTED.
+ * .../scale with {"metadata":{"uid":U},"spec":{"replicas":0}}: the scale subresource compares
+ * a uid in the patched Scale with its parent's and answers 409 on a mismatch
+ * (kubernetes/kubernetes pkg/registry/apps/deployment/storage/storage.go,
+ * scaleUpdatedObjectInfo), so a replacement is never scaled. *previous gets N. Already at 0:
+ * nothing is patched, *previous = 0, KUBE_OK. Other kinds: KUBE_UNSUPPORTED.
  */
 #define KUBE_ANN_REPLICAS_BEFORE "gpureclaim.io/replicas-before-reclaim"
 enum kube_result kube_scale_to_zero(struct kube *k, const struct kube_ref *owner, int64_t *previous,

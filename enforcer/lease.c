@@ -411,6 +411,11 @@ bool lease_is_leader(struct lease *l)
     return r;
 }
 
+bool lease_gate(void *lease)
+{
+    return lease_is_leader(lease);
+}
+
 void lease_metrics(struct lease *l, struct expo *e)
 {
     bool leader = lease_is_leader(l);

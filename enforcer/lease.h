@@ -84,6 +84,8 @@ void lease_stop(struct lease *l);
  * Checked before every mutating call, not only at the start of a cycle.
  */
 bool lease_is_leader(struct lease *l);
+/* lease_is_leader with a void * argument, for act_set_gate and kube_cfg.gate. */
+bool lease_gate(void *lease);
 /* gpureclaim_enforcer_leader and the election counters. */
 void lease_metrics(struct lease *l, struct expo *e);
 

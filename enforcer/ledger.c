@@ -89,7 +89,7 @@ struct ledger_entry *ledger_add(struct ledger *l, const char *rule, const char *
     ledger_set(&e->root_uid, NULL);
     ledger_set(&e->result, NULL);
     e->state = state;
-    e->noticed = e->act_after = e->updated = NAN;
+    e->noticed = e->act_after = e->updated = e->idle_proven = NAN;
     return e;
 }
 
@@ -185,10 +185,14 @@ static json_object *ledger_entry_json(const struct ledger_entry *e)
     json_object_object_add(o, "noticed", ledger_time(e->noticed));
     json_object_object_add(o, "act_after", ledger_time(e->act_after));
     json_object_object_add(o, "updated", ledger_time(e->updated));
+    json_object_object_add(o, "idle_proven", ledger_time(e->idle_proven));
     json_object_object_add(o, "attempts", json_object_new_int64(e->attempts));
     json_object_object_add(o, "result", json_object_new_string(e->result));
     return o;
 }
+
+/* fsync of the state directory; a test replaces it to inject a failure. */
+static int (*ledger_dir_fsync)(int fd) = fsync;
 
 static int ledger_write_all(int fd, const char *s, size_t n)
 {
@@ -245,14 +249,21 @@ int ledger_save(const struct ledger *l, char *err, size_t errlen)
         unlink(tmp);
         goto out;
     }
-    /* The rename is durable only once the directory entry is on disk. */
+    /* The rename is durable only once the directory entry is on disk: until then a crash
+       may bring the previous file back, and with it a call made without its record. */
     char *dircopy = xstrdup(l->path);
-    int dfd = open(dirname(dircopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(dircopy);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
+    const char *dir = dirname(dircopy);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || ledger_dir_fsync(dfd) < 0) {
+        snprintf(err, errlen, "cannot sync directory '%s' after writing '%s': %s", dir, l->path,
+                 strerror(errno));
+        if (dfd >= 0)
+            close(dfd);
+        free(dircopy);
+        goto out;
     }
+    close(dfd);
+    free(dircopy);
     ret = 0;
 out:
     free(tmp);
@@ -296,6 +307,16 @@ static int ledger_num(json_object *o, const char *key, double *out, bool nullabl
     return 0;
 }
 
+/* A time added after version 1 was first written: absent (older files) or null is NaN. */
+static int ledger_opt_num(json_object *o, const char *key, double *out, char *err, size_t errlen)
+{
+    if (!json_object_object_get_ex(o, key, NULL)) {
+        *out = NAN;
+        return 0;
+    }
+    return ledger_num(o, key, out, true, err, errlen);
+}
+
 static int ledger_parse_entry(struct ledger *l, json_object *o, char *err, size_t errlen)
 {
     if (!json_object_is_type(o, json_type_object)) {
@@ -320,6 +341,7 @@ static int ledger_parse_entry(struct ledger *l, json_object *o, char *err, size_
         ledger_num(o, "noticed", &e->noticed, true, err, errlen) < 0 ||
         ledger_num(o, "act_after", &e->act_after, true, err, errlen) < 0 ||
         ledger_num(o, "updated", &e->updated, true, err, errlen) < 0 ||
+        ledger_opt_num(o, "idle_proven", &e->idle_proven, err, errlen) < 0 ||
         ledger_num(o, "attempts", &attempts, false, err, errlen) < 0)
         goto out;
     if (attempts < 0 || attempts > 1e9 || attempts != floor(attempts)) {

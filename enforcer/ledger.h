@@ -35,6 +35,10 @@ struct ledger_entry {
     double noticed;   /* Unix time of the notice */
     double act_after; /* earliest action time */
     double updated;   /* last change: acted, closed, last attempt */
+    /* Open entries: the time up to which the workload is proven idle without a break since
+       before the notice (the notice's own time at first, then each cycle whose idle run
+       reaches back to it); NaN when unknown (read as `noticed`). */
+    double idle_proven;
     unsigned attempts;
     char *result; /* last result name, "" before any attempt */
 };
@@ -53,7 +57,12 @@ struct ledger {
  * ("state file '...' is corrupt: ..."), and `l` is left empty.
  */
 int ledger_load(struct ledger *l, const char *path, char *err, size_t errlen);
-/* Write atomically (no-op without a path). 0, or -1 with a message; the old file stays. */
+/*
+ * Write atomically (no-op without a path): a temporary file, fsync, rename, fsync of the
+ * directory. 0, or -1 with a message; the old file stays, except when only the fsync of
+ * the directory failed: the new file is then in place but may not survive a crash. That is
+ * an error too, since a write-ahead record that may vanish is no record.
+ */
 int ledger_save(const struct ledger *l, char *err, size_t errlen);
 void ledger_free(struct ledger *l);
 

@@ -15,7 +15,8 @@ static void fuzz_check(const struct docker_container *c)
     if (strnlen(c->id, sizeof(c->id)) == sizeof(c->id) ||
         strnlen(c->name, sizeof(c->name)) == sizeof(c->name) ||
         strnlen(c->status, sizeof(c->status)) == sizeof(c->status) ||
-        strnlen(c->image, sizeof(c->image)) == sizeof(c->image))
+        strnlen(c->image, sizeof(c->image)) == sizeof(c->image) ||
+        strnlen(c->created, sizeof(c->created)) == sizeof(c->created))
         __builtin_trap();
     if (!c->id[0] || strspn(c->id, "0123456789abcdefABCDEF") != strlen(c->id))
         __builtin_trap();

@@ -18,8 +18,12 @@
 #   D  T0+360     the 429, 500 and timeout are retried once and succeed; nothing else;
 #   E  T0+420     nothing mutating: every action happened exactly once.
 # Each cycle's requests are compared with the expected transcript (kube_log.py prints
-# them, uids as @Kind/name). The last part tests --kube.confirm-pressure with the
-# DuringGPUPressure rule in rules-pressure.yaml against Pending pods.
+# them, uids as @Kind/name). Then --kube.confirm-pressure with the DuringGPUPressure rule in
+# rules-pressure.yaml against Pending pods; a pod re-created under its name skipped as
+# too_young (rules-young.yaml); a workload busy during the notice period, unseen by any
+# cycle, spared (rules-late.yaml); SIGTERM during a slow DELETE: that call completes, none
+# other starts, a restart repeats nothing (rules-stop.yaml); and credentials refused over
+# plain http without --kube/--prometheus.allow-insecure-credentials.
 . "$(dirname "$0")/../lib.sh"
 
 DATA=$TOP/tests/e2e/data/kube_actions
@@ -58,7 +62,8 @@ enf() {
     _log=$1 _at=$2 _state=$3 _audit=$4; shift 4
     "$ENF" run --once --rules.file="$RULES" --prometheus.url="$PURL" --at="$_at" \
         --state.file="$_state" --audit.file="$_audit" --kube.api-url="$KURL" \
-        --kube.token-file="$TMP/token" --kube.timeout=1s --enforce.max-actions-per-hour=0 \
+        --kube.token-file="$TMP/token" --kube.allow-insecure-credentials --kube.timeout=1s \
+        --enforce.max-actions-per-hour=0 \
         "$@" >"$_log" 2>&1
 }
 
@@ -205,8 +210,8 @@ MPORT=$(free_port)
 start_bg "$TMP/C.log" "$ENF" run --rules.file="$RULES" --prometheus.url="$PURL" \
     --at=$((T0 + 300)) --enforce.interval=1h --web.listen-address="127.0.0.1:$MPORT" \
     --state.file="$STATE" --audit.file="$AUDIT" --kube.api-url="$KURL" \
-    --kube.token-file="$TMP/token" --kube.timeout=1s --enforce.max-actions-per-hour=0 \
-    --no-dry-run
+    --kube.token-file="$TMP/token" --kube.allow-insecure-credentials --kube.timeout=1s \
+    --enforce.max-actions-per-hour=0 --no-dry-run
 RUN_C=$LAST_PID
 ok=false
 for _i in $(seq 1 150); do
@@ -219,6 +224,7 @@ stop_pid "$RUN_C"
 check C-cycle-done $ok
 expect C-requests "$from" <<'EOF'
 PATCH /apis/apps/v1/namespaces/apps/deployments/notebook [application/merge-patch+json] {"metadata":{"uid":"@Deployment/notebook","annotations":{"gpureclaim.io/reclaim-notice":null}}}
+POST /api/v1/namespaces/apps/events [application/json] <Event Normal IdleGPUReclaimSpared Deployment/notebook action=Spare>
 GET /api/v1/namespaces/apps/pods/db-0
 GET /apis/apps/v1/namespaces/apps/statefulsets/db
 GET /apis/apps/v1/namespaces/apps/statefulsets/db/scale
@@ -230,13 +236,15 @@ GET /apis/apps/v1/namespaces/apps/replicasets/web-5d8f
 GET /apis/apps/v1/namespaces/apps/deployments/web
 GET /apis/apps/v1/namespaces/apps/deployments/web/scale
 PATCH /apis/apps/v1/namespaces/apps/deployments/web [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web","annotations":{"gpureclaim.io/replicas-before-reclaim":"2"}}}
-PATCH /apis/apps/v1/namespaces/apps/deployments/web/scale [application/merge-patch+json] {"spec":{"replicas":0}}
+PATCH /apis/apps/v1/namespaces/apps/deployments/web/scale [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web"},"spec":{"replicas":0}}
 POST /api/v1/namespaces/apps/events [application/json] <Event Warning IdleGPUReclaimed Deployment/web action=ScaleToZero>
+PATCH /apis/apps/v1/namespaces/apps/deployments/web [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web","annotations":{"gpureclaim.io/reclaim-notice":"<notice scale scaleToZero at 2023-11-14T22:18:20Z acted>"}}}
 GET /api/v1/namespaces/batch/pods/kq-fgh12
 GET /apis/batch/v1/namespaces/batch/jobs/kq
 GET /apis/kueue.x-k8s.io/v1beta1/namespaces/batch/workloads?labelSelector=kueue.x-k8s.io/job-uid=@Job/kq
 PATCH /apis/kueue.x-k8s.io/v1beta1/namespaces/batch/workloads/job-kq-1a2b3 [application/merge-patch+json] {"metadata":{"uid":"@Workload/job-kq-1a2b3"},"spec":{"active":false}}
 POST /api/v1/namespaces/batch/events [application/json] <Event Warning IdleGPUReclaimed Job/kq action=Suspend>
+PATCH /apis/batch/v1/namespaces/batch/jobs/kq [application/merge-patch+json] {"metadata":{"uid":"@Job/kq","annotations":{"gpureclaim.io/reclaim-notice":"<notice suspend suspend at 2023-11-14T22:18:20Z acted>"}}}
 GET /api/v1/namespaces/batch/pods/train-abcde
 GET /apis/batch/v1/namespaces/batch/jobs/train
 PATCH /apis/batch/v1/namespaces/batch/jobs/train [application/merge-patch+json] {"metadata":{"uid":"@Job/train"},"spec":{"suspend":true}}
@@ -303,8 +311,9 @@ GET /api/v1/namespaces/apps/pods/db-0
 GET /apis/apps/v1/namespaces/apps/statefulsets/db
 GET /apis/apps/v1/namespaces/apps/statefulsets/db/scale
 PATCH /apis/apps/v1/namespaces/apps/statefulsets/db [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db","annotations":{"gpureclaim.io/replicas-before-reclaim":"1"}}}
-PATCH /apis/apps/v1/namespaces/apps/statefulsets/db/scale [application/merge-patch+json] {"spec":{"replicas":0}}
+PATCH /apis/apps/v1/namespaces/apps/statefulsets/db/scale [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db"},"spec":{"replicas":0}}
 POST /api/v1/namespaces/apps/events [application/json] <Event Warning IdleGPUReclaimed StatefulSet/db action=ScaleToZero>
+PATCH /apis/apps/v1/namespaces/apps/statefulsets/db [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db","annotations":{"gpureclaim.io/reclaim-notice":"<notice scale scaleToZero at 2023-11-14T22:18:20Z acted>"}}}
 GET /api/v1/namespaces/apps/pods/exempt-6c4f-q7r2s
 GET /apis/apps/v1/namespaces/apps/replicasets/exempt-6c4f
 GET /apis/apps/v1/namespaces/apps/deployments/exempt
@@ -317,6 +326,7 @@ GET /api/v1/namespaces/batch/pods/train-abcde
 GET /apis/batch/v1/namespaces/batch/jobs/train
 PATCH /apis/batch/v1/namespaces/batch/jobs/train [application/merge-patch+json] {"metadata":{"uid":"@Job/train"},"spec":{"suspend":true}}
 POST /api/v1/namespaces/batch/events [application/json] <Event Warning IdleGPUReclaimed Job/train action=Suspend>
+PATCH /apis/batch/v1/namespaces/batch/jobs/train [application/merge-patch+json] {"metadata":{"uid":"@Job/train","annotations":{"gpureclaim.io/reclaim-notice":"<notice suspend suspend at 2023-11-14T22:18:20Z acted>"}}}
 GET /api/v1/namespaces/serve/pods/infer-6f7g-m9n8p
 GET /apis/apps/v1/namespaces/serve/replicasets/infer-6f7g
 GET /apis/apps/v1/namespaces/serve/deployments/infer
@@ -434,4 +444,166 @@ POST /api/v1/namespaces/press/events [application/json] <Event Warning IdleGPURe
 DELETE /api/v1/namespaces/press/pods/press-a [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/press-a"}}
 POST /api/v1/namespaces/press/events [application/json] <Event Warning IdleGPUReclaimed Pod/press-a action=Delete>
 EOF
+# --- too_young: a pod re-created under its name does not inherit its predecessor's idle time
+# jupyter-alice was created at T0 - 120 s, but its series (the same namespace and pod labels)
+# has been idle for half an hour: skipped as too_young until its own 15 minutes are complete.
+RULES=$DATA/rules-young.yaml
+OBJECTS="$DATA/young.json"
+start_prom young-prom young-range.json young-instant.json
+start_kube young young.json
+YSTATE=$TMP/young-state.json
+YAUDIT=$TMP/young-audit.jsonl
+from=$(lines)
+check Y1-exit-0 enf "$TMP/Y1.log" $T0 "$YSTATE" "$YAUDIT" --no-dry-run
+expect Y1-requests "$from" <<'EOF'
+GET /api/v1/namespaces/young/pods/jupyter-alice
+GET /api/v1/namespaces/young/pods/jupyter-bob
+PATCH /api/v1/namespaces/young/pods/jupyter-bob [application/merge-patch+json] {"metadata":{"uid":"@Pod/jupyter-bob","annotations":{"gpureclaim.io/reclaim-notice":"<notice young delete at 2023-11-14T22:13:20Z>"}}}
+POST /api/v1/namespaces/young/events [application/json] <Event Warning IdleGPUReclaimNotice Pod/jupyter-bob action=Notice>
+DELETE /api/v1/namespaces/young/pods/jupyter-bob [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/jupyter-bob"}}
+POST /api/v1/namespaces/young/events [application/json] <Event Warning IdleGPUReclaimed Pod/jupyter-bob action=Delete>
+EOF
+check Y1-audit-too-young test "$(audit "$YAUDIT" skipped too_young jupyter-alice)" = 1
+check Y1-audit-message grep -q \
+    '"result":"too_young".*created at 2023-11-14T22:11:20Z, after the idle window start 2023-11-14T21:58:20Z' \
+    "$YAUDIT"
+from=$(lines)
+check Y2-exit-0 enf "$TMP/Y2.log" $((T0 + 300)) "$YSTATE" "$YAUDIT" --no-dry-run
+check Y2-still-young test "$(transcript "$from" | grep -vc '^GET ')" = 0
+# its own idle window complete (15 minutes after its creation): reclaimed
+from=$(lines)
+check Y3-exit-0 enf "$TMP/Y3.log" $((T0 + 780)) "$YSTATE" "$YAUDIT" --no-dry-run
+expect Y3-requests "$from" <<'EOF'
+GET /api/v1/namespaces/young/pods/jupyter-alice
+PATCH /api/v1/namespaces/young/pods/jupyter-alice [application/merge-patch+json] {"metadata":{"uid":"@Pod/jupyter-alice","annotations":{"gpureclaim.io/reclaim-notice":"<notice young delete at 2023-11-14T22:26:20Z>"}}}
+POST /api/v1/namespaces/young/events [application/json] <Event Warning IdleGPUReclaimNotice Pod/jupyter-alice action=Notice>
+DELETE /api/v1/namespaces/young/pods/jupyter-alice [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/jupyter-alice"}}
+POST /api/v1/namespaces/young/events [application/json] <Event Warning IdleGPUReclaimed Pod/jupyter-alice action=Delete>
+GET /api/v1/namespaces/young/pods/jupyter-bob
+EOF
+
+# --- continuous idleness since the notice ---------------------------------------------------
+# Notice period 5m, idle timer 2m. late/blip is busy at T0 + 150 only, between the cycles at
+# T0 + 120 and T0 + 300: the cycle at T0 + 300 sees 2 idle minutes, but its idle run starts
+# after the notice, so it is spared (annotation removed, Event) and noticed afresh, while
+# late/steady, idle throughout, is deleted.
+RULES=$DATA/rules-late.yaml
+OBJECTS="$DATA/late.json"
+start_prom late-prom late-range.json late-instant.json
+start_kube late late.json
+LSTATE=$TMP/late-state.json
+LAUDIT=$TMP/late-audit.jsonl
+from=$(lines)
+check L1-exit-0 enf "$TMP/L1.log" $T0 "$LSTATE" "$LAUDIT" --no-dry-run
+check L2-exit-0 enf "$TMP/L2.log" $((T0 + 120)) "$LSTATE" "$LAUDIT" --no-dry-run
+expect L12-requests "$from" <<'EOF'
+GET /api/v1/namespaces/late/pods/blip
+PATCH /api/v1/namespaces/late/pods/blip [application/merge-patch+json] {"metadata":{"uid":"@Pod/blip","annotations":{"gpureclaim.io/reclaim-notice":"<notice late delete at 2023-11-14T22:18:20Z>"}}}
+POST /api/v1/namespaces/late/events [application/json] <Event Warning IdleGPUReclaimNotice Pod/blip action=Notice>
+GET /api/v1/namespaces/late/pods/steady
+PATCH /api/v1/namespaces/late/pods/steady [application/merge-patch+json] {"metadata":{"uid":"@Pod/steady","annotations":{"gpureclaim.io/reclaim-notice":"<notice late delete at 2023-11-14T22:18:20Z>"}}}
+POST /api/v1/namespaces/late/events [application/json] <Event Warning IdleGPUReclaimNotice Pod/steady action=Notice>
+EOF
+from=$(lines)
+check L3-exit-0 enf "$TMP/L3.log" $((T0 + 300)) "$LSTATE" "$LAUDIT" --no-dry-run
+expect L3-requests "$from" <<'EOF'
+PATCH /api/v1/namespaces/late/pods/blip [application/merge-patch+json] {"metadata":{"uid":"@Pod/blip","annotations":{"gpureclaim.io/reclaim-notice":null}}}
+POST /api/v1/namespaces/late/events [application/json] <Event Normal IdleGPUReclaimSpared Pod/blip action=Spare>
+GET /api/v1/namespaces/late/pods/blip
+PATCH /api/v1/namespaces/late/pods/blip [application/merge-patch+json] {"metadata":{"uid":"@Pod/blip","annotations":{"gpureclaim.io/reclaim-notice":"<notice late delete at 2023-11-14T22:23:20Z>"}}}
+POST /api/v1/namespaces/late/events [application/json] <Event Warning IdleGPUReclaimNotice Pod/blip action=Notice>
+GET /api/v1/namespaces/late/pods/steady
+DELETE /api/v1/namespaces/late/pods/steady [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/steady"}}
+POST /api/v1/namespaces/late/events [application/json] <Event Warning IdleGPUReclaimed Pod/steady action=Delete>
+EOF
+check L3-audit-spared test "$(audit "$LAUDIT" spared ok blip)" = 1
+check L3-audit-message grep -q \
+    '"event":"spared".*not idle without a break since the notice: the idle run starts at 2023-11-14T22:16:05Z' \
+    "$LAUDIT"
+check L3-spare-event-message grep -q 'idle GPU reclaim withdrawn: not idle without a break' "$KLOG"
+# idle without a break since its new notice: deleted when that one is due
+from=$(lines)
+check L4-exit-0 enf "$TMP/L4.log" $((T0 + 600)) "$LSTATE" "$LAUDIT" --no-dry-run
+check L4-blip-deleted \
+    test "$(transcript "$from" | grep -c '^DELETE /api/v1/namespaces/late/pods/blip')" = 1
+
+# --- SIGTERM during a slow call: that call completes, no other starts -----------------------
+# Three pods to delete at once; the first DELETE takes 2 s. SIGTERM while it is in flight:
+# the DELETE completes and is recorded (ledger, audit), no Event, no call for s2 and s3, exit
+# 0 within --kube.timeout. A restart repeats nothing and deletes s2 and s3.
+RULES=$DATA/rules-stop.yaml
+OBJECTS="$DATA/stop.json"
+start_prom stop-prom stop-range.json stop-instant.json
+start_kube stop stop.json
+echo 'DELETE /api/v1/namespaces/stop/pods/s1=slow:2' >"$TMP/stop.faults"
+SSTATE=$TMP/stop-state.json
+SAUDIT=$TMP/stop-audit.jsonl
+from=$(lines)
+start_bg "$TMP/S1.log" "$ENF" run --once --rules.file="$RULES" --prometheus.url="$PURL" \
+    --at=$T0 --state.file="$SSTATE" --audit.file="$SAUDIT" --kube.api-url="$KURL" \
+    --kube.token-file="$TMP/token" --kube.allow-insecure-credentials --kube.timeout=5s \
+    --enforce.max-actions-per-hour=0 --no-dry-run
+SPID=$LAST_PID
+in_flight=false
+for _i in $(seq 1 600); do
+    transcript "$from" | grep -q '^DELETE /api/v1/namespaces/stop/pods/s1' &&
+        { in_flight=true; break; }
+    sleep 0.05
+done
+check S1-delete-in-flight $in_flight
+t_term=$(date +%s.%N)
+kill -TERM "$SPID"
+wait "$SPID"
+src=$?
+t_exit=$(date +%s.%N)
+check S1-exit-0 test "$src" = 0
+check S1-exit-within-kube-timeout \
+    python3 -c "import sys; sys.exit(0 if $t_exit - $t_term < 5 else 1)"
+expect S1-requests "$from" <<'EOF'
+GET /api/v1/namespaces/stop/pods/s1
+PATCH /api/v1/namespaces/stop/pods/s1 [application/merge-patch+json] {"metadata":{"uid":"@Pod/s1","annotations":{"gpureclaim.io/reclaim-notice":"<notice stop delete at 2023-11-14T22:13:20Z>"}}}
+POST /api/v1/namespaces/stop/events [application/json] <Event Warning IdleGPUReclaimNotice Pod/s1 action=Notice>
+DELETE /api/v1/namespaces/stop/pods/s1 [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/s1"}}
+EOF
+check S1-audit-action test "$(audit "$SAUDIT" action ok s1 200)" = 1
+check S1-audit-one-action test "$(grep -c '"event":"action"' "$SAUDIT")" = 1
+check S1-ledger python3 -c '
+import json, sys
+st = json.load(open(sys.argv[1]))
+e = st["entries"]
+assert len(e) == 1 and e[0]["state"] == "acted" and "s1" in e[0]["workload"], e
+assert len(st["actions"]) == 1, st' "$SSTATE"
+check S1-logged grep -q 'not posting the event on Pod .stop/s1.: the enforcer is stopping' \
+    "$TMP/S1.log"
+from=$(lines)
+check S2-exit-0 enf "$TMP/S2.log" $T0 "$SSTATE" "$SAUDIT" --no-dry-run
+check S2-s1-not-repeated \
+    test "$(transcript 0 | grep -c '^DELETE /api/v1/namespaces/stop/pods/s1')" = 1
+check S2-others-deleted \
+    test "$(transcript "$from" | grep -c '^DELETE /api/v1/namespaces/stop/pods/s[23]')" = 2
+
+# --- credentials are never sent over plain http unless a flag says so ---------------------
+from=$(lines)
+"$ENF" run --once --rules.file="$RULES" --prometheus.url="$PURL" --at=$T0 \
+    --state.file="$TMP/r-state.json" --audit.file="$TMP/r-audit.jsonl" --kube.api-url="$KURL" \
+    --kube.token-file="$TMP/token" --no-dry-run >"$TMP/R1.log" 2>&1
+check R1-kube-token-refused test $? = 1
+check R1-message grep -q "refusing to send the token of '$TMP/token' over plain http to '$KURL'" \
+    "$TMP/R1.log"
+check R1-no-request test "$(lines)" = "$from"
+echo 'prom-s3cret' >"$TMP/prom-token"
+"$ENF" plan --rules.file="$RULES" --prometheus.url="$PURL" --at=$T0 \
+    --prometheus.bearer-token-file="$TMP/prom-token" >"$TMP/R2.log" 2>&1
+check R2-prom-token-refused test $? = 1
+check R2-message grep -q "refusing to send Prometheus credentials over plain http to '$PURL'" \
+    "$TMP/R2.log"
+"$ENF" run --once --rules.file="$RULES" --prometheus.url="$PURL" --at=$T0 \
+    --prometheus.basic-auth-user=u --prometheus.basic-auth-password-file="$TMP/prom-token" \
+    --state.file="$TMP/r3-state.json" --audit.file="$TMP/r3-audit.jsonl" >"$TMP/R3.log" 2>&1
+check R3-prom-basic-auth-refused test $? = 1
+check R3-nothing-written test ! -e "$TMP/r3-state.json"
+"$ENF" plan --rules.file="$RULES" --prometheus.url="$PURL" --at=$T0 \
+    --prometheus.bearer-token-file="$TMP/prom-token" --prometheus.allow-insecure-credentials \
+    >"$TMP/R4.log" 2>&1
+check R4-prom-allowed-with-the-flag test $? = 0
 finish

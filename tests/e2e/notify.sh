@@ -48,7 +48,8 @@ enf() {
     _log=$1 _at=$2 _state=$3; shift 3
     "$ENF" run --once --rules.file="$RULES" --prometheus.url="$PURL" --at="$_at" \
         --state.file="$_state" --audit.file="$TMP/audit.jsonl" --kube.api-url="$KURL" \
-        --kube.token-file="$TMP/token" --enforce.max-actions-per-hour=0 --no-dry-run \
+        --kube.token-file="$TMP/token" --kube.allow-insecure-credentials \
+        --enforce.max-actions-per-hour=0 --no-dry-run \
         --notify.drain-timeout=20s "$@" >"$_log" 2>&1
 }
 
@@ -122,7 +123,8 @@ MPORT=$(free_port)
 start_bg "$TMP/H.log" "$ENF" run --rules.file="$RULES" --prometheus.url="$PURL" --at=$T0 \
     --enforce.interval=1h --web.listen-address="127.0.0.1:$MPORT" \
     --state.file="$TMP/state-h.json" --audit.file="$TMP/audit-h.jsonl" --kube.api-url="$KURL" \
-    --kube.token-file="$TMP/token" --enforce.max-actions-per-hour=0 --no-dry-run \
+    --kube.token-file="$TMP/token" --kube.allow-insecure-credentials \
+    --enforce.max-actions-per-hour=0 --no-dry-run \
     --notify.queue-size=3 --notify.timeout=60s --notify.drain-timeout=1s
 RUN_H=$LAST_PID
 metric() { sed -n "s/^$1 //p" "$TMP/H.metrics"; }

@@ -8,7 +8,11 @@
 # --at T --no-dry-run` must stop exactly idle-a, idle-b and idle-c (exited, 137), leave the
 # others running, write one audit "action" line per stopped container and one "skipped"
 # line for exempt-f; a second run must not act again (the ledger). A dry run beforehand
-# must not stop anything.
+# must not stop anything. The history ends 30 minutes in the future (AT), so that the
+# containers, created now, are older than the idle window they are judged on: a container
+# created after its window started is kept as too_young. That is tested too: idle-a is
+# removed and created again under its name (the same series), kept as too_young while its
+# own 15 idle minutes are incomplete, stopped once they are.
 #
 # Then the same six containers, history and rules against dockerd on a private socket
 # (tests/dockerd.sh), with its own state and audit files: one acting run must stop exactly
@@ -23,7 +27,8 @@
 
 DATA=$TOP/tests/e2e/data/runtime
 ENF=$BIN/gpureclaim-enforcer
-AT=1700000000
+# Evaluation time: 30 minutes ahead (see above), on the 15 s grid of the history.
+AT=$(( $(date +%s) / 15 * 15 + 1800 ))
 
 require python3 curl promtool prometheus "$ENF"
 if ! podman_start "$TMP/podman"; then
@@ -66,7 +71,7 @@ state() {
 print("running" if s["Running"] else "%s/%d" % (s["Status"], s["ExitCode"]))' "$TMP/api.out"
 }
 
-python3 "$DATA/gen_history.py" $AT "$TMP/history.om"
+python3 "$DATA/gen_history.py" $AT "$TMP/history.om" 1200
 prometheus_on_history "$TMP/history.om"
 case $? in
 1) fail backfill "$(tail -n 3 "$TMP/promtool.log")"; exit 1 ;;
@@ -155,6 +160,41 @@ if run_once "$TMP/run3.log" --no-dry-run; then fail corrupt-state-refused; else
     check corrupt-state-refused grep -q "is corrupt" "$TMP/run3.log"
 fi
 check corrupt-state-nothing-stopped test "$(state busy-d)" = running
+
+# --- a container re-created under its name does not inherit the old one's idle time ---------
+# idle-a (stopped above) is removed and created again: same name, so the same series, but a
+# new id and Created time. With a fresh state file (nothing remembers the old idle-a) a run
+# whose idle window starts before that Created keeps it as too_young; once its own window is
+# complete it is stopped.
+api DELETE "/containers/idle-a?force=1" >/dev/null
+st=$(api POST "/containers/create?name=idle-a" \
+    "{\"Image\":\"$IMAGE\",\"Cmd\":[\"sleep\",\"100000\"],\"Labels\":{\"gpureclaim.io/workload\":\"idle-a\"},\"HostConfig\":{\"NetworkMode\":\"none\"}}")
+check recreated-created test "$st" = 201
+check recreated-started test "$(api POST /containers/idle-a/start)" = 204
+api GET /containers/idle-a/json >/dev/null
+CREATED=$(python3 -c '
+import datetime, json, re, sys
+c = json.load(open(sys.argv[1]))["Created"]
+m = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$", c)
+tz = "+00:00" if m.group(3) == "Z" else m.group(3)
+print(int(datetime.datetime.strptime(m.group(1) + tz, "%Y-%m-%dT%H:%M:%S%z").timestamp()))
+' "$TMP/api.out")
+AT_ALL=$AT STATE_ALL=$STATE AUDIT_ALL=$AUDIT
+STATE=$TMP/young-state.json
+AUDIT=$TMP/young-audit.jsonl
+AT=$(( CREATED / 15 * 15 + 600 )) # window start 5 minutes before the creation
+check young-exit-0 run_once "$TMP/young.log" --no-dry-run \
+    --runtime.scope-label=gpureclaim.io/workload=idle-a
+check young-still-running test "$(state idle-a)" = running
+check young-audit-too-young test "$(count skipped too_young)" = 1
+check young-audit-message grep -q '"result":"too_young".*Container idle-a was created at' "$AUDIT"
+check young-no-action test "$(grep -c '"event":"action"' "$AUDIT")" = 0
+AT=$(( CREATED / 15 * 15 + 960 )) # window start a minute after the creation
+check grown-exit-0 run_once "$TMP/grown.log" --no-dry-run \
+    --runtime.scope-label=gpureclaim.io/workload=idle-a
+check grown-stopped test "$(state idle-a)" = exited/137
+check grown-audit-action test "$(count action ok)" = 1
+AT=$AT_ALL STATE=$STATE_ALL AUDIT=$AUDIT_ALL
 
 # --- dockerd on a private socket ------------------------------------------------------------------
 if ! command -v dockerd >/dev/null 2>&1; then

@@ -7,11 +7,11 @@
  * Status bodies (404 NotFound, 409 Conflict with "Precondition failed: UID in precondition",
  * 429 TooManyRequests with a DisruptionBudget cause, 415 for a patch type it does not take,
  * 401 for a wrong token), a uid precondition in DeleteOptions, Eviction deleteOptions and
- * merge patches' metadata.uid, RFC 7386 merge patches applied to the stored object (a later
- * GET sees them), the /scale subresource, label and status.phase selectors on lists, and list
- * items without kind/apiVersion as the real server sends them. It is written from the API
- * documentation, independently of enforcer/kube.c, so it checks the client rather than
- * mirroring it.
+ * merge patches' metadata.uid (on /scale too, compared with the parent's uid), RFC 7386 merge
+ * patches applied to the stored object (a later GET sees them), the /scale subresource, label and
+ * status.phase selectors on lists, and list items without kind/apiVersion as the real server sends
+ * them. It is written from the API documentation, independently of enforcer/kube.c, so it checks
+ * the client rather than mirroring it.
  *
  * usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] [--port N]
  *                  [--fault 'METHOD PATH=SPEC']... [--faults-file FILE]
@@ -391,10 +391,17 @@ static MHD_RESULT fk_not_found(struct fk_req *r, const struct fk_resource *res, 
     return ret;
 }
 
-static MHD_RESULT fk_uid_conflict(struct fk_req *r, const struct fk_resource *res, const char *name,
-                                  const char *want, const char *have)
+/*
+ * 409 for a uid precondition that names another object. On a subresource (`sub`, e.g.
+ * "scale") the API server names the resource "deployments/scale.apps" and compares the uid
+ * in the patched Scale with the parent's (kubernetes/kubernetes
+ * pkg/registry/apps/deployment/storage/storage.go, scaleUpdatedObjectInfo.UpdatedObject).
+ */
+static MHD_RESULT fk_uid_conflict(struct fk_req *r, const struct fk_resource *res, const char *sub,
+                                  const char *name, const char *want, const char *have)
 {
-    char *q = fk_qualified(res);
+    char *q = sub ? xasprintf("%s/%s%s%s", res->plural, sub, res->group[0] ? "." : "", res->group)
+                  : fk_qualified(res);
     char *msg = xasprintf("Operation cannot be fulfilled on %s \"%s\": Precondition failed: UID "
                           "in precondition: %s, UID in object meta: %s",
                           q, name, want, have ? have : "");
@@ -687,7 +694,7 @@ static MHD_RESULT fk_patch(struct fk_req *r, struct fk_obj *o, bool scale)
     const char *want = fk_get_str(patch, "metadata", "uid");
     const char *have = fk_get_str(o->obj, "metadata", "uid");
     if (want && (!have || strcmp(want, have) != 0)) {
-        MHD_RESULT ret = fk_uid_conflict(r, o->res, o->name, want, have);
+        MHD_RESULT ret = fk_uid_conflict(r, o->res, scale ? "scale" : NULL, o->name, want, have);
         json_object_put(patch);
         return ret;
     }
@@ -748,7 +755,7 @@ static MHD_RESULT fk_delete(struct fk_req *r, struct fk_obj *o)
     const char *want = fk_precondition_uid(opts);
     const char *have = fk_get_str(o->obj, "metadata", "uid");
     if (want && (!have || strcmp(want, have) != 0)) {
-        MHD_RESULT ret = fk_uid_conflict(r, o->res, o->name, want, have);
+        MHD_RESULT ret = fk_uid_conflict(r, o->res, NULL, o->name, want, have);
         json_object_put(opts);
         return ret;
     }
@@ -809,7 +816,7 @@ static MHD_RESULT fk_evict(struct fk_req *r, const struct fk_resource *res, cons
         ret = fk_not_found(r, res, name);
     } else if (want && (!fk_get_str(o->obj, "metadata", "uid") ||
                         strcmp(want, fk_get_str(o->obj, "metadata", "uid")) != 0)) {
-        ret = fk_uid_conflict(r, res, name, want, fk_get_str(o->obj, "metadata", "uid"));
+        ret = fk_uid_conflict(r, res, NULL, name, want, fk_get_str(o->obj, "metadata", "uid"));
     } else {
         fk_remove(o);
         ret = fk_status(r, 201, NULL, NULL, NULL, NULL, NULL, NULL);

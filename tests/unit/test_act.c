@@ -7,6 +7,8 @@
  * with the documented fields, and the metrics pass `promtool check metrics`.
  */
 #include "act.c"
+/* The ledger's static fsync hook, to inject a failed fsync of the state directory. */
+#include "ledger.c"
 
 #include <unistd.h>
 
@@ -18,6 +20,7 @@ struct fake_obj {
     const char *pod, *ns, *uid;
     bool running, terminating, exempt;
     enum act_result resolve_res;
+    double created; /* 0: long ago */
 };
 
 struct fake {
@@ -29,6 +32,8 @@ struct fake {
     unsigned resolves, notices, withdraws, acts;
     char last_acted[64];
     char last_annotation[512];
+    char last_why[256];
+    volatile sig_atomic_t *stop_on_act; /* set during act(): SIGTERM while a call is in flight */
 };
 
 static struct fake *fake_of(struct act_backend *b)
@@ -59,6 +64,7 @@ static enum act_result fake_resolve(struct act_backend *b, const struct decision
         t->running = o->running;
         t->terminating = o->terminating;
         t->exempt = o->exempt;
+        t->created = o->created;
         return ACT_OK;
     }
     snprintf(err, errlen, "pod '%s' not found", pod ? pod : "");
@@ -74,10 +80,12 @@ static enum act_result fake_notice(struct act_backend *b, const struct act_targe
     return ACT_OK;
 }
 
-static enum act_result fake_withdraw(struct act_backend *b, const struct ledger_entry *e, char *err,
-                                     size_t errlen)
+static enum act_result fake_withdraw(struct act_backend *b, const struct ledger_entry *e,
+                                     const char *why, char *err, size_t errlen)
 {
-    fake_of(b)->withdraws++;
+    struct fake *f = fake_of(b);
+    f->withdraws++;
+    str_copy(f->last_why, sizeof(f->last_why), why ? why : "");
     return ACT_OK;
 }
 
@@ -87,6 +95,8 @@ static enum act_result fake_act(struct act_backend *b, const struct act_target *
     struct fake *f = fake_of(b);
     enum act_result r = f->acts < f->nact_res ? f->act_res[f->acts] : ACT_OK;
     f->acts++;
+    if (f->stop_on_act)
+        *f->stop_on_act = 1;
     str_copy(f->last_acted, sizeof(f->last_acted), t->chain[0].name);
     *status = r == ACT_OK ? 200 : r == ACT_RETRY ? 429 : r == ACT_CONFLICT ? 409 : 500;
     if (r != ACT_OK)
@@ -113,13 +123,18 @@ static void fake_free(struct act_backend *b)
 static void fake_init(struct fake *f)
 {
     memset(f, 0, sizeof(*f));
-    f->base = (struct act_backend){"fake",   fake_resolve,     fake_notice, fake_withdraw,
-                                   fake_act, fake_target_free, fake_free};
+    f->base = (struct act_backend){.name = "fake",
+                                   .resolve = fake_resolve,
+                                   .notice = fake_notice,
+                                   .withdraw = fake_withdraw,
+                                   .act = fake_act,
+                                   .target_free = fake_target_free,
+                                   .free = fake_free};
 }
 
 static void fake_add(struct fake *f, const char *pod, const char *ns, const char *uid)
 {
-    f->objs[f->nobjs++] = (struct fake_obj){pod, ns, uid, true, false, false, ACT_OK};
+    f->objs[f->nobjs++] = (struct fake_obj){pod, ns, uid, true, false, false, ACT_OK, 0};
 }
 
 /* ---- decisions -------------------------------------------------------------------------- */
@@ -681,6 +696,242 @@ TEST(metrics_promtool)
     act_free(a);
 }
 
+/*
+ * 11.5: a pod re-created under the same name continues its predecessor's series, so the idle
+ * window can predate it. It is kept as too_young (audited once, no notice, no action) until
+ * its own window is complete; checked again before acting; an unreadable time is young too.
+ */
+TEST(too_young_object)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "nb-0", "ml", "uid-new");
+    f.objs[0].created = 1500; /* the decisions' window starts at 1000 */
+    char *audit = tmp_path("young.jsonl");
+    struct act *a = act_mk(NULL, audit, 10, &f);
+    struct rule r = rule_with("r1", ACTION_DELETE, 300, 1);
+    for (double t = 1900; t < 2300; t += 100)
+        cycle1(a, &r, "ml", "nb-0", DECISION_RECLAIM, REASON_IDLE, false, t);
+    TEST_CHECK_INT(f.notices, 0);
+    TEST_CHECK_INT(f.acts, 0);
+    TEST_CHECK_INT(audit_count(audit, "skipped", "too_young"), 1);
+    TEST_CHECK_INT(act_ledger(a)->n, 0);
+
+    /* its own window complete: noticed; created after the window start at act time: no act */
+    struct decisions ds = ds_new();
+    struct decision_rec *d = ds_add(&ds, &r, "ml", "nb-0", DECISION_RECLAIM, REASON_IDLE);
+    d->window_start = 1500;
+    act_cycle(a, &ds, 2400);
+    TEST_CHECK_INT(f.notices, 1);
+    d->window_start = 1400;
+    act_cycle(a, &ds, 2700);
+    TEST_CHECK_INT(f.acts, 0);
+    TEST_CHECK_INT(count_state(a, LEDGER_PENDING), 1);
+    d->window_start = 1800;
+    act_cycle(a, &ds, 2760);
+    TEST_CHECK_INT(f.acts, 1);
+    ds_free(&ds);
+
+    /* unknown creation time: not proven, kept */
+    fake_add(&f, "nb-1", "ml", "uid-x");
+    f.objs[1].created = NAN;
+    cycle1(a, &r, "ml", "nb-1", DECISION_RECLAIM, REASON_IDLE, false, 3000);
+    TEST_CHECK_INT(f.notices, 1);
+    TEST_CHECK_INT(audit_count(audit, "skipped", "too_young"), 2);
+    act_free(a);
+    free(audit);
+}
+
+/*
+ * 11.6: a workload busy during the notice period, unseen by any cycle, is idle again for a
+ * whole idle timer when the action is due. Its idle run starts after the notice, so it is
+ * spared (annotation withdrawn with a reason) and noticed afresh, never acted on with the
+ * old notice. A run that reaches back to the notice, through cycles that failed, acts.
+ */
+TEST(idle_since_the_notice)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    fake_add(&f, "p2", "ml", "u2");
+    char *audit = tmp_path("continuous.jsonl");
+    struct act *a = act_mk(NULL, audit, 10, &f);
+    struct rule r = rule_with("r1", ACTION_DELETE, 1200, 5); /* notice longer than idleTimer */
+    r.idle_timer = 300;
+
+    test_idle_since = 500;
+    struct decisions ds = ds_new();
+    ds_add(&ds, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE);
+    ds_add(&ds, &r, "ml", "p2", DECISION_RECLAIM, REASON_IDLE);
+    act_cycle(a, &ds, 1000);
+    TEST_CHECK_INT(f.notices, 2);
+    /* p1: busy at 1500 (no cycle saw it), idle from 1560 on; p2: idle throughout, one failed
+       cycle in between */
+    ds.v[1].decision = DECISION_KEEP;
+    ds.v[1].reason = REASON_QUERY_ERROR;
+    ds.v[1].idle_since = NAN;
+    act_cycle(a, &ds, 1100);
+    ds.v[1].decision = DECISION_RECLAIM;
+    ds.v[1].reason = REASON_IDLE;
+    ds.v[1].idle_since = 500;
+    ds.v[0].idle_since = 1560;
+    act_cycle(a, &ds, 2200);
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK_STR(f.last_acted, "p2");
+    TEST_CHECK_INT(f.withdraws, 1);
+    TEST_CHECK_CONTAINS(f.last_why, "not idle without a break since the notice");
+    TEST_CHECK_CONTAINS(f.last_why, "00:26:00Z"); /* the run's start, 1560 */
+    TEST_CHECK_INT(audit_count(audit, "spared", "ok"), 1);
+    TEST_CHECK_INT(f.notices, 3); /* p1 noticed afresh, its new period runs */
+    act_cycle(a, &ds, 3300);
+    TEST_CHECK_INT(f.acts, 1);
+    act_cycle(a, &ds, 3400);
+    TEST_CHECK_INT(f.acts, 2);
+    TEST_CHECK_STR(f.last_acted, "p1");
+    ds_free(&ds);
+
+    /* a reclaim decision without an idle run proves nothing: no action */
+    fake_add(&f, "p3", "ml", "u3");
+    test_idle_since = 3000;
+    cycle1(a, &r, "ml", "p3", DECISION_RECLAIM, REASON_IDLE, false, 4000);
+    test_idle_since = NAN;
+    cycle1(a, &r, "ml", "p3", DECISION_RECLAIM, REASON_IDLE, false, 5200);
+    TEST_CHECK_INT(f.acts, 2);
+    TEST_CHECK_INT(audit_count(audit, "skipped", "not_idle_since_notice"), 1);
+    test_idle_since = 0;
+    act_free(a);
+    free(audit);
+}
+
+/*
+ * 12.3: stopped while a call is in flight, the engine records that call and starts no other:
+ * the second due workload is neither resolved nor acted on, and a restart on the same state
+ * acts on it without repeating the first.
+ */
+TEST(stop_during_a_call)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    fake_add(&f, "p2", "ml", "u2");
+    static volatile sig_atomic_t stop;
+    stop = 0;
+    f.stop_on_act = &stop;
+    char *state = tmp_path("stop.json"), *audit = tmp_path("stop.jsonl");
+    struct act *a = act_mk(state, audit, 10, &f);
+    act_set_stop(a, &stop);
+    struct rule r = rule_with("r1", ACTION_DELETE, 0, 5);
+    struct decisions ds = ds_new();
+    ds_add(&ds, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE);
+    ds_add(&ds, &r, "ml", "p2", DECISION_RECLAIM, REASON_IDLE);
+    act_cycle(a, &ds, 1000);
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK_INT(f.resolves, 1);
+    TEST_CHECK_INT(f.notices, 1);
+    TEST_CHECK_INT(audit_count(audit, "action", "ok"), 1);
+    act_cycle(a, &ds, 1060); /* still stopping: nothing at all */
+    TEST_CHECK_INT(f.resolves, 1);
+    act_free(a);
+
+    struct ledger l;
+    char err[512] = "";
+    TEST_CHECK_INT(ledger_load(&l, state, err, sizeof(err)), 0);
+    TEST_CHECK_INT(l.n, 1);
+    TEST_CHECK(ledger_find(&l, "r1", "{namespace=\"ml\",pod=\"p1\"}", "u1", LEDGER_ACTED) != NULL);
+    ledger_free(&l);
+
+    stop = 0;
+    f.stop_on_act = NULL;
+    a = act_mk(state, audit, 10, &f);
+    act_set_stop(a, &stop);
+    act_cycle(a, &ds, 1100);
+    TEST_CHECK_INT(f.acts, 2);
+    TEST_CHECK_STR(f.last_acted, "p2");
+    act_free(a);
+    ds_free(&ds);
+    free(state);
+    free(audit);
+}
+
+/* A gate that lets `*left` calls through, then answers "not the leader". */
+static bool gate_countdown(void *arg)
+{
+    int *left = arg;
+    return (*left)-- > 0;
+}
+
+TEST(lost_leadership_mid_cycle)
+{
+    /* The leader loses the Lease after its first action: the second workload is not touched
+       in that cycle, and stays for the replica that holds the Lease next. */
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    fake_add(&f, "p2", "ml", "u2");
+    char *state = tmp_path("gate.json"), *audit = tmp_path("gate.jsonl");
+    struct act *a = act_mk(state, audit, 10, &f);
+    int left = 1000;
+    act_set_gate(a, gate_countdown, &left);
+    struct rule r = rule_with("r1", ACTION_DELETE, 0, 5);
+    struct decisions ds = ds_new();
+    ds_add(&ds, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE);
+    ds_add(&ds, &r, "ml", "p2", DECISION_RECLAIM, REASON_IDLE);
+    /* Passes for the cycle's start and p1 (its start, its action); the Lease is lost before
+       p2 is looked at. (Each HTTP call of the Kubernetes client is gated too: kube_cfg.gate,
+       test_kube.) */
+    left = 3;
+    act_cycle(a, &ds, 1000);
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK_INT(f.notices, 1);
+    TEST_CHECK_STR(f.last_acted, "p1");
+    TEST_CHECK_INT(f.resolves, 1);
+    int resolves = f.resolves;
+    left = 0;
+    act_cycle(a, &ds, 1060); /* a standby: nothing at all */
+    TEST_CHECK_INT(f.resolves, resolves);
+    TEST_CHECK_INT(f.notices, 1);
+    TEST_CHECK_INT(f.acts, 1);
+    act_free(a);
+    ds_free(&ds);
+    free(state);
+    free(audit);
+}
+
+static int fsync_fails(int fd)
+{
+    (void)fd;
+    errno = EIO;
+    return -1;
+}
+
+/* 12.4: the write-ahead record could not be made durable: no mutating call. */
+TEST(no_call_without_a_durable_record)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    char *state = tmp_path("fsync.json"), *audit = tmp_path("fsync.jsonl");
+    struct act *a = act_mk(state, audit, 10, &f);
+    struct rule r = rule_with("r1", ACTION_DELETE, 0, 5);
+    ledger_dir_fsync = fsync_fails;
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1000);
+    ledger_dir_fsync = fsync;
+    TEST_CHECK_INT(f.acts, 0);
+    TEST_CHECK_INT(audit_count(audit, "skipped", "state_error"), 1);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1060);
+    TEST_CHECK_INT(f.acts, 1);
+    act_free(a);
+    /* and a state directory that cannot be synced refuses the start */
+    ledger_dir_fsync = fsync_fails;
+    struct act_cfg cfg = {.state_file = state};
+    char err[512] = "";
+    TEST_CHECK(act_new(&cfg, err, sizeof(err)) == NULL);
+    TEST_CHECK_CONTAINS(err, "cannot sync directory");
+    ledger_dir_fsync = fsync;
+    free(state);
+    free(audit);
+}
+
 int main(void)
 {
     tmp_setup();
@@ -697,6 +948,11 @@ int main(void)
     RUN(restart_never_acts_twice);
     RUN(audit_lines_are_json);
     RUN(metrics_promtool);
+    RUN(too_young_object);
+    RUN(idle_since_the_notice);
+    RUN(stop_during_a_call);
+    RUN(lost_leadership_mid_cycle);
+    RUN(no_call_without_a_durable_record);
     if (tmpdir[0]) {
         char *cmd = xasprintf("rm -rf '%s'", tmpdir);
         if (system(cmd) != 0)

@@ -14,7 +14,7 @@
 
 static const char inspect_ok[] =
     "{\"Id\":\"15deb06148fb999c4454ff686a18fe26b4633b695d1e5baafa4f5e154582d64d\","
-    "\"Name\":\"/t1\",\"Image\":\"sha256:a729\","
+    "\"Name\":\"/t1\",\"Image\":\"sha256:a729\",\"Created\":\"2026-11-24T06:15:50.123456789Z\","
     "\"State\":{\"Status\":\"exited\",\"Running\":false,\"Pid\":0,\"ExitCode\":137},"
     "\"Config\":{\"Image\":\"localhost/bb:1\",\"Labels\":{\"a\":\"b\",\"gpureclaim.io/"
     "workload\":\"w1\"}},"
@@ -28,6 +28,7 @@ TEST(parse_inspect_fields)
     TEST_CHECK_INT(docker_parse_inspect(inspect_ok, strlen(inspect_ok), &c, err, sizeof(err)), 0);
     TEST_CHECK_STR(c.id, "15deb06148fb999c4454ff686a18fe26b4633b695d1e5baafa4f5e154582d64d");
     TEST_CHECK_STR(c.name, "t1");
+    TEST_CHECK_STR(c.created, "2026-11-24T06:15:50.123456789Z");
     TEST_CHECK_STR(c.status, "exited");
     TEST_CHECK(!c.running);
     TEST_CHECK_INT(c.exit_code, 137);
@@ -57,6 +58,7 @@ TEST(parse_inspect_rejects)
         {"{\"State\":{\"Running\":true}}", "without 'Id'"},
         {"{\"Id\":\"../x\",\"State\":{\"Running\":true}}", "not hexadecimal"},
         {"{\"Id\":\"ab\"}", "no 'State'"},
+        {"{\"Id\":\"ab\",\"Created\":5,\"State\":{\"Running\":true}}", "'Created' is not a string"},
         {"{\"Id\":\"ab\",\"State\":{\"Running\":1}}", "boolean 'State.Running'"},
         {"{\"Id\":\"ab\",\"State\":{\"Running\":true,\"Pid\":\"1\"}}", "'Pid' is not an integer"},
         {"{\"Id\":\"ab\",\"State\":{\"Running\":true},\"Config\":{\"Labels\":{\"a\":1}}}",
@@ -302,6 +304,8 @@ TEST(podman_api)
     TEST_CHECK_STR(c.status, "running");
     TEST_CHECK(c.pid > 0);
     TEST_CHECK_STR(c.image, "localhost/bb:1");
+    /* Podman's Created, RFC 3339 with nanoseconds: the container's age for too_young */
+    TEST_CHECK(strlen(c.created) >= 20 && c.created[4] == '-' && c.created[10] == 'T');
     TEST_CHECK_STR(docker_label(&c, "x"), "y z");
     TEST_CHECK_INT(c.ndevices, 1);
     if (c.ndevices == 1)

@@ -89,7 +89,12 @@ static int env_start(struct env *e, double timeout, ...)
     char url[64], err[256];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/", e->fake.port);
     struct kube_cfg cfg = {
-        .api_url = url, .token_file = e->token, .timeout = timeout, .instance = "enforcer-0"};
+        .api_url = url,
+        .token_file = e->token,
+        .timeout = timeout,
+        .instance = "enforcer-0",
+        .allow_insecure_credentials = true, /* the fake serves plain http */
+    };
     e->k = kube_new(&cfg, err, sizeof(err));
     if (!e->k) {
         fprintf(stderr, "kube_new: %s\n", err);
@@ -481,6 +486,22 @@ TEST(paths_and_config)
     cfg.api_url = "ftp://x";
     TEST_CHECK(kube_new(&cfg, err, sizeof(err)) == NULL);
     TEST_CHECK_CONTAINS(err, "'ftp://x'");
+    /* A token over plain http is refused unless allowed; no token is fine. */
+    cfg.api_url = "http://api.example:8080";
+    TEST_CHECK(kube_new(&cfg, err, sizeof(err)) == NULL);
+    TEST_CHECK_CONTAINS(err, "refusing to send the token of '" KUBE_SA_DIR "/token' over plain "
+                             "http to 'http://api.example:8080'");
+    TEST_CHECK_CONTAINS(err, "--kube.allow-insecure-credentials");
+    cfg.allow_insecure_credentials = true;
+    k = kube_new(&cfg, err, sizeof(err));
+    TEST_CHECK(k != NULL);
+    kube_free(k);
+    cfg.allow_insecure_credentials = false;
+    cfg.token_file = "";
+    k = kube_new(&cfg, err, sizeof(err));
+    TEST_CHECK(k != NULL);
+    kube_free(k);
+    cfg.token_file = NULL;
     cfg.api_url = "https://api.example:6443//";
     k = kube_new(&cfg, err, sizeof(err));
     TEST_CHECK(k && strcmp(k->url, "https://api.example:6443") == 0 && k->ca_file == NULL);
@@ -543,7 +564,10 @@ TEST(deployment_scale_to_zero)
                                                       "/replicas-before-reclaim\":\"3\"}}}"));
     CHECK_REQ(&e, 5, "PATCH", "/apis/apps/v1/namespaces/ml/deployments/train/scale");
     TEST_CHECK(jeq(e.req[5], "/content_type", merge_ct));
-    TEST_CHECK(jeq(e.req[5], "/body", "{\"spec\":{\"replicas\":0}}"));
+    /* /scale takes the same uid precondition as every other write (compared with the
+       Deployment's own uid by the API server). */
+    TEST_CHECK(jeq(e.req[5], "/body",
+                   "{\"metadata\":{\"uid\":\"" UID("000003") "\"},\"spec\":{\"replicas\":0}}"));
     for (size_t i = 0; i < e.nreq; i++)
         TEST_CHECK(jeq(e.req[i], "/token", "token-one"));
 
@@ -562,6 +586,94 @@ TEST(deployment_scale_to_zero)
         CHECK_REQ(&e, 7, "GET", "/apis/apps/v1/namespaces/ml/deployments/train/scale");
     }
     kube_chain_free(&ch);
+    env_stop(&e);
+}
+
+/*
+ * The owner is re-created between the annotation and the scale patch: the uid precondition on
+ * /scale makes the API answer 409 with a Status, and the replacement keeps its replicas.
+ * Without the precondition the replacement was scaled to zero.
+ */
+TEST(scale_patch_uid_precondition)
+{
+    struct env e;
+    if (env_start(&e, 5, "--fault",
+                  "PATCH /apis/apps/v1/namespaces/ml/deployments/train/scale=replace", NULL) < 0)
+        return;
+    char err[512] = "";
+    struct kube_ref dep = {(char *)"apps/v1", (char *)"Deployment", (char *)"ml", (char *)"train",
+                           (char *)UID("000003")};
+    int64_t prev = -1;
+    TEST_CHECK_INT(kube_scale_to_zero(e.k, &dep, &prev, err, sizeof(err)), KUBE_CONFLICT);
+    TEST_CHECK_CONTAINS(err, "HTTP 409 Conflict");
+    TEST_CHECK_CONTAINS(err, "deployments/scale.apps \"train\": Precondition failed: UID in "
+                             "precondition: " UID("000003"));
+    TEST_CHECK_INT(kube_last_status(e.k), 409);
+    TEST_CHECK_INT(env_load_log(&e), 3);
+    CHECK_REQ(&e, 2, "PATCH", "/apis/apps/v1/namespaces/ml/deployments/train/scale");
+    TEST_CHECK(jeq(e.req[2], "/body/metadata/uid", UID("000003")));
+    struct kube_obj d;
+    dep.uid = NULL;
+    TEST_CHECK_INT(kube_get(e.k, &dep, &d, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK(d.has_replicas && d.replicas == 3);
+    TEST_CHECK(d.ref.uid && strcmp(d.ref.uid, UID("000003")) != 0);
+    kube_obj_free(&d);
+    /* no uid, no scale */
+    TEST_CHECK_INT(kube_scale_to_zero(e.k, &dep, &prev, err, sizeof(err)), KUBE_UNSUPPORTED);
+    TEST_CHECK_CONTAINS(err, "without a uid");
+    TEST_CHECK_INT(env_load_log(&e), 4);
+    env_stop(&e);
+}
+
+/* Once the stop flag is set no request starts: every call is KUBE_CANCELLED. */
+TEST(stop_flag_cancels_calls)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0)
+        return;
+    static volatile sig_atomic_t stop;
+    stop = 0;
+    e.k->stop = &stop;
+    char err[512] = "";
+    struct kube_obj pod;
+    TEST_CHECK_INT(kube_get_pod(e.k, "ml", "p1", &pod, err, sizeof(err)), KUBE_OK);
+    kube_obj_free(&pod);
+    stop = 1;
+    struct kube_ref ref = {(char *)"v1", (char *)"Pod", (char *)"ml", (char *)"p1",
+                           (char *)UID("000010")};
+    TEST_CHECK_INT(kube_delete(e.k, &ref, NULL, err, sizeof(err)), KUBE_CANCELLED);
+    TEST_CHECK_CONTAINS(err, "the enforcer is stopping");
+    TEST_CHECK_INT(kube_post_event(e.k, &ref, "R", "m", NULL, NULL, err, sizeof(err)),
+                   KUBE_CANCELLED);
+    TEST_CHECK_STR(kube_result_name(KUBE_CANCELLED), "cancelled");
+    TEST_CHECK_INT(env_load_log(&e), 1);
+    env_stop(&e);
+}
+
+static bool gate_flag(void *arg)
+{
+    return *(bool *)arg;
+}
+
+TEST(gate_cancels_calls)
+{
+    /* The action engine's client of a replica that lost the Lease sends nothing more. */
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0)
+        return;
+    bool leader = true;
+    e.k->gate = gate_flag;
+    e.k->gate_arg = &leader;
+    char err[512] = "";
+    struct kube_obj pod;
+    TEST_CHECK_INT(kube_get_pod(e.k, "ml", "p1", &pod, err, sizeof(err)), KUBE_OK);
+    kube_obj_free(&pod);
+    leader = false;
+    struct kube_ref ref = {(char *)"v1", (char *)"Pod", (char *)"ml", (char *)"p1",
+                           (char *)UID("000010")};
+    TEST_CHECK_INT(kube_delete(e.k, &ref, NULL, err, sizeof(err)), KUBE_CANCELLED);
+    TEST_CHECK_CONTAINS(err, "not the leader");
+    TEST_CHECK_INT(env_load_log(&e), 1);
     env_stop(&e);
 }
 
@@ -1188,6 +1300,9 @@ int main(int argc, char **argv)
     RUN(parse_pending);
     RUN(paths_and_config);
     RUN(deployment_scale_to_zero);
+    RUN(scale_patch_uid_precondition);
+    RUN(stop_flag_cancels_calls);
+    RUN(gate_cancels_calls);
     RUN(statefulset_scale_and_replaced_owner);
     RUN(job_suspend_stops_at_cronjob);
     RUN(kueue_job_deactivates_workload);

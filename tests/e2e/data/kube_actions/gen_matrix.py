@@ -12,6 +12,10 @@ apps/busy-7b9c-k8m3n (80 % throughout) and apps/notebook-55d6-w4x5y, which is id
 90 % sample at END + 210: idle at END and END + 120, active again from END + 210 (spared).
 The instant answers give each pod one amd.com/gpu; served for every instant query, they are
 both the allocation and, for the DuringGPUPressure rule, the pending demand.
+
+It also writes OUTDIR/{young,late,stop}-{range,instant}.json for the pods of young.json,
+late.json and stop.json (sampled up to END + 1200): all idle except late/blip, busy at
+END + 150 only, between two evaluations, so that no cycle sees it busy.
 """
 import json
 import os
@@ -41,11 +45,13 @@ def activity(pod, t):
         return "0.8"
     if pod == "notebook-55d6-w4x5y" and t == END + 210:
         return "0.9"
+    if pod == "blip" and t == END + 150:
+        return "0.9"
     return "0.01"
 
 
-def write(outdir, prefix, pods):
-    times = range(END - 1800, END + 600 + 1, STEP)
+def write(outdir, prefix, pods, until=END + 600):
+    times = range(END - 1800, until + 1, STEP)
     rng = {"status": "success", "data": {"resultType": "matrix", "result": [
         {"metric": {"namespace": ns, "pod": pod}, "values": [[t, activity(pod, t)] for t in times]}
         for ns, pod in pods]}}
@@ -60,3 +66,6 @@ def write(outdir, prefix, pods):
 
 write(sys.argv[1], "", PODS)
 write(sys.argv[1], "press-", [("press", "press-a")])
+write(sys.argv[1], "young-", [("young", "jupyter-alice"), ("young", "jupyter-bob")], END + 1200)
+write(sys.argv[1], "late-", [("late", "blip"), ("late", "steady")], END + 1200)
+write(sys.argv[1], "stop-", [("stop", "s1"), ("stop", "s2"), ("stop", "s3")], END + 1200)
