@@ -187,7 +187,7 @@ static void partition_accumulators(struct coll_ctx *ctx, size_t gi, const struct
     struct accum_totals t;
     if (accum_update(key, &r, &t) < 0 || !t.den_valid)
         return;
-    expo_add(ctx->e, M("partition_accumulation_counter_total"), EXPO_COUNTER,
+    expo_add(ctx->e, M("partition_accumulation_ticks_total"), EXPO_COUNTER,
              "Accumulation ticks (about 1 ms each) seen by this exporter process for a "
              "partition: the denominator of gpureclaim_partition_gfx_busy_accumulator_total.",
              t.den_total, "gpu", g->pci, "partition", idx, NULL);
@@ -214,7 +214,7 @@ static void partition_accumulators(struct coll_ctx *ctx, size_t gi, const struct
         expo_add(ctx->e, M("partition_gfx_busy_accumulator_total"), EXPO_COUNTER,
                  "GFX busy accumulator of a partition (percent x accumulation ticks, mean over "
                  "its XCCs) since the exporter started; exact busy ratio over a window = "
-                 "increase(this) / increase(gpureclaim_partition_accumulation_counter_total) "
+                 "increase(this) / increase(gpureclaim_partition_accumulation_ticks_total) "
                  "/ 100.",
                  sum / valid, "gpu", g->pci, "partition", idx, NULL);
 }

@@ -49,7 +49,7 @@ expect() { # NAME VALUE ACTUAL
 gpu_table 1000000 4294960000
 xcp_table 50000000 1000000
 scrape
-expect start-partition-counter 0 "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+expect start-partition-counter 0 "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 expect start-partition-busy 0 "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
 expect start-gpu-busy 0 "$(get gpureclaim_gpu_metrics_gfx_activity_accumulator_total "$G")"
 expect collector-ok 1 "$(get gpureclaim_scrape_collector_success 'collector="gpu_metrics"')"
@@ -58,25 +58,25 @@ expect collector-ok 1 "$(get gpureclaim_scrape_collector_success 'collector="gpu
 gpu_table 1001000 704
 xcp_table 50020000 1001000
 scrape
-expect busy-interval-counter 1000 "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+expect busy-interval-counter 1000 "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 expect busy-interval-busy 20000 "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
 # CPX: one XCC per partition, so no per-XCC series repeating the partition's.
 expect no-xcc-series-in-cpx none \
     "$(get gpureclaim_gpu_metrics_xcc_gfx_busy_accumulator_total "$P,xcc=\"0\"")"
 expect u32-wrap-followed 8000 "$(get gpureclaim_gpu_metrics_gfx_activity_accumulator_total "$G")"
-expect gpu-counter 1000 "$(get gpureclaim_gpu_metrics_accumulation_counter_total "$G")"
+expect gpu-counter 1000 "$(get gpureclaim_gpu_metrics_accumulation_ticks_total "$G")"
 expect residency 1000 \
     "$(get gpureclaim_gpu_metrics_throttle_residency_accumulator_total "$G,reason=\"ppt\"")"
 
 # The same table again (driver cache): nothing moves.
 scrape
-expect cached-table 1000 "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+expect cached-table 1000 "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 
 # Driver reload: the raw values restart. That interval is dropped, the counters stay.
 gpu_table 500 100
 xcp_table 100 500
 scrape
-expect reset-counter-kept 1000 "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+expect reset-counter-kept 1000 "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 expect reset-busy-kept 20000 "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
 expect reset-gpu-busy-kept 8000 "$(get gpureclaim_gpu_metrics_gfx_activity_accumulator_total "$G")"
 
@@ -84,7 +84,7 @@ expect reset-gpu-busy-kept 8000 "$(get gpureclaim_gpu_metrics_gfx_activity_accum
 gpu_table 1500 100
 xcp_table 100 1500
 scrape
-expect after-reset-counter 2000 "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+expect after-reset-counter 2000 "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 expect after-reset-busy 20000 "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
 
 # The busy accumulator becomes unknown: the partition's series is omitted (never 0), and the
@@ -93,14 +93,14 @@ xcp_table - 2500
 scrape
 expect unknown-busy-omitted none "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
 expect unknown-interval-dropped 2000 \
-    "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+    "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 xcp_table 50000 3500
 scrape
-expect after-unknown-dropped 2000 "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+expect after-unknown-dropped 2000 "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 expect after-unknown-busy 20000 "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
 xcp_table 100000 4500
 scrape
-expect after-unknown-counts 3000 "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+expect after-unknown-counts 3000 "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 expect after-unknown-busy-counts 70000 \
     "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
 
@@ -142,7 +142,7 @@ scrape
 D='gpu="0000:05:00.0",partition="1"'
 dpx 6000 11000,22000,33000,44000
 scrape
-expect xcp-v1_0-gpu-counter 1000 "$(get gpureclaim_partition_accumulation_counter_total "$D")"
+expect xcp-v1_0-gpu-counter 1000 "$(get gpureclaim_partition_accumulation_ticks_total "$D")"
 expect xcp-v1_0-xcc-mean 25000 "$(get gpureclaim_partition_gfx_busy_accumulator_total "$D")"
 expect xcp-v1_0-xcc-3 40000 \
     "$(get gpureclaim_gpu_metrics_xcc_gfx_busy_accumulator_total "$D,xcc=\"3\"")"
@@ -150,7 +150,7 @@ dpx 7000 12000,23000,None,45000
 scrape
 expect one-unknown-xcc-omits-partition none \
     "$(get gpureclaim_partition_gfx_busy_accumulator_total "$D")"
-expect one-unknown-xcc-no-advance 1000 "$(get gpureclaim_partition_accumulation_counter_total "$D")"
+expect one-unknown-xcc-no-advance 1000 "$(get gpureclaim_partition_accumulation_ticks_total "$D")"
 
 # Never decreasing over the scrapes of each exporter process.
 i=1
