@@ -838,7 +838,9 @@ static bool act_adopt(struct act *a, const struct decision_rec *d, const char *w
     bool ours = rule && strcmp(rule, r->name) == 0 && action &&
                 strcmp(action, rules_action_name(r->action)) == 0 && uid &&
                 strcmp(uid, t->chain[0].uid) == 0 && !isnan(noticed) && !isnan(act_after) &&
-                noticed <= now;
+                noticed <= now && act_after + a->pending_ttl >= now;
+    /* (A notice past its expiry is one a leader gave up on without withdrawing it, e.g. for
+       lack of RBAC: acting on it now would act on a stale decision, as act_on_expired says.) */
     bool done = false;
     if (ours && !out) {
         /* Only asked whether the object records the action (see act_candidate). */
@@ -896,6 +898,26 @@ static bool act_adopt(struct act *a, const struct decision_rec *d, const char *w
     }
     json_object_put(o);
     return done;
+}
+
+/* The notice on the object (t->notice) is entry e's: same rule, object and time. */
+static bool act_notice_on_object(const struct act_target *t, const struct ledger_entry *e)
+{
+    if (!t->notice)
+        return false;
+    json_tokener *tok = json_tokener_new();
+    json_object *o = json_tokener_parse_ex(tok, t->notice, (int)strlen(t->notice));
+    bool ok = o && json_tokener_get_error(tok) == json_tokener_success &&
+              json_object_is_type(o, json_type_object);
+    json_tokener_free(tok);
+    const char *rule = ok ? act_notice_str(o, "rule") : NULL;
+    const char *uid = ok ? act_notice_str(o, "uid") : NULL;
+    double noticed = ok ? act_notice_time(o, "noticedAt") : NAN;
+    /* The annotation has whole seconds. */
+    ok = rule && strcmp(rule, e->rule) == 0 && uid && strcmp(uid, e->uid) == 0 &&
+         fabs(noticed - e->noticed) < 1.0;
+    json_object_put(o);
+    return ok;
 }
 
 static void act_candidate(struct act *a, const struct decision_rec *d, const char *workload,
@@ -1062,6 +1084,10 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
                 e->act_after = n.act_after;
                 e->idle_proven = now;
                 act_target_fill_entry(e, &t);
+                /* The object now carries this notice (a notice period of 0 acts on it in
+                   this very cycle, and the check before acting reads it from here). */
+                free(t.notice);
+                t.notice = xstrdup(n.annotation);
                 act_save(a);
                 act_count_add(&a->notices, rname, NULL, NULL);
                 log_info("notice: %s %s: %s", rules_action_name(r->action), target, n.message);
@@ -1126,6 +1152,20 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
     /* Our own notice, but another replica may have acted on it while this one was a standby:
        the object says so, and this replica's ledger is behind. */
     if (t.notice && act_adopt(a, d, workload, &t, now, NULL)) {
+        ledger_remove(&a->ledger, e);
+        act_save(a);
+        goto out;
+    }
+    /*
+     * With several replicas the object, not this replica's ledger, says which notice is in
+     * force: while this one was a standby the leader may have withdrawn it (spared, exempt)
+     * or replaced it with a later one. A record the object no longer shows is dropped: the
+     * next cycle adopts what the object shows, or gives a fresh notice, never acts on it.
+     */
+    if (a->gate && !act_notice_on_object(&t, e)) {
+        log_info("%s of rule '%s': the notice on %s is not the one this replica gave: "
+                 "dropping its own record",
+                 workload, rname, e->target);
         ledger_remove(&a->ledger, e);
         act_save(a);
         goto out;

@@ -854,22 +854,22 @@ static enum kube_result kube_call(struct kube *k, const char *method, const char
     enum kube_result r = KUBE_ERROR;
     *resp = (struct httpc_resp){0};
     k->last_status = 0;
-    /* After SIGTERM nothing new starts; the caller reports what was left undone. */
-    if (k->stop && *k->stop) {
-        snprintf(err, errlen, "cannot %s: not sent, the enforcer is stopping", what);
-        free(url);
-        free(ct);
-        return KUBE_CANCELLED;
-    }
-    /* A replica that lost the Lease mid-cycle: the new leader decides from here on. */
-    if (k->gate && !k->gate(k->gate_arg)) {
-        snprintf(err, errlen, "cannot %s: not sent, this replica is not the leader", what);
-        free(url);
-        free(ct);
-        return KUBE_CANCELLED;
-    }
-
     for (int attempt = 0; attempt < 2; attempt++) {
+        /*
+         * After SIGTERM nothing new starts, nor on a replica that lost the Lease (the new
+         * leader decides from here on); the caller reports what was left undone. Checked on
+         * every attempt: the retry after a 401 is a new call.
+         */
+        if (k->stop && *k->stop) {
+            snprintf(err, errlen, "cannot %s: not sent, the enforcer is stopping", what);
+            r = KUBE_CANCELLED;
+            break;
+        }
+        if (k->gate && !k->gate(k->gate_arg)) {
+            snprintf(err, errlen, "cannot %s: not sent, this replica is not the leader", what);
+            r = KUBE_CANCELLED;
+            break;
+        }
         char *token = NULL;
         if (k->token_file[0] && !(token = secret_read(k->token_file, "token", err, errlen)))
             break;

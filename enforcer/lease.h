@@ -30,6 +30,9 @@ struct lease_cfg {
     double lease_duration; /* seconds (client-go default 15) */
     double renew_deadline; /* seconds (default 10); < lease_duration */
     double retry_period;   /* seconds (default 2); < renew_deadline */
+    /* The longest a call of the action engine may take (--kube.timeout): a call may start
+       only while it will end before any other replica can take the Lease over. */
+    double call_timeout;
 };
 
 /* The spec of a Lease as read from or written to the API. Times are Unix seconds. */

@@ -743,6 +743,7 @@ static int make_lease(struct lease **out)
         return -1;
     }
     lc.ns = ns;
+    lc.call_timeout = kube_timeout;
     /* The pod name, as client-go deployments pass it through the downward API. */
     lc.identity = getenv("POD_NAME");
     if (!lc.identity || !*lc.identity) {

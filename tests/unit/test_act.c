@@ -20,7 +20,8 @@ struct fake_obj {
     const char *pod, *ns, *uid;
     bool running, terminating, exempt;
     enum act_result resolve_res;
-    double created; /* 0: long ago */
+    double created;   /* 0: long ago */
+    char notice[512]; /* the notice annotation on its root owner, as the API would keep it */
 };
 
 struct fake {
@@ -65,6 +66,7 @@ static enum act_result fake_resolve(struct act_backend *b, const struct decision
         t->terminating = o->terminating;
         t->exempt = o->exempt;
         t->created = o->created;
+        t->notice = o->notice[0] ? xstrdup(o->notice) : NULL;
         return ACT_OK;
     }
     snprintf(err, errlen, "pod '%s' not found", pod ? pod : "");
@@ -77,6 +79,9 @@ static enum act_result fake_notice(struct act_backend *b, const struct act_targe
     struct fake *f = fake_of(b);
     f->notices++;
     str_copy(f->last_annotation, sizeof(f->last_annotation), n->annotation);
+    for (size_t i = 0; i < f->nobjs; i++)
+        if (strcmp(f->objs[i].uid, t->chain[0].uid) == 0)
+            str_copy(f->objs[i].notice, sizeof(f->objs[i].notice), n->annotation);
     return ACT_OK;
 }
 
@@ -86,6 +91,9 @@ static enum act_result fake_withdraw(struct act_backend *b, const struct ledger_
     struct fake *f = fake_of(b);
     f->withdraws++;
     str_copy(f->last_why, sizeof(f->last_why), why ? why : "");
+    for (size_t i = 0; i < f->nobjs; i++)
+        if (strcmp(f->objs[i].uid, e->uid) == 0)
+            f->objs[i].notice[0] = '\0';
     return ACT_OK;
 }
 
@@ -113,6 +121,8 @@ static void fake_target_free(struct act_backend *b, struct act_target *t)
         free(t->chain[i].name);
         free(t->chain[i].uid);
     }
+    free(t->notice);
+    t->notice = NULL;
 }
 
 /* The engine frees the backend; the test keeps a pointer, so free is a no-op here. */
@@ -134,7 +144,7 @@ static void fake_init(struct fake *f)
 
 static void fake_add(struct fake *f, const char *pod, const char *ns, const char *uid)
 {
-    f->objs[f->nobjs++] = (struct fake_obj){pod, ns, uid, true, false, false, ACT_OK, 0};
+    f->objs[f->nobjs++] = (struct fake_obj){pod, ns, uid, true, false, false, ACT_OK, 0, ""};
 }
 
 /* ---- decisions -------------------------------------------------------------------------- */
@@ -897,6 +907,69 @@ TEST(lost_leadership_mid_cycle)
     free(audit);
 }
 
+static bool gate_open(void *arg)
+{
+    return true;
+}
+
+TEST(adopts_a_notice_found_on_the_object)
+{
+    /* Another replica noticed p1 at t=900 for t=1200 and died: this one, now the leader,
+       continues that notice (no second notice) and acts at t=1200, not before. */
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    snprintf(f.objs[0].notice, sizeof(f.objs[0].notice),
+             "{\"actAt\":\"1970-01-01T00:20:00Z\",\"rule\":\"r1\",\"action\":\"delete\","
+             "\"noticedAt\":\"1970-01-01T00:15:00Z\",\"uid\":\"u1\"}");
+    char *state = tmp_path("adopt.json"), *audit = tmp_path("adopt.jsonl");
+    struct act *a = act_mk(state, audit, 10, &f);
+    act_set_gate(a, gate_open, NULL);
+    struct rule r = rule_with("r1", ACTION_DELETE, 300, 5);
+    struct decisions ds = ds_new();
+    ds_add(&ds, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE);
+    act_cycle(a, &ds, 1000);
+    TEST_CHECK_INT(f.notices, 0);
+    TEST_CHECK_INT(f.acts, 0);
+    TEST_CHECK_INT(audit_count(audit, "notice", "adopted"), 1);
+    act_cycle(a, &ds, 1200);
+    TEST_CHECK_INT(f.notices, 0);
+    TEST_CHECK_INT(f.acts, 1);
+    act_free(a);
+    ds_free(&ds);
+    free(state);
+    free(audit);
+}
+
+TEST(never_acts_on_a_notice_the_object_no_longer_shows)
+{
+    /* This replica noticed p1, then was a standby while the leader withdrew that notice
+       (spared or exempt). Leader again after the period: its own record is not enough. */
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    char *state = tmp_path("stale.json"), *audit = tmp_path("stale.jsonl");
+    struct act *a = act_mk(state, audit, 10, &f);
+    act_set_gate(a, gate_open, NULL);
+    struct rule r = rule_with("r1", ACTION_DELETE, 300, 5);
+    struct decisions ds = ds_new();
+    ds_add(&ds, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE);
+    act_cycle(a, &ds, 1000);
+    TEST_CHECK_INT(f.notices, 1);
+    f.objs[0].notice[0] = '\0'; /* withdrawn by the other replica */
+    act_cycle(a, &ds, 1400);
+    TEST_CHECK_INT(f.acts, 0);
+    act_cycle(a, &ds, 1460); /* a fresh notice, with its own period */
+    TEST_CHECK_INT(f.notices, 2);
+    TEST_CHECK_INT(f.acts, 0);
+    act_cycle(a, &ds, 1770);
+    TEST_CHECK_INT(f.acts, 1);
+    act_free(a);
+    ds_free(&ds);
+    free(state);
+    free(audit);
+}
+
 static int fsync_fails(int fd)
 {
     (void)fd;
@@ -952,6 +1025,8 @@ int main(void)
     RUN(idle_since_the_notice);
     RUN(stop_during_a_call);
     RUN(lost_leadership_mid_cycle);
+    RUN(adopts_a_notice_found_on_the_object);
+    RUN(never_acts_on_a_notice_the_object_no_longer_shows);
     RUN(no_call_without_a_durable_record);
     if (tmpdir[0]) {
         char *cmd = xasprintf("rm -rf '%s'", tmpdir);
