@@ -37,12 +37,20 @@ struct httpc_xfer {
     struct httpc_resp *resp;
     size_t max_body;
     bool too_big;
+    bool stopped; /* the sink asked to stop */
 };
 
 static size_t httpc_write_cb(char *data, size_t size, size_t nmemb, void *arg)
 {
     struct httpc_xfer *x = arg;
     size_t n = size * nmemb;
+    if (x->req->sink) {
+        if (x->req->sink(x->req->sink_arg, data, n) != 0) {
+            x->stopped = true;
+            return 0; /* makes curl fail with CURLE_WRITE_ERROR */
+        }
+        return n;
+    }
     if (x->resp->body.len + n > x->max_body) {
         x->too_big = true;
         return 0; /* makes curl fail with CURLE_WRITE_ERROR */
@@ -243,7 +251,11 @@ int httpc_do(const struct httpc_req *req, struct httpc_resp *resp, char *err, si
     CURLcode rc = curl_easy_perform(h);
     resp->elapsed = mono_now() - t0;
     int ret = 0;
-    if (rc != CURLE_OK) {
+    if (rc == CURLE_WRITE_ERROR && x.stopped) {
+        /* The caller's reader has seen enough (a final error of its own); not a failure here. */
+        resp->stopped = true;
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
+    } else if (rc != CURLE_OK) {
         httpc_error(h, rc, req, &x, timeout, connect_timeout, curl_err, err, errlen);
         atomic_fetch_add(&httpc_nfail, 1);
         ret = -1;
@@ -269,6 +281,7 @@ void httpc_resp_free(struct httpc_resp *resp)
     sbuf_free(&resp->body);
     resp->status = 0;
     resp->elapsed = 0;
+    resp->stopped = false;
 }
 
 const char *httpc_resp_header(const struct httpc_resp *resp, const char *name)

@@ -39,6 +39,13 @@ struct httpc_req {
     const char *const *want_headers; /* response header names to keep (case-insensitive) */
     size_t nwant_headers;
     size_t max_body; /* 0 = HTTPC_DEFAULT_MAX_BODY */
+    /*
+     * When set, the body goes to `sink` as it arrives instead of into resp->body, and
+     * max_body does not apply (the sink bounds what it keeps). A non-zero return stops the
+     * transfer: httpc_do then returns 0 with resp->stopped set and the status received.
+     */
+    int (*sink)(void *arg, const char *data, size_t len);
+    void *sink_arg;
     /* When non-NULL: the transfer is abandoned (-1, "cancelled") soon after *cancel becomes
        true (libcurl checks about once a second), so a shutdown need not wait a timeout out. */
     const atomic_bool *cancel;
@@ -55,6 +62,7 @@ struct httpc_resp {
     struct httpc_header *headers; /* only those named in want_headers, in arrival order */
     size_t nheaders;
     double elapsed; /* seconds the request took */
+    bool stopped;   /* the sink stopped the transfer before the body ended */
 };
 
 /*

@@ -25,6 +25,7 @@
 #include "audit.h"
 #include "log.h"
 #include "notify.h"
+#include "plan.h"
 #include "util.h"
 
 struct act_count {
@@ -51,6 +52,8 @@ struct act {
     struct act_backend *kube, *runtime;
     act_confirm_fn kube_confirm;
     const volatile sig_atomic_t *stop;
+    bool (*gate)(void *arg); /* act_set_gate: false = not the leader, start nothing */
+    void *gate_arg;
     struct notify *notify; /* webhook notices (rules' notify:), or NULL */
 
     struct act_counts actions, notices, spared, skipped;
@@ -97,6 +100,7 @@ void act_target_clear(struct act_target *t)
         free(o->name);
         free(o->uid);
     }
+    free(t->notice);
     memset(t, 0, sizeof(*t));
 }
 
@@ -199,10 +203,16 @@ void act_set_stop(struct act *a, const volatile sig_atomic_t *flag)
     a->stop = flag;
 }
 
-/* Told to stop: start no API call (see act.h). */
+void act_set_gate(struct act *a, bool (*fn)(void *arg), void *arg)
+{
+    a->gate = fn;
+    a->gate_arg = arg;
+}
+
+/* Told to stop, or no longer the leader: start no API call (see act.h). */
 static bool act_stopping(const struct act *a)
 {
-    return a->stop && *a->stop;
+    return (a->stop && *a->stop) || (a->gate && !a->gate(a->gate_arg));
 }
 
 void act_set_notify(struct act *a, struct notify *n)
@@ -422,7 +432,8 @@ static void act_fmt_duration(char *buf, size_t cap, double s)
 }
 
 /* Build the notice texts for decision d (caller frees message and annotation). */
-static void act_build_notice(const struct decision_rec *d, double act_after, struct act_notice *n)
+static void act_build_notice(const struct decision_rec *d, double noticed, double act_after,
+                             const char *uid, double acted, struct act_notice *n)
 {
     char at[40], since[40], win[32];
     audit_rfc3339(at, sizeof(at), act_after);
@@ -444,6 +455,17 @@ static void act_build_notice(const struct decision_rec *d, double act_after, str
     char thr[32];
     snprintf(thr, sizeof(thr), "%g%%", d->threshold);
     json_object_object_add(o, "threshold", json_object_new_string(thr));
+    /* What another replica needs to continue this notice (act_adopt): when it was given, for
+       which object, and whether it was acted on. */
+    char t[40];
+    audit_rfc3339(t, sizeof(t), noticed);
+    json_object_object_add(o, "noticedAt", json_object_new_string(t));
+    if (uid && *uid)
+        json_object_object_add(o, "uid", json_object_new_string(uid));
+    if (!isnan(acted)) {
+        audit_rfc3339(t, sizeof(t), acted);
+        json_object_object_add(o, "actedAt", json_object_new_string(t));
+    }
     n->annotation = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
     json_object_put(o);
 }
@@ -568,6 +590,9 @@ static void act_spare(struct act *a, const struct decisions *ds, char *const *ke
     }
 }
 
+static void act_record_acted(struct act_backend *b, const struct decision_rec *d,
+                             const struct ledger_entry *e, const struct act_target *t, double now);
+
 /* Perform the action for pending entry `e` on resolved target `t`. */
 static void act_do(struct act *a, struct act_backend *b, const struct decision_rec *d,
                    const char *workload, struct ledger_entry *e, struct act_target *t, double now)
@@ -627,6 +652,7 @@ static void act_do(struct act *a, struct act_backend *b, const struct decision_r
         act_close(e, LEDGER_ACTED, rname, now);
         log_info("%s %s (%s of rule '%s')", rules_action_name(r->action), e->target, workload,
                  r->name);
+        act_record_acted(b, d, e, t, now);
         break;
     case ACT_GONE:
     case ACT_CONFLICT:
@@ -739,6 +765,161 @@ static bool act_too_young(struct act *a, const struct decision_rec *d, const cha
     return true;
 }
 
+/*
+ * Two replicas share what they did through the objects, not their ledgers (README "Two
+ * replicas"): after scaling to zero or suspending, the notice annotation gains actedAt, so a
+ * replica that becomes the leader later finds the action done (a deleted or evicted pod is
+ * gone, and a call on it again is a 404 or a uid conflict). Best effort: when the object is gone (a
+ * delete) or the write fails, the next leader may call again, which every action tolerates on the
+ * same object (already scaled, already suspended, 404, or a uid precondition failing).
+ */
+static void act_record_acted(struct act_backend *b, const struct decision_rec *d,
+                             const struct ledger_entry *e, const struct act_target *t, double now)
+{
+    /* A deleted or evicted pod is its own record: the call cannot have a second effect. */
+    if (!b->record || d->rule->action == ACTION_DELETE || d->rule->action == ACTION_EVICT)
+        return;
+    struct act_notice n;
+    char err[512] = "";
+    act_build_notice(d, e->noticed, e->act_after, e->uid, now, &n);
+    enum act_result r = b->record(b, t, &n, err, sizeof(err));
+    if (r != ACT_OK && r != ACT_GONE)
+        log_warn("cannot record the action on %s: %s", e->target, err);
+    free((char *)n.message);
+    free((char *)n.annotation);
+}
+
+/* A time field of a notice annotation; NaN when absent or not a time. */
+static double act_notice_time(json_object *o, const char *key)
+{
+    json_object *v;
+    double t;
+    char err[128];
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string) ||
+        plan_parse_time(json_object_get_string(v), &t, err, sizeof(err)) < 0)
+        return NAN;
+    return t;
+}
+
+static const char *act_notice_str(json_object *o, const char *key)
+{
+    json_object *v;
+    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+        return NULL;
+    return json_object_get_string(v);
+}
+
+/*
+ * A notice this replica has no record of, found on the object (t->notice): given by another
+ * replica that was the leader before. It is continued when it is for this rule, this action
+ * and this very object (uid), so a change of leader neither sends a second notice (restarting
+ * the period) nor acts twice. Anything else about it (another rule, a replaced object, an old
+ * notice without noticedAt or uid) is not trusted: a fresh notice replaces it, which only
+ * delays the action. Idleness must then be proven from the notice's own time, as if this
+ * replica had given it (act_still_idle). Returns true when there is nothing left to do.
+ * With `out` NULL (this replica has its own pending entry) it only records an action another
+ * replica made, returning true then.
+ */
+static bool act_adopt(struct act *a, const struct decision_rec *d, const char *workload,
+                      const struct act_target *t, double now, struct ledger_entry **out)
+{
+    const struct rule *r = d->rule;
+    json_tokener *tok = json_tokener_new();
+    json_object *o = json_tokener_parse_ex(tok, t->notice, (int)strlen(t->notice));
+    bool parsed = o && json_tokener_get_error(tok) == json_tokener_success &&
+                  json_object_is_type(o, json_type_object);
+    json_tokener_free(tok);
+    const char *rule = parsed ? act_notice_str(o, "rule") : NULL;
+    const char *action = parsed ? act_notice_str(o, "action") : NULL;
+    const char *uid = parsed ? act_notice_str(o, "uid") : NULL;
+    double noticed = parsed ? act_notice_time(o, "noticedAt") : NAN;
+    double act_after = parsed ? act_notice_time(o, "actAt") : NAN;
+    double acted = parsed ? act_notice_time(o, "actedAt") : NAN;
+    bool ours = rule && strcmp(rule, r->name) == 0 && action &&
+                strcmp(action, rules_action_name(r->action)) == 0 && uid &&
+                strcmp(uid, t->chain[0].uid) == 0 && !isnan(noticed) && !isnan(act_after) &&
+                noticed <= now && act_after + a->pending_ttl >= now;
+    /* (A notice past its expiry is one a leader gave up on without withdrawing it, e.g. for
+       lack of RBAC: acting on it now would act on a stale decision, as act_on_expired says.) */
+    bool done = false;
+    if (ours && !out) {
+        /* Only asked whether the object records the action (see act_candidate). */
+        done = !isnan(acted);
+        if (done) {
+            char *target = act_target_name(t, r->action);
+            struct ledger_entry *e =
+                ledger_add(&a->ledger, r->name, workload, t->chain[0].uid, target, LEDGER_PENDING);
+            e->noticed = noticed;
+            e->act_after = act_after;
+            act_target_fill_entry(e, t);
+            act_close(e, LEDGER_ACTED, "ok", now);
+            log_info("%s of rule '%s': %s was acted on by another replica", workload, r->name,
+                     target);
+            act_audit(a, now,
+                      &(struct act_event){.event = "notice",
+                                          .d = d,
+                                          .t = t,
+                                          .result = "acted_elsewhere",
+                                          .message = t->notice,
+                                          .act_after = act_after});
+            free(target);
+        }
+    } else if (ours) {
+        char *target = act_target_name(t, r->action);
+        struct ledger_entry *e =
+            ledger_add(&a->ledger, r->name, workload, t->chain[0].uid, target, LEDGER_PENDING);
+        e->noticed = noticed;
+        e->act_after = act_after;
+        e->idle_proven = noticed;
+        act_target_fill_entry(e, t);
+        char at[40];
+        if (!isnan(acted)) {
+            act_close(e, LEDGER_ACTED, "ok", now);
+            audit_rfc3339(at, sizeof(at), acted);
+            log_info("%s of rule '%s': %s was acted on at %s by another replica", workload, r->name,
+                     target, at);
+            done = true;
+        } else {
+            audit_rfc3339(at, sizeof(at), act_after);
+            log_info("%s of rule '%s': continuing the notice another replica gave on %s, action "
+                     "planned at %s",
+                     workload, r->name, target, at);
+            *out = e;
+        }
+        act_audit(a, now,
+                  &(struct act_event){.event = "notice",
+                                      .d = d,
+                                      .t = t,
+                                      .result = done ? "acted_elsewhere" : "adopted",
+                                      .message = t->notice,
+                                      .act_after = act_after});
+        act_save(a);
+        free(target);
+    }
+    json_object_put(o);
+    return done;
+}
+
+/* The notice on the object (t->notice) is entry e's: same rule, object and time. */
+static bool act_notice_on_object(const struct act_target *t, const struct ledger_entry *e)
+{
+    if (!t->notice)
+        return false;
+    json_tokener *tok = json_tokener_new();
+    json_object *o = json_tokener_parse_ex(tok, t->notice, (int)strlen(t->notice));
+    bool ok = o && json_tokener_get_error(tok) == json_tokener_success &&
+              json_object_is_type(o, json_type_object);
+    json_tokener_free(tok);
+    const char *rule = ok ? act_notice_str(o, "rule") : NULL;
+    const char *uid = ok ? act_notice_str(o, "uid") : NULL;
+    double noticed = ok ? act_notice_time(o, "noticedAt") : NAN;
+    /* The annotation has whole seconds. */
+    ok = rule && strcmp(rule, e->rule) == 0 && uid && strcmp(uid, e->uid) == 0 &&
+         fabs(noticed - e->noticed) < 1.0;
+    json_object_put(o);
+    return ok;
+}
+
 static void act_candidate(struct act *a, const struct decision_rec *d, const char *workload,
                           double now)
 {
@@ -771,7 +952,7 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
     if (!b && dry) {
         /* Nothing to resolve against, but the dry-run report is still worth having. */
         struct act_notice n;
-        act_build_notice(d, now + r->notice_period, &n);
+        act_build_notice(d, now, now + r->notice_period, NULL, NAN, &n);
         struct ledger_entry *x = ledger_add(&a->ledger, rname, workload, "", "", LEDGER_DRY_RUN);
         x->noticed = now;
         x->act_after = n.act_after;
@@ -860,9 +1041,13 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
             act_skip(a, now, d, workload, &t, "replaced", err);
             goto out;
         }
+        if (!dry && t.notice && act_adopt(a, d, workload, &t, now, &e))
+            goto out;
+    }
+    if (!e) {
         char *target = act_target_name(&t, r->action);
         struct act_notice n;
-        act_build_notice(d, now + r->notice_period, &n);
+        act_build_notice(d, now, now + r->notice_period, uid, NAN, &n);
         if (dry) {
             struct ledger_entry *x =
                 ledger_add(&a->ledger, rname, workload, uid, target, LEDGER_DRY_RUN);
@@ -899,6 +1084,10 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
                 e->act_after = n.act_after;
                 e->idle_proven = now;
                 act_target_fill_entry(e, &t);
+                /* The object now carries this notice (a notice period of 0 acts on it in
+                   this very cycle, and the check before acting reads it from here). */
+                free(t.notice);
+                t.notice = xstrdup(n.annotation);
                 act_save(a);
                 act_count_add(&a->notices, rname, NULL, NULL);
                 log_info("notice: %s %s: %s", rules_action_name(r->action), target, n.message);
@@ -914,9 +1103,9 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         free(target);
         free((char *)n.message);
         free((char *)n.annotation);
-        if (!e || now < e->act_after)
-            goto out;
     }
+    if (!e || now < e->act_after)
+        goto out; /* no notice, or its period (this replica's or an adopted one) runs */
 
     /* Re-check: the same object, still running, not being deleted. */
     if (strcmp(e->uid, uid) != 0) {
@@ -960,6 +1149,27 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
     }
     if (act_too_young(a, d, workload, &t, now))
         goto out;
+    /* Our own notice, but another replica may have acted on it while this one was a standby:
+       the object says so, and this replica's ledger is behind. */
+    if (t.notice && act_adopt(a, d, workload, &t, now, NULL)) {
+        ledger_remove(&a->ledger, e);
+        act_save(a);
+        goto out;
+    }
+    /*
+     * With several replicas the object, not this replica's ledger, says which notice is in
+     * force: while this one was a standby the leader may have withdrawn it (spared, exempt)
+     * or replaced it with a later one. A record the object no longer shows is dropped: the
+     * next cycle adopts what the object shows, or gives a fresh notice, never acts on it.
+     */
+    if (a->gate && !act_notice_on_object(&t, e)) {
+        log_info("%s of rule '%s': the notice on %s is not the one this replica gave: "
+                 "dropping its own record",
+                 workload, rname, e->target);
+        ledger_remove(&a->ledger, e);
+        act_save(a);
+        goto out;
+    }
     act_do(a, b, d, workload, e, &t, now);
 out:
     if (have_t && b->target_free)

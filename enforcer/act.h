@@ -93,6 +93,8 @@ struct act_target {
     bool terminating;  /* deletion under way */
     double created;    /* Unix time [0] was created (pod creationTimestamp, container
                           Created); NaN when unreadable, which counts as too young */
+    char *notice;      /* the notice annotation found on the root owner (JSON), or NULL: how a
+                          replica that becomes the leader learns of a notice another gave */
     void *priv;        /* backend data, released by target_free */
 };
 
@@ -100,7 +102,8 @@ struct act_target {
 struct act_notice {
     double act_after;
     const char *message;    /* one human sentence */
-    const char *annotation; /* JSON: actAt, rule, action, idleSince, window, threshold */
+    const char *annotation; /* JSON: actAt, rule, action, idleSince, window, threshold,
+                               noticedAt, uid (of chain[0]), and actedAt once acted on */
 };
 
 /*
@@ -123,6 +126,10 @@ struct act_backend {
                            enum rule_action action, long *api_status, char *err, size_t errlen);
     void (*target_free)(struct act_backend *b, struct act_target *t);
     void (*free)(struct act_backend *b);
+    /* Optional: replace the notice record on the object (n->annotation only, no Event), to
+       write actedAt after an action so that another replica never acts again. */
+    enum act_result (*record)(struct act_backend *b, const struct act_target *t,
+                              const struct act_notice *n, char *err, size_t errlen);
 };
 
 /*
@@ -158,6 +165,12 @@ void act_set_runtime(struct act *a, struct act_backend *b);
 void act_set_kube_confirm(struct act *a, act_confirm_fn fn);
 /* Stop starting API calls once *flag is non-zero (see the top of this file); NULL: never. */
 void act_set_stop(struct act *a, const volatile sig_atomic_t *flag);
+/*
+ * The same for leadership: while fn(arg) returns false (a replica that is not, or no longer,
+ * the Lease holder) no API call starts; checked wherever the stop flag is, so a leader that
+ * loses the Lease mid-cycle stops before its next call. NULL: always allowed.
+ */
+void act_set_gate(struct act *a, bool (*fn)(void *arg), void *arg);
 /* Send the rules' webhook notices through `n` (taken over, drained by act_free); NULL: none. */
 struct notify;
 void act_set_notify(struct act *a, struct notify *n);

@@ -117,6 +117,8 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
     const char *created = chain->obj[0].creation_timestamp;
     if (!created || plan_parse_time(created, &t->created, perr, sizeof(perr)) < 0)
         t->created = NAN;
+    const char *notice = kube_annotation(&chain->obj[chain->n - 1], KUBE_ANN_NOTICE);
+    t->notice = notice && *notice ? xstrdup(notice) : NULL;
     t->priv = chain;
     return ACT_OK;
 }
@@ -141,6 +143,14 @@ static enum act_result act_kube_notice(struct act_backend *b, const struct act_t
         log_warn("cannot post the notice event on %s '%s/%s': %s", root.kind, root.ns, root.name,
                  eerr);
     return ACT_OK;
+}
+
+static enum act_result act_kube_record(struct act_backend *b, const struct act_target *t,
+                                       const struct act_notice *n, char *err, size_t errlen)
+{
+    struct act_kube *ak = act_kube_of(b);
+    struct kube_ref root = act_kube_ref(&t->chain[t->nchain - 1]);
+    return act_kube_map(kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, n->annotation, err, errlen));
 }
 
 static enum act_result act_kube_withdraw(struct act_backend *b, const struct ledger_entry *e,
@@ -276,6 +286,7 @@ struct act_backend *act_kube_new(struct kube *k)
         .resolve = act_kube_resolve,
         .notice = act_kube_notice,
         .withdraw = act_kube_withdraw,
+        .record = act_kube_record,
         .act = act_kube_act,
         .target_free = act_kube_target_free,
         .free = act_kube_free,

@@ -12,6 +12,19 @@
  * looks at every sample since the previous point and returns nothing where there were none.
  * For an arbitrary expression the same is done with a subquery at a resolution of at most
  * 15 s (a common scrape interval), because a range selector only applies to a selector.
+ *
+ * Why a second, coverage query: the grid alone cannot show when the raw samples were taken
+ * (a sample 1 s after a step point is carried to the next one), so gaps and staleness would
+ * be under-stated by up to a step. The coverage query counts, per step, the sub-points (every
+ * R seconds) that have a raw sample within G - R before them, and a tiny second query counts
+ * the sub-points per step in the same engine (`count_over_time(vector(1)[S:R])`, so the
+ * closed ranges of Prometheus 2.x and the left-open ones of 3.x need no guessing); their
+ * ratio is 1 exactly when every sub-point is covered. A raw gap (a, b) longer than G always
+ * contains a sub-point in (a + G - R, a + G], which has no sample within G - R: the gap is
+ * never missed. A gap up to G - R leaves every sub-point covered. Only gaps in (G - R, G] may
+ * be over-stated. Range selectors ignore the lookback delta and stale markers. One function
+ * per sub-point keeps the cost near that of the activity query itself (an `or` of two
+ * present_over_time per sub-point cost ten times more at 10,000 workloads).
  */
 #include <ctype.h>
 #include <math.h>
@@ -107,19 +120,145 @@ static double cycle_step(const struct rule *r)
     return r->step > 0 ? r->step : 60.0;
 }
 
-int cycle_activity_expr(const struct rule *r, char *buf, size_t len)
+static int cycle_cmp_series(const void *a, const void *b)
+{
+    return labels_compare(&(*(const struct series *const *)a)->labels,
+                          &(*(const struct series *const *)b)->labels);
+}
+
+double cycle_resolution(const struct rule *r)
+{
+    double res = cycle_step(r);
+    if (res > CYCLE_MAX_RESOLUTION)
+        res = CYCLE_MAX_RESOLUTION;
+    double gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * cycle_step(r);
+    if (gap / CYCLE_GAP_DIVISOR < res)
+        res = gap / CYCLE_GAP_DIVISOR;
+    /* Whole milliseconds (PromQL's unit), never zero. */
+    res = floor(res * 1000.0) / 1000.0;
+    return res < 0.001 ? 0.001 : res;
+}
+
+/* "X[STEP]" for a selector, "(X)[STEP:RES]" for an expression: what *_over_time applies to. */
+static void cycle_range(const struct rule *r, char *buf, size_t len)
 {
     char step[32], res[32];
     double s = cycle_step(r);
     cycle_duration(s, step, sizeof(step));
-    int n;
     if (cycle_is_selector(r->q_activity)) {
-        n = snprintf(buf, len, "max_over_time(%s[%s])", r->q_activity, step);
+        snprintf(buf, len, "%s[%s]", r->q_activity, step);
     } else {
         cycle_duration(s < CYCLE_MAX_RESOLUTION ? s : CYCLE_MAX_RESOLUTION, res, sizeof(res));
-        n = snprintf(buf, len, "max_over_time((%s)[%s:%s])", r->q_activity, step, res);
+        snprintf(buf, len, "(%s)[%s:%s]", r->q_activity, step, res);
     }
+}
+
+/* PRE + the rule's activity range + POST into buf; 0, or -1 when it does not fit. */
+static int cycle_over_range(const struct rule *r, const char *pre, const char *post, char *buf,
+                            size_t len)
+{
+    size_t need = strlen(r->q_activity) + 64;
+    char *range = xmalloc(need);
+    cycle_range(r, range, need);
+    int n = snprintf(buf, len, "%s%s%s", pre, range, post);
+    free(range);
     return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int cycle_activity_expr(const struct rule *r, char *buf, size_t len)
+{
+    return cycle_over_range(r, "max_over_time(", ")", buf, len);
+}
+
+/*
+ * max_over_time returns the largest finite value of a step that also holds a NaN (and the
+ * largest of +Inf and -Inf), so a NaN would never reach decide(). sum_over_time is NaN or
+ * +-Inf then, 0 times that is NaN, and NaN != 0: only the non-finite steps are answered, a
+ * few bytes instead of another full matrix. (Joining this to the activity query with
+ * `+ 0 * sum_over_time(...)` cost four times the activity query itself.)
+ */
+int cycle_nonfinite_expr(const struct rule *r, char *buf, size_t len)
+{
+    return cycle_over_range(r, "sum_over_time(", ") * 0 != 0", buf, len);
+}
+
+/* Mark NaN the activity points of the steps `nonfinite` answered for the same series. */
+static void cycle_mark_nonfinite(struct matrix *act, const struct matrix *nonfinite)
+{
+    if (!nonfinite->n || !act->n)
+        return;
+    const struct series **idx = xmalloc(act->n * sizeof(*idx));
+    for (size_t i = 0; i < act->n; i++)
+        idx[i] = &act->s[i];
+    qsort(idx, act->n, sizeof(*idx), cycle_cmp_series);
+    for (size_t i = 0; i < nonfinite->n; i++) {
+        const struct series *key = &nonfinite->s[i];
+        const struct series **hit = bsearch(&key, idx, act->n, sizeof(*idx), cycle_cmp_series);
+        if (!hit)
+            continue;
+        struct series *s = (struct series *)*hit;
+        for (size_t j = 0, k = 0; j < key->n; j++) {
+            while (k < s->n && s->p[k].t < key->p[j].t - 1e-3)
+                k++;
+            if (k < s->n && fabs(s->p[k].t - key->p[j].t) <= 1e-3)
+                s->p[k].v = NAN;
+        }
+    }
+    free(idx);
+}
+
+int cycle_coverage_expr(const struct rule *r, char *buf, size_t len)
+{
+    if (!cycle_is_selector(r->q_activity))
+        return 1;
+    char step[32], res[32], near[32];
+    double rs = cycle_resolution(r);
+    double gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * cycle_step(r);
+    cycle_duration(cycle_step(r), step, sizeof(step));
+    cycle_duration(rs, res, sizeof(res));
+    cycle_duration(gap - rs, near, sizeof(near));
+    int n = snprintf(buf, len, "count_over_time(present_over_time(%s[%s])[%s:%s])", r->q_activity,
+                     near, step, res);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+int cycle_subpoints_expr(const struct rule *r, char *buf, size_t len)
+{
+    char step[32], res[32];
+    cycle_duration(cycle_step(r), step, sizeof(step));
+    cycle_duration(cycle_resolution(r), res, sizeof(res));
+    int n = snprintf(buf, len, "count_over_time(vector(1)[%s:%s])", step, res);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* The sub-point count of the step at t, or 0 when no series of `sub` has one. */
+static double cycle_subpoints_at(const struct matrix *sub, size_t *k, double t)
+{
+    /* Prometheus answers one series; the walk over several is for odd backends. */
+    for (size_t i = 0; i < sub->n; i++) {
+        const struct series *d = &sub->s[i];
+        size_t j = i == 0 ? *k : 0;
+        while (j < d->n && d->p[j].t < t - 1e-3)
+            j++;
+        if (i == 0)
+            *k = j;
+        if (j < d->n && fabs(d->p[j].t - t) <= 1e-3 && d->p[j].v > 0)
+            return d->p[j].v;
+    }
+    return 0;
+}
+
+void cycle_coverage_ratio(struct matrix *cov, const struct matrix *subpoints)
+{
+    for (size_t i = 0; i < cov->n; i++) {
+        struct series *s = &cov->s[i];
+        size_t k = 0;
+        for (size_t j = 0; j < s->n; j++) {
+            /* No count of sub-points for this step: it cannot be proven covered. */
+            double den = cycle_subpoints_at(subpoints, &k, s->p[j].t);
+            s->p[j].v = den > 0 ? s->p[j].v / den : 0;
+        }
+    }
 }
 
 /* ---- one cycle's query cache ------------------------------------------------------------- */
@@ -234,8 +373,14 @@ static int cycle_get(struct promq *q, struct cycle_cache *c, struct rule_data *d
     return -1;
 }
 
+/* Per rule, the answers that are folded into its data once every query has run. */
+struct cycle_side {
+    struct matrix subpoints; /* sub-points per step, to divide the coverage by */
+    struct matrix nonfinite; /* steps holding a NaN or +-Inf sample */
+};
+
 static int cycle_fetch_rule(struct promq *q, struct cycle_cache *c, const struct rule *r,
-                            double now, struct rule_data *d)
+                            double now, struct rule_data *d, struct cycle_side *side)
 {
     double step = cycle_step(r);
     d->start = now - decide_lookback(r);
@@ -269,6 +414,30 @@ static int cycle_fetch_rule(struct promq *q, struct cycle_cache *c, const struct
                0) {
         d->error = 1;
         ret = -1;
+    } else if (cycle_nonfinite_expr(r, expr, sizeof(expr)) < 0 ||
+               cycle_get(q, c, d, "activity", true, expr, d->start, d->end, step,
+                         &side->nonfinite) < 0) {
+        d->error = 1;
+        ret = -1;
+    } else {
+        int cov = cycle_coverage_expr(r, expr, sizeof(expr));
+        if (cov < 0) {
+            snprintf(d->errmsg, sizeof(d->errmsg), "coverage query is longer than %zu bytes",
+                     sizeof(expr) - 1);
+            d->error = 1;
+            ret = -1;
+        } else if (cov == 0) {
+            if (cycle_get(q, c, d, "coverage", true, expr, d->start, d->end, step, &d->coverage) <
+                    0 ||
+                cycle_subpoints_expr(r, expr, sizeof(expr)) < 0 ||
+                cycle_get(q, c, d, "coverage", true, expr, d->start, d->end, step,
+                          &side->subpoints) < 0) {
+                d->error = 1;
+                ret = -1;
+            } else {
+                d->raw_coverage = true;
+            }
+        }
     }
 
     if (cycle_get(q, c, d, "allocation", false, r->q_allocation, now, now, 0, &d->allocation) < 0) {
@@ -299,13 +468,22 @@ static int cycle_fetch_rule(struct promq *q, struct cycle_cache *c, const struct
 int cycle_fetch(struct promq *q, const struct ruleset *rs, double now, struct rule_data *out)
 {
     struct cycle_cache cache = {0};
+    struct cycle_side *side = xcalloc(rs->n ? rs->n : 1, sizeof(*side));
     int ret = 0;
     for (size_t i = 0; i < rs->n; i++) {
         out[i] = (struct rule_data){.rule = &rs->rules[i]};
-        if (cycle_fetch_rule(q, &cache, &rs->rules[i], now, &out[i]) < 0)
+        if (cycle_fetch_rule(q, &cache, &rs->rules[i], now, &out[i], &side[i]) < 0)
             ret = -1;
     }
     cycle_deliver(&cache);
+    for (size_t i = 0; i < rs->n; i++) {
+        cycle_mark_nonfinite(&out[i].activity, &side[i].nonfinite);
+        if (out[i].raw_coverage)
+            cycle_coverage_ratio(&out[i].coverage, &side[i].subpoints);
+        matrix_free(&side[i].subpoints);
+        matrix_free(&side[i].nonfinite);
+    }
+    free(side);
     log_debug("cycle: %zu rules, %zu queries", rs->n, cache.n);
     cycle_cache_free(&cache);
     return ret;
@@ -315,6 +493,7 @@ void cycle_free(struct rule_data *d, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         matrix_free(&d[i].activity);
+        matrix_free(&d[i].coverage);
         matrix_free(&d[i].allocation);
         matrix_free(&d[i].pending);
         matrix_free(&d[i].priority);

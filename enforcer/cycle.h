@@ -20,6 +20,8 @@
 
 /* Resolution of the activity subquery: min(step, CYCLE_MAX_RESOLUTION) seconds. */
 #define CYCLE_MAX_RESOLUTION 15.0
+/* The coverage resolution is at most toleratedGap / CYCLE_GAP_DIVISOR (see cycle_resolution). */
+#define CYCLE_GAP_DIVISOR 4.0
 /* Prometheus refuses a range of more than 11,000 steps (web/api/v1/api.go). */
 #define CYCLE_MAX_STEPS 11000.0
 
@@ -33,10 +35,42 @@
 int cycle_activity_expr(const struct rule *r, char *buf, size_t len);
 
 /*
+ * `sum_over_time(RANGE) * 0 != 0` over the same range as the activity: only the steps that
+ * hold a NaN or +-Inf sample (their activity point is then set to NaN). Returns 0 or -1.
+ */
+int cycle_nonfinite_expr(const struct rule *r, char *buf, size_t len);
+
+/* R of the coverage query: min(step, 15 s, toleratedGap / 4), whole milliseconds. */
+double cycle_resolution(const struct rule *r);
+
+/*
+ * Write the raw-coverage expression of a selector rule into buf, with G = toleratedGap and
+ * R = cycle_resolution():
+ *   `count_over_time(present_over_time(SEL[G-R])[STEP:R])`
+ * the number of sub-points (every R) of each step with a raw sample within G - R before them
+ * (see cycle.c for why this never under-states a gap). Returns 0, 1 when the activity is an
+ * expression (its raw sample times are not visible in PromQL: inner selectors look back 5
+ * minutes), or -1 when it does not fit in `len` bytes.
+ */
+int cycle_coverage_expr(const struct rule *r, char *buf, size_t len);
+
+/* `count_over_time(vector(1)[STEP:R])`: the number of sub-points of each step. */
+int cycle_subpoints_expr(const struct rule *r, char *buf, size_t len);
+
+/*
+ * Divide each coverage point by the number of sub-points of its step (`subpoints`, one series
+ * on the same grid): 1 when every sub-point was covered. A step without a count becomes 0.
+ */
+void cycle_coverage_ratio(struct matrix *cov, const struct matrix *subpoints);
+
+/*
  * Fetch data for every rule of `rs` at time `now` (Unix seconds) into out[0 .. rs->n - 1],
  * which is overwritten (free it with cycle_free):
  *   activity   range query of cycle_activity_expr() over [now - decide_lookback(), now],
- *              step rule->step;
+ *              step rule->step, and of cycle_nonfinite_expr(), whose steps become NaN;
+ *   coverage   range queries of cycle_coverage_expr() and cycle_subpoints_expr() over the
+ *              same range, for selectors, divided into rule_data.coverage (sets
+ *              raw_coverage); not sent when the activity query failed;
  *   allocation instant query of q_allocation at now;
  *   pending    instant query of q_pending at now, only for DuringGPUPressure rules;
  *   priority   instant query of q_priority at now, only when set.

@@ -74,6 +74,13 @@ struct tallies {
     size_t n;
 };
 
+/* Per rule name: evaluations that failed (a query error), and whether the last one did. */
+struct rule_eval {
+    char *rule;
+    double errors;
+    bool failed;
+};
+
 struct idle_entry {
     char *rule;
     struct labels identity;
@@ -97,6 +104,8 @@ struct daemon {
     struct tallies total, last;
     struct idle_entry *idle;
     size_t nidle;
+    struct rule_eval *evals; /* every rule name seen since start (counters persist) */
+    size_t nevals;
     double reload_success, last_reload_ok, reloads_ok, reloads_fail;
 
     pthread_mutex_t mu;
@@ -122,6 +131,23 @@ static void tallies_free(struct tallies *t)
         free(t->v[i].rule);
     free(t->v);
     *t = (struct tallies){0};
+}
+
+static struct rule_eval *rule_eval_get(struct daemon *dm, const char *rule)
+{
+    for (size_t i = 0; i < dm->nevals; i++)
+        if (strcmp(dm->evals[i].rule, rule) == 0)
+            return &dm->evals[i];
+    dm->evals = xrealloc(dm->evals, (dm->nevals + 1) * sizeof(*dm->evals));
+    dm->evals[dm->nevals] = (struct rule_eval){.rule = xstrdup(rule)};
+    return &dm->evals[dm->nevals++];
+}
+
+static void rule_evals_free(struct daemon *dm)
+{
+    for (size_t i = 0; i < dm->nevals; i++)
+        free(dm->evals[i].rule);
+    free(dm->evals);
 }
 
 static void idle_free(struct daemon *dm)
@@ -187,6 +213,18 @@ static void publish(struct daemon *dm)
     expo_add(e, "gpureclaim_enforcer_last_success_timestamp_seconds", EXPO_GAUGE,
              "Time the last cycle without a query error ended (0: never).", dm->last_success,
              (const char *)NULL);
+    /* Every rule in force, so an alert on the gauge sees 0 before the first failure. */
+    for (size_t i = 0; i < dm->rules.n; i++) {
+        struct rule_eval *re = rule_eval_get(dm, dm->rules.rules[i].name);
+        expo_add(e, "gpureclaim_enforcer_rule_evaluation_failed", EXPO_GAUGE,
+                 "Whether the last cycle could not evaluate the rule (a query failed: error, "
+                 "timeout, partial or too large an answer); its workloads were kept.",
+                 re->failed ? 1.0 : 0.0, "rule", re->rule, (const char *)NULL);
+    }
+    for (size_t i = 0; i < dm->nevals; i++)
+        expo_add(e, "gpureclaim_enforcer_rule_evaluation_errors_total", EXPO_COUNTER,
+                 "Cycles in which the rule could not be evaluated.", dm->evals[i].errors, "rule",
+                 dm->evals[i].rule, (const char *)NULL);
     add_tallies(e, "gpureclaim_enforcer_decisions_total", EXPO_COUNTER,
                 "Decisions made, summed over cycles.", &dm->total);
     add_tallies(e, "gpureclaim_enforcer_decisions", EXPO_GAUGE, "Decisions of the last cycle.",
@@ -383,8 +421,12 @@ static void run_cycle(struct daemon *dm)
     int rc = cycle_fetch(dm->q, &dm->rules, now, data);
     for (size_t i = 0; i < n; i++) {
         bool failed = data[i].error || data[i].pending_error;
+        struct rule_eval *re = rule_eval_get(dm, dm->rules.rules[i].name);
+        re->failed = failed;
+        re->errors += failed ? 1 : 0;
         if (failed)
-            log_once(&dm->query_err_logged[i], LOG_ERROR, "query failed for rule '%s': %s",
+            log_once(&dm->query_err_logged[i], LOG_ERROR,
+                     "rule '%s' could not be evaluated, its workloads are kept: %s",
                      dm->rules.rules[i].name, data[i].errmsg);
         else
             dm->query_err_logged[i] = false;
@@ -542,6 +584,7 @@ out:
     tallies_free(&dm.total);
     tallies_free(&dm.last);
     idle_free(&dm);
+    rule_evals_free(&dm);
     free(dm.query_err_logged);
     free(dm.snapshot);
     pthread_mutex_destroy(&dm.mu);

@@ -3,11 +3,14 @@
  * time `now`, in; one keep/reclaim decision per workload out. No I/O, no clock, no logging,
  * so that `plan`, `explain` and the table-driven tests see exactly what the loop acts on.
  *
- * A workload is idle only when it is *proven* idle: its activity series reaches back to the
- * window start, has no gap longer than the tolerated gap, still reports at `now`, and every
- * point in [now - idleTimer, now] is a number below the threshold. Kaiwo counts missing data
- * as 0 % (enforcement.md §2.2); a scrape outage would then kill workloads, so here every
- * doubt is a "keep" with a reason. The window check is the range form of enforcement.md §5.4.
+ * A workload is idle only when it is *proven* idle: each of its activity series (one per
+ * GPU, partition or container) reaches back to the window start, has no raw samples more
+ * than the tolerated gap apart, still reports at `now`, and every point in
+ * [now - idleTimer, now] is a number below the threshold. Each series is judged on its own
+ * before anything is merged, so a silent device is never hidden by a neighbour. Kaiwo counts
+ * missing data as 0 %; a scrape outage would then kill workloads, so here every doubt is a
+ * "keep" with a reason. Gaps and staleness come from the raw-coverage series cycle.c fetches
+ * (see cycle.h), or for an expression from the step grid, where any missing step is a gap.
  *
  * When several reasons apply, the one reported is the first of:
  *   query_error > rule_disabled > exempt > no_data > active > not_a_number > stale > gap >
@@ -310,11 +313,6 @@ static bool apply_overrides(const struct rule *r, const struct labels *all, stru
     return true;
 }
 
-static bool below(const struct wpoint *p, double threshold)
-{
-    return !p->nonfinite && !isnan(p->v) && p->v * 100.0 < threshold;
-}
-
 /* Window statistics over the points in [window_start, now]. */
 static void window_stats(const struct wpoint *p, size_t n, struct decision_rec *d)
 {
@@ -338,56 +336,131 @@ static void window_stats(const struct wpoint *p, size_t n, struct decision_rec *
     d->last = last;
 }
 
-/*
- * Start of the trailing run of contiguous points below the threshold that ends at the last
- * point; it may reach back before the window (the lookback is twice the idle timer) and is
- * what ranks idle workloads against each other.
- */
-static double idle_run_start(const struct wpoint *p, size_t n, double threshold, double gap)
+/* What decide_workload needs to judge one series: the grid and its raw coverage. */
+struct judge_ctx {
+    const struct rule_data *rd;
+    double now, ws, step, gap, threshold;
+};
+
+/* A point is "at" grid time t when it lies within half a step of it. */
+static bool at_time(double pt, double t, double step)
 {
-    if (n == 0 || !below(&p[n - 1], threshold))
-        return NAN;
-    size_t i = n - 1;
-    while (i > 0 && below(&p[i - 1], threshold) && p[i].t - p[i - 1].t <= gap + DECIDE_EPS)
-        i--;
-    return p[i].t;
+    return fabs(pt - t) < step / 2;
 }
 
-/* The activity verdict for one workload: REASON_IDLE or why it is not proven idle. */
-static enum reason judge(const struct wpoint *p, size_t n, double now, double gap,
-                         struct decision_rec *d)
+/*
+ * Whether the raw samples cover the step ending at grid time t: 1 when its coverage point is
+ * present and 1 (cycle.h), 0 when it is present and less (or NaN), -1 when it is absent. `*k` walks
+ * the coverage points forward, so a scan over ascending times is linear. Without raw
+ * coverage (an expression), a step is covered (1) when it has an activity point of its own.
+ */
+static int step_coverage(const struct judge_ctx *jc, const struct series *s,
+                         const struct series *cov, size_t *k, double t)
 {
-    double ws = d->window_start, thr = d->threshold;
+    const struct series *g = jc->rd->raw_coverage ? cov : s;
+    if (!g)
+        return -1;
+    while (*k < g->n && g->p[*k].t < t - jc->step / 2)
+        (*k)++;
+    if (*k >= g->n || !at_time(g->p[*k].t, t, jc->step))
+        return -1;
+    return !jc->rd->raw_coverage || g->p[*k].v >= 1.0 ? 1 : 0;
+}
+
+static bool step_covered(const struct judge_ctx *jc, const struct series *s,
+                         const struct series *cov, size_t *k, double t)
+{
+    return step_coverage(jc, s, cov, k, t) == 1;
+}
+
+static bool point_below(const struct point *p, double threshold)
+{
+    return isfinite(p->v) && p->v * 100.0 < threshold;
+}
+
+/*
+ * Start of the trailing run of points below the threshold that ends at the series' last
+ * point, stepping back only over covered steps; it may reach back before the window (the
+ * lookback is twice the idle timer) and is what ranks idle workloads against each other.
+ */
+static double series_idle_start(const struct judge_ctx *jc, const struct series *s,
+                                const struct series *cov, size_t n)
+{
+    if (n == 0 || !point_below(&s->p[n - 1], jc->threshold))
+        return NAN;
+    const struct series *g = jc->rd->raw_coverage ? cov : s;
+    size_t i = n - 1;
+    while (i > 0 && point_below(&s->p[i - 1], jc->threshold)) {
+        /* Every step after the earlier point up to the later one must be covered. */
+        size_t lo = 0, hi = g ? g->n : 0; /* start the walk there: linear overall */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (g->p[mid].t < s->p[i - 1].t + jc->step / 2)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        size_t k = lo;
+        bool ok = true;
+        for (double t = s->p[i - 1].t + jc->step; ok && t <= s->p[i].t + jc->step / 2;
+             t += jc->step)
+            ok = step_covered(jc, s, cov, &k, t);
+        if (!ok)
+            break;
+        i--;
+    }
+    return s->p[i].t;
+}
+
+/* Number of points of `s` at or before now. */
+static size_t points_upto(const struct series *s, double now)
+{
+    size_t n = s->n;
+    while (n > 0 && !(s->p[n - 1].t <= now + DECIDE_EPS))
+        n--;
+    return n;
+}
+
+/*
+ * One series on its own: REASON_IDLE when it proves nothing against idleness, else the
+ * first of not_a_number > stale > gap > too_young that holds, with a detail. Activity
+ * above the threshold is judged over all series of the workload by the caller.
+ *
+ * Staleness and gaps come from the raw samples (the coverage series): a step whose sub-points
+ * were not all within (toleratedGap - resolution) of a raw sample is a gap, so a gap is
+ * never under-stated; the grid alone under-states both by up to one step, because
+ * max_over_time carries a sample to the next step point.
+ */
+static enum reason judge_series(const struct judge_ctx *jc, const struct series *s,
+                                const struct series *cov, char *detail, size_t dlen)
+{
     char t1[32], t2[32];
-    const struct wpoint *active = NULL, *bad = NULL;
+    double ws = jc->ws, step = jc->step;
+    size_t n = points_upto(s, jc->now);
+    const struct point *p = s->p;
 
     for (size_t i = 0; i < n; i++) {
-        if (p[i].t < ws - DECIDE_EPS)
-            continue;
-        /* A merged point can be both: one GPU busy, another reporting NaN. Busy wins. */
-        if (p[i].nonfinite)
-            bad = &p[i];
-        if (!isnan(p[i].v) && p[i].v * 100.0 >= thr)
-            active = &p[i];
-    }
-    if (active) {
-        fmt_time(active->t, t1, sizeof(t1));
-        set_detail(d, "activity %g%% at %s >= threshold %g%%", active->v * 100.0, t1, thr);
-        return REASON_ACTIVE;
-    }
-    if (bad) {
-        fmt_time(bad->t, t1, sizeof(t1));
-        set_detail(d, "activity is not a number at %s", t1);
-        return REASON_NOT_A_NUMBER;
+        if (p[i].t >= ws - DECIDE_EPS && !isfinite(p[i].v)) {
+            fmt_time(p[i].t, t1, sizeof(t1));
+            snprintf(detail, dlen, "activity is not a number at %s", t1);
+            return REASON_NOT_A_NUMBER;
+        }
     }
     if (n == 0) {
-        set_detail(d, "no activity points up to now");
+        snprintf(detail, dlen, "no activity points up to now");
         return REASON_NO_DATA;
     }
-    if (now - p[n - 1].t > gap + DECIDE_EPS) {
+    size_t k = 0;
+    bool at_now = p[n - 1].t > jc->now - step / 2;
+    if (!at_now && !(jc->rd->raw_coverage && step_covered(jc, s, cov, &k, jc->now))) {
         fmt_time(p[n - 1].t, t1, sizeof(t1));
-        set_detail(d, "last point at %s, %gs before now > tolerated gap %gs", t1, now - p[n - 1].t,
-                   gap);
+        if (jc->rd->raw_coverage)
+            snprintf(detail, dlen,
+                     "last point at %s; no raw sample within the tolerated gap %gs before now", t1,
+                     jc->gap);
+        else
+            snprintf(detail, dlen, "last point at %s, %gs before now: the last step has no point",
+                     t1, jc->now - p[n - 1].t);
         return REASON_STALE;
     }
     /* Gaps count from the point that covers the window start; before it they do not matter. */
@@ -395,22 +468,149 @@ static enum reason judge(const struct wpoint *p, size_t n, double now, double ga
     bool young = !(p[0].t <= ws + DECIDE_EPS);
     for (size_t i = 0; i < n && p[i].t <= ws + DECIDE_EPS; i++)
         i0 = i;
-    for (size_t i = n - 1; i > i0; i--) {
-        double dt = p[i].t - p[i - 1].t;
-        if (dt > gap + DECIDE_EPS) {
-            fmt_time(p[i - 1].t, t1, sizeof(t1));
-            fmt_time(p[i].t, t2, sizeof(t2));
-            set_detail(d, "no data from %s to %s, %gs > tolerated gap %gs", t1, t2, dt, gap);
-            return REASON_GAP;
+    k = 0;
+    size_t j = i0;
+    bool first_unproven = false;
+    for (double t = p[i0].t; t <= jc->now + step / 2; t += step) {
+        if (step_covered(jc, s, cov, &k, t))
+            continue;
+        /*
+         * The series' first step: its sub-points before the first sample are uncovered by
+         * nature, so whether raw samples follow it closely is not proven. The workload
+         * keeps as too young (for one more cycle at most, once the window moves on).
+         */
+        if (i0 == 0 && t == p[0].t) {
+            first_unproven = true;
+            continue;
         }
+        /* The points either side of the uncovered step, for people. */
+        while (j + 1 < n && p[j + 1].t < t - step / 2)
+            j++;
+        size_t next = j + 1;
+        while (next < n && p[next].t < t - step / 2)
+            next++;
+        fmt_time(p[j].t, t1, sizeof(t1));
+        if (next < n) {
+            fmt_time(p[next].t, t2, sizeof(t2));
+            snprintf(detail, dlen,
+                     "no data from %s to %s: raw samples more than the tolerated gap %gs apart", t1,
+                     t2, jc->gap);
+        } else {
+            snprintf(detail, dlen, "no data after %s: raw samples more than %gs apart", t1,
+                     jc->gap);
+        }
+        return REASON_GAP;
     }
-    if (young) {
+    if (young || first_unproven) {
         fmt_time(p[0].t, t1, sizeof(t1));
         fmt_time(ws, t2, sizeof(t2));
-        set_detail(d, "first point at %s, after window start %s", t1, t2);
+        if (young)
+            snprintf(detail, dlen, "first point at %s, after window start %s", t1, t2);
+        else
+            snprintf(detail, dlen,
+                     "first point at %s, in the step of window start %s: the raw samples of "
+                     "that step are not proven",
+                     t1, t2);
         return REASON_TOO_YOUNG;
     }
-    set_detail(d, "below threshold %g%% for %gs (max %g%%)", thr, d->idle_timer, d->max * 100.0);
+    return REASON_IDLE;
+}
+
+/* Rank of an unproven-series reason: a lower rank wins when several series disagree. */
+static int series_rank(enum reason r)
+{
+    switch (r) {
+    case REASON_NOT_A_NUMBER:
+        return 0;
+    case REASON_NO_DATA:
+        return 1;
+    case REASON_STALE:
+        return 2;
+    case REASON_GAP:
+        return 3;
+    case REASON_TOO_YOUNG:
+        return 4;
+    default:
+        return 5;
+    }
+}
+
+static int cmp_series_ptr(const void *a, const void *b)
+{
+    return labels_compare(&(*(const struct series *const *)a)->labels,
+                          &(*(const struct series *const *)b)->labels);
+}
+
+/* The coverage series with exactly the labels of `s`, or NULL (`idx` sorted by labels). */
+static const struct series *find_coverage(const struct series *const *idx, size_t n,
+                                          const struct series *s)
+{
+    const struct series *key = s;
+    const struct series *const *hit =
+        n ? bsearch(&key, idx, n, sizeof(*idx), cmp_series_ptr) : NULL;
+    return hit ? *hit : NULL;
+}
+
+/*
+ * The activity verdict for one workload: busy if any series has a point at or above the
+ * threshold in the window (the latest such point is quoted); otherwise the verdict of the
+ * worst series, each judged on its own before anything is merged; otherwise idle.
+ */
+static enum reason judge(const struct judge_ctx *jc, const struct entry *e, size_t ne,
+                         const struct series *const *cidx, size_t ncidx, struct decision_rec *d)
+{
+    char t1[32];
+    const struct point *active = NULL;
+    for (size_t i = 0; i < ne; i++) {
+        if (e[i].kind != ENTRY_ACTIVITY)
+            continue;
+        const struct series *s = e[i].s;
+        for (size_t j = 0; j < s->n; j++) {
+            const struct point *q = &s->p[j];
+            if (q->t < jc->ws - DECIDE_EPS || q->t > jc->now + DECIDE_EPS || !isfinite(q->v) ||
+                q->v * 100.0 < jc->threshold)
+                continue;
+            if (!active || q->t > active->t || (q->t == active->t && q->v > active->v))
+                active = q;
+        }
+    }
+    if (active) {
+        fmt_time(active->t, t1, sizeof(t1));
+        set_detail(d, "activity %g%% at %s >= threshold %g%%", active->v * 100.0, t1,
+                   jc->threshold);
+        return REASON_ACTIVE;
+    }
+    enum reason worst = REASON_IDLE;
+    double since = NAN;
+    char detail[sizeof(d->detail)];
+    for (size_t i = 0; i < ne; i++) {
+        if (e[i].kind != ENTRY_ACTIVITY)
+            continue;
+        const struct series *s = e[i].s;
+        const struct series *cov = find_coverage(cidx, ncidx, s);
+        enum reason r = judge_series(jc, s, cov, detail, sizeof(detail));
+        if (series_rank(r) < series_rank(worst)) {
+            worst = r;
+            /* Name the series when there are several: "gpu_id=1: last point at ...". */
+            if (s->labels.n > d->identity.n) {
+                char *l = labels_format(&s->labels);
+                set_detail(d, "%s: %s", l, detail);
+                free(l);
+            } else {
+                memcpy(d->detail, detail, sizeof(d->detail));
+            }
+        }
+        if (worst == REASON_IDLE) {
+            double st = series_idle_start(jc, s, cov, points_upto(s, jc->now));
+            if (isnan(since) || st > since)
+                since = st;
+        }
+    }
+    if (worst != REASON_IDLE)
+        return worst;
+    d->idle_since = since;
+    set_detail(d, "below threshold %g%% for %gs (max %g%%)", jc->threshold, d->idle_timer,
+               d->max * 100.0);
     return REASON_IDLE;
 }
 
@@ -425,7 +625,8 @@ static void push_rec(struct decisions *out, size_t *cap, const struct decision_r
 
 /* Build the record of one workload (entries e[0..ne) share its identity). */
 static bool decide_workload(const struct rule_data *rd, const struct entry *e, size_t ne,
-                            double now, bool rule_active, struct decision_rec *d)
+                            const struct series *const *cidx, size_t ncidx, double now,
+                            bool rule_active, struct decision_rec *d)
 {
     const struct rule *r = rd->rule;
     const struct series *first_act = NULL, *alloc = NULL;
@@ -476,16 +677,20 @@ static bool decide_workload(const struct rule_data *rd, const struct entry *e, s
     size_t np = 0;
     struct wpoint *p = merge_activity(e, ne, now, &np);
     window_stats(p, np, d);
+    free(p);
     enum reason verdict;
     if (!first_act) {
         verdict = REASON_NO_DATA;
         set_detail(d, "allocated but no activity series");
     } else {
-        verdict = judge(p, np, now, gap, d);
+        struct judge_ctx jc = {.rd = rd,
+                               .now = now,
+                               .ws = d->window_start,
+                               .step = r->step > 0 ? r->step : 60,
+                               .gap = gap,
+                               .threshold = d->threshold};
+        verdict = judge(&jc, e, ne, cidx, ncidx, d);
     }
-    if (verdict == REASON_IDLE)
-        d->idle_since = idle_run_start(p, np, d->threshold, gap);
-    free(p);
 
     d->reason = verdict;
     if (rd->error) {
@@ -658,6 +863,14 @@ static void decide_rule(const struct rule_data *rd, double now, struct decisions
     if (ne > 1)
         qsort(e, ne, sizeof(*e), cmp_entry);
 
+    /* Coverage series by labels, to pair each activity series with its own. */
+    size_t ncidx = rd->coverage.n;
+    const struct series **cidx = xmalloc((ncidx ? ncidx : 1) * sizeof(*cidx));
+    for (size_t i = 0; i < ncidx; i++)
+        cidx[i] = &rd->coverage.s[i];
+    if (ncidx > 1)
+        qsort(cidx, ncidx, sizeof(*cidx), cmp_series_ptr);
+
     bool active = decide_rule_active(r, now);
     size_t first = out->n;
     for (size_t b = 0; b < ne;) {
@@ -665,13 +878,14 @@ static void decide_rule(const struct rule_data *rd, double now, struct decisions
         while (end < ne && labels_equal(&e[end].id, &e[b].id))
             end++;
         struct decision_rec d;
-        if (decide_workload(rd, &e[b], end - b, now, active, &d))
+        if (decide_workload(rd, &e[b], end - b, cidx, ncidx, now, active, &d))
             push_rec(out, cap, &d);
         b = end;
     }
     for (size_t i = 0; i < ne; i++)
         labels_free(&e[i].id);
     free(e);
+    free(cidx);
     apply_policy(rd, out->v + first, out->n - first);
 }
 

@@ -1,11 +1,13 @@
 /*
  * The enforcer's decision: a pure function (rules, samples, now) -> decisions, no I/O.
  *
- * Semantics (see README "How idleness is decided" and shared reference enforcement.md):
- * a workload is idle at `now` only if its activity series covers the whole window
- * [now - idleTimer, now] with no gap longer than the tolerated gap, and every point in the
- * window is a number below the threshold. A young workload, a gap, a missing series, a NaN
- * or a query error all mean "keep". Under DuringGPUPressure, idle workloads are reclaimed
+ * Semantics (see README "How idleness is decided"): a workload is idle at `now` only if
+ * every one of its activity series (one per GPU, partition or container) covers the whole
+ * window [now - idleTimer, now] with raw samples never further apart than the tolerated gap,
+ * and every point in the window is a number below the threshold. Each series is judged on
+ * its own before any merging, so a silent device is never hidden by a busy or idle
+ * neighbour. A young workload, a gap, a missing series, a NaN or a query error all mean
+ * "keep". Under DuringGPUPressure, idle workloads are reclaimed
  * only to cover pending demand for the same GPU resource, longest-idle and lowest-priority
  * first, and none at all if every idle candidate together cannot cover it (fit check).
  */
@@ -43,8 +45,18 @@ struct rule_data {
     const struct rule *rule;
     int error; /* non-zero: activity/allocation query failed, every workload keeps */
     char errmsg[256];
-    double start, end;        /* range the activity was queried over */
-    struct matrix activity;   /* range result, step rule->step */
+    double start, end;      /* range the activity was queried over */
+    struct matrix activity; /* range result, step rule->step; NaN/Inf anywhere in a step
+                               shows as a non-finite point (cycle.c) */
+    /*
+     * Raw-sample coverage, same range and step, same label sets as `activity`: 1 at a step
+     * when every sub-point of the step had a raw sample within (toleratedGap - resolution)
+     * before it, less or absent otherwise (cycle.h). With `raw_coverage` false (the activity is
+     * an expression, whose raw sample times PromQL cannot show), gaps are judged on the step
+     * grid and every step without a point inside the window is a gap.
+     */
+    bool raw_coverage;
+    struct matrix coverage;
     struct matrix allocation; /* instant at end: devices held per workload, with resource label */
     int pending_error;        /* non-zero: the pending-demand query failed */
     struct matrix pending;    /* instant at end: pending devices per resource label */

@@ -41,6 +41,8 @@ struct kube {
     char *instance;
     long last_status; /* of the last answer, for the audit trail */
     const volatile sig_atomic_t *stop;
+    bool (*gate)(void *arg);
+    void *gate_arg;
 };
 
 /* Kinds the client knows: how to build their paths and whether the owner walk follows them. */
@@ -808,6 +810,8 @@ struct kube *kube_new(const struct kube_cfg *cfg, char *err, size_t errlen)
     }
     k->insecure = cfg->insecure;
     k->stop = cfg->stop;
+    k->gate = cfg->gate;
+    k->gate_arg = cfg->gate_arg;
     k->timeout = cfg->timeout > 0 ? cfg->timeout : 10.0;
     if (cfg->instance && *cfg->instance) {
         k->instance = xstrdup(cfg->instance);
@@ -850,15 +854,22 @@ static enum kube_result kube_call(struct kube *k, const char *method, const char
     enum kube_result r = KUBE_ERROR;
     *resp = (struct httpc_resp){0};
     k->last_status = 0;
-    /* After SIGTERM nothing new starts; the caller reports what was left undone. */
-    if (k->stop && *k->stop) {
-        snprintf(err, errlen, "cannot %s: not sent, the enforcer is stopping", what);
-        free(url);
-        free(ct);
-        return KUBE_CANCELLED;
-    }
-
     for (int attempt = 0; attempt < 2; attempt++) {
+        /*
+         * After SIGTERM nothing new starts, nor on a replica that lost the Lease (the new
+         * leader decides from here on); the caller reports what was left undone. Checked on
+         * every attempt: the retry after a 401 is a new call.
+         */
+        if (k->stop && *k->stop) {
+            snprintf(err, errlen, "cannot %s: not sent, the enforcer is stopping", what);
+            r = KUBE_CANCELLED;
+            break;
+        }
+        if (k->gate && !k->gate(k->gate_arg)) {
+            snprintf(err, errlen, "cannot %s: not sent, this replica is not the leader", what);
+            r = KUBE_CANCELLED;
+            break;
+        }
         char *token = NULL;
         if (k->token_file[0] && !(token = secret_read(k->token_file, "token", err, errlen)))
             break;

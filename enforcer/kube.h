@@ -49,6 +49,10 @@ struct kube_cfg {
        KUBE_CANCELLED. A request under way finishes (bounded by `timeout`). NULL: never (a
        client that must still call after the signal, e.g. to release a leader Lease). */
     const volatile sig_atomic_t *stop;
+    /* When set and it returns false, no new request starts either (KUBE_CANCELLED): the
+       action engine's client of a replica that is not, or no longer, the leader (lease.h). */
+    bool (*gate)(void *arg);
+    void *gate_arg;
 };
 
 #define KUBE_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"

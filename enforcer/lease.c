@@ -199,6 +199,7 @@ struct lease {
     double renewed_mono; /* when the last successful write was sent */
     unsigned long long became_leader, lost_leader, errors;
     struct lease_state st; /* thread only */
+    unsigned seed;         /* of the standby's jitter (rand_r: other threads may use rand) */
 };
 
 static double wall_now(void)
@@ -232,6 +233,9 @@ static int lease_attempt(struct lease *l, double wall, double mono)
     free(what);
     struct lease_record cur, next;
     int rc = -1;
+    /* A standby's expiry clock starts when it saw the record, i.e. after the answer: counted
+       from before the GET, a slow answer would shorten the wait for the leader's expiry. */
+    mono = mono_now();
     if (r != KUBE_OK && r != KUBE_NOT_FOUND) {
         log_debug("leader election: %s", err);
         goto out;
@@ -329,7 +333,7 @@ static void *lease_run(void *arg)
         /* Standbys spread their attempts (client-go's JitterFactor 1.2). */
         double wait = l->cfg.retry_period;
         if (!l->leader)
-            wait *= 1.0 + 1.2 * ((double)rand() / RAND_MAX);
+            wait *= 1.0 + 1.2 * ((double)rand_r(&l->seed) / RAND_MAX);
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         double until = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + wait;
@@ -359,6 +363,13 @@ struct lease *lease_start(const struct lease_cfg *cfg, struct kube *k, char *err
                  "leader election needs lease-duration > renew-deadline > retry-period > 0");
         return NULL;
     }
+    /* Renewed every retry period, a leader must keep some time to start calls in. */
+    if (!(cfg->lease_duration - cfg->call_timeout > cfg->retry_period)) {
+        snprintf(err, errlen,
+                 "leader election needs lease-duration > kube.timeout + retry-period: a call "
+                 "must end before another replica can take the lease over");
+        return NULL;
+    }
     struct lease *l = xcalloc(1, sizeof(*l));
     l->cfg = *cfg;
     l->cfg.ns = xstrdup(cfg->ns);
@@ -371,7 +382,7 @@ struct lease *lease_start(const struct lease_cfg *cfg, struct kube *k, char *err
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&l->cv, &ca);
     pthread_condattr_destroy(&ca);
-    srand((unsigned)(fnv1a64(cfg->identity, strlen(cfg->identity)) ^ (uint64_t)time(NULL)));
+    l->seed = (unsigned)(fnv1a64(cfg->identity, strlen(cfg->identity)) ^ (uint64_t)time(NULL));
     if (pthread_create(&l->thread, NULL, lease_run, l) != 0) {
         snprintf(err, errlen, "cannot start the leader election thread");
         free((char *)l->cfg.ns);
@@ -405,10 +416,21 @@ bool lease_is_leader(struct lease *l)
 {
     if (!l)
         return true; /* no election configured: the single replica acts */
+    /*
+     * Leader until the renew deadline, and only while a call started now ends (call_timeout)
+     * before the earliest moment another replica can take over: a lease duration after our
+     * last renewal was sent (they count from when they saw it, which is later).
+     */
+    double until = fmin(l->cfg.renew_deadline, l->cfg.lease_duration - l->cfg.call_timeout);
     pthread_mutex_lock(&l->mu);
-    bool r = l->leader && mono_now() < l->renewed_mono + l->cfg.renew_deadline;
+    bool r = l->leader && mono_now() < l->renewed_mono + until;
     pthread_mutex_unlock(&l->mu);
     return r;
+}
+
+bool lease_gate(void *lease)
+{
+    return lease_is_leader(lease);
 }
 
 void lease_metrics(struct lease *l, struct expo *e)

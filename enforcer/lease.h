@@ -30,6 +30,9 @@ struct lease_cfg {
     double lease_duration; /* seconds (client-go default 15) */
     double renew_deadline; /* seconds (default 10); < lease_duration */
     double retry_period;   /* seconds (default 2); < renew_deadline */
+    /* The longest a call of the action engine may take (--kube.timeout): a call may start
+       only while it will end before any other replica can take the Lease over. */
+    double call_timeout;
 };
 
 /* The spec of a Lease as read from or written to the API. Times are Unix seconds. */
@@ -84,6 +87,8 @@ void lease_stop(struct lease *l);
  * Checked before every mutating call, not only at the start of a cycle.
  */
 bool lease_is_leader(struct lease *l);
+/* lease_is_leader with a void * argument, for act_set_gate and kube_cfg.gate. */
+bool lease_gate(void *lease);
 /* gpureclaim_enforcer_leader and the election counters. */
 void lease_metrics(struct lease *l, struct expo *e);
 

@@ -10,9 +10,11 @@
  * as `--flag` / `--no-flag`, and --help lists every flag with its default. They are kept
  * in one table so that parsing, defaults and help cannot drift apart.
  *
- * Exit status: 0 success; 1 usage, rules or startup error; 2 `explain` matched nothing.
- * A Prometheus error is not a process failure: the affected workloads are kept with reason
- * query_error, and the error is printed once.
+ * Exit status: 0 success; 1 usage, rules or startup error; 2 `explain` matched nothing;
+ * 3 `plan`/`explain` could not evaluate a rule (a Prometheus query failed: error, timeout,
+ * partial or too large an answer). Decisions are still printed then (the rule's workloads
+ * are kept with reason query_error) and the error once on stderr, but a script or CI job
+ * must not read "everything kept" as "nothing idle".
  */
 #include <malloc.h>
 #include <math.h>
@@ -41,8 +43,9 @@
 #define GPURECLAIM_VERSION "unknown"
 #endif
 
-#define EXIT_USAGE    1
-#define EXIT_NO_MATCH 2
+#define EXIT_USAGE      1
+#define EXIT_NO_MATCH   2
+#define EXIT_RULE_ERROR 3
 
 enum flag_kind { FLAG_STRING, FLAG_BOOL };
 
@@ -65,6 +68,7 @@ enum {
     F_PROM_PASS,
     F_PROM_CA,
     F_PROM_INSECURE,
+    F_PROM_MAX_ANSWER,
     F_PROM_INSECURE_CREDS,
     F_DRY_RUN,
     F_AT,
@@ -124,6 +128,9 @@ static struct flag flags[NFLAGS] = {
     [F_PROM_CA] = {"prometheus.ca-file", FLAG_STRING, "", "CA bundle to verify Prometheus (https)"},
     [F_PROM_INSECURE] = {"prometheus.insecure-skip-verify", FLAG_BOOL, "false",
                          "do not verify Prometheus' TLS certificate (logged as a warning)"},
+    [F_PROM_MAX_ANSWER] = {"prometheus.max-answer-bytes", FLAG_STRING, "134217728",
+                           "cap on one answer's series once parsed; a larger answer fails the "
+                           "query of the rules that use it"},
     [F_PROM_INSECURE_CREDS] = {"prometheus.allow-insecure-credentials", FLAG_BOOL, "false",
                                "send the bearer token or basic auth password over plain http://"},
     [F_DRY_RUN] = {"dry-run", FLAG_BOOL, "true",
@@ -237,7 +244,8 @@ static void usage(FILE *out)
             fprintf(out, " (default %s)", f->def);
         fputc('\n', out);
     }
-    fprintf(out, "\nexit status: 0 ok, 1 usage/rules/startup error, 2 explain matched nothing\n");
+    fprintf(out, "\nexit status: 0 ok, 1 usage/rules/startup error, 2 explain matched nothing,\n"
+                 "3 plan/explain could not evaluate a rule (its workloads are kept)\n");
 }
 
 static struct flag *find_flag(const char *name, size_t len)
@@ -342,6 +350,13 @@ static int prom_config(struct promq_cfg *c)
         fprintf(stderr, "error: '--prometheus.url' is empty\n");
         return -1;
     }
+    uint64_t max;
+    if (parse_u64(flags[F_PROM_MAX_ANSWER].value, &max) != 0 || max < 1024 || max > SIZE_MAX) {
+        fprintf(stderr, "error: invalid size '%s' for '--%s' (bytes, at least 1024)\n",
+                flags[F_PROM_MAX_ANSWER].value, flags[F_PROM_MAX_ANSWER].name);
+        return -1;
+    }
+    c->max_answer_bytes = (size_t)max;
     /* Credentials in clear text can be read and replayed by anyone on the path. */
     if ((c->bearer_file || c->basic_user || c->basic_pass_file) &&
         strncasecmp(c->url, "http://", 7) == 0 && !flag_bool(F_PROM_INSECURE_CREDS)) {
@@ -391,6 +406,39 @@ static int eval_time(double *at)
     return 0;
 }
 
+/*
+ * `check`: warn about each rule whose activity cannot be proven gap-free. For a plain
+ * selector the enforcer reads the raw sample times (cycle.c's coverage query); an expression
+ * is evaluated in a subquery, where every selector inside looks back up to 5 minutes (the
+ * lookback delta), so a hole in the raw samples shorter than that is bridged and a series
+ * that stopped keeps its last value for 5 minutes. Warnings do not change the exit status.
+ */
+static void check_warnings(char *const *paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct ruleset rs = {0};
+        struct rules_errors errs = {0};
+        if (rules_load_file(paths[i], &rs, &errs) == 0) {
+            for (size_t j = 0; j < rs.n; j++) {
+                const struct rule *r = &rs.rules[j];
+                char buf[64];
+                if (!r->q_activity || cycle_coverage_expr(r, buf, sizeof(buf)) != 1)
+                    continue;
+                printf("%s:%d:%d: warning: rule '%s': 'activity' (%s) is an expression, so its "
+                       "raw gaps cannot be proven: the range query evaluates it in a subquery "
+                       "whose selectors look back up to 5m (the lookback delta), which "
+                       "bridges a hole in the raw samples of up to 5m and hides a stop for "
+                       "5m; record it with a recording rule and use the recorded series as "
+                       "'activity'\n",
+                       paths[i], r->activity_line ? r->activity_line : r->line,
+                       r->activity_line ? r->activity_col : r->col, r->name, r->q_activity);
+            }
+        }
+        rules_errors_free(&errs);
+        rules_free(&rs);
+    }
+}
+
 /* One evaluation: everything plan and explain print. */
 struct evaluation {
     struct ruleset rules;
@@ -398,6 +446,7 @@ struct evaluation {
     struct decisions decisions;
     double fetch_seconds, decide_seconds;
     unsigned long requests, failures;
+    bool *failed; /* per rule: a query of the rule failed in this evaluation */
 };
 
 static void evaluation_free(struct evaluation *ev)
@@ -405,6 +454,7 @@ static void evaluation_free(struct evaluation *ev)
     decisions_free(&ev->decisions);
     cycle_free(ev->data, ev->rules.n);
     free(ev->data);
+    free(ev->failed);
     rules_free(&ev->rules);
 }
 
@@ -420,9 +470,11 @@ static void evaluate(struct promq *q, double at, struct evaluation *ev)
     cycle_fetch(q, &ev->rules, at, ev->data);
     ev->fetch_seconds = mono_now() - t0;
 
+    ev->failed = xcalloc(n ? n : 1, sizeof(*ev->failed));
     for (size_t i = 0; i < n; i++) {
         if (!ev->data[i].error && !ev->data[i].pending_error)
             continue;
+        ev->failed[i] = true;
         bool seen = false;
         for (size_t j = 0; j < i && !seen; j++)
             seen = (ev->data[j].error || ev->data[j].pending_error) &&
@@ -481,6 +533,9 @@ static int cmd_plan(void)
     }
     double t0 = mono_now();
     evaluate(q, at, &ev);
+    /* Only decisions are printed: the fetched series (with 100,000 workloads, a third of the
+       memory) go before the output is built; evaluation_free then finds them empty. */
+    cycle_free(ev.data, ev.rules.n);
     struct sbuf out = {0};
     if (strcmp(fmt, "json") == 0)
         plan_render_json(&ev.decisions, &out);
@@ -495,9 +550,13 @@ static int cmd_plan(void)
                 ev.rules.n, ev.decisions.n, ev.requests, ev.failures, ev.fetch_seconds,
                 ev.decide_seconds, mono_now() - t0);
     sbuf_free(&out);
+    int status = 0;
+    for (size_t i = 0; i < ev.rules.n; i++)
+        if (ev.failed[i])
+            status = EXIT_RULE_ERROR;
     evaluation_free(&ev);
     promq_free(q);
-    return 0;
+    return status;
 }
 
 static int cmd_explain(void)
@@ -536,6 +595,10 @@ static int cmd_explain(void)
     if (shown) {
         fwrite(out.buf, 1, out.len, stdout);
         status = 0;
+        /* A failed rule explained here (every rule without --rule) is an error too. */
+        for (size_t i = 0; i < ev.rules.n; i++)
+            if (ev.failed[i] && (!rule || strcmp(ev.rules.rules[i].name, rule) == 0))
+                status = EXIT_RULE_ERROR;
     } else {
         char when[48];
         plan_format_time(at, when, sizeof(when));
@@ -583,7 +646,7 @@ static int make_notify(struct act *a)
  * dry run nothing is ever mutated, so the engine then falls back to memory and no audit file
  * (with a warning) rather than refusing to report.
  */
-static int make_act(bool dry_run, struct act **out)
+static int make_act(bool dry_run, struct lease *lease, struct act **out)
 {
     *out = NULL;
     uint64_t per_hour;
@@ -626,7 +689,9 @@ static int make_act(bool dry_run, struct act **out)
                               .insecure = flag_bool(F_KUBE_INSECURE),
                               .timeout = kube_timeout,
                               .allow_insecure_credentials = flag_bool(F_KUBE_INSECURE_CREDS),
-                              .stop = daemon_stop_flag()};
+                              .stop = daemon_stop_flag(),
+                              .gate = lease ? lease_gate : NULL,
+                              .gate_arg = lease};
         struct kube *k = kube_new(&kc, err, sizeof(err));
         if (!k) {
             fprintf(stderr, "error: %s\n", err);
@@ -642,6 +707,8 @@ static int make_act(bool dry_run, struct act **out)
         return -1;
     }
     act_set_stop(a, daemon_stop_flag());
+    if (lease)
+        act_set_gate(a, lease_gate, lease);
     *out = a;
     return 0;
 }
@@ -676,6 +743,7 @@ static int make_lease(struct lease **out)
         return -1;
     }
     lc.ns = ns;
+    lc.call_timeout = kube_timeout;
     /* The pod name, as client-go deployments pass it through the downward API. */
     lc.identity = getenv("POD_NAME");
     if (!lc.identity || !*lc.identity) {
@@ -731,10 +799,10 @@ static int cmd_run(void)
     }
     dc.web.max_conn_per_ip = (unsigned)per_ip;
     dc.web.config_file = flag_str(F_WEB_CONFIG);
-    if (make_act(dc.dry_run, &dc.act) != 0)
+    if (make_lease(&dc.lease) != 0)
         return EXIT_USAGE;
-    if (make_lease(&dc.lease) != 0) {
-        act_free(dc.act);
+    if (make_act(dc.dry_run, dc.lease, &dc.act) != 0) {
+        lease_stop(dc.lease);
         return EXIT_USAGE;
     }
     int status = daemon_run(&dc);
@@ -791,6 +859,7 @@ int main(int argc, char **argv)
             goto out;
         }
         status = rules_check_files(pos + 1, npos - 1, stdout) == 0 ? 0 : 1;
+        check_warnings(pos + 1, npos - 1);
     } else if (npos > 1) {
         fprintf(stderr, "error: unexpected argument '%s' for '%s'\n", pos[1], cmd);
     } else if (strcmp(cmd, "plan") == 0) {

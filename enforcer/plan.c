@@ -230,16 +230,24 @@ static size_t fill_slots(const struct point *p, size_t n, double anchor, double 
 
 static const char *const spark_levels[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
 
+/*
+ * `covered` (may be NULL): per slot, whether the raw samples prove the step (decide.c's
+ * judgment). With it, "_" marks exactly the steps decide() counts as a gap, so a workload
+ * decided idle never shows one; a step without a point that the raw samples still cover
+ * (a hole shorter than the tolerated gap) is drawn "·" without a marker. Without it, every
+ * step without a point is marked "_".
+ */
 static void render_slots(const struct slot *s, size_t from, size_t to, double top, double threshold,
-                         struct sbuf *spark, struct sbuf *marker)
+                         const bool *covered, struct sbuf *spark, struct sbuf *marker)
 {
     for (size_t i = from; i < to; i++) {
+        bool gap = covered ? !covered[i] : s[i].state == SLOT_GAP;
         switch (s[i].state) {
         case SLOT_GAP:
             if (spark)
                 sbuf_puts(spark, "·");
             if (marker)
-                sbuf_putc(marker, '_');
+                sbuf_putc(marker, gap ? '_' : ' ');
             break;
         case SLOT_NAN:
             if (spark)
@@ -255,7 +263,7 @@ static void render_slots(const struct slot *s, size_t from, size_t to, double to
             if (spark)
                 sbuf_puts(spark, spark_levels[level]);
             if (marker)
-                sbuf_putc(marker, s[i].v * 100 >= threshold ? '^' : ' ');
+                sbuf_putc(marker, s[i].v * 100 >= threshold ? '^' : gap ? '_' : ' ');
             break;
         }
         }
@@ -277,7 +285,7 @@ void plan_sparkline(const struct point *p, size_t n, double start, double end, d
 {
     struct slot *s;
     size_t nslots = fill_slots(p, n, start, end, step, &s);
-    render_slots(s, 0, nslots, slots_top(s, nslots), threshold, spark, marker);
+    render_slots(s, 0, nslots, slots_top(s, nslots), threshold, NULL, spark, marker);
     free(s);
 }
 
@@ -540,6 +548,56 @@ static size_t workload_points(const struct rule_data *rd, const struct decision_
     return n;
 }
 
+/* The coverage series with exactly the labels of `s`, or NULL. */
+static const struct series *find_coverage(const struct rule_data *rd, const struct series *s)
+{
+    for (size_t i = 0; i < rd->coverage.n; i++)
+        if (labels_equal(&rd->coverage.s[i].labels, &s->labels))
+            return &rd->coverage.s[i];
+    return NULL;
+}
+
+/* True when `g` has a point within half a step of t, with a value of at least `min` (any
+ * value when `min` is NaN). */
+static bool has_point(const struct series *g, double t, double step, double min)
+{
+    size_t lo = 0, hi = g ? g->n : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (g->p[mid].t <= t - step / 2)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return g && lo < g->n && fabs(g->p[lo].t - t) < step / 2 && (isnan(min) || g->p[lo].v >= min);
+}
+
+/*
+ * Per slot, whether one series (`only`) or every activity series of the workload proves its
+ * step the way decide() judges it: the raw coverage is 1 there, or (an expression, without
+ * raw coverage) the series has a point there.
+ */
+static bool *slots_covered(const struct rule_data *rd, const struct decision_rec *r,
+                           const struct series *only, const struct slot *sl, size_t nslots,
+                           double step)
+{
+    bool *c = xcalloc(nslots ? nslots : 1, sizeof(*c));
+    bool any = false;
+    for (size_t i = 0; i < rd->activity.n; i++) {
+        const struct series *s = &rd->activity.s[i];
+        if (only ? s != only : !plan_labels_match(&r->identity, &s->labels))
+            continue;
+        const struct series *g = rd->raw_coverage ? find_coverage(rd, s) : s;
+        double min = rd->raw_coverage ? 1.0 : NAN; /* NaN: any point, even a NaN one */
+        for (size_t k = 0; k < nslots; k++) {
+            bool ok = has_point(g, sl[k].t, step, min);
+            c[k] = any ? c[k] && ok : ok;
+        }
+        any = true;
+    }
+    return c;
+}
+
 /* Facts about the points inside [ws, we] that the explanation quotes. */
 struct window_facts {
     size_t total, above, nonnum;
@@ -596,17 +654,40 @@ static void window_facts(const struct point *p, size_t n, double ws, double we, 
     }
 }
 
+/* What the sentence needs beyond the window facts. */
+struct explain_ctx {
+    size_t nseries;     /* activity series of the workload */
+    size_t holes;       /* steps in the window without a point but covered by raw samples */
+    double first_gap_t; /* first step in the window decide() counts as a gap; NaN if none */
+    double gap;         /* the rule's tolerated gap */
+    bool raw;           /* judged on raw sample coverage (a selector rule) */
+};
+
 static void explain_sentence(const struct decision_rec *r, const struct window_facts *f,
-                             double step, struct sbuf *out)
+                             const struct explain_ctx *x, double step, struct sbuf *out)
 {
     char a[48], b[48], dur[32];
     plan_format_duration(r->idle_timer, dur, sizeof(dur));
-    switch (r->reason) {
-    case REASON_IDLE:
+    if (r->reason == REASON_IDLE) {
         plan_format_time(r->idle_since, a, sizeof(a));
-        sbuf_printf(out, "reclaim: below %g %% for the whole %s window since %s%s", r->threshold,
-                    dur, a, r->dry_run ? " (dry run: reported only)" : "");
+        sbuf_printf(out, "reclaim: below %g %% for the whole %s window since %s", r->threshold, dur,
+                    a);
+        if (x->holes) {
+            plan_format_duration(x->gap, b, sizeof(b));
+            sbuf_printf(out, " (%zu step%s without a point, raw samples never more than %s apart)",
+                        x->holes, x->holes == 1 ? "" : "s", b);
+        }
+        sbuf_puts(out, r->dry_run ? " (dry run: reported only)" : "");
         return;
+    }
+    /* The merged points cannot say which series was silent: the detail line names it. */
+    if (x->nseries > 1 && (r->reason == REASON_GAP || r->reason == REASON_STALE ||
+                           r->reason == REASON_TOO_YOUNG || r->reason == REASON_NOT_A_NUMBER)) {
+        sbuf_printf(out, "kept: %s in one of its %zu series (see the detail and its row below)",
+                    decide_reason_name(r->reason), x->nseries);
+        return;
+    }
+    switch (r->reason) {
     case REASON_ACTIVE:
         format_clock(f->max_t, a, sizeof(a));
         sbuf_printf(out, "kept: %zu of %zu points at or above %g %% (max %.3g %% at %s)", f->above,
@@ -618,6 +699,10 @@ static void explain_sentence(const struct decision_rec *r, const struct window_f
             format_clock(f->gap_to, b, sizeof(b));
             plan_format_duration(f->gap_to - f->gap_from, dur, sizeof(dur));
             sbuf_printf(out, "kept: no data for %s between %s and %s", dur, a, b);
+        } else if (!isnan(x->first_gap_t)) {
+            format_clock(x->first_gap_t, a, sizeof(a));
+            plan_format_duration(x->gap, b, sizeof(b));
+            sbuf_printf(out, "kept: raw samples more than %s apart in the step ending %s", b, a);
         } else {
             sbuf_printf(out, "kept: a gap in the data longer than the tolerated gap");
         }
@@ -628,6 +713,15 @@ static void explain_sentence(const struct decision_rec *r, const struct window_f
         return;
     case REASON_STALE:
         format_clock(f->last_t, a, sizeof(a));
+        if (x->raw) {
+            /* The grid's last point covers samples up to a step before it: quote the rule. */
+            plan_format_duration(x->gap, b, sizeof(b));
+            sbuf_printf(out,
+                        "kept: stopped reporting: no raw sample within the tolerated gap (%s) "
+                        "before the evaluation time; last point at %s",
+                        b, a);
+            return;
+        }
         plan_format_duration(r->window_end - f->last_t, b, sizeof(b));
         sbuf_printf(out, "kept: no data since %s (%s before the evaluation time)", a, b);
         return;
@@ -646,6 +740,27 @@ static void explain_sentence(const struct decision_rec *r, const struct window_f
         sbuf_printf(out, "%s: %s", r->decision == DECISION_RECLAIM ? "reclaim" : "kept",
                     decide_reason_name(r->reason));
         return;
+    }
+}
+
+/* Sparkline rows of SPARK_ROW slots (one row up to SPARK_ONE_ROW), each with its marker row. */
+static void draw_rows(const struct slot *slots, size_t nslots, double top, double threshold,
+                      const bool *covered, struct sbuf *out)
+{
+    char a[48];
+    size_t row = nslots <= SPARK_ONE_ROW ? nslots : SPARK_ROW;
+    for (size_t from = 0; from < nslots; from += row) {
+        size_t to = from + row < nslots ? from + row : nslots;
+        format_clock(slots[from].t, a, sizeof(a));
+        sbuf_printf(out, "  %s ", a);
+        render_slots(slots, from, to, top, threshold, covered, out, NULL);
+        struct sbuf mark = {0};
+        sbuf_printf(&mark, "\n  %*s ", (int)strlen(a), "");
+        render_slots(slots, from, to, top, threshold, covered, NULL, &mark);
+        str_rtrim(mark.buf);
+        sbuf_puts(out, mark.buf);
+        sbuf_free(&mark);
+        sbuf_putc(out, '\n');
     }
 }
 
@@ -681,24 +796,46 @@ static void explain_one(const struct rule_data *rd, const struct decision_rec *r
     struct slot *slots;
     size_t nslots = fill_slots(pts, n, anchor, we, step, &slots);
     double top = slots_top(slots, nslots);
-    size_t row = nslots <= SPARK_ONE_ROW ? nslots : SPARK_ROW;
-    for (size_t from = 0; from < nslots; from += row) {
-        size_t to = from + row < nslots ? from + row : nslots;
-        format_clock(slots[from].t, a, sizeof(a));
-        sbuf_printf(out, "  %s ", a);
-        render_slots(slots, from, to, top, r->threshold, out, NULL);
-        struct sbuf mark = {0};
-        sbuf_printf(&mark, "\n  %*s ", (int)strlen(a), "");
-        render_slots(slots, from, to, top, r->threshold, NULL, &mark);
-        str_rtrim(mark.buf);
-        sbuf_puts(out, mark.buf);
-        sbuf_free(&mark);
-        sbuf_putc(out, '\n');
+    bool *covered = rd ? slots_covered(rd, r, NULL, slots, nslots, step) : NULL;
+    draw_rows(slots, nslots, top, r->threshold, covered, out);
+
+    struct explain_ctx x = {
+        .first_gap_t = NAN, .gap = rule->tolerated_gap, .raw = rd && rd->raw_coverage};
+    for (size_t k = 0; k < nslots; k++) {
+        if (covered && !covered[k] && isnan(x.first_gap_t))
+            x.first_gap_t = slots[k].t;
+        if (covered && covered[k] && slots[k].state == SLOT_GAP)
+            x.holes++;
     }
+    free(covered);
     free(slots);
+    /* Several series (GPUs, partitions, containers): each on its own row, as judged. */
+    for (size_t i = 0; rd && i < rd->activity.n; i++) {
+        const struct series *s = &rd->activity.s[i];
+        if (!plan_labels_match(&r->identity, &s->labels))
+            continue;
+        x.nseries++;
+    }
+    for (size_t i = 0; rd && x.nseries > 1 && i < rd->activity.n; i++) {
+        const struct series *s = &rd->activity.s[i];
+        if (!plan_labels_match(&r->identity, &s->labels))
+            continue;
+        char *l = labels_format(&s->labels);
+        sbuf_printf(out, "  series %s\n", l);
+        free(l);
+        size_t sn = 0;
+        while (sn < s->n && s->p[sn].t <= we + 1e-6)
+            sn++;
+        fill_slots(s->p, sn, anchor, we, step, &slots);
+        covered = slots_covered(rd, r, s, slots, nslots, step);
+        draw_rows(slots, nslots, top, r->threshold, covered, out);
+        free(covered);
+        free(slots);
+    }
     sbuf_printf(out,
-                "  (▁..█ = 0..%g %%, · no data, × NaN/Inf; marker: ^ at or above "
-                "threshold, _ gap, ! NaN/Inf)\n",
+                "  (▁..█ = 0..%g %%, · no point in the step, × NaN/Inf; marker: ^ at or above "
+                "threshold, _ gap (raw samples further apart than the tolerated gap), ! "
+                "NaN/Inf)\n",
                 top * 100);
 
     char mn[24], mx[24], me[24];
@@ -709,7 +846,7 @@ static void explain_one(const struct rule_data *rd, const struct decision_rec *r
     sbuf_printf(out, "  min %s, max %s, mean %s\n", mn, mx, me);
 
     sbuf_puts(out, "  ");
-    explain_sentence(r, &f, step, out);
+    explain_sentence(r, &f, &x, step, out);
     sbuf_putc(out, '\n');
     if (r->detail[0])
         sbuf_printf(out, "  detail: %s\n", r->detail);

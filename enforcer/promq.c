@@ -11,18 +11,25 @@
  *
  * Why not a general JSON library: with 10,000 workloads a range answer is some 13 MB and
  * 1.2 million [time, value] pairs, and building json-c's tree of it took 0.5 s and 200 MB.
- * The parser here first checks the whole document against RFC 8259 (pj_check), then walks
- * it by offsets, writing each series' points into one array; values take an exact fast
- * path when they are short decimals. It keeps json-c's answers: the old json-c parser is
- * kept under PROMQ_JSONC_REFERENCE and tests and fuzz/fuzz_promq.c compare the two.
+ * The parser here is a push parser: libcurl's write callback feeds it each chunk as it
+ * arrives, a byte-level state machine checks RFC 8259 and hands values to an extractor that
+ * writes each series' points into one array, so the body is never held whole (at 100,000
+ * workloads it is some 70 MB) and the cap on an answer bounds the parsed data, not the
+ * text. Values take an exact fast path when they are short decimals. It keeps json-c's
+ * answers: the old json-c parser is kept under PROMQ_JSONC_REFERENCE, and tests and
+ * fuzz/fuzz_promq.c compare the two, and the whole-buffer parse with one fed in random
+ * chunks.
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "httpc.h"
 #include "log.h"
@@ -35,6 +42,13 @@
 #define PROMQ_SCALAR 4u
 #define PROMQ_ANY    (PROMQ_MATRIX | PROMQ_VECTOR | PROMQ_SCALAR)
 
+/*
+ * Default cap on the parsed data of one answer (series, labels and points as stored; see
+ * promq_cfg.max_answer_bytes): a 15-minute window at a 30 s step over 100,000 workloads
+ * takes some 70 MB, and a cycle holds about two such answers within 256 MiB.
+ */
+#define PROMQ_DEFAULT_MAX_ANSWER ((size_t)128 << 20)
+
 /* Nesting limit, as json-c counts it; a valid answer never goes deeper than 6. */
 #define PROMQ_JSON_DEPTH 16
 
@@ -46,7 +60,12 @@ struct promq {
     char *basic_pass_file;
     char *ca_file;
     bool insecure;
+    size_t max_answer; /* cap on the parsed data of one answer */
     atomic_ulong requests, failures;
+    /* What /flags told of a VictoriaMetrics server (promq_vm_probe), read once. */
+    pthread_mutex_t vm_lock;
+    bool vm_probed, vm;
+    double vm_latency, vm_max_step; /* -search.latencyOffset, -search.maxStepForPointsAdjustment */
 };
 
 static char *promq_strdup_opt(const char *s)
@@ -67,6 +86,8 @@ struct promq *promq_new(const struct promq_cfg *cfg)
     q->basic_pass_file = promq_strdup_opt(cfg->basic_pass_file);
     q->ca_file = promq_strdup_opt(cfg->ca_file);
     q->insecure = cfg->insecure;
+    q->max_answer = cfg->max_answer_bytes ? cfg->max_answer_bytes : PROMQ_DEFAULT_MAX_ANSWER;
+    pthread_mutex_init(&q->vm_lock, NULL);
     if (q->insecure)
         log_warn("TLS verification of '%s' is disabled", q->url);
     return q;
@@ -81,6 +102,7 @@ void promq_free(struct promq *q)
     free(q->basic_user);
     free(q->basic_pass_file);
     free(q->ca_file);
+    pthread_mutex_destroy(&q->vm_lock);
     free(q);
 }
 
@@ -178,20 +200,17 @@ static int promq_value_n(const char *s, size_t n, double *out)
     return rc;
 }
 
-static int promq_value(const char *s, double *out)
-{
-    return promq_value_n(s, strlen(s), out);
-}
-
-/* ---- JSON syntax check ------------------------------------------------------------------- */
+/* ---- JSON syntax -------------------------------------------------------------------------- */
 
 /*
- * The answer is checked as a whole before anything is extracted, so that a syntax error
- * anywhere wins over a shape error (as when json-c parsed the document first) and the
- * extraction below can rely on well-formed input. The grammar is RFC 8259 with json-c's
- * nesting limit; the errors from PJ_CONTROL on are constructs json-c 0.16 accepts even in
- * strict mode and Prometheus never writes (Go's encoder escapes control characters and
- * writes valid UTF-8): refusing them keeps a mangled answer from passing.
+ * The answer is parsed as it arrives (libcurl's write callback feeds ps_feed), so the body
+ * is never held whole: with 100,000 workloads it is some 70 MB, and its text, grown by
+ * doubling, cost more memory than the series it holds. A syntax error anywhere still wins
+ * over a shape error (as when json-c parsed the document first): shape errors are only
+ * recorded while the rest is checked, and reported at the end. The grammar is RFC 8259
+ * with json-c's nesting limit; the errors from PJ_CONTROL on are constructs json-c 0.16
+ * accepts even in strict mode and Prometheus never writes (Go's encoder escapes control
+ * characters and writes valid UTF-8): refusing them keeps a mangled answer from passing.
  */
 enum pj_err {
     PJ_OK = 0,
@@ -231,521 +250,37 @@ static bool pj_is_digit(unsigned char c)
     return c >= '0' && c <= '9';
 }
 
-/* Four hex digits at s[i]. */
-static enum pj_err pj_check_hex4(const unsigned char *s, size_t len, size_t *i, unsigned *u)
-{
-    *u = 0;
-    for (int k = 0; k < 4; k++, (*i)++) {
-        if (*i >= len)
-            return PJ_TRUNCATED;
-        int h = hex_value(s[*i]);
-        if (h < 0)
-            return PJ_SYNTAX;
-        *u = *u << 4 | (unsigned)h;
-    }
-    return PJ_OK;
-}
-
-/* Length of the valid UTF-8 sequence (Unicode 15, table 3-7) at s, or 0. */
-static size_t pj_utf8_len(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-    size_t need;
-    if (c >= 0xc2 && c <= 0xdf)
-        need = 1;
-    else if (c == 0xe0)
-        need = 2, lo = 0xa0;
-    else if (c == 0xed)
-        need = 2, hi = 0x9f;
-    else if (c >= 0xe1 && c <= 0xef)
-        need = 2;
-    else if (c == 0xf0)
-        need = 3, lo = 0x90;
-    else if (c == 0xf4)
-        need = 3, hi = 0x8f;
-    else if (c >= 0xf1 && c <= 0xf3)
-        need = 3;
-    else
-        return 0;
-    if (n <= need || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t k = 2; k <= need; k++)
-        if ((s[k] & 0xc0) != 0x80)
-            return 0;
-    return need + 1;
-}
-
-/* The rest of a string whose opening quote is at s[*i - 1]; *i ends after the closing one. */
-static enum pj_err pj_check_string(const unsigned char *s, size_t len, size_t *i)
-{
-    size_t j = *i;
-    enum pj_err r = PJ_OK;
-    for (;;) {
-        while (j < len && s[j] >= 0x20 && s[j] < 0x80 && s[j] != '"' && s[j] != '\\')
-            j++;
-        if (j >= len) {
-            r = PJ_TRUNCATED;
-            break;
-        }
-        unsigned char c = s[j];
-        if (c == '"') {
-            j++;
-            break;
-        }
-        if (c < 0x20) {
-            r = c == 0 ? PJ_SYNTAX : PJ_CONTROL;
-            break;
-        }
-        if (c >= 0x80) {
-            size_t n = pj_utf8_len(s + j, len - j);
-            if (n == 0) {
-                r = PJ_UTF8;
-                break;
-            }
-            j += n;
-            continue;
-        }
-        /* A backslash. */
-        if (++j >= len) {
-            r = PJ_TRUNCATED;
-            break;
-        }
-        c = s[j++];
-        if (c != 'u') {
-            if (!strchr("\"\\/bfnrt", c) || c == '\0') {
-                j--;
-                r = PJ_SYNTAX;
-                break;
-            }
-            continue;
-        }
-        unsigned u, lo;
-        if ((r = pj_check_hex4(s, len, &j, &u)) != PJ_OK)
-            break;
-        if (u == 0) {
-            r = PJ_NUL;
-            break;
-        }
-        if (u >= 0xdc00 && u <= 0xdfff) {
-            r = PJ_SURROGATE;
-            break;
-        }
-        if (u < 0xd800 || u > 0xdbff)
-            continue;
-        if (j >= len || (s[j] == '\\' && j + 1 >= len)) {
-            r = PJ_TRUNCATED;
-            break;
-        }
-        if (s[j] != '\\' || s[j + 1] != 'u') {
-            r = PJ_SURROGATE;
-            break;
-        }
-        j += 2;
-        if ((r = pj_check_hex4(s, len, &j, &lo)) != PJ_OK)
-            break;
-        if (lo < 0xdc00 || lo > 0xdfff) {
-            r = PJ_SURROGATE;
-            break;
-        }
-    }
-    *i = j;
-    return r;
-}
-
 /*
- * One or more digits at s[*i] (a fraction or an exponent), *i moved past them: PJ_TRUNCATED
- * at the end of the input, `bad` (json-c's error differs by place) on another byte.
- */
-static enum pj_err pj_check_digits(const unsigned char *s, size_t len, size_t *i, enum pj_err bad)
-{
-    if (*i >= len)
-        return PJ_TRUNCATED;
-    if (!pj_is_digit(s[*i]))
-        return bad;
-    while (*i < len && pj_is_digit(s[*i]))
-        (*i)++;
-    return PJ_OK;
-}
-
-static enum pj_err pj_check_number(const unsigned char *s, size_t len, size_t *i)
-{
-    size_t j = *i;
-    enum pj_err r = PJ_OK;
-    if (s[j] == '-' && ++j < len && s[j] == 'I') {
-        r = PJ_LITERAL;
-        goto out;
-    }
-    if (j >= len) {
-        r = PJ_TRUNCATED;
-        goto out;
-    }
-    if (s[j] == '.') {
-        r = PJ_NUMBER;
-        goto out;
-    }
-    if (s[j] == '0') {
-        if (++j < len && pj_is_digit(s[j])) {
-            r = PJ_NUMBER;
-            goto out;
-        }
-    } else if (pj_is_digit(s[j])) {
-        while (j < len && pj_is_digit(s[j]))
-            j++;
-    } else {
-        r = PJ_SYNTAX;
-        goto out;
-    }
-    if (j < len && s[j] == '.') {
-        j++;
-        if ((r = pj_check_digits(s, len, &j, PJ_NUMBER)) != PJ_OK)
-            goto out;
-    }
-    if (j < len && (s[j] == 'e' || s[j] == 'E')) {
-        j++;
-        if (j < len && (s[j] == '+' || s[j] == '-'))
-            j++;
-        r = pj_check_digits(s, len, &j, PJ_SYNTAX);
-    }
-out:
-    *i = j;
-    return r;
-}
-
-static enum pj_err pj_check_word(const unsigned char *s, size_t len, size_t *i, const char *word)
-{
-    for (; *word; word++, (*i)++) {
-        if (*i >= len)
-            return PJ_TRUNCATED;
-        if (s[*i] != (unsigned char)*word)
-            return PJ_SYNTAX;
-    }
-    return PJ_OK;
-}
-
-/*
- * Check that body[0 .. len) starts with one JSON value. Returns PJ_OK with *pos just after
- * it (trailing bytes are the caller's business), or the error with *pos at its offset. As
- * with json-c, a number or literal at the top level that reaches the end of the input is
- * truncated (more digits could follow).
- */
-static enum pj_err pj_check(const char *body, size_t len, size_t *pos)
-{
-    const unsigned char *s = (const unsigned char *)body;
-    unsigned char stack[PROMQ_JSON_DEPTH]; /* '{' or '[' of each open container */
-    size_t depth = 0, i = 0;
-    enum { VALUE, KEY, AFTER } state = VALUE;
-    enum pj_err r = PJ_OK;
-    bool word = false;
-
-    for (;;) {
-        if (state == AFTER && depth == 0) {
-            /*
-             * As json-c: a number or literal that reaches the end could go on, and the first
-             * byte after the value and its blanks must not start a multi-byte sequence.
-             */
-            if (word && i == len) {
-                r = PJ_TRUNCATED;
-                break;
-            }
-            size_t j = i;
-            while (j < len && pj_is_ws(s[j]))
-                j++;
-            if (j < len && s[j] >= 0x80) {
-                r = PJ_UTF8;
-                i = j;
-            }
-            break;
-        }
-        while (i < len && pj_is_ws(s[i]))
-            i++;
-        if (i >= len) {
-            r = PJ_TRUNCATED;
-            break;
-        }
-        unsigned char c = s[i];
-        if (state == KEY) {
-            if (c != '"') {
-                r = c == '\'' ? PJ_QUOTE : PJ_SYNTAX;
-                break;
-            }
-            i++;
-            if ((r = pj_check_string(s, len, &i)) != PJ_OK)
-                break;
-            while (i < len && pj_is_ws(s[i]))
-                i++;
-            if (i >= len) {
-                r = PJ_TRUNCATED;
-                break;
-            }
-            if (s[i] != ':') {
-                r = PJ_SYNTAX;
-                break;
-            }
-            i++;
-            state = VALUE;
-        } else if (state == AFTER) {
-            unsigned char open = stack[depth - 1];
-            if (c == (open == '{' ? '}' : ']')) {
-                i++;
-                depth--;
-            } else if (c == ',') {
-                i++;
-                state = open == '{' ? KEY : VALUE;
-            } else {
-                r = PJ_SYNTAX;
-                break;
-            }
-        } else if (depth == PROMQ_JSON_DEPTH) {
-            /* json-c's limit counts values: an empty container may sit at the last level. */
-            r = PJ_DEPTH;
-            break;
-        } else if (c == '{' || c == '[') {
-            stack[depth++] = c;
-            i++;
-            while (i < len && pj_is_ws(s[i]))
-                i++;
-            if (i < len && s[i] == (c == '{' ? '}' : ']')) {
-                i++;
-                depth--;
-                state = AFTER;
-            } else {
-                state = c == '{' ? KEY : VALUE;
-            }
-        } else {
-            word = depth == 0;
-            if (c == '"') {
-                i++;
-                word = false;
-                r = pj_check_string(s, len, &i);
-            } else if (c == '-' || pj_is_digit(c)) {
-                r = pj_check_number(s, len, &i);
-            } else if (c == 't') {
-                r = pj_check_word(s, len, &i, "true");
-            } else if (c == 'f') {
-                r = pj_check_word(s, len, &i, "false");
-            } else if (c == 'n') {
-                r = pj_check_word(s, len, &i, "null");
-            } else {
-                r = c == 'N' || c == 'I' ? PJ_LITERAL : PJ_SYNTAX;
-            }
-            if (r != PJ_OK)
-                break;
-            state = AFTER;
-        }
-    }
-    *pos = i;
-    return r;
-}
-
-/* ---- extraction -------------------------------------------------------------------------- */
-
-/*
- * Everything below walks a document pj_check accepted, by offsets into it. Where a key
- * occurs twice the last one counts, as in json-c (a label keeps the place of its first
- * occurrence, which only matters for which error is reported first).
- */
-#define PJ_NONE SIZE_MAX
-
-struct pj_label {
-    size_t name;  /* offset of the decoded name in pj.names */
-    size_t value; /* offset of the value in the document */
-    size_t order; /* position in the object */
-    const char *p;
-};
-
-struct pj {
-    const char *s;
-    size_t len;
-    size_t hint;       /* points in the previous series; the next one likely has as many */
-    struct sbuf names; /* decoded label names of the current series */
-    struct pj_label *lab;
-    size_t nlab, caplab;
-};
-
-/* Where a [time, value] pair sits, for messages (formatted only on error). */
-struct pj_path {
-    int kind; /* 0: data.result, 1: data.result[i].value, 2: data.result[i].values[j] */
-    size_t i, j;
-};
-
-static void pj_path_fmt(const struct pj_path *p, char *buf, size_t len)
-{
-    if (p->kind == 0)
-        snprintf(buf, len, "data.result");
-    else if (p->kind == 1)
-        snprintf(buf, len, "data.result[%zu].value", p->i);
-    else
-        snprintf(buf, len, "data.result[%zu].values[%zu]", p->i, p->j);
-}
-
-static size_t pj_ws(const struct pj *c, size_t i)
-{
-    while (i < c->len && pj_is_ws((unsigned char)c->s[i]))
-        i++;
-    return i;
-}
-
-static char pj_at(const struct pj *c, size_t i)
-{
-    return i < c->len ? c->s[i] : '\0';
-}
-
-/* End of the string whose opening quote is at i; *esc tells whether it holds a backslash. */
-static size_t pj_string_end(const struct pj *c, size_t i, bool *esc)
-{
-    bool e = false;
-    for (i++; i < c->len && c->s[i] != '"'; i++) {
-        if (c->s[i] == '\\') {
-            e = true;
-            i++;
-        }
-    }
-    if (esc)
-        *esc = e;
-    return i + 1;
-}
-
-static size_t pj_skip(const struct pj *c, size_t i)
-{
-    char ch = pj_at(c, i);
-    if (ch == '"')
-        return pj_string_end(c, i, NULL);
-    if (ch == '{' || ch == '[') {
-        size_t depth = 0;
-        while (i < c->len) {
-            ch = c->s[i];
-            if (ch == '"') {
-                i = pj_string_end(c, i, NULL);
-                continue;
-            }
-            i++;
-            if (ch == '{' || ch == '[')
-                depth++;
-            else if ((ch == '}' || ch == ']') && --depth == 0)
-                break;
-        }
-        return i;
-    }
-    while (i < c->len && !pj_is_ws((unsigned char)c->s[i]) && !strchr(",]}", c->s[i]))
-        i++;
-    return i;
-}
-
-/*
- * Decode the string [i, end) (quotes included) into buf, which has room for end - i bytes:
- * escapes never make a string longer. pj_check has vetted every escape.
- */
-static size_t pj_decode(const struct pj *c, size_t i, size_t end, char *buf)
-{
-    const char *s = c->s;
-    size_t n = 0;
-    for (i++, end--; i < end; i++) {
-        if (s[i] != '\\') {
-            buf[n++] = s[i];
-            continue;
-        }
-        char e = s[++i];
-        static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-        if (e != 'u') {
-            buf[n++] = to[strchr(from, e) - from];
-            continue;
-        }
-        unsigned u = 0;
-        for (int k = 0; k < 4; k++)
-            u = u << 4 | (unsigned)hex_value((unsigned char)s[++i]);
-        if (u >= 0xd800 && u <= 0xdbff) {
-            unsigned lo = 0;
-            i += 2;
-            for (int k = 0; k < 4; k++)
-                lo = lo << 4 | (unsigned)hex_value((unsigned char)s[++i]);
-            u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
-        }
-        n += utf8_encode(u, buf + n);
-    }
-    buf[n] = '\0';
-    return n;
-}
-
-/* The string at i as a new C string. */
-static char *pj_strdup(const struct pj *c, size_t i)
-{
-    size_t end = pj_string_end(c, i, NULL);
-    char *buf = xmalloc(end - i);
-    pj_decode(c, i, end, buf);
-    return buf;
-}
-
-/* Whether the key at i (a string) decodes to `key`; *val is set to its value's offset. */
-static bool pj_key_is(const struct pj *c, size_t i, size_t end, bool esc, const char *key)
-{
-    size_t n = strlen(key);
-    if (!esc)
-        return end - i - 2 == n && memcmp(c->s + i + 1, key, n) == 0;
-    char buf[64];
-    if (end - i > sizeof(buf))
-        return false;
-    return pj_decode(c, i, end, buf) == n && memcmp(buf, key, n) == 0;
-}
-
-/*
- * Object iteration: pj_first at the '{', pj_next after a member's value; both return the
- * offset of the next key's opening quote, or PJ_NONE after the closing '}'.
- */
-static size_t pj_member(const struct pj *c, size_t i, bool first, size_t *after_brace)
-{
-    i = pj_ws(c, first ? i + 1 : i);
-    if (pj_at(c, i) == ',')
-        i = pj_ws(c, i + 1);
-    else if (pj_at(c, i) != '"') {
-        *after_brace = i + 1;
-        return PJ_NONE;
-    }
-    return i;
-}
-
-/* After the key ending at end: the offset of its value. */
-static size_t pj_value_of(const struct pj *c, size_t end)
-{
-    return pj_ws(c, pj_ws(c, end) + 1);
-}
-
-/*
- * A JSON number as json-c 0.16 reads it: without '.', 'e' or 'E' it is an integer
+ * A JSON number token as json-c 0.16 reads it: without '.', 'e' or 'E' it is an integer
  * (strtoll / strtoull, saturating) converted to double, otherwise strtod.
  */
-static double pj_number(const struct pj *c, size_t i, size_t *end)
+static double pj_number(const char *s, size_t len)
 {
-    const char *s = c->s;
-    size_t a = i;
-    bool neg = s[i] == '-', dbl = false, exp = false;
+    size_t i = 0;
+    bool neg = s[0] == '-', dbl = false, exp = false;
     uint64_t m = 0;
     unsigned digits = 0, frac = 0;
     i += neg;
-    for (; i < c->len && pj_is_digit((unsigned char)s[i]); i++, digits++)
+    for (; i < len && pj_is_digit((unsigned char)s[i]); i++, digits++)
         if (digits < 19)
             m = m * 10 + (uint64_t)(s[i] - '0');
-    if (i < c->len && s[i] == '.') {
+    if (i < len && s[i] == '.') {
         dbl = true;
-        for (i++; i < c->len && pj_is_digit((unsigned char)s[i]); i++, digits++, frac++)
+        for (i++; i < len && pj_is_digit((unsigned char)s[i]); i++, digits++, frac++)
             if (digits < 19)
                 m = m * 10 + (uint64_t)(s[i] - '0');
     }
-    if (i < c->len && (s[i] == 'e' || s[i] == 'E')) {
+    if (i < len && (s[i] == 'e' || s[i] == 'E'))
         dbl = exp = true;
-        for (i++; i < c->len && (pj_is_digit((unsigned char)s[i]) || s[i] == '+' || s[i] == '-');
-             i++)
-            ;
-    }
-    *end = i;
     if (!dbl && digits <= 18)
         return neg ? (double)-(int64_t)m : (double)m;
     if (dbl && !exp && digits <= 15) {
         double v = (double)m / promq_pow10[frac];
         return neg ? -v : v;
     }
-    char small[64], *buf = i - a < sizeof(small) ? small : xmalloc(i - a + 1);
-    memcpy(buf, s + a, i - a);
-    buf[i - a] = '\0';
+    char small[64], *buf = len < sizeof(small) ? small : xmalloc(len + 1);
+    memcpy(buf, s, len);
+    buf[len] = '\0';
     double v;
     if (dbl)
         v = strtod(buf, NULL);
@@ -758,350 +293,1102 @@ static double pj_number(const struct pj *c, size_t i, size_t *end)
     return v;
 }
 
-/* The pair at i, the slow way, checking in the order messages are reported. */
-static int pj_pair_slow(const struct pj *c, size_t i, const struct pj_path *path, struct point *p,
-                        size_t *end, char *err, size_t errlen)
-{
-    char what[64];
-    size_t t = PJ_NONE, v = PJ_NONE, k;
-    if (pj_at(c, i) == '[') {
-        size_t n = 0;
-        k = pj_ws(c, i + 1);
-        if (pj_at(c, k) != ']') {
-            for (;;) {
-                if (n == 0)
-                    t = k;
-                else if (n == 1)
-                    v = k;
-                n++;
-                k = pj_ws(c, pj_skip(c, k));
-                if (pj_at(c, k) != ',')
-                    break;
-                k = pj_ws(c, k + 1);
-            }
-        }
-        *end = k + 1;
-        if (n != 2)
-            t = PJ_NONE;
-    }
-    pj_path_fmt(path, what, sizeof(what));
-    if (t == PJ_NONE) {
-        snprintf(err, errlen, "prometheus answer: '%s' is not a [time, value] pair", what);
-        return -1;
-    }
-    char tc = pj_at(c, t);
-    if (tc != '-' && !pj_is_digit((unsigned char)tc)) {
-        snprintf(err, errlen, "prometheus answer: time in '%s' is not a number", what);
-        return -1;
-    }
-    p->t = pj_number(c, t, &k);
-    if (!isfinite(p->t)) {
-        snprintf(err, errlen, "prometheus answer: time in '%s' is not finite", what);
-        return -1;
-    }
-    if (pj_at(c, v) != '"') {
-        snprintf(err, errlen, "prometheus answer: value in '%s' is not a string", what);
-        return -1;
-    }
-    char *s = pj_strdup(c, v);
-    int rc = promq_value(s, &p->v);
-    if (rc < 0)
-        snprintf(err, errlen, "prometheus answer: value '%.40s' in '%s' is not a number", s, what);
-    free(s);
-    return rc;
-}
+/* ---- extraction: what the answer's values mean ------------------------------------------- */
 
 /*
- * `[<unix_time>, "<value>"]` at i; *end is set after it on success. The fast path covers
- * the only shape Prometheus writes, [number, "string without escapes"]; anything else goes
- * through pj_pair_slow, which reports the same errors in the same order.
+ * The extractor sees the document as events (a container opens or closes, a key, a scalar)
+ * with the depth of the value: the envelope at 0, its members at 1, data's members at 2,
+ * data.result's elements at 3, their members at 4, labels and [time, value] pairs at 5.
+ * It keeps what json-c's tree walk kept: where a key occurs twice the last one counts, and
+ * data.result is read under every result type the caller accepts (a resultType written
+ * after the result, or twice, only counts at the end); a type that meets an error stops
+ * reading and keeps its first error, as the walk stopped at it.
  */
-static int pj_pair(const struct pj *c, size_t i, const struct pj_path *path, struct point *p,
-                   size_t *end, char *err, size_t errlen)
+enum {
+    K_OTHER,
+    K_STATUS,
+    K_ETYPE,
+    K_ERROR,
+    K_WARN,
+    K_DATA,
+    K_RTYPE,
+    K_RESULT,
+    K_METRIC,
+    K_VALUES,
+    K_VALUE,
+    K_HIST,
+};
+
+/* What a container at some depth is to the extractor. */
+enum { R_NONE, R_ENV, R_WARN, R_DATA, R_RESULT, R_ELEM, R_METRIC, R_VALUES, R_PAIR, R_VPAIR };
+
+/* Value kinds of an event. */
+enum { V_OBJECT, V_ARRAY, V_STRING, V_NUMBER, V_LITERAL, V_NULL };
+
+/* Captured strings (status, error, ...) keep this much; messages are shorter. */
+#define PX_CAP 4096
+
+struct px_str {
+    bool seen, str; /* the member was there; its value is a string */
+    size_t len;     /* full decoded length (only PX_CAP bytes kept) */
+    char s[PX_CAP + 1];
+};
+
+/* A [time, value] pair being read. */
+struct px_pair {
+    bool arr; /* the value is an array */
+    size_t n; /* its elements */
+    int tk;   /* first element: 0 none, 1 number, 2 anything else */
+    double t;
+    int vk; /* second element: 0 none, 1 string, 2 anything else */
+    bool vbad;
+    double v;
+    char vtext[41]; /* start of the value string, for messages */
+};
+
+/* Where a [time, value] pair sits, for messages (formatted only on error). */
+struct pj_path {
+    int kind; /* 0: data.result, 1: data.result[i].value, 2: data.result[i].values[j] */
+    size_t i, j;
+};
+
+/* data.result read as one result type. */
+struct px_type {
+    bool on; /* still reading: no error yet */
+    int rc;
+    char err[256];
+    struct matrix m;
+    size_t cap;
+};
+
+struct px_label {
+    size_t name, value; /* offsets in px.mbuf; value PJ_NONE when not a string */
+    size_t order;       /* position in the object */
+    const char *p;      /* the name, once mbuf stops moving */
+};
+
+#define PJ_NONE   SIZE_MAX
+#define PX_MATRIX 0
+#define PX_VECTOR 1
+#define PX_SCALAR 2
+
+struct px {
+    unsigned want;
+    size_t max, bytes; /* cap on the parsed data and what it holds now */
+    size_t nseries;
+    bool over;
+    bool top_obj; /* the answer is an object */
+    unsigned char role[PROMQ_JSON_DEPTH + 1];
+    unsigned char key[PROMQ_JSON_DEPTH + 1];
+    struct px_str status, etype, error, warn0, rtype;
+    int warnings; /* 0 absent, 'n' null, '[' array, 'x' anything else */
+    bool warn_any;
+    bool data, data_obj, res;
+    struct px_type in[3];
+    struct px_pair spair; /* data.result as a scalar */
+    size_t elem;          /* index of the current element of data.result */
+    /* The current element of data.result. */
+    bool hist, metric, metric_bad, values, values_bad, value;
+    char metric_err[256], values_err[256];
+    struct labels lab;
+    struct sbuf mbuf, lname; /* label names and values of the current metric; a label name */
+    struct px_label *ml;
+    size_t nml, capml;
+    struct point *pts;
+    size_t npts, cappts, hint;
+    struct px_pair vpair, pair;
+};
+
+static void px_charge(struct px *x, size_t n)
 {
-    const char *s = c->s;
-    size_t k = pj_ws(c, i + 1), v0, v1;
-    char ch = pj_at(c, k);
-    if (pj_at(c, i) != '[' || (ch != '-' && !pj_is_digit((unsigned char)ch)))
-        return pj_pair_slow(c, i, path, p, end, err, errlen);
-    double t = pj_number(c, k, &k);
-    k = pj_ws(c, k);
-    if (pj_at(c, k) != ',')
-        return pj_pair_slow(c, i, path, p, end, err, errlen);
-    v0 = pj_ws(c, k + 1);
-    if (pj_at(c, v0) != '"')
-        return pj_pair_slow(c, i, path, p, end, err, errlen);
-    const char *q = memchr(s + v0 + 1, '"', c->len - v0 - 1);
-    if (!q || memchr(s + v0 + 1, '\\', (size_t)(q - s) - v0 - 1))
-        return pj_pair_slow(c, i, path, p, end, err, errlen);
-    v1 = (size_t)(q - s);
-    k = pj_ws(c, v1 + 1);
-    if (pj_at(c, k) != ']' || !isfinite(t))
-        return pj_pair_slow(c, i, path, p, end, err, errlen);
-    if (promq_value_n(s + v0 + 1, v1 - v0 - 1, &p->v) < 0)
-        return pj_pair_slow(c, i, path, p, end, err, errlen);
-    p->t = t;
-    *end = k + 1;
-    return 0;
+    x->bytes += n;
+    if (x->bytes > x->max)
+        x->over = true;
 }
 
-/* The `values` array at i into se; on error returns -1 with the message. */
-static int pj_values(struct pj *c, size_t i, size_t idx, struct series *se, size_t *end, char *err,
-                     size_t errlen)
+static void px_capture(struct px_str *c, int kind, const char *s, size_t len)
 {
-    if (pj_at(c, i) != '[') {
-        snprintf(err, errlen, "prometheus answer: 'data.result[%zu].values' is not an array", idx);
-        return -1;
-    }
-    size_t cap = c->hint ? c->hint : 16, n = 0;
-    struct point *p = NULL;
-    size_t k = pj_ws(c, i + 1);
-    if (pj_at(c, k) != ']') {
-        p = xmalloc(cap * sizeof(*p));
-        for (;;) {
-            if (n == cap) {
-                cap *= 2;
-                p = xrealloc(p, cap * sizeof(*p));
-            }
-            struct pj_path path = {2, idx, n};
-            if (pj_pair(c, k, &path, &p[n], &k, err, errlen) < 0)
-                goto fail;
-            /* decide() walks points in order to find gaps; never hand it a shuffled series. */
-            if (n > 0 && !(p[n].t > p[n - 1].t)) {
-                snprintf(err, errlen,
-                         "prometheus answer: timestamps in 'data.result[%zu]' are not ascending",
-                         idx);
-                goto fail;
-            }
-            n++;
-            k = pj_ws(c, k);
-            if (pj_at(c, k) != ',')
-                break;
-            k = pj_ws(c, k + 1);
+    c->seen = true;
+    c->str = kind == V_STRING;
+    c->len = c->str ? len : 0;
+    size_t k = c->len < PX_CAP ? c->len : PX_CAP;
+    memcpy(c->s, s, k);
+    c->s[k] = '\0';
+}
+
+static bool px_str_is(const struct px_str *c, const char *want)
+{
+    return c->seen && c->str && c->len == strlen(want) && strcmp(c->s, want) == 0;
+}
+
+static void px_pair_start(struct px_pair *p, bool arr)
+{
+    *p = (struct px_pair){.arr = arr};
+}
+
+static void px_pair_elem(struct px_pair *p, int kind, const char *s, size_t len)
+{
+    size_t k = p->n++;
+    if (k == 0) {
+        p->tk = kind == V_NUMBER ? 1 : 2;
+        if (p->tk == 1)
+            p->t = pj_number(s, len);
+    } else if (k == 1) {
+        p->vk = kind == V_STRING ? 1 : 2;
+        if (p->vk == 1 && (p->vbad = promq_value_n(s, len, &p->v) < 0)) {
+            size_t c = len < 40 ? len : 40;
+            memcpy(p->vtext, s, c);
+            p->vtext[c] = '\0';
         }
-        if (n < cap)
-            p = xrealloc(p, n * sizeof(*p));
     }
-    *end = k + 1;
-    se->p = p;
-    se->n = n;
-    c->hint = n;
-    return 0;
-fail:
-    free(p);
+}
+
+static void pj_path_fmt(const struct pj_path *p, char *buf, size_t len)
+{
+    if (p->kind == 0)
+        snprintf(buf, len, "data.result");
+    else if (p->kind == 1)
+        snprintf(buf, len, "data.result[%zu].value", p->i);
+    else
+        snprintf(buf, len, "data.result[%zu].values[%zu]", p->i, p->j);
+}
+
+/* The pair read, checked in the order the messages were always reported. */
+static int px_pair_end(const struct px_pair *p, const struct pj_path *path, struct point *out,
+                       char *err, size_t errlen)
+{
+    int bad = !p->arr || p->n != 2 ? 1
+              : p->tk != 1         ? 2
+              : !isfinite(p->t)    ? 3
+              : p->vk != 1         ? 4
+              : p->vbad            ? 5
+                                   : 0;
+    if (!bad) {
+        out->t = p->t;
+        out->v = p->v;
+        return 0;
+    }
+    /* The path is formatted only here: on success it would cost more than the parse. */
+    char w[64];
+    pj_path_fmt(path, w, sizeof(w));
+    if (bad == 1)
+        snprintf(err, errlen, "prometheus answer: '%s' is not a [time, value] pair", w);
+    else if (bad == 2)
+        snprintf(err, errlen, "prometheus answer: time in '%s' is not a number", w);
+    else if (bad == 3)
+        snprintf(err, errlen, "prometheus answer: time in '%s' is not finite", w);
+    else if (bad == 4)
+        snprintf(err, errlen, "prometheus answer: value in '%s' is not a string", w);
+    else
+        snprintf(err, errlen, "prometheus answer: value '%s' in '%s' is not a number", p->vtext, w);
     return -1;
 }
 
-static int pj_label_cmp(const void *a, const void *b)
+static void px_type_fail(struct px_type *ty, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void px_type_fail(struct px_type *ty, const char *fmt, ...)
 {
-    const struct pj_label *x = a, *y = b;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ty->err, sizeof(ty->err), fmt, ap);
+    va_end(ap);
+    ty->on = false;
+    ty->rc = -1;
+    matrix_free(&ty->m);
+    ty->cap = 0;
+}
+
+static struct series *px_push(struct px *x, struct px_type *ty)
+{
+    if (ty->m.n == ty->cap) {
+        ty->cap = ty->cap ? 2 * ty->cap : 64;
+        ty->m.s = xrealloc(ty->m.s, ty->cap * sizeof(*ty->m.s));
+    }
+    struct series *s = &ty->m.s[ty->m.n++];
+    memset(s, 0, sizeof(*s));
+    x->nseries++;
+    px_charge(x, sizeof(*s));
+    return s;
+}
+
+/* Forget data.result as read so far (a later "result" or "data" replaces it). */
+static void px_reset_result(struct px *x)
+{
+    for (int t = 0; t < 3; t++) {
+        matrix_free(&x->in[t].m);
+        x->in[t] = (struct px_type){0};
+    }
+    x->res = false;
+}
+
+static void px_reset_element(struct px *x)
+{
+    x->hist = x->metric = x->metric_bad = x->values = x->values_bad = x->value = false;
+    labels_free(&x->lab);
+    free(x->pts);
+    x->pts = NULL;
+    x->npts = x->cappts = 0;
+}
+
+static int px_label_cmp(const void *a, const void *b)
+{
+    const struct px_label *x = a, *y = b;
     int c = strcmp(x->p, y->p);
     return c ? c : x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Sort by name, then position; Prometheus already sorts them, so check that first. */
-static void pj_sort_labels(struct pj_label *v, size_t n)
-{
-    for (size_t i = 1; i < n; i++) {
-        if (strcmp(v[i - 1].p, v[i].p) >= 0) {
-            qsort(v, n, sizeof(*v), pj_label_cmp);
-            return;
-        }
-    }
-}
-
 /* End of the group of equal names starting at k (sorted), i.e. its last entry. */
-static size_t pj_label_last(const struct pj *c, size_t k)
+static size_t px_label_last(const struct px *x, size_t k)
 {
-    while (k + 1 < c->nlab && strcmp(c->lab[k].p, c->lab[k + 1].p) == 0)
+    while (k + 1 < x->nml && strcmp(x->ml[k].p, x->ml[k + 1].p) == 0)
         k++;
     return k;
 }
 
-/* The `metric` object at i into ls. */
-static int pj_metric(struct pj *c, size_t i, size_t idx, struct labels *ls, char *err,
-                     size_t errlen)
+/* The metric object is complete: sorted, unique labels, or the first non-string label. */
+static void px_metric_end(struct px *x)
 {
-    if (pj_at(c, i) != '{') {
-        snprintf(err, errlen, "prometheus answer: 'data.result[%zu].metric' is not an object", idx);
-        return -1;
-    }
-    sbuf_reset(&c->names);
-    c->nlab = 0;
-    size_t after;
-    for (size_t k = pj_member(c, i, true, &after); k != PJ_NONE;
-         k = pj_member(c, k, false, &after)) {
-        size_t kend = pj_string_end(c, k, NULL);
-        if (c->nlab == c->caplab) {
-            c->caplab = c->caplab ? 2 * c->caplab : 16;
-            c->lab = xrealloc(c->lab, c->caplab * sizeof(*c->lab));
+    for (size_t k = 0; k < x->nml; k++)
+        x->ml[k].p = x->mbuf.buf + x->ml[k].name;
+    /* Prometheus already sorts them, so check that first. */
+    for (size_t k = 1; k < x->nml; k++) {
+        if (strcmp(x->ml[k - 1].p, x->ml[k].p) >= 0) {
+            qsort(x->ml, x->nml, sizeof(*x->ml), px_label_cmp);
+            break;
         }
-        struct pj_label *l = &c->lab[c->nlab];
-        l->name = c->names.len;
-        l->order = c->nlab++;
-        char small[256], *buf = kend - k <= sizeof(small) ? small : xmalloc(kend - k);
-        size_t n = pj_decode(c, k, kend, buf);
-        sbuf_add(&c->names, buf, n + 1);
-        if (buf != small)
-            free(buf);
-        l->value = pj_value_of(c, kend);
-        k = pj_skip(c, l->value);
     }
-    for (size_t k = 0; k < c->nlab; k++)
-        c->lab[k].p = c->names.buf + c->lab[k].name;
-    pj_sort_labels(c->lab, c->nlab);
-
     /* A name given twice keeps its last value; report the first non-string by position. */
     size_t bad = PJ_NONE, bad_order = PJ_NONE, groups = 0;
-    for (size_t k = 0; k < c->nlab; k++) {
-        size_t last = pj_label_last(c, k);
+    for (size_t k = 0; k < x->nml; k++) {
+        size_t last = px_label_last(x, k);
         groups++;
-        if (pj_at(c, c->lab[last].value) != '"' && c->lab[k].order < bad_order) {
+        if (x->ml[last].value == PJ_NONE && x->ml[k].order < bad_order) {
             bad = last;
-            bad_order = c->lab[k].order;
+            bad_order = x->ml[k].order;
         }
         k = last;
     }
     if (bad != PJ_NONE) {
-        snprintf(err, errlen,
+        x->metric_bad = true;
+        snprintf(x->metric_err, sizeof(x->metric_err),
                  "prometheus answer: label '%.64s' of 'data.result[%zu]' is not a string",
-                 c->lab[bad].p, idx);
-        return -1;
+                 x->ml[bad].p, x->elem);
+        return;
     }
-    ls->v = groups ? xmalloc(groups * sizeof(*ls->v)) : NULL;
-    ls->n = 0;
-    for (size_t k = 0; k < c->nlab; k++) {
-        k = pj_label_last(c, k);
-        ls->v[ls->n].name = xstrdup(c->lab[k].p);
-        ls->v[ls->n].value = pj_strdup(c, c->lab[k].value);
-        ls->n++;
+    struct label small[16], *v = groups <= 16 ? small : xmalloc(groups * sizeof(*v));
+    size_t n = 0;
+    for (size_t k = 0; k < x->nml; k++) {
+        k = px_label_last(x, k);
+        v[n].name = (char *)x->ml[k].p;
+        v[n].value = x->mbuf.buf + x->ml[k].value;
+        n++;
     }
-    return 0;
+    labels_from(&x->lab, v, n);
+    if (v != small)
+        free(v);
 }
 
-static struct series *pj_push(struct matrix *m, size_t *cap)
+/* Bytes a label set holds (one block, see series.c), malloc's own overhead included. */
+static size_t px_labels_size(const struct labels *ls)
 {
-    if (m->n == *cap) {
-        *cap = *cap ? 2 * *cap : 64;
-        m->s = xrealloc(m->s, *cap * sizeof(*m->s));
-    }
-    struct series *s = &m->s[m->n++];
-    memset(s, 0, sizeof(*s));
-    return s;
+    size_t n = ls->n * sizeof(*ls->v) + 16;
+    for (size_t i = 0; i < ls->n; i++)
+        n += strlen(ls->v[i].name) + strlen(ls->v[i].value) + 2;
+    return n;
 }
 
-/* Element idx of data.result at i. Errors of `value(s)` wait until the key scan is done. */
-static int pj_series(struct pj *c, size_t i, size_t idx, bool matrix, struct matrix *m, size_t *cap,
-                     size_t *end, char *err, size_t errlen)
+/* An element of data.result is complete (or is not an object): judge it for each type. */
+static void px_element_end(struct px *x, bool object)
 {
-    if (pj_at(c, i) != '{') {
-        snprintf(err, errlen, "prometheus answer: 'data.result[%zu]' is not an object", idx);
-        return -1;
-    }
-    bool histograms = false;
-    size_t metric = PJ_NONE, value = PJ_NONE, after;
-    struct series tmp = {0};
-    int vrc = 0;
-    char verr[256] = "";
-    for (size_t k = pj_member(c, i, true, &after); k != PJ_NONE;
-         k = pj_member(c, k, false, &after)) {
-        bool esc;
-        size_t kend = pj_string_end(c, k, &esc), v = pj_value_of(c, kend);
-        if (pj_key_is(c, k, kend, esc, "histograms") || pj_key_is(c, k, kend, esc, "histogram")) {
-            histograms = true;
-        } else if (pj_key_is(c, k, kend, esc, "metric")) {
-            metric = v;
-        } else if (matrix && pj_key_is(c, k, kend, esc, "values")) {
-            value = v;
-            free(tmp.p);
-            tmp = (struct series){0};
-            vrc = pj_values(c, v, idx, &tmp, &k, verr, sizeof(verr));
-            if (vrc == 0)
+    size_t idx = x->elem;
+    for (int t = PX_MATRIX; t <= PX_VECTOR; t++) {
+        struct px_type *ty = &x->in[t];
+        if (!ty->on)
+            continue;
+        if (!object) {
+            px_type_fail(ty, "prometheus answer: 'data.result[%zu]' is not an object", idx);
+        } else if (x->hist) {
+            px_type_fail(ty,
+                         "prometheus answer: 'data.result[%zu]' holds native histograms, which "
+                         "are not supported",
+                         idx);
+        } else if (x->metric && x->metric_bad) {
+            px_type_fail(ty, "%s", x->metric_err);
+        } else if (t == PX_MATRIX && !x->values) {
+            px_type_fail(ty, "prometheus answer: 'data.result[%zu].values' is not an array", idx);
+        } else if (t == PX_MATRIX && x->values_bad) {
+            px_type_fail(ty, "%s", x->values_err);
+        } else if (t == PX_VECTOR && !x->value) {
+            px_type_fail(ty, "prometheus answer: 'data.result[%zu]' has no 'value'", idx);
+        } else {
+            struct point p = {0, 0};
+            struct pj_path path = {1, idx, 0};
+            char err[256];
+            if (t == PX_VECTOR && px_pair_end(&x->vpair, &path, &p, err, sizeof(err)) < 0) {
+                px_type_fail(ty, "%s", err);
                 continue;
-        } else if (!matrix && pj_key_is(c, k, kend, esc, "value")) {
-            value = v;
-        }
-        k = pj_skip(c, v);
-    }
-    *end = after;
-    if (histograms) {
-        free(tmp.p);
-        snprintf(err, errlen,
-                 "prometheus answer: 'data.result[%zu]' holds native histograms, which are not "
-                 "supported",
-                 idx);
-        return -1;
-    }
-    struct series *s = pj_push(m, cap);
-    if (metric != PJ_NONE && pj_metric(c, metric, idx, &s->labels, err, errlen) < 0) {
-        free(tmp.p);
-        return -1;
-    }
-    if (matrix) {
-        if (value == PJ_NONE) {
-            snprintf(err, errlen, "prometheus answer: 'data.result[%zu].values' is not an array",
-                     idx);
-            return -1;
-        }
-        if (vrc < 0) {
-            snprintf(err, errlen, "%s", verr);
-            return -1;
-        }
-        s->p = tmp.p;
-        s->n = tmp.n;
-        return 0;
-    }
-    if (value == PJ_NONE) {
-        snprintf(err, errlen, "prometheus answer: 'data.result[%zu]' has no 'value'", idx);
-        return -1;
-    }
-    s->p = xmalloc(sizeof(*s->p));
-    s->n = 1;
-    struct pj_path path = {1, idx, 0};
-    size_t pend;
-    return pj_pair(c, value, &path, &s->p[0], &pend, err, errlen);
-}
-
-/* data.result at i, of type `got`; *end is set after it, also on error. */
-static int pj_result(struct pj *c, size_t i, unsigned got, struct matrix *m, size_t *end, char *err,
-                     size_t errlen)
-{
-    *m = (struct matrix){0};
-    int rc = -1;
-    if (got == PROMQ_SCALAR) {
-        struct series *s = matrix_push(m);
-        s->p = xmalloc(sizeof(*s->p));
-        s->n = 1;
-        struct pj_path path = {0, 0, 0};
-        rc = pj_pair(c, i, &path, &s->p[0], end, err, errlen);
-    } else if (pj_at(c, i) != '[') {
-        snprintf(err, errlen, "prometheus answer: 'data.result' is not an array");
-    } else {
-        size_t cap = 0, idx = 0, k = pj_ws(c, i + 1);
-        rc = 0;
-        if (pj_at(c, k) != ']') {
-            for (;; idx++) {
-                if (pj_series(c, k, idx, got == PROMQ_MATRIX, m, &cap, &k, err, errlen) < 0) {
-                    rc = -1;
-                    break;
-                }
-                k = pj_ws(c, k);
-                if (pj_at(c, k) != ',')
-                    break;
-                k = pj_ws(c, k + 1);
+            }
+            struct series *s = px_push(x, ty);
+            /* Both types read this element only while neither has failed (tests, fuzzing). */
+            if (t == PX_MATRIX && x->in[PX_VECTOR].on)
+                labels_copy(&s->labels, &x->lab);
+            else {
+                s->labels = x->lab;
+                x->lab = (struct labels){0};
+            }
+            px_charge(x, px_labels_size(&s->labels));
+            if (t == PX_MATRIX) {
+                if (x->npts && x->npts < x->cappts)
+                    x->pts = xrealloc(x->pts, x->npts * sizeof(*x->pts));
+                s->p = x->pts;
+                s->n = x->npts;
+                if (x->npts)
+                    x->hint = x->npts;
+                x->pts = NULL;
+                x->npts = x->cappts = 0;
+            } else {
+                s->p = xmalloc(sizeof(*s->p));
+                s->n = 1;
+                s->p[0] = p;
+                px_charge(x, sizeof(*s->p));
             }
         }
-        if (rc == 0) {
-            *end = k + 1;
-            if (m->n < cap)
-                m->s = xrealloc(m->s, m->n * sizeof(*m->s));
+    }
+    x->elem++;
+    px_reset_element(x);
+}
+
+/* A pair of data.result[elem].values is complete. */
+static void px_values_pair_end(struct px *x)
+{
+    struct point p;
+    struct pj_path path = {2, x->elem, x->npts};
+    if (px_pair_end(&x->pair, &path, &p, x->values_err, sizeof(x->values_err)) < 0) {
+        x->values_bad = true;
+        return;
+    }
+    /* decide() walks points in order to find gaps; never hand it a shuffled series. */
+    if (x->npts > 0 && !(p.t > x->pts[x->npts - 1].t)) {
+        x->values_bad = true;
+        snprintf(x->values_err, sizeof(x->values_err),
+                 "prometheus answer: timestamps in 'data.result[%zu]' are not ascending", x->elem);
+        return;
+    }
+    if (x->npts == x->cappts) {
+        x->cappts = x->cappts ? 2 * x->cappts : x->hint ? x->hint : 16;
+        x->pts = xrealloc(x->pts, x->cappts * sizeof(*x->pts));
+    }
+    x->pts[x->npts++] = p;
+    px_charge(x, sizeof(p));
+}
+
+static bool px_key_is(const char *s, size_t len, const char *want)
+{
+    return len == strlen(want) && memcmp(s, want, len) == 0;
+}
+
+/* A key of the object whose members sit at depth d. */
+static void px_key(struct px *x, size_t d, const char *s, size_t len)
+{
+    int parent = x->role[d - 1], k = K_OTHER;
+    if (parent == R_ENV) {
+        k = px_key_is(s, len, "status")      ? K_STATUS
+            : px_key_is(s, len, "errorType") ? K_ETYPE
+            : px_key_is(s, len, "error")     ? K_ERROR
+            : px_key_is(s, len, "warnings")  ? K_WARN
+            : px_key_is(s, len, "data")      ? K_DATA
+                                             : K_OTHER;
+    } else if (parent == R_DATA) {
+        k = px_key_is(s, len, "resultType") ? K_RTYPE
+            : px_key_is(s, len, "result")   ? K_RESULT
+                                            : K_OTHER;
+    } else if (parent == R_ELEM) {
+        k = px_key_is(s, len, "metric")                                         ? K_METRIC
+            : px_key_is(s, len, "values")                                       ? K_VALUES
+            : px_key_is(s, len, "value")                                        ? K_VALUE
+            : px_key_is(s, len, "histograms") || px_key_is(s, len, "histogram") ? K_HIST
+                                                                                : K_OTHER;
+    } else if (parent == R_METRIC) {
+        sbuf_reset(&x->lname);
+        sbuf_add(&x->lname, s, len);
+    }
+    x->key[d] = (unsigned char)k;
+}
+
+static void px_scalar_end(struct px *x);
+
+/*
+ * A value starts at depth d: a scalar (s/len hold a decoded string or a number's text) or
+ * a container (kind V_OBJECT / V_ARRAY; its members follow). Returns the role the
+ * container plays, R_NONE for a scalar or a container nobody reads.
+ */
+static int px_value(struct px *x, size_t d, int kind, const char *s, size_t len)
+{
+    bool obj = kind == V_OBJECT, arr = kind == V_ARRAY;
+    if (d == 0) {
+        x->top_obj = obj;
+        return obj ? R_ENV : R_NONE;
+    }
+    int parent = x->role[d - 1], key = x->key[d];
+    switch (parent) {
+    case R_ENV:
+        if (key == K_STATUS)
+            px_capture(&x->status, kind, s, len);
+        else if (key == K_ETYPE)
+            px_capture(&x->etype, kind, s, len);
+        else if (key == K_ERROR)
+            px_capture(&x->error, kind, s, len);
+        else if (key == K_WARN) {
+            x->warnings = arr ? '[' : kind == V_NULL ? 'n' : 'x';
+            x->warn_any = false;
+            x->warn0 = (struct px_str){0};
+            return arr ? R_WARN : R_NONE;
+        } else if (key == K_DATA) {
+            px_reset_result(x);
+            x->rtype = (struct px_str){0};
+            x->data = true;
+            x->data_obj = obj;
+            return obj ? R_DATA : R_NONE;
+        }
+        return R_NONE;
+    case R_WARN:
+        if (!x->warn_any) {
+            x->warn_any = true;
+            px_capture(&x->warn0, kind, s, len);
+        }
+        return R_NONE;
+    case R_DATA:
+        if (key == K_RTYPE) {
+            px_capture(&x->rtype, kind, s, len);
+        } else if (key == K_RESULT) {
+            px_reset_result(x);
+            px_reset_element(x);
+            x->res = true;
+            x->elem = 0;
+            for (int t = 0; t < 3; t++)
+                x->in[t].on = (x->want & (1u << t)) != 0;
+            px_pair_start(&x->spair, arr);
+            if (!arr) {
+                for (int t = PX_MATRIX; t <= PX_VECTOR; t++)
+                    if (x->in[t].on)
+                        px_type_fail(&x->in[t], "prometheus answer: 'data.result' is not an array");
+                px_scalar_end(x);
+                return R_NONE;
+            }
+            return R_RESULT;
+        }
+        return R_NONE;
+    case R_RESULT:
+        px_pair_elem(&x->spair, kind, s, len);
+        if (!x->in[PX_MATRIX].on && !x->in[PX_VECTOR].on)
+            return R_NONE;
+        if (!obj) {
+            px_element_end(x, false);
+            return R_NONE;
+        }
+        px_reset_element(x);
+        return R_ELEM;
+    case R_ELEM:
+        if (key == K_HIST) {
+            x->hist = true;
+        } else if (key == K_METRIC) {
+            x->metric = true;
+            x->metric_bad = !obj;
+            labels_free(&x->lab);
+            sbuf_reset(&x->mbuf);
+            x->nml = 0;
+            if (obj)
+                return R_METRIC;
+            snprintf(x->metric_err, sizeof(x->metric_err),
+                     "prometheus answer: 'data.result[%zu].metric' is not an object", x->elem);
+        } else if (key == K_VALUES && x->in[PX_MATRIX].on) {
+            x->values = true;
+            x->values_bad = !arr;
+            free(x->pts);
+            x->pts = NULL;
+            x->npts = x->cappts = 0;
+            if (arr)
+                return R_VALUES;
+            snprintf(x->values_err, sizeof(x->values_err),
+                     "prometheus answer: 'data.result[%zu].values' is not an array", x->elem);
+        } else if (key == K_VALUE && x->in[PX_VECTOR].on) {
+            x->value = true;
+            px_pair_start(&x->vpair, arr);
+            return arr ? R_VPAIR : R_NONE;
+        }
+        return R_NONE;
+    case R_METRIC: {
+        if (x->nml == x->capml) {
+            x->capml = x->capml ? 2 * x->capml : 16;
+            x->ml = xrealloc(x->ml, x->capml * sizeof(*x->ml));
+        }
+        struct px_label *l = &x->ml[x->nml];
+        l->order = x->nml++;
+        l->name = x->mbuf.len;
+        sbuf_add(&x->mbuf, x->lname.buf ? x->lname.buf : "", x->lname.len + 1);
+        l->value = PJ_NONE;
+        if (kind == V_STRING) {
+            l->value = x->mbuf.len;
+            sbuf_add(&x->mbuf, s, len + 1);
+        }
+        if (x->mbuf.len > x->max)
+            x->over = true;
+        return R_NONE;
+    }
+    case R_VALUES:
+        if (x->values_bad)
+            return R_NONE;
+        px_pair_start(&x->pair, arr);
+        if (!arr) {
+            px_values_pair_end(x);
+            return R_NONE;
+        }
+        return R_PAIR;
+    case R_PAIR:
+        px_pair_elem(&x->pair, kind, s, len);
+        return R_NONE;
+    case R_VPAIR:
+        px_pair_elem(&x->vpair, kind, s, len);
+        return R_NONE;
+    default:
+        return R_NONE;
+    }
+}
+
+/* data.result is complete: read as a scalar, it is one pair. */
+static void px_scalar_end(struct px *x)
+{
+    struct px_type *ty = &x->in[PX_SCALAR];
+    if (!ty->on)
+        return;
+    struct point p;
+    struct pj_path path = {0, 0, 0};
+    if (px_pair_end(&x->spair, &path, &p, ty->err, sizeof(ty->err)) < 0) {
+        ty->on = false;
+        ty->rc = -1;
+        return;
+    }
+    struct series *s = px_push(x, ty);
+    s->p = xmalloc(sizeof(*s->p));
+    s->n = 1;
+    s->p[0] = p;
+}
+
+/* The container at depth d, of role `role`, is complete. */
+static void px_close(struct px *x, int role)
+{
+    switch (role) {
+    case R_RESULT:
+        px_scalar_end(x);
+        break;
+    case R_ELEM:
+        px_element_end(x, true);
+        break;
+    case R_METRIC:
+        px_metric_end(x);
+        break;
+    case R_PAIR:
+        if (!x->values_bad)
+            px_values_pair_end(x);
+        break;
+    default:
+        break;
+    }
+}
+
+static void px_free(struct px *x)
+{
+    px_reset_result(x);
+    px_reset_element(x);
+    sbuf_free(&x->mbuf);
+    sbuf_free(&x->lname);
+    free(x->ml);
+}
+
+/* ---- the push parser ----------------------------------------------------------------------- */
+
+/* Where the tokenizer is between two bytes. */
+enum {
+    T_VALUE, /* a value must start */
+    T_OPEN,  /* just after '{' or '[': the container may close at once */
+    T_KEY,   /* a key must start */
+    T_COLON, /* after a key */
+    T_AFTER, /* after a value inside a container: ',' or the closing bracket */
+    T_DONE,  /* after the top-level value */
+    T_STR,   /* inside a string */
+    T_NUM,   /* inside a number */
+    T_WORD,  /* inside true, false or null */
+    T_STOP,  /* a final error: the rest is not read */
+};
+
+/* Inside a string. */
+enum { S_CHAR, S_ESC, S_HEX, S_UTF8, S_HIBS, S_HIU, S_LOHEX };
+
+/* Inside a number: after '-', in "0", in the integer part, after '.', ... */
+enum { N_MINUS, N_ZERO, N_INT, N_DOT, N_FRAC, N_E, N_ESIGN, N_EXP };
+
+struct ps {
+    int state;
+    size_t depth;
+    unsigned char stack[PROMQ_JSON_DEPTH]; /* '{' or '[' of each open container */
+    bool is_key;                           /* the string read is a key */
+    bool word;                             /* the top-level value is a number or literal */
+    bool after;                            /* a byte followed the top-level value */
+    int sst, nst;
+    unsigned u, lo;
+    int nhex;
+    unsigned char utf_lo, utf_hi; /* bounds of the next continuation byte */
+    int utf_need;                 /* continuation bytes still to come */
+    size_t utf_pos, hi_pos;
+    const char *wrest; /* the rest of the literal being read */
+    int wkind;
+    struct sbuf tok; /* the decoded string or the number's text */
+    size_t off;      /* bytes fed before the current chunk */
+    enum pj_err err;
+    size_t err_pos;
+    bool trailing; /* bytes after the top-level value, at trail_pos */
+    size_t trail_pos;
+    struct px x;
+};
+
+static void ps_init(struct ps *p, unsigned want, size_t max)
+{
+    memset(p, 0, sizeof(*p));
+    p->x.want = want;
+    p->x.max = max;
+}
+
+static void ps_free(struct ps *p)
+{
+    sbuf_free(&p->tok);
+    px_free(&p->x);
+}
+
+static void ps_fail(struct ps *p, enum pj_err e, size_t pos)
+{
+    p->err = e;
+    p->err_pos = pos;
+    p->state = T_STOP;
+}
+
+/* A value of `kind` (scalar or container) starts at the current depth. */
+static int ps_value(struct ps *p, int kind)
+{
+    if (p->depth == 0)
+        p->word = kind == V_NUMBER || kind == V_LITERAL || kind == V_NULL;
+    int role = px_value(&p->x, p->depth, kind, p->tok.buf ? p->tok.buf : "", p->tok.len);
+    if (p->x.over)
+        p->state = T_STOP;
+    return role;
+}
+
+/* A scalar or a container has ended: what may follow. */
+static void ps_value_done(struct ps *p)
+{
+    if (p->state != T_STOP)
+        p->state = p->depth == 0 ? T_DONE : T_AFTER;
+}
+
+static void ps_string_done(struct ps *p)
+{
+    if (p->is_key) {
+        px_key(&p->x, p->depth, p->tok.buf ? p->tok.buf : "", p->tok.len);
+        p->state = T_COLON;
+        return;
+    }
+    ps_value(p, V_STRING);
+    ps_value_done(p);
+}
+
+static void ps_number_done(struct ps *p)
+{
+    ps_value(p, V_NUMBER);
+    ps_value_done(p);
+}
+
+static void ps_put_utf8(struct sbuf *b, unsigned u)
+{
+    char buf[4];
+    sbuf_add(b, buf, utf8_encode(u, buf));
+}
+
+/*
+ * Bytes of a string from s[*i]; returns when the string ends (state changed) or the chunk
+ * does. The checks and the offsets they report are those of Unicode 15 table 3-7 and
+ * RFC 8259 section 7, in the order json-c met them.
+ */
+static void ps_string(struct ps *p, const unsigned char *s, size_t n, size_t *pi)
+{
+    size_t i = *pi;
+    while (i < n) {
+        unsigned char c = s[i];
+        size_t pos = p->off + i;
+        if (p->sst == S_CHAR) {
+            size_t j = i;
+            while (j < n && s[j] >= 0x20 && s[j] < 0x80 && s[j] != '"' && s[j] != '\\')
+                j++;
+            if (j > i)
+                sbuf_add(&p->tok, (const char *)s + i, j - i);
+            i = j;
+            if (i >= n)
+                break;
+            c = s[i];
+            pos = p->off + i;
+            if (c == '"') {
+                i++;
+                *pi = i;
+                ps_string_done(p);
+                return;
+            }
+            if (c < 0x20) {
+                ps_fail(p, c == 0 ? PJ_SYNTAX : PJ_CONTROL, pos);
+                break;
+            }
+            if (c == '\\') {
+                p->sst = S_ESC;
+                i++;
+                continue;
+            }
+            /* A UTF-8 lead byte. */
+            p->utf_lo = 0x80;
+            p->utf_hi = 0xbf;
+            if (c >= 0xc2 && c <= 0xdf)
+                p->utf_need = 1;
+            else if (c == 0xe0)
+                p->utf_need = 2, p->utf_lo = 0xa0;
+            else if (c == 0xed)
+                p->utf_need = 2, p->utf_hi = 0x9f;
+            else if (c >= 0xe1 && c <= 0xef)
+                p->utf_need = 2;
+            else if (c == 0xf0)
+                p->utf_need = 3, p->utf_lo = 0x90;
+            else if (c == 0xf4)
+                p->utf_need = 3, p->utf_hi = 0x8f;
+            else if (c >= 0xf1 && c <= 0xf3)
+                p->utf_need = 3;
+            else {
+                ps_fail(p, PJ_UTF8, pos);
+                break;
+            }
+            p->utf_pos = pos;
+            p->sst = S_UTF8;
+            sbuf_putc(&p->tok, (char)c);
+            i++;
+        } else if (p->sst == S_UTF8) {
+            if (c < p->utf_lo || c > p->utf_hi) {
+                ps_fail(p, PJ_UTF8, p->utf_pos);
+                break;
+            }
+            p->utf_lo = 0x80;
+            p->utf_hi = 0xbf;
+            sbuf_putc(&p->tok, (char)c);
+            i++;
+            if (--p->utf_need == 0)
+                p->sst = S_CHAR;
+        } else if (p->sst == S_ESC) {
+            static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+            if (c == 'u') {
+                p->sst = S_HEX;
+                p->u = 0;
+                p->nhex = 0;
+            } else if (c != '\0' && strchr(from, c)) {
+                sbuf_putc(&p->tok, to[strchr(from, c) - from]);
+                p->sst = S_CHAR;
+            } else {
+                ps_fail(p, PJ_SYNTAX, pos);
+                break;
+            }
+            i++;
+        } else if (p->sst == S_HEX || p->sst == S_LOHEX) {
+            int h = hex_value(c);
+            if (h < 0) {
+                ps_fail(p, PJ_SYNTAX, pos);
+                break;
+            }
+            i++;
+            unsigned *u = p->sst == S_HEX ? &p->u : &p->lo;
+            *u = *u << 4 | (unsigned)h;
+            if (++p->nhex < 4)
+                continue;
+            if (p->sst == S_LOHEX) {
+                if (p->lo < 0xdc00 || p->lo > 0xdfff) {
+                    ps_fail(p, PJ_SURROGATE, pos + 1);
+                    break;
+                }
+                ps_put_utf8(&p->tok, 0x10000 + ((p->u - 0xd800) << 10) + (p->lo - 0xdc00));
+                p->sst = S_CHAR;
+            } else if (p->u == 0) {
+                ps_fail(p, PJ_NUL, pos + 1);
+                break;
+            } else if (p->u >= 0xdc00 && p->u <= 0xdfff) {
+                ps_fail(p, PJ_SURROGATE, pos + 1);
+                break;
+            } else if (p->u >= 0xd800 && p->u <= 0xdbff) {
+                p->sst = S_HIBS;
+                p->hi_pos = pos + 1;
+            } else {
+                ps_put_utf8(&p->tok, p->u);
+                p->sst = S_CHAR;
+            }
+        } else if (p->sst == S_HIBS) {
+            if (c != '\\') {
+                ps_fail(p, PJ_SURROGATE, p->hi_pos);
+                break;
+            }
+            p->sst = S_HIU;
+            i++;
+        } else { /* S_HIU */
+            if (c != 'u') {
+                ps_fail(p, PJ_SURROGATE, p->hi_pos);
+                break;
+            }
+            p->sst = S_LOHEX;
+            p->lo = 0;
+            p->nhex = 0;
+            i++;
         }
     }
-    if (rc < 0) {
-        matrix_free(m);
-        *end = pj_skip(c, i);
+    *pi = i;
+}
+
+/* Bytes of a number from s[*i]; a byte that cannot continue it ends it (not consumed). */
+static void ps_number(struct ps *p, const unsigned char *s, size_t n, size_t *pi)
+{
+    size_t i = *pi, start = i;
+    while (i < n) {
+        unsigned char c = s[i];
+        size_t pos = p->off + i;
+        bool digit = pj_is_digit(c);
+        switch (p->nst) {
+        case N_MINUS:
+            if (c == 'I') {
+                ps_fail(p, PJ_LITERAL, pos);
+            } else if (c == '.') {
+                ps_fail(p, PJ_NUMBER, pos);
+            } else if (c == '0') {
+                p->nst = N_ZERO;
+            } else if (digit) {
+                p->nst = N_INT;
+            } else {
+                ps_fail(p, PJ_SYNTAX, pos);
+            }
+            break;
+        case N_ZERO:
+        case N_INT:
+        case N_FRAC:
+        case N_EXP:
+            if (digit) {
+                if (p->nst == N_ZERO) {
+                    ps_fail(p, PJ_NUMBER, pos);
+                    break;
+                }
+                while (i + 1 < n && pj_is_digit(s[i + 1]))
+                    i++;
+                break;
+            }
+            if (c == '.' && (p->nst == N_ZERO || p->nst == N_INT)) {
+                p->nst = N_DOT;
+                break;
+            }
+            if ((c == 'e' || c == 'E') && p->nst != N_EXP) {
+                p->nst = N_E;
+                break;
+            }
+            sbuf_add(&p->tok, (const char *)s + start, i - start);
+            *pi = i;
+            ps_number_done(p);
+            return;
+        case N_DOT:
+            if (!digit)
+                ps_fail(p, PJ_NUMBER, pos);
+            p->nst = N_FRAC;
+            break;
+        case N_E:
+            if (c == '+' || c == '-')
+                p->nst = N_ESIGN;
+            else if (digit)
+                p->nst = N_EXP;
+            else
+                ps_fail(p, PJ_SYNTAX, pos);
+            break;
+        case N_ESIGN:
+            if (!digit)
+                ps_fail(p, PJ_SYNTAX, pos);
+            p->nst = N_EXP;
+            break;
+        }
+        if (p->state == T_STOP)
+            break;
+        i++;
     }
-    return rc;
+    sbuf_add(&p->tok, (const char *)s + start, i - start);
+    *pi = i;
+}
+
+static void ps_open(struct ps *p, unsigned char c)
+{
+    int role = ps_value(p, c == '{' ? V_OBJECT : V_ARRAY);
+    if (p->state == T_STOP)
+        return;
+    p->stack[p->depth++] = c;
+    p->x.role[p->depth - 1] = (unsigned char)role;
+    p->state = T_OPEN;
+}
+
+static void ps_close(struct ps *p)
+{
+    p->depth--;
+    px_close(&p->x, p->x.role[p->depth]);
+    p->x.role[p->depth] = R_NONE;
+    ps_value_done(p);
+    if (p->x.over)
+        p->state = T_STOP;
+}
+
+/* Feed the next `n` bytes of the answer. */
+static void ps_feed(struct ps *p, const char *buf, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)buf;
+    size_t i = 0;
+    while (i < n && p->state != T_STOP) {
+        unsigned char c = s[i];
+        size_t pos = p->off + i;
+        switch (p->state) {
+        case T_STR:
+        case T_NUM:
+            if (p->state == T_STR)
+                ps_string(p, s, n, &i);
+            else
+                ps_number(p, s, n, &i);
+            /* One string or number longer than the cap is as much too large as many series. */
+            if (p->tok.len > p->x.max) {
+                p->x.over = true;
+                p->state = T_STOP;
+            }
+            continue;
+        case T_WORD:
+            if (c != (unsigned char)*p->wrest) {
+                ps_fail(p, PJ_SYNTAX, pos);
+                continue;
+            }
+            i++;
+            if (*++p->wrest == '\0') {
+                ps_value(p, p->wkind);
+                ps_value_done(p);
+            }
+            continue;
+        case T_DONE:
+            p->after = true;
+            if (pj_is_ws(c)) {
+                i++;
+                continue;
+            }
+            /* As json-c: the first byte after the value must not start a multi-byte one. */
+            if (c >= 0x80)
+                ps_fail(p, PJ_UTF8, pos);
+            else {
+                p->trailing = true;
+                p->trail_pos = pos;
+                p->state = T_STOP;
+            }
+            continue;
+        default:
+            break;
+        }
+        if (pj_is_ws(c)) {
+            i++;
+            continue;
+        }
+        switch (p->state) {
+        case T_OPEN:
+            if (c == (p->stack[p->depth - 1] == '{' ? '}' : ']')) {
+                i++;
+                ps_close(p);
+                continue;
+            }
+            p->state = p->stack[p->depth - 1] == '{' ? T_KEY : T_VALUE;
+            continue;
+        case T_KEY:
+            if (c != '"') {
+                ps_fail(p, c == '\'' ? PJ_QUOTE : PJ_SYNTAX, pos);
+                continue;
+            }
+            i++;
+            sbuf_reset(&p->tok);
+            p->is_key = true;
+            p->sst = S_CHAR;
+            p->state = T_STR;
+            continue;
+        case T_COLON:
+            if (c != ':') {
+                ps_fail(p, PJ_SYNTAX, pos);
+                continue;
+            }
+            i++;
+            p->state = T_VALUE;
+            continue;
+        case T_AFTER:
+            if (c == (p->stack[p->depth - 1] == '{' ? '}' : ']')) {
+                i++;
+                ps_close(p);
+            } else if (c == ',') {
+                i++;
+                p->state = p->stack[p->depth - 1] == '{' ? T_KEY : T_VALUE;
+            } else {
+                ps_fail(p, PJ_SYNTAX, pos);
+            }
+            continue;
+        default: /* T_VALUE */
+            break;
+        }
+        if (p->depth == PROMQ_JSON_DEPTH) {
+            /* json-c's limit counts values: an empty container may sit at the last level. */
+            ps_fail(p, PJ_DEPTH, pos);
+            continue;
+        }
+        sbuf_reset(&p->tok);
+        if (c == '{' || c == '[') {
+            i++;
+            ps_open(p, c);
+        } else if (c == '"') {
+            i++;
+            p->is_key = false;
+            p->sst = S_CHAR;
+            p->state = T_STR;
+        } else if (c == '-' || pj_is_digit(c)) {
+            p->nst = c == '-' ? N_MINUS : c == '0' ? N_ZERO : N_INT;
+            sbuf_putc(&p->tok, (char)c);
+            i++;
+            p->state = T_NUM;
+        } else if (c == 't' || c == 'f' || c == 'n') {
+            p->wrest = c == 't' ? "rue" : c == 'f' ? "alse" : "ull";
+            p->wkind = c == 'n' ? V_NULL : V_LITERAL;
+            i++;
+            p->state = T_WORD;
+        } else {
+            ps_fail(p, c == 'N' || c == 'I' ? PJ_LITERAL : PJ_SYNTAX, pos);
+        }
+    }
+    p->off += n;
+}
+
+/* The answer has ended: the syntax error, if any (PJ_OK with no trailing bytes otherwise). */
+static enum pj_err ps_end(struct ps *p)
+{
+    if (p->state == T_STOP)
+        return p->err;
+    if (p->state == T_DONE) {
+        /* As json-c: a number or literal that reaches the end could go on. */
+        if (p->word && !p->after)
+            ps_fail(p, PJ_TRUNCATED, p->off);
+        return p->err;
+    }
+    if (p->state == T_STR && p->sst == S_UTF8)
+        ps_fail(p, PJ_UTF8, p->utf_pos);
+    else
+        ps_fail(p, PJ_TRUNCATED, p->off);
+    return p->err;
 }
 
 static const char *promq_type_desc(unsigned want)
@@ -1116,166 +1403,93 @@ static const char *promq_type_desc(unsigned want)
     }
 }
 
-/* resultType's string at i, as PROMQ_* (0 when unknown or not a string). */
-static unsigned pj_result_type(const struct pj *c, size_t i, char *name, size_t namelen)
-{
-    name[0] = '\0';
-    if (pj_at(c, i) != '"')
-        return 0;
-    char *s = pj_strdup(c, i);
-    snprintf(name, namelen, "%s", s);
-    unsigned got = strcmp(s, "matrix") == 0   ? PROMQ_MATRIX
-                   : strcmp(s, "vector") == 0 ? PROMQ_VECTOR
-                   : strcmp(s, "scalar") == 0 ? PROMQ_SCALAR
-                                              : 0;
-    free(s);
-    return got;
-}
-
-/*
- * The `data` object at i. The result is parsed when its key is met (Prometheus writes
- * resultType first), so the big array is read once; a later resultType or result (only in
- * a hand-made answer) makes it parse again from the positions of the last ones.
- */
-static int pj_data(struct pj *c, size_t i, unsigned want, struct matrix *m, size_t *end, char *err,
-                   size_t errlen)
-{
-    *m = (struct matrix){0};
-    if (pj_at(c, i) != '{') {
-        *end = pj_skip(c, i);
-        snprintf(err, errlen, "prometheus answer: 'data' is missing or not an object");
-        return -1;
-    }
-    size_t rt = PJ_NONE, res = PJ_NONE, used_rt = PJ_NONE, used_res = PJ_NONE, after;
-    struct matrix early = {0};
-    int early_rc = -1;
-    char early_err[256] = "", name[40];
-    for (size_t k = pj_member(c, i, true, &after); k != PJ_NONE;
-         k = pj_member(c, k, false, &after)) {
-        bool esc;
-        size_t kend = pj_string_end(c, k, &esc), v = pj_value_of(c, kend);
-        if (pj_key_is(c, k, kend, esc, "resultType")) {
-            rt = v;
-        } else if (pj_key_is(c, k, kend, esc, "result")) {
-            res = v;
-            unsigned got = rt == PJ_NONE ? 0 : pj_result_type(c, rt, name, sizeof(name));
-            if (got & want) {
-                matrix_free(&early);
-                early_rc = pj_result(c, v, got, &early, &k, early_err, sizeof(early_err));
-                used_rt = rt;
-                used_res = v;
-                continue;
-            }
-        }
-        k = pj_skip(c, v);
-    }
-    *end = after;
-
-    int rc = -1;
-    unsigned got = rt == PJ_NONE ? 0 : pj_result_type(c, rt, name, sizeof(name));
-    if (rt == PJ_NONE || pj_at(c, rt) != '"') {
-        snprintf(err, errlen, "prometheus answer: 'data.resultType' is missing or not a string");
-    } else if (!(got & want)) {
-        snprintf(err, errlen, "prometheus answer: expected %s, got resultType '%.32s'",
-                 promq_type_desc(want), name);
-    } else if (res == PJ_NONE) {
-        snprintf(err, errlen, "prometheus answer: 'data.result' is missing");
-    } else if (used_rt == rt && used_res == res) {
-        rc = early_rc;
-        *m = early;
-        early = (struct matrix){0};
-        if (rc < 0)
-            snprintf(err, errlen, "%s", early_err);
-    } else {
-        size_t rend;
-        rc = pj_result(c, res, got, m, &rend, err, errlen);
-    }
-    matrix_free(&early);
-    return rc;
-}
-
 static bool promq_is_2xx(long status)
 {
     return status >= 200 && status < 300;
 }
 
-/* The envelope at i (an object); on success fill `m`. */
-static int pj_envelope(struct pj *c, size_t i, long http_status, unsigned want, struct matrix *m,
-                       char *err, size_t errlen)
+/* The envelope once the document is known to be valid JSON: the checks in order. */
+static int px_envelope(struct px *x, long http_status, struct matrix *m, char *err, size_t errlen)
 {
-    size_t status = PJ_NONE, etype = PJ_NONE, error = PJ_NONE, warnings = PJ_NONE, after;
-    size_t data = PJ_NONE;
-    struct matrix dm = {0};
-    int drc = -1;
-    char derr[256] = "";
-    for (size_t k = pj_member(c, i, true, &after); k != PJ_NONE;
-         k = pj_member(c, k, false, &after)) {
-        bool esc;
-        size_t kend = pj_string_end(c, k, &esc), v = pj_value_of(c, kend);
-        if (pj_key_is(c, k, kend, esc, "status")) {
-            status = v;
-        } else if (pj_key_is(c, k, kend, esc, "errorType")) {
-            etype = v;
-        } else if (pj_key_is(c, k, kend, esc, "error")) {
-            error = v;
-        } else if (pj_key_is(c, k, kend, esc, "warnings")) {
-            warnings = v;
-        } else if (pj_key_is(c, k, kend, esc, "data")) {
-            /* Parsed now, reported below in the order of the checks. */
-            data = v;
-            matrix_free(&dm);
-            drc = pj_data(c, v, want, &dm, &k, derr, sizeof(derr));
-            continue;
-        }
-        k = pj_skip(c, v);
+    const struct px_str *st = x->status.seen && x->status.str ? &x->status : NULL;
+    if (st && px_str_is(st, "error")) {
+        bool et = x->etype.seen && x->etype.str, em = x->error.seen && x->error.str;
+        snprintf(err, errlen, "prometheus error (%s): %s", et ? x->etype.s : "unknown",
+                 em ? x->error.s : "(no message)");
+        return -1;
     }
-
-    int rc = -1;
-    char *st = status != PJ_NONE && pj_at(c, status) == '"' ? pj_strdup(c, status) : NULL;
-    if (st && strcmp(st, "error") == 0) {
-        char *type = etype != PJ_NONE && pj_at(c, etype) == '"' ? pj_strdup(c, etype) : NULL;
-        char *msg = error != PJ_NONE && pj_at(c, error) == '"' ? pj_strdup(c, error) : NULL;
-        snprintf(err, errlen, "prometheus error (%s): %s", type ? type : "unknown",
-                 msg ? msg : "(no message)");
-        free(type);
-        free(msg);
-    } else if (!promq_is_2xx(http_status)) {
+    if (!promq_is_2xx(http_status)) {
         /* A 2xx-less answer without the error envelope comes from something in front of it. */
         snprintf(err, errlen, "HTTP %ld from prometheus", http_status);
-    } else if (!st) {
-        snprintf(err, errlen, "prometheus answer: 'status' is missing or not a string");
-    } else if (strcmp(st, "success") != 0) {
-        snprintf(err, errlen, "prometheus answer: unknown status '%.32s'", st);
-    } else if (warnings != PJ_NONE && pj_at(c, warnings) != 'n' && pj_at(c, warnings) != '[') {
-        snprintf(err, errlen, "prometheus answer: 'warnings' is not an array");
-    } else if (warnings != PJ_NONE && pj_at(c, warnings) == '[' &&
-               pj_at(c, pj_ws(c, warnings + 1)) != ']') {
-        size_t w = pj_ws(c, warnings + 1);
-        char *ws = pj_at(c, w) == '"' ? pj_strdup(c, w) : NULL;
-        snprintf(err, errlen, "partial answer: %s", ws ? ws : "(warning is not a string)");
-        free(ws);
-    } else if (data == PJ_NONE) {
-        snprintf(err, errlen, "prometheus answer: 'data' is missing or not an object");
-    } else {
-        rc = drc;
-        if (rc == 0) {
-            *m = dm;
-            dm = (struct matrix){0};
-        } else {
-            snprintf(err, errlen, "%s", derr);
-        }
+        return -1;
     }
-    free(st);
-    matrix_free(&dm);
-    return rc;
+    if (!st) {
+        snprintf(err, errlen, "prometheus answer: 'status' is missing or not a string");
+        return -1;
+    }
+    if (!px_str_is(st, "success")) {
+        snprintf(err, errlen, "prometheus answer: unknown status '%.32s'", st->s);
+        return -1;
+    }
+    if (x->warnings == 'x') {
+        snprintf(err, errlen, "prometheus answer: 'warnings' is not an array");
+        return -1;
+    }
+    if (x->warnings == '[' && x->warn_any) {
+        snprintf(err, errlen, "partial answer: %s",
+                 x->warn0.str ? x->warn0.s : "(warning is not a string)");
+        return -1;
+    }
+    if (!x->data || !x->data_obj) {
+        snprintf(err, errlen, "prometheus answer: 'data' is missing or not an object");
+        return -1;
+    }
+    if (!x->rtype.seen || !x->rtype.str) {
+        snprintf(err, errlen, "prometheus answer: 'data.resultType' is missing or not a string");
+        return -1;
+    }
+    int t = px_str_is(&x->rtype, "matrix")   ? PX_MATRIX
+            : px_str_is(&x->rtype, "vector") ? PX_VECTOR
+            : px_str_is(&x->rtype, "scalar") ? PX_SCALAR
+                                             : -1;
+    if (t < 0 || !(x->want & (1u << t))) {
+        snprintf(err, errlen, "prometheus answer: expected %s, got resultType '%.32s'",
+                 promq_type_desc(x->want), x->rtype.s);
+        return -1;
+    }
+    if (!x->res) {
+        snprintf(err, errlen, "prometheus answer: 'data.result' is missing");
+        return -1;
+    }
+    struct px_type *ty = &x->in[t];
+    if (ty->rc < 0) {
+        snprintf(err, errlen, "%s", ty->err);
+        return -1;
+    }
+    if (ty->m.n < ty->cap)
+        ty->m.s = xrealloc(ty->m.s, ty->m.n * sizeof(*ty->m.s));
+    *m = ty->m;
+    ty->m = (struct matrix){0};
+    return 0;
 }
 
-static int promq_parse_as(const char *body, size_t len, long http_status, unsigned want,
-                          struct matrix *out, char *err, size_t errlen)
+/*
+ * The whole answer has been fed: fill `out` or return -1 with the message. `len` is the
+ * number of bytes fed.
+ */
+static int ps_finish(struct ps *p, long http_status, struct matrix *out, char *err, size_t errlen)
 {
     *out = (struct matrix){0};
-    size_t end = 0;
-    enum pj_err jerr = len ? pj_check(body, len, &end) : PJ_TRUNCATED;
+    size_t len = p->off;
+    if (p->x.over) {
+        /* Whatever the rest holds, it does not fit: never a partial answer. */
+        snprintf(err, errlen,
+                 "prometheus answer too large: its series need more than the cap of %zu bytes "
+                 "(%zu series in the first %zu bytes of the answer)",
+                 p->x.max, p->x.nseries, len);
+        return -1;
+    }
+    enum pj_err jerr = len ? ps_end(p) : PJ_TRUNCATED;
     if (jerr != PJ_OK) {
         if (!promq_is_2xx(http_status))
             snprintf(err, errlen, "HTTP %ld from prometheus", http_status);
@@ -1284,36 +1498,45 @@ static int promq_parse_as(const char *body, size_t len, long http_status, unsign
         else if (jerr == PJ_TRUNCATED)
             snprintf(err, errlen, "truncated JSON from prometheus (%zu bytes)", len);
         else
-            snprintf(err, errlen, "invalid JSON from prometheus at offset %zu: %s", end,
+            snprintf(err, errlen, "invalid JSON from prometheus at offset %zu: %s", p->err_pos,
                      pj_err_desc[jerr]);
         return -1;
     }
-    size_t start = 0;
-    while (start < len && pj_is_ws((unsigned char)body[start]))
-        start++;
-    while (end < len && pj_is_ws((unsigned char)body[end]))
-        end++;
-    if (end < len) {
+    if (p->trailing) {
         if (!promq_is_2xx(http_status))
             snprintf(err, errlen, "HTTP %ld from prometheus", http_status);
         else
-            snprintf(err, errlen, "invalid JSON from prometheus: trailing data at offset %zu", end);
+            snprintf(err, errlen, "invalid JSON from prometheus: trailing data at offset %zu",
+                     p->trail_pos);
         return -1;
     }
-    if (body[start] != '{') {
+    if (!p->x.top_obj) {
         if (!promq_is_2xx(http_status))
             snprintf(err, errlen, "HTTP %ld from prometheus", http_status);
         else
             snprintf(err, errlen, "prometheus answer is not a JSON object");
         return -1;
     }
-    struct pj c = {.s = body, .len = len};
-    int ret = pj_envelope(&c, start, http_status, want, out, err, errlen);
-    sbuf_free(&c.names);
-    free(c.lab);
-    if (ret < 0)
-        matrix_free(out);
+    return px_envelope(&p->x, http_status, out, err, errlen);
+}
+
+static int promq_parse_max(const char *body, size_t len, long http_status, unsigned want,
+                           size_t max, struct matrix *out, char *err, size_t errlen)
+{
+    struct ps *p = xmalloc(sizeof(*p));
+    ps_init(p, want, max);
+    ps_feed(p, body, len);
+    int ret = ps_finish(p, http_status, out, err, errlen);
+    ps_free(p);
+    free(p);
     return ret;
+}
+
+static int promq_parse_as(const char *body, size_t len, long http_status, unsigned want,
+                          struct matrix *out, char *err, size_t errlen)
+{
+    return promq_parse_max(body, len, http_status, want, PROMQ_DEFAULT_MAX_ANSWER, out, err,
+                           errlen);
 }
 
 int promq_parse(const char *body, size_t len, long http_status, struct matrix *out, char *err,
@@ -1661,6 +1884,19 @@ static bool promq_ref_same_matrix(const struct matrix *a, const struct matrix *b
     return true;
 }
 
+/* The syntax check alone: the error and its offset, as the stream reports them. */
+static enum pj_err pj_check(const char *body, size_t len, size_t *pos)
+{
+    struct ps *p = xmalloc(sizeof(*p));
+    ps_init(p, 0, SIZE_MAX);
+    ps_feed(p, body, len);
+    enum pj_err e = ps_end(p);
+    *pos = p->err_pos;
+    ps_free(p);
+    free(p);
+    return e;
+}
+
 /*
  * Parse with both parsers and compare. Returns 0 when they agree: the same matrix bit for
  * bit, or errors of the same class (the same message, except for the wording of JSON syntax
@@ -1704,6 +1940,42 @@ static int promq_ref_compare(const char *body, size_t len, long http_status, uns
     matrix_free(&b);
     return ret;
 }
+/*
+ * Parse `body` whole and again fed in chunks of 1 to 64 bytes drawn from `seed` (as libcurl
+ * may cut it anywhere); 0 when both give the same matrix bit for bit or the same message.
+ */
+static int promq_ref_chunked(const char *body, size_t len, long http_status, unsigned want,
+                             uint64_t seed, char *why, size_t whylen)
+{
+    struct matrix a, b;
+    char ea[256] = "", eb[256] = "";
+    int ra = promq_parse_as(body, len, http_status, want, &a, ea, sizeof(ea));
+    struct ps *p = xmalloc(sizeof(*p));
+    ps_init(p, want, PROMQ_DEFAULT_MAX_ANSWER);
+    uint64_t x = seed | 1;
+    for (size_t i = 0; i < len;) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        size_t n = 1 + (size_t)(x % ((x >> 32) % 4 == 0 ? 64 : 4));
+        if (n > len - i)
+            n = len - i;
+        ps_feed(p, body + i, n);
+        i += n;
+    }
+    int rb = ps_finish(p, http_status, &b, eb, sizeof(eb));
+    ps_free(p);
+    free(p);
+    int ret = 0;
+    if (ra != rb || strcmp(ea, eb) != 0) {
+        snprintf(why, whylen, "whole %s, chunked %s", ra ? ea : "ok", rb ? eb : "ok");
+        ret = -1;
+    } else if (ra == 0 && !promq_ref_same_matrix(&a, &b)) {
+        snprintf(why, whylen, "whole and chunked matrices differ");
+        ret = -1;
+    }
+    matrix_free(&a);
+    matrix_free(&b);
+    return ret;
+}
 #endif /* PROMQ_JSONC_REFERENCE */
 
 /* ---- requests ---------------------------------------------------------------------------- */
@@ -1725,13 +1997,24 @@ static void promq_form_num(struct sbuf *b, const char *name, double v)
     promq_form(b, name, tmp);
 }
 
+/* libcurl's write callback: parse as the bytes arrive; stop at a final error. */
+static int promq_sink(void *arg, const char *data, size_t len)
+{
+    struct ps *p = arg;
+    ps_feed(p, data, len);
+    return p->state == T_STOP ? -1 : 0;
+}
+
 static int promq_request(struct promq *q, const char *path, const struct sbuf *form, unsigned want,
                          struct matrix *out, char *err, size_t errlen)
 {
     char *url = xasprintf("%s%s", q->url, path);
     char *token = NULL, *pass = NULL;
     struct httpc_resp resp = {0};
+    struct ps *ps = xmalloc(sizeof(*ps));
     int ret = -1;
+
+    ps_init(ps, want, q->max_answer);
 
     atomic_fetch_add(&q->requests, 1);
     *out = (struct matrix){0};
@@ -1758,19 +2041,223 @@ static int promq_request(struct promq *q, const char *path, const struct sbuf *f
         .bearer_token = token,
         .basic_user = q->basic_user,
         .basic_pass = pass,
+        .sink = promq_sink,
+        .sink_arg = ps,
     };
     if (httpc_do(&req, &resp, err, errlen) < 0)
         goto out;
-    ret = promq_parse_as(resp.body.buf, resp.body.len, resp.status, want, out, err, errlen);
-    log_debug("prometheus %s %s: HTTP %ld, %zu bytes, %.3f s%s", path, form->buf, resp.status,
-              resp.body.len, resp.elapsed, ret < 0 ? " (failed)" : "");
+    ret = ps_finish(ps, resp.status, out, err, errlen);
+    log_debug("prometheus %s %s: HTTP %ld, %zu bytes%s, %.3f s%s", path, form->buf, resp.status,
+              ps->off, resp.stopped ? " (stopped)" : "", resp.elapsed, ret < 0 ? " (failed)" : "");
 out:
     if (ret < 0)
         atomic_fetch_add(&q->failures, 1);
     httpc_resp_free(&resp);
+    ps_free(ps);
+    free(ps);
     secret_free(token);
     secret_free(pass);
     free(url);
+    return ret;
+}
+
+/* ---- VictoriaMetrics' rewritten newest points ----------------------------------------------- */
+
+/*
+ * A Go duration ("30s", "1m0s", "500ms", "0s") in seconds, or -1. VictoriaMetrics prints
+ * its duration flags this way at /flags.
+ */
+static double promq_go_duration(const char *s, size_t n)
+{
+    static const struct {
+        const char *unit;
+        double sec;
+    } units[] = {{"ns", 1e-9}, {"us", 1e-6}, {"\xc2\xb5s", 1e-6}, {"ms", 1e-3},
+                 {"s", 1},     {"m", 60},    {"h", 3600}};
+    double total = 0;
+    size_t i = 0;
+    if (n == 0)
+        return -1;
+    while (i < n) {
+        size_t j = i;
+        while (j < n && (pj_is_digit((unsigned char)s[j]) || s[j] == '.'))
+            j++;
+        double v;
+        if (j == i || !promq_fast_decimal(s + i, j - i, &v))
+            return -1;
+        size_t k = j;
+        while (k < n && !pj_is_digit((unsigned char)s[k]) && s[k] != '.')
+            k++;
+        size_t u = 0;
+        while (u < ARRAY_LEN(units) &&
+               !(strlen(units[u].unit) == k - j && memcmp(units[u].unit, s + j, k - j) == 0))
+            u++;
+        if (u == ARRAY_LEN(units))
+            return v == 0 && k == j && k == n ? 0 : -1;
+        total += v * units[u].sec;
+        i = k;
+    }
+    return total;
+}
+
+/* The value of `-name="value"` in a /flags listing, as a duration; `def` when absent. */
+static double promq_vm_flag(const char *body, const char *name, double def)
+{
+    size_t n = strlen(name);
+    for (const char *p = body; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+        if (p[0] != '-' || strncmp(p + 1, name, n) != 0 || p[1 + n] != '=')
+            continue;
+        const char *v = p + 2 + n, *e = strchr(v, '\n');
+        size_t len = e ? (size_t)(e - v) : strlen(v);
+        if (len >= 2 && v[0] == '"' && v[len - 1] == '"')
+            v++, len -= 2;
+        double d = promq_go_duration(v, len);
+        /* Unreadable: assume the worst (the rewrite happens). */
+        return d < 0 ? (def > 3600 ? def : 3600) : d;
+    }
+    return def;
+}
+
+/*
+ * VictoriaMetrics' vmselect rewrites the newest points of a range answer: points within
+ * -search.latencyOffset (30 s by default) of its clock take the value of the point before
+ * them when the step is below -search.maxStepForPointsAdjustment (1m by default), because
+ * their data may be incomplete (VictoriaMetrics app/vmselect/prometheus/prometheus.go,
+ * adjustLastPoints). A workload that turned busy in the last 30 s then reads idle, and one
+ * that stopped reporting reads fresh. Its /flags page lists the flags set on its command
+ * line ("-search.latencyOffset=\"0s\""); Prometheus answers it with its web UI. Read once;
+ * a server that cannot be reached is asked again next time.
+ */
+static int promq_vm_probe(struct promq *q, char *err, size_t errlen)
+{
+    pthread_mutex_lock(&q->vm_lock);
+    if (q->vm_probed) {
+        pthread_mutex_unlock(&q->vm_lock);
+        return 0;
+    }
+    char *url = xasprintf("%s/flags", q->url);
+    char *token = NULL, *pass = NULL;
+    struct httpc_resp resp = {0};
+    int ret = -1;
+    atomic_fetch_add(&q->requests, 1);
+    if (q->bearer_file && !(token = secret_read(q->bearer_file, "bearer token", err, errlen)))
+        goto out;
+    if (q->basic_user && q->basic_pass_file &&
+        !(pass = secret_read(q->basic_pass_file, "password", err, errlen)))
+        goto out;
+    struct httpc_req req = {
+        .url = url,
+        .timeout = q->timeout,
+        .ca_file = q->ca_file,
+        .insecure = q->insecure,
+        .bearer_token = token,
+        .basic_user = q->basic_user,
+        .basic_pass = pass,
+        .max_body = 1u << 20,
+    };
+    if (httpc_do(&req, &resp, err, errlen) < 0)
+        goto out;
+    ret = 0;
+    q->vm_probed = true;
+    q->vm = resp.status == 200 && resp.body.len > 0 && resp.body.buf[0] == '-';
+    if (q->vm) {
+        q->vm_latency = promq_vm_flag(resp.body.buf, "search.latencyOffset", 30);
+        q->vm_max_step = promq_vm_flag(resp.body.buf, "search.maxStepForPointsAdjustment", 60);
+        if (q->vm_latency > 0)
+            log_warn("'%s' is VictoriaMetrics with -search.latencyOffset=%gs: range queries "
+                     "with a step under %gs ending within %gs of now fail; start it with "
+                     "-search.latencyOffset=0s",
+                     q->url, q->vm_latency, q->vm_max_step, q->vm_latency);
+    }
+out:
+    if (ret < 0)
+        atomic_fetch_add(&q->failures, 1);
+    pthread_mutex_unlock(&q->vm_lock);
+    httpc_resp_free(&resp);
+    secret_free(token);
+    secret_free(pass);
+    free(url);
+    return ret;
+}
+
+/*
+ * Refuse a range query whose newest points VictoriaMetrics would rewrite (see
+ * promq_vm_probe): its answer would be data that does not exist. Only queries ending near
+ * the present are concerned; history at a fixed epoch (tests) never is.
+ */
+static int promq_vm_check(struct promq *q, double end, double step, char *err, size_t errlen)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    double wall = (double)now.tv_sec + (double)now.tv_nsec / 1e9;
+    if (end < wall - 3600)
+        return 0;
+    if (promq_vm_probe(q, err, errlen) < 0)
+        return 0; /* unreachable: the query itself will say so */
+    /* A minute of clock skew between us and the server counts as near. */
+    if (q->vm && q->vm_latency > 0 && step < q->vm_max_step && end > wall - q->vm_latency - 60) {
+        snprintf(err, errlen,
+                 "VictoriaMetrics at '%s' replaces the points of the last %gs of a range answer "
+                 "with older values (-search.latencyOffset) when the step is under %gs: start it "
+                 "with -search.latencyOffset=0s",
+                 q->url, q->vm_latency, q->vm_max_step);
+        atomic_fetch_add(&q->failures, 1);
+        return -1;
+    }
+    return 0;
+}
+
+static int promq_series_cmp(const void *a, const void *b)
+{
+    const struct series *const *x = a, *const *y = b;
+    return labels_compare(&(*x)->labels, &(*y)->labels);
+}
+
+/*
+ * A range answer without metric names. The enforcer's range queries are all functions of
+ * selectors, whose results Prometheus gives without __name__; VictoriaMetrics 1.79 keeps it
+ * for some (max_over_time) and not others (present_over_time), so series of two queries
+ * about one workload would not match. Two series that differ only by name are an error, as
+ * Prometheus makes it ("vector cannot contain metrics with the same labelset").
+ */
+static int promq_drop_names(struct matrix *m, char *err, size_t errlen)
+{
+    bool any = false;
+    for (size_t i = 0; i < m->n; i++) {
+        struct labels *ls = &m->s[i].labels;
+        size_t k = 0;
+        while (k < ls->n && strcmp(ls->v[k].name, "__name__") != 0)
+            k++;
+        if (k == ls->n)
+            continue;
+        any = true;
+        struct label small[16], *v = ls->n <= 16 ? small : xmalloc(ls->n * sizeof(*v));
+        memcpy(v, ls->v, k * sizeof(*v));
+        memcpy(v + k, ls->v + k + 1, (ls->n - k - 1) * sizeof(*v));
+        struct labels out;
+        labels_from(&out, v, ls->n - 1);
+        if (v != small)
+            free(v);
+        labels_free(ls);
+        *ls = out;
+    }
+    if (!any || m->n < 2)
+        return 0;
+    const struct series **idx = xmalloc(m->n * sizeof(*idx));
+    for (size_t i = 0; i < m->n; i++)
+        idx[i] = &m->s[i];
+    qsort(idx, m->n, sizeof(*idx), promq_series_cmp);
+    int ret = 0;
+    for (size_t i = 1; i < m->n && ret == 0; i++) {
+        if (labels_equal(&idx[i - 1]->labels, &idx[i]->labels)) {
+            char *l = labels_format(&idx[i]->labels);
+            snprintf(err, errlen,
+                     "prometheus answer: two series differ only in their metric name: %.160s", l);
+            free(l);
+            ret = -1;
+        }
+    }
+    free(idx);
     return ret;
 }
 
@@ -1782,14 +2269,25 @@ int promq_range(struct promq *q, const char *expr, double start, double end, dou
         snprintf(err, errlen, "invalid range [%.3f, %.3f] with step %g", start, end, step);
         return -1;
     }
+    if (promq_vm_check(q, end, step, err, errlen) < 0) {
+        *out = (struct matrix){0};
+        return -1;
+    }
     struct sbuf form = {0};
     promq_form(&form, "query", expr);
     promq_form_num(&form, "start", start);
     promq_form_num(&form, "end", end);
     promq_form_num(&form, "step", step);
     promq_form_num(&form, "timeout", q->timeout);
+    /* VictoriaMetrics: not from its response cache, which may predate late samples. */
+    promq_form(&form, "nocache", "1");
     int ret = promq_request(q, "/api/v1/query_range", &form, PROMQ_MATRIX, out, err, errlen);
     sbuf_free(&form);
+    if (ret == 0 && promq_drop_names(out, err, errlen) < 0) {
+        matrix_free(out);
+        atomic_fetch_add(&q->failures, 1);
+        ret = -1;
+    }
     return ret;
 }
 
@@ -1805,6 +2303,7 @@ int promq_instant(struct promq *q, const char *expr, double t, struct matrix *ou
     promq_form(&form, "query", expr);
     promq_form_num(&form, "time", t);
     promq_form_num(&form, "timeout", q->timeout);
+    promq_form(&form, "nocache", "1");
     int ret =
         promq_request(q, "/api/v1/query", &form, PROMQ_VECTOR | PROMQ_SCALAR, out, err, errlen);
     sbuf_free(&form);

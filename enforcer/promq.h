@@ -25,6 +25,12 @@ struct promq_cfg {
     const char *basic_pass_file;
     const char *ca_file; /* CA bundle for https */
     bool insecure;       /* skip TLS verification (logged as a warning) */
+    /*
+     * Cap on what one answer may hold once parsed (series, labels, points; 0 = 128 MiB).
+     * Answers are parsed as they arrive, so the raw text is never held whole; an answer
+     * over the cap fails with a message naming the cap, never a partial result.
+     */
+    size_t max_answer_bytes;
 };
 
 struct promq;
@@ -32,7 +38,11 @@ struct promq;
 struct promq *promq_new(const struct promq_cfg *cfg);
 void promq_free(struct promq *q);
 
-/* Range query; `out` is a matrix. Returns 0 or -1 with a message in err. */
+/*
+ * Range query; `out` is a matrix whose series carry no `__name__` (see promq_drop_names:
+ * Prometheus drops it for functions, VictoriaMetrics keeps it for some). Returns 0 or -1
+ * with a message in err.
+ */
 int promq_range(struct promq *q, const char *expr, double start, double end, double step,
                 struct matrix *out, char *err, size_t errlen);
 /* Instant query at `t`; `out` holds one point per series (scalars become one series). */
@@ -46,7 +56,8 @@ unsigned long promq_failures(const struct promq *q);
 /*
  * Pure parser of one API answer (exposed for tests and fuzzing): `http_status` is the HTTP
  * code, `body`/`len` the payload (need not end in NUL). Fills `out` on success, one
- * allocation of points per series. Bounded: one syntax pass, then one pass over the values.
+ * allocation of points per series. The same push parser the client feeds chunk by chunk as
+ * the answer arrives, given the whole body at once: one pass, O(len).
  */
 int promq_parse(const char *body, size_t len, long http_status, struct matrix *out, char *err,
                 size_t errlen);

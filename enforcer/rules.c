@@ -1047,6 +1047,10 @@ static void finish_rule(struct ctx *c, const struct ydom_node *map, struct rule 
         s = source(rv, dv, (enum rkey)(K_Q_ACTIVITY + i));
         const char *v = s ? s->query[i] : qdefault[i];
         *qdst[i] = v && *v ? xstrdup(v) : NULL;
+        if (i == 0 && s && s->at[K_Q_ACTIVITY]) {
+            r->activity_line = s->at[K_Q_ACTIVITY]->line;
+            r->activity_col = s->at[K_Q_ACTIVITY]->col;
+        }
     }
 
     finish_notify(c, r, &rv->notify, &dv->notify, where);

@@ -101,6 +101,9 @@ struct rule {
     size_t nidentity;
     char *resource_label; /* label naming the GPU resource; default "resource" */
 
+    /* Position of the `activity` value in its file (0 when it is the default). */
+    int activity_line, activity_col;
+
     char **namespaces; /* scope: empty = every namespace */
     size_t nnamespaces;
     struct matcher_set scope; /* scope matchers, all must match */

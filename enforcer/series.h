@@ -17,7 +17,7 @@ struct label {
 };
 
 struct labels {
-    struct label *v; /* sorted by name, names unique */
+    struct label *v; /* sorted by name, names unique; one block with the strings (series.c) */
     size_t n;
 };
 
@@ -42,6 +42,8 @@ const char *labels_get(const struct labels *ls, const char *name);
 /* Insert or replace (copies both strings). */
 void labels_set(struct labels *ls, const char *name, const char *value);
 void labels_copy(struct labels *dst, const struct labels *src);
+/* A new set of the `n` labels at v, already sorted by name and unique (copies the strings). */
+void labels_from(struct labels *dst, const struct label *v, size_t n);
 /* Copy only the labels named in `names` (absent ones are skipped). */
 void labels_project(struct labels *dst, const struct labels *src, char *const *names, size_t n);
 bool labels_equal(const struct labels *a, const struct labels *b);

@@ -20,8 +20,9 @@
 
 /*
  * The counter advances about once per millisecond (two MI300X captures 5 s apart differ by
- * 5008 ticks). An advance of more than 10^7 ticks per second of wall time, 10^4 times that
- * rate, is not a reading of the same counter: a driver reload or garbage.
+ * 5008 ticks: SebastianM-C/GPUDiagnostics.jl test/gpu_metrics.jl). An advance of more than 10^7
+ * ticks per second of wall time, 10^4 times that rate, is not a reading of the same counter: a
+ * driver reload or garbage.
  */
 #define MAX_TICKS_PER_SECOND 1e7
 

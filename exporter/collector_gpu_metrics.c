@@ -71,7 +71,7 @@ static void accumulators(struct coll_ctx *ctx, const char *gpu, const struct gpu
     struct accum_totals t;
     if (accum_update(key, &r, &t) < 0 || !t.den_valid)
         return;
-    expo_add(ctx->e, M("accumulation_counter_total"), EXPO_COUNTER,
+    expo_add(ctx->e, M("accumulation_ticks_total"), EXPO_COUNTER,
              "Firmware accumulation ticks (about 1 ms each) seen by this exporter process: the "
              "denominator of the gpu_metrics accumulators.",
              t.den_total, "gpu", gpu, NULL);
@@ -79,7 +79,7 @@ static void accumulators(struct coll_ctx *ctx, const char *gpu, const struct gpu
         expo_add(ctx->e, M("gfx_activity_accumulator_total"), EXPO_COUNTER,
                  "Whole-device GFX busy accumulator (percent x accumulation ticks) since the "
                  "exporter started; busy ratio = increase(this) / "
-                 "increase(gpureclaim_gpu_metrics_accumulation_counter_total) / 100.",
+                 "increase(gpureclaim_gpu_metrics_accumulation_ticks_total) / 100.",
                  t.num_total[0], "gpu", gpu, NULL);
     for (int k = 0; k < GPUM_RES_N; k++)
         if (t.num_valid[1 + k])

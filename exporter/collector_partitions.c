@@ -12,7 +12,7 @@
  *
  * Next to that instantaneous gauge, each partition's exact busy accumulator and the
  * accumulation counter it divides by are published as counters (accum.h), from the first
- * source that has them: the xcp_metrics file (v1_0 with the GPU's counter, v1_1 with its
+ * source that exists: the xcp_metrics file (v1_0 with the GPU's counter, v1_1 with its
  * own counter when it has one), xcp_stats in gpu_metrics (v1_6 ROCm layout, v1_7, v1_8),
  * or, for a GPU that is one partition, the per-XCC arrays of gpu_metrics v1_9.
  */
@@ -178,7 +178,7 @@ static void partition_accumulators(struct coll_ctx *ctx, size_t gi, const struct
         r.den = m->accumulation_counter;
         r.den_src = SRC_V1_9_DEVICE;
     }
-    if (!acc || !r.den.bits)
+    if (!acc)
         return;
     for (int i = 0; i < n; i++)
         r.num[i] = acc[i];
@@ -187,7 +187,7 @@ static void partition_accumulators(struct coll_ctx *ctx, size_t gi, const struct
     struct accum_totals t;
     if (accum_update(key, &r, &t) < 0 || !t.den_valid)
         return;
-    expo_add(ctx->e, M("partition_accumulation_counter_total"), EXPO_COUNTER,
+    expo_add(ctx->e, M("partition_accumulation_ticks_total"), EXPO_COUNTER,
              "Accumulation ticks (about 1 ms each) seen by this exporter process for a "
              "partition: the denominator of gpureclaim_partition_gfx_busy_accumulator_total.",
              t.den_total, "gpu", g->pci, "partition", idx, NULL);
@@ -196,21 +196,25 @@ static void partition_accumulators(struct coll_ctx *ctx, size_t gi, const struct
     for (int i = 0; i < n; i++) {
         if (!t.num_valid[i])
             continue;
+        sum += t.num_total[i];
+        valid++;
+        /* With one XCC (CPX) the per-XCC series would repeat the partition's: 64 series of
+         * an 8-GPU node for nothing. */
+        if (n_known && n == 1)
+            continue;
         char xs[8];
         snprintf(xs, sizeof(xs), "%d", i);
         expo_add(ctx->e, METRIC_PREFIX "gpu_metrics_xcc_gfx_busy_accumulator_total", EXPO_COUNTER,
                  "GFX busy accumulator (percent x accumulation ticks) of one XCC within a "
                  "partition since the exporter started.",
                  t.num_total[i], "gpu", g->pci, "partition", idx, "xcc", xs, NULL);
-        sum += t.num_total[i];
-        valid++;
     }
     /* One XCC without a value makes the partition's mean unknown: omitted, never partial. */
     if (valid > 0 && (!n_known || valid == n))
         expo_add(ctx->e, M("partition_gfx_busy_accumulator_total"), EXPO_COUNTER,
                  "GFX busy accumulator of a partition (percent x accumulation ticks, mean over "
                  "its XCCs) since the exporter started; exact busy ratio over a window = "
-                 "increase(this) / increase(gpureclaim_partition_accumulation_counter_total) "
+                 "increase(this) / increase(gpureclaim_partition_accumulation_ticks_total) "
                  "/ 100.",
                  sum / valid, "gpu", g->pci, "partition", idx, NULL);
 }

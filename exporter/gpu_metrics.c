@@ -1,6 +1,9 @@
 /*
  * Pure parser of the amdgpu gpu_metrics and xcp_metrics blobs (see gpu_metrics.h).
  *
+ * The attribute tables (v1_9, partition v1_1) are walked entry by entry further down
+ * (attr_walk); everything else in this comment is about the fixed layouts.
+ *
  * Each supported layout is declared below as a C struct with exactly the field order and
  * types of the kernel's struct in kgd_pp_interface.h, so the compiler computes the same
  * natural-alignment offsets as the kernel does; _Static_asserts pin the sizes and key offsets
@@ -426,17 +429,19 @@ static double u32v(uint32_t v)
 }
 
 /*
- * Zero where the kernel documents all-ones as "not supported". Real blobs also hold 0 where
- * the board has no such sensor or the firmware does not implement the field: the RDNA3 v1_3
- * capture (MangoHud tests/gpu_metrics) has current_vclk0/dclk0/vclk1/dclk1 = 0, and the
- * issue reports of gpureclaim users show energy_accumulator and VR temperatures at 0 on
- * such boards. Per field:
+ * Zero where the kernel documents all-ones as "not supported". The all-ones fill covers only
+ * fields the driver never writes; a field it copies from the firmware's metrics table on a
+ * board without that sensor or counter holds the firmware's 0 (inferred from the per-ASIC
+ * get_gpu_metrics functions, which copy firmware fields unconditionally). The RDNA3 v1_3
+ * capture (MangoHud tests/gpu_metrics) shows both kinds: all-ones gfx_activity_acc and HBM
+ * temperatures, and 0 for current_vclk0/dclk0/vclk1/dclk1, while its energy_accumulator and
+ * VR temperatures are real there. Per field:
  *  - temperatures: 0 C cannot be read on a powered GPU (its own dissipation keeps every
  *    sensor above ambient), so 0 is a missing sensor and is omitted;
  *  - socket power: an operating GPU never draws 0 W, 0 is a missing sensor;
  *  - clocks: 0 is an ungated-but-unpopulated slot or a gated engine; neither is a frequency
  *    (GPUDiagnostics.jl drops 0 gfx clock slots too), omitted;
- *  - PCIe width/speed: a trained link is never 0 lanes or 0 GT/s (SR-IOV VFs report 0);
+ *  - PCIe width/speed: a trained link is never 0 lanes or 0 GT/s;
  *  - energy_accumulator: energy since boot is never 0 once the GPU has run; firmware that
  *    does not count leaves 0 and a counter stuck at 0 would read as "no power drawn";
  *  - accumulation_counter and the busy accumulators (gfx_activity_acc, gfx_busy_acc): 0 is
@@ -805,6 +810,24 @@ static struct gpum_acc attr_acc(const struct attr *a, unsigned i, bool zero_is_a
 /* Up to `n` elements of an array field; the rest of a longer array is skipped. */
 #define ATTR_EACH(a, n, i) for (unsigned i = 0; i < (a)->inst && i < (n); i++)
 
+static void attr_clocks(const struct attr *a, double *dst, unsigned n) /* MHz -> Hz */
+{
+    ATTR_EACH(a, n, i)
+    dst[i] = HZ(attr_nz(a, i));
+}
+
+static void attr_ratios(const struct attr *a, double *dst, unsigned n) /* percent -> 0..1 */
+{
+    ATTR_EACH(a, n, i)
+    dst[i] = RATIO(attr_num(a, i));
+}
+
+static void attr_accs(const struct attr *a, struct gpum_acc *dst, unsigned n)
+{
+    ATTR_EACH(a, n, i)
+    dst[i] = attr_acc(a, i, true);
+}
+
 typedef void (*attr_apply_fn)(void *out, const struct attr *a);
 
 struct attr_walk {
@@ -928,31 +951,25 @@ static void apply_gpu(void *outp, const struct attr *a)
         o->pcie_link_speed = a->unit == UNIT_SPEED_1 ? attr_nz(a, 0) : GTS(attr_nz(a, 0));
         break;
     case A_GFXCLK:
-        ATTR_EACH(a, GPUM_MAX_GFXCLK, i)
-        o->gfxclk[i] = HZ(attr_nz(a, i));
+        attr_clocks(a, o->gfxclk, GPUM_MAX_GFXCLK);
         break;
     case A_SOCCLK:
-        ATTR_EACH(a, GPUM_MAX_CLK, i)
-        o->socclk[i] = HZ(attr_nz(a, i));
+        attr_clocks(a, o->socclk, GPUM_MAX_CLK);
         break;
     case A_VCLK0:
-        ATTR_EACH(a, GPUM_MAX_CLK, i)
-        o->vclk0[i] = HZ(attr_nz(a, i));
+        attr_clocks(a, o->vclk0, GPUM_MAX_CLK);
         break;
     case A_DCLK0:
-        ATTR_EACH(a, GPUM_MAX_CLK, i)
-        o->dclk0[i] = HZ(attr_nz(a, i));
+        attr_clocks(a, o->dclk0, GPUM_MAX_CLK);
         break;
     case A_UCLK:
-        o->uclk = HZ(attr_nz(a, 0));
+        attr_clocks(a, &o->uclk, 1);
         break;
     case A_GFX_BUSY_INST:
-        ATTR_EACH(a, GPUM_MAX_XCC, i)
-        o->xcc_busy[i] = RATIO(attr_num(a, i));
+        attr_ratios(a, o->xcc_busy, GPUM_MAX_XCC);
         break;
     case A_GFX_BUSY_ACC:
-        ATTR_EACH(a, GPUM_MAX_XCC, i)
-        o->xcc_busy_acc[i] = attr_acc(a, i, true);
+        attr_accs(a, o->xcc_busy_acc, GPUM_MAX_XCC);
         break;
     case A_TEMP_HBM:
         ATTR_EACH(a, GPUM_NUM_HBM, i)
@@ -970,19 +987,16 @@ static void apply_partition(void *outp, const struct attr *a)
     struct gpu_partition_metrics *o = outp;
     switch (a->id) {
     case A_GFXCLK:
-        ATTR_EACH(a, GPUM_MAX_XCC, i)
-        o->gfxclk[i] = HZ(attr_nz(a, i));
+        attr_clocks(a, o->gfxclk, GPUM_MAX_XCC);
         break;
     case A_UCLK:
-        o->uclk = HZ(attr_nz(a, 0));
+        attr_clocks(a, &o->uclk, 1);
         break;
     case A_GFX_BUSY_INST:
-        ATTR_EACH(a, GPUM_MAX_XCC, i)
-        o->gfx_busy[i] = RATIO(attr_num(a, i));
+        attr_ratios(a, o->gfx_busy, GPUM_MAX_XCC);
         break;
     case A_GFX_BUSY_ACC:
-        ATTR_EACH(a, GPUM_MAX_XCC, i)
-        o->gfx_busy_acc[i] = attr_acc(a, i, true);
+        attr_accs(a, o->gfx_busy_acc, GPUM_MAX_XCC);
         break;
     case A_ACC_COUNTER:
         o->accumulation_counter = attr_acc(a, 0, true);

@@ -5,8 +5,11 @@
  * parser and the json-c reference it replaced (promq_ref_compare): the same matrix bit for
  * bit, or errors of the same class, else a trap. The parser also promises no read past
  * `len` (ASan checks it on an exact-size copy), an empty matrix and a message on error, and
- * on success strictly ascending timestamps and sorted, unique label names. Seeds:
- * fuzz/corpus/promq.
+ * on success strictly ascending timestamps and sorted, unique label names. The body is
+ * also fed to the streaming parser in chunks of random sizes (as libcurl's write callback
+ * cuts it; the sizes come from the top bits of the first byte and a hash of the input),
+ * which must give the whole-buffer result exactly: the same matrix or the same message.
+ * Seeds: fuzz/corpus/promq.
  */
 #define PROMQ_JSONC_REFERENCE
 #include "httpc.c"
@@ -61,6 +64,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char why[600];
     if (promq_ref_compare(copy, len, status, want, why, sizeof(why)) < 0) {
         fprintf(stderr, "parsers disagree: %s\n", why);
+        __builtin_trap();
+    }
+    uint64_t seed = (uint64_t)(data[0] >> 5) << 56 | 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < len; i++)
+        seed = (seed ^ (unsigned char)copy[i]) * 0x100000001b3ull;
+    if (promq_ref_chunked(copy, len, status, want, seed, why, sizeof(why)) < 0) {
+        fprintf(stderr, "whole and chunked parses disagree: %s\n", why);
         __builtin_trap();
     }
     free(copy);

@@ -12,7 +12,8 @@ PKGS="build-essential pkg-config ca-certificates curl git python3 \
  libgnutls28-dev libcrypt-dev openssl libre2-dev tzdata \
  prometheus prometheus-node-exporter \
  clang libclang-rt-14-dev valgrind clang-format \
- podman runc busybox-static uidmap docker.io"
+ podman runc busybox-static uidmap docker.io \
+ victoria-metrics"
 missing=""
 for p in $PKGS; do
     st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -2,9 +2,10 @@
 # End to end: `plan` against a faulty Prometheus (build/fakes/fake_prom) must never reclaim.
 #
 # For every fault (nothing listening, a server slower than --prometheus.timeout, 5xx, the
-# error envelope, garbage JSON, a partial answer with warnings, truncated JSON, one failing
-# query) `plan --output json` exits 0, prints only `keep` decisions with reason
-# query_error (or none when nothing is known), and reports the error on stderr once.
+# error envelope, garbage JSON, a partial answer with warnings, truncated JSON, an answer
+# larger than the response cap, one failing query) `plan --output json` exits 3 (a rule
+# could not be evaluated), prints only `keep` decisions with reason query_error (or none
+# when nothing is known), and reports the error on stderr once; `explain` exits 3 too.
 # A well-formed matrix with points missing inside the window gives `keep` with `gap`.
 . "$(dirname "$0")/../lib.sh"
 
@@ -14,7 +15,10 @@ FAKE=${FAKE_PROM:-$(fake_bin fake_prom)}
 AT=1700000000
 
 require python3 "$ENF" "$FAKE"
-python3 "$DATA/gen_matrix.py" "$TMP/range.json" "$TMP/instant.json"
+python3 "$DATA/gen_matrix.py" "$TMP/range.json" "$TMP/instant.json" "$TMP/coverage.json" \
+    "$TMP/subpoints.json" "$TMP/empty.json"
+# The raw-coverage query (present_over_time) gets its own canned answer.
+COV="-A present_over_time $TMP/coverage.json -A vector(1) $TMP/subpoints.json -A sum_over_time $TMP/empty.json"
 
 # start_fake NAME ARGS...: start fake_prom on a free port, set $FAKE_URL and $FAKE_PID.
 start_fake() {
@@ -49,8 +53,10 @@ fault() {
 run_plan() {
     _name=$1 _url=$2 _nonempty=$3
     _t0=$(date +%s)
+    # shellcheck disable=SC2086
     "$ENF" plan --rules.file "$DATA/rules-always.yaml" --prometheus.url "$_url" \
-        --prometheus.timeout 1s --at $AT --output json >"$TMP/$_name.json" 2>"$TMP/$_name.err"
+        --prometheus.timeout 1s --at $AT --output json ${PLAN_FLAGS:-} >"$TMP/$_name.json" \
+        2>"$TMP/$_name.err"
     _rc=$?
     _took=$(( $(date +%s) - _t0 ))
     _v=$(verdict "$TMP/$_name.json")
@@ -60,8 +66,8 @@ run_plan() {
     "n="*" reclaim=0 non_query_error=0") _shape=keep ;;
     *) _shape=bad ;;
     esac
-    if [ "$_rc" -ne 0 ]; then
-        fail "$_name" "exit status $_rc"
+    if [ "$_rc" -ne 3 ]; then
+        fail "$_name" "exit status $_rc, want 3"
     elif [ "$_shape" = bad ] || { [ "$_nonempty" = yes ] && [ "$_shape" != keep ]; }; then
         fail "$_name" "$_v"
     elif [ "$_errs" -lt 1 ]; then
@@ -85,12 +91,49 @@ fault error-timeout no 0 error timeout 'query timed out in expression evaluation
 fault garbage no 0 garbage
 fault partial no 0 partial
 fault truncated no 0 truncated
+# An answer whose series need more than --prometheus.max-answer-bytes (here 16 MiB, so that a
+# 68 MB answer is over it; the default 128 MiB holds 100,000 workloads): loud, never
+# "all kept".
+python3 -c '
+import sys
+pts = ",".join("[%d,\"0.01\"]" % (1700000000 - 1800 + 15 * i) for i in range(121))
+with open(sys.argv[1], "w") as f:
+    f.write("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[")
+    f.write(",".join("{\"metric\":{\"namespace\":\"ml\",\"pod\":\"w%06d\"},\"values\":[%s]}"
+                     % (i, pts) for i in range(28000)))
+    f.write("]}}")' "$TMP/large.json"
+# shellcheck disable=SC2086
+PLAN_FLAGS=--prometheus.max-answer-bytes=16777216
+fault too-large yes $COV 0 ok "$TMP/large.json" "$TMP/instant.json"
+PLAN_FLAGS=
+# Over the cap, or over the 1 s timeout on a loaded machine: either way the rule failed.
+check too-large-message grep -Eq 'activity query: .*(too large|time)' "$TMP/too-large.err"
+rm -f "$TMP/large.json"
 # Only the activity query fails: the allocated workloads are known and must be kept.
-fault activity-query-error yes -E workload_busy 0 ok "$TMP/range.json" "$TMP/instant.json"
+# shellcheck disable=SC2086
+fault activity-query-error yes -E workload_busy $COV 0 ok "$TMP/range.json" "$TMP/instant.json"
 check activity-error-message grep -q 'injected failure' "$TMP/activity-query-error.err"
+# Only the raw-coverage query fails: the rule cannot be judged, so it is kept too.
+# shellcheck disable=SC2086
+fault coverage-query-error yes -E present_over_time 0 ok "$TMP/range.json" "$TMP/instant.json"
+check coverage-error-message grep -q 'coverage query: .*injected failure' "$TMP/coverage-query-error.err"
+
+# explain on a rule that could not be evaluated: kept, said so, exit 3.
+# shellcheck disable=SC2086
+if start_fake explain-error -E workload_busy $COV 0 ok "$TMP/range.json" "$TMP/instant.json"; then
+    "$ENF" explain --rules.file "$DATA/rules-always.yaml" --prometheus.url "$FAKE_URL" \
+        --at $AT --workload 'pod="idle"' >"$TMP/explain-error.txt" 2>"$TMP/explain-error.err"
+    check explain-error-exit-3 test $? -eq 3
+    check explain-error-kept grep -q 'kept: the Prometheus query failed' "$TMP/explain-error.txt"
+    check explain-error-stderr grep -q 'prometheus query failed' "$TMP/explain-error.err"
+    stop_pid "$FAKE_PID"
+else
+    fail explain-error "fake_prom did not start"
+fi
 
 # --- a good answer with a hole inside the window --------------------------------------------
-if start_fake ok 0 ok "$TMP/range.json" "$TMP/instant.json"; then
+# shellcheck disable=SC2086
+if start_fake ok $COV 0 ok "$TMP/range.json" "$TMP/instant.json"; then
     "$ENF" plan --rules.file "$DATA/rules-always.yaml" --prometheus.url "$FAKE_URL" \
         --at $AT --output json >"$TMP/ok.json" 2>"$TMP/ok.err"
     check ok-exit-0 test $? -eq 0
@@ -100,11 +143,11 @@ print(" ".join("%s:%s:%s" % (d["workload"]["pod"], d["decision"], d["reason"])
                for d in json.load(open(sys.argv[1]))))' "$TMP/ok.json")
     check ok-gap-kept-idle-reclaimed test "$got" = "gappy:keep:gap idle:reclaim:idle"
     check ok-no-stderr test ! -s "$TMP/ok.err"
-    # One range query (activity) and one instant query (allocation); no pending query for
-    # an Always rule.
+    # Four range queries (activity, its non-finite steps, its raw coverage and the sub-point
+    # count) and one instant query (allocation); no pending query for an Always rule.
     n=$(grep -c '^request POST /api/v1/query_range' "$TMP/fake-ok.log")
     m=$(grep -c '^request POST /api/v1/query ' "$TMP/fake-ok.log")
-    check ok-request-count test "$n:$m" = "1:1"
+    check ok-request-count test "$n:$m" = "4:1"
     stop_pid "$FAKE_PID"
 else
     fail ok "fake_prom did not start"

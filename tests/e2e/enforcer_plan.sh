@@ -15,6 +15,11 @@ require prometheus promtool python3 "$ENF"
 
 python3 "$DATA/gen_history.py" scenario "$TMP/history.om"
 python3 "$DATA/gen_history.py" expect >"$TMP/expect.json"
+# The raw-sample judgment scenarios (gen_judge.py, other metric names) in the same TSDB.
+python3 "$DATA/gen_judge.py" openmetrics "$TMP/judge.om"
+python3 "$DATA/gen_judge.py" expect >"$TMP/expect-judge.json"
+sed -i '/^# EOF$/d' "$TMP/history.om"
+cat "$TMP/judge.om" >>"$TMP/history.om"
 need_history "$TMP/history.om"
 
 plan() {
@@ -57,7 +62,9 @@ check plan-table-summary grep -q '^28 workloads: 5 reclaim, 23 keep (8 active, 2
 
 # --stats reports the HTTP requests: one per distinct query, not per workload.
 plan --at $AT --output json --stats >/dev/null 2>"$TMP/stats.txt"
-check plan-stats-requests grep -q 'requests=3 failures=0' "$TMP/stats.txt"
+# activity, its non-finite steps, its raw coverage and sub-point count, allocation (all
+# shared by both rules) and pending.
+check plan-stats-requests grep -q 'requests=6 failures=0' "$TMP/stats.txt"
 
 # --- explain --------------------------------------------------------------------------------
 explain() {
@@ -85,6 +92,82 @@ check explain-no-match-exit-2 test $? -eq 2
 check explain-no-match-message grep -q "no workload matches" "$TMP/explain-none.err"
 explain --workload 'pod=' >/dev/null 2>&1
 check explain-bad-workload-exit-1 test $? -eq 1
+
+# --- judged per device, on raw sample times (gen_judge.py, rules-judge.yaml) ----------------
+JR=$DATA/rules-judge.yaml
+"$ENF" plan --rules.file "$JR" --prometheus.url "$PROM_URL" --at $AT --output json \
+    >"$TMP/judge.json" 2>"$TMP/judge.err"
+check judge-exit-0 test $? -eq 0
+# Compare with gen_judge.py's expectations ("*": either decision, checked below).
+python3 - "$TMP/judge.json" "$TMP/expect-judge.json" "$SUITE" <<'PY' || TEST_FAILED=$((TEST_FAILED + 1))
+import json, sys
+plan, want, suite = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
+bad = 0
+for rule, pods in sorted(want.items()):
+    got = {d["workload"]["pod"]: [d["decision"], d["reason"]] for d in plan if d["rule"] == rule}
+    for pod in sorted(set(pods) | set(got)):
+        w, g = pods.get(pod), got.get(pod)
+        ok = w is not None and g is not None and (w == ["*", "*"] or w == g)
+        print("%s: %s/judge-%s-%s%s" % ("PASS" if ok else "FAIL", suite, rule, pod,
+                                        "" if ok else " (want %s, got %s)" % (w, g)))
+        bad += not ok
+sys.exit(1 if bad else 0)
+PY
+jexplain() {
+    "$ENF" explain --rules.file "$JR" --prometheus.url "$PROM_URL" --at $AT --workload "pod=\"$1\"" \
+        >"$TMP/judge-$1.txt" 2>&1
+}
+jexplain silent-gpu
+check judge-explain-silent-gpu-rows grep -q '^  series {gpu_id="0",namespace="judge",pod="silent-gpu"}$' "$TMP/judge-silent-gpu.txt"
+check judge-explain-silent-gpu-reason grep -q 'kept: stale in one of its 2 series' "$TMP/judge-silent-gpu.txt"
+jexplain stale-3m
+check judge-explain-stale-3m grep -q 'kept: stopped reporting: no raw sample within the tolerated gap (2m) before the evaluation time; last point at 22:11:20' "$TMP/judge-stale-3m.txt"
+check judge-explain-stale-3m-detail grep -q 'detail: {gpu_id="0",namespace="judge",pod="stale-3m"}: last point at 2023-11-14T22:11:20Z; no raw sample within the tolerated gap 120s before now' "$TMP/judge-stale-3m.txt"
+jexplain nan-step
+# The NaN at END-300 lies on a step point: both closed steps around it hold it (2.x).
+check judge-explain-nan grep -Eq 'kept: [12] of 16 points are NaN or Inf \(first at 22:0[89]:20\)' "$TMP/judge-nan-step.txt"
+check judge-explain-nan-marker grep -Eq '^ +!!?$' "$TMP/judge-nan-step.txt"
+jexplain hole-90s
+check judge-explain-tolerated-hole grep -q 'reclaim: .*(1 step without a point, raw samples never more than 2m apart)' "$TMP/judge-hole-90s.txt"
+# plan and explain tell the same story, and explain never draws a gap and says reclaim.
+for pod in $(python3 -c 'import json,sys; print(" ".join(d["workload"]["pod"] for d in json.load(open(sys.argv[1]))))' "$TMP/judge.json"); do
+    jexplain "$pod"
+    want=$(python3 -c 'import json,sys; print([d["decision"] for d in json.load(open(sys.argv[1])) if d["workload"]["pod"] == sys.argv[2]][0])' "$TMP/judge.json" "$pod")
+    if [ "$want" = reclaim ]; then
+        check "judge-story-$pod" sh -c "grep -q '^  reclaim: ' '$TMP/judge-$pod.txt' && ! grep -Eq '^ +[ ^_!]*[_!^][ ^_!]*\$' '$TMP/judge-$pod.txt'"
+    else
+        check "judge-story-$pod" grep -q '^  kept: ' "$TMP/judge-$pod.txt"
+    fi
+done
+"$ENF" plan --rules.file "$JR" --prometheus.url "$PROM_URL" --at $AT --output json --stats \
+    >/dev/null 2>"$TMP/judge-stats.txt"
+# raw: activity, non-finite, coverage, sub-points; expr: activity, non-finite; allocation.
+check judge-requests grep -q 'requests=7 failures=0' "$TMP/judge-stats.txt"
+"$ENF" check "$JR" >"$TMP/check-judge.txt" 2>&1
+check judge-check-exit-0 test $? -eq 0
+check judge-check-warns-expression grep -q "rules-judge.yaml:25:15: warning: rule 'expr': 'activity' (max by (namespace, pod) (judge_expr_busy_ratio)) is an expression" "$TMP/check-judge.txt"
+check judge-check-no-warning-for-selector sh -c "! grep -q \"rule 'raw'\" '$TMP/check-judge.txt'"
+
+# A rule Prometheus cannot evaluate: loud (exit 3, one error line), its workloads kept; the
+# other rule is decided as usual.
+"$ENF" plan --rules.file "$DATA/rules-judge-broken.yaml" --prometheus.url "$PROM_URL" --at $AT \
+    --output json >"$TMP/broken.json" 2>"$TMP/broken.err"
+check broken-rule-exit-3 test $? -eq 3
+check broken-rule-error-once test "$(grep -c "prometheus query failed for rule 'broken'" "$TMP/broken.err")" -eq 1
+got=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = [x for x in d if x["rule"] == "broken"]
+r = {x["workload"]["pod"]: x["reason"] for x in d if x["rule"] == "raw"}
+print(len(b) > 0 and all(x["decision"] == "keep" and x["reason"] == "query_error" for x in b),
+      r.get("idle"), r.get("stale-3m"))' "$TMP/broken.json")
+check broken-rule-kept-other-decided test "$got" = "True idle stale"
+"$ENF" explain --rules.file "$DATA/rules-judge-broken.yaml" --prometheus.url "$PROM_URL" --at $AT \
+    --workload 'pod="idle"' >"$TMP/broken-explain.txt" 2>&1
+check broken-rule-explain-exit-3 test $? -eq 3
+"$ENF" explain --rules.file "$DATA/rules-judge-broken.yaml" --prometheus.url "$PROM_URL" --at $AT \
+    --rule raw --workload 'pod="idle"' >/dev/null 2>&1
+check broken-rule-explain-other-rule-exit-0 test $? -eq 0
 
 # --- check ----------------------------------------------------------------------------------
 set -- "$TOP"/rules/*.yaml

@@ -15,8 +15,11 @@ FAKE=${FAKE_PROM:-$(fake_bin fake_prom)}
 AT=1700000000
 
 require python3 curl "$ENF" "$FAKE"
-python3 "$DATA/gen_matrix.py" "$TMP/range.json" "$TMP/instant.json"
-if ! start_fake_http "$TMP/fake.log" "$FAKE" 0 ok "$TMP/range.json" "$TMP/instant.json"; then
+python3 "$DATA/gen_matrix.py" "$TMP/range.json" "$TMP/instant.json" "$TMP/coverage.json" \
+    "$TMP/subpoints.json" "$TMP/empty.json"
+if ! start_fake_http "$TMP/fake.log" "$FAKE" -A present_over_time "$TMP/coverage.json" \
+    -A 'vector(1)' "$TMP/subpoints.json" -A sum_over_time "$TMP/empty.json" 0 ok \
+    "$TMP/range.json" "$TMP/instant.json"; then
     fail setup "fake_prom did not start"
     exit 1
 fi
@@ -88,6 +91,8 @@ check idle-since test "$(metric "$URL" 'gpureclaim_enforcer_workload_idle_since_
 n=$(metric "$URL" gpureclaim_enforcer_prometheus_requests_total)
 check prometheus-requests test "${n:-0}" -ge 4
 check prometheus-errors test "$(metric "$URL" gpureclaim_enforcer_prometheus_errors_total)" = 0
+check rule-evaluation-ok test "$(metric "$URL" 'gpureclaim_enforcer_rule_evaluation_failed{rule="always"}')" = 0
+check rule-evaluation-errors-0 test "$(metric "$URL" 'gpureclaim_enforcer_rule_evaluation_errors_total{rule="always"}')" = 0
 check reclaim-logged grep -q 'msg="reclaim rule=always namespace=ml pod=idle reason=idle idle_since=2023-11-14T21:43:20Z dry_run=true' "$TMP/run1.log"
 
 # A broken file: old rules stay in force, errors are logged once, the gauge drops to 0.
@@ -140,6 +145,30 @@ check hup-logged grep -q 'SIGHUP' "$TMP/run2.log"
 kill -INT "$RUN2"
 wait "$RUN2"
 check sigint-exit-0 test $? -eq 0
+
+# --- instance 3: a rule that cannot be evaluated is loud and never acted on ---------------
+if start_fake_http "$TMP/fake-err.log" "$FAKE" -E workload_busy 0 ok "$TMP/range.json" \
+    "$TMP/instant.json"; then
+    PORT=$(free_port)
+    URL="http://127.0.0.1:$PORT/metrics"
+    start_bg "$TMP/run4.log" "$ENF" run --rules.file="$DATA/rules-always.yaml" \
+        --prometheus.url="$FAKE_URL" --enforce.interval=1s --web.listen-address="127.0.0.1:$PORT" \
+        --at=$AT
+    RUN4=$LAST_PID
+    wait_http "$URL" 10 || fail run4-start "$(tail -n 5 "$TMP/run4.log")"
+    check rule-failed-gauge wait_metric "$URL" 'gpureclaim_enforcer_rule_evaluation_failed{rule="always"}' 1 10
+    sleep 2.2
+    n=$(metric "$URL" 'gpureclaim_enforcer_rule_evaluation_errors_total{rule="always"}')
+    check rule-errors-counter test "${n:-0}" -ge 2
+    check rule-failed-kept test "$(metric "$URL" 'gpureclaim_enforcer_decisions{rule="always",decision="keep",reason="query_error"}')" = 2
+    check rule-failed-no-reclaim sh -c "! grep -q 'msg=\"reclaim ' '$TMP/run4.log'"
+    n=$(grep -c "rule 'always' could not be evaluated" "$TMP/run4.log")
+    check rule-failed-logged-once test "$n" -eq 1
+    kill -TERM "$RUN4"
+    wait "$RUN4"
+else
+    fail run4-start "fake_prom did not start"
+fi
 
 # A rules file that does not load at start is fatal.
 "$ENF" run --rules.file "$DATA/broken.yaml" --prometheus.url "http://127.0.0.1:$FAKE_PORT" \

@@ -49,7 +49,7 @@ expect() { # NAME VALUE ACTUAL
 gpu_table 1000000 4294960000
 xcp_table 50000000 1000000
 scrape
-expect start-partition-counter 0 "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+expect start-partition-counter 0 "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 expect start-partition-busy 0 "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
 expect start-gpu-busy 0 "$(get gpureclaim_gpu_metrics_gfx_activity_accumulator_total "$G")"
 expect collector-ok 1 "$(get gpureclaim_scrape_collector_success 'collector="gpu_metrics"')"
@@ -58,24 +58,25 @@ expect collector-ok 1 "$(get gpureclaim_scrape_collector_success 'collector="gpu
 gpu_table 1001000 704
 xcp_table 50020000 1001000
 scrape
-expect busy-interval-counter 1000 "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+expect busy-interval-counter 1000 "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 expect busy-interval-busy 20000 "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
-expect busy-interval-xcc 20000 \
+# CPX: one XCC per partition, so no per-XCC series repeating the partition's.
+expect no-xcc-series-in-cpx none \
     "$(get gpureclaim_gpu_metrics_xcc_gfx_busy_accumulator_total "$P,xcc=\"0\"")"
 expect u32-wrap-followed 8000 "$(get gpureclaim_gpu_metrics_gfx_activity_accumulator_total "$G")"
-expect gpu-counter 1000 "$(get gpureclaim_gpu_metrics_accumulation_counter_total "$G")"
+expect gpu-counter 1000 "$(get gpureclaim_gpu_metrics_accumulation_ticks_total "$G")"
 expect residency 1000 \
     "$(get gpureclaim_gpu_metrics_throttle_residency_accumulator_total "$G,reason=\"ppt\"")"
 
 # The same table again (driver cache): nothing moves.
 scrape
-expect cached-table 1000 "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+expect cached-table 1000 "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 
 # Driver reload: the raw values restart. That interval is dropped, the counters stay.
 gpu_table 500 100
 xcp_table 100 500
 scrape
-expect reset-counter-kept 1000 "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+expect reset-counter-kept 1000 "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 expect reset-busy-kept 20000 "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
 expect reset-gpu-busy-kept 8000 "$(get gpureclaim_gpu_metrics_gfx_activity_accumulator_total "$G")"
 
@@ -83,7 +84,7 @@ expect reset-gpu-busy-kept 8000 "$(get gpureclaim_gpu_metrics_gfx_activity_accum
 gpu_table 1500 100
 xcp_table 100 1500
 scrape
-expect after-reset-counter 2000 "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+expect after-reset-counter 2000 "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 expect after-reset-busy 20000 "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
 
 # The busy accumulator becomes unknown: the partition's series is omitted (never 0), and the
@@ -92,14 +93,14 @@ xcp_table - 2500
 scrape
 expect unknown-busy-omitted none "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
 expect unknown-interval-dropped 2000 \
-    "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+    "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 xcp_table 50000 3500
 scrape
-expect after-unknown-dropped 2000 "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+expect after-unknown-dropped 2000 "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 expect after-unknown-busy 20000 "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
 xcp_table 100000 4500
 scrape
-expect after-unknown-counts 3000 "$(get gpureclaim_partition_accumulation_counter_total "$P")"
+expect after-unknown-counts 3000 "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
 expect after-unknown-busy-counts 70000 \
     "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
 
@@ -107,11 +108,59 @@ expect after-unknown-busy-counts 70000 \
 G2='gpu="0000:47:00.0",partition="5"'
 expect fixture-unknown-partition none "$(get gpureclaim_partition_gfx_busy_accumulator_total "$G2")"
 
-# Never decreasing over every scrape of this run.
+# xcp_metrics v1_0 (fixed layout, no counter of its own) divided by the parent GPU's counter,
+# on the DPX tree (4 XCCs per partition): the partition's accumulator is the XCC mean, each XCC
+# has its series, and one unknown XCC removes the partition's series.
+cp -a "$TOP/tests/fixtures/mi300x-dpx/sys" "$TMP/dpx"
+stop_pid "$LAST_PID"
+FIRST_RUN_END=$N # scrapes after this one are of a second exporter process
+DGPU=$TMP/dpx/devices/pci0000:00/0000:05:00.0
+DXCP1=$TMP/dpx/devices/platform/amdgpu_xcp_0/xcp/xcp_metrics
+# dpx COUNTER ACC0,ACC1,ACC2,ACC3 (None = all-ones)
+dpx() {
+    python3 - "$DGPU/gpu_metrics" "$DXCP1" "$1" "$2" <<'EOP'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["TOP"], "tests", "gen"))
+import gpu_metrics_blob as g
+gpu, xcp, counter, accs = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].split(",")
+accs = [None if a == "None" else int(a) for a in accs]
+for path, blob in ((gpu, g.build("v1_6_mainline", {"accumulation_counter": counter})),
+                   (xcp, g.build("partition_v1_0", {"gfx_busy_inst": [0, 0, 0, 0],
+                                                    "gfx_busy_acc": accs}))):
+    with open(path + ".new", "wb") as f:
+        f.write(blob)
+    os.replace(path + ".new", path)
+EOP
+}
+export TOP
+dpx 5000 1000,2000,3000,4000
+port=$(free_port)
+start_bg "$TMP/exporter-dpx.log" "$BIN/gpureclaim-exporter" --web.listen-address="127.0.0.1:$port" \
+    --path.sysfs="$TMP/dpx" --no-collector.ownership --log.level=debug
+wait_http "http://127.0.0.1:$port/healthz" 10 || fail exporter-dpx-start
+scrape
+D='gpu="0000:05:00.0",partition="1"'
+dpx 6000 11000,22000,33000,44000
+scrape
+expect xcp-v1_0-gpu-counter 1000 "$(get gpureclaim_partition_accumulation_ticks_total "$D")"
+expect xcp-v1_0-xcc-mean 25000 "$(get gpureclaim_partition_gfx_busy_accumulator_total "$D")"
+expect xcp-v1_0-xcc-3 40000 \
+    "$(get gpureclaim_gpu_metrics_xcc_gfx_busy_accumulator_total "$D,xcc=\"3\"")"
+dpx 7000 12000,23000,None,45000
+scrape
+expect one-unknown-xcc-omits-partition none \
+    "$(get gpureclaim_partition_gfx_busy_accumulator_total "$D")"
+expect one-unknown-xcc-no-advance 1000 "$(get gpureclaim_partition_accumulation_ticks_total "$D")"
+
+# Never decreasing over the scrapes of each exporter process.
 i=1
 mono=true
 while [ $i -lt $N ]; do
     j=$((i + 1))
+    if [ $i -eq "$FIRST_RUN_END" ]; then
+        i=$j
+        continue
+    fi
     if ! awk 'NR == FNR { if ($1 ~ /_total[{]/) a[$1] = $2; next }
               $1 in a && $2 + 0 < a[$1] + 0 { bad = 1 } END { exit bad }' \
         "$TMP/scrape.$i" "$TMP/scrape.$j"; then

@@ -105,7 +105,7 @@ for node in $NODES; do
     pod="namespace=\"ml\",pod=\"burst-$n\""
     inst="instance=\"127.0.0.1:${node#*:}\""
     check "$n-accumulator-series" [ "$(prom_value "count(gpureclaim_partition_gfx_busy_accumulator_total{$inst,$SEL})")" = 1 ]
-    check "$n-counter-series" [ "$(prom_value "count(gpureclaim_partition_accumulation_counter_total{$inst,$SEL})")" = 1 ]
+    check "$n-counter-series" [ "$(prom_value "count(gpureclaim_partition_accumulation_ticks_total{$inst,$SEL})")" = 1 ]
     check "$n-no-value-before-window" [ "$(prom_value "gpureclaim:workload_busy:ratio{$pod}")" = none ]
 done
 METHOD="gpureclaim:workload_busy_devices:count{pod=~\"burst-.*\",activity_method=\"accumulator\"}"

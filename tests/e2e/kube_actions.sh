@@ -238,11 +238,13 @@ GET /apis/apps/v1/namespaces/apps/deployments/web/scale
 PATCH /apis/apps/v1/namespaces/apps/deployments/web [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web","annotations":{"gpureclaim.io/replicas-before-reclaim":"2"}}}
 PATCH /apis/apps/v1/namespaces/apps/deployments/web/scale [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web"},"spec":{"replicas":0}}
 POST /api/v1/namespaces/apps/events [application/json] <Event Warning IdleGPUReclaimed Deployment/web action=ScaleToZero>
+PATCH /apis/apps/v1/namespaces/apps/deployments/web [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web","annotations":{"gpureclaim.io/reclaim-notice":"<notice scale scaleToZero at 2023-11-14T22:18:20Z acted>"}}}
 GET /api/v1/namespaces/batch/pods/kq-fgh12
 GET /apis/batch/v1/namespaces/batch/jobs/kq
 GET /apis/kueue.x-k8s.io/v1beta1/namespaces/batch/workloads?labelSelector=kueue.x-k8s.io/job-uid=@Job/kq
 PATCH /apis/kueue.x-k8s.io/v1beta1/namespaces/batch/workloads/job-kq-1a2b3 [application/merge-patch+json] {"metadata":{"uid":"@Workload/job-kq-1a2b3"},"spec":{"active":false}}
 POST /api/v1/namespaces/batch/events [application/json] <Event Warning IdleGPUReclaimed Job/kq action=Suspend>
+PATCH /apis/batch/v1/namespaces/batch/jobs/kq [application/merge-patch+json] {"metadata":{"uid":"@Job/kq","annotations":{"gpureclaim.io/reclaim-notice":"<notice suspend suspend at 2023-11-14T22:18:20Z acted>"}}}
 GET /api/v1/namespaces/batch/pods/train-abcde
 GET /apis/batch/v1/namespaces/batch/jobs/train
 PATCH /apis/batch/v1/namespaces/batch/jobs/train [application/merge-patch+json] {"metadata":{"uid":"@Job/train"},"spec":{"suspend":true}}
@@ -311,6 +313,7 @@ GET /apis/apps/v1/namespaces/apps/statefulsets/db/scale
 PATCH /apis/apps/v1/namespaces/apps/statefulsets/db [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db","annotations":{"gpureclaim.io/replicas-before-reclaim":"1"}}}
 PATCH /apis/apps/v1/namespaces/apps/statefulsets/db/scale [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db"},"spec":{"replicas":0}}
 POST /api/v1/namespaces/apps/events [application/json] <Event Warning IdleGPUReclaimed StatefulSet/db action=ScaleToZero>
+PATCH /apis/apps/v1/namespaces/apps/statefulsets/db [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db","annotations":{"gpureclaim.io/reclaim-notice":"<notice scale scaleToZero at 2023-11-14T22:18:20Z acted>"}}}
 GET /api/v1/namespaces/apps/pods/exempt-6c4f-q7r2s
 GET /apis/apps/v1/namespaces/apps/replicasets/exempt-6c4f
 GET /apis/apps/v1/namespaces/apps/deployments/exempt
@@ -323,6 +326,7 @@ GET /api/v1/namespaces/batch/pods/train-abcde
 GET /apis/batch/v1/namespaces/batch/jobs/train
 PATCH /apis/batch/v1/namespaces/batch/jobs/train [application/merge-patch+json] {"metadata":{"uid":"@Job/train"},"spec":{"suspend":true}}
 POST /api/v1/namespaces/batch/events [application/json] <Event Warning IdleGPUReclaimed Job/train action=Suspend>
+PATCH /apis/batch/v1/namespaces/batch/jobs/train [application/merge-patch+json] {"metadata":{"uid":"@Job/train","annotations":{"gpureclaim.io/reclaim-notice":"<notice suspend suspend at 2023-11-14T22:18:20Z acted>"}}}
 GET /api/v1/namespaces/serve/pods/infer-6f7g-m9n8p
 GET /apis/apps/v1/namespaces/serve/replicasets/infer-6f7g
 GET /apis/apps/v1/namespaces/serve/deployments/infer

@@ -4,7 +4,7 @@
  * shows (error envelopes with their real status codes, a proxy's HTML error page, invalid or
  * truncated JSON, a slow server, a partial answer with warnings).
  *
- * usage: fake_prom [-E SUBSTR] PORT MODE [ARGS]
+ * usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] PORT MODE [ARGS]
  *   ok FILE [INSTANT_FILE]  answer FILE for every query (INSTANT_FILE for /api/v1/query)
  *   status CODE             that HTTP status with an HTML body
  *   error TYPE MSG          the error envelope with the status Prometheus uses for TYPE
@@ -13,6 +13,14 @@
  *   partial                 200 with a matrix and "warnings"
  *   truncated               200 with a JSON document cut in the middle
  *   -E SUBSTR               any query containing SUBSTR gets a bad_data error instead
+ *   -A SUBSTR FILE          ok mode: any query containing SUBSTR gets FILE instead (e.g. the
+ *                           enforcer's coverage queries, 'present_over_time' and
+ *                           'vector(1)'); up to 4, the first match wins
+ *
+ * In ok mode, the enforcer's raw-coverage and non-finite range queries that no -A matches are
+ * answered as Prometheus would if FILE's points were the raw samples: the coverage count and
+ * the sub-point count are FILE with every value replaced by "1" (each step fully covered
+ * where FILE has a point), the non-finite check ('* 0 != 0') is an empty matrix.
  *
  * PORT 0 picks a free port; "listening on PORT" goes to stdout once the socket is bound.
  * Every request is logged to stderr as "request METHOD PATH BODY" (plus " authorization=..."
@@ -32,11 +40,16 @@ enum fp_mode { FP_OK, FP_STATUS, FP_ERROR, FP_GARBAGE, FP_SLOW, FP_PARTIAL, FP_T
 
 static enum fp_mode fp_mode;
 static char *fp_body, *fp_instant_body; /* ok mode */
+static char *fp_ones_body;              /* ok mode: fp_body with every value "1" */
 static unsigned fp_status = 200;        /* status mode, error mode */
 static const char *fp_error_type, *fp_error_msg;
 static double fp_slow;
 static uint64_t fp_port;
 static const char *fp_error_on; /* -E */
+#define FP_MAX_ALT 4
+static const char *fp_alt_on[FP_MAX_ALT]; /* -A, in order */
+static char *fp_alt_body[FP_MAX_ALT];
+static size_t fp_nalt;
 static pthread_mutex_t fp_log_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char fp_empty_matrix[] =
@@ -132,6 +145,14 @@ static MHD_RESULT fp_answer(struct MHD_Connection *conn, bool instant, const cha
     }
     switch (fp_mode) {
     case FP_OK:
+        for (size_t i = 0; i < fp_nalt; i++)
+            if (query && strstr(query, fp_alt_on[i]))
+                return fakehttp_reply(conn, 200, json, fp_alt_body[i]);
+        if (!instant && query && strstr(query, "* 0 != 0"))
+            return fakehttp_reply(conn, 200, json, fp_empty_matrix);
+        if (!instant && query &&
+            (strstr(query, "present_over_time(") || strstr(query, "count_over_time(vector(1)")))
+            return fakehttp_reply(conn, 200, json, fp_ones_body);
         return fakehttp_reply(conn, 200, json,
                               instant && fp_instant_body ? fp_instant_body : fp_body);
     case FP_STATUS: {
@@ -204,19 +225,60 @@ static char *fp_read_file(const char *path)
     return sbuf_take(&b);
 }
 
+/*
+ * `body` with each sample value (a JSON string after a ',' and before a ']', blanks allowed:
+ * `[1700000000, "0.5"]`) replaced by "1"; caller frees.
+ */
+static char *fp_ones(const char *body)
+{
+    struct sbuf b = {0};
+    char prev = 0; /* last non-blank character outside strings */
+    for (const char *p = body; *p;) {
+        if (*p != '"') {
+            if (*p != ' ' && *p != '\n' && *p != '\t' && *p != '\r')
+                prev = *p;
+            sbuf_putc(&b, *p++);
+            continue;
+        }
+        const char *e = p + 1;
+        while (*e && *e != '"')
+            e += (*e == '\\' && e[1]) ? 2 : 1;
+        const char *after = *e ? e + 1 : e;
+        while (*after == ' ' || *after == '\n' || *after == '\t' || *after == '\r')
+            after++;
+        if (prev == ',' && *after == ']')
+            sbuf_puts(&b, "\"1\"");
+        else
+            sbuf_add(&b, p, (size_t)(e - p) + (*e ? 1 : 0));
+        prev = '"';
+        p = *e ? e + 1 : e;
+    }
+    return sbuf_take(&b);
+}
+
 static void fp_usage(void)
 {
-    fprintf(stderr, "usage: fake_prom [-E SUBSTR] PORT ok FILE [INSTANT_FILE] | status CODE | "
-                    "error TYPE MSG | garbage | slow SECONDS | partial | truncated\n");
+    fprintf(
+        stderr,
+        "usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] PORT ok FILE [INSTANT_FILE] | status CODE | "
+        "error TYPE MSG | garbage | slow SECONDS | partial | truncated\n");
     exit(2);
 }
 
 static void fp_parse_args(int argc, char **argv)
 {
     int i = 1;
-    if (i + 1 < argc && strcmp(argv[i], "-E") == 0) {
-        fp_error_on = argv[i + 1];
-        i += 2;
+    for (;;) {
+        if (i + 1 < argc && strcmp(argv[i], "-E") == 0) {
+            fp_error_on = argv[i + 1];
+            i += 2;
+        } else if (i + 2 < argc && strcmp(argv[i], "-A") == 0 && fp_nalt < FP_MAX_ALT) {
+            fp_alt_on[fp_nalt] = argv[i + 1];
+            fp_alt_body[fp_nalt++] = fp_read_file(argv[i + 2]);
+            i += 3;
+        } else {
+            break;
+        }
     }
     if (argc - i < 2)
         fp_usage();
@@ -226,6 +288,7 @@ static void fp_parse_args(int argc, char **argv)
     if (strcmp(mode, "ok") == 0 && (nargs == 1 || nargs == 2)) {
         fp_mode = FP_OK;
         fp_body = fp_read_file(args[0]);
+        fp_ones_body = fp_ones(fp_body);
         if (nargs == 2)
             fp_instant_body = fp_read_file(args[1]);
     } else if (strcmp(mode, "status") == 0 && nargs == 1) {
@@ -260,6 +323,9 @@ int main(int argc, char **argv)
     fp_parse_args(argc, argv);
     int rc = fakehttp_serve("fake_prom", (uint16_t)fp_port, fp_handler);
     free(fp_body);
+    free(fp_ones_body);
+    for (size_t i = 0; i < fp_nalt; i++)
+        free(fp_alt_body[i]);
     free(fp_instant_body);
     return rc;
 }

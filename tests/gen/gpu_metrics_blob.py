@@ -569,16 +569,12 @@ _WIDENED_GPU = _retype(_TEMPS_GPU, dict(
     + [(n, ("U64", "NONE")) for n in ("gfx_activity_acc", "mem_activity_acc")]
     + [(n, (None, "NONE")) for n in ("pcie_bandwidth_acc", "gfx_busy_acc")]))
 
-_SEPT2025_PART = [
-    ("current_gfxclk", "U16", 8, "CLOCK_1"), ("current_socclk", "U16", 4, "CLOCK_1"),
-    ("current_vclk0", "U16", 4, "CLOCK_1"), ("current_dclk0", "U16", 4, "CLOCK_1"),
-    ("current_uclk", "U16", 1, "CLOCK_1"), ("gfx_busy_inst", "U32", 8, "PERCENT"),
-    ("jpeg_busy", "U16", 40, "PERCENT"), ("vcn_busy", "U16", 4, "PERCENT"),
-    ("gfx_busy_acc", "U64", 8, "PERCENT"), ("gfx_below_host_limit_ppt_acc", "U64", 8, "NONE"),
-    ("gfx_below_host_limit_thm_acc", "U64", 8, "NONE"),
-    ("gfx_low_utilization_acc", "U64", 8, "NONE"),
-    ("gfx_below_host_limit_total_acc", "U64", 8, "NONE"),
-]
+# The partition table carries the GPU table's per-XCC and clock fields, in the same order.
+_PART_FIELDS = ("current_gfxclk", "current_socclk", "current_vclk0", "current_dclk0",
+                "current_uclk", "gfx_busy_inst", "jpeg_busy", "vcn_busy", "gfx_busy_acc",
+                "gfx_below_host_limit_ppt_acc", "gfx_below_host_limit_thm_acc",
+                "gfx_low_utilization_acc", "gfx_below_host_limit_total_acc")
+_SEPT2025_PART = [f for f in _SEPT2025_GPU if f[0] in _PART_FIELDS]
 _ACC_COUNTER_PART = _SEPT2025_PART + [("accumulation_counter", "U64", 1, "NONE"),
                                       ("firmware_timestamp", "U64", 1, "TIME_2")]
 _WIDENED_PART = _retype(_ACC_COUNTER_PART, {"gfx_busy_acc": (None, "NONE")})

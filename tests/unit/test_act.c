@@ -20,7 +20,8 @@ struct fake_obj {
     const char *pod, *ns, *uid;
     bool running, terminating, exempt;
     enum act_result resolve_res;
-    double created; /* 0: long ago */
+    double created;   /* 0: long ago */
+    char notice[512]; /* the notice annotation on its root owner, as the API would keep it */
 };
 
 struct fake {
@@ -65,6 +66,7 @@ static enum act_result fake_resolve(struct act_backend *b, const struct decision
         t->terminating = o->terminating;
         t->exempt = o->exempt;
         t->created = o->created;
+        t->notice = o->notice[0] ? xstrdup(o->notice) : NULL;
         return ACT_OK;
     }
     snprintf(err, errlen, "pod '%s' not found", pod ? pod : "");
@@ -77,6 +79,9 @@ static enum act_result fake_notice(struct act_backend *b, const struct act_targe
     struct fake *f = fake_of(b);
     f->notices++;
     str_copy(f->last_annotation, sizeof(f->last_annotation), n->annotation);
+    for (size_t i = 0; i < f->nobjs; i++)
+        if (strcmp(f->objs[i].uid, t->chain[0].uid) == 0)
+            str_copy(f->objs[i].notice, sizeof(f->objs[i].notice), n->annotation);
     return ACT_OK;
 }
 
@@ -86,6 +91,9 @@ static enum act_result fake_withdraw(struct act_backend *b, const struct ledger_
     struct fake *f = fake_of(b);
     f->withdraws++;
     str_copy(f->last_why, sizeof(f->last_why), why ? why : "");
+    for (size_t i = 0; i < f->nobjs; i++)
+        if (strcmp(f->objs[i].uid, e->uid) == 0)
+            f->objs[i].notice[0] = '\0';
     return ACT_OK;
 }
 
@@ -113,6 +121,8 @@ static void fake_target_free(struct act_backend *b, struct act_target *t)
         free(t->chain[i].name);
         free(t->chain[i].uid);
     }
+    free(t->notice);
+    t->notice = NULL;
 }
 
 /* The engine frees the backend; the test keeps a pointer, so free is a no-op here. */
@@ -123,13 +133,18 @@ static void fake_free(struct act_backend *b)
 static void fake_init(struct fake *f)
 {
     memset(f, 0, sizeof(*f));
-    f->base = (struct act_backend){"fake",   fake_resolve,     fake_notice, fake_withdraw,
-                                   fake_act, fake_target_free, fake_free};
+    f->base = (struct act_backend){.name = "fake",
+                                   .resolve = fake_resolve,
+                                   .notice = fake_notice,
+                                   .withdraw = fake_withdraw,
+                                   .act = fake_act,
+                                   .target_free = fake_target_free,
+                                   .free = fake_free};
 }
 
 static void fake_add(struct fake *f, const char *pod, const char *ns, const char *uid)
 {
-    f->objs[f->nobjs++] = (struct fake_obj){pod, ns, uid, true, false, false, ACT_OK, 0};
+    f->objs[f->nobjs++] = (struct fake_obj){pod, ns, uid, true, false, false, ACT_OK, 0, ""};
 }
 
 /* ---- decisions -------------------------------------------------------------------------- */
@@ -848,6 +863,113 @@ TEST(stop_during_a_call)
     free(audit);
 }
 
+/* A gate that lets `*left` calls through, then answers "not the leader". */
+static bool gate_countdown(void *arg)
+{
+    int *left = arg;
+    return (*left)-- > 0;
+}
+
+TEST(lost_leadership_mid_cycle)
+{
+    /* The leader loses the Lease after its first action: the second workload is not touched
+       in that cycle, and stays for the replica that holds the Lease next. */
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    fake_add(&f, "p2", "ml", "u2");
+    char *state = tmp_path("gate.json"), *audit = tmp_path("gate.jsonl");
+    struct act *a = act_mk(state, audit, 10, &f);
+    int left = 1000;
+    act_set_gate(a, gate_countdown, &left);
+    struct rule r = rule_with("r1", ACTION_DELETE, 0, 5);
+    struct decisions ds = ds_new();
+    ds_add(&ds, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE);
+    ds_add(&ds, &r, "ml", "p2", DECISION_RECLAIM, REASON_IDLE);
+    /* Passes for the cycle's start and p1 (its start, its action); the Lease is lost before
+       p2 is looked at. (Each HTTP call of the Kubernetes client is gated too: kube_cfg.gate,
+       test_kube.) */
+    left = 3;
+    act_cycle(a, &ds, 1000);
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK_INT(f.notices, 1);
+    TEST_CHECK_STR(f.last_acted, "p1");
+    TEST_CHECK_INT(f.resolves, 1);
+    int resolves = f.resolves;
+    left = 0;
+    act_cycle(a, &ds, 1060); /* a standby: nothing at all */
+    TEST_CHECK_INT(f.resolves, resolves);
+    TEST_CHECK_INT(f.notices, 1);
+    TEST_CHECK_INT(f.acts, 1);
+    act_free(a);
+    ds_free(&ds);
+    free(state);
+    free(audit);
+}
+
+static bool gate_open(void *arg)
+{
+    return true;
+}
+
+TEST(adopts_a_notice_found_on_the_object)
+{
+    /* Another replica noticed p1 at t=900 for t=1200 and died: this one, now the leader,
+       continues that notice (no second notice) and acts at t=1200, not before. */
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    snprintf(f.objs[0].notice, sizeof(f.objs[0].notice),
+             "{\"actAt\":\"1970-01-01T00:20:00Z\",\"rule\":\"r1\",\"action\":\"delete\","
+             "\"noticedAt\":\"1970-01-01T00:15:00Z\",\"uid\":\"u1\"}");
+    char *state = tmp_path("adopt.json"), *audit = tmp_path("adopt.jsonl");
+    struct act *a = act_mk(state, audit, 10, &f);
+    act_set_gate(a, gate_open, NULL);
+    struct rule r = rule_with("r1", ACTION_DELETE, 300, 5);
+    struct decisions ds = ds_new();
+    ds_add(&ds, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE);
+    act_cycle(a, &ds, 1000);
+    TEST_CHECK_INT(f.notices, 0);
+    TEST_CHECK_INT(f.acts, 0);
+    TEST_CHECK_INT(audit_count(audit, "notice", "adopted"), 1);
+    act_cycle(a, &ds, 1200);
+    TEST_CHECK_INT(f.notices, 0);
+    TEST_CHECK_INT(f.acts, 1);
+    act_free(a);
+    ds_free(&ds);
+    free(state);
+    free(audit);
+}
+
+TEST(never_acts_on_a_notice_the_object_no_longer_shows)
+{
+    /* This replica noticed p1, then was a standby while the leader withdrew that notice
+       (spared or exempt). Leader again after the period: its own record is not enough. */
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    char *state = tmp_path("stale.json"), *audit = tmp_path("stale.jsonl");
+    struct act *a = act_mk(state, audit, 10, &f);
+    act_set_gate(a, gate_open, NULL);
+    struct rule r = rule_with("r1", ACTION_DELETE, 300, 5);
+    struct decisions ds = ds_new();
+    ds_add(&ds, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE);
+    act_cycle(a, &ds, 1000);
+    TEST_CHECK_INT(f.notices, 1);
+    f.objs[0].notice[0] = '\0'; /* withdrawn by the other replica */
+    act_cycle(a, &ds, 1400);
+    TEST_CHECK_INT(f.acts, 0);
+    act_cycle(a, &ds, 1460); /* a fresh notice, with its own period */
+    TEST_CHECK_INT(f.notices, 2);
+    TEST_CHECK_INT(f.acts, 0);
+    act_cycle(a, &ds, 1770);
+    TEST_CHECK_INT(f.acts, 1);
+    act_free(a);
+    ds_free(&ds);
+    free(state);
+    free(audit);
+}
+
 static int fsync_fails(int fd)
 {
     (void)fd;
@@ -902,6 +1024,9 @@ int main(void)
     RUN(too_young_object);
     RUN(idle_since_the_notice);
     RUN(stop_during_a_call);
+    RUN(lost_leadership_mid_cycle);
+    RUN(adopts_a_notice_found_on_the_object);
+    RUN(never_acts_on_a_notice_the_object_no_longer_shows);
     RUN(no_call_without_a_durable_record);
     if (tmpdir[0]) {
         char *cmd = xasprintf("rm -rf '%s'", tmpdir);

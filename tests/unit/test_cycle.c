@@ -101,13 +101,114 @@ TEST(activity_expr)
         struct rule r = mkrule("r", POLICY_ALWAYS, 600);
         r.q_activity = (char *)cases[i].expr;
         r.step = cases[i].step;
-        char buf[256];
+        char buf[512];
         TEST_CHECK_INT(cycle_activity_expr(&r, buf, sizeof(buf)), 0);
         TEST_CHECK_STR(buf, cases[i].want);
+        /* The non-finite check runs sum_over_time over the very same range. */
+        char *want = xasprintf("sum%s * 0 != 0", cases[i].want + 3);
+        TEST_CHECK_INT(cycle_nonfinite_expr(&r, buf, sizeof(buf)), 0);
+        TEST_CHECK_STR(buf, want);
+        free(want);
     }
     struct rule r = mkrule("r", POLICY_ALWAYS, 600);
     char small[20];
     TEST_CHECK_INT(cycle_activity_expr(&r, small, sizeof(small)), -1);
+}
+
+/* The coverage query: only for selectors, R = min(step, 15 s, toleratedGap / 4). */
+TEST(coverage_expr)
+{
+    static const struct {
+        const char *expr;
+        double step, gap;
+        int rc;
+        const char *want;
+    } cases[] = {
+        {"x", 60, 120, 0, "count_over_time(present_over_time(x[105s])[60s:15s])"},
+        {"x", 60, 0, 0, "count_over_time(present_over_time(x[105s])[60s:15s])"},
+        {"x{pod!=\"\"}", 15, 30, 0,
+         "count_over_time(present_over_time(x{pod!=\"\"}[22500ms])[15s:7500ms])"},
+        {"x", 600, 3600, 0, "count_over_time(present_over_time(x[3585s])[600s:15s])"},
+        {"x", 1, 1, 0, "count_over_time(present_over_time(x[750ms])[1s:250ms])"},
+        {"sum(x)", 60, 120, 1, ""},
+        {"x / 100", 60, 120, 1, ""},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        struct rule r = mkrule("r", POLICY_ALWAYS, 600);
+        r.q_activity = (char *)cases[i].expr;
+        r.step = cases[i].step;
+        r.tolerated_gap = cases[i].gap;
+        char buf[512] = "";
+        TEST_CHECK_INT(cycle_coverage_expr(&r, buf, sizeof(buf)), cases[i].rc);
+        if (cases[i].rc == 0)
+            TEST_CHECK_STR(buf, cases[i].want);
+    }
+    struct rule r = mkrule("r", POLICY_ALWAYS, 600);
+    char small[40];
+    TEST_CHECK_INT(cycle_coverage_expr(&r, small, sizeof(small)), -1);
+    char buf[128];
+    r.tolerated_gap = 30;
+    r.step = 15;
+    TEST_CHECK_INT(cycle_subpoints_expr(&r, buf, sizeof(buf)), 0);
+    TEST_CHECK_STR(buf, "count_over_time(vector(1)[15s:7500ms])");
+}
+
+/* Steps the non-finite check answered become NaN, in the series with the same labels. */
+TEST(mark_nonfinite)
+{
+    struct matrix act = {0}, bad = {0};
+    for (int i = 0; i < 3; i++) {
+        struct series *s = matrix_push(&act);
+        char pod[8];
+        snprintf(pod, sizeof(pod), "p%d", 2 - i);
+        labels_set(&s->labels, "pod", pod);
+        s->n = 3;
+        s->p = xcalloc(3, sizeof(*s->p));
+        for (int j = 0; j < 3; j++)
+            s->p[j] = (struct point){NOW - 120 + 60 * j, 0.5};
+    }
+    struct series *b = matrix_push(&bad);
+    labels_set(&b->labels, "pod", "p1");
+    b->n = 2;
+    b->p = xcalloc(2, sizeof(*b->p));
+    b->p[0] = (struct point){NOW - 60, NAN};
+    b->p[1] = (struct point){NOW + 60, NAN}; /* no such step: ignored */
+    struct series *u = matrix_push(&bad);
+    labels_set(&u->labels, "pod", "unknown");
+    cycle_mark_nonfinite(&act, &bad);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            bool want_nan = i == 1 && j == 1; /* act.s[1] is p1 */
+            TEST_CHECK(isnan(act.s[i].p[j].v) == want_nan);
+        }
+    matrix_free(&act);
+    matrix_free(&bad);
+}
+
+/* The covered share: the count divided by the sub-points of the same step; none is 0. */
+TEST(coverage_ratio)
+{
+    struct matrix cov = {0}, sub = {0};
+    struct series *s = matrix_push(&cov);
+    s->n = 4;
+    s->p = xcalloc(4, sizeof(*s->p));
+    const double t0 = NOW - 180;
+    for (int i = 0; i < 4; i++)
+        s->p[i] = (struct point){t0 + 60 * i, i == 1 ? 2 : 4};
+    struct series *d = matrix_push(&sub);
+    d->n = 3;
+    d->p = xcalloc(3, sizeof(*d->p));
+    for (int i = 0; i < 3; i++) /* no count for the last step */
+        d->p[i] = (struct point){t0 + 60 * i, i == 2 ? 5 : 4};
+    cycle_coverage_ratio(&cov, &sub);
+    TEST_CHECK_DBL(s->p[0].v, 1, 0);
+    TEST_CHECK_DBL(s->p[1].v, 0.5, 0);
+    TEST_CHECK_DBL(s->p[2].v, 0.8, 1e-12);
+    TEST_CHECK_DBL(s->p[3].v, 0, 0);
+    matrix_free(&sub);
+    cycle_coverage_ratio(&cov, &sub); /* no count at all: nothing is covered */
+    TEST_CHECK_DBL(s->p[0].v, 0, 0);
+    matrix_free(&cov);
 }
 
 TEST(fetch_queries_and_dedupe)
@@ -128,9 +229,10 @@ TEST(fetch_queries_and_dedupe)
     struct ruleset rs = {.rules = rules, .n = ARRAY_LEN(rules)};
 
     /*
-     * always: activity + allocation (2); pressure-same-sources: pending (1, the rest is
-     * shared); pressure-longer-timer: its own activity range (1); disabled: nothing;
-     * with-priority: priority (1). The same count however many workloads answer.
+     * always: activity + non-finite + coverage + sub-points + allocation (5);
+     * pressure-same-sources: pending (1, the rest is shared); pressure-longer-timer: its own
+     * four ranges (4); disabled: nothing; with-priority: priority (1). The same count
+     * however many workloads answer.
      */
     const char *files[] = {range_file, many_file};
     const size_t workloads[] = {3, 200};
@@ -143,7 +245,7 @@ TEST(fetch_queries_and_dedupe)
         struct promq *q = client(f.port);
         struct rule_data d[5];
         TEST_CHECK_INT(cycle_fetch(q, &rs, NOW, d), 0);
-        TEST_CHECK_INT(promq_requests(q), 5);
+        TEST_CHECK_INT(promq_requests(q), 11);
         for (size_t i = 0; i < 5; i++) {
             TEST_CHECK(d[i].rule == &rules[i]);
             TEST_CHECK_INT(d[i].error, 0);
@@ -158,6 +260,9 @@ TEST(fetch_queries_and_dedupe)
         TEST_CHECK_INT(d[2].activity.n, workloads[k]);
         TEST_CHECK_INT(d[0].allocation.n, 1);
         TEST_CHECK_INT(d[2].allocation.n, 1);
+        /* Selector rules get the raw coverage too. */
+        TEST_CHECK(d[0].raw_coverage && d[2].raw_coverage);
+        TEST_CHECK_INT(d[0].coverage.n, workloads[k]);
         /* Pending only for pressure rules, priority only where set. */
         TEST_CHECK_INT(d[0].pending.n, 0);
         TEST_CHECK_INT(d[1].pending.n, 1);
@@ -177,11 +282,21 @@ TEST(fetch_queries_and_dedupe)
         promq_free(q);
         fake_stop(&f);
 
-        TEST_CHECK_INT(fake_log_count(f.log, "request "), 5);
+        TEST_CHECK_INT(fake_log_count(f.log, "request "), 11);
         char *log = test_read_file(f.log, NULL);
         TEST_CHECK_CONTAINS(log, "request POST /api/v1/query_range "
                                  "query=max_over_time%28gpureclaim%3Aworkload_busy%3Aratio%5B60s"
                                  "%5D%29&start=1699998800.000&end=1700000000.000&step=60.000");
+        TEST_CHECK_CONTAINS(log, "request POST /api/v1/query_range query=sum_over_time%28gpureclaim"
+                                 "%3Aworkload_busy%3Aratio%5B60s%5D%29%20%2A%200%20%21%3D%200&"
+                                 "start=1699998800.000&end=1700000000.000&step=60.000");
+        TEST_CHECK_CONTAINS(log, "request POST /api/v1/query_range query=count_over_time%28present_"
+                                 "over_time%28gpureclaim%3Aworkload_busy%3Aratio%5B105s%5D%29%5B"
+                                 "60s%3A15s%5D%29&start=1699998800.000&end=1700000000.000&step="
+                                 "60.000");
+        TEST_CHECK_CONTAINS(log, "request POST /api/v1/query_range query=count_over_time%28vector"
+                                 "%281%29%5B60s%3A15s%5D%29&start=1699998800.000&end=1700000000."
+                                 "000&step=60.000");
         TEST_CHECK_CONTAINS(log, "&start=1699996400.000&end=1700000000.000&step=60.000");
         TEST_CHECK_CONTAINS(log, "request POST /api/v1/query query=gpureclaim%3Aworkload_devices"
                                  "%3Acount&time=1700000000.000");
@@ -250,10 +365,46 @@ TEST(fetch_error_isolation)
     TEST_CHECK_INT(d[4].error, 1);
     TEST_CHECK_CONTAINS(d[4].errmsg, "priority query: ");
     cycle_free(d, 5);
-    /* fine: 3; bad-activity: 1 (allocation shared); bad-pending: 1; bad-allocation: 1;
-     * bad-priority: 1. */
-    TEST_CHECK_INT(promq_requests(q), 7);
+    /* fine: 6; bad-activity: 1 (nothing more after a failed activity; allocation shared);
+     * bad-pending: 1; bad-allocation: 1; bad-priority: 1. */
+    TEST_CHECK_INT(promq_requests(q), 10);
     TEST_CHECK_INT(promq_failures(q), 4);
+    promq_free(q);
+    fake_stop(&f);
+out:
+    free(range);
+    free(range_file);
+    free(instant_file);
+}
+
+/* A failed coverage query is a failed rule: its raw sample times are unknown. */
+TEST(fetch_coverage_error)
+{
+    char *range = range_answer(2);
+    char *range_file = write_tmp("range3.json", range);
+    char *instant_file = write_tmp("instant3.json", instant_answer);
+    struct rule rules[2] = {mkrule("selector", POLICY_ALWAYS, 600),
+                            mkrule("expression", POLICY_ALWAYS, 600)};
+    rules[1].q_activity = "avg by (namespace, pod) (gpu_busy)";
+    struct ruleset rs = {.rules = rules, .n = 2};
+    struct fake f;
+    if (fake_start(&f, fake_path, tmpdir, "-E", "present_over_time", "0", "ok", range_file,
+                   instant_file, NULL) < 0) {
+        TEST_CHECK(!"fake_prom started");
+        goto out;
+    }
+    struct promq *q = client(f.port);
+    struct rule_data d[2];
+    TEST_CHECK_INT(cycle_fetch(q, &rs, NOW, d), -1);
+    TEST_CHECK_INT(d[0].error, 1);
+    TEST_CHECK_CONTAINS(d[0].errmsg, "coverage query: prometheus error (bad_data)");
+    TEST_CHECK(!d[0].raw_coverage);
+    /* An expression has no coverage query: judged on the grid, no error. */
+    TEST_CHECK_INT(d[1].error, 0);
+    TEST_CHECK(!d[1].raw_coverage);
+    TEST_CHECK_INT(d[1].coverage.n, 0);
+    TEST_CHECK_INT(d[1].activity.n, 2);
+    cycle_free(d, 2);
     promq_free(q);
     fake_stop(&f);
 out:
@@ -374,8 +525,12 @@ int main(int argc, char **argv)
     log_threshold = LOG_ERROR;
 
     RUN(activity_expr);
+    RUN(coverage_expr);
+    RUN(coverage_ratio);
+    RUN(mark_nonfinite);
     RUN(fetch_queries_and_dedupe);
     RUN(fetch_error_isolation);
+    RUN(fetch_coverage_error);
     RUN(fetch_server_down);
     RUN(deliver_moves_last_use);
 

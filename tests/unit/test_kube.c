@@ -650,6 +650,33 @@ TEST(stop_flag_cancels_calls)
     env_stop(&e);
 }
 
+static bool gate_flag(void *arg)
+{
+    return *(bool *)arg;
+}
+
+TEST(gate_cancels_calls)
+{
+    /* The action engine's client of a replica that lost the Lease sends nothing more. */
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0)
+        return;
+    bool leader = true;
+    e.k->gate = gate_flag;
+    e.k->gate_arg = &leader;
+    char err[512] = "";
+    struct kube_obj pod;
+    TEST_CHECK_INT(kube_get_pod(e.k, "ml", "p1", &pod, err, sizeof(err)), KUBE_OK);
+    kube_obj_free(&pod);
+    leader = false;
+    struct kube_ref ref = {(char *)"v1", (char *)"Pod", (char *)"ml", (char *)"p1",
+                           (char *)UID("000010")};
+    TEST_CHECK_INT(kube_delete(e.k, &ref, NULL, err, sizeof(err)), KUBE_CANCELLED);
+    TEST_CHECK_CONTAINS(err, "not the leader");
+    TEST_CHECK_INT(env_load_log(&e), 1);
+    env_stop(&e);
+}
+
 TEST(statefulset_scale_and_replaced_owner)
 {
     struct env e;
@@ -1275,6 +1302,7 @@ int main(int argc, char **argv)
     RUN(deployment_scale_to_zero);
     RUN(scale_patch_uid_precondition);
     RUN(stop_flag_cancels_calls);
+    RUN(gate_cancels_calls);
     RUN(statefulset_scale_and_replaced_owner);
     RUN(job_suspend_stops_at_cronjob);
     RUN(kueue_job_deactivates_workload);

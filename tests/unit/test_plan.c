@@ -428,6 +428,112 @@ TEST(explain_rows)
     matrix_free(&rd.activity);
 }
 
+/* A series of `n` points every 15 s from `start`; NAN in `v` means no point there. */
+static void push_series(struct matrix *m, const char *pod, const char *gpu, const double *v,
+                        size_t n, double start)
+{
+    struct series *s = matrix_push(m);
+    labels_set(&s->labels, "namespace", "ml");
+    labels_set(&s->labels, "pod", pod);
+    if (gpu)
+        labels_set(&s->labels, "gpu_id", gpu);
+    s->p = xcalloc(n, sizeof(*s->p));
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(v[i]))
+            s->p[s->n++] = (struct point){start + (double)i * 15, v[i]};
+}
+
+/* True when some marker row of `text` (a line of only blanks and markers) holds `c`. */
+static bool marker_has(const char *text, char c)
+{
+    for (const char *l = text; l && *l;) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        bool marker = len > 0 && strspn(l, " ^_!") == len;
+        if (marker && memchr(l, c, len))
+            return true;
+        l = e ? e + 1 : NULL;
+    }
+    return false;
+}
+
+/*
+ * With raw coverage, the decisions of decide() and what explain draws agree: "_" exactly
+ * where a step is not covered by raw samples, never on a workload decided idle; a hole the
+ * raw samples cover is drawn "·" and said so; several series get a row each.
+ */
+TEST(explain_raw_coverage)
+{
+    struct rule r = make_rule("raw");
+    r.max_terminations = 10;
+    struct rule_data rd = {
+        .rule = &r, .start = 1700000000 - 1800, .end = 1700000000, .raw_coverage = true};
+    double v[121], one[121], cov[121], silent[121], silent_cov[121];
+    for (int i = 0; i < 121; i++) {
+        v[i] = 0.01;
+        one[i] = 1;
+        cov[i] = 1;
+        silent[i] = i <= 50 ? 0.9 : NAN;
+        silent_cov[i] = i <= 51 ? 1 : i <= 53 ? 0 : NAN;
+    }
+    /* holey: no point at i = 100, but its raw samples are never 30 s apart (coverage 1). */
+    v[100] = NAN;
+    push_series(&rd.activity, "holey", NULL, v, 121, rd.start);
+    push_series(&rd.coverage, "holey", NULL, one, 121, rd.start);
+    v[100] = 0.01;
+    /* rawgap: a point at every step, but a raw gap in the step ending at i = 105. */
+    push_series(&rd.activity, "rawgap", NULL, v, 121, rd.start);
+    cov[105] = 0;
+    push_series(&rd.coverage, "rawgap", NULL, cov, 121, rd.start);
+    /* two: GPU 0 at 90 % went silent 17 minutes ago, GPU 1 idle. */
+    push_series(&rd.activity, "two", "0", silent, 121, rd.start);
+    push_series(&rd.coverage, "two", "0", silent_cov, 121, rd.start);
+    push_series(&rd.activity, "two", "1", v, 121, rd.start);
+    push_series(&rd.coverage, "two", "1", one, 121, rd.start);
+
+    struct decisions d;
+    decide(&rd, 1, 1700000000, &d);
+    TEST_CHECK_INT(d.n, 3);
+    if (d.n == 3) {
+        TEST_CHECK_INT(d.v[0].decision, DECISION_RECLAIM);
+        TEST_CHECK_INT(d.v[1].reason, REASON_GAP);
+        TEST_CHECK_INT(d.v[2].reason, REASON_STALE);
+    }
+    struct labels want = {0};
+    struct sbuf out = {0};
+    labels_set(&want, "pod", "holey");
+    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
+    TEST_CHECK_CONTAINS(out.buf, "▁·▁");
+    TEST_CHECK(!marker_has(out.buf, '_'));
+    TEST_CHECK_CONTAINS(out.buf, "reclaim: below 10 % for the whole 15m window since "
+                                 "2023-11-14T21:43:20Z (1 step without a point, raw samples never "
+                                 "more than 30s apart)");
+    sbuf_reset(&out);
+    labels_free(&want);
+
+    labels_set(&want, "pod", "rawgap");
+    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
+    TEST_CHECK(marker_has(out.buf, '_'));
+    TEST_CHECK(strstr(out.buf, "▁·") == NULL && strstr(out.buf, "·▁") == NULL);
+    TEST_CHECK_CONTAINS(out.buf,
+                        "kept: raw samples more than 30s apart in the step ending 22:09:35");
+    sbuf_reset(&out);
+    labels_free(&want);
+
+    labels_set(&want, "pod", "two");
+    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
+    TEST_CHECK_CONTAINS(out.buf, "kept: stale in one of its 2 series");
+    TEST_CHECK_CONTAINS(out.buf, "  series {gpu_id=\"0\",namespace=\"ml\",pod=\"two\"}\n");
+    TEST_CHECK_CONTAINS(out.buf, "  series {gpu_id=\"1\",namespace=\"ml\",pod=\"two\"}\n");
+    TEST_CHECK_CONTAINS(out.buf, "detail: {gpu_id=\"0\",namespace=\"ml\",pod=\"two\"}: last point");
+    TEST_CHECK(marker_has(out.buf, '_'));
+    labels_free(&want);
+    sbuf_free(&out);
+    decisions_free(&d);
+    matrix_free(&rd.activity);
+    matrix_free(&rd.coverage);
+}
+
 int main(void)
 {
     RUN(sparkline_levels);
@@ -439,5 +545,6 @@ int main(void)
     RUN(table_rows);
     RUN(explain_sentences);
     RUN(explain_rows);
+    RUN(explain_raw_coverage);
     return test_done();
 }

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -286,6 +287,15 @@ static int diff_body(const char *body, size_t len, const char *label)
                 fprintf(stderr, "%s (HTTP %ld, want %u): %s\n", label, diff_status[i], diff_want[j],
                         why);
                 bad++;
+            }
+            /* Fed as libcurl may cut it: the same answer, whatever the chunk sizes. */
+            for (uint64_t seed = 1; seed <= 3; seed++) {
+                if (promq_ref_chunked(body, len, diff_status[i], diff_want[j], seed, why,
+                                      sizeof(why)) < 0) {
+                    fprintf(stderr, "%s (HTTP %ld, want %u, chunks %llu): %s\n", label,
+                            diff_status[i], diff_want[j], (unsigned long long)seed, why);
+                    bad++;
+                }
             }
         }
     }
@@ -625,7 +635,7 @@ TEST(value_strings)
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         double v = 12345;
-        int rc = promq_value(cases[i].s, &v);
+        int rc = promq_value_n(cases[i].s, strlen(cases[i].s), &v);
         TEST_CHECK_INT(rc, cases[i].rc);
         if (rc == 0 && isinf(v))
             TEST_CHECK(v > 0 ? cases[i].v > 0 : cases[i].v < 0);
@@ -633,7 +643,7 @@ TEST(value_strings)
             TEST_CHECK_DBL(v, cases[i].v, 0);
     }
     double v;
-    TEST_CHECK_INT(promq_value("NaN", &v), 0);
+    TEST_CHECK_INT(promq_value_n("NaN", 3, &v), 0);
     TEST_CHECK(isnan(v));
 }
 
@@ -722,6 +732,181 @@ TEST(client_ok)
 out:
     free(range);
     free(instant);
+}
+
+/* A range answer of `n` series of `points` points, shaped like Prometheus', into `path`. */
+static void write_big_answer(const char *path, size_t n, size_t points)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return;
+    fputs("{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[", f);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s{\"metric\":{\"namespace\":\"ns%zu\",\"pod\":\"pod-%06zu\"},\"values\":[",
+                i ? "," : "", i % 100, i);
+        for (size_t j = 0; j < points; j++)
+            fprintf(f, "%s[%zu,\"%s\"]", j ? "," : "", 1699998200 + 30 * j,
+                    i % 10 ? "0.01" : "0.5");
+        fputs("]}", f);
+    }
+    fputs("]}}", f);
+    fclose(f);
+}
+
+/*
+ * An answer whose series need more than the cap fails with a message naming the cap, in
+ * the parser and through the client (which stops reading it), never as a partial matrix.
+ */
+TEST(answer_over_cap)
+{
+    char *path = tmp_path("big.json");
+    write_big_answer(path, 2000, 31);
+    size_t len = 0;
+    char *body = test_read_file(path, &len);
+    TEST_CHECK(body != NULL);
+    struct matrix m = {0};
+    char err[256] = "";
+    TEST_CHECK_INT(promq_parse_max(body, len, 200, PROMQ_MATRIX, 65536, &m, err, sizeof(err)), -1);
+    TEST_CHECK_CONTAINS(err, "prometheus answer too large: its series need more than the cap "
+                             "of 65536 bytes");
+    TEST_CHECK_INT(m.n, 0);
+    TEST_CHECK_INT(promq_parse_max(body, len, 200, PROMQ_MATRIX, 4u << 20, &m, err, sizeof(err)),
+                   0);
+    TEST_CHECK_INT(m.n, 2000);
+    matrix_free(&m);
+    free(body);
+
+    struct fake c;
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "ok", path, NULL), 0);
+    if (c.pid > 0) {
+        char url[64];
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d", c.port);
+        struct promq_cfg cfg = {.url = url, .timeout = 5, .max_answer_bytes = 65536};
+        struct promq *q = promq_new(&cfg);
+        TEST_CHECK_INT(promq_range(q, "up", 0, 60, 60, &m, err, sizeof(err)), -1);
+        TEST_CHECK_CONTAINS(err, "prometheus answer too large");
+        TEST_CHECK_CONTAINS(err, "cap of 65536 bytes");
+        TEST_CHECK_INT(m.n, 0);
+        TEST_CHECK_INT(promq_failures(q), 1);
+        promq_free(q);
+        cfg.max_answer_bytes = 0; /* the default, 128 MiB */
+        q = promq_new(&cfg);
+        TEST_CHECK_INT(promq_range(q, "up", 0, 60, 60, &m, err, sizeof(err)), 0);
+        TEST_CHECK_INT(m.n, 2000);
+        matrix_free(&m);
+        promq_free(q);
+        fake_stop(&c);
+    }
+    free(path);
+}
+
+/*
+ * The answer's text is never held whole: 110,000 series (some 70 MB of JSON, more than
+ * httpc's 64 MiB body cap that failed such answers before) arrive as one matrix.
+ */
+TEST(answer_text_over_64mib)
+{
+    char *path = tmp_path("huge.json");
+    write_big_answer(path, 110000, 31);
+    struct stat st;
+    TEST_CHECK(stat(path, &st) == 0 && st.st_size > (off_t)HTTPC_DEFAULT_MAX_BODY);
+    struct fake c;
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "ok", path, NULL), 0);
+    if (c.pid > 0) {
+        struct promq *q = client(c.port, 60);
+        struct matrix m = {0};
+        char err[256] = "";
+        TEST_CHECK_INT(promq_range(q, "up", 0, 60, 60, &m, err, sizeof(err)), 0);
+        TEST_CHECK_STR(err, "");
+        TEST_CHECK_INT(m.n, 110000);
+        if (m.n == 110000) {
+            TEST_CHECK_INT(m.s[109999].n, 31);
+            TEST_CHECK_STR(labels_get(&m.s[109999].labels, "pod"), "pod-109999");
+            TEST_CHECK_DBL(m.s[109990].p[30].v, 0.5, 0);
+        }
+        matrix_free(&m);
+        promq_free(q);
+        fake_stop(&c);
+    }
+    unlink(path);
+    free(path);
+}
+
+/* VictoriaMetrics' /flags listing: Go durations, quoted values, defaults when absent. */
+TEST(vm_flags)
+{
+    static const struct {
+        const char *s;
+        double v;
+    } durations[] = {
+        {"30s", 30}, {"0s", 0}, {"1m0s", 60}, {"1h2m3.5s", 3723.5}, {"500ms", 0.5},
+        {"0", 0},    {"", -1},  {"s", -1},    {"10x", -1},          {"1e3s", -1},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(durations); i++)
+        TEST_CHECK_DBL(promq_go_duration(durations[i].s, strlen(durations[i].s)), durations[i].v,
+                       1e-9);
+    static const char listing[] = "-httpListenAddr=\"127.0.0.1:8428\"\n"
+                                  "-search.latencyOffset=\"0s\"\n"
+                                  "-search.latencyOffsetX=\"9s\"\n"
+                                  "-storageDataPath=\"/tmp/vm\"\n";
+    TEST_CHECK_DBL(promq_vm_flag(listing, "search.latencyOffset", 30), 0, 0);
+    TEST_CHECK_DBL(promq_vm_flag(listing, "search.maxStepForPointsAdjustment", 60), 60, 0);
+    TEST_CHECK_DBL(promq_vm_flag("-search.latencyOffset=\"2m\"", "search.latencyOffset", 30), 120,
+                   0);
+    /* Unreadable: assume the rewrite happens. */
+    TEST_CHECK(promq_vm_flag("-search.latencyOffset=\"soon\"", "search.latencyOffset", 30) > 0);
+}
+
+/*
+ * VictoriaMetrics keeps __name__ in max_over_time's result and not in present_over_time's:
+ * range answers come without it, and two series that differ only by name fail.
+ */
+TEST(range_drops_metric_name)
+{
+    static const char named[] =
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["
+        "{\"metric\":{\"__name__\":\"busy\",\"pod\":\"b\"},\"values\":[[1,\"0.5\"]]},"
+        "{\"metric\":{\"pod\":\"a\"},\"values\":[[1,\"0.25\"]]}]}}";
+    static const char twins[] =
+        "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["
+        "{\"metric\":{\"__name__\":\"x\",\"pod\":\"a\"},\"values\":[[1,\"0\"]]},"
+        "{\"metric\":{\"__name__\":\"y\",\"pod\":\"a\"},\"values\":[[1,\"0.9\"]]}]}}";
+    char *p1 = tmp_path("named.json"), *p2 = tmp_path("twins.json");
+    write_file(p1, named);
+    write_file(p2, twins);
+    struct fake c;
+    struct matrix m = {0};
+    char err[256] = "";
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "ok", p1, NULL), 0);
+    if (c.pid > 0) {
+        struct promq *q = client(c.port, 5);
+        TEST_CHECK_INT(promq_range(q, "max_over_time(busy[60s])", 0, 60, 60, &m, err, sizeof(err)),
+                       0);
+        TEST_CHECK_INT(m.n, 2);
+        if (m.n == 2) {
+            TEST_CHECK(labels_get(&m.s[0].labels, "__name__") == NULL);
+            TEST_CHECK_INT(m.s[0].labels.n, 1);
+            TEST_CHECK_STR(labels_get(&m.s[0].labels, "pod"), "b");
+            TEST_CHECK_DBL(m.s[0].p[0].v, 0.5, 0);
+        }
+        matrix_free(&m);
+        promq_free(q);
+        fake_stop(&c);
+    }
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "ok", p2, NULL), 0);
+    if (c.pid > 0) {
+        struct promq *q = client(c.port, 5);
+        TEST_CHECK_INT(
+            promq_range(q, "max_over_time({pod=\"a\"}[60s])", 0, 60, 60, &m, err, sizeof(err)), -1);
+        TEST_CHECK_STR(err, "prometheus answer: two series differ only in their metric name: "
+                            "{pod=\"a\"}");
+        TEST_CHECK_INT(m.n, 0);
+        TEST_CHECK_INT(promq_failures(q), 1);
+        promq_free(q);
+        fake_stop(&c);
+    }
+    free(p1);
+    free(p2);
 }
 
 /* Each fault mode is an error with a clear message, never an empty result. */
@@ -1170,7 +1355,11 @@ int main(int argc, char **argv)
     RUN(differential_large);
     RUN(value_strings);
     RUN(urlencode);
+    RUN(vm_flags);
     RUN(client_ok);
+    RUN(answer_over_cap);
+    RUN(range_drops_metric_name);
+    RUN(answer_text_over_64mib);
     RUN(client_faults);
     RUN(client_slow_times_out);
     RUN(client_connection_refused);

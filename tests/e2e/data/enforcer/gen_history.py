@@ -6,7 +6,8 @@ decisions are the same on every run (test-environment.md section 4.2): samples e
 ending at END (default 1700000000), timestamps in seconds, families contiguous, `# EOF`.
 
   gen_history.py scenario OUT      the e2e workloads (see SCENARIO below), 1 h of history
-  gen_history.py bench N OUT       N idle workloads over 15 minutes (the benchmark)
+  gen_history.py bench N OUT [S]   N workloads over 18 minutes, one sample every S seconds
+                                   (default 15): pod-i is busy when i % 10 == 0, else idle
 
 The expected decision of every scenario workload is printed by `gen_history.py expect`
 as JSON {rule: {pod: [decision, reason]}}, so the shell test and this file cannot drift.
@@ -120,18 +121,21 @@ def write_scenario(out):
     out.write("# EOF\n")
 
 
-def write_bench(n, out):
+def write_bench(n, out, interval=STEP):
+    # One write per series: 100,000 workloads are some 3 million lines. The history starts
+    # 3 minutes before the 15-minute window, so that the raw samples of its first step (and
+    # the step before) exist: a workload is only proven idle from its first covered step.
+    offs = range(-1080, 1, interval)
     out.write("# TYPE %s gauge\n" % BUSY)
     for i in range(n):
-        labels = 'namespace="ns%d",pod="pod-%05d"' % (i % 100, i)
-        v = 0.5 if i % 10 == 0 else 0.01
-        for off in range(-900, 1, STEP):
-            out.write("%s{%s} %s %d\n" % (BUSY, labels, v, END + off))
+        head = '%s{namespace="ns%d",pod="pod-%05d"} %s ' % (
+            BUSY, i % 100, i, 0.5 if i % 10 == 0 else 0.01)
+        out.write("".join("%s%d\n" % (head, END + off) for off in offs))
     out.write("# TYPE %s gauge\n" % DEVICES)
     for i in range(n):
-        labels = 'namespace="ns%d",pod="pod-%05d",resource="%s"' % (i % 100, i, RESOURCE)
-        for off in range(-240, 1, 60):
-            out.write("%s{%s} 1 %d\n" % (DEVICES, labels, END + off))
+        head = '%s{namespace="ns%d",pod="pod-%05d",resource="%s"} 1 ' % (
+            DEVICES, i % 100, i, RESOURCE)
+        out.write("".join("%s%d\n" % (head, END + off) for off in range(-240, 1, 60)))
     out.write("# EOF\n")
 
 
@@ -142,11 +146,11 @@ def main():
     elif len(sys.argv) == 3 and sys.argv[1] == "scenario":
         with open(sys.argv[2], "w") as f:
             write_scenario(f)
-    elif len(sys.argv) == 4 and sys.argv[1] == "bench":
+    elif len(sys.argv) in (4, 5) and sys.argv[1] == "bench":
         with open(sys.argv[3], "w") as f:
-            write_bench(int(sys.argv[2]), f)
+            write_bench(int(sys.argv[2]), f, int(sys.argv[4]) if len(sys.argv) == 5 else STEP)
     else:
-        sys.exit("usage: gen_history.py expect | scenario OUT | bench N OUT")
+        sys.exit("usage: gen_history.py expect | scenario OUT | bench N OUT [S]")
 
 
 if __name__ == "__main__":

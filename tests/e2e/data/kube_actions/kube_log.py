@@ -6,7 +6,7 @@ Lines FROM (0-based) to the end of LOG. Each request becomes
   METHOD PATH[?QUERY] [CONTENT-TYPE] BODY
 where uids of the objects in OBJECTS.json are written @Kind/name (in bodies and queries),
 the notice annotation (a JSON document of its own) is summarised as
-<notice RULE ACTION at ACTAT>, and an Event as <Event TYPE REASON Kind/name action=ACTION>,
+<notice RULE ACTION at ACTAT> (with " acted" once it records the action), and an Event as <Event TYPE REASON Kind/name action=ACTION>,
 its name and timestamps being wall-clock.
 """
 import json
@@ -27,7 +27,8 @@ def rename(v, names):
         for k, x in v.items():
             if k == "gpureclaim.io/reclaim-notice" and isinstance(x, str):
                 n = json.loads(x)
-                x = "<notice %s %s at %s>" % (n["rule"], n["action"], n["actAt"])
+                x = "<notice %s %s at %s%s>" % (n["rule"], n["action"], n["actAt"],
+                                                 " acted" if "actedAt" in n else "")
             out[k] = rename(x, names)
         return out
     if isinstance(v, list):

@@ -1,0 +1,193 @@
+#!/bin/sh
+# End to end: `gpureclaim-enforcer plan` and `explain` against a real VictoriaMetrics (Debian's
+# victoria-metrics 1.79), with the same backfilled history, scenarios and expected decisions
+# as tests/e2e/enforcer_plan.sh against Prometheus.
+#
+# The OpenMetrics history of gen_history.py (seconds) is imported through
+# /api/v1/import/prometheus with millisecond timestamps, then /internal/force_flush makes it
+# searchable. Differences that change an expected answer, each asserted below:
+# - NaN samples are dropped at ingestion: the "nan" workload has a 60 s hole instead, and is
+#   kept for a gap instead of not_a_number (still kept);
+# - rollup windows are left-open, (t - step, t], so went-idle's idle run starts one sample
+#   later than with Prometheus 2.x's closed windows;
+# - near "now", vmselect rewrites the newest points of a range answer with older values
+#   (-search.latencyOffset, 30 s by default): the enforcer refuses such queries (the rule
+#   fails loudly, nothing is reclaimed) and decides correctly with -search.latencyOffset=0s.
+. "$(dirname "$0")/../lib.sh"
+
+DATA=$TOP/tests/e2e/data/enforcer
+ENF=$BIN/gpureclaim-enforcer
+AT=1700000000
+
+require victoria-metrics python3 curl "$ENF"
+
+# start_vm NAME [FLAG...]: VictoriaMetrics on a free loopback port with its data in
+# $TMP/NAME; sets VM_URL and VM_PID.
+start_vm() {
+    _name=$1; shift
+    _port=$(free_port)
+    start_bg "$TMP/$_name.log" victoria-metrics -storageDataPath="$TMP/$_name" \
+        -retentionPeriod=100y -httpListenAddr="127.0.0.1:$_port" -loggerLevel=ERROR "$@"
+    VM_PID=$LAST_PID
+    VM_URL=http://127.0.0.1:$_port
+    wait_http "$VM_URL/health" 30
+}
+
+# vm_import OPENMETRICS: import gen_history.py output (seconds) with millisecond timestamps.
+vm_import() {
+    awk '!/^#/ { $NF = $NF "000"; print }' "$1" >"$TMP/import.prom"
+    curl -sf --data-binary @"$TMP/import.prom" "$VM_URL/api/v1/import/prometheus" &&
+        curl -sf "$VM_URL/internal/force_flush" >/dev/null
+}
+
+plan() {
+    "$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "$VM_URL" "$@"
+}
+
+python3 "$DATA/gen_history.py" scenario "$TMP/history.om"
+# The same expectations, except that a NaN sample is a missing one here.
+python3 "$DATA/gen_history.py" expect | python3 -c '
+import json, sys
+e = json.load(sys.stdin)
+for rule in e.values():
+    rule["nan"] = ["keep", "gap"]
+json.dump(e, sys.stdout)' >"$TMP/expect.json"
+
+# --- history at a fixed epoch, VictoriaMetrics with its default flags ---------------------
+if ! start_vm vm; then
+    fail vm-ready "$(tail -n 5 "$TMP/vm.log")"
+    exit 1
+fi
+pass vm-ready
+check vm-import vm_import "$TMP/history.om"
+n=$(curl -s "$VM_URL/api/v1/query" --data-urlencode \
+    'query=count_over_time(gpureclaim:workload_busy:ratio{pod="nan"}[20m])' -d time=$AT |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["result"][0]["value"][1])')
+# 80 samples in (END-20m, END], 3 of them NaN.
+check vm-drops-nan test "$n" = 77
+
+plan --at $AT --output json >"$TMP/plan.json" 2>"$TMP/plan.err"
+rc=$?
+check plan-json-exit-0 test "$rc" -eq 0
+check plan-json-no-stderr test ! -s "$TMP/plan.err"
+SUITE=$SUITE python3 "$DATA/check_plan.py" "$TMP/plan.json" "$TMP/expect.json" || TEST_FAILED=$((TEST_FAILED + 1))
+got=$(python3 -c '
+import json, sys
+for d in json.load(open(sys.argv[1])):
+    if d["rule"] == "always" and d["workload"]["pod"] in ("went-idle", "nan"):
+        print(d["workload"]["pod"], d["idleSince"], d["window"]["samples"], d["detail"])
+' "$TMP/plan.json")
+# Left-open windows: the step ending at END-1185 holds only the idle sample at END-1185.
+check plan-json-idle-since sh -c 'echo "$1" | grep -q "^went-idle 2023-11-14T21:53:35Z 61 "' sh "$got"
+check plan-json-nan-is-gap sh -c 'echo "$1" | grep -q "^nan None 58 no data from 2023-11-14T22:03:05Z to 2023-11-14T22:04:05Z"' sh "$got"
+
+plan --at $AT >"$TMP/plan.txt" 2>/dev/null
+check plan-table-summary grep -q '^28 workloads: 5 reclaim, 23 keep (8 active, 2 no_data, 2 too_young, 4 gap, 2 stale, 2 exempt, 3 not_needed); dry run: reported only$' "$TMP/plan.txt"
+plan --at $AT --output json --stats >/dev/null 2>"$TMP/stats.txt"
+# One request per distinct query, not per workload (28 here), and none failed.
+n=$(sed -n 's/.* requests=\([0-9]*\) failures=0 .*/\1/p' "$TMP/stats.txt")
+check plan-stats-requests test "${n:-99}" -le 8
+
+explain() {
+    "$ENF" explain --rules.file "$DATA/rules.yaml" --prometheus.url="$VM_URL" --at $AT "$@"
+}
+explain --rule always --workload '{pod="gappy"}' >"$TMP/explain-gappy.txt" 2>&1
+# The raw hole runs from the sample at 22:05:20 to the one at 22:08:20; Prometheus 2.x's closed
+# windows carry the first into the next step and report 2m45s.
+check explain-gappy-reason grep -q 'kept: no data for 3m between 22:05:20 and 22:08:20' "$TMP/explain-gappy.txt"
+explain --rule always --workload 'pod="burst"' >"$TMP/explain-burst.txt" 2>&1
+check explain-burst-reason grep -q 'kept: 1 of 61 points at or above 10 % (max 80 % at 22:08:20)' "$TMP/explain-burst.txt"
+
+# An expression as activity (a subquery): MetricsQL's inner selectors look back about one
+# scrape interval, not Prometheus' 5 minutes, so raw holes still show as gaps here.
+sed 's/^  policy: Always$/  policy: Always\n  queries:\n    activity: max by (namespace, pod) (gpureclaim:workload_busy:ratio)/' \
+    "$DATA/rules.yaml" >"$TMP/rules-expr.yaml"
+"$ENF" plan --rules.file "$TMP/rules-expr.yaml" --prometheus.url "$VM_URL" --at $AT --output json \
+    >"$TMP/plan-expr.json" 2>/dev/null
+python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))
+json.dump({"always": e["always"]}, open(sys.argv[2], "w"))' "$TMP/expect.json" "$TMP/expect-always.json"
+python3 -c '
+import json, sys
+json.dump([d for d in json.load(open(sys.argv[1])) if d["rule"] == "always"], open(sys.argv[2], "w"))
+' "$TMP/plan-expr.json" "$TMP/plan-expr-always.json"
+SUITE=$SUITE-expr python3 "$DATA/check_plan.py" "$TMP/plan-expr-always.json" "$TMP/expect-always.json" ||
+    TEST_FAILED=$((TEST_FAILED + 1))
+
+# An answer over the cap fails the rule loudly: a message naming the cap, nothing reclaimed.
+plan --at $AT --output json --prometheus.max-answer-bytes=1024 >"$TMP/plan-cap.json" 2>"$TMP/plan-cap.err"
+rc=$?
+check over-cap-message grep -q 'prometheus answer too large: its series need more than the cap of 1024 bytes' "$TMP/plan-cap.err"
+check over-cap-no-reclaim sh -c '! grep -q "\"decision\": *\"reclaim\"" "$1"' sh "$TMP/plan-cap.json"
+check over-cap-exit-nonzero test "$rc" -ne 0
+stop_pid "$VM_PID"
+
+# --- at wall-clock now: the newest points ----------------------------------------------------
+# busy-now: idle for 20 minutes, busy in its last two samples (the last 15 s); idle-now: idle.
+NOW=$(date +%s)
+python3 -c '
+import sys
+now = int(sys.argv[1])
+print("# TYPE t_now gauge")
+for pod in ("busy-now", "idle-now"):
+    for off in range(-1200, 1, 15):
+        v = 0.9 if pod == "busy-now" and off >= -15 else 0.01
+        print("t_now{pod=\"%s\"} %s %d" % (pod, v, now + off))
+print("# EOF")' "$NOW" >"$TMP/now.om"
+cat >"$TMP/rules-now.yaml" <<'EOF'
+apiVersion: gpureclaim/v1
+kind: ReclaimRules
+rules:
+- name: now
+  policy: Always
+  threshold: 10
+  idleTimer: 15m
+  step: 15s
+  toleratedGap: 30s
+  identity: [pod]
+  queries:
+    activity: t_now
+    allocation: count by (pod) (t_now)
+EOF
+plan_now() {
+    "$ENF" plan --rules.file "$TMP/rules-now.yaml" --prometheus.url "$VM_URL" --at "$NOW" \
+        --output json "$@"
+}
+# decision POD FILE: "decision/reason" of POD in plan JSON FILE.
+decision() {
+    python3 -c '
+import json, sys
+for d in json.load(open(sys.argv[2])):
+    if d["workload"]["pod"] == sys.argv[1]:
+        print(d["decision"] + "/" + d["reason"])' "$1" "$2" 2>/dev/null
+}
+
+# The default -search.latencyOffset=30s rewrites the last 30 s: busy-now would read idle.
+if start_vm vm-default && vm_import "$TMP/now.om"; then
+    curl -s "$VM_URL/api/v1/query_range" --data-urlencode 'query=max_over_time(t_now{pod="busy-now"}[15s])' \
+        -d start=$((NOW - 30)) -d end="$NOW" -d step=15 >"$TMP/raw-now.json"
+    check vm-rewrites-newest-points grep -q '"values":\[\[[0-9]*,"0.01"\],\[[0-9]*,"0.01"\],\[[0-9]*,"0.01"\]\]' "$TMP/raw-now.json"
+    plan_now >"$TMP/plan-now-default.json" 2>"$TMP/plan-now-default.err"
+    rc=$?
+    check now-default-refused grep -q 'replaces the points of the last 30s of a range answer' "$TMP/plan-now-default.err"
+    got=$(decision busy-now "$TMP/plan-now-default.json")
+    check now-default-busy-not-reclaimed test "$got" != reclaim/idle
+    check now-default-exit-nonzero test "$rc" -ne 0
+    stop_pid "$VM_PID"
+else
+    fail vm-default-ready "$(tail -n 5 "$TMP/vm-default.log")"
+fi
+
+# With -search.latencyOffset=0s the answer is the data: busy-now is busy, idle-now idle.
+if start_vm vm-now -search.latencyOffset=0s && vm_import "$TMP/now.om"; then
+    plan_now >"$TMP/plan-now.json" 2>"$TMP/plan-now.err"
+    check now-exit-0 test $? -eq 0
+    check now-busy-kept test "$(decision busy-now "$TMP/plan-now.json")" = keep/active
+    check now-idle-reclaimed test "$(decision idle-now "$TMP/plan-now.json")" = reclaim/idle
+    stop_pid "$VM_PID"
+else
+    fail vm-now-ready "$(tail -n 5 "$TMP/vm-now.log")"
+fi
+
+finish

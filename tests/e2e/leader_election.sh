@@ -1,0 +1,214 @@
+#!/bin/sh
+# End to end: two enforcer replicas with --leader-elect against one fake Kubernetes API.
+#
+# The rule (data/leader/rules.yaml) scales one idle Deployment to zero after a 20 s notice;
+# the evaluation clock starts at the canned history's end and advances (--at.advance). Each
+# replica has its own bearer token, so the fake's request log tells who made each call.
+#   1. exactly one replica becomes the leader; the standby makes no call but the Lease's;
+#   2. the leader posts the notice and is killed (SIGKILL) before the action: the standby
+#      takes over once the lease expires, adopts the notice from the object's annotation (it
+#      does not need the dead replica's disk), sends no second notice, and scales the
+#      Deployment exactly once, not before the time the notice announced;
+#   3. a partition: the leader's API connection is cut through a proxy after its notice; it
+#      stops being the leader (its own metric) before the standby acquires the Lease; the
+#      standby then acts exactly once; when the partition heals the old leader stays a
+#      standby and repeats nothing.
+. "$(dirname "$0")/../lib.sh"
+
+DATA=$TOP/tests/e2e/data/leader
+KA=$TOP/tests/e2e/data/kube_actions
+ENF=$BIN/gpureclaim-enforcer
+KUBE_FAKE=$(fake_bin fake_kube)
+PROM_FAKE=$(fake_bin fake_prom)
+T0=1700000000
+
+require python3 curl "$ENF" "$KUBE_FAKE" "$PROM_FAKE"
+python3 "$KA/gen_matrix.py" "$TMP"
+for t in a b t; do echo "tok-$t" >"$TMP/tok-$t"; done
+
+start_fake_http "$TMP/prom.out" "$PROM_FAKE" 0 ok "$TMP/range.json" "$TMP/instant.json" ||
+    { fail prom-start "$(cat "$TMP/prom.out")"; exit 1; }
+PURL=$FAKE_URL
+
+# start_cluster NAME: a fresh fake API over cluster.json; sets KURL, KPORT and KLOG.
+start_cluster() {
+    mkdir -p "$TMP/$1"
+    cp "$KA/cluster.json" "$TMP/$1/"
+    KLOG=$TMP/$1.requests
+    : >"$KLOG"
+    start_fake_http "$TMP/$1.out" "$KUBE_FAKE" --data "$TMP/$1" --log "$KLOG" \
+        --token tok-t --token tok-a --token tok-b ||
+        { fail "$1-start" "$(cat "$TMP/$1.out")"; exit 1; }
+    KURL=$FAKE_URL
+    KPORT=$FAKE_PORT
+}
+
+# start_enf ID API_URL PHASE: replica enf-ID; sets PID_ID and PORT_ID.
+start_enf() {
+    _port=$(free_port)
+    start_bg "$TMP/enf-$1.$3.log" env POD_NAME="enf-$1" "$ENF" run --rules.file="$DATA/rules.yaml" \
+        --prometheus.url="$PURL" --at="$T0" --at.advance --enforce.interval=1s --no-dry-run \
+        --state.file="$TMP/$1.$3.state" --audit.file="$TMP/$1.$3.audit" --kube.api-url="$2" \
+        --kube.token-file="$TMP/tok-$1" --kube.allow-insecure-credentials --kube.timeout=2s \
+        --enforce.max-actions-per-hour=0 --leader-elect --leader-elect.namespace=gpureclaim \
+        --leader-elect.lease-duration=5s --leader-elect.renew-deadline=3s \
+        --leader-elect.retry-period=1s --web.listen-address="127.0.0.1:$_port" --log.level=debug
+    eval "PID_$1=$LAST_PID PORT_$1=$_port"
+}
+
+is_leader() { # ID: 1, 0, or empty when its metrics cannot be read
+    eval "_p=\$PORT_$1"
+    curl -s -m 1 "http://127.0.0.1:$_p/metrics" 2>/dev/null |
+        awk '$1 == "gpureclaim_enforcer_leader" { print $2 }'
+}
+
+holder() { # the Lease's holderIdentity, read with the test's own token
+    curl -s -m 1 -H 'Authorization: Bearer tok-t' \
+        "$KURL/apis/coordination.k8s.io/v1/namespaces/gpureclaim/leases/gpureclaim-enforcer" |
+        python3 -c 'import json,sys
+try: print(json.load(sys.stdin)["spec"]["holderIdentity"])
+except Exception: print("")'
+}
+
+# calls WHAT [TOKEN]: count requests in $KLOG: notice (PATCH adding the notice annotation;
+# not the record of an action, which adds actedAt to it), acted (that record), scale (PATCH
+# .../scale), mutating (any non-GET outside the Lease API).
+calls() {
+    python3 - "$KLOG" "$1" "${2:-}" <<'PY'
+import json, sys
+log, what, token = sys.argv[1], sys.argv[2], sys.argv[3]
+n = 0
+for line in open(log):
+    r = json.loads(line)
+    if token and r.get("token") != token:
+        continue
+    lease = "/apis/coordination.k8s.io/" in r["path"]
+    body = r.get("body") if isinstance(r.get("body"), dict) else {}
+    ann = (body.get("metadata") or {}).get("annotations") or {}
+    notice = ann.get("gpureclaim.io/reclaim-notice")
+    acted = bool(notice) and "actedAt" in json.loads(notice)
+    if what == "notice":
+        n += r["method"] == "PATCH" and bool(notice) and not acted
+    elif what == "acted":
+        n += r["method"] == "PATCH" and acted
+    elif what == "scale":
+        n += r["method"] == "PATCH" and r["path"].endswith("/deployments/web/scale")
+    elif what == "mutating":
+        n += r["method"] != "GET" and not lease
+print(n)
+PY
+}
+
+wait_for() { # SECONDS COMMAND...: poll every 0.2 s until the command succeeds
+    _end=$(( $(date +%s) + $1 )); shift
+    while [ "$(date +%s)" -le "$_end" ]; do "$@" && return 0; sleep 0.2; done
+    return 1
+}
+
+one_leader() {
+    _a=$(is_leader a) _b=$(is_leader b)
+    [ "$_a$_b" = "10" ] && LEADER=a STANDBY=b && return 0
+    [ "$_a$_b" = "01" ] && LEADER=b STANDBY=a && return 0
+    return 1
+}
+has_notice() { [ "$(calls notice)" -ge 1 ]; }
+has_scale() { [ "$(calls scale)" -ge 1 ]; }
+
+# act_after FILE: the actAt of the notice the audit file records, and its action time.
+audit_times() {
+    python3 - "$@" <<'PY'
+import json, sys
+notice, acted = None, None
+for path in sys.argv[1:]:
+    try:
+        lines = open(path).read().splitlines()
+    except OSError:
+        continue
+    for line in lines:
+        o = json.loads(line)
+        if o["event"] == "notice" and o.get("act_after"):
+            notice = o["act_after"]
+        if o["event"] == "action" and o.get("result") == "ok":
+            acted = o["time"]
+print(notice or "-", acted or "-")
+PY
+}
+
+# ---- 1 and 2: one leader; the leader killed between notice and action ---------------------
+start_cluster c1
+start_enf a "$KURL" c1
+start_enf b "$KURL" c1
+if wait_for 20 one_leader; then pass one-leader; else fail one-leader "a=$(is_leader a) b=$(is_leader b)"; fi
+check lease-holder-is-leader [ "$(holder)" = "enf-$LEADER" ]
+if wait_for 20 has_notice; then pass notice-sent; else fail notice-sent; fi
+check notice-by-leader [ "$(calls notice "tok-$LEADER")" = 1 ]
+check standby-quiet [ "$(calls mutating "tok-$STANDBY")" = 0 ]
+check nothing-acted-yet [ "$(calls scale)" = 0 ]
+
+eval "kill -KILL \$PID_$LEADER"
+KILLED=$LEADER
+OTHER=$STANDBY
+if wait_for 45 has_scale; then pass action-after-failover; else fail action-after-failover; fi
+sleep 3
+check acted-once [ "$(calls scale)" = 1 ]
+check acted-by-new-leader [ "$(calls scale "tok-$OTHER")" = 1 ]
+check no-second-notice [ "$(calls notice)" = 1 ]
+check action-recorded-on-object [ "$(calls acted "tok-$OTHER")" = 1 ]
+set -- $(audit_times "$TMP/$KILLED.c1.audit" "$TMP/$OTHER.c1.audit")
+# Times are RFC 3339 in UTC: their string order is their time order.
+if [ "$1" != "-" ] && [ "$2" != "-" ] && [ ! "$2" \< "$1" ]; then
+    pass not-before-announced-time
+else
+    fail not-before-announced-time "announced $1, acted $2"
+fi
+eval "stop_pid \$PID_$OTHER"
+stop_pid "$FAKE_PID"
+
+# ---- 3: the leader partitioned from the API --------------------------------------------------
+start_cluster c2
+start_fake_http "$TMP/proxy-a.out" python3 "$DATA/proxy.py" "$KPORT" "$TMP/cut-a" ||
+    { fail proxy-start; exit 1; }
+PROXY_A=$FAKE_URL
+start_enf a "$PROXY_A" c2
+wait_for 20 sh -c "[ \"\$(curl -s -m 1 http://127.0.0.1:$PORT_a/metrics | awk '\$1==\"gpureclaim_enforcer_leader\"{print \$2}')\" = 1 ]" ||
+    fail a-leads-first
+start_enf b "$KURL" c2
+if wait_for 20 has_notice; then pass partition-notice-sent; else fail partition-notice-sent; fi
+check partition-notice-by-a [ "$(calls notice tok-a)" = 1 ]
+touch "$TMP/cut-a"
+A_OFF="" B_ON=""
+end=$(( $(date +%s) + 30 ))
+while [ "$(date +%s)" -le "$end" ] && { [ -z "$A_OFF" ] || [ -z "$B_ON" ]; }; do
+    now=$(python3 -c 'import time; print("%.3f" % time.monotonic())')
+    [ -z "$A_OFF" ] && [ "$(is_leader a)" = 0 ] && A_OFF=$now
+    [ -z "$B_ON" ] && [ "$(holder)" = enf-b ] && B_ON=$now
+    sleep 0.1
+done
+if [ -n "$A_OFF" ] && [ -n "$B_ON" ] &&
+    python3 -c "import sys; sys.exit(0 if $A_OFF < $B_ON else 1)"; then
+    pass partitioned-leader-stops-first
+else
+    fail partitioned-leader-stops-first "a stopped at '$A_OFF', b acquired at '$B_ON'"
+fi
+if wait_for 45 has_scale; then pass partition-action; else fail partition-action; fi
+rm -f "$TMP/cut-a"
+sleep 5
+check partition-acted-once [ "$(calls scale)" = 1 ]
+check partition-acted-by-b [ "$(calls scale tok-b)" = 1 ]
+check healed-a-is-standby [ "$(is_leader a)" = 0 ]
+# a's only mutating calls are its notice: the annotation PATCH and its Event.
+check healed-a-repeats-nothing [ "$(calls mutating tok-a)" = 2 ]
+
+# A clean stop releases the Lease: the other replica takes over within a retry period or so.
+stop_pid "$PID_b"
+if wait_for 4 sh -c "[ \"\$(curl -s -m 1 http://127.0.0.1:$PORT_a/metrics | awk '\$1==\"gpureclaim_enforcer_leader\"{print \$2}')\" = 1 ]"; then
+    pass release-on-stop
+else
+    fail release-on-stop
+fi
+# a leads again; its own ledger still has its notice pending, but the object records b's
+# action: nothing more is done.
+sleep 3
+check new-leader-reads-action-on-object [ "$(calls mutating tok-a)" = 2 ]
+check still-acted-once [ "$(calls scale)" = 1 ]
+finish
