@@ -74,6 +74,8 @@ void secret_free(char *s);
 
 /* Monotonic clock in seconds. */
 double mono_now(void);
+/* Wall-clock (Unix) time in seconds. */
+double wall_now(void);
 
 /* 64-bit FNV-1a, for content hashes shown to users (not for security). */
 uint64_t fnv1a64(const void *data, size_t n);
