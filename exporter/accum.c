@@ -75,8 +75,16 @@ static bool interval(const struct accum_state *s, const struct accum_reading *r,
     for (int i = 0; i < r->nnum; i++) {
         const struct gpum_acc *a = &p->num[i], *b = &r->num[i];
         dnum[i] = 0;
-        if (a->bits == 0 && b->bits == 0)
-            continue; /* a field this device does not have */
+        if (a->bits == 0 && b->bits == 0) {
+            /*
+             * Never seen: a field this device does not have. Seen before: a reading that
+             * turned all-ones or was cut off; adding the ticks without busy time would read
+             * a busy device as idle, so the whole interval is dropped.
+             */
+            if (s->num_seen[i])
+                return false;
+            continue;
+        }
         if (a->bits != b->bits || !forward(a->v, b->v, b->bits, &dnum[i]))
             return false;
         if (dnum[i] > *dden * MAX_PER_TICK + ROUND_SLACK)
@@ -123,6 +131,8 @@ void accum_step(struct accum_state *s, const struct accum_reading *r, struct acc
     }
     s->last = rr;
     s->have = rr.den.bits != 0;
+    for (int i = 0; i < rr.nnum; i++)
+        s->num_seen[i] |= rr.num[i].bits != 0;
     fill_totals(s, &rr, out);
 }
 

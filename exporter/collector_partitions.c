@@ -182,6 +182,10 @@ static void partition_accumulators(struct coll_ctx *ctx, size_t gi, const struct
         return;
     for (int i = 0; i < n; i++)
         r.num[i] = acc[i];
+    /* A reading from a table read only in part (either file) is not fed: an absent counter
+     * drops the group's baseline, so no interval bridges the gap. */
+    if ((x->ok && x->pm.partial) || (m && m->partial && r.den_src != SRC_XCP_OWN))
+        r = (struct accum_reading){.when = r.when, .nnum = n, .den_src = r.den_src};
     char key[64];
     snprintf(key, sizeof(key), "%s/partition/%s", g->pci, idx);
     struct accum_totals t;
