@@ -198,6 +198,25 @@ int accum_update(const char *key, const struct accum_reading *r, struct accum_to
     return 0;
 }
 
+bool accum_seen(const char *key)
+{
+    bool seen = false;
+    pthread_mutex_lock(&lock);
+    uint32_t h = fnv1a(key) % NSLOTS;
+    for (uint32_t i = 0; i < NSLOTS; i++) {
+        const struct slot *sl = slots[(h + i) % NSLOTS];
+        if (!sl)
+            break;
+        if (strcmp(sl->key, key) == 0) {
+            for (int k = 0; k < ACCUM_MAX_NUM; k++)
+                seen |= sl->st.num_seen[k];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return seen;
+}
+
 void accum_reset(void)
 {
     pthread_mutex_lock(&lock);

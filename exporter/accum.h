@@ -74,6 +74,9 @@ void accum_step(struct accum_state *s, const struct accum_reading *r, struct acc
  */
 int accum_update(const char *key, const struct accum_reading *r, struct accum_totals *out);
 
+/* Whether the group `key` has seen any numerator since the exporter started. */
+bool accum_seen(const char *key);
+
 /* Forget every group (exporter shutdown, tests). */
 void accum_reset(void);
 
