@@ -154,17 +154,9 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot *slots[NSLOTS];
 static bool full_logged;
 
-static uint32_t fnv1a(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
 static struct accum_state *lookup_locked(const char *key)
 {
-    uint32_t h = fnv1a(key) % NSLOTS;
+    uint32_t h = (uint32_t)(fnv1a64(key, strlen(key)) % NSLOTS);
     for (uint32_t i = 0; i < NSLOTS; i++) {
         struct slot **sp = &slots[(h + i) % NSLOTS];
         if (!*sp) {
@@ -202,7 +194,7 @@ bool accum_seen(const char *key)
 {
     bool seen = false;
     pthread_mutex_lock(&lock);
-    uint32_t h = fnv1a(key) % NSLOTS;
+    uint32_t h = (uint32_t)(fnv1a64(key, strlen(key)) % NSLOTS);
     for (uint32_t i = 0; i < NSLOTS; i++) {
         const struct slot *sl = slots[(h + i) % NSLOTS];
         if (!sl)

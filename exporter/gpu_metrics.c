@@ -912,6 +912,12 @@ static int attr_walk(const unsigned char *buf, size_t len, uint16_t structure_si
         seterr(err, errlen, "no attribute readable (%s at byte %zu of %zu)", w->partial, off, n);
         return -1;
     }
+    /* An empty table (attr_count 0, or only entries without values) is not a reading: a
+     * success here would be a GPU with every field absent and nothing to say why. */
+    if (w->parsed == 0) {
+        seterr(err, errlen, "no attribute with a value (attr_count %d)", (int)count);
+        return -1;
+    }
     return 0;
 }
 

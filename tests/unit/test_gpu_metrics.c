@@ -844,6 +844,27 @@ TEST(v1_9_robustness_rules)
     TEST_CHECK_ACC(p.gfx_busy_acc[0], 0); /* a partition never busy since the driver loaded */
 }
 
+/* A table with no entry, or only entries without values, is an error, never a GPU with
+ * every field absent. */
+TEST(v1_9_empty_table_rejected)
+{
+    struct tbl t = {.len = 8};
+    finish(&t, 9);
+    struct gpu_metrics m;
+    struct gpu_partition_metrics p;
+    char err[128] = "";
+    TEST_CHECK_INT(gpum_parse(t.b, t.len, &m, err, sizeof(err)), -1);
+    TEST_CHECK(strstr(err, "no attribute") != NULL);
+    finish(&t, 1);
+    TEST_CHECK_INT(gpum_parse_partition(t.b, t.len, &p, err, sizeof(err)), -1);
+    t = (struct tbl){.len = 8};
+    put(&t, 0, T_U32, A_ACC_COUNTER, 0, NULL);
+    put(&t, 0, T_U16, A_TEMP_HOTSPOT, 0, NULL);
+    finish(&t, 9);
+    TEST_CHECK_INT(gpum_parse(t.b, t.len, &m, err, sizeof(err)), -1);
+    TEST_CHECK(m.layout == NULL);
+}
+
 /* Zeros that real blobs hold where a sensor or counter is missing are omitted (see u16nz). */
 TEST(zero_means_missing)
 {
@@ -909,6 +930,7 @@ int main(void)
     RUN(partition_v1_1_decodes);
     RUN(apu_and_old_layouts_skipped);
     RUN(v1_9_robustness_rules);
+    RUN(v1_9_empty_table_rejected);
     RUN(zero_means_missing);
     return test_done();
 }
