@@ -18,6 +18,7 @@ DESTDIR ?=
 PKG_CONFIG ?= pkg-config
 CC ?= cc
 FUZZ_CC ?= clang
+FUZZ_CXX ?= clang++
 CFLAGS ?= -O2 -g
 LDFLAGS ?=
 FUZZ_SECONDS ?= 10
@@ -45,9 +46,14 @@ ifneq ($(SANITIZE),)
 BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
+# C++ only for the RE2 shim (enforcer/*.cc); vptr (and, with clang, function) checks need the
+# C++ UBSan runtime, which a link by the C compiler does not bring.
+BASE_CXXFLAGS := -std=c++17 -D_GNU_SOURCE -MMD -MP -Wall -Wextra -Wshadow -Wno-unused-parameter \
+                 $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-sanitize=vptr -fno-omit-frame-pointer \
+                 -fno-sanitize-recover=all)
 
 EXPORTER_PKGS := libmicrohttpd libdrm libdrm_amdgpu libcurl json-c yaml-0.1 gnutls libcrypt
-ENFORCER_PKGS := libmicrohttpd libcurl json-c yaml-0.1 gnutls libcrypt
+ENFORCER_PKGS := libmicrohttpd libcurl json-c yaml-0.1 gnutls libcrypt re2
 ALL_PKGS := $(sort $(EXPORTER_PKGS) $(ENFORCER_PKGS))
 
 # Goals that must work before any library is installed skip the pkg-config checks.
@@ -61,14 +67,16 @@ endif
 EXPORTER_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(EXPORTER_PKGS))
 EXPORTER_LIBS := $(shell $(PKG_CONFIG) --libs $(EXPORTER_PKGS)) -lpthread -lm
 ENFORCER_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ENFORCER_PKGS))
-ENFORCER_LIBS := $(shell $(PKG_CONFIG) --libs $(ENFORCER_PKGS)) -lpthread -lm
+ENFORCER_LIBS := $(shell $(PKG_CONFIG) --libs $(ENFORCER_PKGS)) -lstdc++ -lpthread -lm
 ALL_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ALL_PKGS))
-ALL_LIBS := $(shell $(PKG_CONFIG) --libs $(ALL_PKGS)) -lpthread -lm
+ALL_LIBS := $(shell $(PKG_CONFIG) --libs $(ALL_PKGS)) -lstdc++ -lpthread -lm
+RE2_CFLAGS := $(shell $(PKG_CONFIG) --cflags re2)
 endif
 
 COMMON_SRC := $(wildcard common/*.c)
 EXPORTER_SRC := $(filter-out exporter/main.c,$(wildcard exporter/*.c))
 ENFORCER_SRC := $(filter-out enforcer/main.c,$(wildcard enforcer/*.c))
+ENFORCER_CXX_SRC := $(wildcard enforcer/*.cc)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 FAKE_SRC := $(wildcard tests/fakes/*.c)
 FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
@@ -102,13 +110,17 @@ $(BUILD)/obj/enforcer/%.o: enforcer/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -Ienforcer $(ENFORCER_CFLAGS) $(CFLAGS) -c $< -o $@
 
+$(BUILD)/obj/enforcer/%.o: enforcer/%.cc
+	@mkdir -p $(@D)
+	$(CXX) $(BASE_CXXFLAGS) $(RE2_CFLAGS) $(CFLAGS) -c $< -o $@
+
 $(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -Iexporter -Ienforcer -Itests/unit $(ALL_CFLAGS) $(CFLAGS) -c $< -o $@
 
 $(COMMON_LIB): $(call obj,$(COMMON_SRC))
 $(EXPORTER_LIB): $(call obj,$(EXPORTER_SRC))
-$(ENFORCER_LIB): $(call obj,$(ENFORCER_SRC))
+$(ENFORCER_LIB): $(call obj,$(ENFORCER_SRC)) $(patsubst %.cc,$(BUILD)/obj/%.o,$(ENFORCER_CXX_SRC))
 $(COMMON_LIB) $(EXPORTER_LIB) $(ENFORCER_LIB):
 	@mkdir -p $(@D)
 	rm -f $@
@@ -206,11 +218,18 @@ update-golden: all
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -std=c11 -D_GNU_SOURCE -Icommon \
                -Iexporter -Ienforcer
 
-# A fuzz target #includes the module it fuzzes: rebuild it when any source changes.
-build/fuzz/%: fuzz/%.c common/util.c common/log.c $(wildcard common/*.[ch] exporter/*.[ch] \
-              enforcer/*.[ch])
+# The RE2 shim is the one C++ object; every target links it (unused code costs nothing).
+build/fuzz/re2_shim.o: enforcer/re2_shim.cc enforcer/re2_shim.h
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(ALL_CFLAGS) $< common/util.c common/log.c -o $@ $(ALL_LIBS)
+	$(FUZZ_CXX) -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=vptr,function \
+	    -std=c++17 $(RE2_CFLAGS) -c $< -o $@
+
+# A fuzz target #includes the module it fuzzes: rebuild it when any source changes.
+build/fuzz/%: fuzz/%.c build/fuzz/re2_shim.o common/util.c common/log.c \
+              $(wildcard common/*.[ch] exporter/*.[ch] enforcer/*.[ch])
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(ALL_CFLAGS) $< common/util.c common/log.c build/fuzz/re2_shim.o \
+	    -o $@ $(ALL_LIBS)
 
 fuzz: $(FUZZ_BIN)
 	@FUZZ_RUNS=$(FUZZ_RUNS) sh tests/fuzz.sh $(FUZZ_SECONDS) $(FUZZ_BIN)
@@ -240,7 +259,7 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/gpureclaim-exporter $(DESTDIR)$(BINDIR)/gpureclaim-enforcer
 
 FORMAT_SRC = $(wildcard common/*.[ch] exporter/*.[ch] enforcer/*.[ch] tests/unit/*.[ch] \
-             tests/fakes/*.[ch] fuzz/*.c)
+             tests/fakes/*.[ch] fuzz/*.c enforcer/*.cc)
 
 format:
 	clang-format -i $(FORMAT_SRC)

@@ -55,6 +55,13 @@ char *xstrndup(const char *s, size_t n)
     return p;
 }
 
+void *xgrow(void *p, size_t n, size_t size)
+{
+    if (n == 0 || (n & (n - 1)) == 0)
+        p = xrealloc(p, (n ? 2 * n : 1) * size);
+    return p;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
     struct sbuf b = {0};
@@ -229,6 +236,30 @@ int hex_value(int c)
     return -1;
 }
 
+size_t utf8_encode(unsigned long cp, char out[4])
+{
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (char)(0xc0 | cp >> 6);
+        out[1] = (char)(0x80 | (cp & 0x3f));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (char)(0xe0 | cp >> 12);
+        out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+        out[2] = (char)(0x80 | (cp & 0x3f));
+        return 3;
+    }
+    out[0] = (char)(0xf0 | cp >> 18);
+    out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+    out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+    out[3] = (char)(0x80 | (cp & 0x3f));
+    return 4;
+}
+
 void str_copy(char *dst, size_t cap, const char *src)
 {
     size_t n = strlen(src);
@@ -290,6 +321,13 @@ double mono_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+double wall_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 uint64_t fnv1a64(const void *data, size_t n)
 {
     const unsigned char *p = data;
@@ -299,4 +337,40 @@ uint64_t fnv1a64(const void *data, size_t n)
         h *= 1099511628211ULL;
     }
     return h;
+}
+
+static struct strset_slot *strset_find(struct strset_slot *slots, size_t cap, const char *s,
+                                       size_t len)
+{
+    size_t i = (size_t)fnv1a64(s, len) & (cap - 1);
+    while (slots[i].s && !(slots[i].len == len && memcmp(slots[i].s, s, len) == 0))
+        i = (i + 1) & (cap - 1);
+    return &slots[i];
+}
+
+const void *strset_put(struct strset *set, const char *s, size_t len, const void *val)
+{
+    if (2 * (set->n + 1) > set->cap) {
+        /* At most half full, so a probe sequence stays short; capacity is a power of two. */
+        size_t cap = set->cap ? 2 * set->cap : 16;
+        struct strset_slot *slots = xcalloc(cap, sizeof(*slots));
+        for (size_t i = 0; i < set->cap; i++)
+            if (set->slots[i].s)
+                *strset_find(slots, cap, set->slots[i].s, set->slots[i].len) = set->slots[i];
+        free(set->slots);
+        set->slots = slots;
+        set->cap = cap;
+    }
+    struct strset_slot *slot = strset_find(set->slots, set->cap, s, len);
+    if (slot->s)
+        return slot->val;
+    *slot = (struct strset_slot){.s = s, .len = len, .val = val};
+    set->n++;
+    return NULL;
+}
+
+void strset_free(struct strset *set)
+{
+    free(set->slots);
+    memset(set, 0, sizeof(*set));
 }

@@ -19,6 +19,12 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Make room for element `n` of an array that holds n elements of `size` bytes, doubling the
+ * allocation when n is 0 or a power of two, so that appending n elements one by one costs
+ * O(n) copies and no capacity field is needed.
+ */
+void *xgrow(void *p, size_t n, size_t size);
 
 /* Growable NUL-terminated buffer. Zero-initialise (`struct sbuf b = {0};`) before use. */
 struct sbuf {
@@ -45,6 +51,8 @@ int parse_double(const char *s, double *out);
 
 /* Value 0-15 of a hexadecimal digit, or -1 when `c` is not one. */
 int hex_value(int c);
+/* Write code point `cp` (at most 0x10FFFF) as UTF-8 into out; returns the length, 1 to 4. */
+size_t utf8_encode(unsigned long cp, char out[4]);
 
 /* Copy a NUL-terminated string, truncating to fit `cap` (which must be > 0). */
 void str_copy(char *dst, size_t cap, const char *src);
@@ -66,8 +74,31 @@ void secret_free(char *s);
 
 /* Monotonic clock in seconds. */
 double mono_now(void);
+/* Wall-clock (Unix) time in seconds. */
+double wall_now(void);
 
 /* 64-bit FNV-1a, for content hashes shown to users (not for security). */
 uint64_t fnv1a64(const void *data, size_t n);
+
+/*
+ * A set of byte strings with a value each (open addressing, FNV-1a), for finding
+ * duplicates in linear time. The strings are the caller's and must outlive the set.
+ * Zero-initialise (`struct strset s = {0};`) before use.
+ */
+struct strset_slot {
+    const char *s; /* NULL: free slot */
+    size_t len;
+    const void *val;
+};
+struct strset {
+    struct strset_slot *slots;
+    size_t cap, n;
+};
+/*
+ * Add `s` with `val` (not NULL); returns NULL when it was added, or the value stored with an
+ * equal key (the set is then unchanged).
+ */
+const void *strset_put(struct strset *set, const char *s, size_t len, const void *val);
+void strset_free(struct strset *set);
 
 #endif

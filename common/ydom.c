@@ -24,6 +24,7 @@ struct frame {
     struct ydom_node *key; /* mapping: key waiting for its value */
     bool want_value;       /* mapping: the next node is a value */
     bool drop_value;       /* mapping: the key was rejected, so is its value */
+    struct strset keys;    /* mapping: its keys, so that a duplicate costs O(1) to find */
 };
 
 struct builder {
@@ -52,7 +53,7 @@ static void add_error(struct builder *b, int line, int col, const char *fmt, ...
     va_start(ap, fmt);
     sbuf_vprintf(&s, fmt, ap);
     va_end(ap);
-    d->errors = xrealloc(d->errors, (d->nerrors + 1) * sizeof(*d->errors));
+    d->errors = xgrow(d->errors, d->nerrors, sizeof(*d->errors));
     d->errors[d->nerrors].line = line;
     d->errors[d->nerrors].col = col;
     d->errors[d->nerrors].msg = sbuf_take(&s);
@@ -77,7 +78,7 @@ static void node_free(struct ydom_node *n)
 
 static void trash(struct builder *b, struct ydom_node *n)
 {
-    b->trash = xrealloc(b->trash, (b->ntrash + 1) * sizeof(*b->trash));
+    b->trash = xgrow(b->trash, b->ntrash, sizeof(*b->trash));
     b->trash[b->ntrash++] = n;
 }
 
@@ -112,16 +113,6 @@ char *ydom_printable(const char *s, size_t len, char *buf, size_t size)
     return buf;
 }
 
-static struct ydom_node *find_key(const struct ydom_node *map, const char *s, size_t len)
-{
-    for (size_t i = 0; i < map->npairs; i++) {
-        const struct ydom_node *k = map->pairs[i].key;
-        if (k->len == len && memcmp(k->str, s, len) == 0)
-            return map->pairs[i].key;
-    }
-    return NULL;
-}
-
 /* Place a new node: as the root, a sequence item, a mapping key or a mapping value. */
 static void attach(struct builder *b, struct ydom_node *n)
 {
@@ -135,7 +126,7 @@ static void attach(struct builder *b, struct ydom_node *n)
     struct frame *f = &b->stack[b->depth - 1];
     struct ydom_node *p = f->node;
     if (p->kind == YDOM_KIND_SEQUENCE) {
-        p->items = xrealloc(p->items, (p->nitems + 1) * sizeof(*p->items));
+        p->items = xgrow(p->items, p->nitems, sizeof(*p->items));
         p->items[p->nitems++] = n;
         return;
     }
@@ -143,7 +134,7 @@ static void attach(struct builder *b, struct ydom_node *n)
         if (f->drop_value) {
             trash(b, n);
         } else {
-            p->pairs = xrealloc(p->pairs, (p->npairs + 1) * sizeof(*p->pairs));
+            p->pairs = xgrow(p->pairs, p->npairs, sizeof(*p->pairs));
             p->pairs[p->npairs].key = f->key;
             p->pairs[p->npairs].value = n;
             p->npairs++;
@@ -160,7 +151,7 @@ static void attach(struct builder *b, struct ydom_node *n)
         trash(b, n);
         return;
     }
-    const struct ydom_node *first = find_key(p, n->str, n->len);
+    const struct ydom_node *first = strset_put(&f->keys, n->str, n->len, n);
     if (first) {
         char q[80];
         add_error(b, n->line, n->col, "duplicate key '%s' (first at %d:%d)",
@@ -216,6 +207,7 @@ static void push(struct builder *b, struct ydom_node *n)
     b->stack[b->depth].key = NULL;
     b->stack[b->depth].want_value = false;
     b->stack[b->depth].drop_value = false;
+    b->stack[b->depth].keys = (struct strset){0};
     b->depth++;
 }
 
@@ -262,6 +254,42 @@ static void parser_error(struct builder *b, const yaml_parser_t *p, const char *
     }
 }
 
+/*
+ * An explicit tag may only state the type the node has without it: `!!str 10` would
+ * otherwise turn a number into a string, and `!!int "10"` a quoted number into a number,
+ * both of which the rules' type checks exist to refuse. Any other tag, including local ones
+ * (`!foo`) and the non-specific `!`, is an error.
+ */
+static void check_tag(struct builder *b, const yaml_char_t *tag, const struct ydom_node *n)
+{
+    static const char core[] = "tag:yaml.org,2002:";
+    static const char *const scalar_tags[] = {
+        [YDOM_T_STRING] = "str", [YDOM_T_NULL] = "null",   [YDOM_T_BOOL] = "bool",
+        [YDOM_T_INT] = "int",    [YDOM_T_FLOAT] = "float",
+    };
+    const char *t = (const char *)tag, *want;
+    char q[80];
+
+    if (!t)
+        return;
+    if (n->kind == YDOM_KIND_SCALAR)
+        want = scalar_tags[ydom_scalar_type(n)];
+    else
+        want = n->kind == YDOM_KIND_MAPPING ? "map" : "seq";
+    if (str_has_prefix(t, core) && strcmp(t + strlen(core), want) == 0)
+        return;
+    if (str_has_prefix(t, core)) {
+        const char *short_name = t + strlen(core);
+        add_error(b, n->line, n->col,
+                  "tag '!!%s' does not match the value's type (%s); a tag cannot change a "
+                  "value's type",
+                  ydom_printable(short_name, strlen(short_name), q, sizeof(q)), ydom_type_name(n));
+    } else {
+        add_error(b, n->line, n->col, "unsupported tag '%s'",
+                  ydom_printable(t, strlen(t), q, sizeof(q)));
+    }
+}
+
 static void scalar_event(struct builder *b, const yaml_event_t *ev)
 {
     struct ydom_node *n = node_new(YDOM_KIND_SCALAR, &ev->start_mark);
@@ -271,7 +299,16 @@ static void scalar_event(struct builder *b, const yaml_event_t *ev)
     n->str[n->len] = '\0';
     n->plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
     check_anchor(b, ev->data.scalar.anchor, &ev->start_mark);
+    check_tag(b, ev->data.scalar.tag, n);
     attach(b, n);
+}
+
+static void collection_start(struct builder *b, enum ydom_kind kind, const yaml_char_t *tag,
+                             const yaml_mark_t *mark)
+{
+    struct ydom_node *n = node_new(kind, mark);
+    check_tag(b, tag, n);
+    push(b, n);
 }
 
 int ydom_load(const char *buf, size_t len, struct ydom_doc *doc)
@@ -310,16 +347,16 @@ int ydom_load(const char *buf, size_t len, struct ydom_doc *doc)
             break;
         case YAML_SEQUENCE_START_EVENT:
             check_anchor(&b, ev.data.sequence_start.anchor, &ev.start_mark);
-            push(&b, node_new(YDOM_KIND_SEQUENCE, &ev.start_mark));
+            collection_start(&b, YDOM_KIND_SEQUENCE, ev.data.sequence_start.tag, &ev.start_mark);
             break;
         case YAML_MAPPING_START_EVENT:
             check_anchor(&b, ev.data.mapping_start.anchor, &ev.start_mark);
-            push(&b, node_new(YDOM_KIND_MAPPING, &ev.start_mark));
+            collection_start(&b, YDOM_KIND_MAPPING, ev.data.mapping_start.tag, &ev.start_mark);
             break;
         case YAML_SEQUENCE_END_EVENT:
         case YAML_MAPPING_END_EVENT:
             if (b.depth > 0)
-                b.depth--;
+                strset_free(&b.stack[--b.depth].keys);
             break;
         case YAML_ALIAS_EVENT: {
             char q[80];
@@ -337,8 +374,10 @@ int ydom_load(const char *buf, size_t len, struct ydom_doc *doc)
     }
     yaml_parser_delete(&parser);
 
-    for (size_t i = 0; i < b.depth; i++)
+    for (size_t i = 0; i < b.depth; i++) {
         node_free(b.stack[i].key);
+        strset_free(&b.stack[i].keys);
+    }
     for (size_t i = 0; i < b.ntrash; i++)
         node_free(b.trash[i]);
     free(b.trash);

@@ -10,7 +10,12 @@
  *  - mapping keys must be scalars and unique; a duplicate is reported with the position of
  *    the first occurrence and dropped, so the rest of the document can still be checked;
  *  - nesting is limited to YDOM_MAX_DEPTH levels.
- * Tags are ignored. Plain (unquoted) scalars are typed with the YAML 1.2 core schema, so
+ *  - mapping keys are kept in a hash set while their mapping is built, so duplicates cost
+ *    linear time even for a mapping with 100,000 keys;
+ *  - an explicit tag must name the core-schema type the node has without it (`!!str` on a
+ *    string, `!!int` on a plain integer, `!!map`, ...): a tag never changes a type, so
+ *    `!!str 10` and `!!int "10"` are errors, as are local tags and `!`.
+ * Plain (unquoted) scalars are typed with the YAML 1.2 core schema, so
  * `yes`, `on` and `09:00` are strings, while any quoted scalar is always a string.
 
  */

@@ -841,30 +841,9 @@ static bool act_adopt(struct act *a, const struct decision_rec *d, const char *w
                 noticed <= now && act_after + a->pending_ttl >= now;
     /* (A notice past its expiry is one a leader gave up on without withdrawing it, e.g. for
        lack of RBAC: acting on it now would act on a stale decision, as act_on_expired says.) */
-    bool done = false;
-    if (ours && !out) {
-        /* Only asked whether the object records the action (see act_candidate). */
-        done = !isnan(acted);
-        if (done) {
-            char *target = act_target_name(t, r->action);
-            struct ledger_entry *e =
-                ledger_add(&a->ledger, r->name, workload, t->chain[0].uid, target, LEDGER_PENDING);
-            e->noticed = noticed;
-            e->act_after = act_after;
-            act_target_fill_entry(e, t);
-            act_close(e, LEDGER_ACTED, "ok", now);
-            log_info("%s of rule '%s': %s was acted on by another replica", workload, r->name,
-                     target);
-            act_audit(a, now,
-                      &(struct act_event){.event = "notice",
-                                          .d = d,
-                                          .t = t,
-                                          .result = "acted_elsewhere",
-                                          .message = t->notice,
-                                          .act_after = act_after});
-            free(target);
-        }
-    } else if (ours) {
+    /* Asked only whether the object records the action (out NULL): nothing else to do. */
+    bool done = ours && !isnan(acted);
+    if (ours && (out || done)) {
         char *target = act_target_name(t, r->action);
         struct ledger_entry *e =
             ledger_add(&a->ledger, r->name, workload, t->chain[0].uid, target, LEDGER_PENDING);
@@ -873,14 +852,12 @@ static bool act_adopt(struct act *a, const struct decision_rec *d, const char *w
         e->idle_proven = noticed;
         act_target_fill_entry(e, t);
         char at[40];
-        if (!isnan(acted)) {
+        audit_rfc3339(at, sizeof(at), done ? acted : act_after);
+        if (done) {
             act_close(e, LEDGER_ACTED, "ok", now);
-            audit_rfc3339(at, sizeof(at), acted);
             log_info("%s of rule '%s': %s was acted on at %s by another replica", workload, r->name,
                      target, at);
-            done = true;
         } else {
-            audit_rfc3339(at, sizeof(at), act_after);
             log_info("%s of rule '%s': continuing the notice another replica gave on %s, action "
                      "planned at %s",
                      workload, r->name, target, at);

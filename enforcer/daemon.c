@@ -161,13 +161,6 @@ static void idle_free(struct daemon *dm)
     dm->nidle = 0;
 }
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void add_tallies(struct expo *e, const char *name, enum expo_type type, const char *help,
                         const struct tallies *t)
 {

@@ -924,16 +924,11 @@ double decide_lookback(const struct rule *r)
     return lb;
 }
 
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
-}
-
 /*
  * A window whose end is not after its start wraps past midnight, and the part after
  * midnight belongs to the day it started on: "Fri 22:00-06:00" is active early Saturday,
- * not early Friday.
+ * not early Friday. Windows in a named time zone follow its DST changes; the edge cases
+ * (skipped and repeated hours) are decided in tz_window_active.
  */
 bool decide_rule_active(const struct rule *r, double now)
 {
@@ -941,21 +936,14 @@ bool decide_rule_active(const struct rule *r, double now)
         return true;
     for (size_t i = 0; i < r->nwindows; i++) {
         const struct rule_window *w = &r->windows[i];
-        int64_t local = (int64_t)floor(now) + (int64_t)w->utc_offset_min * 60;
-        int64_t day = floor_div(local, 86400);
-        int minute = (int)((local - day * 86400) / 60);
-        /* 1970-01-01 was a Thursday (weekday 4). */
-        int wday = (int)(((day % 7) + 7 + 4) % 7);
-        int yday = (wday + 6) % 7;
-        if (w->start_min < w->end_min) {
-            if ((w->days >> wday & 1u) && minute >= w->start_min && minute < w->end_min)
-                return true;
-        } else {
-            if ((w->days >> wday & 1u) && minute >= w->start_min)
-                return true;
-            if ((w->days >> yday & 1u) && minute < w->end_min)
-                return true;
+        struct tz_zone fixed;
+        const struct tz_zone *z = &w->zone;
+        if (!w->zone.name) {
+            tz_fixed(&fixed, w->utc_offset_min * 60);
+            z = &fixed;
         }
+        if (tz_window_active(z, w->days, w->start_min, w->end_min, (int64_t)floor(now)))
+            return true;
     }
     return false;
 }

@@ -202,13 +202,6 @@ struct lease {
     unsigned seed;         /* of the standby's jitter (rand_r: other threads may use rand) */
 };
 
-static double wall_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static char *lease_path(const struct lease *l, bool collection)
 {
     if (collection)

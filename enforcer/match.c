@@ -1,7 +1,26 @@
 /*
- * PromQL label matchers for rule scopes, exemptions and overrides (see match.h). Regexes
- * are wrapped in ^(?:...)$ semantics, as PromQL anchors them; POSIX ERE has no (?:), so a
- * plain group is used.
+ * PromQL label matchers for rule scopes, exemptions and overrides (see match.h).
+ *
+ * Why RE2. Users copy matchers from PromQL, so `pod=~"train-\\d+"` must mean what it means
+ * to Prometheus. Until this file used RE2, matchers were POSIX ERE (regcomp), where `\d` is
+ * not a digit class, so an exemption written the PromQL way silently exempted nothing, and
+ * glibc's compiler took gigabytes on `a++++...` (100 bytes). Prometheus compiles matchers
+ * with Go's regexp, whose syntax is RE2's; RE2 itself (libre2, C++, through the small shim
+ * in re2_shim.cc) therefore accepts and rejects the same patterns, matches in time linear
+ * in the input, never backtracks, and bounds compile memory with max_mem. PCRE2 was the
+ * alternative: it is C, but its syntax is a superset (backreferences, lookaround,
+ * possessive `a++`), so every difference would need a hand-written syntax check, and its
+ * cost bounds are match limits that fail at match time instead of at `check`.
+ *
+ * Differences from Go's regexp that are handled here: RE2 accepts `\C` (any byte), Go does
+ * not, so it is rejected. Like Prometheus (labels.NewFastRegexMatcher parses the pattern
+ * on its own before wrapping it), the pattern must be valid alone: `a)|(b` is an error
+ * rather than a way out of the anchoring.
+ *
+ * The value is a PromQL string literal, unquoted as PromQL's lexer does (promql/parser/
+ * lex.go, lexEscape): in "..." and '...' the escapes \a \b \f \n \r \t \v \\, the opening
+ * quote, \ooo, \xhh, \uhhhh and \Uhhhhhhhh; any other escape such as "\d" is an error (in
+ * PromQL one writes "\\d"); `...` is raw.
  */
 #include "match.h"
 
@@ -10,25 +29,162 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "re2_shim.h"
 #include "util.h"
+
+/*
+ * One escape after a backslash at *pp (pointing after the backslash); appends its value.
+ * Returns 0, or -1 with a message.
+ */
+static int unescape(const char **pp, char quote, struct sbuf *val, char *err, size_t errlen)
+{
+    static const char simple[] = "abfnrtv\\";
+    static const char simple_val[] = "\a\b\f\n\r\t\v\\";
+    const char *p = *pp;
+    const char *hit = *p ? strchr(simple, *p) : NULL;
+
+    if (hit) {
+        sbuf_putc(val, simple_val[hit - simple]);
+        *pp = p + 1;
+        return 0;
+    }
+    if (*p == quote) {
+        sbuf_putc(val, quote);
+        *pp = p + 1;
+        return 0;
+    }
+    if (*p >= '0' && *p <= '7') {
+        unsigned v = 0;
+        for (int i = 0; i < 3; i++, p++) {
+            if (!(*p >= '0' && *p <= '7')) {
+                snprintf(err, errlen, "invalid octal escape (expected three digits)");
+                return -1;
+            }
+            v = v * 8 + (unsigned)(*p - '0');
+        }
+        if (v > 255) {
+            snprintf(err, errlen, "octal escape value %u greater than 255", v);
+            return -1;
+        }
+        sbuf_putc(val, (char)v);
+        *pp = p;
+        return 0;
+    }
+    if (*p == 'x' || *p == 'u' || *p == 'U') {
+        int n = *p == 'x' ? 2 : *p == 'u' ? 4 : 8;
+        unsigned long v = 0;
+        char kind = *p++;
+        for (int i = 0; i < n; i++, p++) {
+            int h = hex_value((unsigned char)*p);
+            if (h < 0) {
+                snprintf(err, errlen, "invalid \\%c escape (expected %d hexadecimal digits)", kind,
+                         n);
+                return -1;
+            }
+            v = v * 16 + (unsigned long)h;
+        }
+        if (kind == 'x') {
+            sbuf_putc(val, (char)v);
+        } else if (v > 0x10ffff || (v >= 0xd800 && v < 0xe000)) {
+            snprintf(err, errlen, "escape \\%c%0*lx is not a valid Unicode code point", kind, n, v);
+            return -1;
+        } else {
+            char u8[4];
+            sbuf_add(val, u8, utf8_encode(v, u8));
+        }
+        *pp = p;
+        return 0;
+    }
+    if (*p == '\0')
+        snprintf(err, errlen, "unterminated value");
+    else
+        snprintf(err, errlen,
+                 "unknown escape sequence '\\%c' (PromQL strings need '\\\\%c' for a regular "
+                 "expression escape, or a `raw` value)",
+                 *p, *p);
+    return -1;
+}
+
+/* Go's regexp rejects `\C` (one byte, which may split a UTF-8 character); RE2 accepts it. */
+static bool has_backslash_c(const char *s, size_t len)
+{
+    bool quoted = false; /* inside \Q...\E */
+
+    for (size_t i = 0; i + 1 < len; i++) {
+        if (s[i] != '\\')
+            continue;
+        char n = s[i + 1];
+        if (quoted) {
+            if (n == 'E')
+                quoted = false;
+        } else if (n == 'Q') {
+            quoted = true;
+        } else if (n == 'C') {
+            return true;
+        }
+        i++;
+    }
+    return false;
+}
 
 static int compile(struct matcher *m, char *err, size_t errlen)
 {
-    char *anchored = xasprintf("^(%s)$", m->value);
-    int rc = regcomp(&m->re, anchored, REG_EXTENDED | REG_NOSUB);
-    free(anchored);
-    if (rc != 0) {
-        char msg[128];
-        regerror(rc, &m->re, msg, sizeof(msg));
-        snprintf(err, errlen, "invalid regular expression '%s': %s", m->value, msg);
+    char msg[160];
+    const char *why = msg;
+
+    if (has_backslash_c(m->value, m->value_len)) {
+        why = "invalid escape sequence: \\C";
+    } else {
+        m->re = re2_shim_compile(m->value, m->value_len, MATCH_RE_MAX_MEM, msg, sizeof(msg));
+        if (m->re) {
+            m->re_insts = re2_shim_program_size(m->re);
+            return 0;
+        }
+    }
+    snprintf(err, errlen, "invalid regular expression '%s' for label '%s': %s", m->value, m->name,
+             why);
+    return -1;
+}
+
+/* The quoted value at *pp, unquoted into `val`. Returns 0 or -1 with a message. */
+static int parse_value(const char **pp, struct sbuf *val, char *err, size_t errlen)
+{
+    const char *p = *pp;
+    char quote = *p;
+    char msg[160];
+
+    if (quote != '"' && quote != '\'' && quote != '`') {
+        snprintf(err, errlen, "the value must be quoted");
         return -1;
     }
-    m->compiled = true;
+    p++;
+    while (*p && *p != quote) {
+        if (*p == '\n' && quote != '`') {
+            snprintf(err, errlen, "unterminated value (a newline in a quoted string)");
+            return -1;
+        }
+        if (*p == '\\' && quote != '`') {
+            p++;
+            if (unescape(&p, quote, val, msg, sizeof(msg)) < 0) {
+                snprintf(err, errlen, "%s", msg);
+                return -1;
+            }
+            continue;
+        }
+        sbuf_putc(val, *p++);
+    }
+    if (*p != quote) {
+        snprintf(err, errlen, "unterminated value");
+        return -1;
+    }
+    *pp = p + 1;
     return 0;
 }
 
 int match_parse(const char *s, struct matcher *out, char *err, size_t errlen)
 {
+    char msg[192];
+
     memset(out, 0, sizeof(*out));
     const char *p = s;
     while (isspace((unsigned char)*p))
@@ -61,36 +217,12 @@ int match_parse(const char *s, struct matcher *out, char *err, size_t errlen)
     }
     while (isspace((unsigned char)*p))
         p++;
-    char quote = *p;
-    if (quote != '"' && quote != '\'') {
-        snprintf(err, errlen, "invalid matcher '%s': the value must be quoted", s);
-        return -1;
-    }
-    p++;
     struct sbuf val = {0};
-    while (*p && *p != quote) {
-        if (*p == '\\' && p[1]) {
-            p++;
-            /* Keep regex escapes such as \. intact; only unescape quotes and backslashes. */
-            if (*p == 'n')
-                sbuf_putc(&val, '\n');
-            else if (*p == quote || *p == '\\')
-                sbuf_putc(&val, *p);
-            else {
-                sbuf_putc(&val, '\\');
-                sbuf_putc(&val, *p);
-            }
-        } else {
-            sbuf_putc(&val, *p);
-        }
-        p++;
-    }
-    if (*p != quote) {
+    if (parse_value(&p, &val, msg, sizeof(msg)) < 0) {
         sbuf_free(&val);
-        snprintf(err, errlen, "invalid matcher '%s': unterminated value", s);
+        snprintf(err, errlen, "invalid matcher '%s': %s", s, msg);
         return -1;
     }
-    p++;
     while (isspace((unsigned char)*p))
         p++;
     if (*p) {
@@ -99,7 +231,8 @@ int match_parse(const char *s, struct matcher *out, char *err, size_t errlen)
         return -1;
     }
     out->name = xstrndup(name, nlen);
-    out->value = sbuf_take(&val);
+    out->value_len = val.len;
+    out->value = val.buf ? sbuf_take(&val) : xstrdup("");
     if ((out->op == MATCH_RE || out->op == MATCH_NRE) && compile(out, err, errlen) < 0) {
         match_free(out);
         return -1;
@@ -112,15 +245,16 @@ bool match_eval(const struct matcher *m, const struct labels *ls)
     const char *v = labels_get(ls, m->name);
     if (!v)
         v = "";
+    size_t len = strlen(v);
     switch (m->op) {
     case MATCH_EQ:
-        return strcmp(v, m->value) == 0;
+        return len == m->value_len && memcmp(v, m->value, len) == 0;
     case MATCH_NE:
-        return strcmp(v, m->value) != 0;
+        return !(len == m->value_len && memcmp(v, m->value, len) == 0);
     case MATCH_RE:
-        return regexec(&m->re, v, 0, NULL, 0) == 0;
+        return re2_shim_full_match(m->re, v, len) == 1;
     case MATCH_NRE:
-        return regexec(&m->re, v, 0, NULL, 0) != 0;
+        return re2_shim_full_match(m->re, v, len) == 0;
     }
     return false;
 }
@@ -135,8 +269,7 @@ bool match_all(const struct matcher *ms, size_t n, const struct labels *ls)
 
 void match_free(struct matcher *m)
 {
-    if (m->compiled)
-        regfree(&m->re);
+    re2_shim_free(m->re);
     free(m->name);
     free(m->value);
     memset(m, 0, sizeof(*m));

@@ -1,29 +1,42 @@
 /*
- * PromQL-style label matchers (`name="v"`, `!=`, `=~`, `!~`) used by rule scopes,
- * exemptions and overrides. Regular expressions are anchored on both ends, as in PromQL,
- * and use POSIX extended syntax (the subset of RE2 that rules need). A label that is absent
- * matches as the empty string, again as in PromQL.
+ * PromQL label matchers (`name="v"`, `!=`, `=~`, `!~`) used by rule scopes, exemptions and
+ * overrides, with Prometheus' semantics: the value is a PromQL string literal ("...", '...'
+ * with Go escapes, or `...` raw), regular expressions use RE2 syntax (as Go's regexp, which
+ * Prometheus uses), are anchored at both ends and `.` matches a newline (Prometheus 3); a
+ * label that is absent matches as the empty string.
  */
 #ifndef GPURECLAIM_MATCH_H
 #define GPURECLAIM_MATCH_H
 
-#include <regex.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "series.h"
 
+/*
+ * Memory for one compiled regular expression (RE2's max_mem: program plus DFA cache). A
+ * pattern needing more is rejected at load time; a DFA that fills its share falls back to
+ * RE2's NFA, which is still linear in the label value's length.
+ */
+#define MATCH_RE_MAX_MEM (1LL << 20)
+
 enum match_op { MATCH_EQ, MATCH_NE, MATCH_RE, MATCH_NRE };
+
+struct re2_shim;
 
 struct matcher {
     char *name;
     enum match_op op;
-    char *value;
-    regex_t re; /* compiled for MATCH_RE / MATCH_NRE */
-    bool compiled;
+    char *value;         /* unquoted */
+    size_t value_len;    /* may hold NUL bytes from \x00 */
+    struct re2_shim *re; /* compiled for MATCH_RE / MATCH_NRE */
+    size_t re_insts;     /* size of the compiled program, for a per-file budget */
 };
 
-/* Parse one matcher. Returns 0, or -1 with a message such as "invalid regular expression". */
+/*
+ * Parse one matcher. Returns 0, or -1 with a message such as "invalid regular expression
+ * 'a++' for label 'pod': bad repetition operator: ++".
+ */
 int match_parse(const char *s, struct matcher *out, char *err, size_t errlen);
 bool match_eval(const struct matcher *m, const struct labels *ls);
 /* True when every matcher matches (true for n == 0). */

@@ -1010,27 +1010,7 @@ static void ps_number_done(struct ps *p)
 static void ps_put_utf8(struct sbuf *b, unsigned u)
 {
     char buf[4];
-    size_t n;
-    if (u < 0x80) {
-        buf[0] = (char)u;
-        n = 1;
-    } else if (u < 0x800) {
-        buf[0] = (char)(0xc0 | u >> 6);
-        buf[1] = (char)(0x80 | (u & 0x3f));
-        n = 2;
-    } else if (u < 0x10000) {
-        buf[0] = (char)(0xe0 | u >> 12);
-        buf[1] = (char)(0x80 | (u >> 6 & 0x3f));
-        buf[2] = (char)(0x80 | (u & 0x3f));
-        n = 3;
-    } else {
-        buf[0] = (char)(0xf0 | u >> 18);
-        buf[1] = (char)(0x80 | (u >> 12 & 0x3f));
-        buf[2] = (char)(0x80 | (u >> 6 & 0x3f));
-        buf[3] = (char)(0x80 | (u & 0x3f));
-        n = 4;
-    }
-    sbuf_add(b, buf, n);
+    sbuf_add(b, buf, utf8_encode(u, buf));
 }
 
 /*

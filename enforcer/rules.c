@@ -47,6 +47,7 @@ struct ctx {
     const char *file;
     struct perr *v;
     size_t n;
+    size_t re_insts; /* compiled regular expressions so far, against RULES_MAX_RE_INSTS */
 };
 
 static void err_pos(struct ctx *c, int line, int col, const char *fmt, ...)
@@ -60,7 +61,7 @@ static void err_pos(struct ctx *c, int line, int col, const char *fmt, ...)
     va_start(ap, fmt);
     sbuf_vprintf(&s, fmt, ap);
     va_end(ap);
-    c->v = xrealloc(c->v, (c->n + 1) * sizeof(*c->v));
+    c->v = xgrow(c->v, c->n, sizeof(*c->v));
     c->v[c->n] = (struct perr){.line = line, .col = col, .seq = c->n, .msg = sbuf_take(&s)};
     c->n++;
 }
@@ -79,7 +80,7 @@ static int perr_cmp(const void *a, const void *b)
 
 static void errors_push(struct rules_errors *errs, char *msg)
 {
-    errs->msg = xrealloc(errs->msg, (errs->n + 1) * sizeof(*errs->msg));
+    errs->msg = xgrow(errs->msg, errs->n, sizeof(*errs->msg));
     errs->msg[errs->n++] = msg;
 }
 
@@ -537,6 +538,7 @@ static int parse_identity(struct ctx *c, const struct ydom_node *seq)
 {
     char b[QBUF];
     int bad = 0;
+    struct strset seen = {0};
 
     if (!expect_kind(c, seq, YDOM_KIND_SEQUENCE, "identity"))
         return -1;
@@ -552,17 +554,12 @@ static int parse_identity(struct ctx *c, const struct ydom_node *seq)
         } else if (!valid_label_name(s)) {
             err_at(c, it, "invalid label name '%s' in 'identity'", q(it, b));
             bad = -1;
-        } else {
-            for (size_t j = 0; j < i; j++) {
-                const struct ydom_node *prev = seq->items[j];
-                if (prev->kind == YDOM_KIND_SCALAR && strcmp(prev->str, s) == 0) {
-                    err_at(c, it, "duplicate label '%s' in 'identity'", q(it, b));
-                    bad = -1;
-                    break;
-                }
-            }
+        } else if (strset_put(&seen, s, strlen(s), it)) {
+            err_at(c, it, "duplicate label '%s' in 'identity'", q(it, b));
+            bad = -1;
         }
     }
+    strset_free(&seen);
     return bad;
 }
 
@@ -689,7 +686,7 @@ static void parse_strings(struct ctx *c, const struct ydom_node *seq, const char
             err_at(c, seq->items[i], "items of '%s' must not be empty", key);
             continue;
         }
-        *out = xrealloc(*out, (*nout + 1) * sizeof(**out));
+        *out = xgrow(*out, *nout, sizeof(**out));
         (*out)[(*nout)++] = xstrdup(s);
     }
 }
@@ -714,7 +711,14 @@ static void parse_matchers(struct ctx *c, const struct ydom_node *seq, struct ma
             err_at(c, seq->items[i], "%s", err);
             continue;
         }
-        ms->m = xrealloc(ms->m, (ms->n + 1) * sizeof(*ms->m));
+        bool was_over = c->re_insts > RULES_MAX_RE_INSTS;
+        c->re_insts += m.re_insts;
+        if (!was_over && c->re_insts > RULES_MAX_RE_INSTS)
+            err_at(c, seq->items[i],
+                   "the regular expressions of this file compile to more than %d RE2 "
+                   "instructions (simplify the patterns or merge rules)",
+                   RULES_MAX_RE_INSTS);
+        ms->m = xgrow(ms->m, ms->n, sizeof(*ms->m));
         ms->m[ms->n++] = m;
     }
 }
@@ -888,6 +892,13 @@ static void parse_window(struct ctx *c, const struct ydom_node *map, struct rule
                        q(val, b));
             if (m >= 0)
                 w->utc_offset_min = s[0] == '-' ? -m : m;
+            if (ydom_map_get(map, "timeZone"))
+                err_at(c, k, "'utcOffset' and 'timeZone' are mutually exclusive in %s", where);
+        } else if (strcmp(k->str, "timeZone") == 0) {
+            char msg[256];
+            const char *s = get_string(c, val, "timeZone");
+            if (s && tz_load(s, &w->zone, msg, sizeof(msg)) < 0)
+                err_at(c, val, "invalid 'timeZone' '%s': %s", q(val, b), msg);
         } else {
             err_at(c, k, "unknown key '%s' in %s", q(k, b), where);
         }
@@ -963,6 +974,8 @@ static void rule_free(struct rule *r)
     for (size_t i = 0; i < r->noverrides; i++)
         matcher_set_free(&r->overrides[i].match);
     free(r->overrides);
+    for (size_t i = 0; i < r->nwindows; i++)
+        tz_free(&r->windows[i].zone);
     free(r->windows);
     free(r->notify.url_file);
     memset(r, 0, sizeof(*r));
@@ -1207,6 +1220,7 @@ static void parse_document(struct ctx *c, const struct ydom_node *root, struct r
         return;
     }
     rs->rules = xcalloc(rules->nitems, sizeof(*rs->rules));
+    struct strset names = {0};
     for (size_t i = 0; i < rules->nitems; i++) {
         const struct ydom_node *map = rules->items[i];
         if (map->kind != YDOM_KIND_MAPPING) {
@@ -1217,15 +1231,13 @@ static void parse_document(struct ctx *c, const struct ydom_node *root, struct r
         parse_rule(c, map, i, &dv, r);
         if (!r->name)
             continue;
-        for (size_t j = 0; j + 1 < rs->n; j++) {
-            if (rs->rules[j].name && strcmp(rs->rules[j].name, r->name) == 0) {
-                const struct ydom_node *nn = ydom_map_get(map, "name");
-                err_at(c, nn, "duplicate rule name '%s' (first at %d:%d)", r->name,
-                       rs->rules[j].line, rs->rules[j].col);
-                break;
-            }
-        }
+        /* Rules are not moved while the set lives: rs->rules was sized once above. */
+        const struct rule *first = strset_put(&names, r->name, strlen(r->name), r);
+        if (first)
+            err_at(c, ydom_map_get(map, "name"), "duplicate rule name '%s' (first at %d:%d)",
+                   r->name, first->line, first->col);
     }
+    strset_free(&names);
 }
 
 /* ---- public API -------------------------------------------------------------------------- */
@@ -1253,6 +1265,12 @@ void rules_errors_free(struct rules_errors *errs)
     errs->n = 0;
 }
 
+static char *too_large(const char *name)
+{
+    return xasprintf("%s: file too large (a rules file may have at most %u MiB)", name,
+                     RULES_MAX_FILE_BYTES >> 20);
+}
+
 int rules_load_buffer(const char *name, const char *buf, size_t len, struct ruleset *out,
                       struct rules_errors *errs)
 {
@@ -1260,6 +1278,11 @@ int rules_load_buffer(const char *name, const char *buf, size_t len, struct rule
     struct ydom_doc doc;
 
     memset(out, 0, sizeof(*out));
+    if (len > RULES_MAX_FILE_BYTES) {
+        if (errs)
+            errors_push(errs, too_large(name));
+        return -1;
+    }
     out->file = xstrdup(name);
     snprintf(out->hash, sizeof(out->hash), "%016" PRIx64, fnv1a64(buf, len));
 
@@ -1301,7 +1324,8 @@ int rules_load_file(const char *path, struct ruleset *out, struct rules_errors *
             errors_push(errs, xasprintf("%s: cannot open: %s", path, strerror(errno)));
         return -1;
     }
-    while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0)
+    /* Read one byte past the limit at most: a huge or endless file is refused, not slurped. */
+    while (b.len <= RULES_MAX_FILE_BYTES && (r = fread(chunk, 1, sizeof(chunk), f)) > 0)
         sbuf_add(&b, chunk, r);
     if (ferror(f)) {
         int e = errno;

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "match.h"
+#include "tz.h"
 
 #define RULES_API_VERSION "gpureclaim/v1"
 #define RULES_KIND        "ReclaimRules"
@@ -54,10 +55,11 @@ struct rule_override {
 
 /* A weekly time window in which the rule is active. */
 struct rule_window {
-    unsigned days;      /* bit d set = active on weekday d (0 = Sunday ... 6 = Saturday) */
-    int start_min;      /* minutes after midnight, inclusive */
-    int end_min;        /* minutes after midnight, exclusive; end <= start wraps past midnight */
-    int utc_offset_min; /* local time = UTC + offset */
+    unsigned days;       /* bit d set = active on weekday d (0 = Sunday ... 6 = Saturday) */
+    int start_min;       /* minutes after midnight, inclusive */
+    int end_min;         /* minutes after midnight, exclusive; end <= start wraps past midnight */
+    int utc_offset_min;  /* local time = UTC + offset, when zone.name is NULL */
+    struct tz_zone zone; /* `timeZone`: loaded zone (zone.name set), exclusive with utcOffset */
 };
 
 /*
@@ -127,6 +129,23 @@ struct rules_errors {
     char **msg;
     size_t n;
 };
+
+/*
+ * Largest rules file accepted. Kubernetes keeps a ConfigMap under 1 MiB, and rules files
+ * written by hand are a few KB; loading costs about 30 bytes of memory per byte of YAML (the
+ * positioned DOM plus the rules: 124 MiB peak for 3.9 MB and 62,000 rules), so 4 MiB bounds
+ * a load near 125 MiB and a few seconds while leaving generated files four times the size
+ * of a ConfigMap.
+ */
+#define RULES_MAX_FILE_BYTES (4u << 20)
+
+/*
+ * Total size of the compiled regular expressions of one file, in RE2 instructions. Each
+ * pattern is bounded on its own (MATCH_RE_MAX_MEM), but 4 MiB of 40-byte matchers such as
+ * `p=~"[\x{0}-\x{10FFFF}]{1000}"` (7,004 instructions each) would still need gigabytes;
+ * real matchers compile to 10-100 instructions, so a million leaves room for 10,000 of them.
+ */
+#define RULES_MAX_RE_INSTS 1000000
 
 /* Load and validate a file. Returns 0, or -1 with every problem appended to errs. */
 int rules_load_file(const char *path, struct ruleset *out, struct rules_errors *errs);

@@ -1439,7 +1439,10 @@ TEST(test_lookback)
 TEST(test_rule_active)
 {
     static const struct {
-        struct rule_window w;
+        struct {
+            unsigned days;
+            int start_min, end_min, utc_offset_min;
+        } w;
         double now;
         bool want;
     } t[] = {
@@ -1467,7 +1470,10 @@ TEST(test_rule_active)
     };
     for (size_t i = 0; i < ARRAY_LEN(t); i++) {
         struct rule r = {0};
-        struct rule_window w = t[i].w;
+        struct rule_window w = {.days = t[i].w.days,
+                                .start_min = t[i].w.start_min,
+                                .end_min = t[i].w.end_min,
+                                .utc_offset_min = t[i].w.utc_offset_min};
         r.windows = &w;
         r.nwindows = 1;
         bool got = decide_rule_active(&r, t[i].now);

@@ -7,7 +7,7 @@
 
 #include "test.h"
 
-static const struct lease_cfg cfg = {"gpureclaim", "gpureclaim-enforcer", "me", 15, 10, 2};
+static const struct lease_cfg cfg = {"gpureclaim", "gpureclaim-enforcer", "me", 15, 10, 2, 5};
 
 static struct lease_record rec(const char *holder, double dur, double acq, double ren, long tr,
                                const char *rv)
@@ -129,6 +129,10 @@ TEST(start_rejects_unsafe_timings)
     c.renew_deadline = 20; /* longer than the lease: a leader could outlive it */
     TEST_CHECK(lease_start(&c, NULL, err, sizeof(err)) == NULL);
     TEST_CHECK_CONTAINS(err, "lease-duration > renew-deadline");
+    c = cfg;
+    c.call_timeout = 14; /* a call could outlast the lease another replica may then take */
+    TEST_CHECK(lease_start(&c, NULL, err, sizeof(err)) == NULL);
+    TEST_CHECK_CONTAINS(err, "kube.timeout");
     c = cfg;
     c.identity = "";
     TEST_CHECK(lease_start(&c, NULL, err, sizeof(err)) == NULL);

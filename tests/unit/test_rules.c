@@ -8,7 +8,9 @@
 #include "rules.c"
 
 #include <dirent.h>
+#include <unistd.h>
 
+#include "decide.h"
 #include "test.h"
 
 #define VALID_DIR   "tests/rules/valid"
@@ -338,6 +340,164 @@ TEST(window_values)
     rules_errors_free(&errs);
 }
 
+/* timeZone windows are loaded with their zone, and decide_rule_active follows DST. */
+TEST(time_zone_windows)
+{
+    struct ruleset rs;
+    struct rules_errors errs;
+    TEST_CHECK_INT(load_named(VALID_DIR, "timezones.yaml", &rs, &errs), 0);
+    if (rs.n != 1)
+        return;
+    const struct rule *r = &rs.rules[0];
+    TEST_CHECK_INT(r->nwindows, 4);
+    TEST_CHECK_STR(r->windows[0].zone.name, "Europe/Berlin");
+    TEST_CHECK_STR(r->windows[1].zone.name, "Australia/Sydney");
+    TEST_CHECK_STR(r->windows[2].zone.name, "UTC");
+    TEST_CHECK(r->windows[3].zone.name == NULL);
+    TEST_CHECK_INT(r->windows[3].utc_offset_min, -180);
+    /* Monday 2026-01-19 and Monday 2026-07-20: 09:00 Berlin is 08:00Z, then 07:00Z. */
+    const double winter = 1768780800, summer = 1784505600; /* 00:00Z on those days */
+    TEST_CHECK(!decide_rule_active(r, winter + 7 * 3600));
+    TEST_CHECK(decide_rule_active(r, winter + 8 * 3600));
+    TEST_CHECK(decide_rule_active(r, summer + 7 * 3600));
+    TEST_CHECK(!decide_rule_active(r, summer + 16 * 3600));
+    rules_free(&rs);
+    rules_errors_free(&errs);
+}
+
+/* The exemption that did not exempt: written the PromQL way, it matches nb-12m now. */
+TEST(promql_exemption_exempts)
+{
+    static const char in[] = "apiVersion: gpureclaim/v1\nkind: ReclaimRules\nrules:\n"
+                             "- name: nb\n  threshold: 5\n  idleTimer: 1h\n  exemptions:\n"
+                             "  - matchers: ['pod=~\"nb-\\\\d+m\"']\n";
+    struct ruleset rs;
+    struct rules_errors errs = {0};
+    TEST_CHECK_INT(rules_load_buffer("x", in, strlen(in), &rs, &errs), 0);
+    if (rs.n != 1 || rs.rules[0].nexemptions != 1)
+        return;
+    struct labels ls = {0};
+    labels_set(&ls, "namespace", "nb");
+    labels_set(&ls, "pod", "nb-12m");
+    const struct matcher_set *ms = &rs.rules[0].exemptions[0].match;
+    TEST_CHECK(match_all(ms->m, ms->n, &ls));
+    labels_set(&ls, "pod", "nb-dm");
+    TEST_CHECK(!match_all(ms->m, ms->n, &ls));
+    labels_free(&ls);
+    rules_free(&rs);
+}
+
+/* `n` rules of about 63 bytes each, as in the 10 MB file that took 73 s to load. */
+static void many_rules(struct sbuf *b, size_t n, const char *last_name)
+{
+    sbuf_reset(b);
+    sbuf_puts(b, "apiVersion: gpureclaim/v1\nkind: ReclaimRules\nrules:\n");
+    for (size_t i = 0; i < n; i++)
+        sbuf_printf(b, "- name: rule-%zu\n  threshold: 10\n  idleTimer: 15m\n  step: 1m\n", i);
+    if (last_name)
+        sbuf_printf(b, "- name: %s\n  threshold: 10\n  idleTimer: 15m\n", last_name);
+}
+
+/*
+ * Size cap and linear loading: a file over RULES_MAX_FILE_BYTES is refused at once with a
+ * clear message (through the file and the buffer entry points); a file just under the cap
+ * with 60,000 rules loads, and a duplicate name among them is found with the position of
+ * the first. Duration is measured in `make bench`-style runs, not asserted here.
+ */
+TEST(large_files)
+{
+    struct sbuf b = {0};
+    struct ruleset rs;
+    struct rules_errors errs = {0};
+
+    many_rules(&b, 160000, NULL); /* ~10 MB */
+    TEST_CHECK(b.len > RULES_MAX_FILE_BYTES);
+    TEST_CHECK_INT(rules_load_buffer("big.yaml", b.buf, b.len, &rs, &errs), -1);
+    TEST_CHECK_INT(errs.n, 1);
+    TEST_CHECK_STR(errs.n ? errs.msg[0] : NULL,
+                   "big.yaml: file too large (a rules file may have at most 4 MiB)");
+    rules_errors_free(&errs);
+    char path[] = "/tmp/test_rules.XXXXXX";
+    int fd = mkstemp(path);
+    TEST_CHECK(fd >= 0 && write(fd, b.buf, b.len) == (ssize_t)b.len);
+    if (fd >= 0)
+        close(fd);
+    TEST_CHECK_INT(rules_load_file(path, &rs, &errs), -1);
+    TEST_CHECK_INT(errs.n, 1);
+    TEST_CHECK_CONTAINS(errs.n ? errs.msg[0] : NULL, ": file too large (a rules file may");
+    rules_errors_free(&errs);
+    unlink(path);
+
+    many_rules(&b, 60000, NULL);
+    TEST_CHECK(b.len < RULES_MAX_FILE_BYTES);
+    TEST_CHECK_INT(rules_load_buffer("many.yaml", b.buf, b.len, &rs, &errs), 0);
+    TEST_CHECK_INT(rs.n, 60000);
+    rules_free(&rs);
+
+    many_rules(&b, 60000, "rule-7");
+    TEST_CHECK_INT(rules_load_buffer("dup.yaml", b.buf, b.len, &rs, &errs), -1);
+    TEST_CHECK_INT(errs.n, 1);
+    TEST_CHECK_STR(errs.n ? errs.msg[0] : NULL,
+                   "dup.yaml:240004:9: duplicate rule name 'rule-7' (first at 32:3)");
+    rules_errors_free(&errs);
+    sbuf_free(&b);
+}
+
+/* One rule with 100,000 keys, and an identity of 100,000 labels with one duplicate. */
+TEST(wide_rules)
+{
+    struct sbuf b = {0};
+    struct ruleset rs;
+    struct rules_errors errs = {0};
+
+    sbuf_puts(&b, "apiVersion: gpureclaim/v1\nkind: ReclaimRules\nrules:\n- name: wide\n"
+                  "  threshold: 10\n  idleTimer: 15m\n");
+    for (int i = 0; i < 100000; i++)
+        sbuf_printf(&b, "  k%d: 1\n", i);
+    TEST_CHECK_INT(rules_load_buffer("wide.yaml", b.buf, b.len, &rs, &errs), -1);
+    TEST_CHECK_INT(errs.n, 100000);
+    TEST_CHECK_STR(errs.n ? errs.msg[errs.n - 1] : NULL,
+                   "wide.yaml:100006:3: unknown key 'k99999' in rule 'wide'");
+    rules_errors_free(&errs);
+
+    sbuf_reset(&b);
+    sbuf_puts(&b, "apiVersion: gpureclaim/v1\nkind: ReclaimRules\nrules:\n- name: wide\n"
+                  "  threshold: 10\n  idleTimer: 15m\n  identity:\n");
+    for (int i = 0; i < 100000; i++)
+        sbuf_printf(&b, "  - l%d\n", i);
+    sbuf_puts(&b, "  - l5\n");
+    TEST_CHECK_INT(rules_load_buffer("wide.yaml", b.buf, b.len, &rs, &errs), -1);
+    TEST_CHECK_INT(errs.n, 1);
+    TEST_CHECK_STR(errs.n ? errs.msg[0] : NULL,
+                   "wide.yaml:100008:5: duplicate label 'l5' in 'identity'");
+    rules_errors_free(&errs);
+    sbuf_free(&b);
+}
+
+/*
+ * Each pattern is bounded by RE2's max_mem, and the file as a whole by RULES_MAX_RE_INSTS:
+ * 200 matchers of 7,004 instructions each cross the budget once, reported at the matcher
+ * that crosses it.
+ */
+TEST(regex_budget_per_file)
+{
+    struct sbuf b = {0};
+    struct ruleset rs;
+    struct rules_errors errs = {0};
+
+    sbuf_puts(&b, "apiVersion: gpureclaim/v1\nkind: ReclaimRules\nrules:\n- name: re\n"
+                  "  threshold: 10\n  idleTimer: 15m\n  scope:\n    matchers:\n");
+    for (int i = 0; i < 200; i++)
+        sbuf_printf(&b, "    - 'l%d=~`[\\x{0}-\\x{10FFFF}]{1000}`'\n", i);
+    TEST_CHECK_INT(rules_load_buffer("re.yaml", b.buf, b.len, &rs, &errs), -1);
+    TEST_CHECK_INT(errs.n, 1);
+    TEST_CHECK_STR(errs.n ? errs.msg[0] : NULL,
+                   "re.yaml:151:7: the regular expressions of this file compile to more than "
+                   "1000000 RE2 instructions (simplify the patterns or merge rules)");
+    rules_errors_free(&errs);
+    sbuf_free(&b);
+}
+
 TEST(parse_duration)
 {
     static const struct {
@@ -465,6 +625,9 @@ TEST(spec_messages)
         {"apiVersion: gpureclaim/v1\nkind: ReclaimRules\nrules:\n- name: n\n  threshold: \"1\"\n"
          "  idleTimer: 1h\n",
          "x:5:14: 'threshold' must be a number, got string"},
+        {"apiVersion: gpureclaim/v1\nkind: ReclaimRules\nrules:\n- name: n\n"
+         "  threshold: !!str 10\n  idleTimer: 1h\n",
+         "x:5:14: tag '!!str' does not match the value's type (number)"},
         {"apiVersion: gpureclaim/v1\nkind: ReclaimRules\nrules:\n- name: x\n  threshold: 1\n",
          "x:4:3: missing required key 'idleTimer' in rule 'x'"},
         {"apiVersion: gpureclaim/v1\nkind: ReclaimRules\nrules:\n- name: notebooks\n"
@@ -541,6 +704,11 @@ int main(void)
     RUN(full_values);
     RUN(defaults_inheritance);
     RUN(window_values);
+    RUN(time_zone_windows);
+    RUN(promql_exemption_exempts);
+    RUN(large_files);
+    RUN(wide_rules);
+    RUN(regex_budget_per_file);
     RUN(parse_duration);
     RUN(policy_and_action_names);
     RUN(hash_of_content);

@@ -1,7 +1,8 @@
 /*
  * Tests for the YAML DOM (enforcer/yaml.c): positions of nested nodes, duplicate keys,
  * libyaml syntax errors with their positions, rejected anchors and aliases, a second
- * document, empty input, the nesting limit and core-schema scalar typing.
+ * document, empty input, the nesting limit and core-schema scalar typing, explicit tags
+ * that would change a type, and duplicates among 100,000 keys.
  */
 #include "ydom.c"
 
@@ -313,6 +314,79 @@ TEST(printable)
     TEST_CHECK_STR(ydom_printable("abcdefg\xc3\xa9xyz", 12, buf, sizeof(buf)), "abcdefg...");
 }
 
+/*
+ * An explicit tag must state the type the node has anyway: `!!str 10` (a number made a
+ * string) and `!!int "10"` (a quoted number made a number) were accepted before, which let a
+ * tag bypass the rules' type checks.
+ */
+TEST(tags_cannot_change_types)
+{
+    static const struct {
+        const char *in;
+        const char *msg; /* NULL: accepted */
+        int line, col;
+    } cases[] = {
+        {"a: !!str x\n", NULL, 0, 0},
+        {"a: !!str 'x'\n", NULL, 0, 0},
+        {"a: !!str \"10\"\n", NULL, 0, 0},
+        {"a: !!int 10\n", NULL, 0, 0},
+        {"a: !!float 1.5\n", NULL, 0, 0},
+        {"a: !!bool true\n", NULL, 0, 0},
+        {"a: !!null null\n", NULL, 0, 0},
+        {"a: !!map {b: 1}\n", NULL, 0, 0},
+        {"a: !!seq [1]\n", NULL, 0, 0},
+        {"!!map\nb: 1\n", NULL, 0, 0},
+        {"a: !!str 10\n", "tag '!!str' does not match the value's type (number)", 1, 4},
+        {"a: !!int \"10\"\n", "tag '!!int' does not match the value's type (string)", 1, 4},
+        {"a: !!float 10\n", "tag '!!float' does not match the value's type (number)", 1, 4},
+        {"a: !!bool yes\n", "tag '!!bool' does not match the value's type (string)", 1, 4},
+        {"a: !!str true\n", "tag '!!str' does not match the value's type (boolean)", 1, 4},
+        {"a: !!seq {b: 1}\n", "tag '!!seq' does not match the value's type (mapping)", 1, 4},
+        {"a:\n  - !!binary aGk=\n", "tag '!!binary' does not match", 2, 5},
+        {"a: !local x\n", "unsupported tag '!local'", 1, 4},
+        {"a: ! 10\n", "unsupported tag '!'", 1, 4},
+        {"!!str a: 1\n", NULL, 0, 0}, /* the tag is the key's, a string */
+        {"!!int 10: 1\n", NULL, 0, 0},
+        {"a: !<tag:example.com,2000:x> 1\n", "unsupported tag 'tag:example.com,2000:x'", 1, 4},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        struct ydom_doc d = load(cases[i].in);
+        if (!cases[i].msg) {
+            if (d.nerrors)
+                fprintf(stderr, "case %zu: %s\n", i, d.errors[0].msg);
+            TEST_CHECK_INT(d.nerrors, 0);
+        } else {
+            TEST_CHECK_INT(d.nerrors, 1);
+            TEST_CHECK_CONTAINS(d.nerrors ? d.errors[0].msg : NULL, cases[i].msg);
+            if (d.nerrors && cases[i].line) {
+                TEST_CHECK_INT(d.errors[0].line, cases[i].line);
+                TEST_CHECK_INT(d.errors[0].col, cases[i].col);
+            }
+        }
+        ydom_doc_free(&d);
+    }
+}
+
+/* 100,000 keys in one mapping, the last a duplicate of the first: found, in linear time. */
+TEST(many_keys_duplicate_found)
+{
+    struct sbuf b = {0};
+    const size_t n = 100000;
+
+    for (size_t i = 0; i < n; i++)
+        sbuf_printf(&b, "k%zu: 1\n", i);
+    sbuf_printf(&b, "k0: 2\n");
+    struct ydom_doc d;
+    ydom_load(b.buf, b.len, &d);
+    TEST_CHECK_INT(d.nerrors, 1);
+    TEST_CHECK_STR(d.nerrors ? d.errors[0].msg : NULL, "duplicate key 'k0' (first at 1:1)");
+    TEST_CHECK(d.root && d.root->npairs == n);
+    if (d.root && d.root->npairs == n)
+        TEST_CHECK_STR(d.root->pairs[n - 1].key->str, "k99999");
+    ydom_doc_free(&d);
+    sbuf_free(&b);
+}
+
 int main(void)
 {
     RUN(nested_positions);
@@ -326,5 +400,7 @@ int main(void)
     RUN(non_scalar_keys);
     RUN(scalar_types);
     RUN(printable);
+    RUN(tags_cannot_change_types);
+    RUN(many_keys_duplicate_found);
     return test_done();
 }
