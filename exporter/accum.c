@@ -154,12 +154,15 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot *slots[NSLOTS];
 static bool full_logged;
 
-static struct accum_state *lookup_locked(const char *key)
+/* The group `key`; a new one when `create` (NULL when not found or the table is full). */
+static struct accum_state *lookup_locked(const char *key, bool create)
 {
     uint32_t h = (uint32_t)(fnv1a64(key, strlen(key)) % NSLOTS);
     for (uint32_t i = 0; i < NSLOTS; i++) {
         struct slot **sp = &slots[(h + i) % NSLOTS];
         if (!*sp) {
+            if (!create)
+                return NULL;
             *sp = xcalloc(1, sizeof(**sp));
             str_copy((*sp)->key, sizeof((*sp)->key), key);
             return &(*sp)->st;
@@ -173,7 +176,7 @@ static struct accum_state *lookup_locked(const char *key)
 int accum_update(const char *key, const struct accum_reading *r, struct accum_totals *out)
 {
     pthread_mutex_lock(&lock);
-    struct accum_state *s = lookup_locked(key);
+    struct accum_state *s = lookup_locked(key, true);
     if (s)
         accum_step(s, r, out);
     bool log_full = !s && !full_logged;
@@ -194,17 +197,9 @@ bool accum_seen(const char *key)
 {
     bool seen = false;
     pthread_mutex_lock(&lock);
-    uint32_t h = (uint32_t)(fnv1a64(key, strlen(key)) % NSLOTS);
-    for (uint32_t i = 0; i < NSLOTS; i++) {
-        const struct slot *sl = slots[(h + i) % NSLOTS];
-        if (!sl)
-            break;
-        if (strcmp(sl->key, key) == 0) {
-            for (int k = 0; k < ACCUM_MAX_NUM; k++)
-                seen |= sl->st.num_seen[k];
-            break;
-        }
-    }
+    const struct accum_state *s = lookup_locked(key, false);
+    for (int k = 0; s && k < ACCUM_MAX_NUM; k++)
+        seen |= s->num_seen[k];
     pthread_mutex_unlock(&lock);
     return seen;
 }
