@@ -189,4 +189,20 @@ while [ $i -lt $N ]; do
     i=$j
 done
 check counters-never-decrease $mono
+
+# Tables the parser reads only in part (cut after accumulation_counter, before
+# gfx_activity_acc) are not fed: ticks must not advance while busy time is never read.
+stop_pid "$LAST_PID"
+cp -a "$TOP/tests/fixtures/mi300x-cpx-v19/sys" "$TMP/cut"
+GPU0=$TMP/cut/devices/pci0000:00/0000:05:00.0
+port=$(free_port)
+start_bg "$TMP/exporter-cut.log" "$BIN/gpureclaim-exporter" --web.listen-address="127.0.0.1:$port" \
+    --path.sysfs="$TMP/cut" --no-collector.ownership --log.level=debug
+wait_http "http://127.0.0.1:$port/healthz" 10 || fail exporter-cut-start
+for c in 1000 2000 3000; do
+    gpu_table $c $((c * 50)) && head -c 200 "$GPU0/gpu_metrics" >"$GPU0/gpu_metrics.cut" &&
+        mv "$GPU0/gpu_metrics.cut" "$GPU0/gpu_metrics"
+    scrape
+done
+expect partial-table-no-ticks none "$(get gpureclaim_gpu_metrics_accumulation_ticks_total "$G")"
 finish
