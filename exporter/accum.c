@@ -75,8 +75,16 @@ static bool interval(const struct accum_state *s, const struct accum_reading *r,
     for (int i = 0; i < r->nnum; i++) {
         const struct gpum_acc *a = &p->num[i], *b = &r->num[i];
         dnum[i] = 0;
-        if (a->bits == 0 && b->bits == 0)
-            continue; /* a field this device does not have */
+        if (a->bits == 0 && b->bits == 0) {
+            /*
+             * Never seen: a field this device does not have. Seen before: a reading that
+             * turned all-ones or was cut off; adding the ticks without busy time would read
+             * a busy device as idle, so the whole interval is dropped.
+             */
+            if (s->num_seen[i])
+                return false;
+            continue;
+        }
         if (a->bits != b->bits || !forward(a->v, b->v, b->bits, &dnum[i]))
             return false;
         if (dnum[i] > *dden * MAX_PER_TICK + ROUND_SLACK)
@@ -123,6 +131,8 @@ void accum_step(struct accum_state *s, const struct accum_reading *r, struct acc
     }
     s->last = rr;
     s->have = rr.den.bits != 0;
+    for (int i = 0; i < rr.nnum; i++)
+        s->num_seen[i] |= rr.num[i].bits != 0;
     fill_totals(s, &rr, out);
 }
 
@@ -144,20 +154,15 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot *slots[NSLOTS];
 static bool full_logged;
 
-static uint32_t fnv1a(const char *s)
+/* The group `key`; a new one when `create` (NULL when not found or the table is full). */
+static struct accum_state *lookup_locked(const char *key, bool create)
 {
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
-static struct accum_state *lookup_locked(const char *key)
-{
-    uint32_t h = fnv1a(key) % NSLOTS;
+    uint32_t h = (uint32_t)(fnv1a64(key, strlen(key)) % NSLOTS);
     for (uint32_t i = 0; i < NSLOTS; i++) {
         struct slot **sp = &slots[(h + i) % NSLOTS];
         if (!*sp) {
+            if (!create)
+                return NULL;
             *sp = xcalloc(1, sizeof(**sp));
             str_copy((*sp)->key, sizeof((*sp)->key), key);
             return &(*sp)->st;
@@ -171,7 +176,7 @@ static struct accum_state *lookup_locked(const char *key)
 int accum_update(const char *key, const struct accum_reading *r, struct accum_totals *out)
 {
     pthread_mutex_lock(&lock);
-    struct accum_state *s = lookup_locked(key);
+    struct accum_state *s = lookup_locked(key, true);
     if (s)
         accum_step(s, r, out);
     bool log_full = !s && !full_logged;
@@ -186,6 +191,17 @@ int accum_update(const char *key, const struct accum_reading *r, struct accum_to
         return -1;
     }
     return 0;
+}
+
+bool accum_seen(const char *key)
+{
+    bool seen = false;
+    pthread_mutex_lock(&lock);
+    const struct accum_state *s = lookup_locked(key, false);
+    for (int k = 0; s && k < ACCUM_MAX_NUM; k++)
+        seen |= s->num_seen[k];
+    pthread_mutex_unlock(&lock);
+    return seen;
 }
 
 void accum_reset(void)

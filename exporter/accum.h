@@ -12,13 +12,14 @@
  * So each group (one denominator and the numerators divided by it) keeps, per device, the
  * last raw reading across scrapes and adds the deltas, taken modulo the encoded width, to
  * totals that start at 0 when the exporter starts and never decrease. An interval is added
- * to every total of the group or to none: it is discarded when a value is absent at one end
- * but not the other, the counter did not advance (the driver serves a cached table), a
- * value went back by more than half its range (a reset, not a wrap), a numerator advanced
- * faster than 100 per tick, the encoded width changed, or the denominator's source
- * changed. A discarded interval restarts from the new reading, so no busy time is invented
- * and a busy ratio is never computed from a numerator and a denominator that did not cover
- * the same interval.
+ * to every total of the group or to none: it is discarded when a numerator that the group
+ * has seen at least once is absent at either end (all-ones, a table cut short, a read that
+ * failed: busy time must not stand still while ticks advance), the counter did not advance (the
+ * driver serves a cached table), a value went back by more than half its range (a reset, not a
+ * wrap), a numerator advanced faster than 100 per tick, the encoded width changed, or the
+ * denominator's source changed. A discarded interval restarts from the new reading, so no busy time
+ * is invented and a busy ratio is never computed from a numerator and a denominator that did not
+ * cover the same interval.
  *
  * State is shared by concurrent scrapes behind one mutex; a reading older than the last
  * one applied (two scrapes racing) is ignored.
@@ -57,6 +58,7 @@ struct accum_state {
     struct accum_reading last;
     uint64_t den_total;
     uint64_t num_total[ACCUM_MAX_NUM];
+    bool num_seen[ACCUM_MAX_NUM];  /* numerator present in some reading since the start */
     unsigned intervals, discarded; /* for tests and debug logs */
 };
 
@@ -71,6 +73,9 @@ void accum_step(struct accum_state *s, const struct accum_reading *r, struct acc
  * `out`. Thread-safe. Returns -1 (out all invalid) when the table of groups is full.
  */
 int accum_update(const char *key, const struct accum_reading *r, struct accum_totals *out);
+
+/* Whether the group `key` has seen any numerator since the exporter started. */
+bool accum_seen(const char *key);
 
 /* Forget every group (exporter shutdown, tests). */
 void accum_reset(void);

@@ -200,6 +200,12 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
         } else if (rc < 0) {
             coll_device_error(ctx, "gpu_metrics", "rejected '%s/gpu_metrics': %s", l->v[i].devdir,
                               err);
+            /* The header's revision, kept for coll_gpum_has_attr_table (the parser resets
+             * its output on error). */
+            if (n >= 4) {
+                ctx->gm[i].format_revision = buf[2];
+                ctx->gm[i].content_revision = buf[3];
+            }
         } else {
             ctx->gm_state[i] = 1;
             const struct gpu_metrics *m = &ctx->gm[i];
@@ -212,6 +218,15 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
         }
     }
     return ctx->gm_state[i] == 1 ? &ctx->gm[i] : NULL;
+}
+
+bool coll_gpum_has_attr_table(struct coll_ctx *ctx, size_t i)
+{
+    coll_gpum(ctx, i);
+    if (!ctx->gm || ctx->gm_state[i] == 0 || ctx->gm_state[i] == -2)
+        return false;
+    const struct gpu_metrics *m = &ctx->gm[i];
+    return m->format_revision == 1 && m->content_revision >= 9;
 }
 
 double coll_gpum_when(const struct coll_ctx *ctx, size_t i)

@@ -92,6 +92,13 @@ const struct gpu_list *coll_gpus(struct coll_ctx *ctx, char *err, size_t errlen)
  */
 const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i);
 
+/*
+ * Whether GPU `i` serves a gpu_metrics attribute table (revision 1.9 or later), parsed or
+ * not: such a table has busy accumulators, so an instantaneous gauge must not stand in for
+ * them while they cannot be read.
+ */
+bool coll_gpum_has_attr_table(struct coll_ctx *ctx, size_t i);
+
 /* Monotonic time at which coll_gpum read GPU `i`'s table (0 if it was not read). */
 double coll_gpum_when(const struct coll_ctx *ctx, size_t i);
 

@@ -66,6 +66,10 @@ static void accumulators(struct coll_ctx *ctx, const char *gpu, const struct gpu
     r.num[0] = m->gfx_activity_acc;
     for (int k = 0; k < GPUM_RES_N; k++)
         r.num[1 + k] = m->residency[k];
+    /* A table read only in part is not fed: its missing fields would look like a field the
+     * device does not have. An absent counter drops the baseline, so no interval bridges it. */
+    if (m->partial)
+        r = (struct accum_reading){.when = when, .nnum = 1 + GPUM_RES_N};
     char key[64];
     snprintf(key, sizeof(key), "%s/gpu", gpu);
     struct accum_totals t;

@@ -137,7 +137,7 @@ enum acc_src { SRC_XCP_OWN = 1, SRC_XCP_GPU_COUNTER, SRC_XCP_STATS, SRC_V1_9_DEV
  * the partition's XCC count from KFD; without KFD (n unknown) the 8 slots are read and the
  * populated ones used.
  */
-static void partition_accumulators(struct coll_ctx *ctx, size_t gi, const struct gpu *g,
+static bool partition_accumulators(struct coll_ctx *ctx, size_t gi, const struct gpu *g,
                                    const struct gpu_part *p, const struct xcp_file *x,
                                    const char *idx)
 {
@@ -179,14 +179,28 @@ static void partition_accumulators(struct coll_ctx *ctx, size_t gi, const struct
         r.den_src = SRC_V1_9_DEVICE;
     }
     if (!acc)
-        return;
-    for (int i = 0; i < n; i++)
-        r.num[i] = acc[i];
+        return false;
     char key[64];
     snprintf(key, sizeof(key), "%s/partition/%s", g->pci, idx);
+    bool any = false;
+    for (int i = 0; i < n; i++) {
+        r.num[i] = acc[i];
+        any |= acc[i].bits != 0;
+    }
+    /*
+     * Firmware without per-XCC metrics leaves every slot all-ones: a tick series without a
+     * busy series would hide the whole-GPU gfx_activity_acc branch of the recording rule
+     * and leave the device unknown forever. The source is used once a slot has been valid.
+     */
+    if (!any && !accum_seen(key))
+        return false;
+    /* A reading from a table read only in part (either file) is not fed: an absent counter
+     * drops the group's baseline, so no interval bridges the gap. */
+    if ((x->ok && x->pm.partial) || (m && m->partial && r.den_src != SRC_XCP_OWN))
+        r = (struct accum_reading){.when = r.when, .nnum = n, .den_src = r.den_src};
     struct accum_totals t;
     if (accum_update(key, &r, &t) < 0 || !t.den_valid)
-        return;
+        return false;
     expo_add(ctx->e, M("partition_accumulation_ticks_total"), EXPO_COUNTER,
              "Accumulation ticks (about 1 ms each) seen by this exporter process for a "
              "partition: the denominator of gpureclaim_partition_gfx_busy_accumulator_total.",
@@ -210,13 +224,41 @@ static void partition_accumulators(struct coll_ctx *ctx, size_t gi, const struct
                  t.num_total[i], "gpu", g->pci, "partition", idx, "xcc", xs, NULL);
     }
     /* One XCC without a value makes the partition's mean unknown: omitted, never partial. */
-    if (valid > 0 && (!n_known || valid == n))
-        expo_add(ctx->e, M("partition_gfx_busy_accumulator_total"), EXPO_COUNTER,
-                 "GFX busy accumulator of a partition (percent x accumulation ticks, mean over "
-                 "its XCCs) since the exporter started; exact busy ratio over a window = "
-                 "increase(this) / increase(gpureclaim_partition_accumulation_ticks_total) "
-                 "/ 100.",
-                 sum / valid, "gpu", g->pci, "partition", idx, NULL);
+    if (!(valid > 0 && (!n_known || valid == n)))
+        return false;
+    expo_add(ctx->e, M("partition_gfx_busy_accumulator_total"), EXPO_COUNTER,
+             "GFX busy accumulator of a partition (percent x accumulation ticks, mean over "
+             "its XCCs) since the exporter started; exact busy ratio over a window = "
+             "increase(this) / increase(gpureclaim_partition_accumulation_ticks_total) "
+             "/ 100.",
+             sum / valid, "gpu", g->pci, "partition", idx, NULL);
+    return true;
+}
+
+/*
+ * Whether the partition's source has a busy accumulator, published this scrape or not: an
+ * xcp_metrics file (every revision has gfx_busy_acc), a gpu_metrics attribute table
+ * (revision 1.9 and later, parsed or not), or a group that has seen a busy value.
+ */
+static bool has_accumulator(struct coll_ctx *ctx, size_t gi, const struct gpu *g,
+                            const struct gpu_part *p, const struct xcp_file *x, const char *idx)
+{
+    if (coll_gpum_has_attr_table(ctx, gi))
+        return true;
+    if (p->has_xcp_metrics) {
+        if (!x->ok || x->pm.accumulation_counter.bits)
+            return true;
+        /* Without a counter of its own the file's accumulators divide by the GPU's, which
+         * the v1_3..v1_5 layouts do not have: they can never be published, so the gauge
+         * is the partition's only signal. An unreadable GPU table may be a counter missing
+         * for a while: withheld. */
+        const struct gpu_metrics *m = coll_gpum(ctx, gi);
+        return !m || !(strcmp(m->layout, "v1_3") == 0 || strcmp(m->layout, "v1_4") == 0 ||
+                       strcmp(m->layout, "v1_5") == 0);
+    }
+    char key[64];
+    snprintf(key, sizeof(key), "%s/partition/%s", g->pci, idx);
+    return accum_seen(key);
 }
 
 static int partitions_update(struct coll_ctx *ctx, char *err, size_t errlen)
@@ -256,6 +298,17 @@ static int partitions_update(struct coll_ctx *ctx, char *err, size_t errlen)
             struct xcp_file x;
             read_xcp(ctx, p, &x);
             double busy = partition_busy(ctx, i, g, p, &x, &source);
+            /*
+             * While a source that has accumulators cannot publish them (a counter missing, a
+             * table unreadable or cut short), the instantaneous gauge is withheld: the
+             * recording rule would fall back to it, and it aliases short bursts to 0 - the
+             * signal the accumulators replace. Unknown keeps the workload.
+             */
+            bool acc = partition_accumulators(ctx, i, g, p, &x, idx);
+            if (!acc && has_accumulator(ctx, i, g, p, &x, idx)) {
+                busy = NAN;
+                source = "none";
+            }
             expo_add(ctx->e, M("partition_info"), EXPO_GAUGE,
                      "A compute partition of a GPU: its DRM nodes, the id the device plugin "
                      "allocates (device_id), its KFD node and the source of its busy ratio.",
@@ -267,7 +320,6 @@ static int partitions_update(struct coll_ctx *ctx, char *err, size_t errlen)
                          "Compute busy (0-1) of a partition, averaged over its XCCs; absent "
                          "when the kernel exposes no per-partition activity.",
                          busy, "gpu", g->pci, "partition", idx, NULL);
-            partition_accumulators(ctx, i, g, p, &x, idx);
             if (p->mem_bytes >= 0)
                 expo_add(ctx->e, M("partition_memory_total_bytes"), EXPO_GAUGE,
                          "Memory of the partition's KFD node (sum of its mem_banks "

@@ -444,11 +444,15 @@ static double u32v(uint32_t v)
  *  - PCIe width/speed: a trained link is never 0 lanes or 0 GT/s;
  *  - energy_accumulator: energy since boot is never 0 once the GPU has run; firmware that
  *    does not count leaves 0 and a counter stuck at 0 would read as "no power drawn";
- *  - accumulation_counter and the busy accumulators (gfx_activity_acc, gfx_busy_acc): 0 is
- *    what firmware that does not fill them leaves, and a busy accumulator stuck at 0 next to
- *    an advancing counter reads as "idle the whole time" - the one reading that gets a
- *    workload killed. A GPU that truly never ran a wave since boot is reported unknown
- *    until its first busy tick, which keeps its workload: the safe side;
+ *  - accumulation_counter: a counter of ticks since boot is never 0 on a running GPU; 0 is
+ *    firmware that does not fill it, omitted;
+ *  - the busy accumulators (gfx_activity_acc, gfx_busy_acc): every layout that carries them
+ *    (v1_6..v1_9, partition v1_0/v1_1) is SMU 13.0.6's, whose get_gpu_metrics fills what it
+ *    does not support with all-ones (smu_cmn_init_soft_gpu_metrics, and the per-XCC arrays
+ *    it leaves unfilled), so 0 is a real reading: a partition that has not run a wave since
+ *    the driver loaded, the most common thing to reclaim. Reading it as unknown would keep
+ *    such a partition forever. (Accumulator groups drop intervals where a value is missing,
+ *    accum.h, so a later all-ones does not bridge a 0 into idle time.);
  *  - activity gauges and throttle residencies: 0 is a real reading (idle, never throttled;
  *    the MI300X captures read 0 residency for prochot and thermal) and is kept.
  */
@@ -584,7 +588,7 @@ static void decode_v1_3(const struct gpum_v1_3 *m, struct gpu_metrics *o)
 #define DECODE_ACC(m, o)                                                                           \
     do {                                                                                           \
         (o)->accumulation_counter = acc_u32((m)->accumulation_counter, true);                      \
-        (o)->gfx_activity_acc = acc_u32((m)->gfx_activity_acc, true);                              \
+        (o)->gfx_activity_acc = acc_u32((m)->gfx_activity_acc, false);                             \
         (o)->residency[GPUM_RES_PROCHOT] = acc_u32((m)->prochot_residency_acc, false);             \
         (o)->residency[GPUM_RES_PPT] = acc_u32((m)->ppt_residency_acc, false);                     \
         (o)->residency[GPUM_RES_SOCKET_THM] = acc_u32((m)->socket_thm_residency_acc, false);       \
@@ -607,7 +611,7 @@ static void decode_v1_3(const struct gpum_v1_3 *m, struct gpu_metrics *o)
             for (size_t c_ = 0; c_ < MAX_XCC; c_++) {                                              \
                 (o)->xcp[x_].gfx_busy[c_] = RATIO(u32v((m)->xcp_stats[x_].gfx_busy_inst[c_]));     \
                 (o)->xcp[x_].gfx_busy_acc[c_] =                                                    \
-                    acc_u64((m)->xcp_stats[x_].gfx_busy_acc[c_], true);                            \
+                    acc_u64((m)->xcp_stats[x_].gfx_busy_acc[c_], false);                           \
             }                                                                                      \
         }                                                                                          \
     } while (0)
@@ -825,7 +829,7 @@ static void attr_ratios(const struct attr *a, double *dst, unsigned n) /* percen
 static void attr_accs(const struct attr *a, struct gpum_acc *dst, unsigned n)
 {
     ATTR_EACH(a, n, i)
-    dst[i] = attr_acc(a, i, true);
+    dst[i] = attr_acc(a, i, false); /* busy accumulators: 0 is real (see u16nz) */
 }
 
 typedef void (*attr_apply_fn)(void *out, const struct attr *a);
@@ -908,6 +912,12 @@ static int attr_walk(const unsigned char *buf, size_t len, uint16_t structure_si
         seterr(err, errlen, "no attribute readable (%s at byte %zu of %zu)", w->partial, off, n);
         return -1;
     }
+    /* An empty table (attr_count 0, or only entries without values) is not a reading: a
+     * success here would be a GPU with every field absent and nothing to say why. */
+    if (w->parsed == 0) {
+        seterr(err, errlen, "no attribute with a value (attr_count %d)", (int)count);
+        return -1;
+    }
     return 0;
 }
 
@@ -942,7 +952,7 @@ static void apply_gpu(void *outp, const struct attr *a)
         o->accumulation_counter = attr_acc(a, 0, true);
         break;
     case A_GFX_ACTIVITY_ACC:
-        o->gfx_activity_acc = attr_acc(a, 0, true);
+        o->gfx_activity_acc = attr_acc(a, 0, false);
         break;
     case A_PCIE_WIDTH:
         o->pcie_link_width = attr_nz(a, 0);
@@ -1155,7 +1165,7 @@ int gpum_parse_partition(const void *buf, size_t len, struct gpu_partition_metri
     out->uclk = HZ(u16v(m.current_uclk));
     for (size_t i = 0; i < MAX_XCC; i++) {
         out->gfx_busy[i] = RATIO(u32v(m.gfx_busy_inst[i]));
-        out->gfx_busy_acc[i] = acc_u64(m.gfx_busy_acc[i], true);
+        out->gfx_busy_acc[i] = acc_u64(m.gfx_busy_acc[i], false);
     }
     out->layout = "partition_v1_0";
     return 0;

@@ -104,9 +104,29 @@ expect after-unknown-counts 3000 "$(get gpureclaim_partition_accumulation_ticks_
 expect after-unknown-busy-counts 70000 \
     "$(get gpureclaim_partition_gfx_busy_accumulator_total "$P")"
 
+# xcp_metrics v1_1 of ROCm 7.2 has no counter of its own and divides by the GPU's. While the
+# GPU's table cannot be parsed (cut short, then unreadable) no accumulator is published, and
+# the instantaneous gauge (0 here) is withheld too: the recording rule would fall back to it.
+gpu_table 10000 100
+$GEN --attr partition --set gfx_busy_inst=0 --set gfx_busy_acc=200000 --output "$XCP2.new" &&
+    mv "$XCP2.new" "$XCP2"
+scrape
+expect gpu-counter-gauge-kept 0 "$(get gpureclaim_partition_busy_ratio "$P")"
+printf '\176\004\001\011' >"$GPU0/gpu_metrics" # a v1_9 header and nothing else
+scrape
+expect gpu-table-cut-no-ticks none "$(get gpureclaim_partition_accumulation_ticks_total "$P")"
+expect gpu-table-cut-no-gauge none "$(get gpureclaim_partition_busy_ratio "$P")"
+rm "$GPU0/gpu_metrics"
+scrape
+expect gpu-table-gone-no-gauge none "$(get gpureclaim_partition_busy_ratio "$P")"
+
 # GPU 2 partition 5 has no accumulator in the fixture: no series, not 0.
 G2='gpu="0000:47:00.0",partition="5"'
 expect fixture-unknown-partition none "$(get gpureclaim_partition_gfx_busy_accumulator_total "$G2")"
+# Its slot was never valid: no tick series either, so the rule does not take it for a
+# partition with accumulators (on an SPX GPU the whole-GPU branch applies instead).
+expect fixture-unknown-partition-no-ticks none \
+    "$(get gpureclaim_partition_accumulation_ticks_total "$G2")"
 
 # xcp_metrics v1_0 (fixed layout, no counter of its own) divided by the parent GPU's counter,
 # on the DPX tree (4 XCCs per partition): the partition's accumulator is the XCC mean, each XCC
@@ -169,4 +189,20 @@ while [ $i -lt $N ]; do
     i=$j
 done
 check counters-never-decrease $mono
+
+# Tables the parser reads only in part (cut after accumulation_counter, before
+# gfx_activity_acc) are not fed: ticks must not advance while busy time is never read.
+stop_pid "$LAST_PID"
+cp -a "$TOP/tests/fixtures/mi300x-cpx-v19/sys" "$TMP/cut"
+GPU0=$TMP/cut/devices/pci0000:00/0000:05:00.0
+port=$(free_port)
+start_bg "$TMP/exporter-cut.log" "$BIN/gpureclaim-exporter" --web.listen-address="127.0.0.1:$port" \
+    --path.sysfs="$TMP/cut" --no-collector.ownership --log.level=debug
+wait_http "http://127.0.0.1:$port/healthz" 10 || fail exporter-cut-start
+for c in 1000 2000 3000; do
+    gpu_table $c $((c * 50)) && head -c 200 "$GPU0/gpu_metrics" >"$GPU0/gpu_metrics.cut" &&
+        mv "$GPU0/gpu_metrics.cut" "$GPU0/gpu_metrics"
+    scrape
+done
+expect partial-table-no-ticks none "$(get gpureclaim_gpu_metrics_accumulation_ticks_total "$G")"
 finish

@@ -113,6 +113,37 @@ TEST(field_absent_on_both_sides_is_ignored)
     TEST_CHECK(!t.num_valid[1]);
 }
 
+/*
+ * A numerator seen once and then absent at both ends of an interval (all-ones, a table cut
+ * short) drops the interval for the whole group: 100 % busy with readings present, absent,
+ * absent, absent, present, present read 0.50 when the ticks of the absent intervals were
+ * added without busy time.
+ */
+TEST(seen_numerator_absent_at_both_ends_discards)
+{
+    struct accum_state s = {0};
+    const int present[] = {1, 0, 0, 0, 1, 1};
+    struct accum_totals t = {0};
+    for (int k = 0; k < 6; k++)
+        t = step(&s, rd(k + 1, a32(1000 + 1000 * (uint64_t)k),
+                        present[k] ? a32(100000 * (uint64_t)k) : none));
+    TEST_CHECK(t.den_total > 0);
+    TEST_CHECK_DBL(t.num_total[0] / t.den_total / 100, 1.0, 0);
+    TEST_CHECK_DBL(t.den_total, 1000, 0);
+}
+
+/* A busy counter present only on isolated scrapes never lets ticks advance alone. */
+TEST(isolated_numerator_never_reads_idle)
+{
+    struct accum_state s = {0};
+    struct accum_totals t = {0};
+    for (int k = 0; k < 10; k++)
+        t = step(&s, rd(k + 1, a32(1000 + 1000 * (uint64_t)k),
+                        k % 3 == 0 ? a32(100000 * (uint64_t)k) : none));
+    TEST_CHECK_DBL(t.den_total, 0, 0);
+    TEST_CHECK_DBL(t.num_total[0], 0, 0);
+}
+
 /* The driver served the cached table: no data, not idle; a moving numerator is bogus. */
 TEST(counter_not_advancing)
 {
@@ -256,6 +287,8 @@ int main(void)
     RUN(reset_discards_the_interval);
     RUN(sentinel_discards_both);
     RUN(field_absent_on_both_sides_is_ignored);
+    RUN(seen_numerator_absent_at_both_ends_discards);
+    RUN(isolated_numerator_never_reads_idle);
     RUN(counter_not_advancing);
     RUN(implausible_intervals_discarded);
     RUN(stale_reading_ignored);

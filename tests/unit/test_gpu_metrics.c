@@ -815,6 +815,7 @@ TEST(v1_9_robustness_rules)
     put(&t, 0, T_U64, 555, 1, v42);            /* unknown id */
     put(&t, 0, T_U32, A_GFX_ACTIVITY_ACC, 1, zero);
     put(&t, 0, T_U32, A_PROCHOT_RES, 1, zero);
+    put(&t, 0, T_U64, A_GFX_BUSY_ACC, 1, zero);
     finish(&t, 9);
     struct gpu_metrics m;
     char err[128] = "";
@@ -829,8 +830,10 @@ TEST(v1_9_robustness_rules)
         TEST_CHECK_DBL(m.gfxclk[i], (1000 + i) * 1e6, EPS);
     TEST_CHECK_DBL(m.pcie_link_speed, 16, EPS);
     TEST_CHECK(isnan(m.temp_vrsoc));
-    TEST_CHECK_ACC(m.gfx_activity_acc, NAN);          /* a busy accumulator at 0: unknown */
+    TEST_CHECK_ACC(m.gfx_activity_acc, 0);            /* a busy accumulator at 0: never busy */
     TEST_CHECK_ACC(m.residency[GPUM_RES_PROCHOT], 0); /* a residency at 0: never throttled */
+    TEST_CHECK_ACC(m.xcc_busy_acc[0], 0);
+    TEST_CHECK_ACC(m.xcc_busy_acc[1], NAN);
 
     /* The same table as a partition v1_1 file. */
     finish(&t, 1);
@@ -838,6 +841,28 @@ TEST(v1_9_robustness_rules)
     TEST_CHECK_INT(gpum_parse_partition(t.b, t.len, &p, err, sizeof(err)), 0);
     TEST_CHECK_DBL(p.gfxclk[7], 1007e6, EPS);
     TEST_CHECK_ACC(p.accumulation_counter, NAN);
+    TEST_CHECK_ACC(p.gfx_busy_acc[0], 0); /* a partition never busy since the driver loaded */
+}
+
+/* A table with no entry, or only entries without values, is an error, never a GPU with
+ * every field absent. */
+TEST(v1_9_empty_table_rejected)
+{
+    struct tbl t = {.len = 8};
+    finish(&t, 9);
+    struct gpu_metrics m;
+    struct gpu_partition_metrics p;
+    char err[128] = "";
+    TEST_CHECK_INT(gpum_parse(t.b, t.len, &m, err, sizeof(err)), -1);
+    TEST_CHECK(strstr(err, "no attribute") != NULL);
+    finish(&t, 1);
+    TEST_CHECK_INT(gpum_parse_partition(t.b, t.len, &p, err, sizeof(err)), -1);
+    t = (struct tbl){.len = 8};
+    put(&t, 0, T_U32, A_ACC_COUNTER, 0, NULL);
+    put(&t, 0, T_U16, A_TEMP_HOTSPOT, 0, NULL);
+    finish(&t, 9);
+    TEST_CHECK_INT(gpum_parse(t.b, t.len, &m, err, sizeof(err)), -1);
+    TEST_CHECK(m.layout == NULL);
 }
 
 /* Zeros that real blobs hold where a sensor or counter is missing are omitted (see u16nz). */
@@ -871,11 +896,11 @@ TEST(zero_means_missing)
     TEST_CHECK(isnan(m.temp_vrsoc));
     TEST_CHECK(isnan(m.socket_power));
     TEST_CHECK_DBL(m.gfx_activity, 0.25, EPS);
-    TEST_CHECK_ACC(m.gfx_activity_acc, NAN);
+    TEST_CHECK_ACC(m.gfx_activity_acc, 0); /* SMU 13.0.6 fills unsupported with all-ones */
     TEST_CHECK_ACC(m.accumulation_counter, 1234);
     TEST_CHECK_ACC(m.residency[GPUM_RES_PPT], 0);
     TEST_CHECK_ACC(m.residency[GPUM_RES_PROCHOT], NAN); /* all-ones in the sample */
-    TEST_CHECK_ACC(m.xcp[2].gfx_busy_acc[0], NAN);
+    TEST_CHECK_ACC(m.xcp[2].gfx_busy_acc[0], 0);        /* a partition never busy: real 0 */
     TEST_CHECK_ACC(m.xcp[1].gfx_busy_acc[0], 2000);
     free(b.data);
 }
@@ -905,6 +930,7 @@ int main(void)
     RUN(partition_v1_1_decodes);
     RUN(apu_and_old_layouts_skipped);
     RUN(v1_9_robustness_rules);
+    RUN(v1_9_empty_table_rejected);
     RUN(zero_means_missing);
     return test_done();
 }
