@@ -3,7 +3,8 @@
 # invalid access or leak fails. (ASan/UBSan runs are the check-san suite.)
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-VG="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite"
+VG="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+    --suppressions=$TOP/tests/valgrind.supp"
 for t in "$@"; do
     name=$(basename "$t")
     if $VG "$t" >/tmp/vg.$$.log 2>&1; then
