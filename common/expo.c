@@ -9,12 +9,17 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct sample {
-    char *labels; /* "" or "{a=\"x\",b=\"y\"}" */
+    /* "" or "{a=\"x\",b=\"y\"}" in the expo's label arena: an offset, since the arena
+     * moves as it grows, and the pointer expo_render() derives from it. */
+    size_t off, len;
+    const char *labels;
     double value;
     size_t seq; /* insertion order, so that the first of two duplicates wins */
 };
@@ -27,13 +32,23 @@ struct family {
     size_t n, cap;
 };
 
+/* Collectors pass metric names as string literals, so the address a name was last seen at
+ * usually finds its family without hashing it (the name is still compared). */
+#define NAME_CACHE 64
+
 struct expo {
     struct family *fam;
     size_t nfam, capfam;
+    struct {
+        const char *name;
+        size_t fam; /* index + 1, 0 = empty */
+    } recent[NAME_CACHE];
     size_t *slots; /* hash slots holding family index + 1, 0 = empty */
     size_t nslots;
     size_t nsamples, ndup;
     struct sbuf scratch;
+    struct sbuf arena; /* every sample's rendered labels, NUL-separated: one allocation
+                        * instead of one per sample */
 };
 
 struct expo *expo_new(void)
@@ -50,8 +65,6 @@ void expo_free(struct expo *e)
         return;
     for (size_t i = 0; i < e->nfam; i++) {
         struct family *f = &e->fam[i];
-        for (size_t j = 0; j < f->n; j++)
-            free(f->samples[j].labels);
         free(f->samples);
         free(f->name);
         free(f->help);
@@ -59,6 +72,7 @@ void expo_free(struct expo *e)
     free(e->fam);
     free(e->slots);
     sbuf_free(&e->scratch);
+    sbuf_free(&e->arena);
     free(e);
 }
 
@@ -83,11 +97,18 @@ static void rehash(struct expo *e)
 static struct family *family_get(struct expo *e, const char *name, enum expo_type type,
                                  const char *help)
 {
+    size_t r = ((uintptr_t)name >> 3) & (NAME_CACHE - 1);
+    if (e->recent[r].name == name && e->recent[r].fam &&
+        strcmp(e->fam[e->recent[r].fam - 1].name, name) == 0)
+        return &e->fam[e->recent[r].fam - 1];
     size_t h = hash_name(name) & (e->nslots - 1);
     while (e->slots[h]) {
         struct family *f = &e->fam[e->slots[h] - 1];
-        if (strcmp(f->name, name) == 0)
+        if (strcmp(f->name, name) == 0) {
+            e->recent[r].name = name;
+            e->recent[r].fam = e->slots[h];
             return f;
+        }
         h = (h + 1) & (e->nslots - 1);
     }
     if (e->nfam == e->capfam) {
@@ -100,6 +121,8 @@ static struct family *family_get(struct expo *e, const char *name, enum expo_typ
     f->help = xstrdup(help ? help : "");
     f->type = type;
     e->slots[h] = e->nfam;
+    e->recent[r].name = name;
+    e->recent[r].fam = e->nfam;
     if (e->nfam * 2 > e->nslots)
         rehash(e);
     return f;
@@ -144,7 +167,21 @@ void expo_format_value(double v, char buf[40])
     } else if (isinf(v)) {
         strcpy(buf, v > 0 ? "+Inf" : "-Inf");
     } else if (v == floor(v) && fabs(v) < 9007199254740992.0) {
-        snprintf(buf, 40, "%.0f", v);
+        /* What "%.0f" prints, without printf's arbitrary-precision path: most samples of
+         * a scrape are integers (bytes, counters, states) and this was a tenth of it. */
+        char tmp[24];
+        size_t n = 0;
+        uint64_t u = (uint64_t)fabs(v);
+        do {
+            tmp[n++] = (char)('0' + u % 10);
+            u /= 10;
+        } while (u);
+        size_t k = 0;
+        if (signbit(v))
+            buf[k++] = '-';
+        while (n)
+            buf[k++] = tmp[--n];
+        buf[k] = '\0';
     } else {
         snprintf(buf, 40, "%.15g", v);
         if (strtod(buf, NULL) != v)
@@ -176,7 +213,10 @@ void expo_addv(struct expo *e, const char *name, enum expo_type type, const char
         f->cap = f->cap ? f->cap * 2 : 8;
         f->samples = xrealloc(f->samples, f->cap * sizeof(*f->samples));
     }
-    f->samples[f->n].labels = xstrndup(b->buf ? b->buf : "", b->len);
+    f->samples[f->n].off = e->arena.len;
+    f->samples[f->n].len = b->len;
+    sbuf_add(&e->arena, b->buf ? b->buf : "", b->len);
+    sbuf_putc(&e->arena, '\0');
     f->samples[f->n].value = value;
     f->samples[f->n].seq = e->nsamples;
     f->n++;
@@ -236,6 +276,7 @@ void expo_render(struct expo *e, struct sbuf *out)
     /* Sorting invalidates the hash slots: rebuild them so the expo stays usable. */
     qsort(e->fam, e->nfam, sizeof(*e->fam), cmp_family);
     memset(e->slots, 0, e->nslots * sizeof(size_t));
+    memset(e->recent, 0, sizeof(e->recent));
     for (size_t i = 0; i < e->nfam; i++) {
         size_t h = hash_name(e->fam[i].name) & (e->nslots - 1);
         while (e->slots[h])
@@ -247,7 +288,15 @@ void expo_render(struct expo *e, struct sbuf *out)
         struct family *f = &e->fam[i];
         if (f->n == 0)
             continue;
-        qsort(f->samples, f->n, sizeof(*f->samples), cmp_sample);
+        bool sorted = true;
+        for (size_t j = 0; j < f->n; j++) {
+            f->samples[j].labels = e->arena.buf + f->samples[j].off;
+            if (j > 0 && sorted && cmp_sample(&f->samples[j - 1], &f->samples[j]) > 0)
+                sorted = false;
+        }
+        /* Collectors mostly add a family's samples in order already. */
+        if (!sorted)
+            qsort(f->samples, f->n, sizeof(*f->samples), cmp_sample);
         sbuf_printf(out, "# HELP %s ", f->name);
         escape_help(out, f->help);
         sbuf_printf(out, "\n# TYPE %s %s\n", f->name, type_name(f->type));
@@ -258,7 +307,7 @@ void expo_render(struct expo *e, struct sbuf *out)
             }
             expo_format_value(f->samples[j].value, num);
             sbuf_puts(out, f->name);
-            sbuf_puts(out, f->samples[j].labels);
+            sbuf_add(out, f->samples[j].labels, f->samples[j].len);
             sbuf_putc(out, ' ');
             sbuf_puts(out, num);
             sbuf_putc(out, '\n');

@@ -85,7 +85,8 @@ static void sbuf_grow(struct sbuf *b, size_t extra)
 
 void sbuf_add(struct sbuf *b, const char *s, size_t n)
 {
-    sbuf_grow(b, n);
+    if (b->len + n + 1 > b->cap)
+        sbuf_grow(b, n);
     memcpy(b->buf + b->len, s, n);
     b->len += n;
     b->buf[b->len] = '\0';
@@ -98,7 +99,11 @@ void sbuf_puts(struct sbuf *b, const char *s)
 
 void sbuf_putc(struct sbuf *b, char c)
 {
-    sbuf_add(b, &c, 1);
+    /* The exposition renderer calls this per character of every label: no memcpy. */
+    if (b->len + 2 > b->cap)
+        sbuf_grow(b, 1);
+    b->buf[b->len++] = c;
+    b->buf[b->len] = '\0';
 }
 
 void sbuf_vprintf(struct sbuf *b, const char *fmt, va_list ap)

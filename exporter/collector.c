@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attrfd.h"
 #include "log.h"
 #include "sysfs.h"
 #include "util.h"
@@ -141,9 +142,14 @@ static struct gpu_snap *snap_get(const struct coll_cfg *cfg)
         return s;
     }
     pthread_mutex_unlock(&snap_lock);
-    /* Discover outside the lock: a slow sysfs must not stall scrapes holding a snapshot. */
+    /* Discover outside the lock: a slow sysfs must not stall scrapes holding a snapshot.
+     * Descriptors kept from the old topology are dropped first: a new discovery is the
+     * moment a device may have gone or changed (attrfd.c re-checks each read as well). */
+    attrfd_flush();
     s = xcalloc(1, sizeof(*s));
+    attrfd_suspend();
     s->rc = gpu_discover(cfg->sysfs, &s->l, s->err, sizeof(s->err));
+    attrfd_resume();
     s->when = now;
     str_copy(s->generation, sizeof(s->generation), gen);
     s->refs = 2; /* the cache and the caller */

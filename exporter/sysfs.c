@@ -1,7 +1,8 @@
 /*
  * Small-file readers for sysfs and procfs (see sysfs.h). sysfs attributes are at most a
  * page, so one read() of a stack buffer is enough for text; binary attributes are read in a
- * loop until EOF because newer kernels serve gpu_metrics as a bin attribute.
+ * loop until EOF because newer kernels serve gpu_metrics as a bin attribute. Reads under
+ * --path.sysfs go through kept descriptors (attrfd.h); other paths are opened each time.
  */
 #include "sysfs.h"
 
@@ -13,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fdio.h"
+#include "attrfd.h"
 #include "util.h"
 
 static int vpath(char *path, size_t cap, const char *fmt, va_list ap)
@@ -31,7 +32,7 @@ static ssize_t vread_str(char *buf, size_t cap, const char *fmt, va_list ap)
     char path[4096];
     if (vpath(path, sizeof(path), fmt, ap) < 0)
         return -1;
-    ssize_t n = fdio_read_at(AT_FDCWD, path, buf, cap - 1, false);
+    ssize_t n = attrfd_read(path, buf, cap - 1, false);
     if (n < 0)
         return -1;
     buf[n] = '\0';
@@ -84,7 +85,7 @@ ssize_t sysfs_read_bin(void *buf, size_t cap, const char *fmt, ...)
     va_end(ap);
     if (rc < 0)
         return -1;
-    return fdio_read_at(AT_FDCWD, path, buf, cap, true);
+    return attrfd_read(path, buf, cap, true);
 }
 
 int sysfs_read_kv(char *buf, size_t cap, const char *key, const char *fmt, ...)

@@ -4,6 +4,7 @@
  * `properties` parser used by GPU discovery.
  */
 #include "gpu.c"
+#include "attrfd.c"
 #include "sysfs.c"
 
 #include <stdint.h>

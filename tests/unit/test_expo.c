@@ -1,6 +1,8 @@
 /* Unit tests of the exposition renderer: escaping, value formatting, grouping, sorting. */
 #include "expo.c"
 
+#include <math.h>
+
 #include "test.h"
 
 static char *render(struct expo *e)
@@ -43,6 +45,26 @@ TEST(values)
         char buf[40];
         expo_format_value(cases[i].v, buf);
         TEST_CHECK_STR(buf, cases[i].want);
+    }
+}
+
+/* The integer fast path prints exactly what "%.0f" prints, sign of zero included. */
+TEST(integers_as_printf_prints_them)
+{
+    const double v[] = {0, -0.0, 1, -1, 9, 10, 99, 100, 12345678, -987654321, 4294967295.0,
+                        4294967296.0, 1e15, -1e15, 9007199254740991.0, -9007199254740991.0};
+    for (size_t i = 0; i < ARRAY_LEN(v); i++) {
+        char got[40], want[64];
+        expo_format_value(v[i], got);
+        snprintf(want, sizeof(want), "%.0f", v[i]);
+        TEST_CHECK_STR(got, want);
+    }
+    char got[40];
+    for (double x = -100000; x <= 100000; x += 7) {
+        char want[64];
+        expo_format_value(x * 1000003, got);
+        snprintf(want, sizeof(want), "%.0f", x * 1000003);
+        TEST_CHECK_STR(got, want);
     }
 }
 
@@ -117,6 +139,7 @@ int main(void)
 {
     RUN(escapes_exactly_three_characters);
     RUN(values);
+    RUN(integers_as_printf_prints_them);
     RUN(families_grouped_and_sorted);
     RUN(duplicates_keep_first_and_are_counted);
     RUN(null_label_values_are_skipped);
