@@ -51,8 +51,22 @@ TEST(values)
 /* The integer fast path prints exactly what "%.0f" prints, sign of zero included. */
 TEST(integers_as_printf_prints_them)
 {
-    const double v[] = {0, -0.0, 1, -1, 9, 10, 99, 100, 12345678, -987654321, 4294967295.0,
-                        4294967296.0, 1e15, -1e15, 9007199254740991.0, -9007199254740991.0};
+    const double v[] = {0,
+                        -0.0,
+                        1,
+                        -1,
+                        9,
+                        10,
+                        99,
+                        100,
+                        12345678,
+                        -987654321,
+                        4294967295.0,
+                        4294967296.0,
+                        1e15,
+                        -1e15,
+                        9007199254740991.0,
+                        -9007199254740991.0};
     for (size_t i = 0; i < ARRAY_LEN(v); i++) {
         char got[40], want[64];
         expo_format_value(v[i], got);
