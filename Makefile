@@ -224,9 +224,10 @@ build/fuzz/re2_shim.o: enforcer/re2_shim.cc enforcer/re2_shim.h
 	$(FUZZ_CXX) -g -O1 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=vptr,function \
 	    -std=c++17 $(RE2_CFLAGS) -c $< -o $@
 
-# A fuzz target #includes the module it fuzzes: rebuild it when any source changes.
+# A fuzz target #includes the module it fuzzes (and test-only parts such as
+# tests/unit/promq_ref.c): rebuild it when any source changes.
 build/fuzz/%: fuzz/%.c build/fuzz/re2_shim.o common/util.c common/log.c \
-              $(wildcard common/*.[ch] exporter/*.[ch] enforcer/*.[ch])
+              $(wildcard common/*.[ch] exporter/*.[ch] enforcer/*.[ch] tests/unit/*_ref.c)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(ALL_CFLAGS) $< common/util.c common/log.c build/fuzz/re2_shim.o \
 	    -o $@ $(ALL_LIBS)

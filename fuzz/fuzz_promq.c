@@ -11,9 +11,9 @@
  * which must give the whole-buffer result exactly: the same matrix or the same message.
  * Seeds: fuzz/corpus/promq.
  */
-#define PROMQ_JSONC_REFERENCE
 #include "httpc.c"
 #include "promq.c"
+#include "../tests/unit/promq_ref.c"
 #include "series.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

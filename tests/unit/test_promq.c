@@ -20,8 +20,8 @@
 
 #include <curl/curl.h>
 
-#define PROMQ_JSONC_REFERENCE
 #include "promq.c"
+#include "promq_ref.c"
 #include "fake.h"
 #include "test.h"
 #include "tmptree.h"
