@@ -26,13 +26,13 @@
 #include <time.h>
 
 #include "act.h"
-#include "cycle.h"
+#include "fetch.h"
 #include "decide.h"
 #include "expo.h"
 #include "httpd.h"
 #include "lease.h"
 #include "log.h"
-#include "plan.h"
+#include "report.h"
 #include "rules.h"
 
 #ifndef GPURECLAIM_VERSION
@@ -395,7 +395,7 @@ static void log_reclaim(const struct decision_rec *r)
         }
     }
     char since[48];
-    plan_format_time(r->idle_since, since, sizeof(since));
+    report_format_time(r->idle_since, since, sizeof(since));
     sbuf_printf(&b, " reason=%s idle_since=%s dry_run=%s action=%s", decide_reason_name(r->reason),
                 since, r->dry_run ? "true" : "false", rules_action_name(r->rule->action));
     log_info("%s", b.buf);
@@ -411,7 +411,7 @@ static void run_cycle(struct daemon *dm)
         now += mono_now() - dm->started;
     size_t n = dm->rules.n;
     struct rule_data *data = xcalloc(n ? n : 1, sizeof(*data));
-    int rc = cycle_fetch(dm->q, &dm->rules, now, data);
+    int rc = fetch_rules(dm->q, &dm->rules, now, data);
     for (size_t i = 0; i < n; i++) {
         bool failed = data[i].error || data[i].pending_error;
         struct rule_eval *re = rule_eval_get(dm, dm->rules.rules[i].name);
@@ -458,7 +458,7 @@ static void run_cycle(struct daemon *dm)
     else if (dm->cfg->act)
         log_debug("not the leader: %zu decisions evaluated, no notice or action", d.n);
     decisions_free(&d);
-    cycle_free(data, n);
+    fetch_free(data, n);
     free(data);
 
     dm->cycle_duration = mono_now() - t0;

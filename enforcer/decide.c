@@ -9,8 +9,8 @@
  * [now - idleTimer, now] is a number below the threshold. Each series is judged on its own
  * before anything is merged, so a silent device is never hidden by a neighbour. Kaiwo counts
  * missing data as 0 %; a scrape outage would then kill workloads, so here every doubt is a
- * "keep" with a reason. Gaps and staleness come from the raw-coverage series cycle.c fetches
- * (see cycle.h), or for an expression from the step grid, where any missing step is a gap.
+ * "keep" with a reason. Gaps and staleness come from the raw-coverage series fetch.c fetches
+ * (see fetch.h), or for an expression from the step grid, where any missing step is a gap.
  *
  * When several reasons apply, the one reported is the first of:
  *   query_error > rule_disabled > exempt > no_data > active > not_a_number > stale > gap >
@@ -100,7 +100,7 @@ static void set_detail(struct decision_rec *d, const char *fmt, ...)
     va_end(ap);
 }
 
-/* UTC, RFC 3339, whole seconds: details are for people, plan.c prints exact times. */
+/* UTC, RFC 3339, whole seconds: details are for people, report.c prints exact times. */
 static void fmt_time(double t, char *buf, size_t len)
 {
     if (!isfinite(t)) {
@@ -350,7 +350,7 @@ static bool at_time(double pt, double t, double step)
 
 /*
  * Whether the raw samples cover the step ending at grid time t: 1 when its coverage point is
- * present and 1 (cycle.h), 0 when it is present and less (or NaN), -1 when it is absent. `*k` walks
+ * present and 1 (fetch.h), 0 when it is present and less (or NaN), -1 when it is absent. `*k` walks
  * the coverage points forward, so a scan over ascending times is linear. Without raw
  * coverage (an expression), a step is covered (1) when it has an activity point of its own.
  */

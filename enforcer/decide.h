@@ -40,18 +40,18 @@ enum reason {
     REASON__COUNT
 };
 
-/* Everything decide() needs for one rule, fetched by the caller (cycle.c). */
+/* Everything decide() needs for one rule, fetched by the caller (fetch.c). */
 struct rule_data {
     const struct rule *rule;
     int error; /* non-zero: activity/allocation query failed, every workload keeps */
     char errmsg[256];
     double start, end;      /* range the activity was queried over */
     struct matrix activity; /* range result, step rule->step; NaN/Inf anywhere in a step
-                               shows as a non-finite point (cycle.c) */
+                               shows as a non-finite point (fetch.c) */
     /*
      * Raw-sample coverage, same range and step, same label sets as `activity`: 1 at a step
      * when every sub-point of the step had a raw sample within (toleratedGap - resolution)
-     * before it, less or absent otherwise (cycle.h). With `raw_coverage` false (the activity is
+     * before it, less or absent otherwise (fetch.h). With `raw_coverage` false (the activity is
      * an expression, whose raw sample times PromQL cannot show), gaps are judged on the step
      * grid and every step without a point inside the window is a gap.
      */

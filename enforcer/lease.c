@@ -21,7 +21,7 @@
 
 #include "lease.h"
 #include "log.h"
-#include "plan.h"
+#include "report.h"
 #include "util.h"
 
 /* ---- pure part ------------------------------------------------------------------------------ */
@@ -82,7 +82,7 @@ static int lease_time(json_object *spec, const char *key, double *out, char *err
         return 0;
     char terr[128];
     if (!json_object_is_type(v, json_type_string) ||
-        plan_parse_time(json_object_get_string(v), out, terr, sizeof(terr)) < 0) {
+        report_parse_time(json_object_get_string(v), out, terr, sizeof(terr)) < 0) {
         snprintf(err, errlen, "lease spec.%s is not a time", key);
         return -1;
     }

@@ -27,14 +27,14 @@
 #include <time.h>
 
 #include "act.h"
-#include "cycle.h"
+#include "fetch.h"
 #include "daemon.h"
 #include "kube.h"
 #include "lease.h"
 #include "decide.h"
 #include "log.h"
 #include "notify.h"
-#include "plan.h"
+#include "report.h"
 #include "promq.h"
 #include "rules.h"
 #include "series.h"
@@ -399,7 +399,7 @@ static int eval_time(double *at)
         return 0;
     }
     char err[256];
-    if (plan_parse_time(flags[F_AT].value, at, err, sizeof(err)) != 0) {
+    if (report_parse_time(flags[F_AT].value, at, err, sizeof(err)) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return -1;
     }
@@ -408,7 +408,7 @@ static int eval_time(double *at)
 
 /*
  * `check`: warn about each rule whose activity cannot be proven gap-free. For a plain
- * selector the enforcer reads the raw sample times (cycle.c's coverage query); an expression
+ * selector the enforcer reads the raw sample times (fetch.c's coverage query); an expression
  * is evaluated in a subquery, where every selector inside looks back up to 5 minutes (the
  * lookback delta), so a hole in the raw samples shorter than that is bridged and a series
  * that stopped keeps its last value for 5 minutes. Warnings do not change the exit status.
@@ -422,7 +422,7 @@ static void check_warnings(char *const *paths, size_t n)
             for (size_t j = 0; j < rs.n; j++) {
                 const struct rule *r = &rs.rules[j];
                 char buf[64];
-                if (!r->q_activity || cycle_coverage_expr(r, buf, sizeof(buf)) != 1)
+                if (!r->q_activity || fetch_coverage_expr(r, buf, sizeof(buf)) != 1)
                     continue;
                 printf("%s:%d:%d: warning: rule '%s': 'activity' (%s) is an expression, so its "
                        "raw gaps cannot be proven: the range query evaluates it in a subquery "
@@ -452,14 +452,14 @@ struct evaluation {
 static void evaluation_free(struct evaluation *ev)
 {
     decisions_free(&ev->decisions);
-    cycle_free(ev->data, ev->rules.n);
+    fetch_free(ev->data, ev->rules.n);
     free(ev->data);
     free(ev->failed);
     rules_free(&ev->rules);
 }
 
 /*
- * Fetch and decide at `at`. cycle_fetch logs each failed query as a warning; here the
+ * Fetch and decide at `at`. fetch_rules logs each failed query as a warning; here the
  * errors are printed once each (rules sharing a failed query share the message) instead.
  */
 static void evaluate(struct promq *q, double at, struct evaluation *ev)
@@ -467,7 +467,7 @@ static void evaluate(struct promq *q, double at, struct evaluation *ev)
     size_t n = ev->rules.n;
     ev->data = xcalloc(n ? n : 1, sizeof(*ev->data));
     double t0 = mono_now();
-    cycle_fetch(q, &ev->rules, at, ev->data);
+    fetch_rules(q, &ev->rules, at, ev->data);
     ev->fetch_seconds = mono_now() - t0;
 
     ev->failed = xcalloc(n ? n : 1, sizeof(*ev->failed));
@@ -535,12 +535,12 @@ static int cmd_plan(void)
     evaluate(q, at, &ev);
     /* Only decisions are printed: the fetched series (with 100,000 workloads, a third of the
        memory) go before the output is built; evaluation_free then finds them empty. */
-    cycle_free(ev.data, ev.rules.n);
+    fetch_free(ev.data, ev.rules.n);
     struct sbuf out = {0};
     if (strcmp(fmt, "json") == 0)
-        plan_render_json(&ev.decisions, &out);
+        report_render_json(&ev.decisions, &out);
     else
-        plan_render_table(&ev.decisions, &out);
+        report_render_table(&ev.decisions, &out);
     fwrite(out.buf, 1, out.len, stdout);
     fflush(stdout);
     if (flag_bool(F_STATS))
@@ -591,7 +591,7 @@ static int cmd_explain(void)
     }
     evaluate(q, at, &ev);
     struct sbuf out = {0};
-    size_t shown = plan_render_explain(ev.data, ev.rules.n, &ev.decisions, &want, rule, &out);
+    size_t shown = report_render_explain(ev.data, ev.rules.n, &ev.decisions, &want, rule, &out);
     if (shown) {
         fwrite(out.buf, 1, out.len, stdout);
         status = 0;
@@ -601,7 +601,7 @@ static int cmd_explain(void)
                 status = EXIT_RULE_ERROR;
     } else {
         char when[48];
-        plan_format_time(at, when, sizeof(when));
+        report_format_time(at, when, sizeof(when));
         fprintf(stderr, "error: no workload matches '%s' at %s\n", wl, when);
         status = EXIT_NO_MATCH;
     }

@@ -10,7 +10,7 @@
  * taken to be at the grid points; RAW series are raw samples every `every` seconds, from
  * which the grid is computed as Prometheus 2.x does (sim_grid). Either way the raw-coverage
  * series decide() pairs with each activity series is computed from the raw sample times as
- * the coverage query of cycle.c does (sim_coverage), so the tests exercise the same
+ * the coverage query of fetch.c does (sim_coverage), so the tests exercise the same
  * arithmetic as a real Prometheus answer. Instant series (allocation, pending, priority) have one
  * value at now. The default rule: Always, threshold 10 %, idle timer 600 s, step 60 s, tolerated
  * gap 120 s, at most 10 terminations, identity (namespace, pod), resource label "resource".
@@ -895,7 +895,7 @@ static void add_series(struct matrix *m, const char *labels, double t0, const ch
     add_series_every(m, labels, t0, values, STEP);
 }
 
-/* The resolution of the coverage subquery, as cycle.c chooses it. */
+/* The resolution of the coverage subquery, as fetch.c chooses it. */
 static double sim_resolution(const struct rule *r)
 {
     double res = r->step < 15 ? r->step : 15;
@@ -912,7 +912,7 @@ static bool sim_any(const struct series *raw, double from, double to)
 }
 
 /*
- * What Prometheus 2.x answers for cycle.c's activity query over raw samples `raw`:
+ * What Prometheus 2.x answers for fetch.c's activity query over raw samples `raw`:
  * `max_over_time(x[S]) + 0 * sum_over_time(x[S])` at start, start + S, ... <= end, each over
  * the closed interval [t - S, t]: the largest value, NaN when any sample is not finite.
  */

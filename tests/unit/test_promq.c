@@ -1267,7 +1267,7 @@ TEST(real_prometheus)
     TEST_CHECK(find_pod(&m, "idle") && find_pod(&m, "burst") && find_pod(&m, "gone"));
     matrix_free(&m);
 
-    /* max_over_time over each step, as cycle.c queries it, sees both. */
+    /* max_over_time over each step, as fetch.c queries it, sees both. */
     TEST_CHECK_INT(promq_range(q, "max_over_time(gpu_test_busy_ratio[60s])", EPOCH_END - 300,
                                EPOCH_END, 60, &m, err, sizeof(err)),
                    0);

@@ -1,9 +1,9 @@
 /*
- * Unit tests of plan.c: sparkline levels, gaps and NaN, duration and time formatting and
+ * Unit tests of report.c: sparkline levels, gaps and NaN, duration and time formatting and
  * parsing, the JSON shape of `plan --output json` (parsed back with json-c), the table rows
  * and the explanation sentences, all from hand-made decisions.
  */
-#include "plan.c"
+#include "report.c"
 
 #include "test.h"
 
@@ -55,7 +55,7 @@ static char *spark(const struct point *p, size_t n, double start, double end, do
                    double threshold, char **marker)
 {
     struct sbuf s = {0}, m = {0};
-    plan_sparkline(p, n, start, end, step, threshold, &s, &m);
+    report_sparkline(p, n, start, end, step, threshold, &s, &m);
     *marker = sbuf_take(&m);
     return sbuf_take(&s);
 }
@@ -117,7 +117,7 @@ TEST(duration_format)
                  {NAN, "-"},      {59.6, "1m"},     {86400, "1d"},  {172800 + 60, "2d1m"}};
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         char buf[32];
-        plan_format_duration(cases[i].in, buf, sizeof(buf));
+        report_format_duration(cases[i].in, buf, sizeof(buf));
         TEST_CHECK_STR(buf, cases[i].want);
     }
 }
@@ -125,11 +125,11 @@ TEST(duration_format)
 TEST(time_format_and_parse)
 {
     char buf[48];
-    plan_format_time(1700000000, buf, sizeof(buf));
+    report_format_time(1700000000, buf, sizeof(buf));
     TEST_CHECK_STR(buf, "2023-11-14T22:13:20Z");
-    plan_format_time(1700000000.5, buf, sizeof(buf));
+    report_format_time(1700000000.5, buf, sizeof(buf));
     TEST_CHECK_STR(buf, "2023-11-14T22:13:20.500Z");
-    plan_format_time(NAN, buf, sizeof(buf));
+    report_format_time(NAN, buf, sizeof(buf));
     TEST_CHECK_STR(buf, "-");
 
     static const struct {
@@ -156,7 +156,7 @@ TEST(time_format_and_parse)
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         double t = -1;
         char err[128] = "";
-        int rc = plan_parse_time(cases[i].in, &t, err, sizeof(err));
+        int rc = report_parse_time(cases[i].in, &t, err, sizeof(err));
         TEST_CHECK_INT(rc, cases[i].rc);
         if (cases[i].rc == 0)
             TEST_CHECK_DBL(t, cases[i].want, 1e-6);
@@ -191,7 +191,7 @@ TEST(json_shape)
     two_decisions(&r, v);
     struct decisions d = {.v = v, .n = 2};
     struct sbuf out = {0};
-    plan_render_json(&d, &out);
+    report_render_json(&d, &out);
     TEST_CHECK(strstr(out.buf, "amd.com/gpu") != NULL); /* no "\/" escaping */
 
     struct json_object *arr = json_tokener_parse(out.buf);
@@ -262,7 +262,7 @@ out:
     /* No decisions: still a JSON array. */
     struct decisions none = {0};
     struct sbuf e = {0};
-    plan_render_json(&none, &e);
+    report_render_json(&none, &e);
     struct json_object *empty = json_tokener_parse(e.buf);
     TEST_CHECK(empty && json_object_is_type(empty, json_type_array) &&
                json_object_array_length(empty) == 0);
@@ -277,7 +277,7 @@ TEST(table_rows)
     two_decisions(&r, v);
     struct decisions d = {.v = v, .n = 2};
     struct sbuf out = {0};
-    plan_render_table(&d, &out);
+    report_render_table(&d, &out);
     /* Header, two rows, summary. */
     size_t lines = 0;
     for (size_t i = 0; i < out.len; i++)
@@ -357,7 +357,7 @@ TEST(explain_sentences)
     struct labels want = {0};
     labels_set(&want, "pod", "busy");
     struct sbuf out = {0};
-    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
+    TEST_CHECK_INT(report_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
     TEST_CHECK_CONTAINS(out.buf, "workload namespace=\"ml\",pod=\"busy\", rule 'notebooks'");
     TEST_CHECK_CONTAINS(out.buf, "policy Always, threshold 10 %, idle timer 15m");
     TEST_CHECK_CONTAINS(out.buf, "window 2023-11-14T21:58:20Z .. 2023-11-14T22:13:20Z: 61 points");
@@ -371,7 +371,7 @@ TEST(explain_sentences)
     labels_free(&want);
 
     labels_set(&want, "pod", "gappy");
-    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, "notebooks", &out), 1);
+    TEST_CHECK_INT(report_render_explain(&rd, 1, &d, &want, "notebooks", &out), 1);
     TEST_CHECK_CONTAINS(out.buf, "kept: no data for 4m15s between 22:03:05 and 22:07:20");
     TEST_CHECK_CONTAINS(out.buf, "················");
     TEST_CHECK_CONTAINS(out.buf, "________________");
@@ -380,7 +380,7 @@ TEST(explain_sentences)
 
     labels_set(&want, "pod", "idle");
     labels_set(&want, "gpu_id", "3"); /* matched on all labels, not only identity */
-    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
+    TEST_CHECK_INT(report_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
     TEST_CHECK_CONTAINS(out.buf,
                         "reclaim: below 10 % for the whole 15m window since 2023-11-14T21:43:20Z");
     sbuf_reset(&out);
@@ -388,10 +388,10 @@ TEST(explain_sentences)
 
     /* No match: wrong rule, unknown pod. */
     labels_set(&want, "pod", "idle");
-    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, "other", &out), 0);
+    TEST_CHECK_INT(report_render_explain(&rd, 1, &d, &want, "other", &out), 0);
     labels_free(&want);
     labels_set(&want, "pod", "nope");
-    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, NULL, &out), 0);
+    TEST_CHECK_INT(report_render_explain(&rd, 1, &d, &want, NULL, &out), 0);
     TEST_CHECK_INT(out.len, 0);
     labels_free(&want);
     sbuf_free(&out);
@@ -415,7 +415,7 @@ TEST(explain_rows)
     struct labels want = {0};
     labels_set(&want, "namespace", "ml");
     struct sbuf out = {0};
-    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
+    TEST_CHECK_INT(report_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
     static const char *const rows[] = {"  21:13:20 ", "  21:28:20 ", "  21:43:20 ", "  21:58:20 ",
                                        "  22:13:20 ▁\n"};
     for (size_t i = 0; i < ARRAY_LEN(rows); i++)
@@ -502,7 +502,7 @@ TEST(explain_raw_coverage)
     struct labels want = {0};
     struct sbuf out = {0};
     labels_set(&want, "pod", "holey");
-    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
+    TEST_CHECK_INT(report_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
     TEST_CHECK_CONTAINS(out.buf, "▁·▁");
     TEST_CHECK(!marker_has(out.buf, '_'));
     TEST_CHECK_CONTAINS(out.buf, "reclaim: below 10 % for the whole 15m window since "
@@ -512,7 +512,7 @@ TEST(explain_raw_coverage)
     labels_free(&want);
 
     labels_set(&want, "pod", "rawgap");
-    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
+    TEST_CHECK_INT(report_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
     TEST_CHECK(marker_has(out.buf, '_'));
     TEST_CHECK(strstr(out.buf, "▁·") == NULL && strstr(out.buf, "·▁") == NULL);
     TEST_CHECK_CONTAINS(out.buf,
@@ -521,7 +521,7 @@ TEST(explain_raw_coverage)
     labels_free(&want);
 
     labels_set(&want, "pod", "two");
-    TEST_CHECK_INT(plan_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
+    TEST_CHECK_INT(report_render_explain(&rd, 1, &d, &want, NULL, &out), 1);
     TEST_CHECK_CONTAINS(out.buf, "kept: stale in one of its 2 series");
     TEST_CHECK_CONTAINS(out.buf, "  series {gpu_id=\"0\",namespace=\"ml\",pod=\"two\"}\n");
     TEST_CHECK_CONTAINS(out.buf, "  series {gpu_id=\"1\",namespace=\"ml\",pod=\"two\"}\n");

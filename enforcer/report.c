@@ -1,5 +1,5 @@
 /*
- * Outputs of `plan` and `explain` (see plan.h).
+ * Outputs of `plan` and `explain` (see report.h).
  *
  * The renderers are pure: they read decisions (and, for explain, the activity points the
  * decisions were made from) and append text to a buffer. The explanation recomputes the
@@ -7,7 +7,7 @@
  * was) from the same points decide() saw, so the sentence can be checked against the
  * sparkline printed above it.
  */
-#include "plan.h"
+#include "report.h"
 
 #include <json-c/json.h>
 #include <math.h>
@@ -35,7 +35,7 @@ struct slot {
     double t;
 };
 
-void plan_format_duration(double seconds, char *buf, size_t len)
+void report_format_duration(double seconds, char *buf, size_t len)
 {
     if (isnan(seconds) || seconds < 0) {
         snprintf(buf, len, "-");
@@ -72,7 +72,7 @@ void plan_format_duration(double seconds, char *buf, size_t len)
     }
 }
 
-void plan_format_time(double t, char *buf, size_t len)
+void report_format_time(double t, char *buf, size_t len)
 {
     if (!isfinite(t)) {
         snprintf(buf, len, "-");
@@ -129,7 +129,7 @@ static int expect_char(const char **s, const char *accept)
     return 0;
 }
 
-int plan_parse_time(const char *s, double *out, char *err, size_t errlen)
+int report_parse_time(const char *s, double *out, char *err, size_t errlen)
 {
     double unix_secs;
     if (parse_double(s, &unix_secs) == 0) {
@@ -280,8 +280,8 @@ static double slots_top(const struct slot *s, size_t n)
     return top;
 }
 
-void plan_sparkline(const struct point *p, size_t n, double start, double end, double step,
-                    double threshold, struct sbuf *spark, struct sbuf *marker)
+void report_sparkline(const struct point *p, size_t n, double start, double end, double step,
+                      double threshold, struct sbuf *spark, struct sbuf *marker)
 {
     struct slot *s;
     size_t nslots = fill_slots(p, n, start, end, step, &s);
@@ -339,7 +339,7 @@ enum {
     NCOLS
 };
 
-void plan_render_table(const struct decisions *d, struct sbuf *out)
+void report_render_table(const struct decisions *d, struct sbuf *out)
 {
     static const char *const heads[NCOLS] = {"RULE",     "WORKLOAD", "DECISION", "REASON",
                                              "IDLE FOR", "ALLOC",    "MAX",      "MEAN"};
@@ -358,7 +358,7 @@ void plan_render_table(const struct decisions *d, struct sbuf *out)
             xasprintf("%s%s", decide_decision_name(r->decision),
                       r->decision == DECISION_RECLAIM && r->dry_run ? " (dry run)" : "");
         row[COL_REASON] = xstrdup(decide_reason_name(r->reason));
-        plan_format_duration(idle_for(r), b, sizeof(b));
+        report_format_duration(idle_for(r), b, sizeof(b));
         row[COL_IDLE] = xstrdup(b);
         format_number(r->allocated, b, sizeof(b));
         row[COL_ALLOC] = xstrdup(b);
@@ -432,7 +432,7 @@ static struct json_object *json_time(double t)
     if (!isfinite(t))
         return NULL;
     char buf[48];
-    plan_format_time(t, buf, sizeof(buf));
+    report_format_time(t, buf, sizeof(buf));
     return json_object_new_string(buf);
 }
 
@@ -452,7 +452,7 @@ static struct json_object *decision_json(const struct decision_rec *r)
     json_object_object_add(o, "detail", json_object_new_string(r->detail));
     json_object_object_add(o, "idleSince", json_time(r->idle_since));
     json_object_object_add(o, "threshold", json_number(r->threshold));
-    plan_format_duration(r->idle_timer, buf, sizeof(buf));
+    report_format_duration(r->idle_timer, buf, sizeof(buf));
     json_object_object_add(o, "idleTimer", json_object_new_string(buf));
     struct json_object *win = json_object_new_object();
     json_object_object_add(win, "start", json_time(r->window_start));
@@ -469,7 +469,7 @@ static struct json_object *decision_json(const struct decision_rec *r)
     return o;
 }
 
-void plan_render_json(const struct decisions *d, struct sbuf *out)
+void report_render_json(const struct decisions *d, struct sbuf *out)
 {
     /*
      * One object per line, each built and freed on its own: a json-c tree of every decision
@@ -486,7 +486,7 @@ void plan_render_json(const struct decisions *d, struct sbuf *out)
     sbuf_puts(out, d->n ? "\n]\n" : "]\n");
 }
 
-bool plan_labels_match(const struct labels *want, const struct labels *have)
+bool report_labels_match(const struct labels *want, const struct labels *have)
 {
     for (size_t i = 0; i < want->n; i++) {
         const char *v = labels_get(have, want->v[i].name);
@@ -515,7 +515,7 @@ static size_t workload_points(const struct rule_data *rd, const struct decision_
     size_t n = 0, cap = 0;
     for (size_t i = 0; i < rd->activity.n; i++) {
         const struct series *s = &rd->activity.s[i];
-        if (!plan_labels_match(&r->identity, &s->labels))
+        if (!report_labels_match(&r->identity, &s->labels))
             continue;
         for (size_t j = 0; j < s->n; j++) {
             if (n == cap) {
@@ -585,7 +585,7 @@ static bool *slots_covered(const struct rule_data *rd, const struct decision_rec
     bool any = false;
     for (size_t i = 0; i < rd->activity.n; i++) {
         const struct series *s = &rd->activity.s[i];
-        if (only ? s != only : !plan_labels_match(&r->identity, &s->labels))
+        if (only ? s != only : !report_labels_match(&r->identity, &s->labels))
             continue;
         const struct series *g = rd->raw_coverage ? find_coverage(rd, s) : s;
         double min = rd->raw_coverage ? 1.0 : NAN; /* NaN: any point, even a NaN one */
@@ -667,13 +667,13 @@ static void explain_sentence(const struct decision_rec *r, const struct window_f
                              const struct explain_ctx *x, double step, struct sbuf *out)
 {
     char a[48], b[48], dur[32];
-    plan_format_duration(r->idle_timer, dur, sizeof(dur));
+    report_format_duration(r->idle_timer, dur, sizeof(dur));
     if (r->reason == REASON_IDLE) {
-        plan_format_time(r->idle_since, a, sizeof(a));
+        report_format_time(r->idle_since, a, sizeof(a));
         sbuf_printf(out, "reclaim: below %g %% for the whole %s window since %s", r->threshold, dur,
                     a);
         if (x->holes) {
-            plan_format_duration(x->gap, b, sizeof(b));
+            report_format_duration(x->gap, b, sizeof(b));
             sbuf_printf(out, " (%zu step%s without a point, raw samples never more than %s apart)",
                         x->holes, x->holes == 1 ? "" : "s", b);
         }
@@ -697,11 +697,11 @@ static void explain_sentence(const struct decision_rec *r, const struct window_f
         if (!isnan(f->gap_from) && f->gap_to - f->gap_from > step) {
             format_clock(f->gap_from, a, sizeof(a));
             format_clock(f->gap_to, b, sizeof(b));
-            plan_format_duration(f->gap_to - f->gap_from, dur, sizeof(dur));
+            report_format_duration(f->gap_to - f->gap_from, dur, sizeof(dur));
             sbuf_printf(out, "kept: no data for %s between %s and %s", dur, a, b);
         } else if (!isnan(x->first_gap_t)) {
             format_clock(x->first_gap_t, a, sizeof(a));
-            plan_format_duration(x->gap, b, sizeof(b));
+            report_format_duration(x->gap, b, sizeof(b));
             sbuf_printf(out, "kept: raw samples more than %s apart in the step ending %s", b, a);
         } else {
             sbuf_printf(out, "kept: a gap in the data longer than the tolerated gap");
@@ -715,14 +715,14 @@ static void explain_sentence(const struct decision_rec *r, const struct window_f
         format_clock(f->last_t, a, sizeof(a));
         if (x->raw) {
             /* The grid's last point covers samples up to a step before it: quote the rule. */
-            plan_format_duration(x->gap, b, sizeof(b));
+            report_format_duration(x->gap, b, sizeof(b));
             sbuf_printf(out,
                         "kept: stopped reporting: no raw sample within the tolerated gap (%s) "
                         "before the evaluation time; last point at %s",
                         b, a);
             return;
         }
-        plan_format_duration(r->window_end - f->last_t, b, sizeof(b));
+        report_format_duration(r->window_end - f->last_t, b, sizeof(b));
         sbuf_printf(out, "kept: no data since %s (%s before the evaluation time)", a, b);
         return;
     case REASON_NOT_A_NUMBER:
@@ -771,9 +771,9 @@ static void explain_one(const struct rule_data *rd, const struct decision_rec *r
     char a[48], b[48], c[32], g[32];
     sbuf_printf(out, "workload %s, rule '%s'\n", wl, rule->name);
     free(wl);
-    plan_format_duration(r->idle_timer, a, sizeof(a));
-    plan_format_duration(rule->step, c, sizeof(c));
-    plan_format_duration(rule->tolerated_gap, g, sizeof(g));
+    report_format_duration(r->idle_timer, a, sizeof(a));
+    report_format_duration(rule->step, c, sizeof(c));
+    report_format_duration(rule->tolerated_gap, g, sizeof(g));
     sbuf_printf(out, "  policy %s, threshold %g %%, idle timer %s, step %s, tolerated gap %s%s\n",
                 rules_policy_name(rule->policy), r->threshold, a, c, g,
                 r->dry_run ? ", dry run" : "");
@@ -789,8 +789,8 @@ static void explain_one(const struct rule_data *rd, const struct decision_rec *r
 
     struct window_facts f;
     window_facts(pts, n, ws, we, r->threshold, &f);
-    plan_format_time(ws, a, sizeof(a));
-    plan_format_time(we, b, sizeof(b));
+    report_format_time(ws, a, sizeof(a));
+    report_format_time(we, b, sizeof(b));
     sbuf_printf(out, "  window %s .. %s: %zu points\n", a, b, f.total);
 
     struct slot *slots;
@@ -812,13 +812,13 @@ static void explain_one(const struct rule_data *rd, const struct decision_rec *r
     /* Several series (GPUs, partitions, containers): each on its own row, as judged. */
     for (size_t i = 0; rd && i < rd->activity.n; i++) {
         const struct series *s = &rd->activity.s[i];
-        if (!plan_labels_match(&r->identity, &s->labels))
+        if (!report_labels_match(&r->identity, &s->labels))
             continue;
         x.nseries++;
     }
     for (size_t i = 0; rd && x.nseries > 1 && i < rd->activity.n; i++) {
         const struct series *s = &rd->activity.s[i];
-        if (!plan_labels_match(&r->identity, &s->labels))
+        if (!report_labels_match(&r->identity, &s->labels))
             continue;
         char *l = labels_format(&s->labels);
         sbuf_printf(out, "  series %s\n", l);
@@ -853,15 +853,15 @@ static void explain_one(const struct rule_data *rd, const struct decision_rec *r
     free(pts);
 }
 
-size_t plan_render_explain(const struct rule_data *data, size_t ndata, const struct decisions *d,
-                           const struct labels *want, const char *rule_name, struct sbuf *out)
+size_t report_render_explain(const struct rule_data *data, size_t ndata, const struct decisions *d,
+                             const struct labels *want, const char *rule_name, struct sbuf *out)
 {
     size_t shown = 0;
     for (size_t i = 0; i < d->n; i++) {
         const struct decision_rec *r = &d->v[i];
         if (!r->rule || (rule_name && strcmp(r->rule->name, rule_name) != 0))
             continue;
-        if (!plan_labels_match(want, &r->identity) && !plan_labels_match(want, &r->all))
+        if (!report_labels_match(want, &r->identity) && !report_labels_match(want, &r->all))
             continue;
         const struct rule_data *rd = NULL;
         for (size_t j = 0; j < ndata; j++)

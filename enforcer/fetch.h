@@ -18,12 +18,12 @@
 #include "promq.h"
 #include "rules.h"
 
-/* Resolution of the activity subquery: min(step, CYCLE_MAX_RESOLUTION) seconds. */
-#define CYCLE_MAX_RESOLUTION 15.0
-/* The coverage resolution is at most toleratedGap / CYCLE_GAP_DIVISOR (see cycle_resolution). */
-#define CYCLE_GAP_DIVISOR 4.0
+/* Resolution of the activity subquery: min(step, FETCH_MAX_RESOLUTION) seconds. */
+#define FETCH_MAX_RESOLUTION 15.0
+/* The coverage resolution is at most toleratedGap / FETCH_GAP_DIVISOR (see fetch_resolution). */
+#define FETCH_GAP_DIVISOR 4.0
 /* Prometheus refuses a range of more than 11,000 steps (web/api/v1/api.go). */
-#define CYCLE_MAX_STEPS 11000.0
+#define FETCH_MAX_STEPS 11000.0
 
 /*
  * Write the activity expression of rule `r` into buf:
@@ -32,43 +32,43 @@
  *   RES = min(step, 15s). Durations are whole seconds ("60s") or milliseconds ("1500ms").
  * Returns 0, or -1 when the expression does not fit in `len` bytes.
  */
-int cycle_activity_expr(const struct rule *r, char *buf, size_t len);
+int fetch_activity_expr(const struct rule *r, char *buf, size_t len);
 
 /*
  * `sum_over_time(RANGE) * 0 != 0` over the same range as the activity: only the steps that
  * hold a NaN or +-Inf sample (their activity point is then set to NaN). Returns 0 or -1.
  */
-int cycle_nonfinite_expr(const struct rule *r, char *buf, size_t len);
+int fetch_nonfinite_expr(const struct rule *r, char *buf, size_t len);
 
 /* R of the coverage query: min(step, 15 s, toleratedGap / 4), whole milliseconds. */
-double cycle_resolution(const struct rule *r);
+double fetch_resolution(const struct rule *r);
 
 /*
  * Write the raw-coverage expression of a selector rule into buf, with G = toleratedGap and
- * R = cycle_resolution():
+ * R = fetch_resolution():
  *   `count_over_time(present_over_time(SEL[G-R])[STEP:R])`
  * the number of sub-points (every R) of each step with a raw sample within G - R before them
- * (see cycle.c for why this never under-states a gap). Returns 0, 1 when the activity is an
+ * (see fetch.c for why this never under-states a gap). Returns 0, 1 when the activity is an
  * expression (its raw sample times are not visible in PromQL: inner selectors look back 5
  * minutes), or -1 when it does not fit in `len` bytes.
  */
-int cycle_coverage_expr(const struct rule *r, char *buf, size_t len);
+int fetch_coverage_expr(const struct rule *r, char *buf, size_t len);
 
 /* `count_over_time(vector(1)[STEP:R])`: the number of sub-points of each step. */
-int cycle_subpoints_expr(const struct rule *r, char *buf, size_t len);
+int fetch_subpoints_expr(const struct rule *r, char *buf, size_t len);
 
 /*
  * Divide each coverage point by the number of sub-points of its step (`subpoints`, one series
  * on the same grid): 1 when every sub-point was covered. A step without a count becomes 0.
  */
-void cycle_coverage_ratio(struct matrix *cov, const struct matrix *subpoints);
+void fetch_coverage_ratio(struct matrix *cov, const struct matrix *subpoints);
 
 /*
  * Fetch data for every rule of `rs` at time `now` (Unix seconds) into out[0 .. rs->n - 1],
- * which is overwritten (free it with cycle_free):
- *   activity   range query of cycle_activity_expr() over [now - decide_lookback(), now],
- *              step rule->step, and of cycle_nonfinite_expr(), whose steps become NaN;
- *   coverage   range queries of cycle_coverage_expr() and cycle_subpoints_expr() over the
+ * which is overwritten (free it with fetch_free):
+ *   activity   range query of fetch_activity_expr() over [now - decide_lookback(), now],
+ *              step rule->step, and of fetch_nonfinite_expr(), whose steps become NaN;
+ *   coverage   range queries of fetch_coverage_expr() and fetch_subpoints_expr() over the
  *              same range, for selectors, divided into rule_data.coverage (sets
  *              raw_coverage); not sent when the activity query failed;
  *   allocation instant query of q_allocation at now;
@@ -79,9 +79,9 @@ void cycle_coverage_ratio(struct matrix *cov, const struct matrix *subpoints);
  * `pending_error` and, when errmsg is still empty, puts its message there; logging it is the
  * caller's (once, not every cycle). Returns 0 when every query succeeded, -1 when any failed.
  */
-int cycle_fetch(struct promq *q, const struct ruleset *rs, double now, struct rule_data *out);
+int fetch_rules(struct promq *q, const struct ruleset *rs, double now, struct rule_data *out);
 
 /* Free the matrices of d[0 .. n - 1] (not the array itself). */
-void cycle_free(struct rule_data *d, size_t n);
+void fetch_free(struct rule_data *d, size_t n);
 
 #endif

@@ -33,12 +33,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cycle.h"
+#include "fetch.h"
 #include "log.h"
 #include "util.h"
 
 /* A PromQL duration: whole seconds as "60s", otherwise milliseconds as "1500ms". */
-static void cycle_duration(double seconds, char *buf, size_t len)
+static void fetch_duration(double seconds, char *buf, size_t len)
 {
     long long ms = llround(seconds * 1000.0);
     if (ms % 1000 == 0)
@@ -47,18 +47,18 @@ static void cycle_duration(double seconds, char *buf, size_t len)
         snprintf(buf, len, "%lldms", ms);
 }
 
-static bool cycle_name_start(char c)
+static bool fetch_name_start(char c)
 {
     return isalpha((unsigned char)c) || c == '_' || c == ':';
 }
 
-static bool cycle_name_char(char c)
+static bool fetch_name_char(char c)
 {
     return isalnum((unsigned char)c) || c == '_' || c == ':';
 }
 
 /* Skip a quoted PromQL string starting at *p; false when it is not closed. */
-static bool cycle_skip_string(const char **p)
+static bool fetch_skip_string(const char **p)
 {
     char quote = **p;
     const char *s = *p + 1;
@@ -75,15 +75,15 @@ static bool cycle_skip_string(const char **p)
  * True for `name`, `name{...}` and `{...}` (with surrounding blanks), the forms a range
  * selector `[STEP]` can follow. Anything else (functions, operators, offset, @) is not.
  */
-static bool cycle_is_selector(const char *e)
+static bool fetch_is_selector(const char *e)
 {
     const char *p = e;
     while (isspace((unsigned char)*p))
         p++;
     bool any = false;
-    if (cycle_name_start(*p)) {
+    if (fetch_name_start(*p)) {
         const char *name = p;
-        while (cycle_name_char(*p))
+        while (fetch_name_char(*p))
             p++;
         size_t n = (size_t)(p - name);
         /* These read as number literals, not metric names. */
@@ -97,7 +97,7 @@ static bool cycle_is_selector(const char *e)
         p++;
         while (*p && *p != '}') {
             if (*p == '"' || *p == '\'' || *p == '`') {
-                if (!cycle_skip_string(&p))
+                if (!fetch_skip_string(&p))
                     return false;
             } else if (*p == '{' || *p == '(' || *p == '[') {
                 return false;
@@ -115,59 +115,59 @@ static bool cycle_is_selector(const char *e)
     return any && *p == '\0';
 }
 
-static double cycle_step(const struct rule *r)
+static double fetch_step(const struct rule *r)
 {
     return r->step > 0 ? r->step : 60.0;
 }
 
-static int cycle_cmp_series(const void *a, const void *b)
+static int fetch_cmp_series(const void *a, const void *b)
 {
     return labels_compare(&(*(const struct series *const *)a)->labels,
                           &(*(const struct series *const *)b)->labels);
 }
 
-double cycle_resolution(const struct rule *r)
+double fetch_resolution(const struct rule *r)
 {
-    double res = cycle_step(r);
-    if (res > CYCLE_MAX_RESOLUTION)
-        res = CYCLE_MAX_RESOLUTION;
-    double gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * cycle_step(r);
-    if (gap / CYCLE_GAP_DIVISOR < res)
-        res = gap / CYCLE_GAP_DIVISOR;
+    double res = fetch_step(r);
+    if (res > FETCH_MAX_RESOLUTION)
+        res = FETCH_MAX_RESOLUTION;
+    double gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * fetch_step(r);
+    if (gap / FETCH_GAP_DIVISOR < res)
+        res = gap / FETCH_GAP_DIVISOR;
     /* Whole milliseconds (PromQL's unit), never zero. */
     res = floor(res * 1000.0) / 1000.0;
     return res < 0.001 ? 0.001 : res;
 }
 
 /* "X[STEP]" for a selector, "(X)[STEP:RES]" for an expression: what *_over_time applies to. */
-static void cycle_range(const struct rule *r, char *buf, size_t len)
+static void fetch_range(const struct rule *r, char *buf, size_t len)
 {
     char step[32], res[32];
-    double s = cycle_step(r);
-    cycle_duration(s, step, sizeof(step));
-    if (cycle_is_selector(r->q_activity)) {
+    double s = fetch_step(r);
+    fetch_duration(s, step, sizeof(step));
+    if (fetch_is_selector(r->q_activity)) {
         snprintf(buf, len, "%s[%s]", r->q_activity, step);
     } else {
-        cycle_duration(s < CYCLE_MAX_RESOLUTION ? s : CYCLE_MAX_RESOLUTION, res, sizeof(res));
+        fetch_duration(s < FETCH_MAX_RESOLUTION ? s : FETCH_MAX_RESOLUTION, res, sizeof(res));
         snprintf(buf, len, "(%s)[%s:%s]", r->q_activity, step, res);
     }
 }
 
 /* PRE + the rule's activity range + POST into buf; 0, or -1 when it does not fit. */
-static int cycle_over_range(const struct rule *r, const char *pre, const char *post, char *buf,
+static int fetch_over_range(const struct rule *r, const char *pre, const char *post, char *buf,
                             size_t len)
 {
     size_t need = strlen(r->q_activity) + 64;
     char *range = xmalloc(need);
-    cycle_range(r, range, need);
+    fetch_range(r, range, need);
     int n = snprintf(buf, len, "%s%s%s", pre, range, post);
     free(range);
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-int cycle_activity_expr(const struct rule *r, char *buf, size_t len)
+int fetch_activity_expr(const struct rule *r, char *buf, size_t len)
 {
-    return cycle_over_range(r, "max_over_time(", ")", buf, len);
+    return fetch_over_range(r, "max_over_time(", ")", buf, len);
 }
 
 /*
@@ -177,23 +177,23 @@ int cycle_activity_expr(const struct rule *r, char *buf, size_t len)
  * few bytes instead of another full matrix. (Joining this to the activity query with
  * `+ 0 * sum_over_time(...)` cost four times the activity query itself.)
  */
-int cycle_nonfinite_expr(const struct rule *r, char *buf, size_t len)
+int fetch_nonfinite_expr(const struct rule *r, char *buf, size_t len)
 {
-    return cycle_over_range(r, "sum_over_time(", ") * 0 != 0", buf, len);
+    return fetch_over_range(r, "sum_over_time(", ") * 0 != 0", buf, len);
 }
 
 /* Mark NaN the activity points of the steps `nonfinite` answered for the same series. */
-static void cycle_mark_nonfinite(struct matrix *act, const struct matrix *nonfinite)
+static void fetch_mark_nonfinite(struct matrix *act, const struct matrix *nonfinite)
 {
     if (!nonfinite->n || !act->n)
         return;
     const struct series **idx = xmalloc(act->n * sizeof(*idx));
     for (size_t i = 0; i < act->n; i++)
         idx[i] = &act->s[i];
-    qsort(idx, act->n, sizeof(*idx), cycle_cmp_series);
+    qsort(idx, act->n, sizeof(*idx), fetch_cmp_series);
     for (size_t i = 0; i < nonfinite->n; i++) {
         const struct series *key = &nonfinite->s[i];
-        const struct series **hit = bsearch(&key, idx, act->n, sizeof(*idx), cycle_cmp_series);
+        const struct series **hit = bsearch(&key, idx, act->n, sizeof(*idx), fetch_cmp_series);
         if (!hit)
             continue;
         struct series *s = (struct series *)*hit;
@@ -207,32 +207,32 @@ static void cycle_mark_nonfinite(struct matrix *act, const struct matrix *nonfin
     free(idx);
 }
 
-int cycle_coverage_expr(const struct rule *r, char *buf, size_t len)
+int fetch_coverage_expr(const struct rule *r, char *buf, size_t len)
 {
-    if (!cycle_is_selector(r->q_activity))
+    if (!fetch_is_selector(r->q_activity))
         return 1;
     char step[32], res[32], near[32];
-    double rs = cycle_resolution(r);
-    double gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * cycle_step(r);
-    cycle_duration(cycle_step(r), step, sizeof(step));
-    cycle_duration(rs, res, sizeof(res));
-    cycle_duration(gap - rs, near, sizeof(near));
+    double rs = fetch_resolution(r);
+    double gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * fetch_step(r);
+    fetch_duration(fetch_step(r), step, sizeof(step));
+    fetch_duration(rs, res, sizeof(res));
+    fetch_duration(gap - rs, near, sizeof(near));
     int n = snprintf(buf, len, "count_over_time(present_over_time(%s[%s])[%s:%s])", r->q_activity,
                      near, step, res);
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-int cycle_subpoints_expr(const struct rule *r, char *buf, size_t len)
+int fetch_subpoints_expr(const struct rule *r, char *buf, size_t len)
 {
     char step[32], res[32];
-    cycle_duration(cycle_step(r), step, sizeof(step));
-    cycle_duration(cycle_resolution(r), res, sizeof(res));
+    fetch_duration(fetch_step(r), step, sizeof(step));
+    fetch_duration(fetch_resolution(r), res, sizeof(res));
     int n = snprintf(buf, len, "count_over_time(vector(1)[%s:%s])", step, res);
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
 /* The sub-point count of the step at t, or 0 when no series of `sub` has one. */
-static double cycle_subpoints_at(const struct matrix *sub, size_t *k, double t)
+static double fetch_subpoints_at(const struct matrix *sub, size_t *k, double t)
 {
     /* Prometheus answers one series; the walk over several is for odd backends. */
     for (size_t i = 0; i < sub->n; i++) {
@@ -248,14 +248,14 @@ static double cycle_subpoints_at(const struct matrix *sub, size_t *k, double t)
     return 0;
 }
 
-void cycle_coverage_ratio(struct matrix *cov, const struct matrix *subpoints)
+void fetch_coverage_ratio(struct matrix *cov, const struct matrix *subpoints)
 {
     for (size_t i = 0; i < cov->n; i++) {
         struct series *s = &cov->s[i];
         size_t k = 0;
         for (size_t j = 0; j < s->n; j++) {
             /* No count of sub-points for this step: it cannot be proven covered. */
-            double den = cycle_subpoints_at(subpoints, &k, s->p[j].t);
+            double den = fetch_subpoints_at(subpoints, &k, s->p[j].t);
             s->p[j].v = den > 0 ? s->p[j].v / den : 0;
         }
     }
@@ -263,7 +263,7 @@ void cycle_coverage_ratio(struct matrix *cov, const struct matrix *subpoints)
 
 /* ---- one cycle's query cache ------------------------------------------------------------- */
 
-struct cycle_query {
+struct fetch_query {
     bool range;
     char *expr;
     double start, end, step; /* instant: start = end = time, step = 0 */
@@ -273,30 +273,30 @@ struct cycle_query {
 };
 
 /* One rule's use of a query result, delivered once every query has run. */
-struct cycle_use {
+struct fetch_use {
     size_t query;
     struct matrix *dst;
 };
 
-struct cycle_cache {
-    struct cycle_query *v;
+struct fetch_cache {
+    struct fetch_query *v;
     size_t n;
-    struct cycle_use *uses;
+    struct fetch_use *uses;
     size_t nuses;
 };
 
-static size_t cycle_run(struct promq *q, struct cycle_cache *c, bool range, const char *expr,
+static size_t fetch_run(struct promq *q, struct fetch_cache *c, bool range, const char *expr,
                         double start, double end, double step)
 {
     for (size_t i = 0; i < c->n; i++) {
-        const struct cycle_query *e = &c->v[i];
+        const struct fetch_query *e = &c->v[i];
         if (e->range == range && e->start == start && e->end == end && e->step == step &&
             strcmp(e->expr, expr) == 0)
             return i;
     }
     c->v = xrealloc(c->v, (c->n + 1) * sizeof(*c->v));
-    struct cycle_query *e = &c->v[c->n++];
-    *e = (struct cycle_query){
+    struct fetch_query *e = &c->v[c->n++];
+    *e = (struct fetch_query){
         .range = range, .expr = xstrdup(expr), .start = start, .end = end, .step = step};
     if (range)
         e->rc = promq_range(q, expr, start, end, step, &e->m, e->err, sizeof(e->err));
@@ -305,7 +305,7 @@ static size_t cycle_run(struct promq *q, struct cycle_cache *c, bool range, cons
     return c->n - 1;
 }
 
-static void cycle_cache_free(struct cycle_cache *c)
+static void fetch_cache_free(struct fetch_cache *c)
 {
     for (size_t i = 0; i < c->n; i++) {
         free(c->v[i].expr);
@@ -315,7 +315,7 @@ static void cycle_cache_free(struct cycle_cache *c)
     free(c->uses);
 }
 
-static void cycle_matrix_copy(struct matrix *dst, const struct matrix *src)
+static void fetch_matrix_copy(struct matrix *dst, const struct matrix *src)
 {
     *dst = (struct matrix){0};
     if (!src->n)
@@ -337,10 +337,10 @@ static void cycle_matrix_copy(struct matrix *dst, const struct matrix *src)
  * Hand out the results: each use gets a copy, except the last use of a query, which takes
  * the matrix itself. Uses are in rule order, so which rule gets the original is fixed.
  */
-static void cycle_deliver(struct cycle_cache *c)
+static void fetch_deliver(struct fetch_cache *c)
 {
     for (size_t i = 0; i < c->nuses; i++) {
-        struct cycle_query *e = &c->v[c->uses[i].query];
+        struct fetch_query *e = &c->v[c->uses[i].query];
         bool last = true;
         for (size_t j = i + 1; j < c->nuses && last; j++)
             last = c->uses[j].query != c->uses[i].query;
@@ -348,24 +348,24 @@ static void cycle_deliver(struct cycle_cache *c)
             *c->uses[i].dst = e->m;
             e->m = (struct matrix){0};
         } else {
-            cycle_matrix_copy(c->uses[i].dst, &e->m);
+            fetch_matrix_copy(c->uses[i].dst, &e->m);
         }
     }
 }
 
 /*
- * Run one query for rule data `d`, its result to be delivered to `dst` by cycle_deliver;
+ * Run one query for rule data `d`, its result to be delivered to `dst` by fetch_deliver;
  * on failure record "<what> query: <message>".
  */
-static int cycle_get(struct promq *q, struct cycle_cache *c, struct rule_data *d, const char *what,
+static int fetch_get(struct promq *q, struct fetch_cache *c, struct rule_data *d, const char *what,
                      bool range, const char *expr, double start, double end, double step,
                      struct matrix *dst)
 {
-    size_t i = cycle_run(q, c, range, expr, start, end, step);
-    const struct cycle_query *e = &c->v[i];
+    size_t i = fetch_run(q, c, range, expr, start, end, step);
+    const struct fetch_query *e = &c->v[i];
     if (e->rc == 0) {
         c->uses = xrealloc(c->uses, (c->nuses + 1) * sizeof(*c->uses));
-        c->uses[c->nuses++] = (struct cycle_use){.query = i, .dst = dst};
+        c->uses[c->nuses++] = (struct fetch_use){.query = i, .dst = dst};
         return 0;
     }
     if (!d->errmsg[0])
@@ -374,15 +374,15 @@ static int cycle_get(struct promq *q, struct cycle_cache *c, struct rule_data *d
 }
 
 /* Per rule, the answers that are folded into its data once every query has run. */
-struct cycle_side {
+struct fetch_side {
     struct matrix subpoints; /* sub-points per step, to divide the coverage by */
     struct matrix nonfinite; /* steps holding a NaN or +-Inf sample */
 };
 
-static int cycle_fetch_rule(struct promq *q, struct cycle_cache *c, const struct rule *r,
-                            double now, struct rule_data *d, struct cycle_side *side)
+static int fetch_rule(struct promq *q, struct fetch_cache *c, const struct rule *r, double now,
+                      struct rule_data *d, struct fetch_side *side)
 {
-    double step = cycle_step(r);
+    double step = fetch_step(r);
     d->start = now - decide_lookback(r);
     d->end = now;
     if (!r->enabled)
@@ -398,39 +398,39 @@ static int cycle_fetch_rule(struct promq *q, struct cycle_cache *c, const struct
 
     int ret = 0;
     char expr[8192];
-    if (cycle_activity_expr(r, expr, sizeof(expr)) < 0) {
+    if (fetch_activity_expr(r, expr, sizeof(expr)) < 0) {
         snprintf(d->errmsg, sizeof(d->errmsg), "activity query is longer than %zu bytes",
                  sizeof(expr) - 1);
         d->error = 1;
         ret = -1;
-    } else if ((d->end - d->start) / step > CYCLE_MAX_STEPS) {
+    } else if ((d->end - d->start) / step > FETCH_MAX_STEPS) {
         snprintf(d->errmsg, sizeof(d->errmsg),
                  "activity query: range of %.0f s at step %g s exceeds prometheus' limit of "
                  "%.0f points",
-                 d->end - d->start, step, CYCLE_MAX_STEPS);
+                 d->end - d->start, step, FETCH_MAX_STEPS);
         d->error = 1;
         ret = -1;
-    } else if (cycle_get(q, c, d, "activity", true, expr, d->start, d->end, step, &d->activity) <
+    } else if (fetch_get(q, c, d, "activity", true, expr, d->start, d->end, step, &d->activity) <
                0) {
         d->error = 1;
         ret = -1;
-    } else if (cycle_nonfinite_expr(r, expr, sizeof(expr)) < 0 ||
-               cycle_get(q, c, d, "activity", true, expr, d->start, d->end, step,
+    } else if (fetch_nonfinite_expr(r, expr, sizeof(expr)) < 0 ||
+               fetch_get(q, c, d, "activity", true, expr, d->start, d->end, step,
                          &side->nonfinite) < 0) {
         d->error = 1;
         ret = -1;
     } else {
-        int cov = cycle_coverage_expr(r, expr, sizeof(expr));
+        int cov = fetch_coverage_expr(r, expr, sizeof(expr));
         if (cov < 0) {
             snprintf(d->errmsg, sizeof(d->errmsg), "coverage query is longer than %zu bytes",
                      sizeof(expr) - 1);
             d->error = 1;
             ret = -1;
         } else if (cov == 0) {
-            if (cycle_get(q, c, d, "coverage", true, expr, d->start, d->end, step, &d->coverage) <
+            if (fetch_get(q, c, d, "coverage", true, expr, d->start, d->end, step, &d->coverage) <
                     0 ||
-                cycle_subpoints_expr(r, expr, sizeof(expr)) < 0 ||
-                cycle_get(q, c, d, "coverage", true, expr, d->start, d->end, step,
+                fetch_subpoints_expr(r, expr, sizeof(expr)) < 0 ||
+                fetch_get(q, c, d, "coverage", true, expr, d->start, d->end, step,
                           &side->subpoints) < 0) {
                 d->error = 1;
                 ret = -1;
@@ -440,7 +440,7 @@ static int cycle_fetch_rule(struct promq *q, struct cycle_cache *c, const struct
         }
     }
 
-    if (cycle_get(q, c, d, "allocation", false, r->q_allocation, now, now, 0, &d->allocation) < 0) {
+    if (fetch_get(q, c, d, "allocation", false, r->q_allocation, now, now, 0, &d->allocation) < 0) {
         d->error = 1;
         ret = -1;
     }
@@ -450,7 +450,7 @@ static int cycle_fetch_rule(struct promq *q, struct cycle_cache *c, const struct
                 snprintf(d->errmsg, sizeof(d->errmsg), "pending query: not configured");
             d->pending_error = 1;
             ret = -1;
-        } else if (cycle_get(q, c, d, "pending", false, r->q_pending, now, now, 0, &d->pending) <
+        } else if (fetch_get(q, c, d, "pending", false, r->q_pending, now, now, 0, &d->pending) <
                    0) {
             d->pending_error = 1;
             ret = -1;
@@ -458,38 +458,38 @@ static int cycle_fetch_rule(struct promq *q, struct cycle_cache *c, const struct
     }
     /* An unknown priority could reorder victims, so it blocks the rule like missing data. */
     if (r->q_priority &&
-        cycle_get(q, c, d, "priority", false, r->q_priority, now, now, 0, &d->priority) < 0) {
+        fetch_get(q, c, d, "priority", false, r->q_priority, now, now, 0, &d->priority) < 0) {
         d->error = 1;
         ret = -1;
     }
     return ret;
 }
 
-int cycle_fetch(struct promq *q, const struct ruleset *rs, double now, struct rule_data *out)
+int fetch_rules(struct promq *q, const struct ruleset *rs, double now, struct rule_data *out)
 {
-    struct cycle_cache cache = {0};
-    struct cycle_side *side = xcalloc(rs->n ? rs->n : 1, sizeof(*side));
+    struct fetch_cache cache = {0};
+    struct fetch_side *side = xcalloc(rs->n ? rs->n : 1, sizeof(*side));
     int ret = 0;
     for (size_t i = 0; i < rs->n; i++) {
         out[i] = (struct rule_data){.rule = &rs->rules[i]};
-        if (cycle_fetch_rule(q, &cache, &rs->rules[i], now, &out[i], &side[i]) < 0)
+        if (fetch_rule(q, &cache, &rs->rules[i], now, &out[i], &side[i]) < 0)
             ret = -1;
     }
-    cycle_deliver(&cache);
+    fetch_deliver(&cache);
     for (size_t i = 0; i < rs->n; i++) {
-        cycle_mark_nonfinite(&out[i].activity, &side[i].nonfinite);
+        fetch_mark_nonfinite(&out[i].activity, &side[i].nonfinite);
         if (out[i].raw_coverage)
-            cycle_coverage_ratio(&out[i].coverage, &side[i].subpoints);
+            fetch_coverage_ratio(&out[i].coverage, &side[i].subpoints);
         matrix_free(&side[i].subpoints);
         matrix_free(&side[i].nonfinite);
     }
     free(side);
     log_debug("cycle: %zu rules, %zu queries", rs->n, cache.n);
-    cycle_cache_free(&cache);
+    fetch_cache_free(&cache);
     return ret;
 }
 
-void cycle_free(struct rule_data *d, size_t n)
+void fetch_free(struct rule_data *d, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         matrix_free(&d[i].activity);

@@ -16,11 +16,11 @@
 #include "util.h"
 
 /* A Prometheus-style duration: "0s", "45s", "15m", "1h30m", "2d3h"; "-" for NaN or < 0. */
-void plan_format_duration(double seconds, char *buf, size_t len);
+void report_format_duration(double seconds, char *buf, size_t len);
 /* RFC 3339 in UTC, "2023-11-14T22:13:20Z" (milliseconds shown only when not whole). */
-void plan_format_time(double t, char *buf, size_t len);
+void report_format_time(double t, char *buf, size_t len);
 /* Parse RFC 3339 ("2023-11-14T22:13:20Z", "...+01:00", fractional seconds) or Unix seconds. */
-int plan_parse_time(const char *s, double *out, char *err, size_t errlen);
+int report_parse_time(const char *s, double *out, char *err, size_t errlen);
 
 /*
  * Render a window of points as one character per expected step: "▁▂▃▄▅▆▇█" scaled to
@@ -29,13 +29,13 @@ int plan_parse_time(const char *s, double *out, char *err, size_t errlen);
  * (percent, as in rules), "_" for a gap, "!" for NaN/Inf, a space otherwise. Points are snapped to
  * the grid start + k * step, k = 0 .. floor((end - start) / step).
  */
-void plan_sparkline(const struct point *p, size_t n, double start, double end, double step,
-                    double threshold, struct sbuf *spark, struct sbuf *marker);
+void report_sparkline(const struct point *p, size_t n, double start, double end, double step,
+                      double threshold, struct sbuf *spark, struct sbuf *marker);
 
 /* `plan --output table`: one row per decision, then a summary line. */
-void plan_render_table(const struct decisions *d, struct sbuf *out);
+void report_render_table(const struct decisions *d, struct sbuf *out);
 /* `plan --output json`: a JSON array, one object per decision (see README). */
-void plan_render_json(const struct decisions *d, struct sbuf *out);
+void report_render_json(const struct decisions *d, struct sbuf *out);
 
 /*
  * `explain`: for every decision whose labels contain all of `want` (and whose rule is
@@ -44,10 +44,10 @@ void plan_render_json(const struct decisions *d, struct sbuf *out);
  * the decisions were made from (the activity points are taken from it). Returns the number
  * of decisions explained.
  */
-size_t plan_render_explain(const struct rule_data *data, size_t ndata, const struct decisions *d,
-                           const struct labels *want, const char *rule_name, struct sbuf *out);
+size_t report_render_explain(const struct rule_data *data, size_t ndata, const struct decisions *d,
+                             const struct labels *want, const char *rule_name, struct sbuf *out);
 
 /* True when every label in `want` has the same value in `have`. */
-bool plan_labels_match(const struct labels *want, const struct labels *have);
+bool report_labels_match(const struct labels *want, const struct labels *have);
 
 #endif

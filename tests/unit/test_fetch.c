@@ -8,7 +8,7 @@
 
 #include <curl/curl.h>
 
-#include "cycle.c"
+#include "fetch.c"
 #include "fake.h"
 #include "test.h"
 #include "tmptree.h"
@@ -102,17 +102,17 @@ TEST(activity_expr)
         r.q_activity = (char *)cases[i].expr;
         r.step = cases[i].step;
         char buf[512];
-        TEST_CHECK_INT(cycle_activity_expr(&r, buf, sizeof(buf)), 0);
+        TEST_CHECK_INT(fetch_activity_expr(&r, buf, sizeof(buf)), 0);
         TEST_CHECK_STR(buf, cases[i].want);
         /* The non-finite check runs sum_over_time over the very same range. */
         char *want = xasprintf("sum%s * 0 != 0", cases[i].want + 3);
-        TEST_CHECK_INT(cycle_nonfinite_expr(&r, buf, sizeof(buf)), 0);
+        TEST_CHECK_INT(fetch_nonfinite_expr(&r, buf, sizeof(buf)), 0);
         TEST_CHECK_STR(buf, want);
         free(want);
     }
     struct rule r = mkrule("r", POLICY_ALWAYS, 600);
     char small[20];
-    TEST_CHECK_INT(cycle_activity_expr(&r, small, sizeof(small)), -1);
+    TEST_CHECK_INT(fetch_activity_expr(&r, small, sizeof(small)), -1);
 }
 
 /* The coverage query: only for selectors, R = min(step, 15 s, toleratedGap / 4). */
@@ -139,17 +139,17 @@ TEST(coverage_expr)
         r.step = cases[i].step;
         r.tolerated_gap = cases[i].gap;
         char buf[512] = "";
-        TEST_CHECK_INT(cycle_coverage_expr(&r, buf, sizeof(buf)), cases[i].rc);
+        TEST_CHECK_INT(fetch_coverage_expr(&r, buf, sizeof(buf)), cases[i].rc);
         if (cases[i].rc == 0)
             TEST_CHECK_STR(buf, cases[i].want);
     }
     struct rule r = mkrule("r", POLICY_ALWAYS, 600);
     char small[40];
-    TEST_CHECK_INT(cycle_coverage_expr(&r, small, sizeof(small)), -1);
+    TEST_CHECK_INT(fetch_coverage_expr(&r, small, sizeof(small)), -1);
     char buf[128];
     r.tolerated_gap = 30;
     r.step = 15;
-    TEST_CHECK_INT(cycle_subpoints_expr(&r, buf, sizeof(buf)), 0);
+    TEST_CHECK_INT(fetch_subpoints_expr(&r, buf, sizeof(buf)), 0);
     TEST_CHECK_STR(buf, "count_over_time(vector(1)[15s:7500ms])");
 }
 
@@ -175,7 +175,7 @@ TEST(mark_nonfinite)
     b->p[1] = (struct point){NOW + 60, NAN}; /* no such step: ignored */
     struct series *u = matrix_push(&bad);
     labels_set(&u->labels, "pod", "unknown");
-    cycle_mark_nonfinite(&act, &bad);
+    fetch_mark_nonfinite(&act, &bad);
     for (int i = 0; i < 3; i++)
         for (int j = 0; j < 3; j++) {
             bool want_nan = i == 1 && j == 1; /* act.s[1] is p1 */
@@ -200,13 +200,13 @@ TEST(coverage_ratio)
     d->p = xcalloc(3, sizeof(*d->p));
     for (int i = 0; i < 3; i++) /* no count for the last step */
         d->p[i] = (struct point){t0 + 60 * i, i == 2 ? 5 : 4};
-    cycle_coverage_ratio(&cov, &sub);
+    fetch_coverage_ratio(&cov, &sub);
     TEST_CHECK_DBL(s->p[0].v, 1, 0);
     TEST_CHECK_DBL(s->p[1].v, 0.5, 0);
     TEST_CHECK_DBL(s->p[2].v, 0.8, 1e-12);
     TEST_CHECK_DBL(s->p[3].v, 0, 0);
     matrix_free(&sub);
-    cycle_coverage_ratio(&cov, &sub); /* no count at all: nothing is covered */
+    fetch_coverage_ratio(&cov, &sub); /* no count at all: nothing is covered */
     TEST_CHECK_DBL(s->p[0].v, 0, 0);
     matrix_free(&cov);
 }
@@ -244,7 +244,7 @@ TEST(fetch_queries_and_dedupe)
         }
         struct promq *q = client(f.port);
         struct rule_data d[5];
-        TEST_CHECK_INT(cycle_fetch(q, &rs, NOW, d), 0);
+        TEST_CHECK_INT(fetch_rules(q, &rs, NOW, d), 0);
         TEST_CHECK_INT(promq_requests(q), 11);
         for (size_t i = 0; i < 5; i++) {
             TEST_CHECK(d[i].rule == &rules[i]);
@@ -278,7 +278,7 @@ TEST(fetch_queries_and_dedupe)
                        d[0].activity.s[0].p != d[1].activity.s[0].p);
         if (d[0].activity.n)
             TEST_CHECK_STR(labels_get(&d[0].activity.s[0].labels, "pod"), "w000");
-        cycle_free(d, 5);
+        fetch_free(d, 5);
         promq_free(q);
         fake_stop(&f);
 
@@ -339,7 +339,7 @@ TEST(fetch_error_isolation)
     }
     struct promq *q = client(f.port);
     struct rule_data d[5];
-    TEST_CHECK_INT(cycle_fetch(q, &rs, NOW, d), -1);
+    TEST_CHECK_INT(fetch_rules(q, &rs, NOW, d), -1);
 
     TEST_CHECK_INT(d[0].error, 0);
     TEST_CHECK_INT(d[0].pending_error, 0);
@@ -364,7 +364,7 @@ TEST(fetch_error_isolation)
 
     TEST_CHECK_INT(d[4].error, 1);
     TEST_CHECK_CONTAINS(d[4].errmsg, "priority query: ");
-    cycle_free(d, 5);
+    fetch_free(d, 5);
     /* fine: 6; bad-activity: 1 (nothing more after a failed activity; allocation shared);
      * bad-pending: 1; bad-allocation: 1; bad-priority: 1. */
     TEST_CHECK_INT(promq_requests(q), 10);
@@ -395,7 +395,7 @@ TEST(fetch_coverage_error)
     }
     struct promq *q = client(f.port);
     struct rule_data d[2];
-    TEST_CHECK_INT(cycle_fetch(q, &rs, NOW, d), -1);
+    TEST_CHECK_INT(fetch_rules(q, &rs, NOW, d), -1);
     TEST_CHECK_INT(d[0].error, 1);
     TEST_CHECK_CONTAINS(d[0].errmsg, "coverage query: prometheus error (bad_data)");
     TEST_CHECK(!d[0].raw_coverage);
@@ -404,7 +404,7 @@ TEST(fetch_coverage_error)
     TEST_CHECK(!d[1].raw_coverage);
     TEST_CHECK_INT(d[1].coverage.n, 0);
     TEST_CHECK_INT(d[1].activity.n, 2);
-    cycle_free(d, 2);
+    fetch_free(d, 2);
     promq_free(q);
     fake_stop(&f);
 out:
@@ -430,7 +430,7 @@ TEST(fetch_server_down)
     struct ruleset rs = {.rules = rules, .n = 3};
     struct promq *q = client(port);
     struct rule_data d[3];
-    TEST_CHECK_INT(cycle_fetch(q, &rs, NOW, d), -1);
+    TEST_CHECK_INT(fetch_rules(q, &rs, NOW, d), -1);
     TEST_CHECK_INT(d[0].error, 1);
     TEST_CHECK_INT(d[0].pending_error, 1);
     TEST_CHECK_CONTAINS(d[0].errmsg, "activity query: cannot connect to 'http://127.0.0.1:");
@@ -438,7 +438,7 @@ TEST(fetch_server_down)
     TEST_CHECK_INT(d[2].error, 1);
     TEST_CHECK_STR(d[2].errmsg, "rule has no activity query");
     TEST_CHECK_INT(promq_requests(q), 3);
-    cycle_free(d, 3);
+    fetch_free(d, 3);
     promq_free(q);
 }
 
@@ -476,7 +476,7 @@ static bool same_content(const struct matrix *a, const struct matrix *b)
  */
 TEST(deliver_moves_last_use)
 {
-    struct cycle_cache c = {0};
+    struct fetch_cache c = {0};
     c.n = 3;
     c.v = xcalloc(c.n, sizeof(*c.v));
     for (size_t i = 0; i < c.n; i++) {
@@ -486,11 +486,11 @@ TEST(deliver_moves_last_use)
     struct matrix want0 = mkmatrix(2), want1 = mkmatrix(3);
     const struct series *orig0 = c.v[0].m.s, *orig1 = c.v[1].m.s;
     struct matrix a, b, d, e;
-    const struct cycle_use uses[] = {{0, &a}, {1, &d}, {0, &b}, {0, &e}};
+    const struct fetch_use uses[] = {{0, &a}, {1, &d}, {0, &b}, {0, &e}};
     c.nuses = ARRAY_LEN(uses);
     c.uses = xmalloc(sizeof(uses));
     memcpy(c.uses, uses, sizeof(uses));
-    cycle_deliver(&c);
+    fetch_deliver(&c);
 
     TEST_CHECK(e.s == orig0); /* last use of q0 */
     TEST_CHECK(d.s == orig1); /* only use of q1 */
@@ -499,25 +499,25 @@ TEST(deliver_moves_last_use)
     TEST_CHECK(a.n && a.s[0].labels.v != e.s[0].labels.v);
     TEST_CHECK(same_content(&a, &want0) && same_content(&b, &want0) && same_content(&e, &want0));
     TEST_CHECK(same_content(&d, &want1));
-    /* Moved-out entries are empty; the unused q2 stays for cycle_cache_free. */
+    /* Moved-out entries are empty; the unused q2 stays for fetch_cache_free. */
     TEST_CHECK(c.v[0].m.n == 0 && c.v[0].m.s == NULL);
     TEST_CHECK(c.v[1].m.n == 0 && c.v[1].m.s == NULL);
     TEST_CHECK_INT(c.v[2].m.n, 4);
-    cycle_cache_free(&c);
+    fetch_cache_free(&c);
     struct matrix *all[] = {&a, &b, &d, &e, &want0, &want1};
     for (size_t i = 0; i < ARRAY_LEN(all); i++)
         matrix_free(all[i]);
 
     /* An empty result copies to an empty matrix. */
     struct matrix empty = {0}, copy;
-    cycle_matrix_copy(&copy, &empty);
+    fetch_matrix_copy(&copy, &empty);
     TEST_CHECK(copy.n == 0 && copy.s == NULL);
 }
 
 int main(int argc, char **argv)
 {
     fake_bin_path(fake_path, sizeof(fake_path), argv[0], "fake_prom");
-    if (tmptree_make(tmpdir, sizeof(tmpdir), "gpureclaim-test_cycle") < 0) {
+    if (tmptree_make(tmpdir, sizeof(tmpdir), "gpureclaim-test_fetch") < 0) {
         perror("mkdtemp");
         return 1;
     }
