@@ -7,8 +7,8 @@
  * Every call re-reads the service-account token (the kubelet rotates it) and retries once on
  * 401. Each network call returns a `kube_result` the action engine can act on, and a message
  * in `err` that carries the API's Status message and reason. All JSON parsing is in the pure
- * kube_parse_* functions (fuzzed by fuzz/fuzz_kube.c). Request shapes and answers follow
- * reference/enforcement.md section 6.
+ * kube_parse_* functions of kube_json.c (fuzzed by fuzz/fuzz_kube.c); the calls are in kube.c.
+ * Request shapes and answers follow reference/enforcement.md section 6.
  */
 #ifndef GPURECLAIM_KUBE_H
 #define GPURECLAIM_KUBE_H
@@ -113,13 +113,14 @@ void kube_ref_free(struct kube_ref *r);
 void kube_obj_free(struct kube_obj *o);
 /* Deep copy of `src` into `dst`. */
 void kube_ref_copy(struct kube_ref *dst, const struct kube_ref *src);
+void kube_obj_copy(struct kube_obj *dst, const struct kube_obj *src);
 /* Value of label / annotation `key`, or NULL. */
 const char *kube_label(const struct kube_obj *o, const char *key);
 const char *kube_annotation(const struct kube_obj *o, const char *key);
 /* The ownerReference with controller: true, or NULL. */
 const struct kube_owner_ref *kube_controller_ref(const struct kube_obj *o);
 
-/* ---- pure parsers (no I/O) ------------------------------------------------------------ */
+/* ---- pure parsers (no I/O, kube_json.c) ------------------------------------------------ */
 
 /* A single object (Pod, ReplicaSet, Job, Workload, ...). 0, or -1 with a message. */
 int kube_parse_obj(const char *body, size_t len, struct kube_obj *out, char *err, size_t errlen);

@@ -1,13 +1,13 @@
 /*
- * libFuzzer target for every JSON parser of the Kubernetes client: the first byte picks
- * kube_parse_obj, kube_parse_list, kube_parse_scale, kube_parse_status, kube_parse_pending or
- * kube_classify (with an HTTP status), the rest is the body. The parsers promise no read past
- * `len` (ASan checks it on an exact-size copy), on failure a message and an empty result, on
- * success a named object, a non-negative replica count and consistent counts; the checks below
- * trap otherwise. Seeds: fuzz/corpus/kube.
+ * libFuzzer target for every JSON parser of the Kubernetes client (enforcer/kube_json.c, its
+ * pure half; the calls in kube.c are not linked): the first byte picks kube_parse_obj,
+ * kube_parse_list, kube_parse_scale, kube_parse_status, kube_parse_pending or kube_classify
+ * (with an HTTP status), the rest is the body. The parsers promise no read past `len` (ASan
+ * checks it on an exact-size copy), on failure a message and an empty result, on success a
+ * named object, a non-negative replica count and consistent counts; the checks below trap
+ * otherwise. Seeds: fuzz/corpus/kube.
  */
-#include "httpc.c"
-#include "kube.c"
+#include "kube_json.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

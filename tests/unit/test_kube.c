@@ -14,6 +14,7 @@
 #include <curl/curl.h>
 
 #include "kube.c"
+#include "kube_json.c"
 #include "fake.h"
 #include "test.h"
 #include "tmptree.h"

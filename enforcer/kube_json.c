@@ -1,0 +1,651 @@
+/*
+ * The pure half of the Kubernetes client: the objects it reads (free, copy, look-ups), every
+ * JSON parser of the API's answers (objects, lists, Scale, Status, Pending pods) and the
+ * mapping of an HTTP answer to a kube_result. No I/O: kube.c makes the calls and hands the
+ * bodies here, and fuzz/fuzz_kube.c reaches all of it without a network. Parsing is strict
+ * (wrong types are errors, not defaults).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "kube.h"
+#include "util.h"
+
+/* Objects with managedFields nest deeper than anything we read; 64 leaves room. */
+#define KUBE_JSON_DEPTH 64
+
+/* ---- objects ---------------------------------------------------------------------------- */
+
+static char *kube_strdup_opt(const char *s)
+{
+    return s ? xstrdup(s) : NULL;
+}
+
+void kube_ref_free(struct kube_ref *r)
+{
+    free(r->api_version);
+    free(r->kind);
+    free(r->ns);
+    free(r->name);
+    free(r->uid);
+    *r = (struct kube_ref){0};
+}
+
+void kube_ref_copy(struct kube_ref *dst, const struct kube_ref *src)
+{
+    dst->api_version = kube_strdup_opt(src->api_version);
+    dst->kind = kube_strdup_opt(src->kind);
+    dst->ns = kube_strdup_opt(src->ns);
+    dst->name = kube_strdup_opt(src->name);
+    dst->uid = kube_strdup_opt(src->uid);
+}
+
+static void kube_kv_free(struct kube_kv *kv, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(kv[i].key);
+        free(kv[i].value);
+    }
+    free(kv);
+}
+
+static void kube_owner_free(struct kube_owner_ref *o)
+{
+    free(o->api_version);
+    free(o->kind);
+    free(o->name);
+    free(o->uid);
+    *o = (struct kube_owner_ref){0};
+}
+
+void kube_obj_free(struct kube_obj *o)
+{
+    kube_ref_free(&o->ref);
+    free(o->creation_timestamp);
+    free(o->deletion_timestamp);
+    kube_kv_free(o->labels, o->nlabels);
+    kube_kv_free(o->annotations, o->nannotations);
+    for (size_t i = 0; i < o->nowners; i++)
+        kube_owner_free(&o->owners[i]);
+    free(o->owners);
+    free(o->phase);
+    for (size_t i = 0; i < o->nconditions; i++) {
+        free(o->conditions[i].type);
+        free(o->conditions[i].status);
+        free(o->conditions[i].reason);
+        free(o->conditions[i].message);
+    }
+    free(o->conditions);
+    *o = (struct kube_obj){0};
+}
+
+void kube_obj_copy(struct kube_obj *dst, const struct kube_obj *src)
+{
+    *dst = (struct kube_obj){0};
+    kube_ref_copy(&dst->ref, &src->ref);
+    dst->creation_timestamp = kube_strdup_opt(src->creation_timestamp);
+    dst->deletion_timestamp = kube_strdup_opt(src->deletion_timestamp);
+    dst->labels = xcalloc(src->nlabels + 1, sizeof(*dst->labels));
+    for (size_t i = 0; i < src->nlabels; i++)
+        dst->labels[i] =
+            (struct kube_kv){xstrdup(src->labels[i].key), xstrdup(src->labels[i].value)};
+    dst->nlabels = src->nlabels;
+    dst->annotations = xcalloc(src->nannotations + 1, sizeof(*dst->annotations));
+    for (size_t i = 0; i < src->nannotations; i++)
+        dst->annotations[i] =
+            (struct kube_kv){xstrdup(src->annotations[i].key), xstrdup(src->annotations[i].value)};
+    dst->nannotations = src->nannotations;
+    dst->owners = xcalloc(src->nowners + 1, sizeof(*dst->owners));
+    for (size_t i = 0; i < src->nowners; i++) {
+        const struct kube_owner_ref *s = &src->owners[i];
+        dst->owners[i] = (struct kube_owner_ref){xstrdup(s->api_version), xstrdup(s->kind),
+                                                 xstrdup(s->name), xstrdup(s->uid), s->controller};
+    }
+    dst->nowners = src->nowners;
+    dst->phase = kube_strdup_opt(src->phase);
+    dst->conditions = xcalloc(src->nconditions + 1, sizeof(*dst->conditions));
+    for (size_t i = 0; i < src->nconditions; i++) {
+        const struct kube_condition *c = &src->conditions[i];
+        dst->conditions[i] =
+            (struct kube_condition){kube_strdup_opt(c->type), kube_strdup_opt(c->status),
+                                    kube_strdup_opt(c->reason), kube_strdup_opt(c->message)};
+    }
+    dst->nconditions = src->nconditions;
+    dst->has_replicas = src->has_replicas;
+    dst->replicas = src->replicas;
+    dst->suspended = src->suspended;
+}
+
+static const char *kube_kv_get(const struct kube_kv *kv, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(kv[i].key, key) == 0)
+            return kv[i].value;
+    return NULL;
+}
+
+const char *kube_label(const struct kube_obj *o, const char *key)
+{
+    return kube_kv_get(o->labels, o->nlabels, key);
+}
+
+const char *kube_annotation(const struct kube_obj *o, const char *key)
+{
+    return kube_kv_get(o->annotations, o->nannotations, key);
+}
+
+const struct kube_owner_ref *kube_controller_ref(const struct kube_obj *o)
+{
+    for (size_t i = 0; i < o->nowners; i++)
+        if (o->owners[i].controller)
+            return &o->owners[i];
+    return NULL;
+}
+
+void kube_chain_free(struct kube_chain *chain)
+{
+    for (size_t i = 0; i < chain->n; i++)
+        kube_obj_free(&chain->obj[i]);
+    kube_owner_free(&chain->unknown);
+    chain->n = 0;
+    chain->kueue = false;
+}
+
+/* ---- JSON helpers ----------------------------------------------------------------------- */
+
+static json_object *kube_json_parse(const char *body, size_t len, const char *what, char *err,
+                                    size_t errlen)
+{
+    json_tokener *tok = json_tokener_new_ex(KUBE_JSON_DEPTH);
+    if (!tok) {
+        snprintf(err, errlen, "cannot create a JSON parser");
+        return NULL;
+    }
+    json_object *root = NULL;
+    /* json_tokener_parse_ex takes an int length; API answers never get near 2 GiB. */
+    if (len <= (size_t)INT32_MAX)
+        root = json_tokener_parse_ex(tok, body, (int)len);
+    enum json_tokener_error jerr = json_tokener_get_error(tok);
+    size_t end = json_tokener_get_parse_end(tok);
+    if (!root || jerr != json_tokener_success) {
+        if (len == 0)
+            snprintf(err, errlen, "empty answer for %s", what);
+        else if (jerr == json_tokener_continue || jerr == json_tokener_success)
+            snprintf(err, errlen, "truncated JSON in %s (%zu bytes)", what, len);
+        else
+            snprintf(err, errlen, "invalid JSON in %s at offset %zu: %s", what, end,
+                     json_tokener_error_desc(jerr));
+        json_object_put(root);
+        json_tokener_free(tok);
+        return NULL;
+    }
+    while (end < len && strchr(" \t\r\n", body[end]) && body[end] != '\0')
+        end++;
+    json_tokener_free(tok);
+    if (end < len) {
+        snprintf(err, errlen, "trailing data in %s at offset %zu", what, end);
+        json_object_put(root);
+        return NULL;
+    }
+    if (!json_object_is_type(root, json_type_object)) {
+        snprintf(err, errlen, "%s is not a JSON object", what);
+        json_object_put(root);
+        return NULL;
+    }
+    return root;
+}
+
+/* Member `key` of `o` of type `type`: 1 found, 0 absent (or null), -1 wrong type. */
+static int kube_member(json_object *o, const char *key, enum json_type type, json_object **out,
+                       const char *ctx, char *err, size_t errlen)
+{
+    json_object *v = NULL;
+    *out = NULL;
+    if (!o || !json_object_object_get_ex(o, key, &v) || json_object_is_type(v, json_type_null))
+        return 0;
+    if (!json_object_is_type(v, type)) {
+        snprintf(err, errlen, "'%s%s' is not a %s", ctx, key, json_type_to_name(type));
+        return -1;
+    }
+    *out = v;
+    return 1;
+}
+
+/* Copy string member `key` into *out (NULL when absent); -1 on a wrong type or when required. */
+static int kube_str(json_object *o, const char *key, bool required, char **out, const char *ctx,
+                    char *err, size_t errlen)
+{
+    json_object *v;
+    int r = kube_member(o, key, json_type_string, &v, ctx, err, errlen);
+    if (r < 0)
+        return -1;
+    if (r == 0) {
+        if (required) {
+            snprintf(err, errlen, "'%s%s' is missing", ctx, key);
+            return -1;
+        }
+        return 0;
+    }
+    *out = xstrdup(json_object_get_string(v));
+    return 0;
+}
+
+static int kube_parse_kv(json_object *meta, const char *key, struct kube_kv **out, size_t *n,
+                         char *err, size_t errlen)
+{
+    json_object *m;
+    *out = NULL;
+    *n = 0;
+    int r = kube_member(meta, key, json_type_object, &m, "metadata.", err, errlen);
+    if (r <= 0)
+        return r;
+    size_t cap = (size_t)json_object_object_length(m);
+    *out = xcalloc(cap + 1, sizeof(**out));
+    json_object_object_foreach(m, k, v)
+    {
+        if (!json_object_is_type(v, json_type_string)) {
+            snprintf(err, errlen, "'metadata.%s.%s' is not a string", key, k);
+            return -1;
+        }
+        (*out)[*n].key = xstrdup(k);
+        (*out)[*n].value = xstrdup(json_object_get_string(v));
+        (*n)++;
+    }
+    return 0;
+}
+
+static int kube_parse_owner_refs(json_object *meta, struct kube_obj *o, char *err, size_t errlen)
+{
+    json_object *arr;
+    int r = kube_member(meta, "ownerReferences", json_type_array, &arr, "metadata.", err, errlen);
+    if (r <= 0)
+        return r;
+    size_t n = json_object_array_length(arr);
+    o->owners = xcalloc(n + 1, sizeof(*o->owners));
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(arr, i);
+        if (!json_object_is_type(e, json_type_object)) {
+            snprintf(err, errlen, "'metadata.ownerReferences[%zu]' is not an object", i);
+            return -1;
+        }
+        struct kube_owner_ref *ref = &o->owners[o->nowners++];
+        const char *ctx = "metadata.ownerReferences[].";
+        json_object *c;
+        if (kube_str(e, "apiVersion", true, &ref->api_version, ctx, err, errlen) < 0 ||
+            kube_str(e, "kind", true, &ref->kind, ctx, err, errlen) < 0 ||
+            kube_str(e, "name", true, &ref->name, ctx, err, errlen) < 0 ||
+            kube_str(e, "uid", true, &ref->uid, ctx, err, errlen) < 0 ||
+            kube_member(e, "controller", json_type_boolean, &c, ctx, err, errlen) < 0)
+            return -1;
+        ref->controller = c && json_object_get_boolean(c);
+    }
+    return 0;
+}
+
+static int kube_parse_conditions(json_object *status, struct kube_obj *o, char *err, size_t errlen)
+{
+    json_object *arr;
+    int r = kube_member(status, "conditions", json_type_array, &arr, "status.", err, errlen);
+    if (r <= 0)
+        return r;
+    size_t n = json_object_array_length(arr);
+    o->conditions = xcalloc(n + 1, sizeof(*o->conditions));
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(arr, i);
+        if (!json_object_is_type(e, json_type_object)) {
+            snprintf(err, errlen, "'status.conditions[%zu]' is not an object", i);
+            return -1;
+        }
+        struct kube_condition *c = &o->conditions[o->nconditions++];
+        const char *ctx = "status.conditions[].";
+        if (kube_str(e, "type", true, &c->type, ctx, err, errlen) < 0 ||
+            kube_str(e, "status", false, &c->status, ctx, err, errlen) < 0 ||
+            kube_str(e, "reason", false, &c->reason, ctx, err, errlen) < 0 ||
+            kube_str(e, "message", false, &c->message, ctx, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Fill `o` from an object's JSON (list items carry no kind/apiVersion: those stay NULL). */
+static int kube_obj_from_json(json_object *root, struct kube_obj *o, char *err, size_t errlen)
+{
+    json_object *meta, *spec, *status, *v;
+    *o = (struct kube_obj){0};
+    if (kube_str(root, "apiVersion", false, &o->ref.api_version, "", err, errlen) < 0 ||
+        kube_str(root, "kind", false, &o->ref.kind, "", err, errlen) < 0)
+        goto fail;
+    int r = kube_member(root, "metadata", json_type_object, &meta, "", err, errlen);
+    if (r == 0)
+        snprintf(err, errlen, "'metadata' is missing");
+    if (r <= 0)
+        goto fail;
+    const char *ctx = "metadata.";
+    if (kube_str(meta, "name", true, &o->ref.name, ctx, err, errlen) < 0 ||
+        kube_str(meta, "namespace", false, &o->ref.ns, ctx, err, errlen) < 0 ||
+        kube_str(meta, "uid", false, &o->ref.uid, ctx, err, errlen) < 0 ||
+        kube_str(meta, "creationTimestamp", false, &o->creation_timestamp, ctx, err, errlen) < 0 ||
+        kube_str(meta, "deletionTimestamp", false, &o->deletion_timestamp, ctx, err, errlen) < 0 ||
+        kube_parse_kv(meta, "labels", &o->labels, &o->nlabels, err, errlen) < 0 ||
+        kube_parse_kv(meta, "annotations", &o->annotations, &o->nannotations, err, errlen) < 0 ||
+        kube_parse_owner_refs(meta, o, err, errlen) < 0)
+        goto fail;
+
+    if (kube_member(root, "spec", json_type_object, &spec, "", err, errlen) < 0 ||
+        kube_member(spec, "replicas", json_type_int, &v, "spec.", err, errlen) < 0)
+        goto fail;
+    if (v) {
+        o->replicas = json_object_get_int64(v);
+        if (o->replicas < 0) {
+            snprintf(err, errlen, "'spec.replicas' is negative");
+            goto fail;
+        }
+        o->has_replicas = true;
+    }
+    if (kube_member(spec, "suspend", json_type_boolean, &v, "spec.", err, errlen) < 0)
+        goto fail;
+    o->suspended = v && json_object_get_boolean(v);
+
+    if (kube_member(root, "status", json_type_object, &status, "", err, errlen) < 0 ||
+        kube_str(status, "phase", false, &o->phase, "status.", err, errlen) < 0 ||
+        kube_parse_conditions(status, o, err, errlen) < 0)
+        goto fail;
+    return 0;
+fail:
+    kube_obj_free(o);
+    return -1;
+}
+
+int kube_parse_obj(const char *body, size_t len, struct kube_obj *out, char *err, size_t errlen)
+{
+    *out = (struct kube_obj){0};
+    json_object *root = kube_json_parse(body, len, "object", err, errlen);
+    if (!root)
+        return -1;
+    int ret = kube_obj_from_json(root, out, err, errlen);
+    json_object_put(root);
+    return ret;
+}
+
+int kube_parse_list(const char *body, size_t len, struct kube_obj **items, size_t *n, char *err,
+                    size_t errlen)
+{
+    *items = NULL;
+    *n = 0;
+    json_object *root = kube_json_parse(body, len, "list", err, errlen), *arr;
+    if (!root)
+        return -1;
+    int r = kube_member(root, "items", json_type_array, &arr, "", err, errlen);
+    if (r <= 0) {
+        /* The API always sends "items", even an empty one ("items": []). */
+        if (r == 0)
+            snprintf(err, errlen, "'items' is missing");
+        json_object_put(root);
+        return -1;
+    }
+    size_t cnt = json_object_array_length(arr);
+    *items = xcalloc(cnt + 1, sizeof(**items));
+    for (size_t i = 0; i < cnt; i++) {
+        json_object *e = json_object_array_get_idx(arr, i);
+        char sub[200] = "";
+        if (!json_object_is_type(e, json_type_object) ||
+            kube_obj_from_json(e, &(*items)[i], sub, sizeof(sub)) < 0) {
+            snprintf(err, errlen, "items[%zu]: %s", i, sub[0] ? sub : "not an object");
+            for (size_t j = 0; j < i; j++)
+                kube_obj_free(&(*items)[j]);
+            free(*items);
+            *items = NULL;
+            *n = 0;
+            json_object_put(root);
+            return -1;
+        }
+        *n = i + 1;
+    }
+    json_object_put(root);
+    return 0;
+}
+
+int kube_parse_scale(const char *body, size_t len, int64_t *replicas, char *err, size_t errlen)
+{
+    *replicas = 0;
+    json_object *root = kube_json_parse(body, len, "scale", err, errlen), *kind, *spec, *v;
+    if (!root)
+        return -1;
+    int ret = -1;
+    if (kube_member(root, "kind", json_type_string, &kind, "", err, errlen) < 0 ||
+        kube_member(root, "spec", json_type_object, &spec, "", err, errlen) < 0 ||
+        kube_member(spec, "replicas", json_type_int, &v, "spec.", err, errlen) < 0)
+        goto out;
+    if (kind && strcmp(json_object_get_string(kind), "Scale") != 0) {
+        snprintf(err, errlen, "expected kind 'Scale', got '%s'", json_object_get_string(kind));
+        goto out;
+    }
+    *replicas = v ? json_object_get_int64(v) : 0;
+    if (*replicas < 0) {
+        snprintf(err, errlen, "'spec.replicas' is negative");
+        *replicas = 0;
+        goto out;
+    }
+    ret = 0;
+out:
+    json_object_put(root);
+    return ret;
+}
+
+void kube_status_free(struct kube_status *st)
+{
+    free(st->status);
+    free(st->reason);
+    free(st->message);
+    *st = (struct kube_status){.retry_after = -1};
+}
+
+int kube_parse_status(const char *body, size_t len, struct kube_status *st, char *err,
+                      size_t errlen)
+{
+    *st = (struct kube_status){.retry_after = -1};
+    json_object *root = kube_json_parse(body, len, "status", err, errlen), *v, *details, *causes;
+    if (!root)
+        return -1;
+    int ret = -1;
+    char *kind = NULL;
+    if (kube_str(root, "kind", false, &kind, "", err, errlen) < 0 ||
+        kube_str(root, "status", false, &st->status, "", err, errlen) < 0 ||
+        kube_str(root, "reason", false, &st->reason, "", err, errlen) < 0 ||
+        kube_str(root, "message", false, &st->message, "", err, errlen) < 0 ||
+        kube_member(root, "code", json_type_int, &v, "", err, errlen) < 0)
+        goto out;
+    if (kind && strcmp(kind, "Status") != 0) {
+        snprintf(err, errlen, "expected kind 'Status', got '%s'", kind);
+        goto out;
+    }
+    st->code = v ? (long)json_object_get_int64(v) : 0;
+    if (kube_member(root, "details", json_type_object, &details, "", err, errlen) < 0 ||
+        kube_member(details, "retryAfterSeconds", json_type_int, &v, "details.", err, errlen) < 0 ||
+        kube_member(details, "causes", json_type_array, &causes, "details.", err, errlen) < 0)
+        goto out;
+    if (v)
+        st->retry_after = (long)json_object_get_int64(v);
+    for (size_t i = 0; causes && i < json_object_array_length(causes); i++) {
+        json_object *c = json_object_array_get_idx(causes, i), *reason;
+        if (json_object_is_type(c, json_type_object) &&
+            json_object_object_get_ex(c, "reason", &reason) &&
+            json_object_is_type(reason, json_type_string) &&
+            strcmp(json_object_get_string(reason), "DisruptionBudget") == 0)
+            st->disruption_budget = true;
+    }
+    ret = 0;
+out:
+    if (ret < 0)
+        kube_status_free(st);
+    free(kind);
+    json_object_put(root);
+    return ret;
+}
+
+enum kube_result kube_classify(long http_status, const char *body, size_t len, const char *what,
+                               char *err, size_t errlen)
+{
+    if (http_status >= 200 && http_status < 300) {
+        if (errlen)
+            err[0] = '\0';
+        return KUBE_OK;
+    }
+    enum kube_result r;
+    switch (http_status) {
+    case 404:
+        r = KUBE_NOT_FOUND;
+        break;
+    case 409:
+        r = KUBE_CONFLICT;
+        break;
+    case 429:
+    case 503:
+        r = KUBE_RETRY_LATER;
+        break;
+    case 403:
+        r = KUBE_FORBIDDEN;
+        break;
+    default:
+        r = KUBE_ERROR;
+        break;
+    }
+    struct kube_status st;
+    char perr[128];
+    if (kube_parse_status(body, len, &st, perr, sizeof(perr)) < 0) {
+        snprintf(err, errlen, "cannot %s: HTTP %ld without a Status body", what, http_status);
+        return r;
+    }
+    char extra[96] = "";
+    if (st.disruption_budget && st.retry_after >= 0)
+        snprintf(extra, sizeof(extra), " (cause DisruptionBudget, retry after %ld s)",
+                 st.retry_after);
+    else if (st.disruption_budget)
+        snprintf(extra, sizeof(extra), " (cause DisruptionBudget)");
+    else if (st.retry_after >= 0)
+        snprintf(extra, sizeof(extra), " (retry after %ld s)", st.retry_after);
+    snprintf(err, errlen, "cannot %s: HTTP %ld %s: %s%s", what, http_status,
+             st.reason ? st.reason : "(no reason)", st.message ? st.message : "(no message)",
+             extra);
+    kube_status_free(&st);
+    return r;
+}
+
+/* "Insufficient <resource>" as a whole word: amd.com/gpu must not match amd.com/gpu-foo. */
+static bool kube_insufficient(const char *msg, const char *resource)
+{
+    char *needle = xasprintf("Insufficient %s", resource);
+    size_t nlen = strlen(needle);
+    bool found = false;
+    for (const char *p = strstr(msg, needle); p && !found; p = strstr(p + 1, needle)) {
+        const char *e = p + nlen;
+        bool name_char = (*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z') ||
+                         (*e >= '0' && *e <= '9') || *e == '-' || *e == '_' || *e == '/';
+        /* A resource name ends in an alphanumeric, so "amd.com/gpu." ends a sentence. */
+        bool dot_inside =
+            *e == '.' && ((e[1] >= 'a' && e[1] <= 'z') || (e[1] >= 'A' && e[1] <= 'Z') ||
+                          (e[1] >= '0' && e[1] <= '9'));
+        found = !name_char && !dot_inside;
+    }
+    free(needle);
+    return found;
+}
+
+/* Sum of `resource` in containers[].resources.requests (or limits); -1 on a bad quantity. */
+static int kube_sum_requests(json_object *containers, const char *resource, bool max, int64_t *out)
+{
+    *out = 0;
+    if (!containers || !json_object_is_type(containers, json_type_array))
+        return 0;
+    for (size_t i = 0; i < json_object_array_length(containers); i++) {
+        json_object *c = json_object_array_get_idx(containers, i), *res, *m, *q = NULL;
+        if (!json_object_is_type(c, json_type_object) ||
+            !json_object_object_get_ex(c, "resources", &res) ||
+            !json_object_is_type(res, json_type_object))
+            continue;
+        if (!(json_object_object_get_ex(res, "requests", &m) &&
+              json_object_is_type(m, json_type_object) &&
+              json_object_object_get_ex(m, resource, &q)) &&
+            !(json_object_object_get_ex(res, "limits", &m) &&
+              json_object_is_type(m, json_type_object) &&
+              json_object_object_get_ex(m, resource, &q)))
+            continue;
+        int64_t v;
+        /* Extended resources are whole numbers; the API sends them as strings ("1"). */
+        if (!json_object_is_type(q, json_type_string) ||
+            parse_i64(json_object_get_string(q), &v) < 0 || v < 0 || v > INT32_MAX)
+            return -1;
+        if (max)
+            *out = v > *out ? v : *out;
+        else
+            *out += v;
+    }
+    return 0;
+}
+
+int kube_parse_pending(const char *body, size_t len, const char *resource, size_t *count,
+                       int64_t *requested, char *err, size_t errlen)
+{
+    *count = 0;
+    *requested = 0;
+    json_object *root = kube_json_parse(body, len, "pod list", err, errlen), *arr;
+    if (!root)
+        return -1;
+    int r = kube_member(root, "items", json_type_array, &arr, "", err, errlen);
+    if (r <= 0) {
+        if (r == 0)
+            snprintf(err, errlen, "'items' is missing");
+        json_object_put(root);
+        return -1;
+    }
+    int ret = 0;
+    for (size_t i = 0; i < json_object_array_length(arr) && ret == 0; i++) {
+        json_object *e = json_object_array_get_idx(arr, i), *spec = NULL, *cs = NULL, *ics = NULL;
+        struct kube_obj pod;
+        char sub[200] = "";
+        if (!json_object_is_type(e, json_type_object) ||
+            kube_obj_from_json(e, &pod, sub, sizeof(sub)) < 0) {
+            snprintf(err, errlen, "items[%zu]: %s", i, sub[0] ? sub : "not an object");
+            ret = -1;
+            break;
+        }
+        bool waiting = false;
+        if (pod.phase && strcmp(pod.phase, "Pending") == 0 && !pod.deletion_timestamp) {
+            for (size_t j = 0; j < pod.nconditions; j++) {
+                const struct kube_condition *c = &pod.conditions[j];
+                if (strcmp(c->type, "PodScheduled") == 0 && c->status &&
+                    strcmp(c->status, "False") == 0 && c->reason &&
+                    strcmp(c->reason, "Unschedulable") == 0 && c->message &&
+                    kube_insufficient(c->message, resource))
+                    waiting = true;
+            }
+        }
+        if (waiting) {
+            int64_t sum, init;
+            json_object_object_get_ex(e, "spec", &spec);
+            if (spec && json_object_is_type(spec, json_type_object)) {
+                json_object_object_get_ex(spec, "containers", &cs);
+                json_object_object_get_ex(spec, "initContainers", &ics);
+            }
+            /* Effective request: max(sum over containers, largest init container). */
+            if (kube_sum_requests(cs, resource, false, &sum) < 0 ||
+                kube_sum_requests(ics, resource, true, &init) < 0) {
+                snprintf(err, errlen, "items[%zu]: '%s' is not a whole number", i, resource);
+                ret = -1;
+            } else {
+                (*count)++;
+                *requested += sum > init ? sum : init;
+            }
+        }
+        kube_obj_free(&pod);
+    }
+    if (ret < 0) {
+        *count = 0;
+        *requested = 0;
+    }
+    json_object_put(root);
+    return ret;
+}
