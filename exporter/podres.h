@@ -5,8 +5,9 @@
  *
  * The kubelet serves gRPC on a Unix socket. Rather than pulling in a gRPC and protobuf runtime
  * for two unary calls with empty requests, this module speaks gRPC over HTTP/2 with libcurl
- * (prior knowledge, no TLS) and decodes the two response messages with a small, strict protobuf
- * reader that skips unknown fields, since kubelet adds fields every few releases.
+ * (prior knowledge, no TLS; grpc.c) and decodes the two response messages with a small, strict
+ * protobuf reader (pbwire.c) that skips unknown fields, since kubelet adds fields every few
+ * releases.
  *
  * A call blocks for up to `timeout` seconds. Never call it on the scrape path: dcgm-exporter
  * did, and its scrapes hung and burned cores (exporter-peers.md §2.5, #599). Refresh a cached

@@ -1,10 +1,13 @@
 /*
- * libFuzzer target for exporter/podres.c: the protobuf decoders, the gRPC unframer and the
- * response-header parser, i.e. everything that reads bytes a (possibly broken or hostile)
- * kubelet socket sends us. The first input byte picks the entry point; the rest is its input.
- * Decoded lists are checked for the invariants callers rely on (no NULL strings, bounded
- * counts), so a logic slip shows up as a crash, not only memory errors.
+ * libFuzzer target for exporter/podres.c (the pod-resources messages), pbwire.c (the protobuf
+ * wire format under them) and grpc.c (the gRPC unframer and the response-header parser),
+ * i.e. everything that reads bytes a (possibly broken or hostile) kubelet socket sends us.
+ * The first input byte picks the entry point; the rest is its input. Decoded lists are
+ * checked for the invariants callers rely on (no NULL strings, bounded counts), so a logic
+ * slip shows up as a crash, not only memory errors.
  */
+#include "pbwire.c"
+#include "grpc.c"
 #include "podres.c"
 
 static void check_list(const struct podres_list *l)
@@ -58,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const uint8_t *msg;
         size_t len;
         char err[256];
-        if (podres_unframe(p, n, &msg, &len, err, sizeof(err)) == 0) {
+        if (grpc_unframe(p, n, PODRES_MAX_MESSAGE, &msg, &len, err, sizeof(err)) == 0) {
             if (msg != p + 5 || len != n - 5)
                 __builtin_trap();
             decode(msg, len, true);
@@ -67,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     case 3: {
         /* Response header lines as libcurl hands them over, one per '\n'. */
-        struct call c = {.grpc_status = -1};
+        struct grpc_call c = {.grpc_status = -1};
         size_t start = 0;
         for (size_t i = 0; i <= n; i++) {
             if (i == n || p[i] == '\n') {

@@ -1,5 +1,6 @@
 #!/bin/sh
-# End-to-end test of the pod-resources client (exporter/podres.c) against a real gRPC server.
+# End-to-end test of the pod-resources client (exporter/podres.c over grpc.c) against a real
+# gRPC server.
 #
 # tests/podres/server.js serves the kubelet pod-resources v1 API with @grpc/grpc-js on a Unix
 # socket in a private temp dir; build/fakes/podres_client calls it through the C client and
@@ -76,7 +77,7 @@ if start_server ok; then
     fi
 
     # libcurl 7.88 hands HTTP/2 trailers to the header callback: grpc-status 0 of a normal
-    # answer comes after the body (exporter/podres.c on_header relies on this).
+    # answer comes after the body (exporter/grpc.c on_header relies on this).
     if "$CLIENT" --debug "$SOCK" 2>&1 >/dev/null | grep -q "grpc-status in trailers"; then
         pass grpc-status-from-trailers
     else
@@ -109,7 +110,7 @@ if start_server unavailable --fail=UNAVAILABLE; then
 fi
 
 # ---- broken servers and proxies (bare HTTP/2, not grpc-js) -------------------------------------
-# A whole message without grpc-status is accepted (see podres_call); the rest are errors.
+# A whole message without grpc-status is accepted (see grpc_unary); the rest are errors.
 if start_server raw-no-status --raw=no-status; then
     if "$CLIENT" --prefix=amd.com/ "$SOCK" >"$TMP/nostatus.out" 2>"$TMP/nostatus.err" &&
         diff -u "$FIX/mi300x-cpx.list.expected" "$TMP/nostatus.out" >"$TMP/nostatus.diff"; then

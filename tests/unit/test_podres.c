@@ -1,9 +1,11 @@
 /*
- * Unit tests of exporter/podres.c: the protobuf decoder on hand-encoded messages (a tiny
- * encoder below builds them field by field), the gRPC unframer, the header callback and the
- * argument checks of the transport. The transport itself is tested against a real gRPC
- * server in tests/e2e/podres.sh.
+ * Unit tests of exporter/podres.c and the pbwire.c under it: the protobuf decoder on
+ * hand-encoded messages (a tiny encoder below builds them field by field); of grpc.c: the
+ * gRPC unframer, the header callback and the argument checks of the transport. The transport
+ * itself is tested against a real gRPC server in tests/e2e/podres.sh.
  */
+#include "pbwire.c"
+#include "grpc.c"
 #include "podres.c"
 
 #include <unistd.h>
@@ -580,8 +582,8 @@ TEST(unframe)
         const uint8_t *msg = NULL;
         size_t msglen = 99;
         char err[256] = "";
-        int rc = podres_unframe((const uint8_t *)cases[i].bytes, cases[i].len, &msg, &msglen, err,
-                                sizeof(err));
+        int rc = grpc_unframe((const uint8_t *)cases[i].bytes, cases[i].len, PODRES_MAX_MESSAGE,
+                              &msg, &msglen, err, sizeof(err));
         if ((rc == 0) != (cases[i].err == NULL))
             fprintf(stderr, "case '%s': rc %d, err '%s'\n", cases[i].name, rc, err);
         if (cases[i].err) {
@@ -595,14 +597,14 @@ TEST(unframe)
     }
 }
 
-static void header(struct call *c, const char *line)
+static void header(struct grpc_call *c, const char *line)
 {
     TEST_CHECK_INT(on_header((char *)line, 1, strlen(line), c), strlen(line));
 }
 
 TEST(header_callback)
 {
-    struct call c = {.grpc_status = -1};
+    struct grpc_call c = {.grpc_status = -1};
 
     header(&c, "HTTP/2 200\r\n");
     header(&c, "content-type: application/grpc+proto\r\n");
@@ -640,7 +642,7 @@ TEST(header_callback)
 
 TEST(body_limit)
 {
-    struct call c = {.grpc_status = -1};
+    struct grpc_call c = {.grpc_status = -1, .max_message = PODRES_MAX_MESSAGE};
     char chunk[4096] = {0};
     size_t total = 0;
 
