@@ -99,8 +99,7 @@ static void lc_from_none(enum lc_state s, enum lc_decision d, const struct lc_fa
     else if (f->dry_run) {
         lc_set(out, LC_DRY_RUN, LC_WHY_REPORTED);
         lc_add(out, LC_FX_AUDIT);
-        if (lc_find(out, LC_FX_PERSIST) < 0)
-            lc_add(out, LC_FX_PERSIST);
+        lc_add(out, LC_FX_PERSIST);
     } else {
         /* The call's outcome decides (lc_settle). A notice record lost in a crash only means
            that the notice is posted again, later: it is written lazily, unlike an attempt. */
@@ -141,8 +140,7 @@ static void lc_from_open(enum lc_state s, enum lc_decision d, const struct lc_fa
         /* Never retried on a replacement: the notice was for the object that is gone. */
         lc_set(out, LC_GONE, f->object == LC_OBJ_CHANGED ? LC_WHY_CHANGED : LC_WHY_GONE);
         lc_add(out, LC_FX_AUDIT);
-        if (lc_find(out, LC_FX_PERSIST) < 0)
-            lc_add(out, LC_FX_PERSIST);
+        lc_add(out, LC_FX_PERSIST);
     } else if (f->run != LC_RUN_CONTINUOUS)
         lc_skip(out, s, LC_WHY_NOT_PROVEN);
     else if (f->young)
