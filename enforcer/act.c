@@ -1,8 +1,11 @@
 /*
  * The action engine (act.h): notice -> wait -> re-check -> act, exactly once, with the
  * safety limits and the audit trail. The backends (act_kube.c, act_runtime.c) only talk to
- * their API; every decision about whether to call them is taken here, so both kinds of
- * target get the same guarantees and the tests can drive the engine with a fake backend.
+ * their API; whether to call them is decided by the lifecycle (lifecycle.h, a pure function
+ * of the entry's state, the decision and the facts), and this file is its driver: it learns
+ * the facts, steps the lifecycle, and performs the effects in order, writing the ledger
+ * ahead of every action (docs/action-lifecycle.md). So both kinds of target get the same
+ * guarantees and the tests can drive the engine with a fake backend.
  *
  * Metrics (act_metrics):
  *   gpureclaim_enforcer_actions_total{rule,action,result}  mutating calls and their outcome
