@@ -36,7 +36,7 @@
 #define _        -1              /* a fact that does not matter in this row */
 
 struct row {
-    unsigned states, decisions, objects, runs; /* sets; 0: any */
+    unsigned states, decisions, objects, runs;        /* sets; 0: any */
     int due, young, capped, unconfirmed, dry, leader; /* 0, 1, or _ */
     bool ext; /* with an entry, a continuous idle run of an idle or unknown decision first
                  extends the proof: the effects start with "extend persist" */
@@ -288,8 +288,8 @@ static void check_properties(const struct input *in, void *arg)
         violation(p, in, "notice and action in one step");
 
     /* Write-ahead: the attempt is recorded before every action. */
-    if (act && !(has(&st, LC_FX_WRITE_AHEAD) &&
-                 lc_find(&st, LC_FX_WRITE_AHEAD) < lc_find(&st, LC_FX_ACT)))
+    if (act &&
+        !(has(&st, LC_FX_WRITE_AHEAD) && lc_find(&st, LC_FX_WRITE_AHEAD) < lc_find(&st, LC_FX_ACT)))
         violation(p, in, "an action without its write-ahead record first");
     if (has(&st, LC_FX_WRITE_AHEAD) && !act)
         violation(p, in, "a write-ahead record without an action");
@@ -311,8 +311,7 @@ static void check_properties(const struct input *in, void *arg)
                !f->dry_run && f->leader;
     if (act != may)
         violation(p, in, act ? "an action without its conditions" : "no action when due");
-    if (f->run == LC_RUN_BROKEN && open && in->d != LC_NO_DATA && f->leader &&
-        st.next != LC_SPARED)
+    if (f->run == LC_RUN_BROKEN && open && in->d != LC_NO_DATA && f->leader && st.next != LC_SPARED)
         violation(p, in, "a broken idle run not spared");
 
     /* Unknown data never leads to an action or a notice. */
