@@ -2,7 +2,7 @@
  * The action lifecycle (lifecycle.c) against its specification, exhaustively: every state x
  * every decision x every combination of the facts (notice period over, object same / replaced
  * / gone / not resolved, idle run continuous / broken / unknown, object too young, caps,
- * pressure, dry run, leader), 43,008 inputs. The expected answers are the table below, read
+ * pressure, dry run, leader), 21,504 inputs. The expected answers are the table below, read
  * top to bottom, first match wins; the safety properties are then asserted over every answer,
  * so a change to lc_step that breaks one fails here even if the table were changed with it.
  */
