@@ -33,6 +33,7 @@
 #include "lease.h"
 #include "decide.h"
 #include "log.h"
+#include "rfc3339.h"
 #include "notify.h"
 #include "plan.h"
 #include "promq.h"
@@ -601,7 +602,7 @@ static int cmd_explain(void)
                 status = EXIT_RULE_ERROR;
     } else {
         char when[48];
-        plan_format_time(at, when, sizeof(when));
+        rfc3339_format(when, sizeof(when), at, RFC3339_MILLI_FRAC);
         fprintf(stderr, "error: no workload matches '%s' at %s\n", wl, when);
         status = EXIT_NO_MATCH;
     }

@@ -21,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dur.h"
+#include "file.h"
 #include "util.h"
 #include "ydom.h"
 
@@ -166,31 +168,6 @@ int rules_parse_duration(const char *s, double *seconds)
     }
     *seconds = (double)total / 1000.0;
     return 0;
-}
-
-/* Seconds back to Prometheus syntax, for messages about values that were defaulted. */
-static char *fmt_duration(double secs, char *buf, size_t size)
-{
-    static const struct {
-        const char *unit;
-        uint64_t ms;
-    } units[] = {{"d", 86400000}, {"h", 3600000}, {"m", 60000}, {"s", 1000}, {"ms", 1}};
-    uint64_t ms = (uint64_t)llround(secs * 1000.0);
-    size_t o = 0;
-
-    if (ms == 0) {
-        snprintf(buf, size, "0s");
-        return buf;
-    }
-    buf[0] = '\0';
-    for (size_t i = 0; i < ARRAY_LEN(units) && o < size; i++) {
-        if (ms >= units[i].ms) {
-            int w = snprintf(buf + o, size - o, "%" PRIu64 "%s", ms / units[i].ms, units[i].unit);
-            o += w > 0 ? (size_t)w : 0;
-            ms %= units[i].ms;
-        }
-    }
-    return buf;
 }
 
 static bool valid_rule_name(const char *s, size_t len)
@@ -1074,17 +1051,17 @@ static void finish_rule(struct ctx *c, const struct ydom_node *map, struct rule 
         const char *how = gs ? "" : ", twice 'step' by default";
         if (gs && r->tolerated_gap < r->step)
             err_at(c, at_gap, "'toleratedGap' (%s) must be at least 'step' (%s) in %s",
-                   fmt_duration(r->tolerated_gap, b1, sizeof(b1)),
-                   fmt_duration(r->step, b2, sizeof(b2)), where);
+                   dur_format(b1, sizeof(b1), r->tolerated_gap),
+                   dur_format(b2, sizeof(b2), r->step), where);
         else if (idle_ok && r->tolerated_gap >= r->idle_timer)
             err_at(c, at_gap, "'toleratedGap' (%s%s) must be less than 'idleTimer' (%s) in %s",
-                   fmt_duration(r->tolerated_gap, b1, sizeof(b1)), how,
-                   fmt_duration(r->idle_timer, b2, sizeof(b2)), where);
+                   dur_format(b1, sizeof(b1), r->tolerated_gap), how,
+                   dur_format(b2, sizeof(b2), r->idle_timer), where);
     }
     if (idle_ok && r->idle_timer / r->step > MAX_POINTS) {
         const struct ydom_node *at = rv->at[K_STEP] ? rv->at[K_STEP] : at_gap;
         err_at(c, at, "'idleTimer' (%s) / 'step' (%s) is %.0f points, more than %d in %s",
-               fmt_duration(r->idle_timer, b1, sizeof(b1)), fmt_duration(r->step, b2, sizeof(b2)),
+               dur_format(b1, sizeof(b1), r->idle_timer), dur_format(b2, sizeof(b2), r->step),
                ceil(r->idle_timer / r->step), MAX_POINTS, where);
     }
     for (size_t i = 0; i < r->noverrides; i++) {
@@ -1094,13 +1071,13 @@ static void finish_rule(struct ctx *c, const struct ydom_node *map, struct rule 
         if (gap_ok && o->idle_timer <= r->tolerated_gap)
             err_at(c, override_idle[i],
                    "'idleTimer' (%s) of override %zu must be more than 'toleratedGap' (%s)",
-                   fmt_duration(o->idle_timer, b1, sizeof(b1)), i + 1,
-                   fmt_duration(r->tolerated_gap, b2, sizeof(b2)));
+                   dur_format(b1, sizeof(b1), o->idle_timer), i + 1,
+                   dur_format(b2, sizeof(b2), r->tolerated_gap));
         else if (o->idle_timer / r->step > MAX_POINTS)
             err_at(c, override_idle[i],
                    "'idleTimer' (%s) of override %zu / 'step' (%s) is more than %d points",
-                   fmt_duration(o->idle_timer, b1, sizeof(b1)), i + 1,
-                   fmt_duration(r->step, b2, sizeof(b2)), MAX_POINTS);
+                   dur_format(b1, sizeof(b1), o->idle_timer), i + 1,
+                   dur_format(b2, sizeof(b2), r->step), MAX_POINTS);
     }
 }
 
@@ -1313,31 +1290,20 @@ int rules_load_buffer(const char *name, const char *buf, size_t len, struct rule
 
 int rules_load_file(const char *path, struct ruleset *out, struct rules_errors *errs)
 {
-    struct sbuf b = {0};
-    char chunk[65536];
-    size_t r;
-    FILE *f = fopen(path, "rb");
+    char why[128];
+    size_t len;
 
     memset(out, 0, sizeof(*out));
-    if (!f) {
+    /* A huge or endless file is refused after the cap, not slurped. */
+    char *buf = file_read(path, RULES_MAX_FILE_BYTES, &len, why, sizeof(why));
+    if (!buf) {
         if (errs)
-            errors_push(errs, xasprintf("%s: cannot open: %s", path, strerror(errno)));
+            errors_push(errs, errno == EFBIG ? too_large(path)
+                                             : xasprintf("%s: cannot read: %s", path, why));
         return -1;
     }
-    /* Read one byte past the limit at most: a huge or endless file is refused, not slurped. */
-    while (b.len <= RULES_MAX_FILE_BYTES && (r = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        sbuf_add(&b, chunk, r);
-    if (ferror(f)) {
-        int e = errno;
-        fclose(f);
-        sbuf_free(&b);
-        if (errs)
-            errors_push(errs, xasprintf("%s: cannot read: %s", path, strerror(e)));
-        return -1;
-    }
-    fclose(f);
-    int rc = rules_load_buffer(path, b.buf ? b.buf : "", b.len, out, errs);
-    sbuf_free(&b);
+    int rc = rules_load_buffer(path, buf, len, out, errs);
+    free(buf);
     return rc;
 }
 

@@ -262,8 +262,7 @@ static void *refresher(void *arg)
         snap_unref_locked(own.cur);
         own.cur = s;
         double t = mono_now() + own.cfg->refresh_interval;
-        struct timespec ts = {.tv_sec = (time_t)t,
-                              .tv_nsec = (long)((t - (double)(time_t)t) * 1e9)};
+        struct timespec ts = mono_timespec(t);
         /* Any error ends the wait too: an EINVAL deadline must not become a busy loop. */
         int rc = 0;
         while (!own.stop && rc == 0)

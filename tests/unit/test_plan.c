@@ -107,29 +107,14 @@ TEST(sparkline_grid)
     free(m);
 }
 
-TEST(duration_format)
-{
-    static const struct {
-        double in;
-        const char *want;
-    } cases[] = {{0, "0s"},       {45, "45s"},      {900, "15m"},   {5400, "1h30m"},
-                 {97200, "1d3h"}, {3661, "1h1m1s"}, {0.5, "500ms"}, {-1, "-"},
-                 {NAN, "-"},      {59.6, "1m"},     {86400, "1d"},  {172800 + 60, "2d1m"}};
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        char buf[32];
-        plan_format_duration(cases[i].in, buf, sizeof(buf));
-        TEST_CHECK_STR(buf, cases[i].want);
-    }
-}
-
 TEST(time_format_and_parse)
 {
     char buf[48];
-    plan_format_time(1700000000, buf, sizeof(buf));
+    rfc3339_format(buf, sizeof(buf), 1700000000, RFC3339_MILLI_FRAC);
     TEST_CHECK_STR(buf, "2023-11-14T22:13:20Z");
-    plan_format_time(1700000000.5, buf, sizeof(buf));
+    rfc3339_format(buf, sizeof(buf), 1700000000.5, RFC3339_MILLI_FRAC);
     TEST_CHECK_STR(buf, "2023-11-14T22:13:20.500Z");
-    plan_format_time(NAN, buf, sizeof(buf));
+    rfc3339_format(buf, sizeof(buf), NAN, RFC3339_MILLI_FRAC);
     TEST_CHECK_STR(buf, "-");
 
     static const struct {
@@ -539,7 +524,6 @@ int main(void)
     RUN(sparkline_levels);
     RUN(sparkline_gaps_and_nan);
     RUN(sparkline_grid);
-    RUN(duration_format);
     RUN(time_format_and_parse);
     RUN(json_shape);
     RUN(table_rows);

@@ -654,7 +654,7 @@ TEST(load_file_errors)
     TEST_CHECK_INT(rules_load_file("tests/rules/no-such-file.yaml", &rs, &errs), -1);
     TEST_CHECK_INT(errs.n, 1);
     TEST_CHECK_STR(errs.n ? errs.msg[0] : NULL,
-                   "tests/rules/no-such-file.yaml: cannot open: No such file or directory");
+                   "tests/rules/no-such-file.yaml: cannot read: No such file or directory");
     rules_errors_free(&errs);
     TEST_CHECK_INT(rules_load_file("tests/rules", &rs, &errs), -1);
     TEST_CHECK_STR(errs.n ? errs.msg[0] : NULL, "tests/rules: cannot read: Is a directory");
@@ -682,7 +682,7 @@ TEST(check_files_output)
         "tests/rules/invalid/duplicate-key.yaml:7:3: duplicate key 'threshold' (first at 5:3)\n"
         "tests/rules/invalid/duplicate-key.yaml:8:1: duplicate key 'kind' (first at 2:1)\n"
         "tests/rules/invalid/duplicate-key.yaml: 2 errors\n"
-        "tests/rules/invalid/nope.yaml: cannot open: No such file or directory\n"
+        "tests/rules/invalid/nope.yaml: cannot read: No such file or directory\n"
         "tests/rules/invalid/nope.yaml: 1 errors\n",
         fnv1a64(min, mlen));
     TEST_CHECK_STR(text, want);
