@@ -1,6 +1,7 @@
 /*
  * Wall-clock times as RFC 3339 text in UTC ("2023-11-14T22:13:20Z"), the one format of the
- * audit log, notices, Kubernetes objects, plans and log lines. The precisions differ by
+ * audit log, notices, Kubernetes objects, plans and log lines, and the one parser of the
+ * times read back (notices, Leases, object creation times, --at). The precisions differ by
  * reader, not by writer: people and annotations get whole seconds, the plan milliseconds
  * when a time is not whole, a Lease metav1.MicroTime always six digits, log lines always
  * three.
@@ -28,5 +29,13 @@ enum rfc3339_prec {
  * "unknown" (it can be no valid time, so no reader takes it for one).
  */
 char *rfc3339_format(char *buf, size_t cap, double t, enum rfc3339_prec prec);
+
+/*
+ * Parse RFC 3339 ("2023-11-14T22:13:20Z", "...+01:00", fractional seconds; 't', 'z' and a
+ * blank for 'T' as RFC 3339 section 5.6 allows) or Unix seconds ("1700000000.25", not
+ * negative) into *out. Returns 0, or -1 with "invalid time '<s>': ..." in err. A date that
+ * does not exist (30 February) is refused, not normalised.
+ */
+int rfc3339_parse(const char *s, double *out, char *err, size_t errlen);
 
 #endif

@@ -307,6 +307,15 @@ struct timespec mono_timespec(double t)
     return ts;
 }
 
+void mono_cond_init(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
 double wall_now(void)
 {
     struct timespec ts;

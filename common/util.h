@@ -6,6 +6,7 @@
 #ifndef GPURECLAIM_UTIL_H
 #define GPURECLAIM_UTIL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -79,6 +80,8 @@ double mono_now(void);
  * NaN or not after the epoch of that clock gives {0, 0}, a deadline already past.
  */
 struct timespec mono_timespec(double t);
+/* Initialise a condition variable whose timed waits take mono_timespec deadlines. */
+void mono_cond_init(pthread_cond_t *cv);
 /* Wall-clock (Unix) time in seconds. */
 double wall_now(void);
 

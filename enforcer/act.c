@@ -789,7 +789,7 @@ static double act_notice_time(json_object *o, const char *key)
     double t;
     char err[128];
     if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string) ||
-        plan_parse_time(json_object_get_string(v), &t, err, sizeof(err)) < 0)
+        rfc3339_parse(json_object_get_string(v), &t, err, sizeof(err)) < 0)
         return NAN;
     return t;
 }

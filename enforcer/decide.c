@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "decide.h"
+#include "dur.h"
 #include "rfc3339.h"
 #include "util.h"
 
@@ -422,8 +423,9 @@ static size_t points_upto(const struct series *s, double now)
 static enum reason judge_series(const struct judge_ctx *jc, const struct series *s,
                                 const struct series *cov, char *detail, size_t dlen)
 {
-    char t1[32], t2[32];
+    char t1[32], t2[32], gap[DUR_LEN];
     double ws = jc->ws, step = jc->step;
+    dur_format(gap, sizeof(gap), jc->gap);
     size_t n = points_upto(s, jc->now);
     const struct point *p = s->p;
 
@@ -444,11 +446,11 @@ static enum reason judge_series(const struct judge_ctx *jc, const struct series 
         rfc3339_format(t1, sizeof(t1), p[n - 1].t, RFC3339_SEC);
         if (jc->rd->raw_coverage)
             snprintf(detail, dlen,
-                     "last point at %s; no raw sample within the tolerated gap %gs before now", t1,
-                     jc->gap);
+                     "last point at %s; no raw sample within the tolerated gap %s before now", t1,
+                     gap);
         else
-            snprintf(detail, dlen, "last point at %s, %gs before now: the last step has no point",
-                     t1, jc->now - p[n - 1].t);
+            snprintf(detail, dlen, "last point at %s, %s before now: the last step has no point",
+                     t1, dur_format(t2, sizeof(t2), jc->now - p[n - 1].t));
         return REASON_STALE;
     }
     /* Gaps count from the point that covers the window start; before it they do not matter. */
@@ -481,11 +483,10 @@ static enum reason judge_series(const struct judge_ctx *jc, const struct series 
         if (next < n) {
             rfc3339_format(t2, sizeof(t2), p[next].t, RFC3339_SEC);
             snprintf(detail, dlen,
-                     "no data from %s to %s: raw samples more than the tolerated gap %gs apart", t1,
-                     t2, jc->gap);
+                     "no data from %s to %s: raw samples more than the tolerated gap %s apart", t1,
+                     t2, gap);
         } else {
-            snprintf(detail, dlen, "no data after %s: raw samples more than %gs apart", t1,
-                     jc->gap);
+            snprintf(detail, dlen, "no data after %s: raw samples more than %s apart", t1, gap);
         }
         return REASON_GAP;
     }
@@ -597,8 +598,9 @@ static enum reason judge(const struct judge_ctx *jc, const struct entry *e, size
     if (worst != REASON_IDLE)
         return worst;
     d->idle_since = since;
-    set_detail(d, "below threshold %g%% for %gs (max %g%%)", jc->threshold, d->idle_timer,
-               d->max * 100.0);
+    char idle[DUR_LEN];
+    set_detail(d, "below threshold %g%% for %s (max %g%%)", jc->threshold,
+               dur_format(idle, sizeof(idle), d->idle_timer), d->max * 100.0);
     return REASON_IDLE;
 }
 

@@ -23,7 +23,6 @@
 #include "lease.h"
 #include "log.h"
 #include "rfc3339.h"
-#include "plan.h"
 #include "util.h"
 
 /* ---- pure part ------------------------------------------------------------------------------ */
@@ -84,7 +83,7 @@ static int lease_time(json_object *spec, const char *key, double *out, char *err
         return 0;
     char terr[128];
     if (!json_object_is_type(v, json_type_string) ||
-        plan_parse_time(json_object_get_string(v), out, terr, sizeof(terr)) < 0) {
+        rfc3339_parse(json_object_get_string(v), out, terr, sizeof(terr)) < 0) {
         snprintf(err, errlen, "lease spec.%s is not a time", key);
         return -1;
     }
@@ -356,11 +355,7 @@ struct lease *lease_start(const struct lease_cfg *cfg, struct kube *k, char *err
     l->cfg.identity = xstrdup(cfg->identity);
     l->k = k;
     pthread_mutex_init(&l->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&l->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    mono_cond_init(&l->cv);
     l->seed = (unsigned)(fnv1a64(cfg->identity, strlen(cfg->identity)) ^ (uint64_t)time(NULL));
     if (pthread_create(&l->thread, NULL, lease_run, l) != 0) {
         snprintf(err, errlen, "cannot start the leader election thread");

@@ -400,7 +400,7 @@ static int eval_time(double *at)
         return 0;
     }
     char err[256];
-    if (plan_parse_time(flags[F_AT].value, at, err, sizeof(err)) != 0) {
+    if (rfc3339_parse(flags[F_AT].value, at, err, sizeof(err)) != 0) {
         fprintf(stderr, "error: %s\n", err);
         return -1;
     }

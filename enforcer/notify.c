@@ -406,11 +406,7 @@ struct notify *notify_new(const struct notify_cfg *cfg, char *err, size_t errlen
         n->cfg.drain_timeout = 5;
     n->q = xcalloc(n->cfg.queue_size, sizeof(*n->q));
     atomic_init(&n->cancel, false);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&n->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    mono_cond_init(&n->cv);
     pthread_mutex_init(&n->mu, NULL);
     int rc = pthread_create(&n->thread, NULL, notify_worker, n);
     if (rc != 0) {

@@ -15,9 +15,6 @@
 #include "series.h"
 #include "util.h"
 
-/* Parse RFC 3339 ("2023-11-14T22:13:20Z", "...+01:00", fractional seconds) or Unix seconds. */
-int plan_parse_time(const char *s, double *out, char *err, size_t errlen);
-
 /*
  * Render a window of points as one character per expected step: "▁▂▃▄▅▆▇█" scaled to
  * [0, max(1, largest value)], "·" where no point exists (a gap), "×" for NaN or Inf.

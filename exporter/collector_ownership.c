@@ -282,11 +282,7 @@ static int ownership_init(const struct coll_cfg *cfg, char *err, size_t errlen)
     }
     own.cfg = cfg;
     own.stop = false;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&own.cond, &ca);
-    pthread_condattr_destroy(&ca);
+    mono_cond_init(&own.cond);
     int rc = pthread_create(&own.thread, NULL, refresher, NULL);
     if (rc != 0) {
         snprintf(err, errlen, "cannot start the ownership refresher: %s", strerror(rc));

@@ -107,49 +107,6 @@ TEST(sparkline_grid)
     free(m);
 }
 
-TEST(time_format_and_parse)
-{
-    char buf[48];
-    rfc3339_format(buf, sizeof(buf), 1700000000, RFC3339_MILLI_FRAC);
-    TEST_CHECK_STR(buf, "2023-11-14T22:13:20Z");
-    rfc3339_format(buf, sizeof(buf), 1700000000.5, RFC3339_MILLI_FRAC);
-    TEST_CHECK_STR(buf, "2023-11-14T22:13:20.500Z");
-    rfc3339_format(buf, sizeof(buf), NAN, RFC3339_MILLI_FRAC);
-    TEST_CHECK_STR(buf, "-");
-
-    static const struct {
-        const char *in;
-        int rc;
-        double want;
-    } cases[] = {
-        {"1700000000", 0, 1700000000},
-        {"1700000000.25", 0, 1700000000.25},
-        {"2023-11-14T22:13:20Z", 0, 1700000000},
-        {"2023-11-14t22:13:20z", 0, 1700000000},
-        {"2023-11-14T23:13:20+01:00", 0, 1700000000},
-        {"2023-11-14T20:43:20-01:30", 0, 1700000000},
-        {"2023-11-14T22:13:20.25Z", 0, 1700000000.25},
-        {"2023-02-30T00:00:00Z", -1, 0},
-        {"2023-11-14T22:13:20", -1, 0},
-        {"2023-11-14", -1, 0},
-        {"2023-11-14T22:13:20.Z", -1, 0},
-        {"yesterday", -1, 0},
-        {"", -1, 0},
-        {"-5", -1, 0},
-        {"2023-11-14T22:13:20Zjunk", -1, 0},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        double t = -1;
-        char err[128] = "";
-        int rc = plan_parse_time(cases[i].in, &t, err, sizeof(err));
-        TEST_CHECK_INT(rc, cases[i].rc);
-        if (cases[i].rc == 0)
-            TEST_CHECK_DBL(t, cases[i].want, 1e-6);
-        else
-            TEST_CHECK_CONTAINS(err, "invalid time");
-    }
-}
-
 /* Two workloads: one reclaimed after 20 minutes idle, one kept for a gap with no stats. */
 static void two_decisions(const struct rule *r, struct decision_rec v[2])
 {
@@ -524,7 +481,6 @@ int main(void)
     RUN(sparkline_levels);
     RUN(sparkline_gaps_and_nan);
     RUN(sparkline_grid);
-    RUN(time_format_and_parse);
     RUN(json_shape);
     RUN(table_rows);
     RUN(explain_sentences);

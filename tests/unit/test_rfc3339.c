@@ -54,9 +54,73 @@ TEST(small_buffer_truncates)
     TEST_CHECK_STR(rfc3339_format(buf, sizeof(buf), 1700000000, RFC3339_MICRO), "2023-11-14");
 }
 
+TEST(parse)
+{
+    static const struct {
+        const char *in;
+        int rc;
+        double want;
+    } cases[] = {
+        {"1700000000", 0, 1700000000},
+        {"1700000000.25", 0, 1700000000.25},
+        {"2023-11-14T22:13:20Z", 0, 1700000000},
+        {"2023-11-14t22:13:20z", 0, 1700000000},
+        {"2023-11-14 22:13:20Z", 0, 1700000000},
+        {"2023-11-14T23:13:20+01:00", 0, 1700000000},
+        {"2023-11-14T20:43:20-01:30", 0, 1700000000},
+        {"2023-11-14T22:13:20.25Z", 0, 1700000000.25},
+        {"2023-11-14T22:13:20.000001Z", 0, 1700000000.000001},
+        {"2000-02-29T00:00:00Z", 0, 951782400},
+        {"2023-02-29T00:00:00Z", -1, 0}, /* not a leap year: refused, not 1 March */
+        {"2023-02-30T00:00:00Z", -1, 0},
+        {"2023-11-14T22:13:20", -1, 0}, /* no offset */
+        {"2023-11-14", -1, 0},
+        {"2023-11-14T22:13:20.Z", -1, 0},
+        {"2023-11-14T24:00:00Z", -1, 0},
+        {"2023-11-14T22:13:20+24:00", -1, 0},
+        {"yesterday", -1, 0},
+        {"", -1, 0},
+        {"-5", -1, 0},
+        {"NaN", -1, 0},
+        {"2023-11-14T22:13:20Zjunk", -1, 0},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        double t = -1;
+        char err[128] = "";
+        int rc = rfc3339_parse(cases[i].in, &t, err, sizeof(err));
+        TEST_CHECK_INT(rc, cases[i].rc);
+        if (cases[i].rc == 0)
+            TEST_CHECK_DBL(t, cases[i].want, 1e-6);
+        else
+            TEST_CHECK_CONTAINS(err, "invalid time '");
+    }
+}
+
+/* Every precision reads back as what it wrote (to its resolution). */
+TEST(format_parse_round_trip)
+{
+    static const double ts[] = {0, 1700000000, 1700000000.5, 1767225599.123456, 951782400.25};
+    static const struct {
+        enum rfc3339_prec p;
+        double res;
+    } ps[] = {
+        {RFC3339_SEC, 1}, {RFC3339_MILLI_FRAC, 1e-3}, {RFC3339_MILLI, 1e-3}, {RFC3339_MICRO, 1e-6}};
+    for (size_t i = 0; i < ARRAY_LEN(ts); i++)
+        for (size_t j = 0; j < ARRAY_LEN(ps); j++) {
+            char buf[RFC3339_LEN], err[128];
+            double back = -1;
+            TEST_CHECK_INT(rfc3339_parse(rfc3339_format(buf, sizeof(buf), ts[i], ps[j].p), &back,
+                                         err, sizeof(err)),
+                           0);
+            TEST_CHECK(fabs(back - ts[i]) <= ps[j].res);
+        }
+}
+
 int main(void)
 {
     RUN(precisions);
     RUN(small_buffer_truncates);
+    RUN(parse);
+    RUN(format_parse_round_trip);
     return test_done();
 }
