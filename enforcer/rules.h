@@ -161,6 +161,12 @@ int rules_check_files(char *const *paths, size_t n, void *out_file);
 const char *rules_policy_name(enum rule_policy p);
 const char *rules_action_name(enum rule_action a);
 
+/*
+ * Print a key table of rules/README.md, generated from the loader's key specification:
+ * `table` is "rule-keys" or "queries". Returns 0, or -1 for an unknown table name.
+ */
+int rules_schema_markdown(const char *table, void *out_file);
+
 /* Parse a Prometheus duration ("90s", "15m", "1h30m", "2d"); -1 on error. */
 int rules_parse_duration(const char *s, double *seconds);
 
