@@ -10,6 +10,8 @@
  * `defaults:` holds rule keys that every rule inherits key by key (`queries:` too, query by
  * query); a rule's own value wins. Cross-field constraints (toleratedGap against step and
  * idleTimer, points per window) are checked on the effective values after inheritance.
+ * Each key's type, range, default and documentation is one row of key_specs: the parser,
+ * the inheritance and the key tables of rules/README.md are driven by that table.
  */
 #include "rules.h"
 
@@ -638,7 +640,8 @@ static void parse_key(struct ctx *c, const struct key_spec *ks, const struct ydo
     size_t k = (size_t)(ks - key_specs);
 
     if (ks->type == KT_NESTED) {
-        ks->parse(c, val, st);
+        if (ks->parse) /* `name` has none: parse_rule reads it first */
+            ks->parse(c, val, st);
         return;
     }
     st->v->seen[k] = true;

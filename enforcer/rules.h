@@ -6,7 +6,8 @@
  * keys, wrong types, out-of-range values and missing required keys are all errors naming
  * file:line:col and the key, and every error in a file is reported, not just the first.
  * An unknown apiVersion is refused with the list of versions this build understands.
- * The schema, every key with its default, is documented in rules/README.md.
+ * The schema, every key with its default, is documented in rules/README.md, whose key tables
+ * are generated from the loader's key specification (rules_schema_markdown).
  */
 #ifndef GPURECLAIM_RULES_H
 #define GPURECLAIM_RULES_H

@@ -771,6 +771,24 @@ TEST(readme_tables_match_spec)
         free(want);
         free(marker);
     }
+    /* The `defaults` row names exactly the keys the specification keeps out of `defaults:`. */
+    struct sbuf only = {0};
+    size_t n = 0, i = 0;
+    for (size_t k = 0; k < K__COUNT; k++)
+        n += (key_specs[k].flags & KS_RULE_ONLY) != 0;
+    sbuf_puts(&only, "| any rule key except ");
+    for (size_t k = 0; k < K__COUNT; k++)
+        if (key_specs[k].flags & KS_RULE_ONLY)
+            sbuf_printf(&only, "%s`%s`",
+                        i++ == 0 ? ""
+                        : i == n ? " and "
+                                 : ", ",
+                        key_specs[k].name);
+    sbuf_puts(&only, "; ");
+    if (!strstr(readme, only.buf))
+        fprintf(stderr, "rules/README.md does not say '%s'\n", only.buf);
+    TEST_CHECK(strstr(readme, only.buf) != NULL);
+    sbuf_free(&only);
     FILE *null = fopen("/dev/null", "w");
     TEST_CHECK_INT(rules_schema_markdown("nope", null), -1);
     fclose(null);
