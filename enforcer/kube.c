@@ -23,6 +23,7 @@
 #include "httpc.h"
 #include "kube.h"
 #include "log.h"
+#include "rfc3339.h"
 #include "util.h"
 
 #define KUBE_KUEUE_API "kueue.x-k8s.io/v1beta1"
@@ -83,14 +84,6 @@ const char *kube_result_name(enum kube_result r)
         return "cancelled";
     }
     return "error";
-}
-
-void kube_rfc3339(char *buf, size_t cap, long long t)
-{
-    time_t tt = (time_t)t;
-    struct tm tm;
-    if (!gmtime_r(&tt, &tm) || strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        str_copy(buf, cap, "1970-01-01T00:00:00Z");
 }
 
 /* ---- paths ------------------------------------------------------------------------------ */
@@ -688,7 +681,7 @@ enum kube_result kube_post_event(struct kube *k, const struct kube_ref *involved
     }
     char stamp[24], now[32];
     snprintf(stamp, sizeof(stamp), "%llx", kube_event_stamp());
-    kube_rfc3339(now, sizeof(now), (long long)time(NULL));
+    rfc3339_format(now, sizeof(now), (double)time(NULL), RFC3339_SEC);
     /* Keep the name within 253 characters by shortening the object-name part. */
     int keep = (int)(253 - 1 - strlen(stamp));
     char *name = xasprintf("%.*s.%s", keep, involved->name, stamp);

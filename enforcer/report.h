@@ -6,21 +6,14 @@
  * tested byte for byte and the same code serves the command line and the tests. Times are
  * printed in UTC (RFC 3339), durations in Prometheus syntax ("15m", "1h30m").
  */
-#ifndef GPURECLAIM_PLAN_H
-#define GPURECLAIM_PLAN_H
+#ifndef GPURECLAIM_REPORT_H
+#define GPURECLAIM_REPORT_H
 
 #include <stddef.h>
 
 #include "decide.h"
 #include "series.h"
 #include "util.h"
-
-/* A Prometheus-style duration: "0s", "45s", "15m", "1h30m", "2d3h"; "-" for NaN or < 0. */
-void report_format_duration(double seconds, char *buf, size_t len);
-/* RFC 3339 in UTC, "2023-11-14T22:13:20Z" (milliseconds shown only when not whole). */
-void report_format_time(double t, char *buf, size_t len);
-/* Parse RFC 3339 ("2023-11-14T22:13:20Z", "...+01:00", fractional seconds) or Unix seconds. */
-int report_parse_time(const char *s, double *out, char *err, size_t errlen);
 
 /*
  * Render a window of points as one character per expected step: "▁▂▃▄▅▆▇█" scaled to

@@ -1,7 +1,7 @@
 /*
- * Unit tests of report.c: sparkline levels, gaps and NaN, duration and time formatting and
- * parsing, the JSON shape of `plan --output json` (parsed back with json-c), the table rows
- * and the explanation sentences, all from hand-made decisions.
+ * Unit tests of report.c: sparkline levels, gaps and NaN, the JSON shape of `plan --output
+ * json` (parsed back with json-c), the table rows and the explanation sentences, all from
+ * hand-made decisions. (Duration and time text are tested in test_dur.c and test_rfc3339.c.)
  */
 #include "report.c"
 
@@ -105,64 +105,6 @@ TEST(sparkline_grid)
     TEST_CHECK_STR(m, "^ ");
     free(s);
     free(m);
-}
-
-TEST(duration_format)
-{
-    static const struct {
-        double in;
-        const char *want;
-    } cases[] = {{0, "0s"},       {45, "45s"},      {900, "15m"},   {5400, "1h30m"},
-                 {97200, "1d3h"}, {3661, "1h1m1s"}, {0.5, "500ms"}, {-1, "-"},
-                 {NAN, "-"},      {59.6, "1m"},     {86400, "1d"},  {172800 + 60, "2d1m"}};
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        char buf[32];
-        report_format_duration(cases[i].in, buf, sizeof(buf));
-        TEST_CHECK_STR(buf, cases[i].want);
-    }
-}
-
-TEST(time_format_and_parse)
-{
-    char buf[48];
-    report_format_time(1700000000, buf, sizeof(buf));
-    TEST_CHECK_STR(buf, "2023-11-14T22:13:20Z");
-    report_format_time(1700000000.5, buf, sizeof(buf));
-    TEST_CHECK_STR(buf, "2023-11-14T22:13:20.500Z");
-    report_format_time(NAN, buf, sizeof(buf));
-    TEST_CHECK_STR(buf, "-");
-
-    static const struct {
-        const char *in;
-        int rc;
-        double want;
-    } cases[] = {
-        {"1700000000", 0, 1700000000},
-        {"1700000000.25", 0, 1700000000.25},
-        {"2023-11-14T22:13:20Z", 0, 1700000000},
-        {"2023-11-14t22:13:20z", 0, 1700000000},
-        {"2023-11-14T23:13:20+01:00", 0, 1700000000},
-        {"2023-11-14T20:43:20-01:30", 0, 1700000000},
-        {"2023-11-14T22:13:20.25Z", 0, 1700000000.25},
-        {"2023-02-30T00:00:00Z", -1, 0},
-        {"2023-11-14T22:13:20", -1, 0},
-        {"2023-11-14", -1, 0},
-        {"2023-11-14T22:13:20.Z", -1, 0},
-        {"yesterday", -1, 0},
-        {"", -1, 0},
-        {"-5", -1, 0},
-        {"2023-11-14T22:13:20Zjunk", -1, 0},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        double t = -1;
-        char err[128] = "";
-        int rc = report_parse_time(cases[i].in, &t, err, sizeof(err));
-        TEST_CHECK_INT(rc, cases[i].rc);
-        if (cases[i].rc == 0)
-            TEST_CHECK_DBL(t, cases[i].want, 1e-6);
-        else
-            TEST_CHECK_CONTAINS(err, "invalid time");
-    }
 }
 
 /* Two workloads: one reclaimed after 20 minutes idle, one kept for a gap with no stats. */
@@ -539,8 +481,6 @@ int main(void)
     RUN(sparkline_levels);
     RUN(sparkline_gaps_and_nan);
     RUN(sparkline_grid);
-    RUN(duration_format);
-    RUN(time_format_and_parse);
     RUN(json_shape);
     RUN(table_rows);
     RUN(explain_sentences);
