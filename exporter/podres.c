@@ -7,9 +7,9 @@
  * hand-written, fuzzed decoder below is smaller than the generated code would be.
  *
  * The decoder follows the protobuf wire rules that matter for a kubelet that is newer than us
- * (gpu-interfaces.md §10.2): unknown fields of every wire type are skipped (groups included, up
- * to PODRES_MAX_DEPTH), repeated int64 is accepted packed and unpacked, a known field that
- * arrives with an unexpected wire type is treated as unknown (what the reference protobuf
+ * (docs/kernel-interfaces.md §10.2): unknown fields of every wire type are skipped (groups
+ * included, up to PODRES_MAX_DEPTH), repeated int64 is accepted packed and unpacked, a known field
+ * that arrives with an unexpected wire type is treated as unknown (what the reference protobuf
  * runtimes do), and of a singular field sent twice the last value wins. Everything else is
  * strict: varints longer than 10 bytes or above 2^64, lengths past the end of their message,
  * truncated fixed-width fields, field number 0 and wire types 6/7 are errors, as are kept
