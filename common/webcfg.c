@@ -541,12 +541,28 @@ static bool ct_equal(const char *a, size_t alen, const char *b, size_t blen)
     return diff == 0;
 }
 
+/*
+ * The cache's secret: an HMAC key drawn once per process. With a plain hash, anyone who can
+ * read the process's memory (a core dump, a debugger) could test password guesses against
+ * the cached entries at SHA-256 speed instead of bcrypt's; keyed, the entries are useless
+ * outside the process.
+ */
+static unsigned char cache_secret[32];
+static pthread_once_t cache_secret_once = PTHREAD_ONCE_INIT;
+
+static void cache_secret_init(void)
+{
+    if (gnutls_rnd(GNUTLS_RND_KEY, cache_secret, sizeof(cache_secret)) < 0)
+        abort(); /* no randomness: refuse to run rather than cache under a known key */
+}
+
 static void cache_key(const char *user, const char *pass, const char *hash, unsigned char out[32])
 {
+    pthread_once(&cache_secret_once, cache_secret_init);
     struct sbuf b = {0};
     /* Lengths first, so that no two (user, password, hash) triples give the same text. */
     sbuf_printf(&b, "%zu:%zu:%s:%s:%s", strlen(user), strlen(pass), user, pass, hash);
-    gnutls_hash_fast(GNUTLS_DIG_SHA256, b.buf, b.len, out);
+    gnutls_hmac_fast(GNUTLS_MAC_SHA256, cache_secret, sizeof(cache_secret), b.buf, b.len, out);
     explicit_bzero(b.buf, b.len);
     sbuf_free(&b);
 }

@@ -159,11 +159,17 @@ char *notify_slack_payload(const struct audit_rec *r)
         audit_rfc3339(since, sizeof(since), r->d->idle_since);
     audit_rfc3339(at, sizeof(at), r->act_after);
     const char *rule = r->rule ? r->rule : "";
-    if (strcmp(r->event, "spared") == 0) {
+    if (strcmp(r->event, "spared") == 0 && r->d && r->d->reason == REASON_ACTIVE) {
         sbuf_printf(&t,
                     "gpureclaim: GPU workload %s is active again: the planned %s by rule '%s' "
                     "is cancelled.",
                     w.buf ? w.buf : "", notify_verb(r->action, false), rule);
+    } else if (strcmp(r->event, "spared") == 0) {
+        /* Spared for another reason (exempted, data gap, re-created, rule disabled): saying
+         * "active again" would tell the owner something the enforcer did not see. */
+        sbuf_printf(&t, "gpureclaim: the planned %s of GPU workload %s by rule '%s' is cancelled",
+                    notify_verb(r->action, false), w.buf ? w.buf : "", rule);
+        sbuf_printf(&t, r->message && r->message[0] ? ": %s." : ".", r->message ? r->message : "");
     } else if (strcmp(r->event, "action") == 0) {
         sbuf_printf(&t, "gpureclaim: GPU workload %s was %s by rule '%s'", w.buf ? w.buf : "",
                     notify_verb(r->action, true), rule);

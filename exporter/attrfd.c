@@ -132,26 +132,6 @@ unsigned long attrfd_hits(void)
     return n;
 }
 
-/* fdio_read() at offset 0 with pread(): a kept descriptor's file position is never used. */
-static ssize_t pread_all(int fd, void *buf, size_t cap, bool until_eof)
-{
-    size_t n = 0;
-    while (n < cap) {
-        ssize_t r = pread(fd, (char *)buf + n, cap - n, (off_t)n);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        if (r == 0)
-            break;
-        n += (size_t)r;
-        if (!until_eof && (size_t)r < cap - (n - (size_t)r))
-            break;
-    }
-    return (ssize_t)n;
-}
-
 /* The descriptor's file is no longer at its path (renamed over or unlinked). */
 static bool orphaned(int fd)
 {
@@ -185,7 +165,7 @@ ssize_t attrfd_read(const char *path, void *buf, size_t cap, bool until_eof)
     pthread_mutex_unlock(&lock);
 
     if (e) {
-        ssize_t n = pread_all(e->fd, buf, cap, until_eof);
+        ssize_t n = fdio_read_from(e->fd, buf, cap, until_eof, 0);
         bool good = n >= 0 && (top_is_sysfs || !orphaned(e->fd));
         pthread_mutex_lock(&lock);
         if (good)
@@ -201,7 +181,7 @@ ssize_t attrfd_read(const char *path, void *buf, size_t cap, bool until_eof)
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    ssize_t n = pread_all(fd, buf, cap, until_eof);
+    ssize_t n = fdio_read_from(fd, buf, cap, until_eof, 0);
     if (n < 0) {
         fdio_close_keep_errno(fd);
         return -1;

@@ -21,13 +21,16 @@
  * Read up to `cap` bytes from `fd` into `buf`. Bytes read (less than `cap` only at EOF, or
  * after a short read when !until_eof), or -1 with errno. A sysfs text attribute arrives
  * whole in its first read, so !until_eof saves the read(2) that would only see EOF; binary
- * attributes and procfs files may come in chunks and want `until_eof`.
+ * attributes and procfs files may come in chunks and want `until_eof`. With `at` >= 0 the
+ * reads are pread()s from that offset and the file position is left alone (a kept
+ * descriptor re-read from 0, see attrfd.h); with -1, read()s from the current position.
  */
-static inline ssize_t fdio_read(int fd, void *buf, size_t cap, bool until_eof)
+static inline ssize_t fdio_read_from(int fd, void *buf, size_t cap, bool until_eof, off_t at)
 {
     size_t n = 0;
     while (n < cap) {
-        ssize_t r = read(fd, (char *)buf + n, cap - n);
+        ssize_t r = at >= 0 ? pread(fd, (char *)buf + n, cap - n, at + (off_t)n)
+                            : read(fd, (char *)buf + n, cap - n);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -40,6 +43,11 @@ static inline ssize_t fdio_read(int fd, void *buf, size_t cap, bool until_eof)
             break;
     }
     return (ssize_t)n;
+}
+
+static inline ssize_t fdio_read(int fd, void *buf, size_t cap, bool until_eof)
+{
+    return fdio_read_from(fd, buf, cap, until_eof, -1);
 }
 
 /* Close `fd` keeping the errno of the failure being reported. */

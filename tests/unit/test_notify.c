@@ -253,9 +253,19 @@ TEST(test_slack_action_and_spare)
     sample_free(&s);
 
     sample_init(&s, "spared");
+    s.d.reason = REASON_ACTIVE;
     p = notify_slack_payload(&s.rec);
     TEST_CHECK_CONTAINS(p, "is active again: the planned scale to zero by rule 'notebooks' is "
                            "cancelled");
+    free(p);
+    sample_free(&s);
+    /* Spared because it was exempted: the text gives that reason, not "active again". */
+    sample_init(&s, "spared");
+    s.d.reason = REASON_EXEMPT;
+    s.rec.message = "exempt: label gpureclaim.io/exempt=true";
+    p = notify_slack_payload(&s.rec);
+    TEST_CHECK(strstr(p, "active again") == NULL);
+    TEST_CHECK_CONTAINS(p, "is cancelled: exempt: label gpureclaim.io/exempt=true.");
     free(p);
     sample_free(&s);
     /* a container (no owner kind): the label to set, without a kubectl line */

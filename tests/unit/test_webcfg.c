@@ -236,6 +236,22 @@ TEST(bcrypt_auth)
     TEST_CHECK(!webcfg_auth(&none, NULL, "alice", "s3cret"));
 }
 
+/* The cache keys are keyed (HMAC): the same triple gives the same key within the process,
+ * and the key is not the plain SHA-256 of the text, which a memory dump would let anyone test
+ * password guesses against at hash speed. */
+TEST(cache_keys_are_keyed)
+{
+    unsigned char k1[32], k2[32], plain[32];
+    cache_key("alice", "s3cret", "$2b$04$abc", k1);
+    cache_key("alice", "s3cret", "$2b$04$abc", k2);
+    TEST_CHECK(memcmp(k1, k2, 32) == 0);
+    const char *text = "5:6:alice:s3cret:$2b$04$abc";
+    gnutls_hash_fast(GNUTLS_DIG_SHA256, text, strlen(text), plain);
+    TEST_CHECK(memcmp(k1, plain, 32) != 0);
+    cache_key("alice", "s3creu", "$2b$04$abc", k2);
+    TEST_CHECK(memcmp(k1, k2, 32) != 0);
+}
+
 TEST(ct_equal_lengths)
 {
     TEST_CHECK(ct_equal("abc", 3, "abc", 3));
@@ -287,6 +303,7 @@ int main(void)
     RUN(tls_cross_field_rules);
     RUN(password_instead_of_hash_not_echoed);
     RUN(bcrypt_auth);
+    RUN(cache_keys_are_keyed);
     RUN(ct_equal_lengths);
     RUN(load_files);
     return test_done();
