@@ -9,8 +9,10 @@
 # resolves nowhere is accepted only as a file of another repository, when the same sentence
 # names that repository (`owner/name` of a known public owner, or a github.com URL), e.g.
 # "prometheus/prometheus docs/querying/api.md"; never when it points into the project's notes
-# outside the repository (shared/, reference/, /work/). Everything else is one FAIL line with
-# file:line; one PASS line when all citations resolve.
+# outside the repository (shared/, reference/, /work/). In the reference itself (docs/*.md),
+# every `quoted` path that starts with a top-level directory of the repository (`enforcer/x.c`,
+# `tests/fixtures/`) must exist too, so that a renamed file cannot leave the reference behind.
+# Everything else is one FAIL line with file:line; one PASS line when all citations resolve.
 #
 # usage: tests/check-citations.sh [TREE]   (TREE defaults to the repository of this script)
 set -u
@@ -89,6 +91,11 @@ def sentence(lines, i, start, end):
     return before + " " + (after[:m.start()] if m else after)
 
 
+TOPDIRS = sorted({f.split("/", 1)[0] for f in files if "/" in f} - {".github"})
+CODEPATH = re.compile(r"`((?:%s)/[\w./-]*)`" % "|".join(map(re.escape, TOPDIRS)))
+dirs = {os.path.dirname(f) for f in files}
+dirs |= {d.rsplit("/", k)[0] for d in list(dirs) for k in range(1, d.count("/") + 1)}
+
 fails = 0
 count = 0
 cited = set()
@@ -101,6 +108,15 @@ for src in files:
     except (UnicodeDecodeError, OSError):
         continue
     for i, line in enumerate(lines):
+        for m in CODEPATH.finditer(line) if src.startswith("docs/") else ():
+            p = m.group(1)
+            if p.endswith(".md") or p in tracked or p.rstrip("/") in dirs:
+                continue  # .md files are checked below
+            if QUAL.search(sentence(lines, i, m.start(1), m.end(1))):
+                continue
+            print("FAIL: citation %s:%d: '%s' is not a file or directory of the repository"
+                  % (src, i + 1, p))
+            fails += 1
         for m in TOKEN.finditer(line):
             cite = m.group(1)
             count += 1
