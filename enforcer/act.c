@@ -1,8 +1,11 @@
 /*
  * The action engine (act.h): notice -> wait -> re-check -> act, exactly once, with the
  * safety limits and the audit trail. The backends (act_kube.c, act_runtime.c) only talk to
- * their API; every decision about whether to call them is taken here, so both kinds of
- * target get the same guarantees and the tests can drive the engine with a fake backend.
+ * their API; whether to call them is decided by the lifecycle (lifecycle.h, a pure function
+ * of the entry's state, the decision and the facts), and this file is its driver: it learns
+ * the facts, steps the lifecycle, and performs the effects in order, writing the ledger
+ * ahead of every action (docs/action-lifecycle.md). So both kinds of target get the same
+ * guarantees and the tests can drive the engine with a fake backend.
  *
  * Metrics (act_metrics):
  *   gpureclaim_enforcer_actions_total{rule,action,result}  mutating calls and their outcome
@@ -23,6 +26,7 @@
 
 #include "act.h"
 #include "audit.h"
+#include "lifecycle.h"
 #include "log.h"
 #include "notify.h"
 #include "plan.h"
@@ -325,7 +329,8 @@ struct act_event {
     double act_after;
 };
 
-static void act_audit(struct act *a, double now, const struct act_event *ev)
+/* Write an audit line; with `notify`, send it to the rule's webhook as well (LC_FX_NOTIFY). */
+static void act_audit(struct act *a, double now, const struct act_event *ev, bool notify)
 {
     struct audit_ref refs[ACT_CHAIN_MAX];
     const struct labels *wl = ev->d ? &ev->d->identity : ev->workload;
@@ -348,7 +353,7 @@ static void act_audit(struct act *a, double now, const struct act_event *ev)
         .act_after = ev->act_after,
     };
     audit_write(a->audit, &r);
-    if (ev->d) /* notice, action and spare carry their decision, hence the rule's notify: */
+    if (notify && ev->d)
         notify_audit(a->notify, ev->d->rule, &r);
 }
 
@@ -374,7 +379,8 @@ static void act_skip(struct act *a, double now, const struct decision_rec *d, co
                                   .t = t,
                                   .result = reason,
                                   .message = message,
-                                  .act_after = NAN});
+                                  .act_after = NAN},
+              false);
 }
 
 /* Forget the skips of a workload once it acts or is spared, so that a later episode is
@@ -503,188 +509,9 @@ static void act_on_expired(void *arg, const struct ledger_entry *e)
                                   .result = "expired",
                                   .message = "the workload was not decided again before the "
                                              "notice expired",
-                                  .act_after = e->act_after});
+                                  .act_after = e->act_after},
+              false);
     act_count_add(&a->skipped, e->rule, "expired", NULL);
-}
-
-/*
- * Whether the idleness of `d` continues what was proven for entry `e`: its idle run must
- * start no later than the time idleness was last proven (at first the notice). Then the
- * proof reaches `now`. A run that starts later means the workload was busy, or not proven
- * idle, for a while since the notice, even if no cycle saw it: an action must not follow.
- */
-static bool act_still_idle(struct act *a, struct ledger_entry *e, const struct decision_rec *d,
-                           double now, char *why, size_t whylen)
-{
-    double proven = isnan(e->idle_proven) ? e->noticed : e->idle_proven;
-    if (d->idle_since <= proven + 1e-6) {
-        if (!(e->idle_proven == now)) {
-            e->idle_proven = now;
-            act_save(a);
-        }
-        return true;
-    }
-    char since[40], last[40];
-    audit_rfc3339(since, sizeof(since), d->idle_since);
-    audit_rfc3339(last, sizeof(last), proven);
-    snprintf(why, whylen,
-             "not idle without a break since the notice: the idle run starts at %s, after %s "
-             "(idleness last proven)",
-             since, last[0] ? last : "(never)");
-    return false;
-}
-
-/*
- * Pending notices and dry-run reports whose workload is active again (a definite keep), or
- * whose idle run restarted since the notice (act_still_idle).
- */
-static void act_spare(struct act *a, const struct decisions *ds, char *const *keys, double now)
-{
-    for (size_t i = 0; i < a->ledger.n;) {
-        struct ledger_entry *e = &a->ledger.v[i];
-        const struct decision_rec *d = NULL;
-        if (e->state == LEDGER_PENDING || e->state == LEDGER_DRY_RUN) {
-            for (size_t j = 0; j < ds->n; j++) {
-                if (strcmp(ds->v[j].rule->name, e->rule) == 0 &&
-                    strcmp(keys[j], e->workload) == 0) {
-                    d = &ds->v[j];
-                    break;
-                }
-            }
-        }
-        char why[256] = "";
-        if (d && d->decision == DECISION_KEEP && act_definite_keep(d->reason))
-            snprintf(why, sizeof(why), "%s: %s", decide_reason_name(d->reason), d->detail);
-        else if (d && !isnan(d->idle_since))
-            act_still_idle(a, e, d, now, why, sizeof(why));
-        if (!why[0]) {
-            i++;
-            continue;
-        }
-        char err[512] = "";
-        const char *result = "ok";
-        struct act_backend *b = act_backend_for(a, d->rule->action);
-        if (e->state == LEDGER_PENDING && e->root_kind[0] && b) {
-            if (act_stopping(a))
-                return; /* the spare waits for the next start, with the notice */
-            enum act_result wr = b->withdraw(b, e, why, err, sizeof(err));
-            if (wr == ACT_CANCELLED)
-                return; /* the signal came first: the notice and its entry stay */
-            if (wr != ACT_OK) {
-                /* The annotation stays behind, but the workload must not be acted on. */
-                log_warn("cannot withdraw the notice on %s: %s", e->target, err);
-                result = "error";
-            }
-        }
-        log_info("%s of rule '%s' is spared, notice withdrawn: %s", e->workload, e->rule, why);
-        act_audit(a, now,
-                  &(struct act_event){.event = "spared",
-                                      .d = d,
-                                      .e = e,
-                                      .result = result,
-                                      .message = err[0] ? err : why,
-                                      .act_after = e->act_after});
-        act_count_add(&a->spared, e->rule, NULL, NULL);
-        act_skip_forget(a, e->rule, e->workload);
-        ledger_remove(&a->ledger, e);
-    }
-}
-
-static void act_record_acted(struct act_backend *b, const struct decision_rec *d,
-                             const struct ledger_entry *e, const struct act_target *t, double now);
-
-/* Perform the action for pending entry `e` on resolved target `t`. */
-static void act_do(struct act *a, struct act_backend *b, const struct decision_rec *d,
-                   const char *workload, struct ledger_entry *e, struct act_target *t, double now)
-{
-    const struct rule *r = d->rule;
-    unsigned *acted = act_cycle_count(a, r);
-    char msg[512];
-    if (*acted >= r->max_terminations) {
-        snprintf(msg, sizeof(msg), "maxTerminationsPerCycle %u reached", r->max_terminations);
-        act_skip(a, now, d, workload, t, "cycle_cap", msg);
-        return;
-    }
-    size_t last_hour = ledger_actions_last_hour(&a->ledger, now);
-    if (a->max_per_hour && last_hour >= a->max_per_hour) {
-        snprintf(msg, sizeof(msg), "%zu actions in the last hour, the cap is %u", last_hour,
-                 a->max_per_hour);
-        act_skip(a, now, d, workload, t, "hourly_cap", msg);
-        return;
-    }
-    if (r->policy == POLICY_DURING_PRESSURE && b == a->kube && a->kube_confirm) {
-        char why[512] = "";
-        enum act_result cr = a->kube_confirm(b, d, why, sizeof(why));
-        if (cr != ACT_OK) {
-            /* Not acting is the safe side of a failed check too: the notice stays pending. */
-            if (cr != ACT_RETRY)
-                log_warn("cannot confirm GPU pressure for %s of rule '%s': %s", workload, r->name,
-                         why);
-            act_skip(a, now, d, workload, t, "pressure_not_confirmed", why);
-            return;
-        }
-    }
-    if (act_stopping(a))
-        return; /* stays pending: acted on (or spared) after the next start */
-    /* Write ahead: the attempt is on disk before the call, so a crash right after it is
-       counted against the cap, and the re-check at the next start finds the object gone or
-       already scaled down instead of acting blindly. */
-    ledger_note_action(&a->ledger, now);
-    e->attempts++;
-    e->updated = now;
-    char err[512] = "";
-    if (ledger_save(&a->ledger, err, sizeof(err)) < 0) {
-        a->save_failures++;
-        a->ledger.nactions--;
-        e->attempts--;
-        log_error("%s; not acting without a record", err);
-        act_skip(a, now, d, workload, t, "state_error", err);
-        return;
-    }
-    a->dirty = false;
-    (*acted)++;
-    long status = 0;
-    err[0] = '\0';
-    enum act_result res = b->act(b, t, r->action, &status, err, sizeof(err));
-    const char *rname = act_result_name(res);
-    switch (res) {
-    case ACT_OK:
-        act_close(e, LEDGER_ACTED, rname, now);
-        log_info("%s %s (%s of rule '%s')", rules_action_name(r->action), e->target, workload,
-                 r->name);
-        act_record_acted(b, d, e, t, now);
-        break;
-    case ACT_GONE:
-    case ACT_CONFLICT:
-    case ACT_UNSUPPORTED:
-        act_close(e, LEDGER_DONE, rname, now);
-        log_info("%s %s: %s, closing the notice", rules_action_name(r->action), e->target,
-                 err[0] ? err : rname);
-        break;
-    case ACT_CANCELLED:
-        ledger_set(&e->result, rname);
-        log_info("%s %s left unfinished, retried after the next start: %s",
-                 rules_action_name(r->action), e->target, err);
-        break;
-    default:
-        ledger_set(&e->result, rname);
-        log_warn("%s %s failed (attempt %u, retried next cycle): %s", rules_action_name(r->action),
-                 e->target, e->attempts, err);
-        break;
-    }
-    act_count_add(&a->actions, r->name, rules_action_name(r->action), rname);
-    act_audit(a, now,
-              &(struct act_event){.event = "action",
-                                  .d = d,
-                                  .t = t,
-                                  .result = rname,
-                                  .api_status = status,
-                                  .message = err[0] ? err : NULL,
-                                  .act_after = e->act_after});
-    if (res == ACT_OK)
-        act_skip_forget(a, r->name, workload);
-    act_save(a);
-    act_flush(a); /* the outcome of a mutating call is on disk before the next one */
 }
 
 static bool act_protected(const struct act *a, const struct decision_rec *d,
@@ -734,35 +561,6 @@ static char *act_target_name(const struct act_target *t, enum rule_action action
     if (o->ns && o->ns[0])
         return xasprintf("%s %s/%s", o->kind, o->ns, o->name);
     return xasprintf("%s %s", o->kind, o->name);
-}
-
-/*
- * An object created after its idle window started inherits idle evidence from a predecessor
- * of the same identity (a re-created StatefulSet or notebook pod, a container re-created
- * under the same name): skip it as too_young until its own window is complete. An unreadable
- * creation time counts as young. The idle run may start before the creation (the series
- * continues across re-creation); only the window the decision needs has to be the object's.
- */
-static bool act_too_young(struct act *a, const struct decision_rec *d, const char *workload,
-                          const struct act_target *t, double now)
-{
-    if (t->created <= d->window_start)
-        return false;
-    char created[40], start[40], msg[256];
-    audit_rfc3339(created, sizeof(created), t->created);
-    audit_rfc3339(start, sizeof(start), d->window_start);
-    if (isnan(t->created))
-        snprintf(msg, sizeof(msg),
-                 "creation time of %s %s unknown: not proven idle since the "
-                 "idle window start %s",
-                 t->chain[0].kind, t->chain[0].name, start);
-    else
-        snprintf(msg, sizeof(msg),
-                 "%s %s was created at %s, after the idle window start %s: the idle data before "
-                 "belongs to a predecessor of the same name",
-                 t->chain[0].kind, t->chain[0].name, created, start);
-    act_skip(a, now, d, workload, t, "too_young", msg);
-    return true;
 }
 
 /*
@@ -869,7 +667,8 @@ static bool act_adopt(struct act *a, const struct decision_rec *d, const char *w
                                       .t = t,
                                       .result = done ? "acted_elsewhere" : "adopted",
                                       .message = t->notice,
-                                      .act_after = act_after});
+                                      .act_after = act_after},
+                  false);
         act_save(a);
         free(target);
     }
@@ -897,260 +696,696 @@ static bool act_notice_on_object(const struct act_target *t, const struct ledger
     return ok;
 }
 
+/* ---- facts ------------------------------------------------------------------------------ */
+
+/* This cycle's decision as the lifecycle sees it; NULL: the workload was not decided. */
+static enum lc_decision act_lc_decision(const struct decision_rec *d)
+{
+    if (!d)
+        return LC_NO_DATA;
+    if (d->decision == DECISION_RECLAIM)
+        return LC_IDLE;
+    return act_definite_keep(d->reason) ? LC_ACTIVE : LC_UNKNOWN;
+}
+
+/*
+ * Whether the idleness of `d` continues what was proven for entry `e`: its idle run must
+ * start no later than the time idleness was last proven (at first the notice). A run that
+ * starts later means the workload was busy, or not proven idle, for a while since the
+ * notice, even if no cycle saw it. A decision without an idle run proves nothing.
+ */
+static enum lc_run act_lc_run(const struct ledger_entry *e, const struct decision_rec *d)
+{
+    if (!e || !d || isnan(d->idle_since))
+        return LC_RUN_UNKNOWN;
+    double proven = isnan(e->idle_proven) ? e->noticed : e->idle_proven;
+    return d->idle_since <= proven + 1e-6 ? LC_RUN_CONTINUOUS : LC_RUN_BROKEN;
+}
+
+/* What the driver knows while it performs the effects of one step. */
+struct act_ctx {
+    struct act *a;
+    const struct decision_rec *d;
+    const char *workload;
+    struct act_backend *b;
+    struct ledger_entry *e; /* the entry the step is about; NULL in `none` */
+    struct act_target *t;   /* the resolved object, or NULL */
+    char *target;           /* its name (act_target_name), or NULL */
+    struct act_notice n;    /* the notice texts (LC_FX_NOTICE, a dry-run report) */
+    double now;
+    const char *reason;  /* a skip's reason, a closure's result */
+    const char *result;  /* a spare's result: "ok", or "error" when the withdrawal failed */
+    char msg[512];       /* a skip's or closure's message, a spare's cause */
+    char err[512];       /* the last call's error */
+    enum act_result res; /* the last call's result */
+    long status;
+};
+
+/* Learn the cheap facts (notice period, continuity) and step; f->leader is the caller's. */
+static void act_step(struct act_ctx *c, struct lc_facts *f, struct lc_step *st)
+{
+    f->due = c->e && !(c->now < c->e->act_after);
+    f->run = act_lc_run(c->e, c->d);
+    lc_step(lc_state_of(c->e), act_lc_decision(c->d), f, st);
+}
+
+/* The message of a broken idle run (LC_WHY_BROKEN). */
+static void act_broken_msg(const struct ledger_entry *e, const struct decision_rec *d, char *why,
+                           size_t whylen)
+{
+    double proven = isnan(e->idle_proven) ? e->noticed : e->idle_proven;
+    char since[40], last[40];
+    audit_rfc3339(since, sizeof(since), d->idle_since);
+    audit_rfc3339(last, sizeof(last), proven);
+    snprintf(why, whylen,
+             "not idle without a break since the notice: the idle run starts at %s, after %s "
+             "(idleness last proven)",
+             since, last[0] ? last : "(never)");
+}
+
+/*
+ * An object created after its idle window started inherits idle evidence from a predecessor
+ * of the same identity (a re-created StatefulSet or notebook pod, a container re-created
+ * under the same name): it is too young until its own window is complete. An unreadable
+ * creation time counts as young. The idle run may start before the creation (the series
+ * continues across re-creation); only the window the decision needs has to be the object's.
+ */
+static bool act_young(const struct decision_rec *d, const struct act_target *t)
+{
+    return !(t->created <= d->window_start);
+}
+
+static void act_young_msg(const struct decision_rec *d, const struct act_target *t, char *msg,
+                          size_t len)
+{
+    char created[40], start[40];
+    audit_rfc3339(created, sizeof(created), t->created);
+    audit_rfc3339(start, sizeof(start), d->window_start);
+    if (isnan(t->created))
+        snprintf(msg, len,
+                 "creation time of %s %s unknown: not proven idle since the "
+                 "idle window start %s",
+                 t->chain[0].kind, t->chain[0].name, start);
+    else
+        snprintf(msg, len,
+                 "%s %s was created at %s, after the idle window start %s: the idle data before "
+                 "belongs to a predecessor of the same name",
+                 t->chain[0].kind, t->chain[0].name, created, start);
+}
+
+/* The reason and message of a skip, closure or spare that the driver writes down. */
+static void act_explain(struct act_ctx *c, const struct lc_step *st)
+{
+    const struct decision_rec *d = c->d;
+    switch (st->why) {
+    case LC_WHY_ACTIVE:
+        snprintf(c->msg, sizeof(c->msg), "%s: %s", decide_reason_name(d->reason), d->detail);
+        break;
+    case LC_WHY_BROKEN:
+        act_broken_msg(c->e, d, c->msg, sizeof(c->msg));
+        break;
+    case LC_WHY_DRY_RUN:
+        c->reason = "dry_run";
+        snprintf(c->msg, sizeof(c->msg),
+                 "the rule is now in dry run: the pending notice is not acted on");
+        break;
+    case LC_WHY_TOO_YOUNG:
+        c->reason = "too_young";
+        act_young_msg(d, c->t, c->msg, sizeof(c->msg));
+        break;
+    case LC_WHY_NOT_PROVEN:
+        c->reason = "not_idle_since_notice";
+        snprintf(c->msg, sizeof(c->msg), "idleness since the notice is not proven");
+        break;
+    case LC_WHY_CHANGED:
+        if (c->t) { /* else the resolution said so: reason and message are its own */
+            c->reason = "conflict";
+            snprintf(c->msg, sizeof(c->msg), "%s was replaced (uid '%s', the notice was for '%s')",
+                     c->e->target, c->t->chain[0].uid, c->e->uid);
+            log_info("not acting: %s", c->msg);
+        }
+        break;
+    case LC_WHY_GONE:
+        if (c->t) {
+            c->reason = "gone";
+            snprintf(c->msg, sizeof(c->msg), "%s is %s", c->e->target,
+                     c->t->terminating ? "terminating" : "not running");
+        }
+        break;
+    default:
+        break; /* caps, pressure, resolution: set where the fact was learnt */
+    }
+}
+
+/* ---- effects ---------------------------------------------------------------------------- */
+
+static void act_extend(struct act *a, struct ledger_entry *e, double now)
+{
+    if (!(e->idle_proven == now)) {
+        e->idle_proven = now;
+        act_save(a);
+    }
+}
+
+/* Withdraw the notice of a spared entry; -1 when the call was not made (stopping). */
+static int act_fx_withdraw(struct act_ctx *c)
+{
+    struct ledger_entry *e = c->e;
+    if (e->state != LEDGER_PENDING || !e->root_kind[0] || !c->b)
+        return 0; /* a dry-run report or a container: nothing on an object */
+    if (act_stopping(c->a))
+        return -1; /* the spare waits for the next start, with the notice */
+    enum act_result wr = c->b->withdraw(c->b, e, c->msg, c->err, sizeof(c->err));
+    if (wr == ACT_CANCELLED)
+        return -1; /* the signal came first: the notice and its entry stay */
+    if (wr != ACT_OK) {
+        /* The annotation stays behind, but the workload must not be acted on. */
+        log_warn("cannot withdraw the notice on %s: %s", e->target, c->err);
+        c->result = "error";
+    }
+    return 0;
+}
+
+static void act_fx_audit(struct act_ctx *c, const struct lc_step *st)
+{
+    struct act *a = c->a;
+    const struct decision_rec *d = c->d;
+    const struct rule *r = d->rule;
+    bool notify = lc_find(st, LC_FX_NOTIFY) >= 0;
+    const char *action = rules_action_name(r->action);
+    struct act_event ev = {.d = d, .t = c->t, .e = c->e, .act_after = c->e ? c->e->act_after : NAN};
+    if (st->next == LC_SPARED) {
+        log_info("%s of rule '%s' is spared, notice withdrawn: %s", c->e->workload, c->e->rule,
+                 c->msg);
+        ev.event = "spared";
+        ev.t = NULL;
+        ev.result = c->result;
+        ev.message = c->err[0] ? c->err : c->msg;
+    } else if (st->next == LC_DRY_RUN) {
+        if (c->target)
+            log_info("dry run: would %s %s (%s of rule '%s'): %s", action, c->target, c->workload,
+                     r->name, c->n.message);
+        else
+            log_info("dry run: would %s %s of rule '%s': %s", action, c->workload, r->name,
+                     c->n.message);
+        ev = (struct act_event){.event = "dry_run",
+                                .d = d,
+                                .t = c->t,
+                                .result = "dry_run",
+                                .message = c->n.message,
+                                .act_after = c->n.act_after};
+    } else if (st->why == LC_WHY_NOTICE) {
+        ev = (struct act_event){.event = "notice", .d = d, .t = c->t, .act_after = c->n.act_after};
+        if (st->next == LC_NOTICED) {
+            act_count_add(&a->notices, r->name, NULL, NULL);
+            log_info("notice: %s %s: %s", action, c->target, c->n.message);
+            ev.result = "ok";
+            ev.message = c->n.message;
+        } else {
+            log_warn("cannot post the notice on %s: %s", c->target, c->err);
+            ev.result = act_result_name(c->res);
+            ev.message = c->err;
+        }
+    } else if (st->why == LC_WHY_ACT) {
+        ev.event = "action";
+        ev.result = act_result_name(c->res);
+        ev.api_status = c->status;
+        ev.message = c->err[0] ? c->err : NULL;
+        act_count_add(&a->actions, r->name, action, ev.result);
+    } else { /* closed: the object is gone or was replaced */
+        ev.event = "action";
+        ev.result = c->reason;
+        ev.message = c->msg;
+        act_count_add(&a->actions, r->name, action, c->reason);
+    }
+    act_audit(a, c->now, &ev, notify);
+    if (st->next == LC_ACTED)
+        act_skip_forget(a, r->name, c->workload);
+}
+
+/* Bring the ledger to the step's new state; false when it already was there. */
+static bool act_apply(struct act_ctx *c, const struct lc_step *st)
+{
+    struct act *a = c->a;
+    struct ledger_entry *e = c->e;
+    const struct rule *r = c->d->rule;
+    const char *uid = c->t ? c->t->chain[0].uid : "";
+    switch (st->next) {
+    case LC_SPARED:
+        act_count_add(&a->spared, e->rule, NULL, NULL);
+        act_skip_forget(a, e->rule, e->workload);
+        ledger_remove(&a->ledger, e);
+        c->e = NULL;
+        return true;
+    case LC_DRY_RUN:
+        if (e)
+            return false;
+        e = ledger_add(&a->ledger, r->name, c->workload, uid, c->target, LEDGER_DRY_RUN);
+        e->noticed = c->now;
+        e->act_after = c->n.act_after;
+        return true;
+    case LC_NOTICED:
+        if (e)
+            return false;
+        e = c->e = ledger_add(&a->ledger, r->name, c->workload, uid, c->target, LEDGER_PENDING);
+        e->noticed = c->now;
+        e->act_after = c->n.act_after;
+        e->idle_proven = c->now;
+        act_target_fill_entry(e, c->t);
+        /* The object now carries this notice (a notice period of 0 acts on it in this very
+           cycle, and the check before acting reads it from there). */
+        free(c->t->notice);
+        c->t->notice = xstrdup(c->n.annotation);
+        return true;
+    case LC_ACTED:
+        act_close(e, LEDGER_ACTED, "ok", c->now);
+        return true;
+    case LC_GONE:
+        if (e->state == LEDGER_DONE)
+            return false;
+        act_close(e, LEDGER_DONE, st->why == LC_WHY_ACT ? act_result_name(c->res) : c->reason,
+                  c->now);
+        return true;
+    case LC_ACTING:
+        if (st->why != LC_WHY_ACT || lc_find(st, LC_FX_ACT) >= 0)
+            return false;
+        ledger_set(&e->result, act_result_name(c->res)); /* after the call: retried */
+        return true;
+    default:
+        return false;
+    }
+}
+
+/*
+ * Write ahead: the attempt is on disk before the call, so a crash right after it is counted
+ * against the cap, and the re-check at the next start finds the object gone or already
+ * scaled down instead of acting blindly. -1: no call (stopping, or the record failed).
+ */
+static int act_fx_write_ahead(struct act_ctx *c)
+{
+    struct act *a = c->a;
+    struct ledger_entry *e = c->e;
+    if (act_stopping(a))
+        return -1; /* stays pending: acted on (or spared) after the next start */
+    ledger_note_action(&a->ledger, c->now);
+    e->attempts++;
+    e->updated = c->now;
+    char err[512] = "";
+    if (ledger_save(&a->ledger, err, sizeof(err)) < 0) {
+        a->save_failures++;
+        a->ledger.nactions--;
+        e->attempts--;
+        log_error("%s; not acting without a record", err);
+        act_skip(a, c->now, c->d, c->workload, c->t, "state_error", err);
+        return -1;
+    }
+    a->dirty = false;
+    (*act_cycle_count(a, c->d->rule))++;
+    return 0;
+}
+
+static int act_exec(struct act_ctx *c, const struct lc_step *st);
+
+static enum lc_outcome act_outcome(enum act_result r)
+{
+    switch (r) {
+    case ACT_OK:
+        return LC_OUT_OK;
+    case ACT_GONE:
+    case ACT_CONFLICT:
+    case ACT_UNSUPPORTED:
+        return LC_OUT_CLOSED;
+    case ACT_CANCELLED:
+        return LC_OUT_CANCELLED;
+    default:
+        return LC_OUT_FAILED;
+    }
+}
+
+/* The mutating call, then the transition its outcome leads to. */
+static void act_fx_act(struct act_ctx *c)
+{
+    const struct rule *r = c->d->rule;
+    const char *action = rules_action_name(r->action);
+    struct ledger_entry *e = c->e;
+    c->err[0] = '\0';
+    c->status = 0;
+    c->res = c->b->act(c->b, c->t, r->action, &c->status, c->err, sizeof(c->err));
+    enum lc_outcome o = act_outcome(c->res);
+    if (o == LC_OUT_OK)
+        log_info("%s %s (%s of rule '%s')", action, e->target, c->workload, r->name);
+    else if (o == LC_OUT_CLOSED)
+        log_info("%s %s: %s, closing the notice", action, e->target,
+                 c->err[0] ? c->err : act_result_name(c->res));
+    else if (o == LC_OUT_CANCELLED)
+        log_info("%s %s left unfinished, retried after the next start: %s", action, e->target,
+                 c->err);
+    else
+        log_warn("%s %s failed (attempt %u, retried next cycle): %s", action, e->target,
+                 e->attempts, c->err);
+    struct lc_step st;
+    lc_settle(LC_FX_ACT, o, &st);
+    act_exec(c, &st);
+}
+
+/* The notice call, then the transition its outcome leads to. */
+static void act_fx_notice(struct act_ctx *c)
+{
+    c->err[0] = '\0';
+    c->res = c->b->notice(c->b, c->t, &c->n, c->err, sizeof(c->err));
+    if (c->res == ACT_CANCELLED)
+        log_debug("notice on %s not posted: %s", c->target, c->err);
+    struct lc_step st;
+    lc_settle(LC_FX_NOTICE, act_outcome(c->res), &st);
+    act_exec(c, &st);
+}
+
+/*
+ * Perform the effects of `st` in their order. -1 when a call was not started (stopping, or
+ * its write-ahead record failed): the rest of the step is dropped and the ledger keeps the
+ * state from before it.
+ */
+static int act_exec(struct act_ctx *c, const struct lc_step *st)
+{
+    for (size_t i = 0; i < st->nfx; i++) {
+        switch (st->fx[i]) {
+        case LC_FX_EXTEND:
+            act_extend(c->a, c->e, c->now);
+            break;
+        case LC_FX_WITHDRAW:
+            if (act_fx_withdraw(c) < 0)
+                return -1;
+            break;
+        case LC_FX_NOTICE:
+            act_fx_notice(c);
+            break;
+        case LC_FX_SKIP:
+            act_skip(c->a, c->now, c->d, c->workload, c->t, c->reason, c->msg);
+            break;
+        case LC_FX_AUDIT:
+            act_fx_audit(c, st);
+            break;
+        case LC_FX_NOTIFY:
+            break; /* sent with the audit line it repeats (act_fx_audit) */
+        case LC_FX_WRITE_AHEAD:
+            if (act_fx_write_ahead(c) < 0)
+                return -1;
+            break;
+        case LC_FX_ACT:
+            act_fx_act(c);
+            break;
+        case LC_FX_RECORD:
+            act_record_acted(c->b, c->d, c->e, c->t, c->now);
+            break;
+        case LC_FX_PERSIST:
+            if (act_apply(c, st))
+                act_save(c->a);
+            break;
+        case LC_FX_SYNC:
+            act_apply(c, st);
+            act_save(c->a);
+            act_flush(c->a); /* the outcome of a mutating call is on disk before the next */
+            break;
+        case LC_FX__COUNT:
+            break;
+        }
+    }
+    return 0;
+}
+
+/* ---- the driver ------------------------------------------------------------------------- */
+
+/*
+ * The review of open entries, before the candidates: notices and dry-run reports whose
+ * workload is active again or whose idle run restarted are spared, and the proof of idleness
+ * of the others is extended to now. Everything else waits for the candidate's turn.
+ */
+static void act_review(struct act *a, const struct decisions *ds, char *const *keys, double now)
+{
+    for (size_t i = 0; i < a->ledger.n;) {
+        struct ledger_entry *e = &a->ledger.v[i];
+        enum lc_state s = lc_state_of(e);
+        if (s != LC_NOTICED && s != LC_ACTING && s != LC_DRY_RUN) {
+            i++;
+            continue;
+        }
+        const struct decision_rec *d = NULL;
+        for (size_t j = 0; j < ds->n && !d; j++)
+            if (strcmp(ds->v[j].rule->name, e->rule) == 0 && strcmp(keys[j], e->workload) == 0)
+                d = &ds->v[j];
+        struct act_ctx c = {.a = a, .d = d, .e = e, .now = now, .result = "ok"};
+        /* The one call a spare makes, the withdrawal, checks the gate itself (act_fx_withdraw):
+           asking here too would consult it for every open entry. */
+        struct lc_facts f = {.dry_run = d && (d->dry_run || d->rule->dry_run), .leader = true};
+        struct lc_step st;
+        act_step(&c, &f, &st);
+        if (st.next != LC_SPARED) {
+            if (lc_find(&st, LC_FX_EXTEND) >= 0)
+                act_extend(a, e, now);
+            i++;
+            continue;
+        }
+        c.workload = e->workload;
+        c.b = act_backend_for(a, d->rule->action);
+        act_explain(&c, &st);
+        if (act_exec(&c, &st) < 0)
+            return;
+    }
+}
+
+/* Caps (LC facts `capped`): learnt only when an action is otherwise due. */
+static bool act_capped(struct act_ctx *c)
+{
+    struct act *a = c->a;
+    const struct rule *r = c->d->rule;
+    if (*act_cycle_count(a, r) >= r->max_terminations) {
+        c->reason = "cycle_cap";
+        snprintf(c->msg, sizeof(c->msg), "maxTerminationsPerCycle %u reached", r->max_terminations);
+        return true;
+    }
+    size_t last_hour = ledger_actions_last_hour(&a->ledger, c->now);
+    if (a->max_per_hour && last_hour >= a->max_per_hour) {
+        c->reason = "hourly_cap";
+        snprintf(c->msg, sizeof(c->msg), "%zu actions in the last hour, the cap is %u", last_hour,
+                 a->max_per_hour);
+        return true;
+    }
+    return false;
+}
+
+/* Pressure (LC fact `unconfirmed`): asked only when an action is otherwise due. */
+static bool act_unconfirmed(struct act_ctx *c)
+{
+    struct act *a = c->a;
+    const struct rule *r = c->d->rule;
+    if (r->policy != POLICY_DURING_PRESSURE || c->b != a->kube || !a->kube_confirm)
+        return false;
+    enum act_result cr = a->kube_confirm(c->b, c->d, c->msg, sizeof(c->msg));
+    if (cr == ACT_OK)
+        return false;
+    /* Not acting is the safe side of a failed check too: the notice stays pending. */
+    if (cr != ACT_RETRY)
+        log_warn("cannot confirm GPU pressure for %s of rule '%s': %s", c->workload, r->name,
+                 c->msg);
+    c->reason = "pressure_not_confirmed";
+    return true;
+}
+
+/* The live object against the entry: the same one, replaced, or no longer running. */
+static enum lc_object act_lc_object(const struct ledger_entry *e, const struct act_target *t)
+{
+    if (!e)
+        return LC_OBJ_SAME; /* nothing to compare with: the object to notice */
+    if (strcmp(e->uid, t->chain[0].uid) != 0)
+        return LC_OBJ_CHANGED;
+    return t->running && !t->terminating ? LC_OBJ_SAME : LC_OBJ_GONE;
+}
+
+/*
+ * Before a notice or dry-run report from `none`, what the ledger and the object know that the
+ * lifecycle's state does not: an action or closure for this very object (exactly once,
+ * whatever the decisions say), a replacement whose idle evidence belongs to its predecessor,
+ * and a notice another replica gave (act_adopt). True when the step ends here; c->e is set
+ * when a notice was adopted.
+ */
+static bool act_known_elsewhere(struct act_ctx *c, bool dry)
+{
+    struct act *a = c->a;
+    const struct rule *r = c->d->rule;
+    const char *uid = c->t->chain[0].uid;
+    if (ledger_find(&a->ledger, r->name, c->workload, uid, LEDGER_ACTED) ||
+        ledger_find(&a->ledger, r->name, c->workload, uid, LEDGER_DONE))
+        return true;
+    double closed = act_last_closed(&a->ledger, r->name, c->workload);
+    if (!isnan(closed) && !(c->d->idle_since >= closed)) {
+        act_skip(a, c->now, c->d, c->workload, c->t, "replaced",
+                 "replaced object: waiting for a full idle window after the previous one");
+        return true;
+    }
+    return !dry && c->t->notice && act_adopt(a, c->d, c->workload, c->t, c->now, &c->e);
+}
+
+/*
+ * Before an action on a pending entry, with several replicas the object, not this replica's
+ * ledger, says which notice is in force. True when the entry was dropped.
+ */
+static bool act_reconcile(struct act_ctx *c)
+{
+    struct act *a = c->a;
+    /* Our own notice, but another replica may have acted on it while this one was a standby:
+       the object says so, and this replica's ledger is behind. */
+    if (c->t->notice && act_adopt(a, c->d, c->workload, c->t, c->now, NULL)) {
+        ledger_remove(&a->ledger, c->e);
+        act_save(a);
+        return true;
+    }
+    /* While this one was a standby the leader may have withdrawn the notice (spared, exempt)
+       or replaced it with a later one. A record the object no longer shows is dropped: the
+       next cycle adopts what the object shows, or gives a fresh notice, never acts on it. */
+    if (a->gate && !act_notice_on_object(c->t, c->e)) {
+        log_info("%s of rule '%s': the notice on %s is not the one this replica gave: "
+                 "dropping its own record",
+                 c->workload, c->d->rule->name, c->e->target);
+        ledger_remove(&a->ledger, c->e);
+        act_save(a);
+        return true;
+    }
+    return false;
+}
+
+/* Guards that leave a candidate alone whatever its state: true when it is skipped. */
+static bool act_guarded(struct act_ctx *c, struct act_target *t)
+{
+    struct act *a = c->a;
+    const char *ns = NULL;
+    if (act_protected(a, c->d, t, &ns)) {
+        snprintf(c->msg, sizeof(c->msg), "namespace '%s' is protected", ns);
+        act_skip(a, c->now, c->d, c->workload, t, "protected", c->msg);
+        return true;
+    }
+    if (!t)
+        return false;
+    if (t->out_of_scope) {
+        act_skip(a, c->now, c->d, c->workload, t, "out_of_scope",
+                 "without the runtime scope label");
+        return true;
+    }
+    if (!t->exempt)
+        return false;
+    struct ledger_entry *e = c->e;
+    if (e && act_stopping(a))
+        return true; /* the withdrawal waits for the next start, with the entry */
+    if (e && e->root_kind[0] &&
+        c->b->withdraw(c->b, e, "the workload is labelled " ACT_EXEMPT_KEY "=true", c->err,
+                       sizeof(c->err)) != ACT_OK)
+        log_warn("cannot withdraw the notice on %s: %s", e->target, c->err);
+    if (e) {
+        ledger_remove(&a->ledger, e);
+        c->e = NULL;
+        act_save(a);
+    }
+    act_skip(a, c->now, c->d, c->workload, t, "exempt", "labelled " ACT_EXEMPT_KEY "=true");
+    return true;
+}
+
+/*
+ * One `reclaim` decision: step with what is known, learn the object when the step needs it,
+ * then step again until the lifecycle rests (a notice period of 0 goes from `none` to an
+ * action in one cycle).
+ */
 static void act_candidate(struct act *a, const struct decision_rec *d, const char *workload,
                           double now)
 {
     const struct rule *r = d->rule;
-    const char *rname = r->name;
     bool dry = d->dry_run || r->dry_run;
-    struct ledger_entry *e = ledger_find(&a->ledger, rname, workload, NULL, LEDGER_PENDING);
-    struct act_backend *b = act_backend_for(a, r->action);
-    const char *ns = NULL;
-    char err[512] = "";
     struct act_target t = {0};
     bool have_t = false;
+    struct act_ctx c = {.a = a, .d = d, .workload = workload, .now = now, .result = "ok"};
+    c.b = act_backend_for(a, r->action);
+    c.e = ledger_find(&a->ledger, r->name, workload, NULL, LEDGER_PENDING);
+    if (!c.e && dry)
+        c.e = ledger_find(&a->ledger, r->name, workload, NULL, LEDGER_DRY_RUN);
+    /* Leadership is asked once per candidate (the write-ahead asks again before the action);
+       a dry run already reported needs no call and does not ask. */
+    struct lc_facts f = {.dry_run = dry};
+    f.leader = lc_state_of(c.e) == LC_DRY_RUN || !act_stopping(a);
+    struct lc_step st;
+    act_step(&c, &f, &st);
+    act_explain(&c, &st);
+    act_exec(&c, &st); /* the proof extension, or the skip of a dry-run rule's notice */
+    if (st.why != LC_WHY_NEED_OBJECT)
+        return;
 
-    if (!e && dry && ledger_find(&a->ledger, rname, workload, NULL, LEDGER_DRY_RUN))
-        return; /* already reported for this idle episode */
-    if (act_stopping(a))
+    if (act_guarded(&c, NULL))
         return;
-    if (e && now < e->act_after)
-        return; /* notice period running */
-    if (e && dry) {
-        act_skip(a, now, d, workload, NULL, "dry_run",
-                 "the rule is now in dry run: the pending notice is not acted on");
-        return;
-    }
-    if (act_protected(a, d, NULL, &ns)) {
-        snprintf(err, sizeof(err), "namespace '%s' is protected", ns);
-        act_skip(a, now, d, workload, NULL, "protected", err);
-        return;
-    }
-    if (!b && dry) {
-        /* Nothing to resolve against, but the dry-run report is still worth having. */
-        struct act_notice n;
-        act_build_notice(d, now, now + r->notice_period, NULL, NAN, &n);
-        struct ledger_entry *x = ledger_add(&a->ledger, rname, workload, "", "", LEDGER_DRY_RUN);
-        x->noticed = now;
-        x->act_after = n.act_after;
-        log_info("dry run: would %s %s of rule '%s': %s", rules_action_name(r->action), workload,
-                 rname, n.message);
-        act_audit(a, now,
-                  &(struct act_event){.event = "dry_run",
-                                      .d = d,
-                                      .result = "dry_run",
-                                      .message = n.message,
-                                      .act_after = n.act_after});
-        act_save(a);
-        free((char *)n.message);
-        free((char *)n.annotation);
-        return;
-    }
-    if (!b) {
-        snprintf(err, sizeof(err), "no %s backend configured for action '%s'",
+    if (!c.b && !dry) {
+        snprintf(c.msg, sizeof(c.msg), "no %s backend configured for action '%s'",
                  r->action == ACTION_STOP ? "container runtime (--runtime.socket)"
                                           : "Kubernetes (--kube.api-url)",
                  rules_action_name(r->action));
-        act_skip(a, now, d, workload, NULL, "no_backend", err);
+        act_skip(a, now, d, workload, NULL, "no_backend", c.msg);
         return;
     }
-
-    enum act_result res = b->resolve(b, d, &t, err, sizeof(err));
-    have_t = res == ACT_OK;
-    if (res == ACT_CANCELLED)
-        return; /* stopping: nothing was learnt about the workload */
-    if (res != ACT_OK) {
-        if (e && (res == ACT_GONE || res == ACT_CONFLICT)) {
-            act_close(e, LEDGER_DONE, act_result_name(res), now);
-            act_audit(a, now,
-                      &(struct act_event){.event = "action",
-                                          .d = d,
-                                          .e = e,
-                                          .result = act_result_name(res),
-                                          .message = err,
-                                          .act_after = e->act_after});
-            act_count_add(&a->actions, rname, rules_action_name(r->action), act_result_name(res));
-            act_save(a);
-        } else {
-            log_warn("cannot resolve %s of rule '%s': %s", workload, rname, err);
-            act_skip(a, now, d, workload, NULL, act_result_name(res), err);
+    if (c.b) {
+        c.res = c.b->resolve(c.b, d, &t, c.err, sizeof(c.err));
+        if (c.res == ACT_CANCELLED)
+            return; /* stopping: nothing was learnt about the workload */
+        if (c.res != ACT_OK && c.res != ACT_GONE && c.res != ACT_CONFLICT) {
+            log_warn("cannot resolve %s of rule '%s': %s", workload, r->name, c.err);
+            act_skip(a, now, d, workload, NULL, act_result_name(c.res), c.err);
+            return;
         }
-        goto out;
-    }
-    if (act_protected(a, d, &t, &ns)) {
-        snprintf(err, sizeof(err), "namespace '%s' is protected", ns);
-        act_skip(a, now, d, workload, &t, "protected", err);
-        goto out;
-    }
-    if (t.out_of_scope) {
-        act_skip(a, now, d, workload, &t, "out_of_scope", "without the runtime scope label");
-        goto out;
-    }
-    if (t.exempt) {
-        if (e && act_stopping(a))
-            goto out; /* the withdrawal waits for the next start, with the entry */
-        if (e && e->root_kind[0] &&
-            b->withdraw(b, e, "the workload is labelled " ACT_EXEMPT_KEY "=true", err,
-                        sizeof(err)) != ACT_OK)
-            log_warn("cannot withdraw the notice on %s: %s", e->target, err);
-        if (e) {
-            ledger_remove(&a->ledger, e);
-            act_save(a);
+        if (c.res != ACT_OK) {
+            f.object = c.res == ACT_GONE ? LC_OBJ_GONE : LC_OBJ_CHANGED;
+            c.reason = act_result_name(c.res);
+            snprintf(c.msg, sizeof(c.msg), "%s", c.err);
+            if (!c.e)
+                log_warn("cannot resolve %s of rule '%s': %s", workload, r->name, c.err);
+            act_step(&c, &f, &st);
+            act_exec(&c, &st);
+            return;
         }
-        act_skip(a, now, d, workload, &t, "exempt", "labelled " ACT_EXEMPT_KEY "=true");
-        goto out;
-    }
-    const char *uid = t.chain[0].uid;
-
-    if (!e && act_too_young(a, d, workload, &t, now))
-        goto out;
-    if (!e) {
-        /* Acted on or closed before: exactly once per object, whatever the decisions say. */
-        if (ledger_find(&a->ledger, rname, workload, uid, LEDGER_ACTED) ||
-            ledger_find(&a->ledger, rname, workload, uid, LEDGER_DONE))
+        have_t = true;
+        c.t = &t;
+        if (act_guarded(&c, &t))
             goto out;
-        /* A replacement (same identity, new uid) is not noticed on idle evidence that
-           belongs to the object it replaced: its idle run must start after that was closed. */
-        double closed = act_last_closed(&a->ledger, rname, workload);
-        if (!isnan(closed) && !(d->idle_since >= closed)) {
-            snprintf(err, sizeof(err),
-                     "replaced object: waiting for a full idle window after the previous one");
-            act_skip(a, now, d, workload, &t, "replaced", err);
-            goto out;
+        c.target = act_target_name(&t, r->action);
+        f.young = act_young(d, &t);
+    }
+    /* Without a backend a dry run has nothing to resolve: the report is about the decision. */
+    f.object = LC_OBJ_SAME;
+    if (!c.e) {
+        act_step(&c, &f, &st);
+        if (st.why == LC_WHY_NOTICE || st.next == LC_DRY_RUN) {
+            if (c.t && act_known_elsewhere(&c, dry))
+                goto out;
+            act_build_notice(d, now, now + r->notice_period, c.t ? t.chain[0].uid : NULL, NAN,
+                             &c.n);
         }
-        if (!dry && t.notice && act_adopt(a, d, workload, &t, now, &e))
-            goto out;
-    }
-    if (!e) {
-        char *target = act_target_name(&t, r->action);
-        struct act_notice n;
-        act_build_notice(d, now, now + r->notice_period, uid, NAN, &n);
-        if (dry) {
-            struct ledger_entry *x =
-                ledger_add(&a->ledger, rname, workload, uid, target, LEDGER_DRY_RUN);
-            x->noticed = now;
-            x->act_after = now + r->notice_period;
-            log_info("dry run: would %s %s (%s of rule '%s'): %s", rules_action_name(r->action),
-                     target, workload, rname, n.message);
-            act_audit(a, now,
-                      &(struct act_event){.event = "dry_run",
-                                          .d = d,
-                                          .t = &t,
-                                          .result = "dry_run",
-                                          .message = n.message,
-                                          .act_after = n.act_after});
-            act_save(a);
-        } else {
-            err[0] = '\0';
-            res = b->notice(b, &t, &n, err, sizeof(err));
-            if (res == ACT_CANCELLED) {
-                log_debug("notice on %s not posted: %s", target, err);
-            } else if (res != ACT_OK) {
-                /* No notice, no action: try the notice again next cycle. */
-                log_warn("cannot post the notice on %s: %s", target, err);
-                act_audit(a, now,
-                          &(struct act_event){.event = "notice",
-                                              .d = d,
-                                              .t = &t,
-                                              .result = act_result_name(res),
-                                              .message = err,
-                                              .act_after = n.act_after});
-            } else {
-                e = ledger_add(&a->ledger, rname, workload, uid, target, LEDGER_PENDING);
-                e->noticed = now;
-                e->act_after = n.act_after;
-                e->idle_proven = now;
-                act_target_fill_entry(e, &t);
-                /* The object now carries this notice (a notice period of 0 acts on it in
-                   this very cycle, and the check before acting reads it from here). */
-                free(t.notice);
-                t.notice = xstrdup(n.annotation);
-                act_save(a);
-                act_count_add(&a->notices, rname, NULL, NULL);
-                log_info("notice: %s %s: %s", rules_action_name(r->action), target, n.message);
-                act_audit(a, now,
-                          &(struct act_event){.event = "notice",
-                                              .d = d,
-                                              .t = &t,
-                                              .result = "ok",
-                                              .message = n.message,
-                                              .act_after = n.act_after});
-            }
+        if (!c.e) {
+            act_explain(&c, &st);
+            act_exec(&c, &st);
         }
-        free(target);
-        free((char *)n.message);
-        free((char *)n.annotation);
+        if (!c.e || c.e->state != LEDGER_PENDING)
+            goto out; /* no notice (not posted, a dry run, a skip) */
     }
-    if (!e || now < e->act_after)
-        goto out; /* no notice, or its period (this replica's or an adopted one) runs */
-
-    /* Re-check: the same object, still running, not being deleted. */
-    if (strcmp(e->uid, uid) != 0) {
-        snprintf(err, sizeof(err), "%s was replaced (uid '%s', the notice was for '%s')", e->target,
-                 uid, e->uid);
-        act_close(e, LEDGER_DONE, "conflict", now);
-        log_info("not acting: %s", err);
-        act_audit(a, now,
-                  &(struct act_event){.event = "action",
-                                      .d = d,
-                                      .t = &t,
-                                      .result = "conflict",
-                                      .message = err,
-                                      .act_after = e->act_after});
-        act_count_add(&a->actions, rname, rules_action_name(r->action), "conflict");
-        act_save(a);
+    /* Noticed or acting: a notice period of 0, or a notice adopted, continues here. */
+    f.object = act_lc_object(c.e, &t);
+    act_step(&c, &f, &st);
+    if (st.why == LC_WHY_ACT && act_reconcile(&c))
         goto out;
-    }
-    if (!t.running || t.terminating) {
-        snprintf(err, sizeof(err), "%s is %s", e->target,
-                 t.terminating ? "terminating" : "not running");
-        act_close(e, LEDGER_DONE, "gone", now);
-        act_audit(a, now,
-                  &(struct act_event){.event = "action",
-                                      .d = d,
-                                      .t = &t,
-                                      .result = "gone",
-                                      .message = err,
-                                      .act_after = e->act_after});
-        act_count_add(&a->actions, rname, rules_action_name(r->action), "gone");
-        act_save(a);
-        goto out;
-    }
-    /* act_spare extended the proof to now, or spared; a decision without an idle run
-       (NaN idle_since) proves nothing either way and must not lead to an action. */
-    double proven = isnan(e->idle_proven) ? e->noticed : e->idle_proven;
-    if (!(d->idle_since <= proven + 1e-6)) {
-        act_skip(a, now, d, workload, &t, "not_idle_since_notice",
-                 "idleness since the notice is not proven");
-        goto out;
-    }
-    if (act_too_young(a, d, workload, &t, now))
-        goto out;
-    /* Our own notice, but another replica may have acted on it while this one was a standby:
-       the object says so, and this replica's ledger is behind. */
-    if (t.notice && act_adopt(a, d, workload, &t, now, NULL)) {
-        ledger_remove(&a->ledger, e);
-        act_save(a);
-        goto out;
-    }
-    /*
-     * With several replicas the object, not this replica's ledger, says which notice is in
-     * force: while this one was a standby the leader may have withdrawn it (spared, exempt)
-     * or replaced it with a later one. A record the object no longer shows is dropped: the
-     * next cycle adopts what the object shows, or gives a fresh notice, never acts on it.
-     */
-    if (a->gate && !act_notice_on_object(&t, e)) {
-        log_info("%s of rule '%s': the notice on %s is not the one this replica gave: "
-                 "dropping its own record",
-                 workload, rname, e->target);
-        ledger_remove(&a->ledger, e);
-        act_save(a);
-        goto out;
-    }
-    act_do(a, b, d, workload, e, &t, now);
+    if (st.why == LC_WHY_ACT && (f.capped = act_capped(&c)))
+        act_step(&c, &f, &st);
+    if (st.why == LC_WHY_ACT && (f.unconfirmed = act_unconfirmed(&c)))
+        act_step(&c, &f, &st);
+    act_explain(&c, &st);
+    act_exec(&c, &st);
 out:
-    if (have_t && b->target_free)
-        b->target_free(b, &t);
+    free((char *)c.n.message);
+    free((char *)c.n.annotation);
+    free(c.target);
+    if (have_t && c.b->target_free)
+        c.b->target_free(c.b, &t);
 }
 
 void act_cycle(struct act *a, const struct decisions *ds, double now)
@@ -1170,7 +1405,7 @@ void act_cycle(struct act *a, const struct decisions *ds, double now)
         keys[i] = labels_format(&ds->v[i].identity);
 
     size_t n_before = a->ledger.n;
-    act_spare(a, ds, keys, now);
+    act_review(a, ds, keys, now);
     if (a->ledger.n != n_before)
         act_save(a);
 

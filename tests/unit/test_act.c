@@ -579,6 +579,51 @@ TEST(conflict_never_retried)
     free(audit);
 }
 
+/* What the state file on disk says while the backend's act() runs (write_ahead_on_disk). */
+static const char *wa_state;
+static unsigned wa_attempts;
+static size_t wa_actions;
+static bool wa_loaded;
+
+static enum act_result wa_act(struct act_backend *b, const struct act_target *t,
+                              enum rule_action action, long *status, char *err, size_t errlen)
+{
+    struct ledger l;
+    char why[256];
+    wa_loaded = ledger_load(&l, wa_state, why, sizeof(why)) == 0 && l.n == 1;
+    wa_attempts = wa_loaded ? l.v[0].attempts : 0;
+    wa_actions = wa_loaded ? l.nactions : 0;
+    if (wa_loaded)
+        ledger_free(&l);
+    return fake_act(b, t, action, status, err, errlen);
+}
+
+TEST(write_ahead_on_disk_before_the_call)
+{
+    /* The lifecycle orders write_ahead before act (test_lifecycle); here the driver: when
+       the mutating call starts, the attempt and its time are already in the file, so a
+       crash during the call neither forgets it nor escapes the hourly cap. */
+    struct fake f;
+    fake_init(&f);
+    f.base.act = wa_act;
+    fake_add(&f, "p1", "ml", "u1");
+    char *state = tmp_path("wa.json"), *audit = tmp_path("wa.jsonl");
+    wa_state = state;
+    struct act *a = act_mk(state, audit, 10, &f);
+    struct rule r = rule_with("r1", ACTION_DELETE, 0, 5);
+    struct decisions ds = ds_new();
+    ds_add(&ds, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE);
+    act_cycle(a, &ds, 1000);
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK(wa_loaded);
+    TEST_CHECK_INT(wa_attempts, 1);
+    TEST_CHECK_INT(wa_actions, 1);
+    act_free(a);
+    ds_free(&ds);
+    free(state);
+    free(audit);
+}
+
 TEST(restart_never_acts_twice)
 {
     struct fake f;
@@ -1018,6 +1063,7 @@ int main(void)
     RUN(hourly_cap_survives_restart);
     RUN(retry_later_then_ok);
     RUN(conflict_never_retried);
+    RUN(write_ahead_on_disk_before_the_call);
     RUN(restart_never_acts_twice);
     RUN(audit_lines_are_json);
     RUN(metrics_promtool);
