@@ -231,10 +231,13 @@ build/fuzz/re2_shim.o: enforcer/re2_shim.cc enforcer/re2_shim.h
 	    -std=c++17 $(RE2_CFLAGS) -c $< -o $@
 
 # A fuzz target #includes the module it fuzzes: rebuild it when any source changes.
-build/fuzz/%: fuzz/%.c build/fuzz/re2_shim.o common/util.c common/log.c \
+# The common helpers every module may call are linked in; the rest of common/ is #included.
+FUZZ_COMMON := common/util.c common/log.c common/dur.c common/file.c common/jsonparse.c \
+               common/rfc3339.c common/utf8.c
+build/fuzz/%: fuzz/%.c build/fuzz/re2_shim.o $(FUZZ_COMMON) \
               $(wildcard common/*.[ch] exporter/*.[ch] enforcer/*.[ch])
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(ALL_CFLAGS) $< common/util.c common/log.c build/fuzz/re2_shim.o \
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(ALL_CFLAGS) $< $(FUZZ_COMMON) build/fuzz/re2_shim.o \
 	    -o $@ $(ALL_LIBS)
 
 fuzz: $(FUZZ_BIN)

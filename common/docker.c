@@ -25,6 +25,7 @@
 
 #include "docker.h"
 #include "httpc.h"
+#include "jsonparse.h"
 #include "util.h"
 
 #define DOCKER_CLIENT_MAX_MAJOR 1
@@ -84,44 +85,6 @@ static int docker_parse_version(const char *s, int *major, int *minor)
 }
 
 /* ---- pure JSON parsers ------------------------------------------------------------------ */
-
-static json_object *docker_json_parse(const char *json, size_t len, const char *what, char *err,
-                                      size_t errlen)
-{
-    if (len > (size_t)INT32_MAX) {
-        snprintf(err, errlen, "%s answer of %zu bytes is too large", what, len);
-        return NULL;
-    }
-    json_tokener *tok = json_tokener_new_ex(DOCKER_JSON_DEPTH);
-    if (!tok) {
-        snprintf(err, errlen, "cannot create a JSON parser");
-        return NULL;
-    }
-    json_object *root = json_tokener_parse_ex(tok, json, (int)len);
-    enum json_tokener_error jerr = json_tokener_get_error(tok);
-    size_t end = json_tokener_get_parse_end(tok);
-    json_tokener_free(tok);
-    if (!root || jerr != json_tokener_success) {
-        if (len == 0)
-            snprintf(err, errlen, "empty %s answer", what);
-        else if (jerr == json_tokener_continue || jerr == json_tokener_success)
-            snprintf(err, errlen, "truncated JSON in %s answer", what);
-        else
-            snprintf(err, errlen, "invalid JSON in %s answer at offset %zu: %s", what, end,
-                     json_tokener_error_desc(jerr));
-        json_object_put(root);
-        return NULL;
-    }
-    while (end < len &&
-           (json[end] == ' ' || json[end] == '\t' || json[end] == '\r' || json[end] == '\n'))
-        end++;
-    if (end < len) {
-        snprintf(err, errlen, "invalid JSON in %s answer: trailing data at offset %zu", what, end);
-        json_object_put(root);
-        return NULL;
-    }
-    return root;
-}
 
 /* Member `key` of object `o` if it exists and is not null. */
 static json_object *docker_get(json_object *o, const char *key)
@@ -301,7 +264,8 @@ int docker_parse_inspect(const char *json, size_t len, struct docker_container *
                          size_t errlen)
 {
     memset(out, 0, sizeof(*out));
-    json_object *root = docker_json_parse(json, len, "inspect", err, errlen);
+    json_object *root =
+        jsonparse_strict(json, len, DOCKER_JSON_DEPTH, "container inspect", err, errlen);
     if (!root)
         return -1;
     int ret = docker_inspect_obj(root, out, err, errlen);
@@ -349,7 +313,8 @@ int docker_parse_list(const char *json, size_t len, struct docker_container **ou
 {
     *out = NULL;
     *n = 0;
-    json_object *root = docker_json_parse(json, len, "list", err, errlen);
+    json_object *root =
+        jsonparse_strict(json, len, DOCKER_JSON_DEPTH, "container list", err, errlen);
     if (!root)
         return -1;
     int ret = -1;
@@ -410,8 +375,8 @@ static void docker_error_message(const struct httpc_resp *r, char *buf, size_t c
 {
     buf[0] = '\0';
     char tmp[16];
-    json_object *root =
-        docker_json_parse(r->body.buf ? r->body.buf : "", r->body.len, "error", tmp, sizeof(tmp));
+    json_object *root = jsonparse_strict(r->body.buf ? r->body.buf : "", r->body.len,
+                                         DOCKER_JSON_DEPTH, "error", tmp, sizeof(tmp));
     json_object *m = docker_get(root, "message");
     if (m && json_object_is_type(m, json_type_string))
         str_copy(buf, cap, json_object_get_string(m));

@@ -3,6 +3,7 @@
  * stdio lock so concurrent scrape threads never interleave half lines.
  */
 #include "log.h"
+#include "rfc3339.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,11 +72,8 @@ void log_write(enum log_level level, const char *fmt, ...)
     put_quoted(quoted, sizeof(quoted), msg);
 
     struct timespec now;
-    struct tm tm;
     clock_gettime(CLOCK_REALTIME, &now);
-    gmtime_r(&now.tv_sec, &tm);
-    size_t n = strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(ts + n, sizeof(ts) - n, ".%03ldZ", now.tv_nsec / 1000000);
+    rfc3339_format(ts, sizeof(ts), (double)now.tv_sec + (double)now.tv_nsec / 1e9, RFC3339_MILLI);
 
     char line[4400];
     if (log_json)

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "file.h"
+
 static void oom(void)
 {
     fputs("fatal: out of memory\n", stderr);
@@ -241,30 +243,6 @@ int hex_value(int c)
     return -1;
 }
 
-size_t utf8_encode(unsigned long cp, char out[4])
-{
-    if (cp < 0x80) {
-        out[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (char)(0xc0 | cp >> 6);
-        out[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (char)(0xe0 | cp >> 12);
-        out[1] = (char)(0x80 | (cp >> 6 & 0x3f));
-        out[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    out[0] = (char)(0xf0 | cp >> 18);
-    out[1] = (char)(0x80 | (cp >> 12 & 0x3f));
-    out[2] = (char)(0x80 | (cp >> 6 & 0x3f));
-    out[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
-}
-
 void str_copy(char *dst, size_t cap, const char *src)
 {
     size_t n = strlen(src);
@@ -284,24 +262,12 @@ char *str_rtrim(char *s)
 
 char *secret_read(const char *path, const char *what, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        snprintf(err, errlen, "cannot read %s file '%s': %s", what, path, strerror(errno));
+    char why[128];
+    char *buf = file_read(path, SECRET_MAX, NULL, why, sizeof(why));
+    if (!buf) {
+        snprintf(err, errlen, "cannot read %s file '%s': %s", what, path, why);
         return NULL;
     }
-    /* One byte more than allowed tells a file at the limit from a larger one. */
-    char *buf = xmalloc(SECRET_MAX + 1);
-    size_t n = fread(buf, 1, SECRET_MAX + 1, f);
-    int rerr = ferror(f) ? errno : 0;
-    fclose(f);
-    if (rerr || n > SECRET_MAX) {
-        snprintf(err, errlen, "cannot read %s file '%s': %s", what, path,
-                 rerr ? strerror(rerr) : "file too large");
-        explicit_bzero(buf, n);
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
     str_rtrim(buf);
     return buf;
 }
@@ -324,6 +290,30 @@ double mono_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct timespec mono_timespec(double t)
+{
+    struct timespec ts = {0, 0};
+    /* 1e15 s is 30 million years of uptime: beyond it time_t and the nanoseconds lose sense. */
+    if (!(t > 0))
+        return ts;
+    if (t > 1e15)
+        t = 1e15;
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec > 999999999L)
+        ts.tv_nsec = 999999999L;
+    return ts;
+}
+
+void mono_cond_init(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &ca);
+    pthread_condattr_destroy(&ca);
 }
 
 double wall_now(void)

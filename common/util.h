@@ -6,10 +6,12 @@
 #ifndef GPURECLAIM_UTIL_H
 #define GPURECLAIM_UTIL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -51,8 +53,6 @@ int parse_double(const char *s, double *out);
 
 /* Value 0-15 of a hexadecimal digit, or -1 when `c` is not one. */
 int hex_value(int c);
-/* Write code point `cp` (at most 0x10FFFF) as UTF-8 into out; returns the length, 1 to 4. */
-size_t utf8_encode(unsigned long cp, char out[4]);
 
 /* Copy a NUL-terminated string, truncating to fit `cap` (which must be > 0). */
 void str_copy(char *dst, size_t cap, const char *src);
@@ -74,6 +74,14 @@ void secret_free(char *s);
 
 /* Monotonic clock in seconds. */
 double mono_now(void);
+/*
+ * Monotonic time `t` (seconds, as from mono_now) as the absolute timespec that
+ * pthread_cond_timedwait wants of a condition variable on CLOCK_MONOTONIC. A time that is
+ * NaN or not after the epoch of that clock gives {0, 0}, a deadline already past.
+ */
+struct timespec mono_timespec(double t);
+/* Initialise a condition variable whose timed waits take mono_timespec deadlines. */
+void mono_cond_init(pthread_cond_t *cv);
 /* Wall-clock (Unix) time in seconds. */
 double wall_now(void);
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "file.h"
 #include "util.h"
 #include "ydom.h"
 
@@ -393,24 +394,10 @@ int webcfg_parse(const char *buf, size_t len, const char *path, struct webcfg *o
 /* Whole file, at most WEBCFG_FILE_MAX bytes, NUL-terminated. */
 static char *read_all(const char *path, const char *what, size_t *lenp, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot read %s '%s': %s", what, path, strerror(errno));
-        return NULL;
-    }
-    char *buf = xmalloc(WEBCFG_FILE_MAX + 1);
-    size_t n = fread(buf, 1, WEBCFG_FILE_MAX + 1, f);
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad || n > WEBCFG_FILE_MAX) {
-        snprintf(err, errlen, "cannot read %s '%s': %s", what, path,
-                 bad ? "read error" : "larger than 1 MiB");
-        free(buf);
-        return NULL;
-    }
-    buf[n] = '\0';
-    if (lenp)
-        *lenp = n;
+    char why[128];
+    char *buf = file_read(path, WEBCFG_FILE_MAX, lenp, why, sizeof(why));
+    if (!buf)
+        snprintf(err, errlen, "cannot read %s '%s': %s", what, path, why);
     return buf;
 }
 

@@ -26,8 +26,11 @@
 
 #include "act.h"
 #include "audit.h"
+#include "dur.h"
+#include "jsonparse.h"
 #include "lifecycle.h"
 #include "log.h"
+#include "rfc3339.h"
 #include "notify.h"
 #include "plan.h"
 #include "util.h"
@@ -427,24 +430,14 @@ static bool act_definite_keep(enum reason r)
     }
 }
 
-static void act_fmt_duration(char *buf, size_t cap, double s)
-{
-    if (s >= 3600 && fmod(s, 3600) == 0)
-        snprintf(buf, cap, "%.0fh", s / 3600);
-    else if (s >= 60 && fmod(s, 60) == 0)
-        snprintf(buf, cap, "%.0fm", s / 60);
-    else
-        snprintf(buf, cap, "%.0fs", s);
-}
-
 /* Build the notice texts for decision d (caller frees message and annotation). */
 static void act_build_notice(const struct decision_rec *d, double noticed, double act_after,
                              const char *uid, double acted, struct act_notice *n)
 {
     char at[40], since[40], win[32];
-    audit_rfc3339(at, sizeof(at), act_after);
-    audit_rfc3339(since, sizeof(since), d->idle_since);
-    act_fmt_duration(win, sizeof(win), d->idle_timer);
+    rfc3339_format(at, sizeof(at), act_after, RFC3339_SEC);
+    rfc3339_format(since, sizeof(since), d->idle_since, RFC3339_SEC);
+    dur_format(win, sizeof(win), d->idle_timer);
     const char *action = rules_action_name(d->rule->action);
     n->act_after = act_after;
     n->message =
@@ -464,12 +457,12 @@ static void act_build_notice(const struct decision_rec *d, double noticed, doubl
     /* What another replica needs to continue this notice (act_adopt): when it was given, for
        which object, and whether it was acted on. */
     char t[40];
-    audit_rfc3339(t, sizeof(t), noticed);
+    rfc3339_format(t, sizeof(t), noticed, RFC3339_SEC);
     json_object_object_add(o, "noticedAt", json_object_new_string(t));
     if (uid && *uid)
         json_object_object_add(o, "uid", json_object_new_string(uid));
     if (!isnan(acted)) {
-        audit_rfc3339(t, sizeof(t), acted);
+        rfc3339_format(t, sizeof(t), acted, RFC3339_SEC);
         json_object_object_add(o, "actedAt", json_object_new_string(t));
     }
     n->annotation = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
@@ -594,7 +587,7 @@ static double act_notice_time(json_object *o, const char *key)
     double t;
     char err[128];
     if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string) ||
-        plan_parse_time(json_object_get_string(v), &t, err, sizeof(err)) < 0)
+        rfc3339_parse(json_object_get_string(v), &t, err, sizeof(err)) < 0)
         return NAN;
     return t;
 }
@@ -622,11 +615,10 @@ static bool act_adopt(struct act *a, const struct decision_rec *d, const char *w
                       const struct act_target *t, double now, struct ledger_entry **out)
 {
     const struct rule *r = d->rule;
-    json_tokener *tok = json_tokener_new();
-    json_object *o = json_tokener_parse_ex(tok, t->notice, (int)strlen(t->notice));
-    bool parsed = o && json_tokener_get_error(tok) == json_tokener_success &&
-                  json_object_is_type(o, json_type_object);
-    json_tokener_free(tok);
+    char perr[160];
+    json_object *o = jsonparse_strict(t->notice, strlen(t->notice), JSON_TOKENER_DEFAULT_DEPTH,
+                                      "notice", perr, sizeof(perr));
+    bool parsed = o && json_object_is_type(o, json_type_object);
     const char *rule = parsed ? act_notice_str(o, "rule") : NULL;
     const char *action = parsed ? act_notice_str(o, "action") : NULL;
     const char *uid = parsed ? act_notice_str(o, "uid") : NULL;
@@ -650,7 +642,7 @@ static bool act_adopt(struct act *a, const struct decision_rec *d, const char *w
         e->idle_proven = noticed;
         act_target_fill_entry(e, t);
         char at[40];
-        audit_rfc3339(at, sizeof(at), done ? acted : act_after);
+        rfc3339_format(at, sizeof(at), done ? acted : act_after, RFC3339_SEC);
         if (done) {
             act_close(e, LEDGER_ACTED, "ok", now);
             log_info("%s of rule '%s': %s was acted on at %s by another replica", workload, r->name,
@@ -681,11 +673,10 @@ static bool act_notice_on_object(const struct act_target *t, const struct ledger
 {
     if (!t->notice)
         return false;
-    json_tokener *tok = json_tokener_new();
-    json_object *o = json_tokener_parse_ex(tok, t->notice, (int)strlen(t->notice));
-    bool ok = o && json_tokener_get_error(tok) == json_tokener_success &&
-              json_object_is_type(o, json_type_object);
-    json_tokener_free(tok);
+    char perr[160];
+    json_object *o = jsonparse_strict(t->notice, strlen(t->notice), JSON_TOKENER_DEFAULT_DEPTH,
+                                      "notice", perr, sizeof(perr));
+    bool ok = o && json_object_is_type(o, json_type_object);
     const char *rule = ok ? act_notice_str(o, "rule") : NULL;
     const char *uid = ok ? act_notice_str(o, "uid") : NULL;
     double noticed = ok ? act_notice_time(o, "noticedAt") : NAN;
@@ -755,8 +746,8 @@ static void act_broken_msg(const struct ledger_entry *e, const struct decision_r
 {
     double proven = isnan(e->idle_proven) ? e->noticed : e->idle_proven;
     char since[40], last[40];
-    audit_rfc3339(since, sizeof(since), d->idle_since);
-    audit_rfc3339(last, sizeof(last), proven);
+    rfc3339_format(since, sizeof(since), d->idle_since, RFC3339_SEC);
+    rfc3339_format(last, sizeof(last), proven, RFC3339_SEC);
     snprintf(why, whylen,
              "not idle without a break since the notice: the idle run starts at %s, after %s "
              "(idleness last proven)",
@@ -779,8 +770,8 @@ static void act_young_msg(const struct decision_rec *d, const struct act_target 
                           size_t len)
 {
     char created[40], start[40];
-    audit_rfc3339(created, sizeof(created), t->created);
-    audit_rfc3339(start, sizeof(start), d->window_start);
+    rfc3339_format(created, sizeof(created), t->created, RFC3339_SEC);
+    rfc3339_format(start, sizeof(start), d->window_start, RFC3339_SEC);
     if (isnan(t->created))
         snprintf(msg, len,
                  "creation time of %s %s unknown: not proven idle since the "

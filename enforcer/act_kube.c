@@ -21,7 +21,7 @@
 #include "act.h"
 #include "kube.h"
 #include "log.h"
-#include "plan.h"
+#include "rfc3339.h"
 #include "util.h"
 
 struct act_kube {
@@ -115,7 +115,7 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
     /* The pod's own age: a pod re-created under the same name is younger than its series. */
     char perr[128];
     const char *created = chain->obj[0].creation_timestamp;
-    if (!created || plan_parse_time(created, &t->created, perr, sizeof(perr)) < 0)
+    if (!created || rfc3339_parse(created, &t->created, perr, sizeof(perr)) < 0)
         t->created = NAN;
     const char *notice = kube_annotation(&chain->obj[chain->n - 1], KUBE_ANN_NOTICE);
     t->notice = notice && *notice ? xstrdup(notice) : NULL;

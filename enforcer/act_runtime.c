@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "act.h"
-#include "plan.h"
+#include "rfc3339.h"
 #include "util.h"
 
 struct act_runtime {
@@ -82,7 +82,7 @@ static enum act_result act_runtime_resolve(struct act_backend *b, const struct d
     t->terminating = false;
     /* A container re-created under the same name is younger than the name's series. */
     char perr[128];
-    if (!c.created[0] || plan_parse_time(c.created, &t->created, perr, sizeof(perr)) < 0)
+    if (!c.created[0] || rfc3339_parse(c.created, &t->created, perr, sizeof(perr)) < 0)
         t->created = NAN;
     docker_container_free(&c);
     return ACT_OK;

@@ -16,6 +16,7 @@
 
 #include "audit.h"
 #include "log.h"
+#include "rfc3339.h"
 #include "util.h"
 
 struct audit {
@@ -62,14 +63,6 @@ unsigned long audit_failures(const struct audit *a)
     return a->failures;
 }
 
-void audit_rfc3339(char *buf, size_t cap, double t)
-{
-    struct tm tm;
-    time_t s = (time_t)floor(t);
-    if (isnan(t) || !gmtime_r(&s, &tm) || strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        str_copy(buf, cap, "");
-}
-
 static json_object *audit_num(double v)
 {
     return isfinite(v) ? json_object_new_double(v) : NULL;
@@ -77,10 +70,10 @@ static json_object *audit_num(double v)
 
 static json_object *audit_time(double t)
 {
-    if (isnan(t))
+    if (!isfinite(t))
         return NULL;
     char buf[40];
-    audit_rfc3339(buf, sizeof(buf), t);
+    rfc3339_format(buf, sizeof(buf), t, RFC3339_SEC);
     return json_object_new_string(buf);
 }
 

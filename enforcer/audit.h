@@ -50,7 +50,4 @@ int audit_write(struct audit *a, const struct audit_rec *r);
 char *audit_format(const struct audit_rec *r);
 unsigned long audit_failures(const struct audit *a);
 
-/* Format Unix time `t` as RFC 3339 UTC with seconds ("2023-11-14T22:13:20Z") into buf. */
-void audit_rfc3339(char *buf, size_t cap, double t);
-
 #endif

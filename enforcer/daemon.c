@@ -29,9 +29,11 @@
 #include "cycle.h"
 #include "decide.h"
 #include "expo.h"
+#include "file.h"
 #include "httpd.h"
 #include "lease.h"
 #include "log.h"
+#include "rfc3339.h"
 #include "plan.h"
 #include "rules.h"
 
@@ -40,7 +42,6 @@
 #endif
 
 /* Rules files are small; a bigger one is a mistake (or not a rules file). */
-#define RULES_MAX_BYTES (4u << 20)
 
 static volatile sig_atomic_t got_stop, got_hup;
 
@@ -273,32 +274,6 @@ static int metrics_cb(void *arg, struct sbuf *out)
     return 0;
 }
 
-static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
-        return NULL;
-    }
-    struct sbuf b = {0};
-    char chunk[8192];
-    size_t r;
-    while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-        sbuf_add(&b, chunk, r);
-        if (b.len > RULES_MAX_BYTES)
-            break;
-    }
-    bool failed = ferror(f);
-    fclose(f);
-    if (failed || b.len > RULES_MAX_BYTES) {
-        snprintf(err, errlen, failed ? "cannot read '%s'" : "'%s' is larger than 4 MiB", path);
-        sbuf_free(&b);
-        return NULL;
-    }
-    *len = b.len;
-    return sbuf_take(&b);
-}
-
 /*
  * Load the rules file if it changed (or when `force`). `stat_only`: skip the read when
  * mtime and size are unchanged. Returns 1 when new rules are in force, 0 when nothing
@@ -327,11 +302,11 @@ static int reload(struct daemon *dm, bool force, bool stat_only)
     if (!force && stat_only && same_stat)
         return 0;
 
-    char err[512];
+    char why[128];
     size_t len;
-    char *buf = read_file(path, &len, err, sizeof(err));
+    char *buf = file_read(path, RULES_MAX_FILE_BYTES, &len, why, sizeof(why));
     if (!buf) {
-        log_error("%s; keeping the rules in force", err);
+        log_error("cannot read rules file '%s': %s; keeping the rules in force", path, why);
         if (dm->reload_success != 0) {
             dm->reload_success = 0;
             dm->reloads_fail++;
@@ -395,7 +370,7 @@ static void log_reclaim(const struct decision_rec *r)
         }
     }
     char since[48];
-    plan_format_time(r->idle_since, since, sizeof(since));
+    rfc3339_format(since, sizeof(since), r->idle_since, RFC3339_MILLI_FRAC);
     sbuf_printf(&b, " reason=%s idle_since=%s dry_run=%s action=%s", decide_reason_name(r->reason),
                 since, r->dry_run ? "true" : "false", rules_action_name(r->rule->action));
     log_info("%s", b.buf);

@@ -28,6 +28,8 @@
 #include <time.h>
 
 #include "decide.h"
+#include "dur.h"
+#include "rfc3339.h"
 #include "util.h"
 
 /* Timestamps come from JSON floats; treat points this close as the same instant. */
@@ -98,19 +100,6 @@ static void set_detail(struct decision_rec *d, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(d->detail, sizeof(d->detail), fmt, ap);
     va_end(ap);
-}
-
-/* UTC, RFC 3339, whole seconds: details are for people, plan.c prints exact times. */
-static void fmt_time(double t, char *buf, size_t len)
-{
-    if (!isfinite(t)) {
-        snprintf(buf, len, "-");
-        return;
-    }
-    time_t tt = (time_t)floor(t);
-    struct tm tm;
-    if (!gmtime_r(&tt, &tm) || strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        snprintf(buf, len, "%.0f", t);
 }
 
 /*
@@ -434,14 +423,15 @@ static size_t points_upto(const struct series *s, double now)
 static enum reason judge_series(const struct judge_ctx *jc, const struct series *s,
                                 const struct series *cov, char *detail, size_t dlen)
 {
-    char t1[32], t2[32];
+    char t1[32], t2[32], gap[DUR_LEN];
     double ws = jc->ws, step = jc->step;
+    dur_format(gap, sizeof(gap), jc->gap);
     size_t n = points_upto(s, jc->now);
     const struct point *p = s->p;
 
     for (size_t i = 0; i < n; i++) {
         if (p[i].t >= ws - DECIDE_EPS && !isfinite(p[i].v)) {
-            fmt_time(p[i].t, t1, sizeof(t1));
+            rfc3339_format(t1, sizeof(t1), p[i].t, RFC3339_SEC);
             snprintf(detail, dlen, "activity is not a number at %s", t1);
             return REASON_NOT_A_NUMBER;
         }
@@ -453,14 +443,14 @@ static enum reason judge_series(const struct judge_ctx *jc, const struct series 
     size_t k = 0;
     bool at_now = p[n - 1].t > jc->now - step / 2;
     if (!at_now && !(jc->rd->raw_coverage && step_covered(jc, s, cov, &k, jc->now))) {
-        fmt_time(p[n - 1].t, t1, sizeof(t1));
+        rfc3339_format(t1, sizeof(t1), p[n - 1].t, RFC3339_SEC);
         if (jc->rd->raw_coverage)
             snprintf(detail, dlen,
-                     "last point at %s; no raw sample within the tolerated gap %gs before now", t1,
-                     jc->gap);
+                     "last point at %s; no raw sample within the tolerated gap %s before now", t1,
+                     gap);
         else
-            snprintf(detail, dlen, "last point at %s, %gs before now: the last step has no point",
-                     t1, jc->now - p[n - 1].t);
+            snprintf(detail, dlen, "last point at %s, %s before now: the last step has no point",
+                     t1, dur_format(t2, sizeof(t2), jc->now - p[n - 1].t));
         return REASON_STALE;
     }
     /* Gaps count from the point that covers the window start; before it they do not matter. */
@@ -489,21 +479,20 @@ static enum reason judge_series(const struct judge_ctx *jc, const struct series 
         size_t next = j + 1;
         while (next < n && p[next].t < t - step / 2)
             next++;
-        fmt_time(p[j].t, t1, sizeof(t1));
+        rfc3339_format(t1, sizeof(t1), p[j].t, RFC3339_SEC);
         if (next < n) {
-            fmt_time(p[next].t, t2, sizeof(t2));
+            rfc3339_format(t2, sizeof(t2), p[next].t, RFC3339_SEC);
             snprintf(detail, dlen,
-                     "no data from %s to %s: raw samples more than the tolerated gap %gs apart", t1,
-                     t2, jc->gap);
+                     "no data from %s to %s: raw samples more than the tolerated gap %s apart", t1,
+                     t2, gap);
         } else {
-            snprintf(detail, dlen, "no data after %s: raw samples more than %gs apart", t1,
-                     jc->gap);
+            snprintf(detail, dlen, "no data after %s: raw samples more than %s apart", t1, gap);
         }
         return REASON_GAP;
     }
     if (young || first_unproven) {
-        fmt_time(p[0].t, t1, sizeof(t1));
-        fmt_time(ws, t2, sizeof(t2));
+        rfc3339_format(t1, sizeof(t1), p[0].t, RFC3339_SEC);
+        rfc3339_format(t2, sizeof(t2), ws, RFC3339_SEC);
         if (young)
             snprintf(detail, dlen, "first point at %s, after window start %s", t1, t2);
         else
@@ -575,7 +564,7 @@ static enum reason judge(const struct judge_ctx *jc, const struct entry *e, size
         }
     }
     if (active) {
-        fmt_time(active->t, t1, sizeof(t1));
+        rfc3339_format(t1, sizeof(t1), active->t, RFC3339_SEC);
         set_detail(d, "activity %g%% at %s >= threshold %g%%", active->v * 100.0, t1,
                    jc->threshold);
         return REASON_ACTIVE;
@@ -609,8 +598,9 @@ static enum reason judge(const struct judge_ctx *jc, const struct entry *e, size
     if (worst != REASON_IDLE)
         return worst;
     d->idle_since = since;
-    set_detail(d, "below threshold %g%% for %gs (max %g%%)", jc->threshold, d->idle_timer,
-               d->max * 100.0);
+    char idle[DUR_LEN];
+    set_detail(d, "below threshold %g%% for %s (max %g%%)", jc->threshold,
+               dur_format(idle, sizeof(idle), d->idle_timer), d->max * 100.0);
     return REASON_IDLE;
 }
 
@@ -806,7 +796,7 @@ static void apply_pressure(const struct rule_data *rd, struct decision_rec *v, s
                            c[b].key, demand);
             } else if (freed < demand) {
                 freed += d->allocated;
-                fmt_time(d->idle_since, since, sizeof(since));
+                rfc3339_format(since, sizeof(since), d->idle_since, RFC3339_SEC);
                 mark_reclaim(d, "idle since %s; frees %g of %g pending '%s'", since, freed, demand,
                              c[b].key);
             } else {
@@ -828,7 +818,7 @@ static void apply_policy(const struct rule_data *rd, struct decision_rec *v, siz
         for (size_t i = 0; i < n; i++) {
             if (v[i].reason != REASON_IDLE)
                 continue;
-            fmt_time(v[i].idle_since, since, sizeof(since));
+            rfc3339_format(since, sizeof(since), v[i].idle_since, RFC3339_SEC);
             mark_reclaim(&v[i], "idle since %s, max %g%% < threshold %g%%", since, v[i].max * 100.0,
                          v[i].threshold);
         }

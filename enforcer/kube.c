@@ -21,8 +21,10 @@
 #include <json-c/json.h>
 
 #include "httpc.h"
+#include "jsonparse.h"
 #include "kube.h"
 #include "log.h"
+#include "rfc3339.h"
 #include "util.h"
 
 /* Objects with managedFields nest deeper than anything we read; 64 leaves room. */
@@ -215,51 +217,14 @@ const struct kube_owner_ref *kube_controller_ref(const struct kube_obj *o)
     return NULL;
 }
 
-void kube_rfc3339(char *buf, size_t cap, long long t)
-{
-    time_t tt = (time_t)t;
-    struct tm tm;
-    if (!gmtime_r(&tt, &tm) || strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-        str_copy(buf, cap, "1970-01-01T00:00:00Z");
-}
-
 /* ---- JSON helpers ----------------------------------------------------------------------- */
 
+/* A JSON object, or NULL with the reason in err (jsonparse.h). */
 static json_object *kube_json_parse(const char *body, size_t len, const char *what, char *err,
                                     size_t errlen)
 {
-    json_tokener *tok = json_tokener_new_ex(KUBE_JSON_DEPTH);
-    if (!tok) {
-        snprintf(err, errlen, "cannot create a JSON parser");
-        return NULL;
-    }
-    json_object *root = NULL;
-    /* json_tokener_parse_ex takes an int length; API answers never get near 2 GiB. */
-    if (len <= (size_t)INT32_MAX)
-        root = json_tokener_parse_ex(tok, body, (int)len);
-    enum json_tokener_error jerr = json_tokener_get_error(tok);
-    size_t end = json_tokener_get_parse_end(tok);
-    if (!root || jerr != json_tokener_success) {
-        if (len == 0)
-            snprintf(err, errlen, "empty answer for %s", what);
-        else if (jerr == json_tokener_continue || jerr == json_tokener_success)
-            snprintf(err, errlen, "truncated JSON in %s (%zu bytes)", what, len);
-        else
-            snprintf(err, errlen, "invalid JSON in %s at offset %zu: %s", what, end,
-                     json_tokener_error_desc(jerr));
-        json_object_put(root);
-        json_tokener_free(tok);
-        return NULL;
-    }
-    while (end < len && strchr(" \t\r\n", body[end]) && body[end] != '\0')
-        end++;
-    json_tokener_free(tok);
-    if (end < len) {
-        snprintf(err, errlen, "trailing data in %s at offset %zu", what, end);
-        json_object_put(root);
-        return NULL;
-    }
-    if (!json_object_is_type(root, json_type_object)) {
+    json_object *root = jsonparse_strict(body, len, KUBE_JSON_DEPTH, what, err, errlen);
+    if (root && !json_object_is_type(root, json_type_object)) {
         snprintf(err, errlen, "%s is not a JSON object", what);
         json_object_put(root);
         return NULL;
@@ -1323,7 +1288,7 @@ enum kube_result kube_post_event(struct kube *k, const struct kube_ref *involved
     }
     char stamp[24], now[32];
     snprintf(stamp, sizeof(stamp), "%llx", kube_event_stamp());
-    kube_rfc3339(now, sizeof(now), (long long)time(NULL));
+    rfc3339_format(now, sizeof(now), (double)time(NULL), RFC3339_SEC);
     /* Keep the name within 253 characters by shortening the object-name part. */
     int keep = (int)(253 - 1 - strlen(stamp));
     char *name = xasprintf("%.*s.%s", keep, involved->name, stamp);

@@ -259,9 +259,6 @@ enum kube_result kube_pending_for_resource(struct kube *k, const char *resource,
 /* HTTP status of the client's last answer (after a 401 retry, the retry's); 0 when none. */
 long kube_last_status(const struct kube *k);
 
-/* Format `t` (Unix seconds) as RFC 3339 UTC "2026-01-01T00:00:00Z" into buf (>= 21 bytes). */
-void kube_rfc3339(char *buf, size_t cap, long long t);
-
 /*
  * One call on any path for clients of other API groups (the leader-election Lease): `body`,
  * when not NULL, is sent as application/json. The HTTP status and the answer's body (always

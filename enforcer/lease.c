@@ -19,9 +19,10 @@
 
 #include <json-c/json.h>
 
+#include "jsonparse.h"
 #include "lease.h"
 #include "log.h"
-#include "plan.h"
+#include "rfc3339.h"
 #include "util.h"
 
 /* ---- pure part ------------------------------------------------------------------------------ */
@@ -82,7 +83,7 @@ static int lease_time(json_object *spec, const char *key, double *out, char *err
         return 0;
     char terr[128];
     if (!json_object_is_type(v, json_type_string) ||
-        plan_parse_time(json_object_get_string(v), out, terr, sizeof(terr)) < 0) {
+        rfc3339_parse(json_object_get_string(v), out, terr, sizeof(terr)) < 0) {
         snprintf(err, errlen, "lease spec.%s is not a time", key);
         return -1;
     }
@@ -93,14 +94,13 @@ int lease_parse(const char *body, size_t len, struct lease_record *out, char *er
 {
     memset(out, 0, sizeof(*out));
     out->acquire_time = out->renew_time = NAN;
-    json_tokener *tok = json_tokener_new();
-    json_object *root = json_tokener_parse_ex(tok, body, (int)len);
-    bool ok = root && json_tokener_get_error(tok) == json_tokener_success;
-    json_tokener_free(tok);
+    char why[160];
+    json_object *root =
+        jsonparse_strict(body, len, JSON_TOKENER_DEFAULT_DEPTH, "lease", why, sizeof(why));
     json_object *meta, *spec, *v;
     int rc = -1;
-    if (!ok || !json_object_is_type(root, json_type_object)) {
-        snprintf(err, errlen, "lease is not a JSON object");
+    if (!root || !json_object_is_type(root, json_type_object)) {
+        snprintf(err, errlen, "lease is not a JSON object%s%s", root ? "" : ": ", root ? "" : why);
         goto out;
     }
     if (!json_object_object_get_ex(root, "metadata", &meta) ||
@@ -138,24 +138,13 @@ out:
     return rc;
 }
 
-/* metav1.MicroTime: RFC 3339 with microseconds, UTC. */
+/* metav1.MicroTime: RFC 3339 with microseconds, UTC; an unknown time is left out. */
 static json_object *lease_micro_time(double t)
 {
-    if (isnan(t))
+    if (!isfinite(t))
         return NULL;
-    time_t s = (time_t)floor(t);
-    long us = lround((t - (double)s) * 1e6);
-    if (us >= 1000000) {
-        s++;
-        us -= 1000000;
-    }
-    struct tm tm;
-    char buf[64] = "1970-01-01T00:00:00";
-    if (gmtime_r(&s, &tm))
-        strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-    char out[80];
-    snprintf(out, sizeof(out), "%s.%06ldZ", buf, us);
-    return json_object_new_string(out);
+    char buf[RFC3339_LEN];
+    return json_object_new_string(rfc3339_format(buf, sizeof(buf), t, RFC3339_MICRO));
 }
 
 char *lease_json(const struct lease_cfg *cfg, const struct lease_record *r)
@@ -327,11 +316,7 @@ static void *lease_run(void *arg)
         double wait = l->cfg.retry_period;
         if (!l->leader)
             wait *= 1.0 + 1.2 * ((double)rand_r(&l->seed) / RAND_MAX);
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        double until = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + wait;
-        ts.tv_sec = (time_t)until;
-        ts.tv_nsec = (long)((until - (double)ts.tv_sec) * 1e9);
+        struct timespec ts = mono_timespec(mono_now() + wait);
         while (!l->stop && pthread_cond_timedwait(&l->cv, &l->mu, &ts) != ETIMEDOUT)
             ;
     }
@@ -370,11 +355,7 @@ struct lease *lease_start(const struct lease_cfg *cfg, struct kube *k, char *err
     l->cfg.identity = xstrdup(cfg->identity);
     l->k = k;
     pthread_mutex_init(&l->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&l->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    mono_cond_init(&l->cv);
     l->seed = (unsigned)(fnv1a64(cfg->identity, strlen(cfg->identity)) ^ (uint64_t)time(NULL));
     if (pthread_create(&l->thread, NULL, lease_run, l) != 0) {
         snprintf(err, errlen, "cannot start the leader election thread");

@@ -17,7 +17,9 @@
 
 #include <json-c/json.h>
 
+#include "jsonparse.h"
 #include "ledger.h"
+#include "file.h"
 #include "util.h"
 
 #define LEDGER_HOUR      3600.0
@@ -371,26 +373,10 @@ out:
 
 static int ledger_parse(struct ledger *l, const char *text, size_t len, char *err, size_t errlen)
 {
-    json_tokener *tok = json_tokener_new_ex(16);
-    if (!tok) {
-        snprintf(err, errlen, "cannot create a JSON parser");
-        return -1;
-    }
-    json_object *root = json_tokener_parse_ex(tok, text, (int)len);
-    enum json_tokener_error jerr = json_tokener_get_error(tok);
-    size_t end = json_tokener_get_parse_end(tok);
-    json_tokener_free(tok);
     int ret = -1;
-    if (!root || jerr != json_tokener_success) {
-        snprintf(err, errlen, "invalid JSON at offset %zu", end);
+    json_object *root = jsonparse_strict(text, len, 16, "state file", err, errlen);
+    if (!root)
         goto out;
-    }
-    while (end < len && strchr(" \t\r\n", text[end]) && text[end])
-        end++;
-    if (end < len) {
-        snprintf(err, errlen, "trailing data at offset %zu", end);
-        goto out;
-    }
     json_object *v, *entries, *actions;
     if (!json_object_is_type(root, json_type_object) ||
         !json_object_object_get_ex(root, "version", &v) || !json_object_is_type(v, json_type_int)) {
@@ -433,38 +419,25 @@ int ledger_load(struct ledger *l, const char *path, char *err, size_t errlen)
     memset(l, 0, sizeof(*l));
     if (!path)
         return 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    char why[256] = "";
+    size_t len;
+    char *text = file_read(path, LEDGER_MAX_BYTES, &len, why, sizeof(why));
+    if (!text) {
         if (errno == ENOENT) {
             l->path = xstrdup(path);
             return 0;
         }
-        snprintf(err, errlen, "cannot open state file '%s': %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot read state file '%s': %s", path, why);
         return -1;
     }
-    struct sbuf b = {0};
-    char chunk[8192];
-    size_t r;
-    while ((r = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-        sbuf_add(&b, chunk, r);
-        if (b.len > LEDGER_MAX_BYTES)
-            break;
-    }
-    bool rerr = ferror(f);
-    fclose(f);
-    char why[256] = "";
     int ret = -1;
-    if (rerr)
-        snprintf(err, errlen, "cannot read state file '%s'", path);
-    else if (b.len > LEDGER_MAX_BYTES)
-        snprintf(err, errlen, "state file '%s' is larger than %u bytes", path, LEDGER_MAX_BYTES);
-    else if (b.len == 0)
+    if (len == 0)
         snprintf(err, errlen, "state file '%s' is corrupt: empty", path);
-    else if (ledger_parse(l, b.buf, b.len, why, sizeof(why)) < 0)
+    else if (ledger_parse(l, text, len, why, sizeof(why)) < 0)
         snprintf(err, errlen, "state file '%s' is corrupt: %s", path, why);
     else
         ret = 0;
-    sbuf_free(&b);
+    free(text);
     if (ret < 0) {
         ledger_free(l);
         return -1;

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "re2_shim.h"
+#include "utf8.h"
 #include "util.h"
 
 /*

@@ -21,6 +21,7 @@
 #include "act.h"
 #include "httpc.h"
 #include "log.h"
+#include "rfc3339.h"
 #include "notify.h"
 #include "util.h"
 
@@ -156,8 +157,8 @@ char *notify_slack_payload(const struct audit_rec *r)
     char since[40] = "", at[40] = "";
     notify_workload(&w, r->workload);
     if (r->d)
-        audit_rfc3339(since, sizeof(since), r->d->idle_since);
-    audit_rfc3339(at, sizeof(at), r->act_after);
+        rfc3339_format(since, sizeof(since), r->d->idle_since, RFC3339_SEC);
+    rfc3339_format(at, sizeof(at), r->act_after, RFC3339_SEC);
     const char *rule = r->rule ? r->rule : "";
     if (strcmp(r->event, "spared") == 0 && r->d && r->d->reason == REASON_ACTIVE) {
         sbuf_printf(&t,
@@ -321,11 +322,7 @@ static void notify_wait_until(struct notify *n, double mono_deadline)
     double d = mono_deadline - mono_now();
     if (d <= 0)
         return;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double s = (double)ts.tv_sec + ts.tv_nsec / 1e9 + d;
-    ts.tv_sec = (time_t)s;
-    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
+    struct timespec ts = mono_timespec(mono_deadline);
     pthread_cond_timedwait(&n->cv, &n->mu, &ts);
 }
 
@@ -415,11 +412,7 @@ struct notify *notify_new(const struct notify_cfg *cfg, char *err, size_t errlen
         n->cfg.drain_timeout = 5;
     n->q = xcalloc(n->cfg.queue_size, sizeof(*n->q));
     atomic_init(&n->cancel, false);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&n->cv, &ca);
-    pthread_condattr_destroy(&ca);
+    mono_cond_init(&n->cv);
     pthread_mutex_init(&n->mu, NULL);
     int rc = pthread_create(&n->thread, NULL, notify_worker, n);
     if (rc != 0) {

@@ -16,7 +16,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "dur.h"
 #include "expo.h"
+#include "rfc3339.h"
 
 /* Longest window drawn in `explain`: 11,001 points is Prometheus' own limit per series. */
 #define SPARK_MAX_SLOTS 11001
@@ -35,66 +37,6 @@ struct slot {
     double t;
 };
 
-void plan_format_duration(double seconds, char *buf, size_t len)
-{
-    if (isnan(seconds) || seconds < 0) {
-        snprintf(buf, len, "-");
-        return;
-    }
-    if (seconds > 0 && seconds < 1) {
-        snprintf(buf, len, "%gms", round(seconds * 1000));
-        return;
-    }
-    if (seconds > 1e12) {
-        snprintf(buf, len, "%gs", seconds);
-        return;
-    }
-    long long s = llround(seconds);
-    if (s == 0) {
-        snprintf(buf, len, "0s");
-        return;
-    }
-    static const struct {
-        long long secs;
-        char unit;
-    } units[] = {{86400, 'd'}, {3600, 'h'}, {60, 'm'}, {1, 's'}};
-    size_t off = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < ARRAY_LEN(units) && off < len; i++) {
-        long long q = s / units[i].secs;
-        s %= units[i].secs;
-        if (q > 0) {
-            int w = snprintf(buf + off, len - off, "%lld%c", q, units[i].unit);
-            if (w < 0)
-                break;
-            off += (size_t)w;
-        }
-    }
-}
-
-void plan_format_time(double t, char *buf, size_t len)
-{
-    if (!isfinite(t)) {
-        snprintf(buf, len, "-");
-        return;
-    }
-    double whole = floor(t);
-    long ms = lround((t - whole) * 1000);
-    if (ms == 1000) {
-        whole += 1;
-        ms = 0;
-    }
-    time_t secs = (time_t)whole;
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    char date[40];
-    strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
-    if (ms)
-        snprintf(buf, len, "%s.%03ldZ", date, ms);
-    else
-        snprintf(buf, len, "%sZ", date);
-}
-
 /* HH:MM:SS in UTC, for points inside a window whose date is printed once above. */
 static void format_clock(double t, char *buf, size_t len)
 {
@@ -106,94 +48,6 @@ static void format_clock(double t, char *buf, size_t len)
     struct tm tm;
     gmtime_r(&secs, &tm);
     strftime(buf, len, "%H:%M:%S", &tm);
-}
-
-static int parse_digits(const char **s, int n, int *out)
-{
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if ((*s)[i] < '0' || (*s)[i] > '9')
-            return -1;
-        v = v * 10 + ((*s)[i] - '0');
-    }
-    *s += n;
-    *out = v;
-    return 0;
-}
-
-static int expect_char(const char **s, const char *accept)
-{
-    if (**s == '\0' || !strchr(accept, **s))
-        return -1;
-    (*s)++;
-    return 0;
-}
-
-int plan_parse_time(const char *s, double *out, char *err, size_t errlen)
-{
-    double unix_secs;
-    if (parse_double(s, &unix_secs) == 0) {
-        if (!isfinite(unix_secs) || unix_secs < 0) {
-            snprintf(err, errlen, "invalid time '%s': out of range", s);
-            return -1;
-        }
-        *out = unix_secs;
-        return 0;
-    }
-
-    const char *p = s;
-    struct tm tm = {0};
-    int year, mon, day, hour, min, sec;
-    if (parse_digits(&p, 4, &year) || expect_char(&p, "-") || parse_digits(&p, 2, &mon) ||
-        expect_char(&p, "-") || parse_digits(&p, 2, &day) || expect_char(&p, "Tt ") ||
-        parse_digits(&p, 2, &hour) || expect_char(&p, ":") || parse_digits(&p, 2, &min) ||
-        expect_char(&p, ":") || parse_digits(&p, 2, &sec))
-        goto bad;
-    double frac = 0;
-    if (*p == '.') {
-        const char *start = ++p;
-        double scale = 0.1;
-        while (*p >= '0' && *p <= '9') {
-            frac += (*p - '0') * scale;
-            scale /= 10;
-            p++;
-        }
-        if (p == start)
-            goto bad;
-    }
-    int offset = 0;
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        int sign = *p == '-' ? -1 : 1, oh, om;
-        p++;
-        if (parse_digits(&p, 2, &oh) || expect_char(&p, ":") || parse_digits(&p, 2, &om) ||
-            oh > 23 || om > 59)
-            goto bad;
-        offset = sign * (oh * 3600 + om * 60);
-    } else {
-        goto bad;
-    }
-    if (*p != '\0' || mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 ||
-        sec > 60)
-        goto bad;
-    tm.tm_year = year - 1900;
-    tm.tm_mon = mon - 1;
-    tm.tm_mday = day;
-    tm.tm_hour = hour;
-    tm.tm_min = min;
-    tm.tm_sec = sec;
-    time_t t = timegm(&tm);
-    /* timegm normalises 31 February into March: refuse what did not round-trip. */
-    struct tm back;
-    gmtime_r(&t, &back);
-    if (back.tm_mday != day || back.tm_mon != mon - 1)
-        goto bad;
-    *out = (double)t + frac - offset;
-    return 0;
-bad:
-    snprintf(err, errlen, "invalid time '%s': want RFC 3339 or Unix seconds", s);
-    return -1;
 }
 
 /*
@@ -358,7 +212,7 @@ void plan_render_table(const struct decisions *d, struct sbuf *out)
             xasprintf("%s%s", decide_decision_name(r->decision),
                       r->decision == DECISION_RECLAIM && r->dry_run ? " (dry run)" : "");
         row[COL_REASON] = xstrdup(decide_reason_name(r->reason));
-        plan_format_duration(idle_for(r), b, sizeof(b));
+        dur_format(b, sizeof(b), idle_for(r));
         row[COL_IDLE] = xstrdup(b);
         format_number(r->allocated, b, sizeof(b));
         row[COL_ALLOC] = xstrdup(b);
@@ -432,7 +286,7 @@ static struct json_object *json_time(double t)
     if (!isfinite(t))
         return NULL;
     char buf[48];
-    plan_format_time(t, buf, sizeof(buf));
+    rfc3339_format(buf, sizeof(buf), t, RFC3339_MILLI_FRAC);
     return json_object_new_string(buf);
 }
 
@@ -452,7 +306,7 @@ static struct json_object *decision_json(const struct decision_rec *r)
     json_object_object_add(o, "detail", json_object_new_string(r->detail));
     json_object_object_add(o, "idleSince", json_time(r->idle_since));
     json_object_object_add(o, "threshold", json_number(r->threshold));
-    plan_format_duration(r->idle_timer, buf, sizeof(buf));
+    dur_format(buf, sizeof(buf), r->idle_timer);
     json_object_object_add(o, "idleTimer", json_object_new_string(buf));
     struct json_object *win = json_object_new_object();
     json_object_object_add(win, "start", json_time(r->window_start));
@@ -667,13 +521,13 @@ static void explain_sentence(const struct decision_rec *r, const struct window_f
                              const struct explain_ctx *x, double step, struct sbuf *out)
 {
     char a[48], b[48], dur[32];
-    plan_format_duration(r->idle_timer, dur, sizeof(dur));
+    dur_format(dur, sizeof(dur), r->idle_timer);
     if (r->reason == REASON_IDLE) {
-        plan_format_time(r->idle_since, a, sizeof(a));
+        rfc3339_format(a, sizeof(a), r->idle_since, RFC3339_MILLI_FRAC);
         sbuf_printf(out, "reclaim: below %g %% for the whole %s window since %s", r->threshold, dur,
                     a);
         if (x->holes) {
-            plan_format_duration(x->gap, b, sizeof(b));
+            dur_format(b, sizeof(b), x->gap);
             sbuf_printf(out, " (%zu step%s without a point, raw samples never more than %s apart)",
                         x->holes, x->holes == 1 ? "" : "s", b);
         }
@@ -697,11 +551,11 @@ static void explain_sentence(const struct decision_rec *r, const struct window_f
         if (!isnan(f->gap_from) && f->gap_to - f->gap_from > step) {
             format_clock(f->gap_from, a, sizeof(a));
             format_clock(f->gap_to, b, sizeof(b));
-            plan_format_duration(f->gap_to - f->gap_from, dur, sizeof(dur));
+            dur_format(dur, sizeof(dur), f->gap_to - f->gap_from);
             sbuf_printf(out, "kept: no data for %s between %s and %s", dur, a, b);
         } else if (!isnan(x->first_gap_t)) {
             format_clock(x->first_gap_t, a, sizeof(a));
-            plan_format_duration(x->gap, b, sizeof(b));
+            dur_format(b, sizeof(b), x->gap);
             sbuf_printf(out, "kept: raw samples more than %s apart in the step ending %s", b, a);
         } else {
             sbuf_printf(out, "kept: a gap in the data longer than the tolerated gap");
@@ -715,14 +569,14 @@ static void explain_sentence(const struct decision_rec *r, const struct window_f
         format_clock(f->last_t, a, sizeof(a));
         if (x->raw) {
             /* The grid's last point covers samples up to a step before it: quote the rule. */
-            plan_format_duration(x->gap, b, sizeof(b));
+            dur_format(b, sizeof(b), x->gap);
             sbuf_printf(out,
                         "kept: stopped reporting: no raw sample within the tolerated gap (%s) "
                         "before the evaluation time; last point at %s",
                         b, a);
             return;
         }
-        plan_format_duration(r->window_end - f->last_t, b, sizeof(b));
+        dur_format(b, sizeof(b), r->window_end - f->last_t);
         sbuf_printf(out, "kept: no data since %s (%s before the evaluation time)", a, b);
         return;
     case REASON_NOT_A_NUMBER:
@@ -771,9 +625,9 @@ static void explain_one(const struct rule_data *rd, const struct decision_rec *r
     char a[48], b[48], c[32], g[32];
     sbuf_printf(out, "workload %s, rule '%s'\n", wl, rule->name);
     free(wl);
-    plan_format_duration(r->idle_timer, a, sizeof(a));
-    plan_format_duration(rule->step, c, sizeof(c));
-    plan_format_duration(rule->tolerated_gap, g, sizeof(g));
+    dur_format(a, sizeof(a), r->idle_timer);
+    dur_format(c, sizeof(c), rule->step);
+    dur_format(g, sizeof(g), rule->tolerated_gap);
     sbuf_printf(out, "  policy %s, threshold %g %%, idle timer %s, step %s, tolerated gap %s%s\n",
                 rules_policy_name(rule->policy), r->threshold, a, c, g,
                 r->dry_run ? ", dry run" : "");
@@ -789,8 +643,8 @@ static void explain_one(const struct rule_data *rd, const struct decision_rec *r
 
     struct window_facts f;
     window_facts(pts, n, ws, we, r->threshold, &f);
-    plan_format_time(ws, a, sizeof(a));
-    plan_format_time(we, b, sizeof(b));
+    rfc3339_format(a, sizeof(a), ws, RFC3339_MILLI_FRAC);
+    rfc3339_format(b, sizeof(b), we, RFC3339_MILLI_FRAC);
     sbuf_printf(out, "  window %s .. %s: %zu points\n", a, b, f.total);
 
     struct slot *slots;

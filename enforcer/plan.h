@@ -15,13 +15,6 @@
 #include "series.h"
 #include "util.h"
 
-/* A Prometheus-style duration: "0s", "45s", "15m", "1h30m", "2d3h"; "-" for NaN or < 0. */
-void plan_format_duration(double seconds, char *buf, size_t len);
-/* RFC 3339 in UTC, "2023-11-14T22:13:20Z" (milliseconds shown only when not whole). */
-void plan_format_time(double t, char *buf, size_t len);
-/* Parse RFC 3339 ("2023-11-14T22:13:20Z", "...+01:00", fractional seconds) or Unix seconds. */
-int plan_parse_time(const char *s, double *out, char *err, size_t errlen);
-
 /*
  * Render a window of points as one character per expected step: "▁▂▃▄▅▆▇█" scaled to
  * [0, max(1, largest value)], "·" where no point exists (a gap), "×" for NaN or Inf.

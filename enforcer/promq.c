@@ -34,6 +34,7 @@
 #include "httpc.h"
 #include "log.h"
 #include "promq.h"
+#include "utf8.h"
 #include "util.h"
 
 /* Result types promq_parse_as accepts. */

@@ -10,6 +10,8 @@
  * `defaults:` holds rule keys that every rule inherits key by key (`queries:` too, query by
  * query); a rule's own value wins. Cross-field constraints (toleratedGap against step and
  * idleTimer, points per window) are checked on the effective values after inheritance.
+ * Each key's type, range, default and documentation is one row of key_specs: the parser,
+ * the inheritance and the key tables of rules/README.md are driven by that table.
  */
 #include "rules.h"
 
@@ -21,11 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dur.h"
+#include "file.h"
 #include "util.h"
 #include "ydom.h"
 
-#define DEFAULT_Q_ACTIVITY   "gpureclaim:workload_busy:ratio"
-#define DEFAULT_Q_ALLOCATION "gpureclaim:workload_devices:count"
 #define DEFAULT_Q_PENDING                                                                          \
     "sum by (resource) (kube_pod_container_resource_requests{resource=~\"amd_com_.+\"} * on "      \
     "(namespace, pod) group_left () max by (namespace, pod) (kube_pod_status_unschedulable == "    \
@@ -93,28 +95,7 @@ static const char *q(const struct ydom_node *n, char buf[QBUF])
 
 /* ---- value parsers ---------------------------------------------------------------------- */
 
-static const char *const policy_names[] = {
-    [POLICY_DURING_PRESSURE] = "DuringGPUPressure",
-    [POLICY_ALWAYS] = "Always",
-};
-
-static const char *const action_names[] = {
-    [ACTION_REPORT] = "report",   [ACTION_SCALE_TO_ZERO] = "scaleToZero",
-    [ACTION_SUSPEND] = "suspend", [ACTION_EVICT] = "evict",
-    [ACTION_DELETE] = "delete",   [ACTION_STOP] = "stop",
-};
-
 static const char *const day_names[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-
-const char *rules_policy_name(enum rule_policy p)
-{
-    return (unsigned)p < ARRAY_LEN(policy_names) ? policy_names[p] : "unknown";
-}
-
-const char *rules_action_name(enum rule_action a)
-{
-    return (unsigned)a < ARRAY_LEN(action_names) ? action_names[a] : "unknown";
-}
 
 int rules_parse_duration(const char *s, double *seconds)
 {
@@ -166,31 +147,6 @@ int rules_parse_duration(const char *s, double *seconds)
     }
     *seconds = (double)total / 1000.0;
     return 0;
-}
-
-/* Seconds back to Prometheus syntax, for messages about values that were defaulted. */
-static char *fmt_duration(double secs, char *buf, size_t size)
-{
-    static const struct {
-        const char *unit;
-        uint64_t ms;
-    } units[] = {{"d", 86400000}, {"h", 3600000}, {"m", 60000}, {"s", 1000}, {"ms", 1}};
-    uint64_t ms = (uint64_t)llround(secs * 1000.0);
-    size_t o = 0;
-
-    if (ms == 0) {
-        snprintf(buf, size, "0s");
-        return buf;
-    }
-    buf[0] = '\0';
-    for (size_t i = 0; i < ARRAY_LEN(units) && o < size; i++) {
-        if (ms >= units[i].ms) {
-            int w = snprintf(buf + o, size - o, "%" PRIu64 "%s", ms / units[i].ms, units[i].unit);
-            o += w > 0 ? (size_t)w : 0;
-            ms %= units[i].ms;
-        }
-    }
-    return buf;
 }
 
 static bool valid_rule_name(const char *s, size_t len)
@@ -284,37 +240,12 @@ static int get_duration(struct ctx *c, const struct ydom_node *v, const char *ke
     return 0;
 }
 
-/* Bounds come with their spelling, so that messages say "24h" as the documentation does. */
-struct drange {
-    double min, max;
-    const char *smin, *smax;
-};
-static const struct drange idle_range = {60, 30 * 86400, "1m", "30d"};
-static const struct drange step_range = {1, 3600, "1s", "1h"};
-static const struct drange notice_range = {0, 86400, "0s", "24h"};
-
-static int check_duration_range(struct ctx *c, const struct ydom_node *v, const char *key,
-                                double val, const struct drange *r)
+static int lookup_name(const char *s, const char *const *names, size_t n)
 {
-    char b[QBUF];
-
-    if (val < r->min || val > r->max) {
-        err_at(c, v, "'%s' must be between %s and %s, got %s", key, r->smin, r->smax, q(v, b));
-        return -1;
-    }
-    return 0;
-}
-
-static int check_threshold(struct ctx *c, const struct ydom_node *v, double t)
-{
-    char b[QBUF];
-
-    if (!(t > 0 && t <= 100)) {
-        err_at(c, v, "'threshold' must be greater than 0 and at most 100 (percent), got %s",
-               q(v, b));
-        return -1;
-    }
-    return 0;
+    for (size_t i = 0; i < n; i++)
+        if (names[i] && strcmp(s, names[i]) == 0)
+            return (int)i;
+    return -1;
 }
 
 /* An entry of a list of mappings (exemptions, overrides, activeWindows); `what` names it. */
@@ -354,14 +285,6 @@ struct notify_vals {
 static const char *const notify_event_names[] = {"notice", "action", "spare"};
 static const char *const notify_format_names[] = {"json", "slack"};
 
-static int notify_lookup(const char *s, const char *const *names, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(s, names[i]) == 0)
-            return i;
-    return -1;
-}
-
 static void parse_notify(struct ctx *c, const struct ydom_node *map, struct notify_vals *nv,
                          const char *where)
 {
@@ -384,7 +307,7 @@ static void parse_notify(struct ctx *c, const struct ydom_node *map, struct noti
             nv->bad |= nv->url_file == NULL;
         } else if (strcmp(k->str, "format") == 0) {
             const char *s = get_string(c, val, "format");
-            nv->format = s ? notify_lookup(s, notify_format_names, 2) : -1;
+            nv->format = s ? lookup_name(s, notify_format_names, 2) : -1;
             if (s && nv->format < 0)
                 err_at(c, val, "invalid notify format '%s' (expected json or slack)", q(val, b));
             nv->bad |= nv->format < 0;
@@ -396,7 +319,7 @@ static void parse_notify(struct ctx *c, const struct ydom_node *map, struct noti
             }
             for (size_t j = 0; j < val->nitems; j++) {
                 const char *s = get_item(c, val->items[j], "events");
-                int e = s ? notify_lookup(s, notify_event_names, 3) : -1;
+                int e = s ? lookup_name(s, notify_event_names, 3) : -1;
                 if (s && e < 0)
                     err_at(c, val->items[j],
                            "invalid notify event '%s' (expected notice, action or spare)",
@@ -438,9 +361,23 @@ static void finish_notify(struct ctx *c, struct rule *r, const struct notify_val
     r->notify.events = events;
 }
 
-/* ---- rule keys that `defaults:` may also set --------------------------------------------- */
+/* ---- the key specification --------------------------------------------------------------- */
+
+/*
+ * Every rule key is described once, in key_specs below: its type, where its effective value
+ * lives in struct rule, its range, its built-in default, whether `defaults:` may set it, and
+ * its documentation. Parsing, range checks, inheritance and the key tables of rules/README.md
+ * (rules_schema_markdown) all read that table, in the manner of Redis's standardConfig table
+ * (src/config.c) and h2o's configurator commands (lib/core/configurator.c). Built-in defaults
+ * are written in rules-file syntax and loaded through the same parser as a `defaults:`
+ * mapping, so a default is checked against its own range like any value a user writes.
+ * Code of its own is left only to what a table row cannot say: the cross-key constraints
+ * (toleratedGap against step and idleTimer, points per window, in finish_rule) and the keys
+ * with an inner structure (scope, exemptions, overrides, activeWindows, notify).
+ */
 
 enum rkey {
+    K_NAME,
     K_ENABLED,
     K_POLICY,
     K_THRESHOLD,
@@ -453,109 +390,135 @@ enum rkey {
     K_ACTION,
     K_IDENTITY,
     K_RESOURCE_LABEL,
-    K_Q_ACTIVITY,
+    K_QUERIES,
+    K_SCOPE,
+    K_EXEMPTIONS,
+    K_OVERRIDES,
+    K_WINDOWS,
+    K_NOTIFY,
+    K_Q_ACTIVITY, /* the keys of `queries:` */
     K_Q_ALLOCATION,
     K_Q_PENDING,
     K_Q_PRIORITY,
     K__COUNT
 };
 
-static const char *const rkey_names[K__COUNT] = {
-    [K_ENABLED] = "enabled",
-    [K_POLICY] = "policy",
-    [K_THRESHOLD] = "threshold",
-    [K_IDLE_TIMER] = "idleTimer",
-    [K_STEP] = "step",
-    [K_TOLERATED_GAP] = "toleratedGap",
-    [K_NOTICE_PERIOD] = "noticePeriod",
-    [K_MAX_TERMINATIONS] = "maxTerminationsPerCycle",
-    [K_DRY_RUN] = "dryRun",
-    [K_ACTION] = "action",
-    [K_IDENTITY] = "identity",
-    [K_RESOURCE_LABEL] = "resourceLabel",
-    [K_Q_ACTIVITY] = "activity",
-    [K_Q_ALLOCATION] = "allocation",
-    [K_Q_PENDING] = "pending",
-    [K_Q_PRIORITY] = "priority",
+enum ktype {
+    KT_BOOL,     /* bool */
+    KT_ENUM,     /* an enum (int-sized): one of `choices` */
+    KT_PERCENT,  /* double: min < value <= max */
+    KT_COUNT,    /* unsigned: an integer from min to max */
+    KT_DURATION, /* double seconds, Prometheus syntax: from min to max when they are set */
+    KT_LABEL,    /* char *: a Prometheus label name */
+    KT_LABELS,   /* char ** and a size_t count at off_n: non-empty, unique label names */
+    KT_QUERY,    /* char *: PromQL, non-empty unless KS_EMPTY_OK ("" is stored as NULL) */
+    KT_NESTED,   /* a mapping or sequence with keys of its own, read by `parse` */
 };
 
-/* Keys only a rule may have; named in the error when they appear under `defaults:`. */
-static const char *const rule_only_keys[] = {"name", "scope", "exemptions", "overrides",
-                                             "activeWindows"};
+#define KS_REQUIRED  1u /* every rule must have it, its own or from `defaults:` */
+#define KS_RULE_ONLY 2u /* `defaults:` may not set it */
+#define KS_QUERY     4u /* a key of `queries:`, not of the rule itself */
+#define KS_EMPTY_OK  8u /* KT_QUERY: "" means unset */
 
-/* Values of one mapping (a rule or `defaults:`), before inheritance. Strings point into the DOM. */
+struct kchoice {
+    const char *name;
+    int value;
+};
+
+/* The value of one key in one mapping, as spec_parse leaves it (strings point into the DOM). */
+union kval {
+    bool b;
+    int i;
+    unsigned u;
+    double d;
+    const char *s;
+    const struct ydom_node *n; /* KT_LABELS: the validated sequence */
+};
+
+/* Values of one mapping (a rule, `defaults:` or the built-in defaults), before inheritance. */
 struct vals {
     bool seen[K__COUNT];                  /* key present, valid or not */
     const struct ydom_node *at[K__COUNT]; /* value node, when valid */
-    bool enabled, dry_run;
-    enum rule_policy policy;
-    enum rule_action action;
-    double threshold, idle_timer, step, gap, notice;
-    unsigned max_term;
-    const struct ydom_node *identity; /* validated sequence of label names */
-    const char *resource_label;
-    const char *query[4]; /* K_Q_ACTIVITY.. K_Q_PRIORITY */
+    union kval v[K__COUNT];
     struct notify_vals notify;
 };
 
-static int lookup_name(const char *s, const char *const *names, size_t n)
+/* What a KT_NESTED parser fills: the mapping's values, and the rule itself (NULL in defaults). */
+struct pstate {
+    struct vals *v;
+    struct rule *r;
+    const char *where; /* "rule 'x'", "'defaults'" */
+    const struct ydom_node **override_idle;
+};
+
+struct key_spec {
+    const char *name;
+    enum ktype type;
+    unsigned flags;                /* KS_* */
+    size_t off, off_n;             /* the effective value in struct rule (KT_LABELS: and count) */
+    const char *dflt;              /* built-in default, rules-file syntax; NULL: none/computed */
+    const char *min, *max;         /* bounds, rules-file syntax; NULL: none */
+    const struct kchoice *choices; /* KT_ENUM: NULL-terminated, in documentation order */
+    void (*parse)(struct ctx *c, const struct ydom_node *v, struct pstate *st); /* KT_NESTED */
+    /* rules/README.md: type and default when not derived from type and dflt, what is allowed
+     * besides the range or choices, and what the key means */
+    const char *doc_type, *doc_default, *doc_allowed, *doc;
+};
+
+static const struct key_spec key_specs[K__COUNT];
+
+/* Rule keys (queries: false) or query keys (queries: true) by name; NULL when unknown. */
+static const struct key_spec *spec_lookup(const char *name, bool queries)
 {
-    for (size_t i = 0; i < n; i++)
-        if (names[i] && strcmp(s, names[i]) == 0)
-            return (int)i;
-    return -1;
+    for (size_t k = 0; k < K__COUNT; k++)
+        if (!(key_specs[k].flags & KS_QUERY) == !queries && strcmp(name, key_specs[k].name) == 0)
+            return &key_specs[k];
+    return NULL;
 }
 
-static void parse_queries(struct ctx *c, const struct ydom_node *map, struct vals *v,
-                          const char *where)
+/* "a, b or c" (sep " or ", messages) or "`a`, `b`, `c`" (sep NULL, README). */
+static void choice_list(struct sbuf *s, const struct kchoice *ch, const char *last_sep)
 {
-    char b[QBUF];
-
-    if (!expect_kind(c, map, YDOM_KIND_MAPPING, "queries"))
-        return;
-    for (size_t i = 0; i < map->npairs; i++) {
-        const struct ydom_node *k = map->pairs[i].key, *val = map->pairs[i].value;
-        int key = lookup_name(k->str, rkey_names + K_Q_ACTIVITY, 4);
-        if (key < 0) {
-            err_at(c, k, "unknown key '%s' in 'queries' of %s", q(k, b), where);
-            continue;
-        }
-        key += K_Q_ACTIVITY;
-        v->seen[key] = true;
-        const char *s = get_string(c, val, rkey_names[key]);
-        if (!s)
-            continue;
-        if (!*s && key != K_Q_PRIORITY) {
-            err_at(c, val, "query '%s' must not be empty", rkey_names[key]);
-            continue;
-        }
-        v->query[key - K_Q_ACTIVITY] = s;
-        v->at[key] = val;
+    for (size_t i = 0; ch[i].name; i++) {
+        if (i > 0)
+            sbuf_printf(s, "%s", last_sep && !ch[i + 1].name ? last_sep : ", ");
+        sbuf_printf(s, last_sep ? "%s" : "`%s`", ch[i].name);
     }
 }
 
-static int parse_identity(struct ctx *c, const struct ydom_node *seq)
+static double bound(const struct key_spec *ks, const char *s)
+{
+    double d = 0;
+
+    if (ks->type == KT_DURATION)
+        rules_parse_duration(s, &d);
+    else
+        d = strtod(s, NULL);
+    return d;
+}
+
+static int parse_labels(struct ctx *c, const struct ydom_node *seq, const char *key)
 {
     char b[QBUF];
     int bad = 0;
     struct strset seen = {0};
 
-    if (!expect_kind(c, seq, YDOM_KIND_SEQUENCE, "identity"))
+    if (!expect_kind(c, seq, YDOM_KIND_SEQUENCE, key))
         return -1;
     if (seq->nitems == 0) {
-        err_at(c, seq, "'identity' must not be empty");
+        err_at(c, seq, "'%s' must not be empty", key);
         return -1;
     }
     for (size_t i = 0; i < seq->nitems; i++) {
         const struct ydom_node *it = seq->items[i];
-        const char *s = get_item(c, it, "identity");
+        const char *s = get_item(c, it, key);
         if (!s) {
             bad = -1;
         } else if (!valid_label_name(s)) {
-            err_at(c, it, "invalid label name '%s' in 'identity'", q(it, b));
+            err_at(c, it, "invalid label name '%s' in '%s'", q(it, b), key);
             bad = -1;
         } else if (strset_put(&seen, s, strlen(s), it)) {
-            err_at(c, it, "duplicate label '%s' in 'identity'", q(it, b));
+            err_at(c, it, "duplicate label '%s' in '%s'", q(it, b), key);
             bad = -1;
         }
     }
@@ -563,112 +526,152 @@ static int parse_identity(struct ctx *c, const struct ydom_node *seq)
     return bad;
 }
 
-/* One key shared by rules and `defaults:`. Returns false when `key` is not such a key. */
-static bool parse_rule_key(struct ctx *c, const struct ydom_node *k, const struct ydom_node *val,
-                           struct vals *v, const char *where)
+/* Check one value against its key's type and range. Returns 0, or -1 after an error. */
+static int spec_parse(struct ctx *c, const struct key_spec *ks, const struct ydom_node *val,
+                      union kval *out)
 {
     char b[QBUF];
+    const char *s;
     double d;
-    int key;
 
-    if (strcmp(k->str, "queries") == 0) {
-        parse_queries(c, val, v, where);
-        return true;
+    switch (ks->type) {
+    case KT_BOOL:
+        return get_bool(c, val, ks->name, &out->b);
+    case KT_ENUM: {
+        if (!(s = get_string(c, val, ks->name)))
+            return -1;
+        for (const struct kchoice *ch = ks->choices; ch->name; ch++) {
+            if (strcmp(s, ch->name) == 0) {
+                out->i = ch->value;
+                return 0;
+            }
+        }
+        struct sbuf list = {0};
+        choice_list(&list, ks->choices, " or ");
+        err_at(c, val, "invalid %s '%s' (expected %s)", ks->name, q(val, b), list.buf);
+        sbuf_free(&list);
+        return -1;
     }
-    if (strcmp(k->str, "notify") == 0) {
-        parse_notify(c, val, &v->notify, where);
-        return true;
-    }
-    key = lookup_name(k->str, rkey_names, K_Q_ACTIVITY);
-    if (key < 0)
-        return false;
-    v->seen[key] = true;
-    const char *name = rkey_names[key];
-    switch ((enum rkey)key) {
-    case K_ENABLED:
-        if (get_bool(c, val, name, &v->enabled) < 0)
-            return true;
-        break;
-    case K_DRY_RUN:
-        if (get_bool(c, val, name, &v->dry_run) < 0)
-            return true;
-        break;
-    case K_POLICY: {
-        const char *s = get_string(c, val, name);
-        int p = s ? lookup_name(s, policy_names, ARRAY_LEN(policy_names)) : -1;
-        if (s && p < 0)
-            err_at(c, val, "invalid policy '%s' (expected Always or DuringGPUPressure)", q(val, b));
-        if (p < 0)
-            return true;
-        v->policy = (enum rule_policy)p;
-        break;
-    }
-    case K_ACTION: {
-        const char *s = get_string(c, val, name);
-        int a = s ? lookup_name(s, action_names, ARRAY_LEN(action_names)) : -1;
-        if (s && a < 0)
-            err_at(c, val,
-                   "invalid action '%s' (expected report, scaleToZero, suspend, evict, delete "
-                   "or stop)",
+    case KT_PERCENT:
+        if (get_number(c, val, ks->name, &out->d) < 0)
+            return -1;
+        if (!(out->d > bound(ks, ks->min) && out->d <= bound(ks, ks->max))) {
+            err_at(c, val, "'%s' must be greater than %s and at most %s (percent), got %s",
+                   ks->name, ks->min, ks->max, q(val, b));
+            return -1;
+        }
+        return 0;
+    case KT_COUNT:
+        if (get_number(c, val, ks->name, &d) < 0)
+            return -1;
+        if (ydom_scalar_type(val) != YDOM_T_INT ||
+            !(d >= bound(ks, ks->min) && d <= bound(ks, ks->max))) {
+            err_at(c, val, "'%s' must be an integer between %s and %s, got %s", ks->name, ks->min,
+                   ks->max, q(val, b));
+            return -1;
+        }
+        out->u = (unsigned)d;
+        return 0;
+    case KT_DURATION:
+        if (get_duration(c, val, ks->name, &out->d) < 0)
+            return -1;
+        if (ks->min && (out->d < bound(ks, ks->min) || out->d > bound(ks, ks->max))) {
+            err_at(c, val, "'%s' must be between %s and %s, got %s", ks->name, ks->min, ks->max,
                    q(val, b));
-        if (a < 0)
-            return true;
-        v->action = (enum rule_action)a;
+            return -1;
+        }
+        return 0;
+    case KT_LABEL:
+        if (!(s = get_string(c, val, ks->name)))
+            return -1;
+        if (!valid_label_name(s)) {
+            err_at(c, val, "invalid label name '%s' for '%s'", q(val, b), ks->name);
+            return -1;
+        }
+        out->s = s;
+        return 0;
+    case KT_LABELS:
+        if (parse_labels(c, val, ks->name) < 0)
+            return -1;
+        out->n = val;
+        return 0;
+    case KT_QUERY:
+        if (!(s = get_string(c, val, ks->name)))
+            return -1;
+        if (!*s && !(ks->flags & KS_EMPTY_OK)) {
+            err_at(c, val, "query '%s' must not be empty", ks->name);
+            return -1;
+        }
+        out->s = s;
+        return 0;
+    case KT_NESTED:
         break;
     }
-    case K_THRESHOLD:
-        if (get_number(c, val, name, &v->threshold) < 0 || check_threshold(c, val, v->threshold))
-            return true;
-        break;
-    case K_IDLE_TIMER:
-        if (get_duration(c, val, name, &v->idle_timer) < 0 ||
-            check_duration_range(c, val, name, v->idle_timer, &idle_range) < 0)
-            return true;
-        break;
-    case K_STEP:
-        if (get_duration(c, val, name, &v->step) < 0 ||
-            check_duration_range(c, val, name, v->step, &step_range) < 0)
-            return true;
-        break;
-    case K_TOLERATED_GAP:
-        /* Checked against step and idleTimer once both are known. */
-        if (get_duration(c, val, name, &v->gap) < 0)
-            return true;
-        break;
-    case K_NOTICE_PERIOD:
-        if (get_duration(c, val, name, &v->notice) < 0 ||
-            check_duration_range(c, val, name, v->notice, &notice_range) < 0)
-            return true;
-        break;
-    case K_MAX_TERMINATIONS:
-        if (get_number(c, val, name, &d) < 0)
-            return true;
-        if (ydom_scalar_type(val) != YDOM_T_INT || !(d >= 1 && d <= MAX_TERMINATIONS_CAP)) {
-            err_at(c, val, "'%s' must be an integer between 1 and %d, got %s", name,
-                   MAX_TERMINATIONS_CAP, q(val, b));
-            return true;
-        }
-        v->max_term = (unsigned)d;
-        break;
-    case K_IDENTITY:
-        if (parse_identity(c, val) < 0)
-            return true;
-        v->identity = val;
-        break;
-    case K_RESOURCE_LABEL:
-        v->resource_label = get_string(c, val, name);
-        if (!v->resource_label)
-            return true;
-        if (!valid_label_name(v->resource_label)) {
-            err_at(c, val, "invalid label name '%s' for 'resourceLabel'", q(val, b));
-            return true;
-        }
-        break;
-    default:
-        return false;
+    return -1;
+}
+
+/* One key of a rule or of `defaults:`: a nested structure, or a value kept for inheritance. */
+static void parse_key(struct ctx *c, const struct key_spec *ks, const struct ydom_node *val,
+                      struct pstate *st)
+{
+    size_t k = (size_t)(ks - key_specs);
+
+    if (ks->type == KT_NESTED) {
+        if (ks->parse) /* `name` has none: parse_rule reads it first */
+            ks->parse(c, val, st);
+        return;
     }
-    v->at[key] = val;
-    return true;
+    st->v->seen[k] = true;
+    if (spec_parse(c, ks, val, &st->v->v[k]) == 0)
+        st->v->at[k] = val;
+}
+
+/* Store a scalar value at `p`, the field the key's `off` names (in a rule or an override). */
+static void spec_store(void *p, const struct key_spec *ks, const union kval *v)
+{
+    switch (ks->type) {
+    case KT_BOOL:
+        *(bool *)p = v->b;
+        break;
+    case KT_ENUM:
+        *(int *)p = v->i;
+        break;
+    case KT_PERCENT:
+    case KT_DURATION:
+        *(double *)p = v->d;
+        break;
+    case KT_COUNT:
+        *(unsigned *)p = v->u;
+        break;
+    case KT_LABEL:
+    case KT_QUERY:
+        *(char **)p = *v->s ? xstrdup(v->s) : NULL;
+        break;
+    case KT_LABELS:
+    case KT_NESTED:
+        break;
+    }
+}
+
+static void parse_queries(struct ctx *c, const struct ydom_node *map, struct pstate *st)
+{
+    char b[QBUF];
+
+    if (!expect_kind(c, map, YDOM_KIND_MAPPING, "queries"))
+        return;
+    for (size_t i = 0; i < map->npairs; i++) {
+        const struct ydom_node *k = map->pairs[i].key, *val = map->pairs[i].value;
+        const struct key_spec *ks = spec_lookup(k->str, true);
+        if (ks)
+            parse_key(c, ks, val, st);
+        else
+            err_at(c, k, "unknown key '%s' in 'queries' of %s", q(k, b), st->where);
+    }
+}
+
+static void parse_notify_key(struct ctx *c, const struct ydom_node *map, struct pstate *st)
+{
+    parse_notify(c, map, &st->v->notify, st->where);
 }
 
 /* ---- rule-only keys ---------------------------------------------------------------------- */
@@ -723,10 +726,11 @@ static void parse_matchers(struct ctx *c, const struct ydom_node *seq, struct ma
     }
 }
 
-static void parse_scope(struct ctx *c, const struct ydom_node *map, struct rule *r,
-                        const char *where)
+static void parse_scope(struct ctx *c, const struct ydom_node *map, struct pstate *st)
 {
     char b[QBUF];
+    struct rule *r = st->r;
+    const char *where = st->where;
 
     if (!expect_kind(c, map, YDOM_KIND_MAPPING, "scope"))
         return;
@@ -746,17 +750,17 @@ static void missing(struct ctx *c, const struct ydom_node *map, const char *key,
     err_at(c, map, "missing required key '%s' in %s", key, where);
 }
 
-static void parse_exemptions(struct ctx *c, const struct ydom_node *seq, struct rule *r,
-                             const char *rwhere)
+static void parse_exemptions(struct ctx *c, const struct ydom_node *seq, struct pstate *st)
 {
     char b[QBUF];
+    struct rule *r = st->r;
 
     if (!expect_kind(c, seq, YDOM_KIND_SEQUENCE, "exemptions"))
         return;
     r->exemptions = xcalloc(seq->nitems ? seq->nitems : 1, sizeof(*r->exemptions));
     for (size_t i = 0; i < seq->nitems; i++) {
         const struct ydom_node *map = seq->items[i];
-        char *where = xasprintf("exemption %zu of %s", i + 1, rwhere);
+        char *where = xasprintf("exemption %zu of %s", i + 1, st->where);
         struct rule_exemption *e = &r->exemptions[r->nexemptions++];
         if (!expect_entry(c, map, where)) {
             free(where);
@@ -780,17 +784,30 @@ static void parse_exemptions(struct ctx *c, const struct ydom_node *seq, struct 
     }
 }
 
-static void parse_overrides(struct ctx *c, const struct ydom_node *seq, struct rule *r,
-                            const char *rwhere, const struct ydom_node **idle_nodes)
+/* The rule keys an override may set, and where in struct rule_override they go. */
+static const struct {
+    enum rkey key;
+    size_t off, has;
+} override_keys[] = {
+    {K_THRESHOLD, offsetof(struct rule_override, threshold),
+     offsetof(struct rule_override, has_threshold)},
+    {K_IDLE_TIMER, offsetof(struct rule_override, idle_timer),
+     offsetof(struct rule_override, has_idle_timer)},
+    {K_ENABLED, offsetof(struct rule_override, enabled),
+     offsetof(struct rule_override, has_enabled)},
+};
+
+static void parse_overrides(struct ctx *c, const struct ydom_node *seq, struct pstate *st)
 {
     char b[QBUF];
+    struct rule *r = st->r;
 
     if (!expect_kind(c, seq, YDOM_KIND_SEQUENCE, "overrides"))
         return;
     r->overrides = xcalloc(seq->nitems ? seq->nitems : 1, sizeof(*r->overrides));
     for (size_t i = 0; i < seq->nitems; i++) {
         const struct ydom_node *map = seq->items[i];
-        char *where = xasprintf("override %zu of %s", i + 1, rwhere);
+        char *where = xasprintf("override %zu of %s", i + 1, st->where);
         struct rule_override *o = &r->overrides[r->noverrides++];
         bool any = false;
         if (!expect_entry(c, map, where)) {
@@ -799,24 +816,22 @@ static void parse_overrides(struct ctx *c, const struct ydom_node *seq, struct r
         }
         for (size_t j = 0; j < map->npairs; j++) {
             const struct ydom_node *k = map->pairs[j].key, *val = map->pairs[j].value;
+            size_t ok = 0;
+            while (ok < ARRAY_LEN(override_keys) &&
+                   strcmp(k->str, key_specs[override_keys[ok].key].name) != 0)
+                ok++;
             if (strcmp(k->str, "matchers") == 0) {
                 parse_matchers(c, val, &o->match, true, where);
-            } else if (strcmp(k->str, "threshold") == 0) {
+            } else if (ok < ARRAY_LEN(override_keys)) {
+                const struct key_spec *ks = &key_specs[override_keys[ok].key];
+                union kval x;
                 any = true;
-                if (get_number(c, val, "threshold", &o->threshold) == 0 &&
-                    check_threshold(c, val, o->threshold) == 0)
-                    o->has_threshold = true;
-            } else if (strcmp(k->str, "idleTimer") == 0) {
-                any = true;
-                if (get_duration(c, val, "idleTimer", &o->idle_timer) == 0 &&
-                    check_duration_range(c, val, "idleTimer", o->idle_timer, &idle_range) == 0) {
-                    o->has_idle_timer = true;
-                    idle_nodes[i] = val;
+                if (spec_parse(c, ks, val, &x) == 0) {
+                    spec_store((char *)o + override_keys[ok].off, ks, &x);
+                    *(bool *)((char *)o + override_keys[ok].has) = true;
+                    if (override_keys[ok].key == K_IDLE_TIMER)
+                        st->override_idle[i] = val;
                 }
-            } else if (strcmp(k->str, "enabled") == 0) {
-                any = true;
-                if (get_bool(c, val, "enabled", &o->enabled) == 0)
-                    o->has_enabled = true;
             } else {
                 err_at(c, k, "unknown key '%s' in %s", q(k, b), where);
             }
@@ -909,38 +924,223 @@ static void parse_window(struct ctx *c, const struct ydom_node *map, struct rule
             missing(c, map, required[i], where);
 }
 
-static void parse_windows(struct ctx *c, const struct ydom_node *seq, struct rule *r,
-                          const char *rwhere)
+static void parse_windows(struct ctx *c, const struct ydom_node *seq, struct pstate *st)
 {
+    struct rule *r = st->r;
     if (!expect_kind(c, seq, YDOM_KIND_SEQUENCE, "activeWindows"))
         return;
     r->windows = xcalloc(seq->nitems ? seq->nitems : 1, sizeof(*r->windows));
     for (size_t i = 0; i < seq->nitems; i++) {
         const struct ydom_node *map = seq->items[i];
-        char *where = xasprintf("active window %zu of %s", i + 1, rwhere);
+        char *where = xasprintf("active window %zu of %s", i + 1, st->where);
         if (expect_entry(c, map, where))
             parse_window(c, map, &r->windows[r->nwindows++], where);
         free(where);
     }
 }
 
+/* ---- the table --------------------------------------------------------------------------- */
+
+static const struct kchoice policy_choices[] = {
+    {"Always", POLICY_ALWAYS}, {"DuringGPUPressure", POLICY_DURING_PRESSURE}, {NULL, 0}};
+static const struct kchoice action_choices[] = {{"report", ACTION_REPORT},
+                                                {"scaleToZero", ACTION_SCALE_TO_ZERO},
+                                                {"suspend", ACTION_SUSPEND},
+                                                {"evict", ACTION_EVICT},
+                                                {"delete", ACTION_DELETE},
+                                                {"stop", ACTION_STOP},
+                                                {NULL, 0}};
+
+_Static_assert(sizeof(enum rule_policy) == sizeof(int) && sizeof(enum rule_action) == sizeof(int),
+               "KT_ENUM fields are stored as int");
+
+static const char *choice_name(const struct kchoice *ch, int value)
+{
+    for (; ch->name; ch++)
+        if (ch->value == value)
+            return ch->name;
+    return "unknown";
+}
+
+const char *rules_policy_name(enum rule_policy p)
+{
+    return choice_name(policy_choices, (int)p);
+}
+
+const char *rules_action_name(enum rule_action a)
+{
+    return choice_name(action_choices, (int)a);
+}
+
+#define STR_(x)  #x
+#define STR(x)   STR_(x)
+#define FIELD(f) offsetof(struct rule, f)
+
+static const struct key_spec key_specs[K__COUNT] = {
+    [K_NAME] = {"name", KT_NESTED, KS_REQUIRED | KS_RULE_ONLY, .doc_type = "string",
+                .doc_allowed = "`[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most " STR(
+                    NAME_MAX_LEN) " characters, unique in the file",
+                .doc = "names the rule in logs, metrics and decisions"},
+    [K_ENABLED] = {"enabled", KT_BOOL, 0, FIELD(enabled), .dflt = "true",
+                   .doc = "`false` keeps the rule loaded but never reclaims"},
+    [K_POLICY] = {"policy", KT_ENUM, 0, FIELD(policy), .dflt = "DuringGPUPressure",
+                  .choices = policy_choices, .doc = "see [the two policies](#the-two-policies)"},
+    [K_THRESHOLD] = {"threshold", KT_PERCENT, KS_REQUIRED, FIELD(threshold), .min = "0",
+                     .max = "100",
+                     .doc = "percent of the GPU compute **the workload was allocated** (not of "
+                            "the card) below which it counts as idle; `10` means 10 %"},
+    [K_IDLE_TIMER] = {"idleTimer", KT_DURATION, KS_REQUIRED, FIELD(idle_timer), .min = "1m",
+                      .max = "30d", .doc_allowed = "`idleTimer / step <= " STR(MAX_POINTS) "`",
+                      .doc = "how long the workload must stay below the threshold, without "
+                             "interruption, before it may be reclaimed"},
+    [K_STEP] = {"step", KT_DURATION, 0, FIELD(step), .dflt = "1m", .min = "1s", .max = "1h",
+                .doc = "resolution of the range query; use the scrape interval of the activity "
+                       "metric or a multiple of it. Prometheus refuses more than " STR(
+                           MAX_POINTS) " points per series, hence the limit on `idleTimer / "
+                                       "step`"},
+    /* Checked against step and idleTimer once both are known (finish_rule). */
+    [K_TOLERATED_GAP] = {"toleratedGap", KT_DURATION, 0, FIELD(tolerated_gap),
+                         .doc_default = "twice `step`",
+                         .doc_allowed = "`>= step` and `< idleTimer`",
+                         .doc = "longest allowed distance between two raw samples of a series "
+                                "(and from the last one to now); a longer gap means \"not "
+                                "proven idle\". Measured at a resolution R = min(step, 15 s, "
+                                "toleratedGap/4): gaps up to toleratedGap − R always pass, "
+                                "longer than toleratedGap never"},
+    [K_NOTICE_PERIOD] = {"noticePeriod", KT_DURATION, 0, FIELD(notice_period), .dflt = "0s",
+                         .min = "0s", .max = "24h",
+                         .doc = "time between announcing a reclaim and acting on it"},
+    [K_MAX_TERMINATIONS] = {"maxTerminationsPerCycle", KT_COUNT, 0, FIELD(max_terminations),
+                            .dflt = "1", .min = "1", .max = "10000",
+                            .doc = "at most this many workloads of the rule are acted on per "
+                                   "enforcement cycle"},
+    [K_DRY_RUN] = {"dryRun", KT_BOOL, 0, FIELD(dry_run), .dflt = "false",
+                   .doc = "report decisions only, for this rule"},
+    [K_ACTION] = {"action", KT_ENUM, 0, FIELD(action), .dflt = "report", .choices = action_choices,
+                  .doc = "what happens to a reclaimed workload: only report it; scale its owner "
+                         "to zero replicas; suspend its Job; evict or delete the pod; stop the "
+                         "container (Docker/Podman)"},
+    [K_IDENTITY] = {"identity", KT_LABELS, 0, FIELD(identity), FIELD(nidentity),
+                    .dflt = "[namespace, pod]",
+                    .doc_allowed = "non-empty, valid Prometheus label names "
+                                   "(`[a-zA-Z_][a-zA-Z0-9_]*`), unique",
+                    .doc = "the labels that identify one workload in the query results"},
+    [K_RESOURCE_LABEL] = {"resourceLabel", KT_LABEL, 0, FIELD(resource_label), .dflt = "resource",
+                          .doc_allowed = "valid label name",
+                          .doc = "label carrying the GPU resource name in the `allocation` and "
+                                 "`pending` results; values are compared after replacing every "
+                                 "character other than `[a-zA-Z0-9_]` with `_`, so "
+                                 "`amd.com/gpu` and `amd_com_gpu` match"},
+    [K_QUERIES] = {"queries", KT_NESTED, 0, .parse = parse_queries, .doc_type = "mapping",
+                   .doc_default = "see below", .doc = "PromQL sources of the rule"},
+    [K_SCOPE] = {"scope", KT_NESTED, KS_RULE_ONLY, .parse = parse_scope, .doc_type = "mapping",
+                 .doc_default = "everything", .doc = "which workloads the rule considers"},
+    [K_EXEMPTIONS] = {"exemptions", KT_NESTED, KS_RULE_ONLY, .parse = parse_exemptions,
+                      .doc_type = "sequence", .doc_default = "none",
+                      .doc = "workloads never reclaimed"},
+    [K_OVERRIDES] = {"overrides", KT_NESTED, KS_RULE_ONLY, .parse = parse_overrides,
+                     .doc_type = "sequence", .doc_default = "none",
+                     .doc = "per-workload threshold, idle timer or enabled"},
+    [K_WINDOWS] = {"activeWindows", KT_NESTED, KS_RULE_ONLY, .parse = parse_windows,
+                   .doc_type = "sequence", .doc_default = "always active",
+                   .doc = "weekly windows outside which the rule does nothing"},
+    [K_NOTIFY] = {"notify", KT_NESTED, 0, .parse = parse_notify_key, .doc_type = "mapping",
+                  .doc_default = "none",
+                  .doc = "webhook notices of notices, actions and spares; see "
+                         "[`notify`](#notify)"},
+    [K_Q_ACTIVITY] = {"activity", KT_QUERY, KS_QUERY, FIELD(q_activity),
+                      .dflt = "gpureclaim:workload_busy:ratio",
+                      .doc = "per workload, the share (0 to 1) of its allocated GPU compute in "
+                             "use; must carry the `identity` labels"},
+    [K_Q_ALLOCATION] = {"allocation", KT_QUERY, KS_QUERY, FIELD(q_allocation),
+                        .dflt = "gpureclaim:workload_devices:count",
+                        .doc = "per workload, devices held, labelled with `resourceLabel`"},
+    [K_Q_PENDING] = {"pending", KT_QUERY, KS_QUERY, FIELD(q_pending), .dflt = DEFAULT_Q_PENDING,
+                     .doc_default = "see below",
+                     .doc = "pending demand in devices per `resourceLabel` value (used by "
+                            "`DuringGPUPressure`)"},
+    [K_Q_PRIORITY] = {"priority", KT_QUERY, KS_QUERY | KS_EMPTY_OK, FIELD(q_priority), .dflt = "",
+                      .doc_default = "unset (`\"\"`)",
+                      .doc = "optional, per workload; lower values are reclaimed first"},
+};
+
 /* ---- whole rules ------------------------------------------------------------------------- */
 
 static void parse_defaults(struct ctx *c, const struct ydom_node *map, struct vals *dv)
 {
     char b[QBUF];
+    struct pstate st = {.v = dv, .where = "'defaults'"};
 
     if (!expect_kind(c, map, YDOM_KIND_MAPPING, "defaults"))
         return;
     for (size_t i = 0; i < map->npairs; i++) {
         const struct ydom_node *k = map->pairs[i].key, *val = map->pairs[i].value;
-        if (parse_rule_key(c, k, val, dv, "'defaults'"))
-            continue;
-        if (lookup_name(k->str, rule_only_keys, ARRAY_LEN(rule_only_keys)) >= 0)
+        const struct key_spec *ks = spec_lookup(k->str, false);
+        if (!ks)
+            err_at(c, k, "unknown key '%s' in 'defaults'", q(k, b));
+        else if (ks->flags & KS_RULE_ONLY)
             err_at(c, k, "'%s' is not allowed in 'defaults' (set it in each rule)", k->str);
         else
-            err_at(c, k, "unknown key '%s' in 'defaults'", q(k, b));
+            parse_key(c, ks, val, &st);
     }
+}
+
+/*
+ * The built-in defaults as a `defaults:` mapping in rules-file syntax, from the table. Strings
+ * are single-quoted (a query holds `"`); every other value is written as a user would.
+ */
+static char *builtin_yaml(void)
+{
+    struct sbuf s = {0};
+
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            sbuf_printf(&s, "queries:\n");
+        for (size_t k = 0; k < K__COUNT; k++) {
+            const struct key_spec *ks = &key_specs[k];
+            if (!ks->dflt || !(ks->flags & KS_QUERY) != !pass)
+                continue;
+            sbuf_printf(&s, "%s%s: ", pass ? "  " : "", ks->name);
+            if (ks->type == KT_LABEL || ks->type == KT_QUERY) {
+                sbuf_printf(&s, "'");
+                for (const char *p = ks->dflt; *p; p++) {
+                    if (*p == '\'')
+                        sbuf_putc(&s, '\'');
+                    sbuf_putc(&s, *p);
+                }
+                sbuf_printf(&s, "'\n");
+            } else {
+                sbuf_printf(&s, "%s\n", ks->dflt);
+            }
+        }
+    }
+    return sbuf_take(&s);
+}
+
+/*
+ * Load the built-in defaults into `bv` (its strings point into `doc`). A default the table
+ * gets wrong fails every load, loudly, at 1:1 of the user's file (test_rules checks that none
+ * does). Returns the number of such errors.
+ */
+static size_t builtin_load(struct ctx *c, struct ydom_doc *doc, struct vals *bv)
+{
+    struct ctx bc = {.file = "built-in defaults"};
+    char *yaml = builtin_yaml();
+
+    memset(bv, 0, sizeof(*bv));
+    ydom_load(yaml, strlen(yaml), doc);
+    free(yaml);
+    for (size_t i = 0; i < doc->nerrors; i++)
+        err_pos(&bc, doc->errors[i].line, doc->errors[i].col, "%s", doc->errors[i].msg);
+    if (doc->root)
+        parse_defaults(&bc, doc->root, bv);
+    for (size_t i = 0; i < bc.n; i++) {
+        err_pos(c, 1, 1, "internal error in a built-in default: %d:%d: %s", bc.v[i].line,
+                bc.v[i].col, bc.v[i].msg);
+        free(bc.v[i].msg);
+    }
+    free(bc.v);
+    return bc.n;
 }
 
 static void matcher_set_free(struct matcher_set *ms)
@@ -999,66 +1199,48 @@ static bool key_bad(const struct vals *rv, const struct vals *dv, enum rkey k)
     return dv->seen[k] && dv->at[k] == NULL;
 }
 
-/* Apply inheritance, then the checks that involve more than one key. */
-static void finish_rule(struct ctx *c, const struct ydom_node *map, struct rule *r,
-                        const struct vals *rv, const struct vals *dv, const char *where,
-                        const struct ydom_node *const *override_idle)
+/* Inheritance, key by key: the rule's own value, else the one of `defaults:`, else built-in. */
+static void inherit(struct rule *r, const struct vals *rv, const struct vals *dv,
+                    const struct vals *bv)
 {
-    const struct vals *s;
-    char b1[32], b2[32];
-
-    if ((s = source(rv, dv, K_ENABLED)))
-        r->enabled = s->enabled;
-    if ((s = source(rv, dv, K_POLICY)))
-        r->policy = s->policy;
-    if ((s = source(rv, dv, K_THRESHOLD)))
-        r->threshold = s->threshold;
-    if ((s = source(rv, dv, K_IDLE_TIMER)))
-        r->idle_timer = s->idle_timer;
-    if ((s = source(rv, dv, K_STEP)))
-        r->step = s->step;
-    if ((s = source(rv, dv, K_NOTICE_PERIOD)))
-        r->notice_period = s->notice;
-    if ((s = source(rv, dv, K_MAX_TERMINATIONS)))
-        r->max_terminations = s->max_term;
-    if ((s = source(rv, dv, K_DRY_RUN)))
-        r->dry_run = s->dry_run;
-    if ((s = source(rv, dv, K_ACTION)))
-        r->action = s->action;
-    if ((s = source(rv, dv, K_RESOURCE_LABEL)))
-        r->resource_label = xstrdup(s->resource_label);
-    else
-        r->resource_label = xstrdup("resource");
-    if ((s = source(rv, dv, K_IDENTITY))) {
-        r->nidentity = s->identity->nitems;
-        r->identity = xcalloc(r->nidentity, sizeof(*r->identity));
-        for (size_t i = 0; i < r->nidentity; i++)
-            r->identity[i] = xstrdup(s->identity->items[i]->str);
-    } else {
-        r->nidentity = 2;
-        r->identity = xcalloc(2, sizeof(*r->identity));
-        r->identity[0] = xstrdup("namespace");
-        r->identity[1] = xstrdup("pod");
-    }
-    static const char *const qdefault[] = {DEFAULT_Q_ACTIVITY, DEFAULT_Q_ALLOCATION,
-                                           DEFAULT_Q_PENDING, NULL};
-    char **qdst[] = {&r->q_activity, &r->q_allocation, &r->q_pending, &r->q_priority};
-    for (int i = 0; i < 4; i++) {
-        s = source(rv, dv, (enum rkey)(K_Q_ACTIVITY + i));
-        const char *v = s ? s->query[i] : qdefault[i];
-        *qdst[i] = v && *v ? xstrdup(v) : NULL;
-        if (i == 0 && s && s->at[K_Q_ACTIVITY]) {
-            r->activity_line = s->at[K_Q_ACTIVITY]->line;
-            r->activity_col = s->at[K_Q_ACTIVITY]->col;
+    for (size_t k = 0; k < K__COUNT; k++) {
+        const struct key_spec *ks = &key_specs[k];
+        const struct vals *s = source(rv, dv, (enum rkey)k);
+        if (ks->type == KT_NESTED || !(s || bv->at[k]))
+            continue;
+        if (!s)
+            s = bv;
+        else if (k == K_Q_ACTIVITY) {
+            r->activity_line = s->at[k]->line;
+            r->activity_col = s->at[k]->col;
+        }
+        if (ks->type == KT_LABELS) {
+            const struct ydom_node *seq = s->v[k].n;
+            char **list = xcalloc(seq->nitems, sizeof(*list));
+            for (size_t i = 0; i < seq->nitems; i++)
+                list[i] = xstrdup(seq->items[i]->str);
+            *(char ***)((char *)r + ks->off) = list;
+            *(size_t *)((char *)r + ks->off_n) = seq->nitems;
+        } else {
+            spec_store((char *)r + ks->off, ks, &s->v[k]);
         }
     }
+}
 
+/* Apply inheritance, then the checks that involve more than one key. */
+static void finish_rule(struct ctx *c, const struct ydom_node *map, struct rule *r,
+                        const struct vals *rv, const struct vals *dv, const struct vals *bv,
+                        const char *where, const struct ydom_node *const *override_idle)
+{
+    char b1[32], b2[32];
+
+    inherit(r, rv, dv, bv);
     finish_notify(c, r, &rv->notify, &dv->notify, where);
 
-    static const enum rkey required[] = {K_THRESHOLD, K_IDLE_TIMER};
-    for (size_t i = 0; i < ARRAY_LEN(required); i++)
-        if (!rv->seen[required[i]] && !dv->seen[required[i]])
-            missing(c, map, rkey_names[required[i]], where);
+    /* `name` is looked for first, by parse_rule. */
+    for (size_t k = K_NAME + 1; k < K__COUNT; k++)
+        if ((key_specs[k].flags & KS_REQUIRED) && !rv->seen[k] && !dv->seen[k])
+            missing(c, map, key_specs[k].name, where);
 
     /* Cross checks only when every value involved is valid, to avoid follow-on errors. */
     bool step_ok = !key_bad(rv, dv, K_STEP), gap_ok = !key_bad(rv, dv, K_TOLERATED_GAP);
@@ -1070,21 +1252,21 @@ static void finish_rule(struct ctx *c, const struct ydom_node *map, struct rule 
     if (!step_ok)
         return;
     if (gap_ok) {
-        r->tolerated_gap = gs ? gs->gap : 2 * r->step;
+        r->tolerated_gap = gs ? gs->v[K_TOLERATED_GAP].d : 2 * r->step;
         const char *how = gs ? "" : ", twice 'step' by default";
         if (gs && r->tolerated_gap < r->step)
             err_at(c, at_gap, "'toleratedGap' (%s) must be at least 'step' (%s) in %s",
-                   fmt_duration(r->tolerated_gap, b1, sizeof(b1)),
-                   fmt_duration(r->step, b2, sizeof(b2)), where);
+                   dur_format(b1, sizeof(b1), r->tolerated_gap),
+                   dur_format(b2, sizeof(b2), r->step), where);
         else if (idle_ok && r->tolerated_gap >= r->idle_timer)
             err_at(c, at_gap, "'toleratedGap' (%s%s) must be less than 'idleTimer' (%s) in %s",
-                   fmt_duration(r->tolerated_gap, b1, sizeof(b1)), how,
-                   fmt_duration(r->idle_timer, b2, sizeof(b2)), where);
+                   dur_format(b1, sizeof(b1), r->tolerated_gap), how,
+                   dur_format(b2, sizeof(b2), r->idle_timer), where);
     }
     if (idle_ok && r->idle_timer / r->step > MAX_POINTS) {
         const struct ydom_node *at = rv->at[K_STEP] ? rv->at[K_STEP] : at_gap;
         err_at(c, at, "'idleTimer' (%s) / 'step' (%s) is %.0f points, more than %d in %s",
-               fmt_duration(r->idle_timer, b1, sizeof(b1)), fmt_duration(r->step, b2, sizeof(b2)),
+               dur_format(b1, sizeof(b1), r->idle_timer), dur_format(b2, sizeof(b2), r->step),
                ceil(r->idle_timer / r->step), MAX_POINTS, where);
     }
     for (size_t i = 0; i < r->noverrides; i++) {
@@ -1094,33 +1276,29 @@ static void finish_rule(struct ctx *c, const struct ydom_node *map, struct rule 
         if (gap_ok && o->idle_timer <= r->tolerated_gap)
             err_at(c, override_idle[i],
                    "'idleTimer' (%s) of override %zu must be more than 'toleratedGap' (%s)",
-                   fmt_duration(o->idle_timer, b1, sizeof(b1)), i + 1,
-                   fmt_duration(r->tolerated_gap, b2, sizeof(b2)));
+                   dur_format(b1, sizeof(b1), o->idle_timer), i + 1,
+                   dur_format(b2, sizeof(b2), r->tolerated_gap));
         else if (o->idle_timer / r->step > MAX_POINTS)
             err_at(c, override_idle[i],
                    "'idleTimer' (%s) of override %zu / 'step' (%s) is more than %d points",
-                   fmt_duration(o->idle_timer, b1, sizeof(b1)), i + 1,
-                   fmt_duration(r->step, b2, sizeof(b2)), MAX_POINTS);
+                   dur_format(b1, sizeof(b1), o->idle_timer), i + 1,
+                   dur_format(b2, sizeof(b2), r->step), MAX_POINTS);
     }
 }
 
 static void parse_rule(struct ctx *c, const struct ydom_node *map, size_t index,
-                       const struct vals *dv, struct rule *r)
+                       const struct vals *dv, const struct vals *bv, struct rule *r)
 {
     char b[QBUF];
     struct vals rv = {0};
-    char *where;
+    struct pstate st = {.v = &rv, .r = r};
     const struct ydom_node *name = ydom_map_get(map, "name");
 
     r->file = xstrdup(c->file);
     r->line = map->line;
     r->col = map->col;
-    r->enabled = true;
-    r->policy = POLICY_DURING_PRESSURE;
-    r->step = 60;
-    r->max_terminations = 1;
-    r->action = ACTION_REPORT;
 
+    char *where;
     if (name && name->kind == YDOM_KIND_SCALAR && ydom_scalar_type(name) == YDOM_T_STRING &&
         valid_rule_name(name->str, name->len)) {
         r->name = xstrdup(name->str);
@@ -1135,38 +1313,112 @@ static void parse_rule(struct ctx *c, const struct ydom_node *map, size_t index,
                    "starting and ending with a letter or digit, at most %d characters)",
                    q(name, b), NAME_MAX_LEN);
     }
+    st.where = where;
 
     const struct ydom_node *oseq = ydom_map_get(map, "overrides");
     size_t nover = oseq && oseq->kind == YDOM_KIND_SEQUENCE ? oseq->nitems : 0;
-    const struct ydom_node **override_idle = xcalloc(nover ? nover : 1, sizeof(*override_idle));
+    st.override_idle = xcalloc(nover ? nover : 1, sizeof(*st.override_idle));
 
     for (size_t i = 0; i < map->npairs; i++) {
         const struct ydom_node *k = map->pairs[i].key, *val = map->pairs[i].value;
-        if (strcmp(k->str, "name") == 0)
-            continue;
-        if (parse_rule_key(c, k, val, &rv, where))
-            continue;
-        if (strcmp(k->str, "scope") == 0)
-            parse_scope(c, val, r, where);
-        else if (strcmp(k->str, "exemptions") == 0)
-            parse_exemptions(c, val, r, where);
-        else if (strcmp(k->str, "overrides") == 0)
-            parse_overrides(c, val, r, where, override_idle);
-        else if (strcmp(k->str, "activeWindows") == 0)
-            parse_windows(c, val, r, where);
-        else
+        const struct key_spec *ks = spec_lookup(k->str, false);
+        if (!ks)
             err_at(c, k, "unknown key '%s' in %s", q(k, b), where);
+        else if (ks != &key_specs[K_NAME])
+            parse_key(c, ks, val, &st);
     }
-    finish_rule(c, map, r, &rv, dv, where, override_idle);
-    free(override_idle);
+    finish_rule(c, map, r, &rv, dv, bv, where, st.override_idle);
+    free(st.override_idle);
     free(where);
+}
+
+/* ---- rules/README.md --------------------------------------------------------------------- */
+
+static void md_type(struct sbuf *s, const struct key_spec *ks)
+{
+    static const char *const words[] = {
+        [KT_BOOL] = "boolean",
+        [KT_ENUM] = "string",
+        [KT_PERCENT] = "number",
+        [KT_COUNT] = "integer",
+        [KT_DURATION] = "duration",
+        [KT_LABEL] = "label name",
+        [KT_LABELS] = "sequence of label names",
+        [KT_QUERY] = "string",
+        [KT_NESTED] = "",
+    };
+    sbuf_printf(s, "%s%s", ks->doc_type ? ks->doc_type : words[ks->type],
+                ks->flags & KS_REQUIRED ? ", **required**" : "");
+}
+
+static void md_default(struct sbuf *s, const struct key_spec *ks)
+{
+    if (ks->doc_default)
+        sbuf_printf(s, "%s", ks->doc_default);
+    else if (ks->dflt)
+        sbuf_printf(s, "`%s`", ks->dflt);
+    else
+        sbuf_printf(s, "-");
+}
+
+static void md_allowed(struct sbuf *s, const struct key_spec *ks)
+{
+    size_t len = s->len;
+
+    if (ks->type == KT_BOOL)
+        sbuf_printf(s, "`true`, `false`");
+    else if (ks->type == KT_ENUM)
+        choice_list(s, ks->choices, NULL);
+    else if (ks->type == KT_PERCENT)
+        sbuf_printf(s, "`%s < %s <= %s`", ks->min, ks->name, ks->max);
+    else if (ks->min)
+        sbuf_printf(s, "`%s` to `%s`", ks->min, ks->max);
+    if (ks->doc_allowed)
+        sbuf_printf(s, "%s%s", s->len > len ? "; " : "", ks->doc_allowed);
+}
+
+int rules_schema_markdown(const char *table, void *out_file)
+{
+    FILE *out = out_file ? out_file : stdout;
+    bool queries = strcmp(table, "queries") == 0;
+    struct sbuf s = {0};
+
+    if (!queries && strcmp(table, "rule-keys") != 0)
+        return -1;
+    sbuf_printf(&s, queries
+                        ? "| key | default | meaning |\n|---|---|---|\n"
+                        : "| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n");
+    for (size_t k = 0; k < K__COUNT; k++) {
+        const struct key_spec *ks = &key_specs[k];
+        if (!(ks->flags & KS_QUERY) != !queries)
+            continue;
+        sbuf_printf(&s, "| `%s` | ", ks->name);
+        if (!queries) {
+            md_type(&s, ks);
+            sbuf_printf(&s, " | ");
+        }
+        md_default(&s, ks);
+        sbuf_printf(&s, " | ");
+        if (!queries) {
+            md_allowed(&s, ks);
+            sbuf_printf(&s, " | ");
+        }
+        sbuf_printf(&s, "%s |\n", ks->doc);
+    }
+    /* An empty cell is written "| |", as by hand. */
+    for (char *p; (p = strstr(s.buf, "|  |"));)
+        memmove(p + 1, p + 2, strlen(p + 2) + 1);
+    fputs(s.buf, out);
+    sbuf_free(&s);
+    return 0;
 }
 
 static void parse_document(struct ctx *c, const struct ydom_node *root, struct ruleset *rs)
 {
     static const char *const top_keys[] = {"apiVersion", "kind", "defaults", "rules"};
     char b[QBUF];
-    struct vals dv = {0};
+    struct vals dv = {0}, bv;
+    struct ydom_doc bdoc;
 
     if (root->kind != YDOM_KIND_MAPPING) {
         err_at(c, root,
@@ -1207,17 +1459,18 @@ static void parse_document(struct ctx *c, const struct ydom_node *root, struct r
     const struct ydom_node *defaults = ydom_map_get(root, "defaults");
     if (defaults)
         parse_defaults(c, defaults, &dv);
+    builtin_load(c, &bdoc, &bv);
 
     const struct ydom_node *rules = ydom_map_get(root, "rules");
     if (!rules) {
         missing(c, root, "rules", "the document");
-        return;
+        goto out;
     }
     if (!expect_kind(c, rules, YDOM_KIND_SEQUENCE, "rules"))
-        return;
+        goto out;
     if (rules->nitems == 0) {
         err_at(c, rules, "'rules' must not be empty");
-        return;
+        goto out;
     }
     rs->rules = xcalloc(rules->nitems, sizeof(*rs->rules));
     struct strset names = {0};
@@ -1228,7 +1481,7 @@ static void parse_document(struct ctx *c, const struct ydom_node *root, struct r
             continue;
         }
         struct rule *r = &rs->rules[rs->n++];
-        parse_rule(c, map, i, &dv, r);
+        parse_rule(c, map, i, &dv, &bv, r);
         if (!r->name)
             continue;
         /* Rules are not moved while the set lives: rs->rules was sized once above. */
@@ -1238,6 +1491,8 @@ static void parse_document(struct ctx *c, const struct ydom_node *root, struct r
                    r->name, first->line, first->col);
     }
     strset_free(&names);
+out:
+    ydom_doc_free(&bdoc);
 }
 
 /* ---- public API -------------------------------------------------------------------------- */
@@ -1313,31 +1568,20 @@ int rules_load_buffer(const char *name, const char *buf, size_t len, struct rule
 
 int rules_load_file(const char *path, struct ruleset *out, struct rules_errors *errs)
 {
-    struct sbuf b = {0};
-    char chunk[65536];
-    size_t r;
-    FILE *f = fopen(path, "rb");
+    char why[128];
+    size_t len;
 
     memset(out, 0, sizeof(*out));
-    if (!f) {
+    /* A huge or endless file is refused after the cap, not slurped. */
+    char *buf = file_read(path, RULES_MAX_FILE_BYTES, &len, why, sizeof(why));
+    if (!buf) {
         if (errs)
-            errors_push(errs, xasprintf("%s: cannot open: %s", path, strerror(errno)));
+            errors_push(errs, errno == EFBIG ? too_large(path)
+                                             : xasprintf("%s: cannot read: %s", path, why));
         return -1;
     }
-    /* Read one byte past the limit at most: a huge or endless file is refused, not slurped. */
-    while (b.len <= RULES_MAX_FILE_BYTES && (r = fread(chunk, 1, sizeof(chunk), f)) > 0)
-        sbuf_add(&b, chunk, r);
-    if (ferror(f)) {
-        int e = errno;
-        fclose(f);
-        sbuf_free(&b);
-        if (errs)
-            errors_push(errs, xasprintf("%s: cannot read: %s", path, strerror(e)));
-        return -1;
-    }
-    fclose(f);
-    int rc = rules_load_buffer(path, b.buf ? b.buf : "", b.len, out, errs);
-    sbuf_free(&b);
+    int rc = rules_load_buffer(path, buf, len, out, errs);
+    free(buf);
     return rc;
 }
 

@@ -6,7 +6,8 @@
  * keys, wrong types, out-of-range values and missing required keys are all errors naming
  * file:line:col and the key, and every error in a file is reported, not just the first.
  * An unknown apiVersion is refused with the list of versions this build understands.
- * The schema, every key with its default, is documented in rules/README.md.
+ * The schema, every key with its default, is documented in rules/README.md, whose key tables
+ * are generated from the loader's key specification (rules_schema_markdown).
  */
 #ifndef GPURECLAIM_RULES_H
 #define GPURECLAIM_RULES_H
@@ -160,6 +161,12 @@ int rules_check_files(char *const *paths, size_t n, void *out_file);
 
 const char *rules_policy_name(enum rule_policy p);
 const char *rules_action_name(enum rule_action a);
+
+/*
+ * Print a key table of rules/README.md, generated from the loader's key specification:
+ * `table` is "rule-keys" or "queries". Returns 0, or -1 for an unknown table name.
+ */
+int rules_schema_markdown(const char *table, void *out_file);
 
 /* Parse a Prometheus duration ("90s", "15m", "1h30m", "2d"); -1 on error. */
 int rules_parse_duration(const char *s, double *seconds);

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "util.h"
 
 /* RFC 8536 section 3.2 limits UT offsets to -89999..93599 seconds; one day more is slack. */
@@ -389,7 +390,6 @@ int tz_load(const char *name, struct tz_zone *out, char *err, size_t errlen)
     const char *dir = getenv("TZDIR");
     unsigned char *buf = NULL;
     char msg[160];
-    ssize_t n = 0;
     size_t len = 0;
 
     memset(out, 0, sizeof(*out));
@@ -406,27 +406,17 @@ int tz_load(const char *name, struct tz_zone *out, char *err, size_t errlen)
     if (!dir || !*dir)
         dir = "/usr/share/zoneinfo";
     char *path = xasprintf("%s/%s", dir, name);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
+    char why[128];
+    buf = (unsigned char *)file_read(path, TZ_MAX_FILE, &len, why, sizeof(why));
+    if (!buf) {
         if (errno == ENOENT || errno == ENOTDIR)
             snprintf(err, errlen, "unknown time zone (not found in '%s')", dir);
         else
-            snprintf(err, errlen, "unknown time zone (cannot open '%s': %s)", path,
-                     strerror(errno));
+            snprintf(err, errlen, "unknown time zone (cannot read '%s': %s)", path, why);
         free(path);
         return -1;
     }
-    buf = xmalloc(TZ_MAX_FILE + 1);
-    while (len <= TZ_MAX_FILE && (n = read(fd, buf + len, TZ_MAX_FILE + 1 - len)) > 0)
-        len += (size_t)n;
-    int e = errno;
-    close(fd);
-    if (n < 0)
-        snprintf(err, errlen, "unknown time zone (cannot read '%s': %s)", path, strerror(e));
-    else if (len > TZ_MAX_FILE)
-        snprintf(err, errlen, "unknown time zone ('%s' is larger than %d bytes)", path,
-                 TZ_MAX_FILE);
-    else if (tz_parse(buf, len, out, msg, sizeof(msg)) < 0)
+    if (tz_parse(buf, len, out, msg, sizeof(msg)) < 0)
         snprintf(err, errlen, "unknown time zone ('%s': %s)", path, msg);
     else
         out->name = xstrdup(name);

@@ -262,8 +262,7 @@ static void *refresher(void *arg)
         snap_unref_locked(own.cur);
         own.cur = s;
         double t = mono_now() + own.cfg->refresh_interval;
-        struct timespec ts = {.tv_sec = (time_t)t,
-                              .tv_nsec = (long)((t - (double)(time_t)t) * 1e9)};
+        struct timespec ts = mono_timespec(t);
         /* Any error ends the wait too: an EINVAL deadline must not become a busy loop. */
         int rc = 0;
         while (!own.stop && rc == 0)
@@ -283,11 +282,7 @@ static int ownership_init(const struct coll_cfg *cfg, char *err, size_t errlen)
     }
     own.cfg = cfg;
     own.stop = false;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&own.cond, &ca);
-    pthread_condattr_destroy(&ca);
+    mono_cond_init(&own.cond);
     int rc = pthread_create(&own.thread, NULL, refresher, NULL);
     if (rc != 0) {
         snprintf(err, errlen, "cannot start the ownership refresher: %s", strerror(rc));

@@ -32,6 +32,7 @@
 #include <sys/un.h>
 
 #include "log.h"
+#include "utf8.h"
 #include "util.h"
 
 static void podres_err(char *err, size_t errlen, const char *fmt, ...)
@@ -291,45 +292,6 @@ static void dec_leave(struct dec *d)
     d->depth--;
 }
 
-/* Strict UTF-8 (no overlong forms, surrogates or code points above U+10FFFF), no NUL. */
-static bool utf8_ok(const uint8_t *s, size_t n)
-{
-    size_t i = 0;
-
-    while (i < n) {
-        uint8_t c = s[i];
-        size_t k;
-        uint32_t cp, min;
-
-        if (c == 0)
-            return false;
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if ((c & 0xe0) == 0xc0) {
-            k = 1, cp = c & 0x1f, min = 0x80;
-        } else if ((c & 0xf0) == 0xe0) {
-            k = 2, cp = c & 0x0f, min = 0x800;
-        } else if ((c & 0xf8) == 0xf0) {
-            k = 3, cp = c & 0x07, min = 0x10000;
-        } else {
-            return false;
-        }
-        if (n - i - 1 < k)
-            return false;
-        for (size_t j = 1; j <= k; j++) {
-            if ((s[i + j] & 0xc0) != 0x80)
-                return false;
-            cp = (cp << 6) | (s[i + j] & 0x3f);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            return false;
-        i += k + 1;
-    }
-    return true;
-}
-
 /* A string field we keep: bounded, NUL-free UTF-8. A non-LEN wire type is an unknown field. */
 static int dec_string(struct dec *d, const struct pb_reader *r, const struct pb_field *f,
                       const char *field, struct pstr *out)
@@ -338,7 +300,7 @@ static int dec_string(struct dec *d, const struct pb_reader *r, const struct pb_
         return 0;
     if (f->len > PODRES_MAX_STRING)
         return dec_fail(d, r->msg, f->at, "'%s' is longer than %d bytes", field, PODRES_MAX_STRING);
-    if (!utf8_ok(f->data, f->len))
+    if (memchr(f->data, 0, f->len) || !utf8_valid(f->data, f->len))
         return dec_fail(d, r->msg, f->at, "'%s' is not valid UTF-8 or contains NUL", field);
     out->p = f->data;
     out->n = f->len;

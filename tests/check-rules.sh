@@ -24,6 +24,8 @@ for f in tests/rules/invalid/*.yaml; do
         echo "FAIL: rules/invalid-$b"; cat /tmp/cr.$$
     fi
 done
+# rules/README.md's key tables are generated from the loader's key specification.
+sh tests/rules-readme.sh
 for f in rules/prometheus/*.yml rules/prometheus/presets/*.yml; do
     [ -e "$f" ] || continue
     if promtool check rules "$f" >/tmp/cr.$$ 2>&1; then

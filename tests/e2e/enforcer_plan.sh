@@ -122,7 +122,7 @@ check judge-explain-silent-gpu-rows grep -q '^  series {gpu_id="0",namespace="ju
 check judge-explain-silent-gpu-reason grep -q 'kept: stale in one of its 2 series' "$TMP/judge-silent-gpu.txt"
 jexplain stale-3m
 check judge-explain-stale-3m grep -q 'kept: stopped reporting: no raw sample within the tolerated gap (2m) before the evaluation time; last point at 22:11:20' "$TMP/judge-stale-3m.txt"
-check judge-explain-stale-3m-detail grep -q 'detail: {gpu_id="0",namespace="judge",pod="stale-3m"}: last point at 2023-11-14T22:11:20Z; no raw sample within the tolerated gap 120s before now' "$TMP/judge-stale-3m.txt"
+check judge-explain-stale-3m-detail grep -q 'detail: {gpu_id="0",namespace="judge",pod="stale-3m"}: last point at 2023-11-14T22:11:20Z; no raw sample within the tolerated gap 2m before now' "$TMP/judge-stale-3m.txt"
 jexplain nan-step
 # The NaN at END-300 lies on a step point: both closed steps around it hold it (2.x).
 check judge-explain-nan grep -Eq 'kept: [12] of 16 points are NaN or Inf \(first at 22:0[89]:20\)' "$TMP/judge-nan-step.txt"

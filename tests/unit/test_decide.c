@@ -357,7 +357,7 @@ static const struct tcase cases[] = {
      0,
      0,
      0,
-     {KEEPD("a/p", REASON_STALE, "no raw sample within the tolerated gap 120s")}},
+     {KEEPD("a/p", REASON_STALE, "no raw sample within the tolerated gap 2m")}},
     {"last_raw_sample_90_seconds_old",
      {0},
      {RAW("namespace=a,pod=p", -1800, 15, "0.01*115")},
@@ -1149,7 +1149,7 @@ TEST(test_details)
         TEST_CHECK_INT(out.v[3].reason, REASON_STALE);
         TEST_CHECK_CONTAINS(out.v[3].detail,
                             "last point at 2025-12-31T23:55:00Z; no raw sample within the "
-                            "tolerated gap 120s before now");
+                            "tolerated gap 2m before now");
         TEST_CHECK_INT(out.v[4].reason, REASON_TOO_YOUNG);
         TEST_CHECK_CONTAINS(out.v[4].detail, "after window start 2025-12-31T23:50:00Z");
     }

@@ -508,7 +508,7 @@ TEST(paths_and_config)
     kube_free(k);
 
     char ts[32];
-    kube_rfc3339(ts, sizeof(ts), 1767225600);
+    rfc3339_format(ts, sizeof(ts), 1767225600, RFC3339_SEC);
     TEST_CHECK_STR(ts, "2026-01-01T00:00:00Z");
 }
 

@@ -121,7 +121,7 @@ TEST(corrupt_refused)
         const char *msg;
     } bad[] = {
         {"", "empty"},
-        {"{\"version\":1,\"entries\":[", "invalid JSON"},
+        {"{\"version\":1,\"entries\":[", "truncated JSON"},
         {"{\"version\":2,\"entries\":[],\"actions\":[]}", "version 2 is not 1"},
         {"{\"entries\":[],\"actions\":[]}", "no 'version'"},
         {"{\"version\":1,\"entries\":{},\"actions\":[]}", "no 'entries'"},

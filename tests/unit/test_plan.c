@@ -107,64 +107,6 @@ TEST(sparkline_grid)
     free(m);
 }
 
-TEST(duration_format)
-{
-    static const struct {
-        double in;
-        const char *want;
-    } cases[] = {{0, "0s"},       {45, "45s"},      {900, "15m"},   {5400, "1h30m"},
-                 {97200, "1d3h"}, {3661, "1h1m1s"}, {0.5, "500ms"}, {-1, "-"},
-                 {NAN, "-"},      {59.6, "1m"},     {86400, "1d"},  {172800 + 60, "2d1m"}};
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        char buf[32];
-        plan_format_duration(cases[i].in, buf, sizeof(buf));
-        TEST_CHECK_STR(buf, cases[i].want);
-    }
-}
-
-TEST(time_format_and_parse)
-{
-    char buf[48];
-    plan_format_time(1700000000, buf, sizeof(buf));
-    TEST_CHECK_STR(buf, "2023-11-14T22:13:20Z");
-    plan_format_time(1700000000.5, buf, sizeof(buf));
-    TEST_CHECK_STR(buf, "2023-11-14T22:13:20.500Z");
-    plan_format_time(NAN, buf, sizeof(buf));
-    TEST_CHECK_STR(buf, "-");
-
-    static const struct {
-        const char *in;
-        int rc;
-        double want;
-    } cases[] = {
-        {"1700000000", 0, 1700000000},
-        {"1700000000.25", 0, 1700000000.25},
-        {"2023-11-14T22:13:20Z", 0, 1700000000},
-        {"2023-11-14t22:13:20z", 0, 1700000000},
-        {"2023-11-14T23:13:20+01:00", 0, 1700000000},
-        {"2023-11-14T20:43:20-01:30", 0, 1700000000},
-        {"2023-11-14T22:13:20.25Z", 0, 1700000000.25},
-        {"2023-02-30T00:00:00Z", -1, 0},
-        {"2023-11-14T22:13:20", -1, 0},
-        {"2023-11-14", -1, 0},
-        {"2023-11-14T22:13:20.Z", -1, 0},
-        {"yesterday", -1, 0},
-        {"", -1, 0},
-        {"-5", -1, 0},
-        {"2023-11-14T22:13:20Zjunk", -1, 0},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        double t = -1;
-        char err[128] = "";
-        int rc = plan_parse_time(cases[i].in, &t, err, sizeof(err));
-        TEST_CHECK_INT(rc, cases[i].rc);
-        if (cases[i].rc == 0)
-            TEST_CHECK_DBL(t, cases[i].want, 1e-6);
-        else
-            TEST_CHECK_CONTAINS(err, "invalid time");
-    }
-}
-
 /* Two workloads: one reclaimed after 20 minutes idle, one kept for a gap with no stats. */
 static void two_decisions(const struct rule *r, struct decision_rec v[2])
 {
@@ -539,8 +481,6 @@ int main(void)
     RUN(sparkline_levels);
     RUN(sparkline_gaps_and_nan);
     RUN(sparkline_grid);
-    RUN(duration_format);
-    RUN(time_format_and_parse);
     RUN(json_shape);
     RUN(table_rows);
     RUN(explain_sentences);

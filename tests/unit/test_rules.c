@@ -654,7 +654,7 @@ TEST(load_file_errors)
     TEST_CHECK_INT(rules_load_file("tests/rules/no-such-file.yaml", &rs, &errs), -1);
     TEST_CHECK_INT(errs.n, 1);
     TEST_CHECK_STR(errs.n ? errs.msg[0] : NULL,
-                   "tests/rules/no-such-file.yaml: cannot open: No such file or directory");
+                   "tests/rules/no-such-file.yaml: cannot read: No such file or directory");
     rules_errors_free(&errs);
     TEST_CHECK_INT(rules_load_file("tests/rules", &rs, &errs), -1);
     TEST_CHECK_STR(errs.n ? errs.msg[0] : NULL, "tests/rules: cannot read: Is a directory");
@@ -682,7 +682,7 @@ TEST(check_files_output)
         "tests/rules/invalid/duplicate-key.yaml:7:3: duplicate key 'threshold' (first at 5:3)\n"
         "tests/rules/invalid/duplicate-key.yaml:8:1: duplicate key 'kind' (first at 2:1)\n"
         "tests/rules/invalid/duplicate-key.yaml: 2 errors\n"
-        "tests/rules/invalid/nope.yaml: cannot open: No such file or directory\n"
+        "tests/rules/invalid/nope.yaml: cannot read: No such file or directory\n"
         "tests/rules/invalid/nope.yaml: 1 errors\n",
         fnv1a64(min, mlen));
     TEST_CHECK_STR(text, want);
@@ -692,6 +692,107 @@ TEST(check_files_output)
     free(want);
     free(min);
     free(text);
+}
+
+/*
+ * The key specification is the one source of the schema: its built-in defaults load through
+ * the same parser and range checks as a user's `defaults:` without an error, every key that
+ * has a default gets it, and every range is written in a syntax the parser reads.
+ */
+TEST(key_spec_consistent)
+{
+    struct ctx c = {.file = "x"};
+    struct ydom_doc doc;
+    struct vals bv;
+    TEST_CHECK_INT(builtin_load(&c, &doc, &bv), 0);
+    TEST_CHECK_INT(c.n, 0);
+    for (size_t k = 0; k < K__COUNT; k++) {
+        const struct key_spec *ks = &key_specs[k];
+        double d;
+        TEST_CHECK(ks->name != NULL && ks->doc != NULL);
+        if (!ks->name)
+            continue;
+        if (ks->dflt && !bv.at[k])
+            fprintf(stderr, "built-in default of '%s' not loaded\n", ks->name);
+        TEST_CHECK(!ks->dflt || bv.at[k] != NULL);
+        TEST_CHECK((ks->type == KT_NESTED) == (ks->parse != NULL || k == K_NAME));
+        TEST_CHECK(!ks->min == !ks->max);
+        if (ks->type == KT_DURATION && ks->min) {
+            TEST_CHECK_INT(rules_parse_duration(ks->min, &d), 0);
+            TEST_CHECK_INT(rules_parse_duration(ks->max, &d), 0);
+        }
+        for (size_t j = 0; j < k; j++)
+            TEST_CHECK(!(key_specs[j].flags & KS_QUERY) != !(ks->flags & KS_QUERY) ||
+                       strcmp(key_specs[j].name, ks->name) != 0);
+    }
+    /* Spot checks that the table, not the parser, decides the built-in values. */
+    TEST_CHECK_DBL(bv.v[K_STEP].d, 60, 0);
+    TEST_CHECK_INT(bv.v[K_POLICY].i, POLICY_DURING_PRESSURE);
+    TEST_CHECK_STR(bv.v[K_Q_PENDING].s, DEFAULT_Q_PENDING);
+    TEST_CHECK_STR(bv.v[K_Q_PRIORITY].s, "");
+    TEST_CHECK_INT(bv.v[K_IDENTITY].n ? bv.v[K_IDENTITY].n->nitems : 0, 2);
+    ydom_doc_free(&doc);
+}
+
+/*
+ * rules/README.md's key tables are generated from the specification (`gpureclaim-enforcer
+ * rules-schema TABLE`, tests/rules-readme.sh -u): the text between each table's markers must
+ * be exactly what the specification prints, so the documentation cannot drift from the code.
+ */
+TEST(readme_tables_match_spec)
+{
+    static const char *const tables[] = {"rule-keys", "queries"};
+    size_t len = 0;
+    char *readme = test_read_file("rules/README.md", &len);
+    TEST_CHECK(readme != NULL);
+    if (!readme)
+        return;
+    for (size_t i = 0; i < ARRAY_LEN(tables); i++) {
+        char *marker =
+            xasprintf("<!-- BEGIN generated: gpureclaim-enforcer rules-schema %s ", tables[i]);
+        char *begin = strstr(readme, marker), *end = NULL, *want = NULL;
+        size_t wlen = 0;
+        if (begin && (begin = strchr(begin, '\n')))
+            end = strstr(++begin, "<!-- END generated -->");
+        TEST_CHECK(end != NULL);
+        FILE *f = open_memstream(&want, &wlen);
+        TEST_CHECK_INT(rules_schema_markdown(tables[i], f), 0);
+        fclose(f);
+        if (end) {
+            *end = '\0';
+            if (strcmp(begin, want) != 0)
+                fprintf(stderr,
+                        "rules/README.md table '%s' differs from the key specification: "
+                        "run sh tests/rules-readme.sh -u\n",
+                        tables[i]);
+            TEST_CHECK_STR(begin, want);
+            *end = '<';
+        }
+        free(want);
+        free(marker);
+    }
+    /* The `defaults` row names exactly the keys the specification keeps out of `defaults:`. */
+    struct sbuf only = {0};
+    size_t n = 0, i = 0;
+    for (size_t k = 0; k < K__COUNT; k++)
+        n += (key_specs[k].flags & KS_RULE_ONLY) != 0;
+    sbuf_puts(&only, "| any rule key except ");
+    for (size_t k = 0; k < K__COUNT; k++)
+        if (key_specs[k].flags & KS_RULE_ONLY)
+            sbuf_printf(&only, "%s`%s`",
+                        i++ == 0 ? ""
+                        : i == n ? " and "
+                                 : ", ",
+                        key_specs[k].name);
+    sbuf_puts(&only, "; ");
+    if (!strstr(readme, only.buf))
+        fprintf(stderr, "rules/README.md does not say '%s'\n", only.buf);
+    TEST_CHECK(strstr(readme, only.buf) != NULL);
+    sbuf_free(&only);
+    FILE *null = fopen("/dev/null", "w");
+    TEST_CHECK_INT(rules_schema_markdown("nope", null), -1);
+    fclose(null);
+    free(readme);
 }
 
 int main(void)
@@ -716,5 +817,7 @@ int main(void)
     RUN(spec_messages);
     RUN(load_file_errors);
     RUN(check_files_output);
+    RUN(key_spec_consistent);
+    RUN(readme_tables_match_spec);
     return test_done();
 }

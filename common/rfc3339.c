@@ -1,0 +1,137 @@
+/* RFC 3339 time text and its parser (rfc3339.h), through gmtime_r/timegm: libc's calendar. */
+#include "rfc3339.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+/* 0000-01-01T00:00:00Z and 10000-01-01T00:00:00Z in Unix seconds. */
+#define RFC3339_MIN (-62167219200.0)
+#define RFC3339_END 253402300800.0
+
+char *rfc3339_format(char *buf, size_t cap, double t, enum rfc3339_prec prec)
+{
+    static const struct {
+        double scale;
+        int digits;
+    } p[] = {[RFC3339_SEC] = {1, 0},
+             [RFC3339_MILLI_FRAC] = {1e3, 3},
+             [RFC3339_MILLI] = {1e3, 3},
+             [RFC3339_MICRO] = {1e6, 6}};
+    if (!isfinite(t) || t < RFC3339_MIN || t >= RFC3339_END || (unsigned)prec >= ARRAY_LEN(p)) {
+        str_copy(buf, cap, "-");
+        return buf;
+    }
+    double whole = floor(t);
+    long frac = prec == RFC3339_SEC ? 0 : lround((t - whole) * p[prec].scale);
+    if (frac >= (long)p[prec].scale) {
+        whole += 1;
+        frac = 0;
+    }
+    time_t secs = (time_t)whole;
+    struct tm tm;
+    char date[64];
+    if (whole >= RFC3339_END || !gmtime_r(&secs, &tm)) {
+        str_copy(buf, cap, "-");
+        return buf;
+    }
+    /* Not strftime's %Y: RFC 3339 wants four digits for the years before 1000 too. */
+    snprintf(date, sizeof(date), "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    if (p[prec].digits == 0 || (prec == RFC3339_MILLI_FRAC && frac == 0))
+        snprintf(buf, cap, "%sZ", date);
+    else
+        snprintf(buf, cap, "%s.%0*ldZ", date, p[prec].digits, frac);
+    return buf;
+}
+
+static int rfc3339_digits(const char **s, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if ((*s)[i] < '0' || (*s)[i] > '9')
+            return -1;
+        v = v * 10 + ((*s)[i] - '0');
+    }
+    *s += n;
+    *out = v;
+    return 0;
+}
+
+static int rfc3339_expect(const char **s, const char *accept)
+{
+    if (**s == '\0' || !strchr(accept, **s))
+        return -1;
+    (*s)++;
+    return 0;
+}
+
+int rfc3339_parse(const char *s, double *out, char *err, size_t errlen)
+{
+    double unix_secs;
+    if (parse_double(s, &unix_secs) == 0) {
+        if (!isfinite(unix_secs) || unix_secs < 0) {
+            snprintf(err, errlen, "invalid time '%s': out of range", s);
+            return -1;
+        }
+        *out = unix_secs;
+        return 0;
+    }
+
+    const char *p = s;
+    struct tm tm = {0};
+    int year, mon, day, hour, min, sec;
+    if (rfc3339_digits(&p, 4, &year) || rfc3339_expect(&p, "-") || rfc3339_digits(&p, 2, &mon) ||
+        rfc3339_expect(&p, "-") || rfc3339_digits(&p, 2, &day) || rfc3339_expect(&p, "Tt ") ||
+        rfc3339_digits(&p, 2, &hour) || rfc3339_expect(&p, ":") || rfc3339_digits(&p, 2, &min) ||
+        rfc3339_expect(&p, ":") || rfc3339_digits(&p, 2, &sec))
+        goto bad;
+    double frac = 0;
+    if (*p == '.') {
+        const char *start = ++p;
+        double scale = 0.1;
+        while (*p >= '0' && *p <= '9') {
+            frac += (*p - '0') * scale;
+            scale /= 10;
+            p++;
+        }
+        if (p == start)
+            goto bad;
+    }
+    int offset = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int sign = *p == '-' ? -1 : 1, oh, om;
+        p++;
+        if (rfc3339_digits(&p, 2, &oh) || rfc3339_expect(&p, ":") || rfc3339_digits(&p, 2, &om) ||
+            oh > 23 || om > 59)
+            goto bad;
+        offset = sign * (oh * 3600 + om * 60);
+    } else {
+        goto bad;
+    }
+    if (*p != '\0' || mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 ||
+        sec > 60)
+        goto bad;
+    tm.tm_year = year - 1900;
+    tm.tm_mon = mon - 1;
+    tm.tm_mday = day;
+    tm.tm_hour = hour;
+    tm.tm_min = min;
+    tm.tm_sec = sec;
+    time_t t = timegm(&tm);
+    /* timegm normalises 31 February into March: refuse what did not round-trip. */
+    struct tm back;
+    gmtime_r(&t, &back);
+    if (back.tm_mday != day || back.tm_mon != mon - 1)
+        goto bad;
+    *out = (double)t + frac - offset;
+    return 0;
+bad:
+    snprintf(err, errlen, "invalid time '%s': want RFC 3339 or Unix seconds", s);
+    return -1;
+}

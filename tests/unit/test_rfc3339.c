@@ -1,0 +1,126 @@
+/*
+ * Unit tests of RFC 3339 time text (common/rfc3339.c), which replaced five copies: audit.c,
+ * decide.c, kube.c (whole seconds), plan.c (milliseconds when not whole), lease.c
+ * (microseconds) and log.c's own (milliseconds always).
+ */
+#include "rfc3339.c"
+
+#include <math.h>
+
+#include "test.h"
+
+TEST(precisions)
+{
+    static const struct {
+        double t;
+        enum rfc3339_prec p;
+        const char *want;
+    } cases[] = {
+        {1700000000, RFC3339_SEC, "2023-11-14T22:13:20Z"},
+        {1700000000.999, RFC3339_SEC, "2023-11-14T22:13:20Z"}, /* floored: not yet :21 */
+        {1700000000, RFC3339_MILLI_FRAC, "2023-11-14T22:13:20Z"},
+        {1700000000.5, RFC3339_MILLI_FRAC, "2023-11-14T22:13:20.500Z"},
+        {1700000000.9996, RFC3339_MILLI_FRAC, "2023-11-14T22:13:21Z"}, /* rounds, carries */
+        {1700000000, RFC3339_MILLI, "2023-11-14T22:13:20.000Z"},
+        {1700000000.25, RFC3339_MILLI, "2023-11-14T22:13:20.250Z"},
+        {1700000000.25, RFC3339_MICRO, "2023-11-14T22:13:20.250000Z"},
+        {1700000000.0000004, RFC3339_MICRO, "2023-11-14T22:13:20.000000Z"},
+        {1767225599.9999996, RFC3339_MICRO, "2026-01-01T00:00:00.000000Z"}, /* year carry */
+        {0, RFC3339_SEC, "1970-01-01T00:00:00Z"},
+        {-1, RFC3339_SEC, "1969-12-31T23:59:59Z"},
+        {-0.5, RFC3339_MILLI_FRAC, "1969-12-31T23:59:59.500Z"},
+        {951782400, RFC3339_SEC, "2000-02-29T00:00:00Z"},
+        {-62135596800.0, RFC3339_SEC, "0001-01-01T00:00:00Z"}, /* four-digit year */
+        {-62167219200.0, RFC3339_SEC, "0000-01-01T00:00:00Z"},
+        {253402300799.0, RFC3339_SEC, "9999-12-31T23:59:59Z"},
+        /* What RFC 3339 cannot write, and unknown times: "-", never a plausible time. */
+        {253402300800.0, RFC3339_SEC, "-"},
+        {253402300799.9999, RFC3339_MILLI, "-"}, /* rounds into year 10000 */
+        {-62167219201.0, RFC3339_SEC, "-"},
+        {NAN, RFC3339_SEC, "-"},
+        {INFINITY, RFC3339_MICRO, "-"},
+        {-INFINITY, RFC3339_MILLI_FRAC, "-"},
+        {1700000000, (enum rfc3339_prec)42, "-"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char buf[RFC3339_LEN];
+        TEST_CHECK_STR(rfc3339_format(buf, sizeof(buf), cases[i].t, cases[i].p), cases[i].want);
+    }
+}
+
+TEST(small_buffer_truncates)
+{
+    char buf[11];
+    TEST_CHECK_STR(rfc3339_format(buf, sizeof(buf), 1700000000, RFC3339_MICRO), "2023-11-14");
+}
+
+TEST(parse)
+{
+    static const struct {
+        const char *in;
+        int rc;
+        double want;
+    } cases[] = {
+        {"1700000000", 0, 1700000000},
+        {"1700000000.25", 0, 1700000000.25},
+        {"2023-11-14T22:13:20Z", 0, 1700000000},
+        {"2023-11-14t22:13:20z", 0, 1700000000},
+        {"2023-11-14 22:13:20Z", 0, 1700000000},
+        {"2023-11-14T23:13:20+01:00", 0, 1700000000},
+        {"2023-11-14T20:43:20-01:30", 0, 1700000000},
+        {"2023-11-14T22:13:20.25Z", 0, 1700000000.25},
+        {"2023-11-14T22:13:20.000001Z", 0, 1700000000.000001},
+        {"2000-02-29T00:00:00Z", 0, 951782400},
+        {"2023-02-29T00:00:00Z", -1, 0}, /* not a leap year: refused, not 1 March */
+        {"2023-02-30T00:00:00Z", -1, 0},
+        {"2023-11-14T22:13:20", -1, 0}, /* no offset */
+        {"2023-11-14", -1, 0},
+        {"2023-11-14T22:13:20.Z", -1, 0},
+        {"2023-11-14T24:00:00Z", -1, 0},
+        {"2023-11-14T22:13:20+24:00", -1, 0},
+        {"yesterday", -1, 0},
+        {"", -1, 0},
+        {"-5", -1, 0},
+        {"NaN", -1, 0},
+        {"2023-11-14T22:13:20Zjunk", -1, 0},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        double t = -1;
+        char err[128] = "";
+        int rc = rfc3339_parse(cases[i].in, &t, err, sizeof(err));
+        TEST_CHECK_INT(rc, cases[i].rc);
+        if (cases[i].rc == 0)
+            TEST_CHECK_DBL(t, cases[i].want, 1e-6);
+        else
+            TEST_CHECK_CONTAINS(err, "invalid time '");
+    }
+}
+
+/* Every precision reads back as what it wrote (to its resolution). */
+TEST(format_parse_round_trip)
+{
+    static const double ts[] = {0, 1700000000, 1700000000.5, 1767225599.123456, 951782400.25};
+    static const struct {
+        enum rfc3339_prec p;
+        double res;
+    } ps[] = {
+        {RFC3339_SEC, 1}, {RFC3339_MILLI_FRAC, 1e-3}, {RFC3339_MILLI, 1e-3}, {RFC3339_MICRO, 1e-6}};
+    for (size_t i = 0; i < ARRAY_LEN(ts); i++)
+        for (size_t j = 0; j < ARRAY_LEN(ps); j++) {
+            char buf[RFC3339_LEN], err[128];
+            double back = -1;
+            TEST_CHECK_INT(rfc3339_parse(rfc3339_format(buf, sizeof(buf), ts[i], ps[j].p), &back,
+                                         err, sizeof(err)),
+                           0);
+            TEST_CHECK(fabs(back - ts[i]) <= ps[j].res);
+        }
+}
+
+int main(void)
+{
+    RUN(precisions);
+    RUN(small_buffer_truncates);
+    RUN(parse);
+    RUN(format_parse_round_trip);
+    return test_done();
+}
