@@ -31,7 +31,8 @@ OWNERS = ("prometheus", "ROCm", "kubernetes", "kubernetes-sigs", "NVIDIA", "torv
 # The project's notes and captures outside the repository: never a public source.
 LOCAL = re.compile(r"^(?:\.\./)*(?:shared|reference|work)/")
 QUAL = re.compile(r"github\.com/|(?<![\w./-])(?:%s)/[\w.-]+" % "|".join(map(re.escape, OWNERS)))
-TOKEN = re.compile(r"(?<![\w./-])((?:\.{1,2}/)*(?:[\w.-]+/)*[\w.-]+\.md)(?![\w-])")
+# Not after "$" or "}": "$TOP/rules/README.md" in a script is a path expression, not a citation.
+TOKEN = re.compile(r"(?<![\w./$}-])((?:\.{1,2}/)*(?:[\w.-]+/)*[\w.-]+\.md)(?![\w-])")
 NUM = r"\d+(?:\.\d+)*"
 SECT = re.compile(r"(?:#[\w-]+)?[`)\]\"']*\s*(?:§\s*|section\s+)(%s(?:\s*(?:,|-|–|and)\s*§?\s*%s)*)"
                   % (NUM, NUM))
