@@ -169,6 +169,8 @@ check-all:
 	    { echo "FAIL: make check-san"; echo "0 1" >$(RESULTS)/make-check-san.count; }
 	@$(MAKE) --no-print-directory check-fixtures || \
 	    { echo "FAIL: make check-fixtures"; echo "0 1" >$(RESULTS)/make-check-fixtures.count; }
+	@$(MAKE) --no-print-directory check-citations || \
+	    { echo "FAIL: make check-citations"; echo "0 1" >$(RESULTS)/make-check-citations.count; }
 	@$(MAKE) --no-print-directory check-e2e || \
 	    { echo "FAIL: make check-e2e"; echo "0 1" >$(RESULTS)/make-check-e2e.count; }
 	@$(MAKE) --no-print-directory check-rules || \
@@ -209,6 +211,10 @@ fixtures:
 
 check-fixtures:
 	@sh tests/run-suite.sh fixtures sh tests/check-fixtures.sh
+
+# Cited .md files and docs/ sections must exist (tests/check-citations.sh).
+check-citations:
+	@sh tests/run-suite.sh citations sh tests/check-citations.sh
 
 update-golden: all
 	UPDATE_GOLDEN=1 sh tests/e2e/exporter_golden.sh

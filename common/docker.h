@@ -1,5 +1,5 @@
 /*
- * Docker Engine / Podman compatible API client over a unix socket (enforcement.md §7),
+ * Docker Engine / Podman compatible API client over a unix socket (docs/backend-apis.md §7),
  * shared by the exporter (container names, labels and devices for workload ownership on
  * hosts without Kubernetes) and the enforcer (inspect and stop idle containers).
  *

@@ -243,7 +243,7 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
 /*
  * The Prometheus pending signal (kube-state-metrics) counts every unschedulable pod, gated
  * and Kueue-held ones included, and cannot say why it is pending; the scheduler's
- * PodScheduled message can ("Insufficient amd.com/gpu", enforcement.md section 9.1).
+ * PodScheduled message can ("Insufficient amd.com/gpu", docs/decision-semantics.md §9.3).
  */
 enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct decision_rec *d,
                                           char *err, size_t errlen)

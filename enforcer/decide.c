@@ -104,8 +104,8 @@ static void set_detail(struct decision_rec *d, const char *fmt, ...)
 
 /*
  * kube-state-metrics reports extended resources sanitised (`amd.com/gpu` -> `amd_com_gpu`,
- * enforcement.md §9.1) while the exporter and Kueue keep the raw name, so both sides of a
- * comparison go through the same mapping.
+ * docs/decision-semantics.md §9.1) while the exporter and Kueue keep the raw name, so both sides of
+ * a comparison go through the same mapping.
  */
 static void sanitize_resource(const char *in, char *out, size_t len)
 {
@@ -753,7 +753,7 @@ static void mark_reclaim(struct decision_rec *d, const char *fmt, ...)
 /*
  * DuringGPUPressure, per resource: reclaim only to cover pending demand, and nothing when all
  * idle candidates together cannot cover it, since killing them would free GPUs nobody can use
- * (Kaiwo's all-or-nothing fit check, enforcement.md §2.3).
+ * (Kaiwo's all-or-nothing fit check, docs/decision-semantics.md §2.3).
  */
 static void apply_pressure(const struct rule_data *rd, struct decision_rec *v, size_t n)
 {

@@ -4,13 +4,13 @@
  *
  * Activity is a range query of `max_over_time` over each step, so a burst between two
  * evaluation points is never missed and a gap in the data shows as missing points rather
- * than being bridged by the 5-minute lookback (enforcement.md §5.4, "Form B"). Identical
+ * than being bridged by the 5-minute lookback (docs/promql-plan.md §5.4, "Form B"). Identical
  * (query, range) pairs are sent once per cycle, so the number of requests depends only on
  * the rules, never on how many workloads match them. An error affects only the rule whose
  * query failed.
  */
-#ifndef GPURECLAIM_CYCLE_H
-#define GPURECLAIM_CYCLE_H
+#ifndef GPURECLAIM_FETCH_H
+#define GPURECLAIM_FETCH_H
 
 #include <stddef.h>
 

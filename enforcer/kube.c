@@ -1,7 +1,7 @@
 /*
  * Kubernetes API client for the enforcer: the handful of calls it makes, over httpc and json-c.
  *
- * Why a hand-written client: the enforcer needs about ten requests (enforcement.md section 6),
+ * Why a hand-written client: the enforcer needs about ten requests (docs/backend-apis.md §6),
  * and each one's failure modes matter more than convenience. A uid precondition is attached to
  * every write that names an object (DELETE options, metadata.uid in merge patches, the
  * eviction's deleteOptions) because a StatefulSet pod or a re-created Deployment reuses the

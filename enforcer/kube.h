@@ -8,7 +8,7 @@
  * 401. Each network call returns a `kube_result` the action engine can act on, and a message
  * in `err` that carries the API's Status message and reason. All JSON parsing is in the pure
  * kube_parse_* functions of kube_json.c (fuzzed by fuzz/fuzz_kube.c); the calls are in kube.c.
- * Request shapes and answers follow reference/enforcement.md section 6.
+ * Request shapes and answers follow docs/backend-apis.md §6.
  */
 #ifndef GPURECLAIM_KUBE_H
 #define GPURECLAIM_KUBE_H

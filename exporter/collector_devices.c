@@ -1,6 +1,6 @@
 /*
  * Collector "devices": per-GPU identity, busy, memory, temperature and power from the amdgpu
- * sysfs files of each PCI device (gpu-interfaces.md §2-3).
+ * sysfs files of each PCI device (docs/kernel-interfaces.md §2-3).
  *
  * Every value is optional: a missing file is simply not reported, and a file that exists but
  * holds garbage is reported as a source error and skipped, never as 0. hwmon units are

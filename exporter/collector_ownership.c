@@ -4,7 +4,7 @@
  * Docker/Podman API, a procfs scan and KFD per-process files.
  *
  * None of these sources is read on the scrape path. dcgm-exporter called pod-resources on
- * every scrape and its scrapes hung and burned cores (exporter-peers.md §2.5, #599); a
+ * every scrape and its scrapes hung and burned cores (NVIDIA/dcgm-exporter#599); a
  * procfs walk costs milliseconds per thousand processes. A background thread refreshes a
  * snapshot every --collector.ownership.refresh-interval seconds and swaps a refcounted
  * pointer; update() only renders the latest snapshot. Each source fails alone: its owners
@@ -79,7 +79,7 @@ static double source_timeout(void)
     return t < 0.5 ? 0.5 : t > 5 ? 5 : t;
 }
 
-/* Compute units of each partition: KFD simd_count / simd_per_cu (gpu-interfaces.md §6). */
+/* Compute units of each partition: KFD simd_count / simd_per_cu (docs/kernel-interfaces.md §6). */
 static unsigned *read_cus(const struct gpu_list *l)
 {
     size_t n = 0;

@@ -1,7 +1,7 @@
 /*
  * Collector "partitions": compute (SPX/DPX/TPX/QPX/CPX) and memory (NPS1/2/4/8) partition
  * modes, every valid compute partition with its DRM nodes and device-plugin id, and the
- * activity of each partition (gpu-interfaces.md §4-5, §8.5).
+ * activity of each partition (docs/kernel-interfaces.md §4-5, §8.5).
  *
  * gpureclaim_partition_busy_ratio is the one activity signal the enforcer's rules use. Its
  * source, in order of preference: the partition's own xcp_metrics file (newer kernels);

@@ -7,7 +7,7 @@
  * Each supported layout is declared below as a C struct with exactly the field order and
  * types of the kernel's struct in kgd_pp_interface.h, so the compiler computes the same
  * natural-alignment offsets as the kernel does; _Static_asserts pin the sizes and key offsets
- * to the tables in shared/reference/gpu-interfaces.md section 8.7. A blob is memcpy'd into
+ * to the tables in docs/kernel-interfaces.md §8.7. A blob is memcpy'd into
  * the struct once its header has selected the layout and its length and structure_size have
  * been checked, then every field is converted to base units with the all-ones "not
  * supported" fill (smu_cmn_init_soft_gpu_metrics in Linux smu_cmn.c) mapped to NaN.

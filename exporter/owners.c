@@ -218,7 +218,8 @@ static void add_owner(struct owners_snap *s, size_t part, enum owners_source src
         .part = part, .source = src, .resource = keep(s, resource), .who = keep_who(s, w)};
 }
 
-/* "gpu-<card>-<render>", the DRA device name matched by AMD's exporter (exporter-peers §1.4). */
+/* "gpu-<card>-<render>", the DRA device name matched by AMD's exporter (docs/kernel-interfaces.md
+ * §10.4). */
 static long dra_render_minor(const char *name)
 {
     if (!str_has_prefix(name, "gpu-"))

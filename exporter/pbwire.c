@@ -1,7 +1,7 @@
 /*
  * Reader of the protobuf wire format for messages from a peer that may be newer than us, or
  * broken: the kubelet adds fields to its pod-resources messages every few releases
- * (kubernetes/kubelet pkg/apis/podresources/v1/api.proto).
+ * (kubernetes/kubelet pkg/apis/podresources/v1/api.proto; docs/kernel-interfaces.md §10.2).
  *
  * Unknown fields of every wire type are skipped (groups included, up to the caller's depth
  * limit), repeated int64 is accepted packed and unpacked, a known field that arrives with an

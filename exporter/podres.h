@@ -1,7 +1,8 @@
 /*
- * Client for the kubelet pod-resources API v1 (gpu-interfaces.md §10): which pod and container
- * holds which device, the only authoritative source for mapping AMD GPUs and CPX partitions to
- * workloads when processes are invisible (containers in other PID namespaces, no KFD access).
+ * Client for the kubelet pod-resources API v1 (docs/kernel-interfaces.md §10): which pod and
+ * container holds which device, the only authoritative source for mapping AMD GPUs and CPX
+ * partitions to workloads when processes are invisible (containers in other PID namespaces, no KFD
+ * access).
  *
  * The kubelet serves gRPC on a Unix socket. Rather than pulling in a gRPC and protobuf runtime
  * for two unary calls with empty requests, this module speaks gRPC over HTTP/2 with libcurl
@@ -10,7 +11,7 @@
  * releases.
  *
  * A call blocks for up to `timeout` seconds. Never call it on the scrape path: dcgm-exporter
- * did, and its scrapes hung and burned cores (exporter-peers.md §2.5, #599). Refresh a cached
+ * did, and its scrapes hung and burned cores (NVIDIA/dcgm-exporter#599). Refresh a cached
  * list from a background loop instead. Thread-safe; libcurl must have been initialised with
  * curl_global_init() before threads start.
  */

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A private Docker daemon for the tests (test-environment.md §6.3).
+# A private Docker daemon for the tests (dockerd(8): --host, --data-root, --exec-root).
 #
 # Everything lives under one directory the caller owns: data root, exec root (which also
 # holds the containerd that dockerd starts for itself), pid file and socket, so tests never

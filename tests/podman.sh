@@ -1,5 +1,5 @@
 #!/bin/sh
-# A private Podman API service for the tests (test-environment.md §6.2).
+# A private Podman API service for the tests (podman-system-service(1); image from tests/rootfs.sh).
 #
 # Everything lives under one directory the caller owns: storage (vfs, so it works on any
 # file system, overlay-on-overlay included), run root, containers.conf and the socket, so

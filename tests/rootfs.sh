@@ -1,5 +1,5 @@
 # Helpers shared by tests/podman.sh and tests/dockerd.sh (sourced, not run): the registry-free
-# busybox image both runtimes import (test-environment.md §6.2), and the clean-up of mounts a
+# busybox image both runtimes import (podman-import(1), docker import), and the clean-up of mounts a
 # runtime leaves below its private directory.
 
 # busybox_tar DIR: build DIR/rootfs from busybox-static and write DIR/bb.tar. 0 or 1.

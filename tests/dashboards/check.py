@@ -2,7 +2,7 @@
 """Checks of the Grafana dashboards in dashboards/ for tests/e2e/dashboards.sh.
 
 There is no Grafana server on Debian 12, so the dashboards are checked by structure and by
-running every panel query against a real Prometheus (test-environment.md section 8.1):
+running every panel query against a real Prometheus (tests/e2e/dashboards.sh):
 
   check.py structure DASHBOARD...          JSON, unique ids and uids, datasource variable, known
                                            metric names only

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Grafana dashboards without Grafana (test-environment.md section 8.1): structural checks, then
+# Grafana dashboards without Grafana (Debian 12 packages no Grafana server): structural checks, then
 # every variable and panel query, variables substituted, against a real Prometheus that
 # scrapes the exporter on the 8 x MI300X CPX fixture with rules/prometheus/ loaded and holds one
 # hour of backfilled owners, enforcer metrics and kube-state-metrics. Every query must return

@@ -1,6 +1,6 @@
 #!/bin/sh
 # End to end: `gpureclaim-enforcer plan`, `explain` and `check` against a real Prometheus
-# loaded with backfilled history at a fixed epoch (test-environment.md section 4.2).
+# loaded with backfilled history at a fixed epoch (promtool tsdb create-blocks-from openmetrics).
 #
 # gen_history.py writes 1 h of 15 s samples ending at 1700000000 for workloads that are
 # idle, busy, bursty, young, gappy, NaN, stale, exempt, ... and prints the decisions the two

@@ -391,7 +391,7 @@ MEM_BANK_NOTE = (
 
 
 GTT_TOTAL = 512 * GIB
-CPX_CAPTURE_NOTE = ("`shared/fixtures/kfd-topology/mi300x-cpx/` (ROCm/k8s-device-plugin "
+CPX_CAPTURE_NOTE = ("`tests/fixtures/real/kfd-topology/mi300x-cpx/` (ROCm/k8s-device-plugin "
                     "`testdata/topo-mi300-cpx/`, Apache-2.0; see that folder's SOURCE.md)")
 DRM_NODE_NOTE = (
     "Every DRM node directory `<device>/drm/<node>/` holds `dev` (`226:<minor>`), `uevent` "
@@ -434,7 +434,7 @@ def build_procfs_drm(caps):
                 tree.link(rel, os.readlink(full))
             else:
                 tree.file(rel, read_bytes(full))
-    note = ("> Copy of `shared/fixtures/procfs-sys-drm/%s`, written by `tests/gen/gen_fixtures.py`."
+    note = ("> Copy of `tests/fixtures/real/procfs-sys-drm/%s`, written by `tests/gen/gen_fixtures.py`."
             " The tree `sys/` next to this file is a verbatim copy of that capture's `sys/`.\n\n")
     for doc in ("SOURCE.md", "SYMLINKS.md"):
         tree.file(doc, (note % doc).encode() + read_bytes(os.path.join(caps.procfs, doc)))
@@ -452,7 +452,7 @@ def build_procfs_drm(caps):
     uevent = tree.entries[card0 + "uevent"][1].decode()
     md = ["# procfs-drm: what is generated\n",
           "Nothing. `sys/` is a byte-for-byte copy of the real capture "
-          "`shared/fixtures/procfs-sys-drm/sys` (prometheus/procfs `testdata/fixtures.ttar`, "
+          "`tests/fixtures/real/procfs-sys-drm/sys` (prometheus/procfs `testdata/fixtures.ttar`, "
           "Apache-2.0); `SOURCE.md` and `SYMLINKS.md` are copies of that capture's notes with a "
           "one-line header. `tests/gen/gen_fixtures.py --check` verifies all three.\n",
           "## What the exporter should report\n",
@@ -1187,7 +1187,7 @@ plus an i915 `card1`, `device` as a plain directory); provenance in
 
 **mi300x-cpx/**: 8 x MI300X in CPX + NPS4, 64 partitions. The KFD topology `properties` of nodes
 0..64 are real (ROCm/k8s-device-plugin capture, see
-`shared/fixtures/kfd-topology/mi300x-cpx/SOURCE.md`); the missing 64th partition node, `gpu_id`
+[real/kfd-topology/mi300x-cpx/SOURCE.md](real/kfd-topology/mi300x-cpx/SOURCE.md)); the missing 64th partition node, `gpu_id`
 and `name` files and all of the amdgpu sysfs (PCI devices, `amdgpu_xcp_<N>` platform devices,
 DRM nodes and links, hwmon, v1_8 gpu_metrics with per-partition busy) are generated to match it.
 The busy pattern (idle, busy and mixed partitions) is in [GENERATED.md](mi300x-cpx/GENERATED.md).

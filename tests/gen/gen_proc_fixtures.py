@@ -99,7 +99,7 @@ def drm_size(v):
 
 
 def fdinfo_new(c, ino):
-    """After the drm_print_memory_stats conversion (gpu-interfaces.md §9.2, §9.3)."""
+    """After the drm_print_memory_stats conversion (docs/kernel-interfaces.md §9.2, §9.3)."""
     lines = ["pos:\t0", "flags:\t02100002", "mnt_id:\t24", "ino:\t%d" % ino,
              "drm-driver:\tamdgpu", "drm-client-id:\t%d" % c["client"],
              "drm-pdev:\t%s" % c["pdev"], "pasid:\t%d" % c["pasid"]]
@@ -365,7 +365,7 @@ def doc(procs, P):
     out = ["# mi300x-cpx: processes, KFD process files and a shared allocation\n\n",
            "Written by `tests/gen/gen_proc_fixtures.py`; do not edit by hand (rerun it with "
            "`tests/fixtures` as argument; `--check` verifies). Synthetic: no public capture of "
-           "MI300 fdinfo or `/sys/class/kfd/kfd/proc` exists (gpu-interfaces.md §7, §9.3).\n\n",
+           "MI300 fdinfo or `/sys/class/kfd/kfd/proc` exists (docs/kernel-interfaces.md §7, §9.3).\n\n",
            "* `proc/<pid>/`: `fd/<n>` symlinks (`/dev/dri/renderD<minor>`, `/dev/dri/card<minor>`, "
            "`/dev/kfd`, pipes, sockets), `fdinfo/<n>` in two kernel eras (`new`: after the "
            "drm_print_memory_stats conversion, with `drm-resident-*`; `old`: about v6.4, "

@@ -2,7 +2,7 @@
 """Build amdgpu gpu_metrics / xcp_metrics blobs for fixtures and tests (stdlib only).
 
 The layouts below repeat the kernel structs of kgd_pp_interface.h field by field (order,
-C type, array length), as tabulated in shared/reference/gpu-interfaces.md section 8.7, and
+C type, array length), as tabulated in docs/kernel-interfaces.md §8.7, and
 compute offsets with natural alignment like gcc on x86_64. At import time every layout's
 size and a few key offsets are checked against the reference tables, so a typo in a field
 list fails loudly instead of producing a plausible but wrong blob.
@@ -382,7 +382,7 @@ _LAYOUTS = {
 
 LAYOUT_NAMES = tuple(_LAYOUTS)
 
-# Sizes and offsets from shared/reference/gpu-interfaces.md section 8.7.
+# Sizes and offsets from docs/kernel-interfaces.md §8.7.
 _EXPECTED = {
     "v1_3": (120, {"average_socket_power": 22, "current_gfxclk": 54, "temperature_hbm": 88,
                    "indep_throttle_status": 112}),

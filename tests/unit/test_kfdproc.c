@@ -1,7 +1,7 @@
 /*
  * Tests for the KFD per-process reader: name classification and value parsing tables, and
  * kfdproc_read() on trees built under a mkdtemp directory (no public capture of
- * /sys/class/kfd/kfd/proc exists, see gpu-interfaces.md §7).
+ * /sys/class/kfd/kfd/proc exists, see docs/kernel-interfaces.md §7).
  */
 #include "kfdproc.c"
 

@@ -2,7 +2,7 @@
 """OpenMetrics history for the enforcer's end-to-end tests and benchmark.
 
 Written for `promtool tsdb create-blocks-from openmetrics`, at a fixed epoch so that the
-decisions are the same on every run (test-environment.md section 4.2): samples every 15 s
+decisions are the same on every run (prometheus/prometheus docs/storage.md, "Backfilling"): samples every 15 s
 ending at END (default 1700000000), timestamps in seconds, families contiguous, `# EOF`.
 
   gen_history.py scenario OUT      the e2e workloads (see SCENARIO below), 1 h of history
