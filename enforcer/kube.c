@@ -1,5 +1,5 @@
 /*
- * Kubernetes API client for the enforcer: the handful of calls it makes, over httpc and json-c.
+ * Kubernetes API client for the enforcer: the handful of calls it makes, over httpc.
  *
  * Why a hand-written client: the enforcer needs about ten requests (docs/backend-apis.md §6),
  * and each one's failure modes matter more than convenience. A uid precondition is attached to
@@ -7,8 +7,9 @@
  * eviction's deleteOptions) because a StatefulSet pod or a re-created Deployment reuses the
  * name: the API then answers 409 and we never act on the replacement. The service-account token
  * is re-read for every request and once more after a 401, as projected tokens rotate hourly.
- * Parsing is strict (wrong types are errors, not defaults) and lives in the pure functions of
- * kube_json.c, so the fuzz target reaches all of it; this file holds the calls.
+ * Parsing is strict (wrong types are errors, not defaults) and, with the building of every
+ * request body (kube_body_*), lives in the pure functions of kube_json.c, so the fuzz target
+ * reaches all of it; this file holds the calls: path, method, body and answer handling.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -17,8 +18,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <json-c/json.h>
 
 #include "httpc.h"
 #include "kube.h"
@@ -281,14 +280,6 @@ long kube_last_status(const struct kube *k)
     return k->last_status;
 }
 
-static char *kube_json_take(json_object *o)
-{
-    char *s = xstrdup(
-        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-    json_object_put(o);
-    return s;
-}
-
 /* GET path and parse the answer as one object into `obj`. */
 static enum kube_result kube_get_path(struct kube *k, const char *path, const char *what,
                                       struct kube_obj *obj, char *err, size_t errlen)
@@ -399,11 +390,10 @@ enum kube_result kube_root_owner(struct kube *k, const struct kube_obj *pod,
     return KUBE_OK;
 }
 
-/* PATCH path with a JSON merge patch. */
-static enum kube_result kube_merge_patch(struct kube *k, const char *path, json_object *patch,
+/* PATCH path with a JSON merge patch from a kube_body_* builder, which this frees. */
+static enum kube_result kube_merge_patch(struct kube *k, const char *path, char *body,
                                          const char *what, char *err, size_t errlen)
 {
-    char *body = kube_json_take(patch);
     struct httpc_resp resp;
     enum kube_result r =
         kube_call(k, "PATCH", path, "application/merge-patch+json", body, what, &resp, err, errlen);
@@ -412,29 +402,15 @@ static enum kube_result kube_merge_patch(struct kube *k, const char *path, json_
     return r;
 }
 
-/* {"metadata":{"uid":U}} — the uid makes the API refuse (409) a patch to a replacement. */
-static json_object *kube_patch_with_uid(const char *uid, json_object **meta)
-{
-    json_object *patch = json_object_new_object();
-    *meta = json_object_new_object();
-    if (uid)
-        json_object_object_add(*meta, "uid", json_object_new_string(uid));
-    json_object_object_add(patch, "metadata", *meta);
-    return patch;
-}
-
 enum kube_result kube_annotate(struct kube *k, const struct kube_ref *ref, const char *key,
                                const char *value, char *err, size_t errlen)
 {
     char *path = kube_path(ref, NULL, err, errlen);
     if (!path)
         return KUBE_UNSUPPORTED;
-    json_object *meta, *ann = json_object_new_object();
-    json_object *patch = kube_patch_with_uid(ref->uid, &meta);
-    json_object_object_add(ann, key, value ? json_object_new_string(value) : NULL);
-    json_object_object_add(meta, "annotations", ann);
+    char *body = kube_body_annotate(ref->uid, key, value);
     char *what = xasprintf("annotate %s '%s/%s'", ref->kind, ref->ns, ref->name);
-    enum kube_result r = kube_merge_patch(k, path, patch, what, err, errlen);
+    enum kube_result r = kube_merge_patch(k, path, body, what, err, errlen);
     free(what);
     free(path);
     return r;
@@ -481,13 +457,8 @@ enum kube_result kube_scale_to_zero(struct kube *k, const struct kube_ref *owner
         char num[32];
         snprintf(num, sizeof(num), "%lld", (long long)n);
         r = kube_annotate(k, owner, KUBE_ANN_REPLICAS_BEFORE, num, err, errlen);
-        if (r == KUBE_OK) {
-            json_object *meta, *spec = json_object_new_object();
-            json_object *patch = kube_patch_with_uid(owner->uid, &meta);
-            json_object_object_add(spec, "replicas", json_object_new_int(0));
-            json_object_object_add(patch, "spec", spec);
-            r = kube_merge_patch(k, path, patch, what, err, errlen);
-        }
+        if (r == KUBE_OK)
+            r = kube_merge_patch(k, path, kube_body_scale_zero(owner->uid), what, err, errlen);
     }
     if (r == KUBE_OK)
         *previous = n;
@@ -535,12 +506,8 @@ static enum kube_result kube_deactivate_workload(struct kube *k, const struct ku
         if (!wpath) {
             r = KUBE_ERROR;
         } else {
-            json_object *meta, *spec = json_object_new_object();
-            json_object *patch = kube_patch_with_uid(wl.uid, &meta);
-            json_object_object_add(spec, "active", json_object_new_boolean(0));
-            json_object_object_add(patch, "spec", spec);
             char *wwhat = xasprintf("deactivate Kueue workload '%s/%s'", j->ns, wl.name);
-            r = kube_merge_patch(k, wpath, patch, wwhat, err, errlen);
+            r = kube_merge_patch(k, wpath, kube_body_deactivate(wl.uid), wwhat, err, errlen);
             free(wwhat);
             free(wpath);
         }
@@ -568,12 +535,9 @@ enum kube_result kube_suspend(struct kube *k, const struct kube_obj *job, char *
     char *path = kube_path(&job->ref, NULL, err, errlen);
     if (!path)
         return KUBE_ERROR;
-    json_object *meta, *spec = json_object_new_object();
-    json_object *patch = kube_patch_with_uid(job->ref.uid, &meta);
-    json_object_object_add(spec, "suspend", json_object_new_boolean(1));
-    json_object_object_add(patch, "spec", spec);
     char *what = xasprintf("suspend Job '%s/%s'", job->ref.ns, job->ref.name);
-    enum kube_result r = kube_merge_patch(k, path, patch, what, err, errlen);
+    enum kube_result r =
+        kube_merge_patch(k, path, kube_body_suspend(job->ref.uid), what, err, errlen);
     free(what);
     free(path);
     return r;
@@ -592,17 +556,7 @@ enum kube_result kube_evict(struct kube *k, const char *ns, const char *name, co
     char *path = kube_path(&ref, "eviction", err, errlen);
     if (!path)
         return KUBE_ERROR;
-    json_object *ev = json_object_new_object(), *meta = json_object_new_object();
-    json_object *opts = json_object_new_object(), *pre = json_object_new_object();
-    json_object_object_add(ev, "apiVersion", json_object_new_string("policy/v1"));
-    json_object_object_add(ev, "kind", json_object_new_string("Eviction"));
-    json_object_object_add(meta, "name", json_object_new_string(name));
-    json_object_object_add(meta, "namespace", json_object_new_string(ns));
-    json_object_object_add(ev, "metadata", meta);
-    json_object_object_add(pre, "uid", json_object_new_string(uid));
-    json_object_object_add(opts, "preconditions", pre);
-    json_object_object_add(ev, "deleteOptions", opts);
-    char *body = kube_json_take(ev);
+    char *body = kube_body_eviction(ns, name, uid);
     char *what = xasprintf("evict pod '%s/%s'", ns, name);
     struct httpc_resp resp;
     enum kube_result r =
@@ -634,13 +588,7 @@ enum kube_result kube_delete(struct kube *k, const struct kube_ref *ref, const c
     char *path = kube_path(ref, NULL, err, errlen);
     if (!path)
         return KUBE_UNSUPPORTED;
-    json_object *opts = json_object_new_object(), *pre = json_object_new_object();
-    json_object_object_add(opts, "apiVersion", json_object_new_string("v1"));
-    json_object_object_add(opts, "kind", json_object_new_string("DeleteOptions"));
-    json_object_object_add(opts, "propagationPolicy", json_object_new_string(propagation));
-    json_object_object_add(pre, "uid", json_object_new_string(ref->uid));
-    json_object_object_add(opts, "preconditions", pre);
-    char *body = kube_json_take(opts);
+    char *body = kube_body_delete(propagation, ref->uid);
     char *what = xasprintf("delete %s '%s/%s'", ref->kind, ref->ns, ref->name);
     struct httpc_resp resp;
     enum kube_result r =
@@ -685,37 +633,8 @@ enum kube_result kube_post_event(struct kube *k, const struct kube_ref *involved
     /* Keep the name within 253 characters by shortening the object-name part. */
     int keep = (int)(253 - 1 - strlen(stamp));
     char *name = xasprintf("%.*s.%s", keep, involved->name, stamp);
-
-    json_object *ev = json_object_new_object(), *meta = json_object_new_object();
-    json_object *obj = json_object_new_object(), *src = json_object_new_object();
-    json_object_object_add(ev, "apiVersion", json_object_new_string("v1"));
-    json_object_object_add(ev, "kind", json_object_new_string("Event"));
-    json_object_object_add(meta, "name", json_object_new_string(name));
-    json_object_object_add(meta, "namespace", json_object_new_string(involved->ns));
-    json_object_object_add(ev, "metadata", meta);
-    if (involved->api_version)
-        json_object_object_add(obj, "apiVersion", json_object_new_string(involved->api_version));
-    if (involved->kind)
-        json_object_object_add(obj, "kind", json_object_new_string(involved->kind));
-    json_object_object_add(obj, "name", json_object_new_string(involved->name));
-    json_object_object_add(obj, "namespace", json_object_new_string(involved->ns));
-    if (involved->uid)
-        json_object_object_add(obj, "uid", json_object_new_string(involved->uid));
-    json_object_object_add(ev, "involvedObject", obj);
-    json_object_object_add(ev, "reason", json_object_new_string(reason));
-    json_object_object_add(ev, "message", json_object_new_string(message ? message : ""));
-    json_object_object_add(ev, "type", json_object_new_string(type ? type : "Normal"));
-    json_object_object_add(src, "component", json_object_new_string("gpureclaim-enforcer"));
-    json_object_object_add(ev, "source", src);
-    json_object_object_add(ev, "firstTimestamp", json_object_new_string(now));
-    json_object_object_add(ev, "lastTimestamp", json_object_new_string(now));
-    json_object_object_add(ev, "count", json_object_new_int(1));
-    json_object_object_add(ev, "reportingComponent",
-                           json_object_new_string("gpureclaim.io/enforcer"));
-    json_object_object_add(ev, "reportingInstance", json_object_new_string(k->instance));
-    if (action)
-        json_object_object_add(ev, "action", json_object_new_string(action));
-    char *body = kube_json_take(ev);
+    struct kube_event ev = {involved, name, reason, message, type, action, now, k->instance};
+    char *body = kube_body_event(&ev);
     char *path = xasprintf("/api/v1/namespaces/%s/events", involved->ns);
     char *what =
         xasprintf("post event '%s' about %s '%s/%s'", reason,

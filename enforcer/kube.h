@@ -6,8 +6,9 @@
  *
  * Every call re-reads the service-account token (the kubelet rotates it) and retries once on
  * 401. Each network call returns a `kube_result` the action engine can act on, and a message
- * in `err` that carries the API's Status message and reason. All JSON parsing is in the pure
- * kube_parse_* functions of kube_json.c (fuzzed by fuzz/fuzz_kube.c); the calls are in kube.c.
+ * in `err` that carries the API's Status message and reason. All JSON parsing and building is
+ * in the pure kube_parse_* and kube_body_* functions of kube_json.c (fuzzed by
+ * fuzz/fuzz_kube.c); the calls are in kube.c.
  * Request shapes and answers follow docs/backend-apis.md §6.
  */
 #ifndef GPURECLAIM_KUBE_H
@@ -159,6 +160,39 @@ int kube_parse_list(const char *body, size_t len, struct kube_obj **items, size_
  */
 int kube_parse_pending(const char *body, size_t len, const char *resource, size_t *count,
                        int64_t *requested, char *err, size_t errlen);
+
+/* ---- pure request bodies (no I/O, kube_json.c) ----------------------------------------- */
+
+/*
+ * Each returns the exact JSON a write sends, malloc'd (the caller frees it). A merge patch
+ * carries {"metadata":{"uid":U}} when `uid` is not NULL: the API answers 409 when the object
+ * now has another uid, so a replacement of the same name is never changed.
+ */
+/* {"metadata":{"uid":U,"annotations":{KEY:VALUE}}}; a NULL value is null (removes it). */
+char *kube_body_annotate(const char *uid, const char *key, const char *value);
+/* {"metadata":{"uid":U},"spec":{"replicas":0}} for a /scale subresource. */
+char *kube_body_scale_zero(const char *uid);
+/* {"metadata":{"uid":U},"spec":{"suspend":true}} for a Job. */
+char *kube_body_suspend(const char *uid);
+/* {"metadata":{"uid":U},"spec":{"active":false}} for a Kueue Workload. */
+char *kube_body_deactivate(const char *uid);
+/* A policy/v1 Eviction of pod NS/NAME with deleteOptions.preconditions.uid = UID. */
+char *kube_body_eviction(const char *ns, const char *name, const char *uid);
+/* v1 DeleteOptions with propagationPolicy and preconditions.uid = UID. */
+char *kube_body_delete(const char *propagation, const char *uid);
+
+/* A core/v1 Event (see kube_post_event); `involved`, `name`, `reason`, `time` are required. */
+struct kube_event {
+    const struct kube_ref *involved;
+    const char *name;     /* metadata.name, unique in the namespace */
+    const char *reason;   /* e.g. "ReclaimNotice" */
+    const char *message;  /* NULL: "" */
+    const char *type;     /* NULL: "Normal" */
+    const char *action;   /* NULL: omitted */
+    const char *time;     /* RFC 3339: firstTimestamp and lastTimestamp */
+    const char *instance; /* reportingInstance */
+};
+char *kube_body_event(const struct kube_event *e);
 
 /* ---- calls ------------------------------------------------------------------------------ */
 

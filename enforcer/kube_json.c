@@ -1,9 +1,10 @@
 /*
  * The pure half of the Kubernetes client: the objects it reads (free, copy, look-ups), every
- * JSON parser of the API's answers (objects, lists, Scale, Status, Pending pods) and the
- * mapping of an HTTP answer to a kube_result. No I/O: kube.c makes the calls and hands the
- * bodies here, and fuzz/fuzz_kube.c reaches all of it without a network. Parsing is strict
- * (wrong types are errors, not defaults).
+ * JSON parser of the API's answers (objects, lists, Scale, Status, Pending pods), the
+ * mapping of an HTTP answer to a kube_result and the builders of every request body
+ * (kube_body_*: merge patches, Eviction, DeleteOptions, Event). No I/O: kube.c makes the calls and
+ * hands the bodies here, and fuzz/fuzz_kube.c reaches all of it without a network. Parsing is
+ * strict (wrong types are errors, not defaults).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -620,4 +621,126 @@ int kube_parse_pending(const char *body, size_t len, const char *resource, size_
     }
     json_object_put(root);
     return ret;
+}
+
+/* ---- request bodies --------------------------------------------------------------------- */
+
+/*
+ * The JSON every write sends, built here so that kube.c's calls hold only a path, a method and
+ * an answer, and so that the fuzz target and the unit tests see the exact bytes. Strings are
+ * escaped by json-c; output is compact with '/' unescaped (what the API server and the fake
+ * in tests/fakes/fake_kube.c compare).
+ */
+static char *kube_json_take(json_object *o)
+{
+    char *s = xstrdup(
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(o);
+    return s;
+}
+
+/* {"metadata":{"uid":U}} — the uid makes the API refuse (409) a patch to a replacement. */
+static json_object *kube_patch_with_uid(const char *uid, json_object **meta)
+{
+    json_object *patch = json_object_new_object();
+    *meta = json_object_new_object();
+    if (uid)
+        json_object_object_add(*meta, "uid", json_object_new_string(uid));
+    json_object_object_add(patch, "metadata", *meta);
+    return patch;
+}
+
+char *kube_body_annotate(const char *uid, const char *key, const char *value)
+{
+    json_object *meta, *ann = json_object_new_object();
+    json_object *patch = kube_patch_with_uid(uid, &meta);
+    json_object_object_add(ann, key, value ? json_object_new_string(value) : NULL);
+    json_object_object_add(meta, "annotations", ann);
+    return kube_json_take(patch);
+}
+
+/* {"metadata":{"uid":U},"spec":{FIELD:VALUE}}: the spec patches of the actions. */
+static char *kube_body_spec(const char *uid, const char *field, json_object *value)
+{
+    json_object *meta, *spec = json_object_new_object();
+    json_object *patch = kube_patch_with_uid(uid, &meta);
+    json_object_object_add(spec, field, value);
+    json_object_object_add(patch, "spec", spec);
+    return kube_json_take(patch);
+}
+
+char *kube_body_scale_zero(const char *uid)
+{
+    return kube_body_spec(uid, "replicas", json_object_new_int(0));
+}
+
+char *kube_body_suspend(const char *uid)
+{
+    return kube_body_spec(uid, "suspend", json_object_new_boolean(1));
+}
+
+char *kube_body_deactivate(const char *uid)
+{
+    return kube_body_spec(uid, "active", json_object_new_boolean(0));
+}
+
+char *kube_body_eviction(const char *ns, const char *name, const char *uid)
+{
+    json_object *ev = json_object_new_object(), *meta = json_object_new_object();
+    json_object *opts = json_object_new_object(), *pre = json_object_new_object();
+    json_object_object_add(ev, "apiVersion", json_object_new_string("policy/v1"));
+    json_object_object_add(ev, "kind", json_object_new_string("Eviction"));
+    json_object_object_add(meta, "name", json_object_new_string(name));
+    json_object_object_add(meta, "namespace", json_object_new_string(ns));
+    json_object_object_add(ev, "metadata", meta);
+    json_object_object_add(pre, "uid", json_object_new_string(uid));
+    json_object_object_add(opts, "preconditions", pre);
+    json_object_object_add(ev, "deleteOptions", opts);
+    return kube_json_take(ev);
+}
+
+char *kube_body_delete(const char *propagation, const char *uid)
+{
+    json_object *opts = json_object_new_object(), *pre = json_object_new_object();
+    json_object_object_add(opts, "apiVersion", json_object_new_string("v1"));
+    json_object_object_add(opts, "kind", json_object_new_string("DeleteOptions"));
+    json_object_object_add(opts, "propagationPolicy", json_object_new_string(propagation));
+    json_object_object_add(pre, "uid", json_object_new_string(uid));
+    json_object_object_add(opts, "preconditions", pre);
+    return kube_json_take(opts);
+}
+
+char *kube_body_event(const struct kube_event *e)
+{
+    const struct kube_ref *inv = e->involved;
+    json_object *ev = json_object_new_object(), *meta = json_object_new_object();
+    json_object *obj = json_object_new_object(), *src = json_object_new_object();
+    json_object_object_add(ev, "apiVersion", json_object_new_string("v1"));
+    json_object_object_add(ev, "kind", json_object_new_string("Event"));
+    json_object_object_add(meta, "name", json_object_new_string(e->name));
+    json_object_object_add(meta, "namespace", json_object_new_string(inv->ns));
+    json_object_object_add(ev, "metadata", meta);
+    if (inv->api_version)
+        json_object_object_add(obj, "apiVersion", json_object_new_string(inv->api_version));
+    if (inv->kind)
+        json_object_object_add(obj, "kind", json_object_new_string(inv->kind));
+    json_object_object_add(obj, "name", json_object_new_string(inv->name));
+    json_object_object_add(obj, "namespace", json_object_new_string(inv->ns));
+    if (inv->uid)
+        json_object_object_add(obj, "uid", json_object_new_string(inv->uid));
+    json_object_object_add(ev, "involvedObject", obj);
+    json_object_object_add(ev, "reason", json_object_new_string(e->reason));
+    json_object_object_add(ev, "message", json_object_new_string(e->message ? e->message : ""));
+    json_object_object_add(ev, "type", json_object_new_string(e->type ? e->type : "Normal"));
+    json_object_object_add(src, "component", json_object_new_string("gpureclaim-enforcer"));
+    json_object_object_add(ev, "source", src);
+    json_object_object_add(ev, "firstTimestamp", json_object_new_string(e->time));
+    json_object_object_add(ev, "lastTimestamp", json_object_new_string(e->time));
+    json_object_object_add(ev, "count", json_object_new_int(1));
+    json_object_object_add(ev, "reportingComponent",
+                           json_object_new_string("gpureclaim.io/enforcer"));
+    json_object_object_add(ev, "reportingInstance", json_object_new_string(e->instance));
+    if (e->action)
+        json_object_object_add(ev, "action", json_object_new_string(e->action));
+    return kube_json_take(ev);
 }

@@ -162,6 +162,122 @@ static const char *jstr(json_object *o, const char *ptr)
 
 static const char *const merge_ct = "application/merge-patch+json";
 
+/* ---- pure request bodies ----------------------------------------------------------------- */
+
+/* A uid, names and values that need escaping in JSON: quote, backslash, newline, control. */
+#define ODD      "a\"b\\c\nd\x01/\xc3\xa9"
+#define ODD_JSON "a\\\"b\\\\c\\nd\\u0001/\xc3\xa9"
+
+/* Exact bytes of every builder: kube.c sends these unchanged (tests/fakes/fake_kube checks). */
+TEST(request_bodies_exact)
+{
+    struct kube_ref inv = {(char *)"apps/v1", (char *)"Deployment", (char *)"ml", (char *)"web",
+                           (char *)UID("0001")};
+    struct kube_ref bare = {NULL, NULL, (char *)"ml", (char *)"p" ODD, NULL};
+    struct kube_event ev_full = {&inv,      "web.17f", "ReclaimNotice",        "idle " ODD,
+                                 "Warning", "Reclaim", "2026-11-24T11:00:00Z", "enf-0"};
+    struct kube_event ev_min = {&bare,  "p.1", "R" ODD, NULL, NULL, NULL, "2026-11-24T11:00:00Z",
+                                "i" ODD};
+    struct {
+        const char *what;
+        char *got;
+        const char *want;
+    } cases[] = {
+        {"annotate", kube_body_annotate(UID("0001"), KUBE_ANN_NOTICE, "2026-11-24T12:00:00Z"),
+         "{\"metadata\":{\"uid\":\"" UID("0001") "\",\"annotations\":{\"gpureclaim.io/"
+                                                 "reclaim-notice\":\"2026-11-24T12:00:00Z\"}}}"},
+        {"annotate escaped", kube_body_annotate(ODD, "k" ODD, ODD),
+         "{\"metadata\":{\"uid\":\"" ODD_JSON "\",\"annotations\":{\"k" ODD_JSON "\":\"" ODD_JSON
+         "\"}}}"},
+        {"annotate remove", kube_body_annotate(UID("0001"), KUBE_ANN_NOTICE, NULL),
+         "{\"metadata\":{\"uid\":\"" UID("0001") "\",\"annotations\":{\"gpureclaim.io/"
+                                                 "reclaim-notice\":null}}}"},
+        {"annotate no uid", kube_body_annotate(NULL, "k", "v"),
+         "{\"metadata\":{\"annotations\":{\"k\":\"v\"}}}"},
+        {"scale to zero", kube_body_scale_zero(UID("0002")),
+         "{\"metadata\":{\"uid\":\"" UID("0002") "\"},\"spec\":{\"replicas\":0}}"},
+        {"scale escaped", kube_body_scale_zero(ODD),
+         "{\"metadata\":{\"uid\":\"" ODD_JSON "\"},\"spec\":{\"replicas\":0}}"},
+        {"suspend", kube_body_suspend(UID("0003")),
+         "{\"metadata\":{\"uid\":\"" UID("0003") "\"},\"spec\":{\"suspend\":true}}"},
+        {"deactivate", kube_body_deactivate(UID("0004")),
+         "{\"metadata\":{\"uid\":\"" UID("0004") "\"},\"spec\":{\"active\":false}}"},
+        {"eviction", kube_body_eviction("ml", "p1", UID("0005")),
+         "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"p1\","
+         "\"namespace\":\"ml\"},\"deleteOptions\":{\"preconditions\":{\"uid\":\"" UID(
+             "0005") "\"}}}"},
+        {"eviction escaped", kube_body_eviction("n" ODD, "p" ODD, ODD),
+         "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"p" ODD_JSON
+         "\",\"namespace\":\"n" ODD_JSON
+         "\"},\"deleteOptions\":{\"preconditions\":{\"uid\":\"" ODD_JSON "\"}}}"},
+        {"delete", kube_body_delete("Foreground", UID("0006")),
+         "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\",\"propagationPolicy\":\"Foreground\","
+         "\"preconditions\":{\"uid\":\"" UID("0006") "\"}}"},
+        {"delete escaped", kube_body_delete("Background", ODD),
+         "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\",\"propagationPolicy\":\"Background\","
+         "\"preconditions\":{\"uid\":\"" ODD_JSON "\"}}"},
+        {"event", kube_body_event(&ev_full),
+         "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"web.17f\","
+         "\"namespace\":\"ml\"},\"involvedObject\":{\"apiVersion\":\"apps/v1\",\"kind\":"
+         "\"Deployment\",\"name\":\"web\",\"namespace\":\"ml\",\"uid\":\"" UID(
+             "0001") "\"},"
+                     "\"reason\":\"ReclaimNotice\",\"message\":\"idle " ODD_JSON
+                     "\",\"type\":\"Warning\","
+                     "\"source\":{\"component\":\"gpureclaim-enforcer\"},\"firstTimestamp\":"
+                     "\"2026-11-24T11:00:00Z\",\"lastTimestamp\":\"2026-11-24T11:00:00Z\","
+                     "\"count\":1,"
+                     "\"reportingComponent\":\"gpureclaim.io/"
+                     "enforcer\",\"reportingInstance\":\"enf-0\","
+                     "\"action\":\"Reclaim\"}"},
+        {"event defaults", kube_body_event(&ev_min),
+         "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"p.1\",\"namespace\":"
+         "\"ml\"},\"involvedObject\":{\"name\":\"p" ODD_JSON "\",\"namespace\":\"ml\"},"
+         "\"reason\":\"R" ODD_JSON "\",\"message\":\"\",\"type\":\"Normal\",\"source\":"
+         "{\"component\":\"gpureclaim-enforcer\"},\"firstTimestamp\":\"2026-11-24T11:00:00Z\","
+         "\"lastTimestamp\":\"2026-11-24T11:00:00Z\",\"count\":1,\"reportingComponent\":"
+         "\"gpureclaim.io/enforcer\",\"reportingInstance\":\"i" ODD_JSON "\"}"},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        if (strcmp(cases[i].got, cases[i].want) != 0)
+            fprintf(stderr, "  case '%s'\n", cases[i].what);
+        TEST_CHECK_STR(cases[i].got, cases[i].want);
+        free(cases[i].got);
+    }
+}
+
+/*
+ * Every body that changes or removes an object names its uid where the API checks it
+ * (metadata.uid of a merge patch, preconditions.uid of DeleteOptions and of an Eviction's
+ * deleteOptions): parsed back, not matched as text, so a moved or misspelt key fails.
+ */
+TEST(request_bodies_carry_uid)
+{
+    const char *uid = UID("00ff");
+    struct {
+        const char *what, *ptr;
+        char *body;
+    } cases[] = {
+        {"annotate", "/metadata/uid", kube_body_annotate(uid, "k", "v")},
+        {"annotate remove", "/metadata/uid", kube_body_annotate(uid, "k", NULL)},
+        {"scale to zero", "/metadata/uid", kube_body_scale_zero(uid)},
+        {"suspend", "/metadata/uid", kube_body_suspend(uid)},
+        {"deactivate", "/metadata/uid", kube_body_deactivate(uid)},
+        {"eviction", "/deleteOptions/preconditions/uid", kube_body_eviction("ml", "p", uid)},
+        {"delete background", "/preconditions/uid", kube_body_delete("Background", uid)},
+        {"delete orphan", "/preconditions/uid", kube_body_delete("Orphan", uid)},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        json_object *o = json_tokener_parse(cases[i].body);
+        TEST_CHECK(o != NULL);
+        if (!jeq(o, cases[i].ptr, uid))
+            fprintf(stderr, "  case '%s': no uid at %s in %s\n", cases[i].what, cases[i].ptr,
+                    cases[i].body);
+        TEST_CHECK(jeq(o, cases[i].ptr, uid));
+        json_object_put(o);
+        free(cases[i].body);
+    }
+}
+
 /* ---- pure parsers ------------------------------------------------------------------------ */
 
 static const char pod_json[] =
@@ -1294,6 +1410,8 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     log_threshold = LOG_ERROR;
 
+    RUN(request_bodies_exact);
+    RUN(request_bodies_carry_uid);
     RUN(parse_pod);
     RUN(parse_malformed);
     RUN(parse_scale);
