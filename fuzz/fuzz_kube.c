@@ -5,7 +5,9 @@
  * (with an HTTP status), the rest is the body. The parsers promise no read past `len` (ASan
  * checks it on an exact-size copy), on failure a message and an empty result, on success a
  * named object, a non-negative replica count and consistent counts; the checks below trap
- * otherwise. Seeds: fuzz/corpus/kube.
+ * otherwise. Every input also drives the request body builders (kube_body_*) with strings cut
+ * from it at NUL bytes: each body must parse back with json-c to exactly those strings, so an
+ * escaping slip that would let a name or value change the JSON traps. Seeds: fuzz/corpus/kube.
  */
 #include "kube_json.c"
 
@@ -27,6 +29,75 @@ static void fuzz_check_obj(const struct kube_obj *o, bool named)
         if (!o->conditions[i].type)
             __builtin_trap();
     (void)kube_controller_ref(o);
+}
+
+/* The string at keys k1/k2/k3 (NULL-terminated list) of `o`, or NULL. No JSON pointer: a
+   fuzzed key may hold '/' or '~'. */
+static const char *fuzz_get(json_object *o, const char *k1, const char *k2, const char *k3)
+{
+    const char *keys[] = {k1, k2, k3};
+    for (size_t i = 0; i < 3 && keys[i]; i++)
+        if (!json_object_object_get_ex(o, keys[i], &o))
+            return NULL;
+    return json_object_is_type(o, json_type_string) ? json_object_get_string(o) : NULL;
+}
+
+/* Parse `body` (freed here) and trap unless the string at k1/k2/k3 is `want`. */
+static void fuzz_expect(char *body, const char *k1, const char *k2, const char *k3,
+                        const char *want)
+{
+    json_object *o = json_tokener_parse(body);
+    const char *got = o ? fuzz_get(o, k1, k2, k3) : NULL;
+    if (!got || strcmp(got, want) != 0)
+        __builtin_trap();
+    json_object_put(o);
+    free(body);
+}
+
+static void fuzz_bodies(const uint8_t *data, size_t len)
+{
+    char *buf = malloc(len + 1);
+    if (!buf)
+        return;
+    memcpy(buf, data, len);
+    buf[len] = '\0';
+    const char *s[8];
+    s[0] = buf;
+    for (size_t i = 1; i < ARRAY_LEN(s); i++) {
+        const char *p = s[i - 1] + strlen(s[i - 1]);
+        s[i] = p < buf + len ? p + 1 : p;
+    }
+    fuzz_expect(kube_body_annotate(s[0], s[1], s[2]), "metadata", "uid", NULL, s[0]);
+    fuzz_expect(kube_body_annotate(s[0], s[1], s[2]), "metadata", "annotations", s[1], s[2]);
+    char *rm = kube_body_annotate(s[0], s[1], NULL);
+    json_object *o = json_tokener_parse(rm), *ann, *v = (json_object *)1;
+    if (!o || !json_object_object_get_ex(o, "metadata", &ann) ||
+        !json_object_object_get_ex(ann, "annotations", &ann) ||
+        !json_object_object_get_ex(ann, s[1], &v) || v != NULL)
+        __builtin_trap();
+    json_object_put(o);
+    free(rm);
+    fuzz_expect(kube_body_scale_zero(s[3]), "metadata", "uid", NULL, s[3]);
+    fuzz_expect(kube_body_suspend(s[3]), "metadata", "uid", NULL, s[3]);
+    fuzz_expect(kube_body_deactivate(s[3]), "metadata", "uid", NULL, s[3]);
+    fuzz_expect(kube_body_eviction(s[4], s[5], s[3]), "metadata", "namespace", NULL, s[4]);
+    fuzz_expect(kube_body_eviction(s[4], s[5], s[3]), "metadata", "name", NULL, s[5]);
+    fuzz_expect(kube_body_eviction(s[4], s[5], s[3]), "deleteOptions", "preconditions", "uid",
+                s[3]);
+    fuzz_expect(kube_body_delete(s[6], s[3]), "preconditions", "uid", NULL, s[3]);
+    fuzz_expect(kube_body_delete(s[6], s[3]), "propagationPolicy", NULL, NULL, s[6]);
+    struct kube_ref inv = {(char *)s[7], (char *)s[6], (char *)s[4], (char *)s[5], (char *)s[3]};
+    struct kube_event ev = {&inv, s[0], s[1], s[2], s[6], s[7], s[0], s[2]};
+    fuzz_expect(kube_body_event(&ev), "metadata", "name", NULL, s[0]);
+    fuzz_expect(kube_body_event(&ev), "involvedObject", "uid", NULL, s[3]);
+    fuzz_expect(kube_body_event(&ev), "involvedObject", "name", NULL, s[5]);
+    fuzz_expect(kube_body_event(&ev), "involvedObject", "namespace", NULL, s[4]);
+    fuzz_expect(kube_body_event(&ev), "involvedObject", "apiVersion", NULL, s[7]);
+    fuzz_expect(kube_body_event(&ev), "reason", NULL, NULL, s[1]);
+    fuzz_expect(kube_body_event(&ev), "message", NULL, NULL, s[2]);
+    fuzz_expect(kube_body_event(&ev), "action", NULL, NULL, s[7]);
+    fuzz_expect(kube_body_event(&ev), "reportingInstance", NULL, NULL, s[2]);
+    free(buf);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -101,5 +172,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     }
     free(copy);
+    fuzz_bodies(data + 1, size - 1);
     return 0;
 }
