@@ -684,63 +684,80 @@ char *kube_body_deactivate(const char *uid)
     return kube_body_spec(uid, "active", json_object_new_boolean(0));
 }
 
+static void kube_add_str(json_object *o, const char *key, const char *value)
+{
+    json_object_object_add(o, key, json_object_new_string(value));
+}
+
+/* {"apiVersion":API,"kind":KIND}, the start of every object a call POSTs or DELETEs with. */
+static json_object *kube_typed(const char *api_version, const char *kind)
+{
+    json_object *o = json_object_new_object();
+    kube_add_str(o, "apiVersion", api_version);
+    kube_add_str(o, "kind", kind);
+    return o;
+}
+
+/* {"name":NAME,"namespace":NS} */
+static json_object *kube_meta(const char *ns, const char *name)
+{
+    json_object *meta = json_object_new_object();
+    kube_add_str(meta, "name", name);
+    kube_add_str(meta, "namespace", ns);
+    return meta;
+}
+
+/* Add "preconditions":{"uid":U} to DeleteOptions: the API deletes nothing on a mismatch. */
+static void kube_add_preconditions(json_object *opts, const char *uid)
+{
+    json_object *pre = json_object_new_object();
+    kube_add_str(pre, "uid", uid);
+    json_object_object_add(opts, "preconditions", pre);
+}
+
 char *kube_body_eviction(const char *ns, const char *name, const char *uid)
 {
-    json_object *ev = json_object_new_object(), *meta = json_object_new_object();
-    json_object *opts = json_object_new_object(), *pre = json_object_new_object();
-    json_object_object_add(ev, "apiVersion", json_object_new_string("policy/v1"));
-    json_object_object_add(ev, "kind", json_object_new_string("Eviction"));
-    json_object_object_add(meta, "name", json_object_new_string(name));
-    json_object_object_add(meta, "namespace", json_object_new_string(ns));
-    json_object_object_add(ev, "metadata", meta);
-    json_object_object_add(pre, "uid", json_object_new_string(uid));
-    json_object_object_add(opts, "preconditions", pre);
+    json_object *ev = kube_typed("policy/v1", "Eviction"), *opts = json_object_new_object();
+    json_object_object_add(ev, "metadata", kube_meta(ns, name));
+    kube_add_preconditions(opts, uid);
     json_object_object_add(ev, "deleteOptions", opts);
     return kube_json_take(ev);
 }
 
 char *kube_body_delete(const char *propagation, const char *uid)
 {
-    json_object *opts = json_object_new_object(), *pre = json_object_new_object();
-    json_object_object_add(opts, "apiVersion", json_object_new_string("v1"));
-    json_object_object_add(opts, "kind", json_object_new_string("DeleteOptions"));
-    json_object_object_add(opts, "propagationPolicy", json_object_new_string(propagation));
-    json_object_object_add(pre, "uid", json_object_new_string(uid));
-    json_object_object_add(opts, "preconditions", pre);
+    json_object *opts = kube_typed("v1", "DeleteOptions");
+    kube_add_str(opts, "propagationPolicy", propagation);
+    kube_add_preconditions(opts, uid);
     return kube_json_take(opts);
 }
 
 char *kube_body_event(const struct kube_event *e)
 {
     const struct kube_ref *inv = e->involved;
-    json_object *ev = json_object_new_object(), *meta = json_object_new_object();
-    json_object *obj = json_object_new_object(), *src = json_object_new_object();
-    json_object_object_add(ev, "apiVersion", json_object_new_string("v1"));
-    json_object_object_add(ev, "kind", json_object_new_string("Event"));
-    json_object_object_add(meta, "name", json_object_new_string(e->name));
-    json_object_object_add(meta, "namespace", json_object_new_string(inv->ns));
-    json_object_object_add(ev, "metadata", meta);
+    json_object *ev = kube_typed("v1", "Event"), *obj = json_object_new_object();
+    json_object *src = json_object_new_object();
+    json_object_object_add(ev, "metadata", kube_meta(inv->ns, e->name));
     if (inv->api_version)
-        json_object_object_add(obj, "apiVersion", json_object_new_string(inv->api_version));
+        kube_add_str(obj, "apiVersion", inv->api_version);
     if (inv->kind)
-        json_object_object_add(obj, "kind", json_object_new_string(inv->kind));
-    json_object_object_add(obj, "name", json_object_new_string(inv->name));
-    json_object_object_add(obj, "namespace", json_object_new_string(inv->ns));
+        kube_add_str(obj, "kind", inv->kind);
+    kube_add_str(obj, "name", inv->name);
+    kube_add_str(obj, "namespace", inv->ns);
     if (inv->uid)
-        json_object_object_add(obj, "uid", json_object_new_string(inv->uid));
+        kube_add_str(obj, "uid", inv->uid);
     json_object_object_add(ev, "involvedObject", obj);
-    json_object_object_add(ev, "reason", json_object_new_string(e->reason));
-    json_object_object_add(ev, "message", json_object_new_string(e->message ? e->message : ""));
-    json_object_object_add(ev, "type", json_object_new_string(e->type ? e->type : "Normal"));
-    json_object_object_add(src, "component", json_object_new_string("gpureclaim-enforcer"));
+    kube_add_str(ev, "reason", e->reason);
+    kube_add_str(ev, "message", e->message ? e->message : "");
+    kube_add_str(ev, "type", e->type ? e->type : "Normal");
+    kube_add_str(src, "component", "gpureclaim-enforcer");
     json_object_object_add(ev, "source", src);
-    json_object_object_add(ev, "firstTimestamp", json_object_new_string(e->time));
-    json_object_object_add(ev, "lastTimestamp", json_object_new_string(e->time));
+    kube_add_str(ev, "firstTimestamp", e->time);
+    kube_add_str(ev, "lastTimestamp", e->time);
     json_object_object_add(ev, "count", json_object_new_int(1));
-    json_object_object_add(ev, "reportingComponent",
-                           json_object_new_string("gpureclaim.io/enforcer"));
-    json_object_object_add(ev, "reportingInstance", json_object_new_string(e->instance));
+    kube_add_str(ev, "reportingComponent", "gpureclaim.io/enforcer");
+    kube_add_str(ev, "reportingInstance", e->instance);
     if (e->action)
-        json_object_object_add(ev, "action", json_object_new_string(e->action));
+        kube_add_str(ev, "action", e->action);
     return kube_json_take(ev);
 }
