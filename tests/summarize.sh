@@ -6,9 +6,9 @@ results=${RESULTS:-build/results}
 passed=0; failed=0
 for f in "$results"/*.count; do
     [ -e "$f" ] || continue
-    read -r p q <"$f"
+    read -r p q s <"$f"
     passed=$((passed + p)); failed=$((failed + q))
-    printf '  %-28s %4d passed, %d failed\n' "$(basename "$f" .count)" "$p" "$q"
+    printf '  %-28s %4d passed, %d failed  %5ss\n' "$(basename "$f" .count)" "$p" "$q" "${s:--}"
 done
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
