@@ -10,7 +10,8 @@
 #   make install         PREFIX=/usr/local DESTDIR=
 #
 # Variables: DEVELOPER=1 adds -Werror and a stricter warning set; SANITIZE=address,undefined
-# builds with sanitizers (into build/san unless BUILD is given).
+# builds with sanitizers (into build/san unless BUILD is given); JOBS=N sets how many compiles,
+# valgrind runs and fuzz targets make check runs at once (default: the number of cores).
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -34,6 +35,10 @@ OUT ?= bin
 endif
 RESULTS ?= build/results
 export RESULTS
+# make check builds with one job per core: CI has a time budget and the compiles are most of
+# the sanitizer and fuzz steps.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+export JOBS
 
 WARN := -Wall -Wextra -Wmissing-prototypes -Wstrict-prototypes -Wshadow -Wformat=2 \
         -Wno-unused-parameter -Wpointer-arith -Wvla -Wno-format-truncation
@@ -162,7 +167,7 @@ check:
 
 check-all:
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
-	@$(MAKE) --no-print-directory all tests
+	@$(MAKE) --no-print-directory -j$(JOBS) all tests
 	@$(MAKE) --no-print-directory check-unit-run || \
 	    { echo "FAIL: make check-unit-run"; echo "0 1" >$(RESULTS)/make-check-unit-run.count; }
 	@$(MAKE) --no-print-directory check-san || \
@@ -177,7 +182,7 @@ check-all:
 	    { echo "FAIL: make check-rules"; echo "0 1" >$(RESULTS)/make-check-rules.count; }
 	@$(MAKE) --no-print-directory check-valgrind || \
 	    { echo "FAIL: make check-valgrind"; echo "0 1" >$(RESULTS)/make-check-valgrind.count; }
-	@$(MAKE) --no-print-directory check-fuzz FUZZ_SECONDS=$${FUZZ_SECONDS_CHECK:-3} || \
+	@$(MAKE) --no-print-directory -j$(JOBS) check-fuzz FUZZ_SECONDS=$${FUZZ_SECONDS_CHECK:-3} || \
 	    { echo "FAIL: make check-fuzz"; echo "0 1" >$(RESULTS)/make-check-fuzz.count; }
 	@$(MAKE) --no-print-directory format-check || \
 	    { echo "FAIL: make format-check"; echo "0 1" >$(RESULTS)/make-format-check.count; }
@@ -192,7 +197,8 @@ check-unit-run: $(UNIT_BIN) $(FAKE_BIN)
 	done
 
 check-san:
-	@$(MAKE) --no-print-directory SANITIZE=address,undefined SUITE_PREFIX=san- check-unit-run
+	@$(MAKE) --no-print-directory -j$(JOBS) SANITIZE=address,undefined SUITE_PREFIX=san- \
+	    check-unit-run
 
 check-e2e: all $(FAKE_BIN)
 	@for t in $(sort $(wildcard tests/e2e/*.sh)); do \

@@ -5,16 +5,24 @@ set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 VG="valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
     --suppressions=$TOP/tests/valgrind.supp"
+# The unit tests are CPU-bound under memcheck and independent of each other: run one per core
+# (xargs calls this script back with --one), then print the results in the given order.
+if [ "${1:-}" = --one ]; then
+    name=$(basename "$2")
+    if $VG "$2" >"$3/$name.log" 2>&1; then
+        echo "PASS: valgrind/$name" >"$3/$name.out"
+    else
+        { echo "FAIL: valgrind/$name"; tail -30 "$3/$name.log"; } >"$3/$name.out"
+    fi
+    exit 0
+fi
+out=$(mktemp -d)
+printf '%s\n' "$@" | xargs -P "${JOBS:-$(nproc 2>/dev/null || echo 2)}" -I{} sh "$0" --one {} "$out"
 for t in "$@"; do
     name=$(basename "$t")
-    if $VG "$t" >/tmp/vg.$$.log 2>&1; then
-        echo "PASS: valgrind/$name"
-    else
-        echo "FAIL: valgrind/$name"
-        tail -30 /tmp/vg.$$.log
-    fi
+    cat "$out/$name.out" 2>/dev/null || echo "FAIL: valgrind/$name (did not run)"
 done
-rm -f /tmp/vg.$$.log
+rm -rf "$out"
 
 # The exporter under memcheck: start, scrape each fixture tree's worth of collectors, stop.
 for tree in mi300x-cpx broken; do
