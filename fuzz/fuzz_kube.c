@@ -31,7 +31,7 @@ static void fuzz_check_obj(const struct kube_obj *o, bool named)
     (void)kube_controller_ref(o);
 }
 
-/* The string at keys k1/k2/k3 (NULL-terminated list) of `o`, or NULL. No JSON pointer: a
+/* The string at keys k1/k2/k3 (k2, k3 may be NULL) of `o`, or NULL. No JSON pointer: a
    fuzzed key may hold '/' or '~'. */
 static const char *fuzz_get(json_object *o, const char *k1, const char *k2, const char *k3)
 {
@@ -42,16 +42,24 @@ static const char *fuzz_get(json_object *o, const char *k1, const char *k2, cons
     return json_object_is_type(o, json_type_string) ? json_object_get_string(o) : NULL;
 }
 
-/* Parse `body` (freed here) and trap unless the string at k1/k2/k3 is `want`. */
-static void fuzz_expect(char *body, const char *k1, const char *k2, const char *k3,
-                        const char *want)
+/* A built body parsed back (the body is freed here); traps unless it is a JSON object. Each
+   body is built and parsed once per input, and all its strings are checked on that parse. */
+static json_object *fuzz_parse(char *body)
 {
     json_object *o = json_tokener_parse(body);
-    const char *got = o ? fuzz_get(o, k1, k2, k3) : NULL;
+    free(body);
+    if (!o || !json_object_is_type(o, json_type_object))
+        __builtin_trap();
+    return o;
+}
+
+/* Trap unless the string at k1/k2/k3 of `o` is `want`. */
+static void fuzz_want(json_object *o, const char *k1, const char *k2, const char *k3,
+                      const char *want)
+{
+    const char *got = fuzz_get(o, k1, k2, k3);
     if (!got || strcmp(got, want) != 0)
         __builtin_trap();
-    json_object_put(o);
-    free(body);
 }
 
 static void fuzz_bodies(const uint8_t *data, size_t len)
@@ -67,36 +75,52 @@ static void fuzz_bodies(const uint8_t *data, size_t len)
         const char *p = s[i - 1] + strlen(s[i - 1]);
         s[i] = p < buf + len ? p + 1 : p;
     }
-    fuzz_expect(kube_body_annotate(s[0], s[1], s[2]), "metadata", "uid", NULL, s[0]);
-    fuzz_expect(kube_body_annotate(s[0], s[1], s[2]), "metadata", "annotations", s[1], s[2]);
-    char *rm = kube_body_annotate(s[0], s[1], NULL);
-    json_object *o = json_tokener_parse(rm), *ann, *v = (json_object *)1;
-    if (!o || !json_object_object_get_ex(o, "metadata", &ann) ||
+    json_object *o = fuzz_parse(kube_body_annotate(s[0], s[1], s[2]));
+    fuzz_want(o, "metadata", "uid", NULL, s[0]);
+    fuzz_want(o, "metadata", "annotations", s[1], s[2]);
+    json_object_put(o);
+
+    /* Removing an annotation sends it as null. */
+    json_object *ann, *v = (json_object *)1;
+    o = fuzz_parse(kube_body_annotate(s[0], s[1], NULL));
+    if (!json_object_object_get_ex(o, "metadata", &ann) ||
         !json_object_object_get_ex(ann, "annotations", &ann) ||
         !json_object_object_get_ex(ann, s[1], &v) || v != NULL)
         __builtin_trap();
     json_object_put(o);
-    free(rm);
-    fuzz_expect(kube_body_scale_zero(s[3]), "metadata", "uid", NULL, s[3]);
-    fuzz_expect(kube_body_suspend(s[3]), "metadata", "uid", NULL, s[3]);
-    fuzz_expect(kube_body_deactivate(s[3]), "metadata", "uid", NULL, s[3]);
-    fuzz_expect(kube_body_eviction(s[4], s[5], s[3]), "metadata", "namespace", NULL, s[4]);
-    fuzz_expect(kube_body_eviction(s[4], s[5], s[3]), "metadata", "name", NULL, s[5]);
-    fuzz_expect(kube_body_eviction(s[4], s[5], s[3]), "deleteOptions", "preconditions", "uid",
-                s[3]);
-    fuzz_expect(kube_body_delete(s[6], s[3]), "preconditions", "uid", NULL, s[3]);
-    fuzz_expect(kube_body_delete(s[6], s[3]), "propagationPolicy", NULL, NULL, s[6]);
+
+    char *(*const spec_patch[])(const char *) = {kube_body_scale_zero, kube_body_suspend,
+                                                 kube_body_deactivate};
+    for (size_t i = 0; i < ARRAY_LEN(spec_patch); i++) {
+        o = fuzz_parse(spec_patch[i](s[3]));
+        fuzz_want(o, "metadata", "uid", NULL, s[3]);
+        json_object_put(o);
+    }
+
+    o = fuzz_parse(kube_body_eviction(s[4], s[5], s[3]));
+    fuzz_want(o, "metadata", "namespace", NULL, s[4]);
+    fuzz_want(o, "metadata", "name", NULL, s[5]);
+    fuzz_want(o, "deleteOptions", "preconditions", "uid", s[3]);
+    json_object_put(o);
+
+    o = fuzz_parse(kube_body_delete(s[6], s[3]));
+    fuzz_want(o, "preconditions", "uid", NULL, s[3]);
+    fuzz_want(o, "propagationPolicy", NULL, NULL, s[6]);
+    json_object_put(o);
+
     struct kube_ref inv = {(char *)s[7], (char *)s[6], (char *)s[4], (char *)s[5], (char *)s[3]};
     struct kube_event ev = {&inv, s[0], s[1], s[2], s[6], s[7], s[0], s[2]};
-    fuzz_expect(kube_body_event(&ev), "metadata", "name", NULL, s[0]);
-    fuzz_expect(kube_body_event(&ev), "involvedObject", "uid", NULL, s[3]);
-    fuzz_expect(kube_body_event(&ev), "involvedObject", "name", NULL, s[5]);
-    fuzz_expect(kube_body_event(&ev), "involvedObject", "namespace", NULL, s[4]);
-    fuzz_expect(kube_body_event(&ev), "involvedObject", "apiVersion", NULL, s[7]);
-    fuzz_expect(kube_body_event(&ev), "reason", NULL, NULL, s[1]);
-    fuzz_expect(kube_body_event(&ev), "message", NULL, NULL, s[2]);
-    fuzz_expect(kube_body_event(&ev), "action", NULL, NULL, s[7]);
-    fuzz_expect(kube_body_event(&ev), "reportingInstance", NULL, NULL, s[2]);
+    o = fuzz_parse(kube_body_event(&ev));
+    fuzz_want(o, "metadata", "name", NULL, s[0]);
+    fuzz_want(o, "involvedObject", "uid", NULL, s[3]);
+    fuzz_want(o, "involvedObject", "name", NULL, s[5]);
+    fuzz_want(o, "involvedObject", "namespace", NULL, s[4]);
+    fuzz_want(o, "involvedObject", "apiVersion", NULL, s[7]);
+    fuzz_want(o, "reason", NULL, NULL, s[1]);
+    fuzz_want(o, "message", NULL, NULL, s[2]);
+    fuzz_want(o, "action", NULL, NULL, s[7]);
+    fuzz_want(o, "reportingInstance", NULL, NULL, s[2]);
+    json_object_put(o);
     free(buf);
 }
 
