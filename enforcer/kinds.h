@@ -60,6 +60,10 @@ struct kind_def {
     /* Where the row comes from: "docs/workload-kinds.md#notebook" for a built-in row, or
        "FILE:LINE:COL" of a user row. */
     const char *source;
+    /* The resource (plural) of a built-in row as its project's CRD names it, for the RBAC
+       manifest and its test; NULL on user rows. The walk resolves resources through API
+       discovery, never from this. */
+    const char *resource;
 };
 
 /* A table: the built-in rows plus a ruleset's user rows. */
@@ -89,8 +93,54 @@ const struct kind_def *kinds_at(const struct kinds *t, size_t i);
 int kinds_is_stopped(const struct kind_way *way, const char *obj_json, size_t len, char *err,
                      size_t errlen);
 
-/* The verbs (get, patch, delete, create) a way needs on the kind's resource, for RBAC. */
+/*
+ * The verbs (get, patch, delete) a way needs on the kind's resource itself, for RBAC: get to
+ * read it, patch for every acting way (the notice annotation and the write-ahead record go on
+ * the object acted on, and scale records the replicas before), delete for KIND_DELETE. None
+ * for KIND_NONE. Subresources (scale, eviction) are in kinds_perms(). Returns the count
+ * (at most 3), filling at most `max`.
+ */
 size_t kinds_verbs(const struct kind_way *way, const char **verbs, size_t max);
+
+/* One permission a way needs: `verb` on the kind's resource, or on its `subresource`. */
+struct kind_perm {
+    const char *subresource; /* NULL: the resource itself; "scale"; "eviction" (pods) */
+    const char *verb;
+};
+
+/*
+ * Every permission a way needs, subresources included: kinds_verbs() plus get and patch on
+ * "scale" for KIND_SCALE, and for KIND_EVICT create on "eviction" (besides get on the pod).
+ * Returns the count (at most 5), filling at most `max`.
+ */
+size_t kinds_perms(const struct kind_way *way, struct kind_perm *perms, size_t max);
+
+/*
+ * The permissions the owner walk needs on a row whatever the rule's action: get on every row
+ * whose controller reconciles (the walk reads it to climb) and on Pod (the start). Returns the
+ * count (0 or 1).
+ */
+size_t kinds_walk_perms(const struct kind_def *def, struct kind_perm *perms, size_t max);
+
+/* ---- the `kinds:` section of a rules file (rules.c calls these) --------------------------- */
+
+struct ydom_node;
+
+/* Receives each problem of a `kinds:` section at its position; `note` is true for a note
+   (a user row replacing a built-in one), false for an error. */
+typedef void (*kinds_report_fn)(void *arg, int line, int col, bool note, const char *msg);
+
+/*
+ * Build a table from the `kinds:` sequence `seq` of `file` (NULL: no section, the built-in
+ * rows only), reporting every problem through `report`. Returns a new table, never NULL; it
+ * holds the rows that were valid, and the caller discards it when an error was reported.
+ */
+struct kinds *kinds_parse(const struct ydom_node *seq, const char *file, kinds_report_fn report,
+                          void *arg);
+void kinds_free(struct kinds *t);
+
+/* The user rows of `t` (those before the built-in ones in kinds_at order). */
+size_t kinds_user_count(const struct kinds *t);
 
 /* How to tell a user to add a kind: "add it under kinds: in the rules file (rules/README.md)". */
 #define KINDS_HOW_TO_ADD                                                                           \
