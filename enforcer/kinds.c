@@ -50,67 +50,90 @@
     {                                                                                              \
         .method = KIND_PATCH, .patch = SUSPEND_PATCH, .unpatch = UNSUSPEND_PATCH                   \
     }
+/* A row with no way: known to the walk (it climbs through or stops below it), never acted on. */
+#define NO_WAYS [ACTION_REPORT] = {.method = KIND_NONE}
+#define WAY_ANNOTATE(k, v)                                                                         \
+    {                                                                                              \
+        .method = KIND_ANNOTATE, .key = (k), .value = (v)                                          \
+    }
+
+/* Kubeflow's notebook controller sets its StatefulSet's replicas to 0 while the annotation is
+   present, whatever its value; its culler writes the RFC 3339 time (NULL value here). */
+#define NOTEBOOK_STOP WAY_ANNOTATE("kubeflow-resource-stopped", NULL)
+/* KServe deletes the predictor's (transformer's, explainer's) workload while the annotation is
+   "true" (case-insensitive), keeping the InferenceService. */
+#define KSERVE_STOP WAY_ANNOTATE("serving.kserve.io/stop", "true")
+
+#define ROW(g, v, k, rec, res, anchor, ...)                                                        \
+    {                                                                                              \
+        .group = (g), .version = (v), .kind = (k), .reconciles = (rec), .ways = {__VA_ARGS__},     \
+        .source = "docs/workload-kinds.md#" anchor, .resource = (res)                              \
+    }
 
 /*
  * The built-in rows. ways[] is indexed by enum rule_action; an action not listed is KIND_NONE.
- * Each row's facts, and why each action maps to that way (or to none), are in
- * docs/workload-kinds.md under the row's anchor.
+ * Each row's facts, their sources (repository, path, commit) and why each action maps to that
+ * way or to none are in docs/workload-kinds.md under the row's anchor.
  */
 static const struct kind_def builtin_rows[] = {
-    {
-        .group = "",
-        .version = "v1",
-        .kind = "Pod",
-        .reconciles = false,
-        .ways = {[ACTION_EVICT] = WAY_EVICT, [ACTION_DELETE] = WAY_DELETE},
-        .source = "docs/workload-kinds.md#pod",
-        .resource = "pods",
-    },
-    {
-        .group = "apps",
-        .version = "v1",
-        .kind = "ReplicaSet",
-        .reconciles = true,
-        .ways = {[ACTION_SCALE_TO_ZERO] = WAY_SCALE, [ACTION_DELETE] = WAY_DELETE},
-        .source = "docs/workload-kinds.md#replicaset",
-        .resource = "replicasets",
-    },
-    {
-        .group = "apps",
-        .version = "v1",
-        .kind = "Deployment",
-        .reconciles = true,
-        .ways = {[ACTION_SCALE_TO_ZERO] = WAY_SCALE, [ACTION_DELETE] = WAY_DELETE},
-        .source = "docs/workload-kinds.md#deployment",
-        .resource = "deployments",
-    },
-    {
-        .group = "apps",
-        .version = "v1",
-        .kind = "StatefulSet",
-        .reconciles = true,
-        .ways = {[ACTION_SCALE_TO_ZERO] = WAY_SCALE, [ACTION_DELETE] = WAY_DELETE},
-        .source = "docs/workload-kinds.md#statefulset",
-        .resource = "statefulsets",
-    },
-    {
-        .group = "batch",
-        .version = "v1",
-        .kind = "Job",
-        .reconciles = true,
-        .ways = {[ACTION_SUSPEND] = WAY_SUSPEND, [ACTION_DELETE] = WAY_DELETE},
-        .source = "docs/workload-kinds.md#job",
-        .resource = "jobs",
-    },
-    {
-        /* A schedule, not a workload: the walk stops below it and acts on this run's Job. */
-        .group = "batch",
-        .version = "v1",
-        .kind = "CronJob",
-        .reconciles = false,
-        .source = "docs/workload-kinds.md#cronjob",
-        .resource = "cronjobs",
-    },
+    /* Kubernetes */
+    ROW("", "v1", "Pod", true, "pods",
+        "pod", [ACTION_EVICT] = WAY_EVICT, [ACTION_DELETE] = WAY_DELETE),
+    ROW("apps", "v1", "ReplicaSet", true, "replicasets",
+        "replicaset", [ACTION_SCALE_TO_ZERO] = WAY_SCALE, [ACTION_DELETE] = WAY_DELETE),
+    ROW("apps", "v1", "Deployment", true, "deployments",
+        "deployment", [ACTION_SCALE_TO_ZERO] = WAY_SCALE, [ACTION_DELETE] = WAY_DELETE),
+    ROW("apps", "v1", "StatefulSet", true, "statefulsets",
+        "statefulset", [ACTION_SCALE_TO_ZERO] = WAY_SCALE, [ACTION_DELETE] = WAY_DELETE),
+    ROW("batch", "v1", "Job", true, "jobs",
+        "job", [ACTION_SUSPEND] = WAY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
+    /* A schedule, not a workload: the walk stops below it and acts on this run's Job. */
+    ROW("batch", "v1", "CronJob", false, "cronjobs", "cronjob", NO_WAYS),
+    /* Kubeflow Notebooks */
+    ROW("kubeflow.org", "v1", "Notebook", true, "notebooks",
+        "notebook", [ACTION_SCALE_TO_ZERO] = NOTEBOOK_STOP, [ACTION_SUSPEND] = NOTEBOOK_STOP,
+        [ACTION_DELETE] = WAY_DELETE),
+    /* KServe, and the Knative objects between a serverless InferenceService and its pods */
+    ROW("serving.kserve.io", "v1beta1", "InferenceService", true, "inferenceservices",
+        "inferenceservice", [ACTION_SCALE_TO_ZERO] = KSERVE_STOP, [ACTION_SUSPEND] = KSERVE_STOP,
+        [ACTION_DELETE] = WAY_DELETE),
+    ROW("serving.knative.dev", "v1", "Service", true, "services", "knative", NO_WAYS),
+    ROW("serving.knative.dev", "v1", "Configuration", true, "configurations", "knative", NO_WAYS),
+    ROW("serving.knative.dev", "v1", "Revision", true, "revisions", "knative", NO_WAYS),
+    /* AMD AI Workbench: AIM and Kaiwo have no stop but delete */
+    ROW("aim.eai.amd.com", "v1alpha1", "AIMService", true, "aimservices",
+        "aimservice", [ACTION_DELETE] = WAY_DELETE),
+    ROW("aim.silogen.ai", "v1alpha1", "AIMService", true, "aimservices",
+        "aimservice", [ACTION_DELETE] = WAY_DELETE),
+    ROW("kaiwo.silogen.ai", "v1alpha1", "KaiwoJob", true, "kaiwojobs",
+        "kaiwo", [ACTION_DELETE] = WAY_DELETE),
+    ROW("kaiwo.silogen.ai", "v1alpha1", "KaiwoService", true, "kaiwoservices",
+        "kaiwo", [ACTION_DELETE] = WAY_DELETE),
+    /* KubeRay */
+    ROW("ray.io", "v1", "RayCluster", true, "rayclusters",
+        "raycluster", [ACTION_SUSPEND] = WAY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
+    ROW("ray.io", "v1", "RayJob", true, "rayjobs", "rayjob",
+        [ACTION_SUSPEND] = {.method = KIND_PATCH,
+                            .patch = SUSPEND_PATCH,
+                            .unpatch = UNSUSPEND_PATCH,
+                            .requires = "{\"spec\":{\"shutdownAfterJobFinishes\":true,"
+                                        "\"clusterSelector\":null},"
+                                        "\"status\":{\"jobDeploymentStatus\":\"Running\"}}"},
+        [ACTION_DELETE] = WAY_DELETE),
+    ROW("ray.io", "v1", "RayService", true, "rayservices",
+        "rayservice", [ACTION_SUSPEND] = WAY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
+    /* JobSet, Kubeflow Trainer and the training operator, LeaderWorkerSet */
+    ROW("jobset.x-k8s.io", "v1alpha2", "JobSet", true, "jobsets",
+        "jobset", [ACTION_SUSPEND] = WAY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
+    ROW("trainer.kubeflow.org", "v1alpha1", "TrainJob", true, "trainjobs",
+        "trainjob", [ACTION_SUSPEND] = WAY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
+    ROW("kubeflow.org", "v1", "PyTorchJob", true, "pytorchjobs", "pytorchjob",
+        [ACTION_SUSPEND] = {.method = KIND_PATCH,
+                            .patch = "{\"spec\":{\"runPolicy\":{\"suspend\":true}}}",
+                            .unpatch = "{\"spec\":{\"runPolicy\":{\"suspend\":false}}}"},
+        [ACTION_DELETE] = WAY_DELETE),
+    ROW("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", true, "leaderworkersets",
+        "leaderworkerset", [ACTION_SCALE_TO_ZERO] = WAY_SCALE, [ACTION_DELETE] = WAY_DELETE),
 };
 
 /*
@@ -201,24 +224,36 @@ const struct kind_def *kinds_find(const struct kinds *t, const char *api_version
 
 /* ---- recognising a stopped object --------------------------------------------------------- */
 
-/* Does every leaf of `patch` hold in `obj` (NULL: absent)? A null leaf holds when absent. */
-static bool leaves_hold(json_object *patch, json_object *obj)
+/*
+ * Does every leaf of `patch` hold in `obj` (NULL: absent)? A null leaf holds when absent. On
+ * the first that does not, `why` (when not NULL) says which: "spec.suspend must be true".
+ */
+static bool leaves_hold(json_object *patch, json_object *obj, const char *prefix, struct sbuf *why)
 {
     json_object_object_foreach(patch, key, pv)
     {
         json_object *ov = NULL;
         bool has = obj && json_object_is_type(obj, json_type_object) &&
                    json_object_object_get_ex(obj, key, &ov);
+        bool ok;
+        char *path = why ? (prefix[0] ? xasprintf("%s.%s", prefix, key) : xstrdup(key)) : NULL;
         if (!pv) {
-            if (has && ov)
-                return false;
+            ok = !(has && ov);
+            if (!ok && why)
+                sbuf_printf(why, "%s must be absent", path);
         } else if (json_object_is_type(pv, json_type_object)) {
             /* A merge patch merges objects; an absent or non-object target is replaced. */
-            if (!leaves_hold(pv, has && json_object_is_type(ov, json_type_object) ? ov : NULL))
-                return false;
-        } else if (!has || !json_object_equal(pv, ov)) {
-            return false;
+            ok = leaves_hold(pv, has && json_object_is_type(ov, json_type_object) ? ov : NULL, path,
+                             why);
+        } else {
+            ok = has && json_object_equal(pv, ov);
+            if (!ok && why)
+                sbuf_printf(why, "%s must be %s", path,
+                            json_object_to_json_string_ext(pv, JSON_C_TO_STRING_PLAIN));
         }
+        free(path);
+        if (!ok)
+            return false;
     }
     return true;
 }
@@ -255,7 +290,7 @@ int kinds_is_stopped(const struct kind_way *way, const char *obj_json, size_t le
                                         : NULL;
         if (!patch)
             break;
-        rc = json_object_is_type(patch, json_type_object) ? leaves_hold(patch, root) : 0;
+        rc = json_object_is_type(patch, json_type_object) ? leaves_hold(patch, root, "", NULL) : 0;
         json_object_put(patch);
         break;
     }
@@ -275,6 +310,33 @@ int kinds_is_stopped(const struct kind_way *way, const char *obj_json, size_t le
     }
 out:
     json_object_put(root);
+    return rc;
+}
+
+int kinds_can_act(const struct kind_way *way, const char *obj_json, size_t len, char *why,
+                  size_t whylen)
+{
+    if (!way || !way->requires)
+        return 1;
+    json_object *req = jsonparse_strict(way->requires, strlen(way->requires), KINDS_PATCH_DEPTH,
+                                        "requires", why, whylen);
+    if (!req)
+        return -1;
+    json_object *root = jsonparse_strict(obj_json, len, KINDS_OBJ_DEPTH, "object", why, whylen);
+    int rc = -1;
+    if (root && json_object_is_type(root, json_type_object) &&
+        json_object_is_type(req, json_type_object)) {
+        struct sbuf w = {0};
+        rc = leaves_hold(req, root, "", &w);
+        if (!rc)
+            snprintf(why, whylen, "%s", w.buf ? w.buf : "a required field does not hold");
+        sbuf_free(&w);
+    } else if (root) {
+        snprintf(why, whylen, "object is not a JSON object");
+    }
+    if (root)
+        json_object_put(root);
+    json_object_put(req);
     return rc;
 }
 
@@ -457,12 +519,8 @@ static void not_undone(json_object *patch, json_object *un, const char *prefix, 
     }
 }
 
-/*
- * A merge patch given as JSON text: an object that changes something under fields a stop can
- * use. metadata is refused (annotations are method annotate; labels, names and owners are not
- * a stop), as are apiVersion, kind and status (a controller owns status).
- */
-static json_object *parse_patch(struct kparse *p, const struct ydom_node *v, const char *key)
+/* A non-empty JSON object given as JSON text in a string; NULL after reporting why not. */
+static json_object *parse_json_object(struct kparse *p, const struct ydom_node *v, const char *key)
 {
     char b[KQ];
     const char *s = kstring(p, v, key);
@@ -474,24 +532,33 @@ static json_object *parse_patch(struct kparse *p, const struct ydom_node *v, con
         kreport(p, v, false, "'%s' must be a JSON object: %s", key, err);
         return NULL;
     }
-    if (!json_object_is_type(o, json_type_object)) {
+    if (!json_object_is_type(o, json_type_object))
         kreport(p, v, false, "'%s' must be a JSON object, got '%s'", key, kq(v, b));
-    } else if (json_object_object_length(o) == 0) {
-        kreport(p, v, false, "'%s' must change something, got an empty object", key);
-    } else {
-        static const char *const refused[] = {"metadata", "apiVersion", "kind", "status"};
-        for (size_t i = 0; i < ARRAY_LEN(refused); i++)
-            if (json_object_object_get_ex(o, refused[i], NULL)) {
-                kreport(p, v, false, "'%s' must not change '%s'%s", key, refused[i],
-                        strcmp(refused[i], "metadata") == 0 ? " (an annotation is method annotate)"
-                                                            : "");
-                json_object_put(o);
-                return NULL;
-            }
+    else if (json_object_object_length(o) == 0)
+        kreport(p, v, false, "'%s' must not be an empty object", key);
+    else
         return o;
-    }
     json_object_put(o);
     return NULL;
+}
+
+/*
+ * A merge patch given as JSON text: an object that changes something under fields a stop can
+ * use. metadata is refused (annotations are method annotate; labels, names and owners are not
+ * a stop), as are apiVersion, kind and status (a controller owns status).
+ */
+static json_object *parse_patch(struct kparse *p, const struct ydom_node *v, const char *key)
+{
+    static const char *const refused[] = {"metadata", "apiVersion", "kind", "status"};
+    json_object *o = parse_json_object(p, v, key);
+    for (size_t i = 0; o && i < ARRAY_LEN(refused); i++)
+        if (json_object_object_get_ex(o, refused[i], NULL)) {
+            kreport(p, v, false, "'%s' must not change '%s'%s", key, refused[i],
+                    i == 0 ? " (an annotation is method annotate)" : "");
+            json_object_put(o);
+            return NULL;
+        }
+    return o;
 }
 
 static const char *const action_keys[] = {
@@ -540,7 +607,7 @@ static const char *fitting_methods(enum rule_action a)
 static bool parse_way(struct kparse *p, const struct ydom_node *map, enum rule_action a,
                       bool is_pod, struct kind_way *w)
 {
-    static const char *const keys[] = {"method", "patch", "unpatch", "key", "value"};
+    static const char *const keys[] = {"method", "patch", "unpatch", "key", "value", "requires"};
     const char *an = action_keys[a];
     char b[KQ];
     if (map->kind != YDOM_KIND_MAPPING) {
@@ -556,8 +623,8 @@ static bool parse_way(struct kparse *p, const struct ydom_node *map, enum rule_a
             known |= strcmp(k->str, keys[j]) == 0;
         if (!known) {
             kreport(p, k, false,
-                    "unknown key '%s' in '%s' (expected method, patch, unpatch, key "
-                    "or value)",
+                    "unknown key '%s' in '%s' (expected method, patch, unpatch, key, "
+                    "value or requires)",
                     kq(k, b), an);
             ok = false;
         }
@@ -609,6 +676,14 @@ static bool parse_way(struct kparse *p, const struct ydom_node *map, enum rule_a
         }
     if (!ok)
         return false;
+    const struct ydom_node *rq = ydom_map_get(map, "requires");
+    if (rq) {
+        json_object *ro = parse_json_object(p, rq, "requires");
+        if (!ro)
+            return false;
+        w->requires = xstrdup(json_object_to_json_string_ext(ro, JSON_C_TO_STRING_PLAIN));
+        json_object_put(ro);
+    }
     if (m == KIND_PATCH) {
         if (!pv || !uv) {
             /* scaleToZero and suspend promise a way back: a patch without one is a delete
@@ -676,6 +751,7 @@ static void way_free(struct kind_way *w)
     free((char *)w->unpatch);
     free((char *)w->key);
     free((char *)w->value);
+    free((char *)w->requires);
     memset(w, 0, sizeof(*w));
 }
 

@@ -45,6 +45,11 @@ struct kind_way {
     const char *unpatch; /* KIND_PATCH: JSON merge patch that undoes it; NULL: no undo */
     const char *key;     /* KIND_ANNOTATE: the annotation */
     const char *value;   /* KIND_ANNOTATE: its value; NULL: the action's RFC 3339 time */
+    /* Any method but KIND_NONE: a JSON object whose every leaf must hold in the object before
+       acting (kinds_can_act), as in kinds_is_stopped's KIND_PATCH test; NULL: none. A RayJob
+       may be suspended only with spec.shutdownAfterJobFinishes true, no clusterSelector and
+       status.jobDeploymentStatus Running: otherwise KubeRay fails it for good. */
+    const char *requires;
 };
 
 #define KINDS_NACTIONS (ACTION_STOP + 1) /* ways[] is indexed by enum rule_action */
@@ -53,8 +58,19 @@ struct kind_def {
     const char *group;   /* "" for the core group, "apps", "kubeflow.org", ... */
     const char *version; /* "v1", "v1beta1", ... (the version the row was verified at) */
     const char *kind;    /* "Deployment", "Notebook", ... */
-    /* Its controller owns and reconciles the children it creates: acting on a child is
-       undone, so the walk acts here (or higher), never below. */
+    /*
+     * Its controller owns and reconciles the children it creates: acting on a child is
+     * undone, so the walk acts here (or higher), never below. The owner walk starts at the
+     * pod and, for each controller ownerReference in turn:
+     *  - owner's row reconciles: climb to the owner and go on from it;
+     *  - owner's row does not reconcile (CronJob above a Job: a schedule, which creates runs
+     *    but never restores one): stop, and act on the object below it;
+     *  - owner has no row: keep the workload, naming the owner's kind and KINDS_HOW_TO_ADD.
+     * The action goes to the topmost object reached, with that object's row's way for the
+     * rule's action (KIND_NONE there: keep, naming the kind and the action), except evict,
+     * which always goes to the pod with the Pod row's way. Pod reconciles: a LeaderWorkerSet's
+     * worker StatefulSet has the group's leader pod as its controller, and LWS re-applies it.
+     */
     bool reconciles;
     struct kind_way ways[KINDS_NACTIONS];
     /* Where the row comes from: "docs/workload-kinds.md#notebook" for a built-in row, or
@@ -89,9 +105,23 @@ const struct kind_def *kinds_at(const struct kinds *t, size_t i);
  * spec.replicas is 0 or absent; KIND_PATCH: every leaf of `patch` has that value in the
  * object; KIND_ANNOTATE: the annotation is present (with `value`, when set). Pure. -1 with a
  * message when the JSON cannot be parsed; KIND_DELETE/KIND_EVICT/KIND_NONE: 0.
+ * Test the API's answer to a KIND_PATCH or KIND_ANNOTATE write with it too: a structural CRD
+ * prunes a field its installed release does not have (RayService spec.suspend before KubeRay
+ * 1.7.0) and answers 200, so 0 there means this cluster's release cannot do the action.
+ * Kueue owns spec.suspend of the objects it admits (label kueue.x-k8s.io/queue-name): for those
+ * a suspend patch is undone at the next admission, and kube.c deactivates the Kueue Workload.
  */
 int kinds_is_stopped(const struct kind_way *way, const char *obj_json, size_t len, char *err,
                      size_t errlen);
+
+/*
+ * May `way` act on `obj_json` (the object as the API returned it)? 1 when it has no `requires`
+ * or every leaf of it holds; 0 when one does not, with `why` naming it ("spec.
+ * shutdownAfterJobFinishes must be true"); -1 with a message when the JSON cannot be parsed.
+ * The caller keeps the workload on 0, with `why` in its reason. Pure.
+ */
+int kinds_can_act(const struct kind_way *way, const char *obj_json, size_t len, char *why,
+                  size_t whylen);
 
 /*
  * The verbs (get, patch, delete) a way needs on the kind's resource itself, for RBAC: get to

@@ -6,6 +6,7 @@
  */
 #include "kinds.c"
 
+#include "file.h"
 #include "test.h"
 
 static const char *const rules_tail = "rules:\n"
@@ -44,7 +45,8 @@ TEST(test_builtin_find)
     TEST_CHECK(kinds_find(NULL, NULL, "Deployment") == NULL);
 
     const struct kind_def *pod = kinds_find(kinds_builtin(), "v1", "Pod");
-    TEST_CHECK(pod && !pod->reconciles && pod->ways[ACTION_EVICT].method == KIND_EVICT &&
+    /* a Pod reconciles: LeaderWorkerSet's leader pod controls its worker StatefulSet */
+    TEST_CHECK(pod && pod->reconciles && pod->ways[ACTION_EVICT].method == KIND_EVICT &&
                pod->ways[ACTION_SCALE_TO_ZERO].method == KIND_NONE);
     const struct kind_def *job = kinds_find(NULL, "batch/v1", "Job");
     TEST_CHECK(job && job->reconciles && job->ways[ACTION_SUSPEND].method == KIND_PATCH);
@@ -95,6 +97,104 @@ TEST(test_builtin_rows_consistent)
                 TEST_CHECK(w->key && annotation_key_ok(w->key));
         }
     }
+}
+
+/* The custom-resource rows, as docs/workload-kinds.md states them. */
+TEST(test_builtin_custom_resources)
+{
+    const struct kind_def *nb = kinds_find(NULL, "kubeflow.org/v1beta1", "Notebook");
+    TEST_CHECK(nb && nb->reconciles);
+    if (nb) {
+        TEST_CHECK_STR(nb->version, "v1");
+        for (int a = ACTION_SCALE_TO_ZERO; a <= ACTION_SUSPEND; a++) {
+            TEST_CHECK_INT(nb->ways[a].method, KIND_ANNOTATE);
+            TEST_CHECK_STR(nb->ways[a].key, "kubeflow-resource-stopped");
+            TEST_CHECK(nb->ways[a].value == NULL);
+        }
+        TEST_CHECK_INT(nb->ways[ACTION_DELETE].method, KIND_DELETE);
+    }
+    const struct kind_def *isvc = kinds_find(NULL, "serving.kserve.io/v1beta1", "InferenceService");
+    TEST_CHECK(isvc && isvc->reconciles && isvc->ways[ACTION_SUSPEND].method == KIND_ANNOTATE);
+    if (isvc) {
+        TEST_CHECK_STR(isvc->ways[ACTION_SCALE_TO_ZERO].key, "serving.kserve.io/stop");
+        TEST_CHECK_STR(isvc->ways[ACTION_SCALE_TO_ZERO].value, "true");
+    }
+    /* Knative objects are climbed through and never acted on */
+    static const char *const kn[] = {"Service", "Configuration", "Revision"};
+    for (size_t i = 0; i < ARRAY_LEN(kn); i++) {
+        const struct kind_def *d = kinds_find(NULL, "serving.knative.dev/v1", kn[i]);
+        TEST_CHECK(d && d->reconciles);
+        for (size_t a = 0; d && a < KINDS_NACTIONS; a++)
+            TEST_CHECK_INT(d->ways[a].method, KIND_NONE);
+    }
+    /* delete only: AIMService (both groups), KaiwoJob, KaiwoService */
+    static const char *const del_only[][2] = {{"aim.eai.amd.com/v1alpha1", "AIMService"},
+                                              {"aim.silogen.ai/v1alpha1", "AIMService"},
+                                              {"kaiwo.silogen.ai/v1alpha1", "KaiwoJob"},
+                                              {"kaiwo.silogen.ai/v1alpha1", "KaiwoService"}};
+    for (size_t i = 0; i < ARRAY_LEN(del_only); i++) {
+        const struct kind_def *d = kinds_find(NULL, del_only[i][0], del_only[i][1]);
+        TEST_CHECK(d && d->reconciles);
+        for (size_t a = 0; d && a < KINDS_NACTIONS; a++)
+            TEST_CHECK_INT(d->ways[a].method, a == ACTION_DELETE ? KIND_DELETE : KIND_NONE);
+    }
+    /* spec.suspend kinds: suspend only, never scaleToZero */
+    static const char *const susp[][2] = {{"ray.io/v1", "RayCluster"},
+                                          {"ray.io/v1", "RayJob"},
+                                          {"ray.io/v1", "RayService"},
+                                          {"jobset.x-k8s.io/v1alpha2", "JobSet"},
+                                          {"trainer.kubeflow.org/v1alpha1", "TrainJob"}};
+    for (size_t i = 0; i < ARRAY_LEN(susp); i++) {
+        const struct kind_def *d = kinds_find(NULL, susp[i][0], susp[i][1]);
+        TEST_CHECK(d && d->reconciles && d->ways[ACTION_SCALE_TO_ZERO].method == KIND_NONE &&
+                   d->ways[ACTION_DELETE].method == KIND_DELETE);
+        if (d)
+            TEST_CHECK_STR(d->ways[ACTION_SUSPEND].patch, SUSPEND_PATCH);
+    }
+    const struct kind_def *ptj = kinds_find(NULL, "kubeflow.org/v1", "PyTorchJob");
+    TEST_CHECK(ptj && ptj->ways[ACTION_SCALE_TO_ZERO].method == KIND_NONE);
+    if (ptj)
+        TEST_CHECK_STR(ptj->ways[ACTION_SUSPEND].patch,
+                       "{\"spec\":{\"runPolicy\":{\"suspend\":true}}}");
+    /* kubeflow.org holds both Notebook and PyTorchJob: the kind tells them apart */
+    TEST_CHECK(ptj != nb);
+    const struct kind_def *lws = kinds_find(NULL, "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet");
+    TEST_CHECK(lws && lws->ways[ACTION_SCALE_TO_ZERO].method == KIND_SCALE &&
+               lws->ways[ACTION_SUSPEND].method == KIND_NONE);
+    const struct kind_def *rj = kinds_find(NULL, "ray.io/v1", "RayJob");
+    TEST_CHECK(rj && rj->ways[ACTION_SUSPEND].requires != NULL);
+}
+
+TEST(test_can_act)
+{
+    const struct kind_def *rj = kinds_find(NULL, "ray.io/v1", "RayJob");
+    if (!rj) {
+        TEST_CHECK(rj != NULL);
+        return;
+    }
+    const struct kind_way *w = &rj->ways[ACTION_SUSPEND];
+    char why[256] = "";
+#define CAN(j) kinds_can_act(w, j, strlen(j), why, sizeof(why))
+    TEST_CHECK_INT(CAN("{\"spec\":{\"shutdownAfterJobFinishes\":true},"
+                       "\"status\":{\"jobDeploymentStatus\":\"Running\"}}"),
+                   1);
+    TEST_CHECK_INT(CAN("{\"spec\":{},\"status\":{\"jobDeploymentStatus\":\"Running\"}}"), 0);
+    TEST_CHECK_STR(why, "spec.shutdownAfterJobFinishes must be true");
+    TEST_CHECK_INT(CAN("{\"spec\":{\"shutdownAfterJobFinishes\":true,\"clusterSelector\":"
+                       "{\"ray.io/cluster\":\"c\"}},"
+                       "\"status\":{\"jobDeploymentStatus\":\"Running\"}}"),
+                   0);
+    TEST_CHECK_STR(why, "spec.clusterSelector must be absent");
+    TEST_CHECK_INT(CAN("{\"spec\":{\"shutdownAfterJobFinishes\":true},"
+                       "\"status\":{\"jobDeploymentStatus\":\"Complete\"}}"),
+                   0);
+    TEST_CHECK_STR(why, "status.jobDeploymentStatus must be \"Running\"");
+    TEST_CHECK_INT(CAN("{\"spec\":"), -1);
+    TEST_CHECK_INT(CAN("[1]"), -1);
+#undef CAN
+    /* no requires: always */
+    const struct kind_def *js = kinds_find(NULL, "jobset.x-k8s.io/v1alpha2", "JobSet");
+    TEST_CHECK(js && kinds_can_act(&js->ways[ACTION_SUSPEND], "{}", 2, why, sizeof(why)) == 1);
 }
 
 TEST(test_is_stopped_scale)
@@ -341,10 +441,155 @@ TEST(test_names)
     TEST_CHECK_STR(kinds_method_name(KIND_NONE), "none");
 }
 
+/* ---- the RBAC manifest against the built-in rows ------------------------------------------- */
+
+#define RBAC_FILE "deploy/kubernetes/enforcer/rbac.yaml"
+#define RBAC_ROLE "gpureclaim-enforcer"
+
+/* A set of permissions, each "GROUP RESOURCE[/SUB] VERB" (a hundred at most: a list does). */
+struct perms {
+    char **v;
+    size_t n;
+};
+
+static bool perms_has(const struct perms *set, const char *k)
+{
+    for (size_t i = 0; i < set->n; i++)
+        if (strcmp(set->v[i], k) == 0)
+            return true;
+    return false;
+}
+
+static void perm_put(struct perms *set, const char *group, const char *resource, const char *sub,
+                     const char *verb)
+{
+    char *k = xasprintf("%s %s%s%s %s", group[0] ? group : "\"\"", resource, sub ? "/" : "",
+                        sub ? sub : "", verb);
+    if (perms_has(set, k)) {
+        free(k);
+        return;
+    }
+    set->v = xgrow(set->v, set->n, sizeof(*set->v));
+    set->v[set->n++] = k;
+}
+
+static void perms_free(struct perms *set)
+{
+    for (size_t i = 0; i < set->n; i++)
+        free(set->v[i]);
+    free(set->v);
+    memset(set, 0, sizeof(*set));
+}
+
+/* How many of `from` are not in `in`; each is printed when `what` is set. */
+static size_t perms_missing(const struct perms *from, const struct perms *in, const char *what)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < from->n; i++)
+        if (!perms_has(in, from->v[i])) {
+            if (what)
+                fprintf(stderr, "%s: %s\n", what, from->v[i]);
+            n++;
+        }
+    return n;
+}
+
+/*
+ * The permissions the enforcer needs that are not a kind's: list pods (pending pods for
+ * --kube.confirm-pressure), create events (notices and results), list and patch Kueue
+ * Workloads (deactivating a Kueue-admitted Job). The leader-election Lease is a Role of its own.
+ */
+static const char *const rbac_extra[][3] = {
+    {"", "pods", "list"},
+    {"", "events", "create"},
+    {"kueue.x-k8s.io", "workloads", "list"},
+    {"kueue.x-k8s.io", "workloads", "patch"},
+};
+
+/* What the built-in rows need: the walk's get, and every way's permissions. */
+static void rbac_expected(struct perms *set)
+{
+    for (size_t i = 0; i < kinds_count(NULL); i++) {
+        const struct kind_def *d = kinds_at(NULL, i);
+        struct kind_perm p[8];
+        size_t n = kinds_walk_perms(d, p, ARRAY_LEN(p));
+        for (size_t j = 0; j < n; j++)
+            perm_put(set, d->group, d->resource, p[j].subresource, p[j].verb);
+        for (size_t a = 0; a < KINDS_NACTIONS; a++) {
+            n = kinds_perms(&d->ways[a], p, ARRAY_LEN(p));
+            for (size_t j = 0; j < n && j < ARRAY_LEN(p); j++)
+                perm_put(set, d->group, d->resource, p[j].subresource, p[j].verb);
+        }
+    }
+    for (size_t i = 0; i < ARRAY_LEN(rbac_extra); i++)
+        perm_put(set, rbac_extra[i][0], rbac_extra[i][1], NULL, rbac_extra[i][2]);
+}
+
+/* The ClusterRole's rules, expanded to single permissions; -1 when it cannot be read. */
+static int rbac_manifest(const char *path, struct perms *set)
+{
+    size_t len;
+    char why[128];
+    char *buf = file_read(path, 1u << 20, &len, why, sizeof(why));
+    if (!buf) {
+        fprintf(stderr, "cannot read '%s': %s\n", path, why);
+        return -1;
+    }
+    int found = 0;
+    /* ydom takes one document: split the stream at its "---" lines */
+    for (char *doc = buf; doc && *doc;) {
+        char *sep = strstr(doc, "\n---\n");
+        size_t dlen = sep ? (size_t)(sep - doc) + 1 : strlen(doc);
+        struct ydom_doc yd;
+        if (ydom_load(doc, dlen, &yd) == 0 && yd.root) {
+            const struct ydom_node *kind = ydom_map_get(yd.root, "kind");
+            const struct ydom_node *meta = ydom_map_get(yd.root, "metadata");
+            const struct ydom_node *name = meta ? ydom_map_get(meta, "name") : NULL;
+            const struct ydom_node *rules = ydom_map_get(yd.root, "rules");
+            if (kind && strcmp(kind->str, "ClusterRole") == 0 && name &&
+                strcmp(name->str, RBAC_ROLE) == 0 && rules) {
+                found++;
+                for (size_t r = 0; r < rules->nitems; r++) {
+                    const struct ydom_node *g = ydom_map_get(rules->items[r], "apiGroups");
+                    const struct ydom_node *res = ydom_map_get(rules->items[r], "resources");
+                    const struct ydom_node *v = ydom_map_get(rules->items[r], "verbs");
+                    for (size_t a = 0; g && a < g->nitems; a++)
+                        for (size_t b = 0; res && b < res->nitems; b++)
+                            for (size_t c = 0; v && c < v->nitems; c++)
+                                perm_put(set, g->items[a]->str, res->items[b]->str, NULL,
+                                         v->items[c]->str);
+                }
+            }
+        }
+        ydom_doc_free(&yd);
+        doc = sep ? sep + 5 : NULL;
+    }
+    free(buf);
+    return found == 1 ? 0 : -1;
+}
+
+TEST(test_rbac_manifest_matches_table)
+{
+    struct perms want = {0}, have = {0}, less = {0};
+    rbac_expected(&want);
+    TEST_CHECK_INT(rbac_manifest(RBAC_FILE, &have), 0);
+    TEST_CHECK_INT(perms_missing(&want, &have, RBAC_FILE " lacks, and the kinds table needs"), 0);
+    TEST_CHECK_INT(perms_missing(&have, &want, RBAC_FILE " grants, and nothing needs"), 0);
+    /* the comparison can fail: a set without what the table needs is found short */
+    perm_put(&less, "apps", "deployments", NULL, "get");
+    TEST_CHECK(perms_missing(&want, &less, NULL) > 0);
+    TEST_CHECK_INT(perms_missing(&less, &want, NULL), 0);
+    perms_free(&want);
+    perms_free(&have);
+    perms_free(&less);
+}
+
 int main(void)
 {
     RUN(test_builtin_find);
     RUN(test_builtin_rows_consistent);
+    RUN(test_builtin_custom_resources);
+    RUN(test_can_act);
     RUN(test_is_stopped_scale);
     RUN(test_is_stopped_patch);
     RUN(test_is_stopped_annotate);
@@ -353,5 +598,6 @@ int main(void)
     RUN(test_user_rows);
     RUN(test_user_rows_errors);
     RUN(test_names);
+    RUN(test_rbac_manifest_matches_table);
     return test_done();
 }
