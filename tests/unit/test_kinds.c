@@ -384,7 +384,7 @@ TEST(test_user_rows_errors)
                     "  kind: Workspace\n"
                     "  reconciles: true\n"
                     "- apiVersion: example.com/v2\n"
-                    "  kind: Workspace\n"
+                    "  kind: Pool\n"
                     "  reconciles: true\n"
                     "  actions:\n"
                     "    suspend: {method: patch, patch: '{\"spec\":{\"a\":1}}'}\n";
@@ -409,6 +409,41 @@ TEST(test_user_rows_errors)
     if (errs.n == 1)
         TEST_CHECK_STR(errs.msg[0],
                        "k.yaml:7:3: duplicate kind 'example.com/Workspace' (first at 4:3)");
+    rules_errors_free(&errs);
+
+    /* a duplicate is found even when the first row has an error of its own */
+    k = "kinds:\n"
+        "- {apiVersion: example.com/v1, kind: Workspace, reconciles: maybe}\n"
+        "- {apiVersion: example.com/v1, kind: Workspace, reconciles: true}\n";
+    TEST_CHECK_INT(load(k, &rs, &errs), -1);
+    TEST_CHECK_INT(errs.n, 2);
+    if (errs.n == 2) {
+        TEST_CHECK_STR(errs.msg[0], "k.yaml:4:61: 'reconciles' must be true or false, got string");
+        TEST_CHECK_STR(errs.msg[1],
+                       "k.yaml:5:3: duplicate kind 'example.com/Workspace' (first at 4:3)");
+    }
+    rules_errors_free(&errs);
+
+    /* requires is kept compact, as kinds_can_act reads it */
+    k = "kinds:\n"
+        "- apiVersion: v1\n"
+        "  kind: Pod\n"
+        "  reconciles: true\n"
+        "  actions:\n"
+        "    delete: {method: delete, requires: '{ \"status\": {\"phase\": \"Running\"} }'}\n";
+    TEST_CHECK_INT(load(k, &rs, &errs), 0);
+    const struct kind_def *pod = rs.kinds ? kinds_find(rs.kinds, "v1", "Pod") : NULL;
+    TEST_CHECK(pod && pod->ways[ACTION_EVICT].method == KIND_NONE);
+    if (pod) {
+        TEST_CHECK_STR(pod->ways[ACTION_DELETE].requires, "{\"status\":{\"phase\":\"Running\"}}");
+        char why[128];
+        const char *pending = "{\"status\":{\"phase\":\"Pending\"}}";
+        TEST_CHECK_INT(
+            kinds_can_act(&pod->ways[ACTION_DELETE], pending, strlen(pending), why, sizeof(why)),
+            0);
+        TEST_CHECK_STR(why, "status.phase must be \"Running\"");
+    }
+    rules_free(&rs);
     rules_errors_free(&errs);
 
     TEST_CHECK_INT(load("kinds: {}\n", &rs, &errs), -1);
