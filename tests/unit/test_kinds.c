@@ -453,6 +453,28 @@ TEST(test_user_rows_errors)
     rules_errors_free(&errs);
 }
 
+/* `check` prints a note for each replaced built-in row, and the file still passes. */
+TEST(test_check_prints_notes)
+{
+    char *const path[] = {(char *)"tests/rules/valid/kinds-replace.yaml"};
+    FILE *out = tmpfile();
+    if (!out) {
+        TEST_CHECK(out != NULL);
+        return;
+    }
+    TEST_CHECK_INT(rules_check_files(path, 1, out), 0);
+    rewind(out);
+    char line[512];
+    size_t notes = 0, ok = 0;
+    while (fgets(line, sizeof(line), out)) {
+        notes += strstr(line, ": note: kind '") != NULL;
+        ok += strstr(line, ": OK (1 rules") != NULL;
+    }
+    fclose(out);
+    TEST_CHECK_INT(notes, 3);
+    TEST_CHECK_INT(ok, 1);
+}
+
 TEST(test_names)
 {
     TEST_CHECK(dns_subdomain("kubeflow.org", 12));
@@ -632,6 +654,7 @@ int main(void)
     RUN(test_no_kinds_section);
     RUN(test_user_rows);
     RUN(test_user_rows_errors);
+    RUN(test_check_prints_notes);
     RUN(test_names);
     RUN(test_rbac_manifest_matches_table);
     return test_done();
