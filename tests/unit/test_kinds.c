@@ -498,6 +498,49 @@ TEST(test_names)
     TEST_CHECK_STR(kinds_method_name(KIND_NONE), "none");
 }
 
+/* docs/workload-kinds.md: each row's anchor is a heading, and §1's table lists it. */
+TEST(test_doc_lists_every_row)
+{
+    size_t len;
+    char why[128];
+    char *doc = file_read("docs/workload-kinds.md", 1u << 20, &len, why, sizeof(why));
+    if (!doc) {
+        TEST_CHECK(doc != NULL);
+        return;
+    }
+    for (size_t i = 0; i < kinds_count(NULL); i++) {
+        const struct kind_def *d = kinds_at(NULL, i);
+        const char *anchor = strchr(d->source, '#') + 1;
+        bool heading = false, listed = false;
+        for (char *line = doc; line && *line;) {
+            char *nl = strchr(line, '\n');
+            size_t n = nl ? (size_t)(nl - line) : strlen(line);
+            char *l = xstrndup(line, n);
+            if (str_has_prefix(l, "### ")) {
+                /* GitHub's anchor: lower case, spaces to dashes */
+                for (char *c = l + 4; *c; c++)
+                    *c = *c == ' ' ? '-' : (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+                heading |= strcmp(l + 4, anchor) == 0;
+            }
+            if (str_has_prefix(l, "| [") && strstr(l, d->kind)) {
+                char *gv = d->group[0] ? xasprintf("`%s/%s`", d->group, d->version)
+                                       : xasprintf("core `%s`", d->version);
+                char *link = xasprintf("](#%s)", anchor);
+                listed |= strstr(l, gv) && strstr(l, link);
+                free(gv);
+                free(link);
+            }
+            free(l);
+            line = nl ? nl + 1 : NULL;
+        }
+        if (!heading || !listed)
+            fprintf(stderr, "docs/workload-kinds.md: %s %s/%s: heading %d, in the table %d\n",
+                    d->kind, d->group, d->version, heading, listed);
+        TEST_CHECK(heading && listed);
+    }
+    free(doc);
+}
+
 /* ---- the RBAC manifest against the built-in rows ------------------------------------------- */
 
 #define RBAC_FILE "deploy/kubernetes/enforcer/rbac.yaml"
@@ -657,5 +700,6 @@ int main(void)
     RUN(test_check_prints_notes);
     RUN(test_names);
     RUN(test_rbac_manifest_matches_table);
+    RUN(test_doc_lists_every_row);
     return test_done();
 }
