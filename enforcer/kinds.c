@@ -122,6 +122,8 @@ static const struct kind_def builtin_rows[] = {
         [ACTION_DELETE] = WAY_DELETE),
     ROW("ray.io", "v1", "RayService", true, "rayservices",
         "rayservice", [ACTION_SUSPEND] = WAY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
+    /* A schedule of RayJobs, like CronJob: the walk stops below it, at the RayJob. */
+    ROW("ray.io", "v1", "RayCronJob", false, "raycronjobs", "raycronjob", NO_WAYS),
     /* JobSet, Kubeflow Trainer and the training operator, LeaderWorkerSet */
     ROW("jobset.x-k8s.io", "v1alpha2", "JobSet", true, "jobsets",
         "jobset", [ACTION_SUSPEND] = WAY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
