@@ -557,7 +557,7 @@ static char *act_target_name(const struct act_target *t, enum rule_action action
 }
 
 /*
- * Two replicas share what they did through the objects, not their ledgers (README "Two
+ * Two replicas share what they did through the objects, not their ledgers (docs/enforcer.md, "Two
  * replicas"): after scaling to zero or suspending, the notice annotation gains actedAt, so a
  * replica that becomes the leader later finds the action done (a deleted or evicted pod is
  * gone, and a call on it again is a 404 or a uid conflict). Best effort: when the object is gone (a

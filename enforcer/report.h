@@ -27,7 +27,7 @@ void report_sparkline(const struct point *p, size_t n, double start, double end,
 
 /* `plan --output table`: one row per decision, then a summary line. */
 void report_render_table(const struct decisions *d, struct sbuf *out);
-/* `plan --output json`: a JSON array, one object per decision (see README). */
+/* `plan --output json`: a JSON array, one object per decision (README.md, "Reading a decision"). */
 void report_render_json(const struct decisions *d, struct sbuf *out);
 
 /*

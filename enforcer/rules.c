@@ -479,7 +479,7 @@ static const struct key_spec *spec_lookup(const char *name, bool queries)
     return NULL;
 }
 
-/* "a, b or c" (sep " or ", messages) or "`a`, `b`, `c`" (sep NULL, README). */
+/* "a, b or c" (sep " or ", messages) or "`a`, `b`, `c`" (sep NULL, rules/README.md). */
 static void choice_list(struct sbuf *s, const struct kchoice *ch, const char *last_sep)
 {
     for (size_t i = 0; ch[i].name; i++) {
