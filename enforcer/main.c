@@ -28,6 +28,7 @@
 
 #include "act.h"
 #include "fetch.h"
+#include "file.h"
 #include "daemon.h"
 #include "kube.h"
 #include "lease.h"
