@@ -30,6 +30,7 @@
 #include "fetch.h"
 #include "file.h"
 #include "daemon.h"
+#include "dur.h"
 #include "kube.h"
 #include "lease.h"
 #include "decide.h"
@@ -333,7 +334,7 @@ static const char *flag_str(int i)
 
 static int flag_duration(int i, double *out)
 {
-    if (rules_parse_duration(flags[i].value, out) != 0 || *out <= 0) {
+    if (dur_parse(flags[i].value, out) != 0 || *out <= 0) {
         fprintf(stderr, "error: invalid duration '%s' for '--%s'\n", flags[i].value, flags[i].name);
         return -1;
     }

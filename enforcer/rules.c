@@ -97,58 +97,6 @@ static const char *scalar_text(const struct ydom_node *n, char buf[QBUF])
 
 static const char *const day_names[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
 
-int rules_parse_duration(const char *s, double *seconds)
-{
-    /* Prometheus' model.ParseDuration: units in this order, each at most once, or "0". */
-    static const struct {
-        const char *unit;
-        uint64_t ms;
-    } units[] = {
-        {"y", 365ULL * 86400000},
-        {"w", 7ULL * 86400000},
-        {"d", 86400000},
-        {"h", 3600000},
-        {"ms", 1},
-        {"m", 60000},
-        {"s", 1000},
-    };
-    /* Rank in the required order; "ms" is listed before "m" only so that it matches first. */
-    static const int rank[] = {0, 1, 2, 3, 6, 4, 5};
-    uint64_t total = 0;
-    int last = -1;
-
-    if (!s || !*s)
-        return -1;
-    if (strcmp(s, "0") == 0) {
-        *seconds = 0;
-        return 0;
-    }
-    while (*s) {
-        uint64_t v = 0;
-        int digits = 0;
-        while (*s >= '0' && *s <= '9') {
-            if (++digits > 15)
-                return -1;
-            v = v * 10 + (uint64_t)(*s++ - '0');
-        }
-        if (!digits)
-            return -1;
-        size_t i;
-        for (i = 0; i < ARRAY_LEN(units); i++)
-            if (str_has_prefix(s, units[i].unit))
-                break;
-        if (i == ARRAY_LEN(units) || rank[i] <= last)
-            return -1;
-        last = rank[i];
-        s += strlen(units[i].unit);
-        if (v > (UINT64_MAX / 2 - total) / units[i].ms)
-            return -1;
-        total += v * units[i].ms;
-    }
-    *seconds = (double)total / 1000.0;
-    return 0;
-}
-
 static bool valid_rule_name(const char *s, size_t len)
 {
     if (len == 0 || len > NAME_MAX_LEN || strlen(s) != len)
@@ -229,7 +177,7 @@ static int get_duration(struct ctx *c, const struct ydom_node *v, const char *ke
         err_at(c, v, "'%s' must be a duration such as 15m, got %s", key, ydom_type_name(v));
         return -1;
     }
-    if (strlen(v->str) != v->len || rules_parse_duration(v->str, out) < 0) {
+    if (strlen(v->str) != v->len || dur_parse(v->str, out) < 0) {
         if (ydom_scalar_type(v) == YDOM_T_INT || ydom_scalar_type(v) == YDOM_T_FLOAT)
             err_at(c, v, "invalid duration '%s' for '%s' (a unit is required, e.g. '%sm')",
                    scalar_text(v, b), key, scalar_text(v, b));
@@ -492,7 +440,7 @@ static double bound(const struct key_spec *ks, const char *s)
     double d = 0;
 
     if (ks->type == KT_DURATION)
-        rules_parse_duration(s, &d);
+        dur_parse(s, &d);
     else
         d = strtod(s, NULL);
     return d;
