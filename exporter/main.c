@@ -104,6 +104,10 @@ static int parse_flags(int argc, char **argv, struct httpd_web *web)
 {
     size_t ncoll = coll_flag_rows(flags + NFLAGS, MAX_FLAGS - NFLAGS);
     char err[512];
+    if (ncoll == 0) {
+        log_error("no room for the collector flags: raise MAX_FLAGS in exporter/main.c");
+        return 1;
+    }
     if (flags_parse(flags, NFLAGS + ncoll, argc, argv, NULL, NULL, err, sizeof(err)) != 0)
         return flags_usage_error("gpureclaim-exporter", err);
     log_set_level(flags[F_LOG_LEVEL].value);

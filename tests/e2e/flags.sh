@@ -98,6 +98,18 @@ refused log-format-unknown "invalid value 'xml' for '--log.format': want logfmt 
 refused unknown-flag "unknown flag '--web.listen-adress'" --web.listen-adress=:1
 refused switch-takes-no-value "flag '--version' takes no value" --version=true
 
+# The exporter's collector flags are rows of the same table (exporter/collector.c).
+for a in --no-collector.devices --collector.devices=false --collector.disable-defaults \
+    '--collector.disable-defaults --collector.ownership'; do
+    # shellcheck disable=SC2086
+    "$EXPORTER" --version $a >/dev/null 2>"$TMP/coll.err"
+    check "exporter-accepts-'$a'" test $? -eq 0 -a ! -s "$TMP/coll.err"
+done
+"$EXPORTER" --version --collector.nvidia >/dev/null 2>"$TMP/coll.err"
+check exporter-refuses-unknown-collector test $? -eq 1
+check exporter-names-unknown-collector grep -qx "error: unknown flag '--collector.nvidia'" \
+    "$TMP/coll.err"
+
 # --help: both print usage on stdout and exit 0, each with its flags generated from its table.
 for p in "$EXPORTER" "$ENF"; do
     n=$(basename "$p")
