@@ -99,7 +99,6 @@ struct daemon {
     off_t size;
     uint64_t tried_hash; /* content hash of the last load attempt (good or bad) */
     bool file_missing_logged;
-    bool *query_err_logged; /* per rule index, reset when the rules change */
 
     double cycles_ok, cycles_err, cycle_duration, last_success;
     struct tallies total, last;
@@ -346,8 +345,6 @@ static int reload(struct daemon *dm, bool force, bool stat_only)
              rs.n == 1 ? "" : "s", rs.hash);
     rules_free(&dm->rules);
     dm->rules = rs;
-    free(dm->query_err_logged);
-    dm->query_err_logged = xcalloc(rs.n ? rs.n : 1, sizeof(bool));
     dm->reload_success = 1;
     dm->last_reload_ok = wall_now();
     dm->reloads_ok++;
@@ -392,12 +389,14 @@ static void run_cycle(struct daemon *dm)
         struct rule_eval *re = rule_eval_get(dm, dm->rules.rules[i].name);
         re->failed = failed;
         re->errors += failed ? 1 : 0;
+        char key[160];
+        snprintf(key, sizeof(key), "rule evaluation %s", dm->rules.rules[i].name);
         if (failed)
-            log_once(&dm->query_err_logged[i], LOG_ERROR,
+            log_cond(key, LOG_ERROR,
                      "rule '%s' could not be evaluated, its workloads are kept: %s",
                      dm->rules.rules[i].name, data[i].errmsg);
         else
-            dm->query_err_logged[i] = false;
+            log_cond_clear(key);
     }
 
     struct decisions d = {0};
@@ -479,7 +478,6 @@ int daemon_run(const struct daemon_cfg *cfg)
 
     if (reload(&dm, true, false) != 1) {
         log_error("cannot start: rules file '%s' did not load", cfg->rules_file);
-        free(dm.query_err_logged);
         pthread_mutex_destroy(&dm.mu);
         return 1;
     }
@@ -553,7 +551,6 @@ out:
     tallies_free(&dm.last);
     idle_free(&dm);
     rule_evals_free(&dm);
-    free(dm.query_err_logged);
     free(dm.snapshot);
     pthread_mutex_destroy(&dm.mu);
     return status;

@@ -86,6 +86,14 @@ void coll_scrape(const struct coll_cfg *cfg, struct expo *e);
 const struct gpu_list *coll_gpus(struct coll_ctx *ctx, char *err, size_t errlen);
 
 /*
+ * Whether discovery proved that no GPU is here for a collector to read: no amdgpu device, no
+ * broken card, and bus/pci/devices was listed (so the absence is known, not assumed). A
+ * collector then succeeds with nothing to report; the devices collector says whether the
+ * node has no AMD GPU at all or one that amdgpu does not serve.
+ */
+bool coll_no_gpu(const struct gpu_list *l);
+
+/*
  * The parsed gpu_metrics blob of GPU `i` of coll_gpus(), read and parsed at most once per
  * scrape (two collectors use it). NULL when the file is absent or was rejected; a rejected
  * blob is reported once as a source error of the collector that read it first.

@@ -94,8 +94,6 @@ static int query(int fd, struct amdgpu_sample *s)
     return 0;
 }
 
-static _Atomic bool reported_unavailable;
-
 static int amdgpu_update(struct coll_ctx *ctx, char *err, size_t errlen)
 {
     const struct gpu_list *l = coll_gpus(ctx, err, errlen);
@@ -125,12 +123,15 @@ static int amdgpu_update(struct coll_ctx *ctx, char *err, size_t errlen)
         }
         close(fd);
     }
+    if (opened == 0 && coll_no_gpu(l))
+        return COLL_OK; /* nothing to open on a node without a served AMD GPU */
     if (opened == 0) {
         snprintf(err, errlen, "%s", first_err[0] ? first_err : "no amdgpu render node");
-        log_once(&reported_unavailable, LOG_INFO,
+        log_cond("collector amdgpu unavailable", LOG_INFO,
                  "amdgpu ioctl collector unavailable: %s (sysfs values are still reported)", err);
         return COLL_NO_DATA;
     }
+    log_cond_clear("collector amdgpu unavailable");
     return COLL_OK;
 }
 

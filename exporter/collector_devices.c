@@ -61,6 +61,35 @@ static void hwmon(struct coll_ctx *ctx, const struct gpu *g)
                  NULL);
 }
 
+/*
+ * What discovery found on the node as a whole: the counts are published even when they are 0
+ * (a node without an AMD GPU says so rather than going silent), and each AMD GPU that amdgpu
+ * does not serve is named. Without a listing of bus/pci/devices there is no unserved series:
+ * the exporter does not know, and does not say 0.
+ */
+static void discovery(struct coll_ctx *ctx, const struct gpu_list *l)
+{
+    int parts = 0;
+    for (size_t i = 0; i < l->n; i++)
+        parts += l->v[i].npart;
+    expo_add(ctx->e, M("gpus_discovered"), EXPO_GAUGE,
+             "amdgpu devices found (DRM cards driven by amdgpu); 0 on a node without one.",
+             (double)l->n, NULL);
+    expo_add(ctx->e, M("partitions_discovered"), EXPO_GAUGE,
+             "Compute partitions of the amdgpu devices found; 0 on a node without one.",
+             parts, NULL);
+    if (!l->pci_known)
+        return;
+    for (size_t i = 0; i < l->nunserved; i++) {
+        const struct gpu_unserved *u = &l->unserved[i];
+        expo_add(ctx->e, M("gpu_unserved"), EXPO_GAUGE,
+                 "An AMD GPU on the PCI bus that amdgpu does not serve (no DRM device): the "
+                 "driver is not loaded, not bound (driver label: what is bound, if anything) "
+                 "or its probe failed.",
+                 1, "gpu", u->pci, "pci_id", u->pci_id, "driver", u->driver, NULL);
+    }
+}
+
 static int devices_update(struct coll_ctx *ctx, char *err, size_t errlen)
 {
     const struct gpu_list *l = coll_gpus(ctx, err, errlen);
@@ -103,8 +132,12 @@ static int devices_update(struct coll_ctx *ctx, char *err, size_t errlen)
         }
         hwmon(ctx, g);
     }
-    if (l->n == 0 && l->nproblems == 0) {
-        snprintf(err, errlen, "no amdgpu device under '%s/class/drm'", ctx->cfg->sysfs);
+    discovery(ctx, l);
+    if (l->n == 0 && l->nproblems == 0 && !l->pci_known) {
+        /* class/drm has no amdgpu device and bus/pci/devices could not be listed: whether
+         * this node should have GPUs is unknown, which is not a success. */
+        snprintf(err, errlen, "no amdgpu device under '%s/class/drm', and '%s/bus/pci/devices' "
+                 "cannot be listed", ctx->cfg->sysfs, ctx->cfg->sysfs);
         return COLL_NO_DATA;
     }
     return COLL_OK;

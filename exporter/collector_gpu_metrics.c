@@ -161,7 +161,7 @@ static int gpu_metrics_update(struct coll_ctx *ctx, char *err, size_t errlen)
             }
         }
     }
-    if (found == 0 && ctx->errors == 0) {
+    if (found == 0 && ctx->errors == 0 && !coll_no_gpu(l)) {
         snprintf(err, errlen, "no readable gpu_metrics file");
         return COLL_NO_DATA;
     }

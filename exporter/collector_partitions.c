@@ -332,7 +332,7 @@ static int partitions_update(struct coll_ctx *ctx, char *err, size_t errlen)
                  "amdgpu XCP render nodes with no KFD topology node: spare nodes the driver "
                  "creates whatever the partition mode, not partitions.",
                  l->spare_nodes, NULL);
-    if (l->n == 0) {
+    if (l->n == 0 && !coll_no_gpu(l)) {
         snprintf(err, errlen, "no amdgpu device");
         return COLL_NO_DATA;
     }
