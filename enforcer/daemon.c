@@ -392,8 +392,7 @@ static void run_cycle(struct daemon *dm)
         char key[160];
         snprintf(key, sizeof(key), "rule evaluation %s", dm->rules.rules[i].name);
         if (failed)
-            log_cond(key, LOG_ERROR,
-                     "rule '%s' could not be evaluated, its workloads are kept: %s",
+            log_cond(key, LOG_ERROR, "rule '%s' could not be evaluated, its workloads are kept: %s",
                      dm->rules.rules[i].name, data[i].errmsg);
         else
             log_cond_clear(key);

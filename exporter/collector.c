@@ -147,8 +147,11 @@ static void log_discovery(const struct coll_cfg *cfg, const struct gpu_snap *s)
         int parts = 0;
         for (size_t i = 0; i < l->n; i++)
             parts += l->v[i].npart;
-        log_cond("gpu discovery", LOG_INFO, "found %zu amdgpu GPUs with %d partitions", l->n,
-                 parts);
+        log_cond("gpu discovery", LOG_INFO,
+                 "found %zu amdgpu GPUs with %d partitions, %zu AMD GPUs on the PCI bus not "
+                 "served by amdgpu%s",
+                 l->n, parts, l->nunserved,
+                 l->pci_known ? "" : " (unknown: the PCI bus cannot be listed)");
     }
     if (s->rc < 0)
         return; /* unknown: the GPUs said to be unserved are neither cleared nor restated */

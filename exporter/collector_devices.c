@@ -76,8 +76,8 @@ static void discovery(struct coll_ctx *ctx, const struct gpu_list *l)
              "amdgpu devices found (DRM cards driven by amdgpu); 0 on a node without one.",
              (double)l->n, NULL);
     expo_add(ctx->e, M("partitions_discovered"), EXPO_GAUGE,
-             "Compute partitions of the amdgpu devices found; 0 on a node without one.",
-             parts, NULL);
+             "Compute partitions of the amdgpu devices found; 0 on a node without one.", parts,
+             NULL);
     if (!l->pci_known)
         return;
     for (size_t i = 0; i < l->nunserved; i++) {
@@ -136,8 +136,10 @@ static int devices_update(struct coll_ctx *ctx, char *err, size_t errlen)
     if (l->n == 0 && l->nproblems == 0 && !l->pci_known) {
         /* class/drm has no amdgpu device and bus/pci/devices could not be listed: whether
          * this node should have GPUs is unknown, which is not a success. */
-        snprintf(err, errlen, "no amdgpu device under '%s/class/drm', and '%s/bus/pci/devices' "
-                 "cannot be listed", ctx->cfg->sysfs, ctx->cfg->sysfs);
+        snprintf(err, errlen,
+                 "no amdgpu device under '%s/class/drm', and '%s/bus/pci/devices' "
+                 "cannot be listed",
+                 ctx->cfg->sysfs, ctx->cfg->sysfs);
         return COLL_NO_DATA;
     }
     return COLL_OK;

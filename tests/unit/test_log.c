@@ -93,7 +93,7 @@ TEST(sweep_clears_only_unreported_keys_of_its_prefix)
     TEST_CHECK(log_cond_active("c devices: a") && log_cond_active("c devices: b"));
     capture_start();
     log_cond("c devices: a", LOG_WARN, "problem a"); /* repeats: debug, not shown */
-    log_cond_sweep("c devices: ");                  /* b was not reported again: cleared */
+    log_cond_sweep("c devices: ");                   /* b was not reported again: cleared */
     int cleared_b = capture_count("info", "cleared: problem b");
     capture_start();
     log_cond_sweep("c devices: ");
