@@ -235,7 +235,7 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
         ctx->gm_state = xcalloc(l->n, sizeof(*ctx->gm_state));
         ctx->gm_when = xcalloc(l->n, sizeof(*ctx->gm_when));
     }
-    if (ctx->gm_state[i] == 0) {
+    if (ctx->gm_state[i] == COLL_GPUM_NOT_READ) {
         /*
          * Newer kernels serve up to 128 KiB, read() to EOF and never with one stdio fread.
          * Every layout this parser knows is under 4 KiB, so 16 KiB on the stack is enough
@@ -246,7 +246,7 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
         ssize_t n = sysfs_read_bin(buf, sizeof(buf), "%s/gpu_metrics", l->v[i].devdir);
         char err[256];
         int rc;
-        ctx->gm_state[i] = -1;
+        ctx->gm_state[i] = COLL_GPUM_UNUSABLE;
         /* One GPU's table is that GPU's problem: the others are still reported. */
         if (n < 0) {
             if (errno != ENOENT)
@@ -255,7 +255,7 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
         } else if ((rc = gpum_parse(buf, (size_t)n, &ctx->gm[i], err, sizeof(err))) ==
                    GPUM_SKIPPED) {
             log_debug("skipped '%s/gpu_metrics': %s", l->v[i].devdir, err);
-            ctx->gm_state[i] = -2;
+            ctx->gm_state[i] = COLL_GPUM_SKIPPED;
         } else if (rc < 0) {
             coll_device_error(ctx, "gpu_metrics", "rejected '%s/gpu_metrics': %s", l->v[i].devdir,
                               err);
@@ -266,7 +266,7 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
                 ctx->gm[i].content_revision = buf[3];
             }
         } else {
-            ctx->gm_state[i] = 1;
+            ctx->gm_state[i] = COLL_GPUM_PARSED;
             const struct gpu_metrics *m = &ctx->gm[i];
             if (m->partial)
                 coll_device_error(ctx, "gpu_metrics",
@@ -276,13 +276,13 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
                                   m->structure_size);
         }
     }
-    return ctx->gm_state[i] == 1 ? &ctx->gm[i] : NULL;
+    return ctx->gm_state[i] == COLL_GPUM_PARSED ? &ctx->gm[i] : NULL;
 }
 
 bool coll_gpum_has_attr_table(struct coll_ctx *ctx, size_t i)
 {
     coll_gpum(ctx, i);
-    if (!ctx->gm || ctx->gm_state[i] == 0 || ctx->gm_state[i] == -2)
+    if (!ctx->gm || ctx->gm_state[i] == COLL_GPUM_NOT_READ || ctx->gm_state[i] == COLL_GPUM_SKIPPED)
         return false;
     const struct gpu_metrics *m = &ctx->gm[i];
     return m->format_revision == 1 && m->content_revision >= 9;
@@ -290,7 +290,8 @@ bool coll_gpum_has_attr_table(struct coll_ctx *ctx, size_t i)
 
 double coll_gpum_when(const struct coll_ctx *ctx, size_t i)
 {
-    return ctx->gm_when && ctx->gm_state && ctx->gm_state[i] != 0 ? ctx->gm_when[i] : 0;
+    return ctx->gm_when && ctx->gm_state && ctx->gm_state[i] != COLL_GPUM_NOT_READ ? ctx->gm_when[i]
+                                                                                   : 0;
 }
 
 double coll_busy(struct coll_ctx *ctx, size_t i)

@@ -31,6 +31,14 @@ struct coll_cfg {
     bool per_process;           /* --collector.ownership.per-process: add pid series */
 };
 
+/* What coll_gpum found for one GPU in this scrape. */
+enum coll_gpum_state {
+    COLL_GPUM_NOT_READ = 0, /* not asked for yet (zeroed allocation) */
+    COLL_GPUM_PARSED,       /* parsed: coll_gpum returns it */
+    COLL_GPUM_UNUSABLE,     /* absent, unreadable or rejected */
+    COLL_GPUM_SKIPPED,      /* a layout recognised and skipped on purpose (APU, pre-v1_3) */
+};
+
 /* Per-scrape state handed to every collector. */
 struct coll_ctx {
     const struct coll_cfg *cfg;
@@ -42,11 +50,11 @@ struct coll_ctx {
         int count;
     } src_err[16]; /* per source kind, emitted after the collector runs */
     int nsrc_err;
-    struct gpu_snap *snap;  /* the GPU discovery this scrape uses (shared, refcounted) */
-    struct gpu_metrics *gm; /* per GPU, parsed on first use */
-    signed char *gm_state;  /* per GPU: 0 not read, 1 parsed, -1 absent/rejected, -2 skipped */
-    double *gm_when;        /* per GPU: monotonic time its gpu_metrics was read */
-    double *busy;           /* per GPU gpu_busy_percent as a ratio: -1 not read, NaN absent */
+    struct gpu_snap *snap;          /* the GPU discovery this scrape uses (shared, refcounted) */
+    struct gpu_metrics *gm;         /* per GPU, parsed on first use */
+    enum coll_gpum_state *gm_state; /* per GPU */
+    double *gm_when;                /* per GPU: monotonic time its gpu_metrics was read */
+    double *busy; /* per GPU gpu_busy_percent as a ratio: -1 not read, NaN absent */
 };
 
 /* Return codes of update(): data collected, failure, or nothing to collect here. */

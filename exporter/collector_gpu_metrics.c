@@ -103,7 +103,7 @@ static int gpu_metrics_update(struct coll_ctx *ctx, char *err, size_t errlen)
         const struct gpu_metrics *m = coll_gpum(ctx, i);
         if (!m) {
             /* An APU or pre-v1_3 table was recognised and skipped on purpose (debug log). */
-            if (ctx->gm_state && ctx->gm_state[i] == -2)
+            if (ctx->gm_state && ctx->gm_state[i] == COLL_GPUM_SKIPPED)
                 found++;
             continue;
         }
