@@ -362,9 +362,7 @@ static void source_problem(struct coll_ctx *ctx, bool fails, const char *source,
 void coll_scrape(const struct coll_cfg *cfg, struct expo *e)
 {
     struct coll_ctx ctx = {.cfg = cfg, .e = e};
-    expo_add(e, METRIC_PREFIX "exporter_build_info", EXPO_GAUGE,
-             "A metric with a constant '1' value labelled by the version of gpureclaim-exporter.",
-             1, "version", GPURECLAIM_VERSION, NULL);
+    expo_put(e, MX(EXPORTER_BUILD_INFO), 1, "version", GPURECLAIM_VERSION, NULL);
     for (size_t i = 0; i < NCOLL; i++) {
         if (!is_enabled(i))
             continue;
@@ -388,16 +386,10 @@ void coll_scrape(const struct coll_cfg *cfg, struct expo *e)
         snprintf(key, sizeof(key), "collector %s: ", c->name);
         log_cond_sweep(key);
         for (int k = 0; k < ctx.nsrc_err; k++)
-            expo_add(e, METRIC_PREFIX "scrape_source_errors", EXPO_GAUGE,
-                     "Sources (files of one kind) that could not be read or parsed in this "
-                     "scrape; details in the log.",
-                     ctx.src_err[k].count, "collector", c->name, "source", ctx.src_err[k].source,
-                     NULL);
-        expo_add(e, METRIC_PREFIX "scrape_collector_duration_seconds", EXPO_GAUGE,
-                 "Duration of a collector scrape.", dt, "collector", c->name, NULL);
-        expo_add(e, METRIC_PREFIX "scrape_collector_success", EXPO_GAUGE,
-                 "Whether a collector succeeded (1) or met an error or found nothing to read (0).",
-                 ok ? 1 : 0, "collector", c->name, NULL);
+            expo_put(e, MX(SCRAPE_SOURCE_ERRORS), ctx.src_err[k].count, "collector", c->name,
+                     "source", ctx.src_err[k].source, NULL);
+        expo_put(e, MX(SCRAPE_COLLECTOR_DURATION_SECONDS), dt, "collector", c->name, NULL);
+        expo_put(e, MX(SCRAPE_COLLECTOR_SUCCESS), ok ? 1 : 0, "collector", c->name, NULL);
     }
     coll_ctx_release(&ctx);
 }

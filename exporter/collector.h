@@ -16,8 +16,7 @@
 #include "expo.h"
 #include "gpu.h"
 #include "gpu_metrics.h"
-
-#define METRIC_PREFIX "gpureclaim_"
+#include "metrics.h"
 
 /* Configuration shared by all collectors; read-only once the exporter runs. */
 struct coll_cfg {

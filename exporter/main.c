@@ -127,6 +127,9 @@ static int render_metrics(void *arg, struct sbuf *out)
                  "duplicate samples dropped from a scrape (a collector bug)");
         log_debug("%zu duplicate samples dropped from this scrape", expo_duplicates(e));
     }
+    if (expo_conflicts(e))
+        log_cond("family conflicts", LOG_WARN,
+                 "samples whose HELP or TYPE disagree with their family's (a collector bug)");
     expo_free(e);
     return 0;
 }
