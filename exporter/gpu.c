@@ -458,7 +458,8 @@ int gpu_discover(const char *sysfs, struct gpu_list *out, char *err, size_t errl
         gpu_list_free(out);
         return -1;
     }
-    qsort(out->unserved, out->nunserved, sizeof(*out->unserved), cmp_unserved);
+    if (out->nunserved > 1) /* qsort of a NULL array is undefined even for 0 elements */
+        qsort(out->unserved, out->nunserved, sizeof(*out->unserved), cmp_unserved);
 
     for (size_t i = 0; i < out->n; i++) {
         const struct node *c = nodes_by_num(&cards, out->v[i].card);
@@ -492,7 +493,8 @@ int gpu_discover(const char *sysfs, struct gpu_list *out, char *err, size_t errl
         if (!gpu_find_render(out, renders.v[i].num, &g, &p))
             out->spare_nodes++;
     }
-    qsort(out->v, out->n, sizeof(*out->v), cmp_gpu);
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof(*out->v), cmp_gpu);
     free(cards.v);
     free(renders.v);
     return 0;
