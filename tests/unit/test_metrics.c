@@ -30,7 +30,7 @@ TEST(every_id_is_declared_and_well_named)
         TEST_CHECK(strncmp(f->name, "gpureclaim_", 11) == 0);
         for (const char *p = f->name; *p; p++)
             TEST_CHECK(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '_');
-        /* Counters and only counters end in _total (naming.md). */
+        /* Counters and only counters end in _total (Prometheus naming conventions). */
         TEST_CHECK((f->type == EXPO_COUNTER) == ends_with(f->name, "_total"));
         /* The renderer escapes \ and newline in HELP; the table needs neither, so the HELP
          * line of the output is the declaration verbatim (compared below). */
