@@ -98,7 +98,6 @@ struct daemon {
     struct timespec mtime;
     off_t size;
     uint64_t tried_hash; /* content hash of the last load attempt (good or bad) */
-    bool file_missing_logged;
 
     double cycles_ok, cycles_err, cycle_duration, last_success;
     struct tallies total, last;
@@ -283,10 +282,15 @@ static int reload(struct daemon *dm, bool force, bool stat_only)
     const char *path = dm->cfg->rules_file;
     struct stat st;
     if (stat(path, &st) != 0) {
-        if (force || !dm->file_missing_logged)
+        int err = errno;
+        /* Once while it lasts; a reload that was asked for (start, SIGHUP) is answered even
+         * when the condition is already known. */
+        if (force && log_cond_active("rules file"))
             log_error("cannot stat rules file '%s': %s; keeping the rules in force", path,
-                      strerror(errno));
-        dm->file_missing_logged = true;
+                      strerror(err));
+        log_cond("rules file", LOG_ERROR,
+                 "cannot stat rules file '%s': %s; keeping the rules in force", path,
+                 strerror(err));
         dm->file_seen = false;
         dm->tried_hash = 0; /* a file that comes back, even unchanged, is judged again */
         if (dm->reload_success != 0) {
@@ -295,7 +299,7 @@ static int reload(struct daemon *dm, bool force, bool stat_only)
         }
         return -1;
     }
-    dm->file_missing_logged = false;
+    log_cond_clear("rules file");
     bool same_stat = dm->file_seen && st.st_mtim.tv_sec == dm->mtime.tv_sec &&
                      st.st_mtim.tv_nsec == dm->mtime.tv_nsec && st.st_size == dm->size;
     if (!force && stat_only && same_stat)
