@@ -20,7 +20,7 @@ const struct expo_family mx_family[MX_COUNT] = {
     [MX_SCRAPE_COLLECTOR_SUCCESS] =
         {P "scrape_collector_success", EXPO_GAUGE,
          "Whether a collector succeeded (1) or met an error or found nothing to read "
-         "(0)."},
+         "(0); 1 with nothing to read on a node proven to have no served AMD GPU."},
     [MX_AMDGPU_DEVICE_INFO] =
         {P "amdgpu_device_info", EXPO_GAUGE,
          "Device identity as the amdgpu driver reports it through the INFO ioctl."},
