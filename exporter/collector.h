@@ -85,10 +85,12 @@ void coll_ctx_release(struct coll_ctx *ctx);
 void coll_scrape(const struct coll_cfg *cfg, struct expo *e);
 
 /*
- * The GPUs of this scrape, or NULL with a message in err when class/drm is unreadable.
- * Discovery walks every DRM node and KFD node, so it is shared between scrapes and redone
- * after --collector.gpu.rediscover-interval or as soon as KFD's topology generation_id
- * changes (a partition mode change renumbers the nodes).
+ * The GPUs of this scrape, or NULL with a message in err when discovery cannot tell whether
+ * the node has any (see gpu_discover: an absent class/drm with a listed PCI bus is a node
+ * without GPUs, not an error). Discovery walks every DRM node, the PCI bus and KFD topology,
+ * so it is shared between scrapes and redone after --gpu.rediscover-interval or as soon as
+ * KFD's topology generation_id changes (a partition mode change renumbers the nodes). What
+ * it found is logged once per change (log_cond), not per scrape.
  */
 const struct gpu_list *coll_gpus(struct coll_ctx *ctx, char *err, size_t errlen);
 
