@@ -117,12 +117,21 @@ struct rule {
     struct rule_notify notify;
 };
 
+struct kinds; /* kinds.h */
+
 struct ruleset {
     char *file;
     char *api_version;
     char hash[17]; /* FNV-1a 64 of the file content, hex */
     struct rule *rules;
     size_t n;
+    /* The workload kinds the Kubernetes backend acts on (kinds.h): the built-in rows plus the
+       file's `kinds:` section. Never NULL after a successful load. */
+    struct kinds *kinds;
+    /* Notes from loading that are not errors, "file:line:col: note: ..." (a user kind row
+       replacing a built-in one); `check` prints them, `run` may log them. */
+    char **notes;
+    size_t nnotes;
 };
 
 /* Error list: each entry is "file:line:col: message" (git style, no final full stop). */
@@ -167,8 +176,5 @@ const char *rules_action_name(enum rule_action a);
  * `table` is "rule-keys" or "queries". Returns 0, or -1 for an unknown table name.
  */
 int rules_schema_markdown(const char *table, void *out_file);
-
-/* Parse a Prometheus duration ("90s", "15m", "1h30m", "2d"); -1 on error. */
-int rules_parse_duration(const char *s, double *seconds);
 
 #endif
