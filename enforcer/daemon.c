@@ -428,9 +428,10 @@ static void run_cycle(struct daemon *dm)
      */
     if (dm->cfg->act && got_stop)
         log_info("stopping: no notice or action in this cycle");
-    else if (dm->cfg->act && lease_is_leader(dm->cfg->lease))
+    else if (dm->cfg->act && lease_is_leader(dm->cfg->lease)) {
+        act_set_kinds(dm->cfg->act, dm->rules.kinds); /* the table of the rules in force */
         act_cycle(dm->cfg->act, &d, now);
-    else if (dm->cfg->act)
+    } else if (dm->cfg->act)
         log_debug("not the leader: %zu decisions evaluated, no notice or action", d.n);
     decisions_free(&d);
     fetch_free(data, n);
