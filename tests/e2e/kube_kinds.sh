@@ -93,6 +93,21 @@ assert plan["alice-0"]["target"] == "annotate Notebook nb/alice kubeflow-resourc
 assert "cannot be reclaimed" in plan["chat-predictor-8b9c-r4t5y"]["target_kept"]
 PY
 
+# --- explain: the same answer for one workload, only its own objects read -----------------
+from=$(lines)
+# shellcheck disable=SC2086
+"$ENF" explain --rules.file="$RULES" --prometheus.url="$PURL" --at=$T0 $KFLAGS \
+    --workload='namespace="nb",pod="alice-0"' >"$TMP/explain.out" 2>/dev/null
+check explain-exit-0 test $? = 0
+check explain-would grep -q '^  would: annotate Notebook nb/alice kubeflow-resource-stopped$' \
+    "$TMP/explain.out"
+check explain-reads-only-its-chain test "$(transcript "$from" | grep -c '/namespaces/' |
+    tr -d ' ')" = 3
+"$ENF" explain --rules.file="$RULES" --prometheus.url="$PURL" --at=$T0 $KFLAGS \
+    --workload='namespace="aim"' >"$TMP/explain-aim.out" 2>/dev/null
+check explain-kept grep -q "^  would do nothing: kept: AIMService aim/chat cannot be reclaimed" \
+    "$TMP/explain-aim.out"
+
 # --- plan without the permission to read an owner: says so, acts on nothing below it ------
 echo 'GET /apis/kubeflow.org/v1/namespaces/nb/notebooks/alice=403' >"$TMP/faults"
 sleep 1 # the faults file is re-read when its mtime changes
