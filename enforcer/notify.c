@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "act.h"
+#include "file.h"
 #include "httpc.h"
 #include "log.h"
 #include "rfc3339.h"
