@@ -90,7 +90,7 @@ check plan-json-target python3 - "$TMP/plan.json" <<'PY'
 import json, sys
 plan = {d["workload"]["pod"]: d for d in json.load(open(sys.argv[1]))}
 assert plan["alice-0"]["target"] == "annotate Notebook nb/alice kubeflow-resource-stopped", plan["alice-0"]
-assert "cannot be reclaimed" in plan["chat-predictor-8b9c-r4t5y"]["target_kept"]
+assert "cannot be reclaimed" in plan["chat-predictor-8b9c-r4t5y"]["targetKept"]
 PY
 
 # --- explain: the same answer for one workload, only its own objects read -----------------
