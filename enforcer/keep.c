@@ -64,8 +64,8 @@ static void keep_sentence(const struct keep_request *rq, double max, const char 
         v->msg[0] = '\0';
         break;
     case KEEP_HONOURED:
-        snprintf(v->msg, sizeof(v->msg), "kept until %s at the owner's request (%s on %s)%s",
-                 until, KEEP_ANN_UNTIL, where, passed);
+        snprintf(v->msg, sizeof(v->msg), "kept until %s at the owner's request (%s on %s)%s", until,
+                 KEEP_ANN_UNTIL, where, passed);
         break;
     case KEEP_CAPPED:
         snprintf(v->msg, sizeof(v->msg),
