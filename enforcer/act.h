@@ -81,7 +81,11 @@ const char *act_result_name(enum act_result r);
 
 struct act_obj {
     char *api_version, *kind, *ns, *name, *uid; /* never NULL once resolved ("" if unknown) */
+    char *keep_until; /* its gpureclaim.io/keep-until annotation (keep.h), or NULL */
 };
+
+/* Written by `restore` on the object it brought back: when it did (RFC 3339). */
+#define ACT_RESTORED_AT_KEY "gpureclaim.io/restored-at"
 
 /* The live object behind a decision and its owner chain. */
 struct act_target {
@@ -93,8 +97,13 @@ struct act_target {
     bool terminating;  /* deletion under way */
     double created;    /* Unix time [0] was created (pod creationTimestamp, container
                           Created); NaN when unreadable, which counts as too young */
+    double restarted;  /* the latest gpureclaim.io/restored-at on the chain: the workload was
+                          brought back then, and its idle window must lie after it. NaN: none;
+                          +Inf: unreadable, which counts as too young like `created` */
     char *notice;      /* the notice annotation found on the root owner (JSON), or NULL: how a
                           replica that becomes the leader learns of a notice another gave */
+    char *restore_hint; /* how to bring the workload back after the action, for the notice,
+                           the action's Event and audit line ("" or NULL: nothing to say) */
     void *priv;        /* backend data, released by target_free */
 };
 
