@@ -91,20 +91,20 @@ struct act_obj {
 struct act_target {
     struct act_obj chain[ACT_CHAIN_MAX]; /* [0] the pod or container, [nchain-1] root owner */
     size_t nchain;
-    bool exempt;       /* gpureclaim.io/exempt=true somewhere in the chain */
-    bool out_of_scope; /* lacks the backend's scope label (--runtime.scope-label) */
-    bool running;      /* the pod or container is still running */
-    bool terminating;  /* deletion under way */
-    double created;    /* Unix time [0] was created (pod creationTimestamp, container
-                          Created); NaN when unreadable, which counts as too young */
-    double restarted;  /* the latest gpureclaim.io/restored-at on the chain: the workload was
-                          brought back then, and its idle window must lie after it. NaN: none;
-                          +Inf: unreadable, which counts as too young like `created` */
-    char *notice;      /* the notice annotation found on the root owner (JSON), or NULL: how a
-                          replica that becomes the leader learns of a notice another gave */
+    bool exempt;        /* gpureclaim.io/exempt=true somewhere in the chain */
+    bool out_of_scope;  /* lacks the backend's scope label (--runtime.scope-label) */
+    bool running;       /* the pod or container is still running */
+    bool terminating;   /* deletion under way */
+    double created;     /* Unix time [0] was created (pod creationTimestamp, container
+                           Created); NaN when unreadable, which counts as too young */
+    double restarted;   /* the latest gpureclaim.io/restored-at on the chain: the workload was
+                           brought back then, and its idle window must lie after it. NaN: none;
+                           +Inf: unreadable, which counts as too young like `created` */
+    char *notice;       /* the notice annotation found on the root owner (JSON), or NULL: how a
+                           replica that becomes the leader learns of a notice another gave */
     char *restore_hint; /* how to bring the workload back after the action, for the notice,
                            the action's Event and audit line ("" or NULL: nothing to say) */
-    void *priv;        /* backend data, released by target_free */
+    void *priv;         /* backend data, released by target_free */
 };
 
 /* What a notice says: the planned time, and the text for events and annotations. */
@@ -193,6 +193,15 @@ void act_metrics(const struct act *a, struct expo *e);
 
 /* The ledger, read-only, for tests and `explain`. */
 const struct ledger *act_ledger(const struct act *a);
+
+/*
+ * The owner's keep-until on the chain of `t` under rule `r` (keep.h), the maximum counted
+ * from `from` (the notice; now when there is none yet): for the engine and for `plan` and
+ * `explain`. v->where is NULL (the message names the object).
+ */
+struct keep_verdict;
+void act_keep_verdict(const struct rule *r, const struct act_target *t, double from, double now,
+                      struct keep_verdict *v);
 
 /* A comma-separated namespace list contains `ns`. */
 bool act_ns_in_list(const char *list, const char *ns);

@@ -19,14 +19,19 @@
 #include <string.h>
 
 #include "act.h"
+#include "keep.h"
 #include "kube.h"
 #include "log.h"
+#include "restore.h"
 #include "rfc3339.h"
 #include "util.h"
 
 struct act_kube {
     struct act_backend base; /* first: the engine holds a pointer to it */
     struct kube *k;
+    /* What the last successful action did, for the record written after it (act_kube_record):
+       `restore` undoes the action from that record on the object. */
+    struct restore_record last;
 };
 
 static struct act_kube *act_kube_of(struct act_backend *b)
@@ -77,6 +82,24 @@ static void act_kube_target_free(struct act_backend *b, struct act_target *t)
     act_target_clear(t);
 }
 
+/* How the owner brings the workload back after `action` on `root` (restore.h). */
+static char *act_kube_hint(enum rule_action action, const struct act_obj *root, bool kueue)
+{
+    switch (action) {
+    case ACTION_SCALE_TO_ZERO:
+        return restore_hint(KIND_SCALE, root->kind, root->ns, root->name, NULL, NULL);
+    case ACTION_SUSPEND:
+        if (kueue) /* Kueue owns spec.suspend: the Workload is deactivated instead */
+            return xasprintf("to bring it back: set spec.active to true on the Kueue Workload "
+                             "of %s %s/%s",
+                             root->kind, root->ns, root->name);
+        return restore_hint(KIND_PATCH, root->kind, root->ns, root->name, NULL,
+                            "{\"spec\":{\"suspend\":false}}");
+    default:
+        return NULL; /* deleted or evicted: nothing to bring back from */
+    }
+}
+
 static enum act_result act_kube_resolve(struct act_backend *b, const struct decision_rec *d,
                                         struct act_target *t, char *err, size_t errlen)
 {
@@ -102,13 +125,27 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
         return r == KUBE_OK ? ACT_ERROR : act_kube_map(r);
     }
     memset(t, 0, sizeof(*t));
+    t->restarted = NAN;
     for (size_t i = 0; i < chain->n; i++) {
         const struct kube_obj *o = &chain->obj[i];
-        t->chain[i] = (struct act_obj){act_kube_dup(o->ref.api_version), act_kube_dup(o->ref.kind),
+        const char *keep = kube_annotation(o, KEEP_ANN_UNTIL);
+        t->chain[i] = (struct act_obj){act_kube_dup(o->ref.api_version),
+                                       act_kube_dup(o->ref.kind),
                                        act_kube_dup(o->ref.ns ? o->ref.ns : ns),
-                                       act_kube_dup(o->ref.name), act_kube_dup(o->ref.uid)};
+                                       act_kube_dup(o->ref.name),
+                                       act_kube_dup(o->ref.uid),
+                                       keep ? xstrdup(keep) : NULL};
         t->exempt |= act_kube_exempt(o);
         t->terminating |= o->deletion_timestamp != NULL;
+        /* Brought back by `restore`: the latest time counts; one that cannot be read counts
+           as a restart that cannot be ruled out (act_young keeps it). */
+        const char *restored = kube_annotation(o, ACT_RESTORED_AT_KEY);
+        double at;
+        char rerr[128];
+        if (restored && rfc3339_parse(restored, &at, rerr, sizeof(rerr)) < 0)
+            at = INFINITY;
+        if (restored && !(t->restarted >= at))
+            t->restarted = at;
     }
     t->nchain = chain->n;
     t->running = chain->obj[0].phase && strcmp(chain->obj[0].phase, "Running") == 0;
@@ -120,6 +157,7 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
     const char *notice = kube_annotation(&chain->obj[chain->n - 1], KUBE_ANN_NOTICE);
     t->notice = notice && *notice ? xstrdup(notice) : NULL;
     t->priv = chain;
+    t->restore_hint = act_kube_hint(d->rule->action, &t->chain[chain->n - 1], chain->kueue);
     return ACT_OK;
 }
 
@@ -145,12 +183,24 @@ static enum act_result act_kube_notice(struct act_backend *b, const struct act_t
     return ACT_OK;
 }
 
+/*
+ * actedAt on the notice, and with it the `acted` record of the action this backend just made
+ * on that very object (restore.h): how to undo it, and what the object looked like after it,
+ * so that `restore` can tell a change made since.
+ */
 static enum act_result act_kube_record(struct act_backend *b, const struct act_target *t,
                                        const struct act_notice *n, char *err, size_t errlen)
 {
     struct act_kube *ak = act_kube_of(b);
     struct kube_ref root = act_kube_ref(&t->chain[t->nchain - 1]);
-    return act_kube_map(kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, n->annotation, err, errlen));
+    char *with = NULL;
+    if (ak->last.method != KIND_NONE && ak->last.uid && strcmp(ak->last.uid, root.uid) == 0)
+        with = restore_record_add(n->annotation, &ak->last);
+    restore_record_free(&ak->last);
+    enum kube_result r =
+        kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, with ? with : n->annotation, err, errlen);
+    free(with);
+    return act_kube_map(r);
 }
 
 static enum act_result act_kube_withdraw(struct act_backend *b, const struct ledger_entry *e,
@@ -187,6 +237,7 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
     struct kube_ref root = act_kube_ref(&t->chain[t->nchain - 1]);
     const struct act_obj *pod = &t->chain[0];
     enum kube_result r;
+    restore_record_free(&ak->last);
     int64_t previous = 0;
     const char *what;
     switch (action) {
@@ -220,11 +271,23 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
        when the action was refused before any request. */
     *api_status = kube_last_status(ak->k);
     if (r == KUBE_OK) {
-        char *msg = action == ACTION_SCALE_TO_ZERO
-                        ? xasprintf("idle GPU reclaimed: scaled from %lld to 0 replicas "
-                                    "(previous count in annotation %s)",
-                                    (long long)previous, KUBE_ANN_REPLICAS_BEFORE)
-                        : xasprintf("idle GPU reclaimed: %s", rules_action_name(action));
+        /* What undoing needs; nothing when there is nothing to undo (already at 0 before, a
+           delete, an eviction) or the object changed is not the root (a Kueue Workload). */
+        if (action == ACTION_SCALE_TO_ZERO && previous > 0)
+            ak->last = (struct restore_record){
+                .method = KIND_SCALE, .uid = xstrdup(root.uid), .replicas_before = previous};
+        else if (action == ACTION_SUSPEND && !chain->kueue)
+            ak->last = (struct restore_record){.method = KIND_PATCH,
+                                               .uid = xstrdup(root.uid),
+                                               .undo = xstrdup("{\"spec\":{\"suspend\":false}}")};
+        char *done = action == ACTION_SCALE_TO_ZERO
+                         ? xasprintf("idle GPU reclaimed: scaled from %lld to 0 replicas "
+                                     "(previous count in annotation %s)",
+                                     (long long)previous, KUBE_ANN_REPLICAS_BEFORE)
+                         : xasprintf("idle GPU reclaimed: %s", rules_action_name(action));
+        char *msg = t->restore_hint && *t->restore_hint ? xasprintf("%s; %s", done, t->restore_hint)
+                                                        : xstrdup(done);
+        free(done);
         char eerr[512] = "";
         /* an evicted pod's event goes to its root owner, which outlives it */
         enum kube_result er = kube_post_event(ak->k, &root, "IdleGPUReclaimed", msg, "Warning",
@@ -275,6 +338,7 @@ static void act_kube_free(struct act_backend *b)
 {
     struct act_kube *ak = act_kube_of(b);
     kube_free(ak->k);
+    restore_record_free(&ak->last);
     free(ak);
 }
 
