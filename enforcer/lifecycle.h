@@ -129,7 +129,8 @@ enum lc_state lc_state_of(const struct ledger_entry *e);
  * One transition. Facts that are costly to learn may be left at their defaults (object
  * unknown, not kept, not capped, confirmed): a step that needs the object says
  * LC_WHY_NEED_OBJECT, and `kept`, `capped` and `unconfirmed` only change a step whose answer
- * is LC_WHY_ACT, so the driver learns them only then and steps again. tests/unit/test_lifecycle.c checks both.
+ * is LC_WHY_ACT, so the driver learns them only then and steps again.
+ * tests/unit/test_lifecycle.c checks both.
  */
 void lc_step(enum lc_state s, enum lc_decision d, const struct lc_facts *f, struct lc_step *out);
 

@@ -37,7 +37,7 @@
 #define _        -1              /* a fact that does not matter in this row */
 
 struct row {
-    unsigned states, decisions, objects, runs;        /* sets; 0: any */
+    unsigned states, decisions, objects, runs;              /* sets; 0: any */
     int due, young, kept, capped, unconfirmed, dry, leader; /* 0, 1, or _ */
     bool ext; /* with an entry, a continuous idle run of an idle or unknown decision first
                  extends the proof: the effects start with "extend persist" */
