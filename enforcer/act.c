@@ -686,6 +686,22 @@ static bool act_adopt(struct act *a, const struct decision_rec *d, const char *w
     return done;
 }
 
+double act_notice_noticed(const char *notice, const char *rule)
+{
+    char perr[160];
+    if (!notice)
+        return NAN;
+    json_object *o = jsonparse_strict(notice, strlen(notice), JSON_TOKENER_DEFAULT_DEPTH, "notice",
+                                      perr, sizeof(perr));
+    double t = NAN;
+    const char *r =
+        o && json_object_is_type(o, json_type_object) ? act_notice_str(o, "rule") : NULL;
+    if (r && strcmp(r, rule) == 0 && isnan(act_notice_time(o, "actedAt")))
+        t = act_notice_time(o, "noticedAt");
+    json_object_put(o);
+    return t;
+}
+
 /* The notice on the object (t->notice) is entry e's: same rule, object and time. */
 static bool act_notice_on_object(const struct act_target *t, const struct ledger_entry *e)
 {

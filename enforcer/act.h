@@ -203,6 +203,9 @@ struct keep_verdict;
 void act_keep_verdict(const struct rule *r, const struct act_target *t, double from, double now,
                       struct keep_verdict *v);
 
+/* The noticedAt of an open notice annotation of rule `rule` (not acted on); NaN otherwise. */
+double act_notice_noticed(const char *notice, const char *rule);
+
 /* A comma-separated namespace list contains `ns`. */
 bool act_ns_in_list(const char *list, const char *ns);
 

@@ -84,6 +84,10 @@ struct decision_rec {
                                several resources, the one with the most devices */
     double priority;        /* 0 when no priority query */
     bool dry_run;           /* rule (or global) dry run: report, do not act */
+    /* Not decide()'s: what the workload's objects say beyond the data, set by `plan` and
+       `explain` when they can read the Kubernetes API (the owner's keep-until, a restart),
+       and printed with the decision; "" otherwise. */
+    char note[400];
 };
 
 struct decisions {

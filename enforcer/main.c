@@ -28,6 +28,7 @@
 
 #include "act.h"
 #include "fetch.h"
+#include "keep.h"
 #include "daemon.h"
 #include "kube.h"
 #include "lease.h"
@@ -503,6 +504,84 @@ static void evaluate(struct promq *q, double at, struct evaluation *ev)
     ev->failures = promq_failures(q);
 }
 
+/* The Kubernetes API is given: --kube.api-url, or in a pod. */
+static bool kube_configured(void)
+{
+    return flag_str(F_KUBE_URL) || getenv("KUBERNETES_SERVICE_HOST");
+}
+
+/* A Kubernetes client from the --kube.* flags; NULL with the error printed. */
+static struct kube *make_kube(double timeout, const volatile sig_atomic_t *stop,
+                              struct lease *lease)
+{
+    char err[512];
+    struct kube_cfg kc = {.api_url = flag_str(F_KUBE_URL),
+                          .token_file = flags[F_KUBE_TOKEN].value,
+                          .ca_file = flag_str(F_KUBE_CA),
+                          .insecure = flag_bool(F_KUBE_INSECURE),
+                          .timeout = timeout,
+                          .allow_insecure_credentials = flag_bool(F_KUBE_INSECURE_CREDS),
+                          .stop = stop,
+                          .gate = lease ? lease_gate : NULL,
+                          .gate_arg = lease};
+    struct kube *k = kube_new(&kc, err, sizeof(err));
+    if (!k)
+        fprintf(stderr, "error: %s\n", err);
+    return k;
+}
+
+/*
+ * `plan` and `explain` with the Kubernetes API (the same --kube.* flags as `run`): what the
+ * objects of each `reclaim` decision of an acting rule say beyond the data, as the engine
+ * would read them: the owner's keep-until (its maximum counted from the notice on the object,
+ * or from now when there is none yet) and a restart that keeps the workload too young.
+ * Without the API nothing is noted. Read-only: only GETs.
+ */
+static int note_from_objects(struct decisions *ds, double at)
+{
+    if (!kube_configured())
+        return 0;
+    double timeout;
+    if (flag_duration(F_KUBE_TIMEOUT, &timeout))
+        return -1;
+    struct kube *k = make_kube(timeout, NULL, NULL);
+    if (!k)
+        return -1;
+    struct act_backend *b = act_kube_new(k);
+    for (size_t i = 0; i < ds->n; i++) {
+        struct decision_rec *d = &ds->v[i];
+        const struct rule *r = d->rule;
+        if (d->decision != DECISION_RECLAIM || r->action == ACTION_REPORT ||
+            r->action == ACTION_STOP)
+            continue;
+        struct act_target t = {0};
+        char err[512] = "";
+        enum act_result res = b->resolve(b, d, &t, err, sizeof(err));
+        if (res != ACT_OK) {
+            snprintf(d->note, sizeof(d->note), "objects not read (%s): %s", act_result_name(res),
+                     err);
+            continue;
+        }
+        struct keep_verdict v;
+        double from = act_notice_noticed(t.notice, r->name);
+        act_keep_verdict(r, &t, isnan(from) ? at : from, at, &v);
+        char restart[200] = "";
+        if (t.restarted > d->window_start) {
+            char when[48];
+            rfc3339_format(when, sizeof(when), t.restarted, RFC3339_SEC);
+            snprintf(restart, sizeof(restart),
+                     "restarted at %s, after the window start: kept as too young until a whole "
+                     "idle window after the restart",
+                     when);
+        }
+        snprintf(d->note, sizeof(d->note), "%s%s%s", v.msg, v.msg[0] && restart[0] ? "; " : "",
+                 restart);
+        b->target_free(b, &t);
+    }
+    b->free(b);
+    return 0;
+}
+
 /* Shared start of plan and explain: flags, rules, Prometheus client. */
 static int prepare(const char *cmd, struct evaluation *ev, struct promq **q, double *at)
 {
@@ -534,6 +613,11 @@ static int cmd_plan(void)
     }
     double t0 = mono_now();
     evaluate(q, at, &ev);
+    if (note_from_objects(&ev.decisions, at) != 0) {
+        evaluation_free(&ev);
+        promq_free(q);
+        return EXIT_USAGE;
+    }
     /* Only decisions are printed: the fetched series (with 100,000 workloads, a third of the
        memory) go before the output is built; evaluation_free then finds them empty. */
     fetch_free(ev.data, ev.rules.n);
@@ -591,6 +675,8 @@ static int cmd_explain(void)
         }
     }
     evaluate(q, at, &ev);
+    if (note_from_objects(&ev.decisions, at) != 0)
+        goto out;
     struct sbuf out = {0};
     size_t shown = report_render_explain(ev.data, ev.rules.n, &ev.decisions, &want, rule, &out);
     if (shown) {
@@ -683,19 +769,9 @@ static int make_act(bool dry_run, struct lease *lease, struct act **out)
         struct docker_cfg dcfg = {.socket = flag_str(F_RT_SOCKET), .timeout = 10};
         act_set_runtime(a, act_runtime_new(&dcfg, (int)(stop_timeout + 0.5), flag_str(F_RT_SCOPE)));
     }
-    if (flag_str(F_KUBE_URL) || getenv("KUBERNETES_SERVICE_HOST")) {
-        struct kube_cfg kc = {.api_url = flag_str(F_KUBE_URL),
-                              .token_file = flags[F_KUBE_TOKEN].value,
-                              .ca_file = flag_str(F_KUBE_CA),
-                              .insecure = flag_bool(F_KUBE_INSECURE),
-                              .timeout = kube_timeout,
-                              .allow_insecure_credentials = flag_bool(F_KUBE_INSECURE_CREDS),
-                              .stop = daemon_stop_flag(),
-                              .gate = lease ? lease_gate : NULL,
-                              .gate_arg = lease};
-        struct kube *k = kube_new(&kc, err, sizeof(err));
+    if (kube_configured()) {
+        struct kube *k = make_kube(kube_timeout, daemon_stop_flag(), lease);
         if (!k) {
-            fprintf(stderr, "error: %s\n", err);
             act_free(a);
             return -1;
         }

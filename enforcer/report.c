@@ -265,6 +265,15 @@ void report_render_table(const struct decisions *d, struct sbuf *out)
     if (dry)
         sbuf_puts(out, "; dry run: reported only");
     sbuf_putc(out, '\n');
+    /* What the objects say beyond the data (keep-until, a restart), one line per workload. */
+    for (size_t i = 0; i < d->n; i++) {
+        if (!d->v[i].note[0])
+            continue;
+        char *wl = format_workload(&d->v[i].identity);
+        sbuf_printf(out, "note: %s, rule '%s': %s\n", wl, d->v[i].rule ? d->v[i].rule->name : "-",
+                    d->v[i].note);
+        free(wl);
+    }
 
     for (size_t i = 0; i < nrows * NCOLS; i++)
         free(cells[i]);
@@ -320,6 +329,8 @@ static struct json_object *decision_json(const struct decision_rec *r)
     json_object_object_add(o, "resource",
                            r->resource[0] ? json_object_new_string(r->resource) : NULL);
     json_object_object_add(o, "dryRun", json_object_new_boolean(r->dry_run));
+    if (r->note[0])
+        json_object_object_add(o, "note", json_object_new_string(r->note));
     return o;
 }
 
@@ -704,6 +715,8 @@ static void explain_one(const struct rule_data *rd, const struct decision_rec *r
     sbuf_putc(out, '\n');
     if (r->detail[0])
         sbuf_printf(out, "  detail: %s\n", r->detail);
+    if (r->note[0])
+        sbuf_printf(out, "  note: %s\n", r->note);
     free(pts);
 }
 
