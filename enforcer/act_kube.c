@@ -20,6 +20,7 @@
 
 #include "act.h"
 #include "keep.h"
+#include "kinds.h"
 #include "kube.h"
 #include "log.h"
 #include "restore.h"
@@ -82,22 +83,52 @@ static void act_kube_target_free(struct act_backend *b, struct act_target *t)
     act_target_clear(t);
 }
 
-/* How the owner brings the workload back after `action` on `root` (restore.h). */
+/* How the owner brings the workload back after `action` on `root` (restore.h), by its way. */
 static char *act_kube_hint(enum rule_action action, const struct act_obj *root, bool kueue)
 {
-    switch (action) {
-    case ACTION_SCALE_TO_ZERO:
-        return restore_hint(KIND_SCALE, root->kind, root->ns, root->name, NULL, NULL);
-    case ACTION_SUSPEND:
-        if (kueue) /* Kueue owns spec.suspend: the Workload is deactivated instead */
-            return xasprintf("to bring it back: set spec.active to true on the Kueue Workload "
-                             "of %s %s/%s",
-                             root->kind, root->ns, root->name);
-        return restore_hint(KIND_PATCH, root->kind, root->ns, root->name, NULL,
-                            "{\"spec\":{\"suspend\":false}}");
+    if (kueue && action == ACTION_SUSPEND) /* Kueue owns spec.suspend: its Workload is used */
+        return xasprintf("to bring it back: set spec.active to true on the Kueue Workload of "
+                         "%s %s/%s",
+                         root->kind, root->ns, root->name);
+    const struct kind_def *def = kinds_find(NULL, root->api_version, root->kind);
+    if (!def || (size_t)action >= KINDS_NACTIONS)
+        return NULL;
+    const struct kind_way *w = &def->ways[action];
+    return restore_hint(w->method, root->kind, root->ns, root->name, w->key, w->unpatch);
+}
+
+/*
+ * Remember what a successful action on `root_uid` did by `way`, for the record written right
+ * after it (act_kube_record): the replicas before a scale, the undo patch, the stop annotation
+ * and the exact value written. Nothing when there is nothing to undo (no way back, already at
+ * 0 before).
+ */
+static void act_kube_note_acted(struct act_kube *ak, const struct kind_way *way,
+                                const char *root_uid, int64_t previous, const char *value)
+{
+    restore_record_free(&ak->last);
+    switch (way->method) {
+    case KIND_SCALE:
+        if (previous <= 0)
+            return;
+        ak->last.replicas_before = previous;
+        break;
+    case KIND_PATCH:
+        if (!way->unpatch)
+            return;
+        ak->last.undo = xstrdup(way->unpatch);
+        break;
+    case KIND_ANNOTATE:
+        if (!way->key || !value)
+            return;
+        ak->last.key = xstrdup(way->key);
+        ak->last.value = xstrdup(value);
+        break;
     default:
-        return NULL; /* deleted or evicted: nothing to bring back from */
+        return;
     }
+    ak->last.method = way->method;
+    ak->last.uid = xstrdup(root_uid);
 }
 
 static enum act_result act_kube_resolve(struct act_backend *b, const struct decision_rec *d,
@@ -202,8 +233,22 @@ static enum act_result act_kube_record(struct act_backend *b, const struct act_t
     struct act_kube *ak = act_kube_of(b);
     struct kube_ref root = act_kube_ref(&t->chain[t->nchain - 1]);
     char *with = NULL;
-    if (ak->last.method != KIND_NONE && ak->last.uid && strcmp(ak->last.uid, root.uid) == 0)
+    if (ak->last.method != KIND_NONE && ak->last.uid && strcmp(ak->last.uid, root.uid) == 0) {
+        /* The generation the action left: any later change of the spec moves it, our own
+           annotations do not. Unknown, the record has none and `restore` refuses the scale
+           and patch ways rather than guess. */
+        struct kube_obj now;
+        char gerr[256];
+        if (kube_get(ak->k, &root, &now, gerr, sizeof(gerr)) == KUBE_OK) {
+            ak->last.has_generation = now.generation > 0;
+            ak->last.generation = now.generation;
+            kube_obj_free(&now);
+        } else {
+            log_warn("cannot read %s '%s/%s' after the action: %s", root.kind, root.ns, root.name,
+                     gerr);
+        }
         with = restore_record_add(n->annotation, &ak->last);
+    }
     restore_record_free(&ak->last);
     enum kube_result r =
         kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, with ? with : n->annotation, err, errlen);
@@ -284,13 +329,13 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
     if (r == KUBE_OK) {
         /* What undoing needs; nothing when there is nothing to undo (already at 0 before, a
            delete, an eviction) or the object changed is not the root (a Kueue Workload). */
-        if (action == ACTION_SCALE_TO_ZERO && previous > 0)
-            ak->last = (struct restore_record){
-                .method = KIND_SCALE, .uid = xstrdup(root.uid), .replicas_before = previous};
+        static const struct kind_way scaled = {.method = KIND_SCALE};
+        static const struct kind_way suspended = {.method = KIND_PATCH,
+                                                  .unpatch = "{\"spec\":{\"suspend\":false}}"};
+        if (action == ACTION_SCALE_TO_ZERO)
+            act_kube_note_acted(ak, &scaled, root.uid, previous, NULL);
         else if (action == ACTION_SUSPEND && !chain->kueue)
-            ak->last = (struct restore_record){.method = KIND_PATCH,
-                                               .uid = xstrdup(root.uid),
-                                               .undo = xstrdup("{\"spec\":{\"suspend\":false}}")};
+            act_kube_note_acted(ak, &suspended, root.uid, 0, NULL);
         char *done = action == ACTION_SCALE_TO_ZERO
                          ? xasprintf("idle GPU reclaimed: scaled from %lld to 0 replicas "
                                      "(previous count in annotation %s)",
