@@ -9,15 +9,19 @@
 # restore refuses (exit 1, a sentence, no write) a spec changed since (generation), another
 # uid, a stop annotation removed (Kubeflow's Start) or changed, a never-reclaimed object, an
 # action without a record, and a second restore; --dry-run writes nothing; usage errors.
+# Then the whole way: `run` scales an idle Deployment to zero and records how on its notice,
+# `restore` brings it back, and the next `run`, whose idle series goes on under the same
+# labels, keeps it as too young (restarted) instead of reclaiming it again at once.
 . "$(dirname "$0")/../lib.sh"
 
 DATA=$TOP/tests/e2e/data/restore
 ENF=$BIN/gpureclaim-enforcer
 KUBE_FAKE=$(fake_bin fake_kube)
-require python3 curl "$ENF" "$KUBE_FAKE"
+require python3 curl "$ENF" "$KUBE_FAKE" "$(fake_bin fake_prom)"
 
-mkdir -p "$TMP/kube"
-python3 "$DATA/gen_objects.py" "$TMP/kube/objects.json"
+mkdir -p "$TMP/kube" "$TMP/flow"
+python3 "$DATA/gen_objects.py" "$TMP/kube/objects.json" "$TMP"
+PROM_FAKE=$(fake_bin fake_prom)
 echo 's3cret-token' >"$TMP/token"
 KLOG=$TMP/kube.requests
 : >"$KLOG"
@@ -127,5 +131,39 @@ restore badkind ml/gizmo/x
 check usage-unknown-kind grep -q "kind 'gizmo' is not in the workload kinds table" "$TMP/badkind.out"
 restore nsclash -n other ml/deployment/train
 check usage-namespace-clash grep -q "names namespace 'ml', --namespace says 'other'" "$TMP/nsclash.out"
+
+# --- the whole way: act, restore, not reclaimed again at once -----------------------------------
+start_fake_http "$TMP/prom.out" "$PROM_FAKE" 0 ok "$TMP/range.json" "$TMP/instant.json" ||
+    { fail prom-start "$(cat "$TMP/prom.out")"; exit 1; }
+PURL=$FAKE_URL
+: >"$TMP/flow.requests"
+start_fake_http "$TMP/kube2.out" "$KUBE_FAKE" --data "$TMP/flow" --log "$TMP/flow.requests" \
+    --token-file "$TMP/token" || { fail flow-start "$(cat "$TMP/kube2.out")"; exit 1; }
+KURL=$FAKE_URL
+KLOG=$TMP/flow.requests
+T0=1700000000
+run_once() { # LOG AT
+    "$ENF" run --once --no-dry-run --rules.file="$DATA/rules.yaml" --prometheus.url="$PURL" \
+        --at="$2" --state.file="$TMP/state.json" --audit.file="$TMP/flow-audit.jsonl" \
+        --kube.api-url="$KURL" --kube.token-file="$TMP/token" \
+        --kube.allow-insecure-credentials --enforce.max-actions-per-hour=0 >"$1" 2>&1
+}
+check flow-act run_once "$TMP/run1.log" $T0
+check flow-scaled test "$(get /apis/apps/v1/namespaces/flow/deployments/web 'o["spec"]["replicas"]')" = 0
+NOTICE="json.loads($ANN['gpureclaim.io/reclaim-notice'])"
+check flow-recorded test "$(get /apis/apps/v1/namespaces/flow/deployments/web "(lambda n: (n['acted']['way'], n['acted']['uid'], n['acted']['replicasBefore'], n['acted']['generation'] == o['metadata']['generation']))($NOTICE)" 2>&1)" = "('scale', 'w-dep', 2, True)"
+check flow-event-says-how grep -q 'gpureclaim-enforcer restore flow/Deployment/web' "$TMP/flow.requests"
+restore flowrestore flow/deployment/web
+check flow-restore-exit-0 test "$RC" = 0
+check flow-restored test "$(get /apis/apps/v1/namespaces/flow/deployments/web 'o["spec"]["replicas"]')" = 2
+from=$(lines)
+check flow-run-again run_once "$TMP/run2.log" $((T0 + 60))
+check flow-not-reclaimed-again test -z "$(writes "$from" | grep -v '/events ')"
+check flow-kept-restarted python3 -c '
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if any(l["event"] == "skipped" and l.get("result") == "too_young" and
+                  "restarted: Deployment web was brought back at" in l.get("message", "")
+                  for l in lines) else 1)' "$TMP/flow-audit.jsonl"
 
 finish

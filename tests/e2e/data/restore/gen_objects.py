@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Objects for tests/e2e/restore.sh, in the List shape fake_kube loads: each as the engine
 leaves it after an action (notice annotation with actedAt and the `acted` record, see
-enforcer/restore.h), or changed since by someone else. usage: gen_objects.py OUT.json"""
+enforcer/restore.h), or changed since by someone else; with DIR, also DIR/flow/objects.json
+and DIR/{range,instant}.json (fake_prom) for the act -> restore -> run flow.
+usage: gen_objects.py OUT.json [DIR]"""
 import json
 import sys
 
@@ -59,3 +61,40 @@ items = [
 ]
 json.dump({"apiVersion": "v1", "kind": "List", "items": items}, open(sys.argv[1], "w"),
           indent=1)
+
+# The flow of restore.sh's second part: namespace `flow`, pod web-7f-abcde under ReplicaSet
+# web-7f under Deployment web (2 replicas), idle (1 %) every 15 s from END - 1800 on.
+if len(sys.argv) > 2:
+    END = 1700000000
+    out = sys.argv[2]
+
+    def meta(name, uid, owner=None):
+        m = {"name": name, "namespace": "flow", "uid": uid,
+             "creationTimestamp": "2023-11-01T00:00:00Z"}
+        if owner:
+            m["ownerReferences"] = [dict(owner, controller=True)]
+        return m
+
+    flow = [
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta("web", "w-dep"),
+         "spec": {"replicas": 2}},
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+         "metadata": meta("web-7f", "w-rs", {"apiVersion": "apps/v1", "kind": "Deployment",
+                                             "name": "web", "uid": "w-dep"}),
+         "spec": {"replicas": 2}},
+        {"apiVersion": "v1", "kind": "Pod",
+         "metadata": meta("web-7f-abcde", "w-pod", {"apiVersion": "apps/v1",
+                                                    "kind": "ReplicaSet", "name": "web-7f",
+                                                    "uid": "w-rs"}),
+         "spec": {}, "status": {"phase": "Running"}},
+    ]
+    json.dump({"apiVersion": "v1", "kind": "List", "items": flow},
+              open(out + "/flow/objects.json", "w"), indent=1)
+    times = range(END - 1800, END + 1200 + 1, 15)
+    labels = {"namespace": "flow", "pod": "web-7f-abcde"}
+    json.dump({"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": labels, "values": [[t, "0.01"] for t in times]}]}},
+        open(out + "/range.json", "w"))
+    json.dump({"status": "success", "data": {"resultType": "vector", "result": [
+        {"metric": dict(labels, resource="amd.com/gpu"), "value": [END, "1"]}]}},
+        open(out + "/instant.json", "w"))
