@@ -98,15 +98,24 @@ static char *act_kube_hint(enum rule_action action, const struct act_obj *root, 
 }
 
 /*
- * Remember what a successful action on `root_uid` did by `way`, for the record written right
- * after it (act_kube_record): the replicas before a scale, the undo patch, the stop annotation
- * and the exact value written. Nothing when there is nothing to undo (no way back, already at
- * 0 before).
+ * Remember what a successful action on `root` (as read before it) did by `way`, for the record
+ * written right after it (act_kube_record): the replicas before a scale, the undo patch, the
+ * stop annotation and the exact value written, and the metadata.generation the action left.
+ * The action carried the resourceVersion read with `root`, so nothing changed in between: a
+ * scale from N > 0, or a stop patch on an object not yet stopped (`changed`), moved the
+ * generation by exactly one, and an annotation does not move it. Nothing is recorded when
+ * there is nothing to undo (no way back, already at 0 before).
  */
 static void act_kube_note_acted(struct act_kube *ak, const struct kind_way *way,
-                                const char *root_uid, int64_t previous, const char *value)
+                                const struct kube_obj *root, bool changed, int64_t previous,
+                                const char *value)
 {
+    const char *root_uid = root->ref.uid;
     restore_record_free(&ak->last);
+    if (root->generation > 0) {
+        ak->last.has_generation = true;
+        ak->last.generation = root->generation + (changed && way->method != KIND_ANNOTATE ? 1 : 0);
+    }
     switch (way->method) {
     case KIND_SCALE:
         if (previous <= 0)
@@ -233,22 +242,8 @@ static enum act_result act_kube_record(struct act_backend *b, const struct act_t
     struct act_kube *ak = act_kube_of(b);
     struct kube_ref root = act_kube_ref(&t->chain[t->nchain - 1]);
     char *with = NULL;
-    if (ak->last.method != KIND_NONE && ak->last.uid && strcmp(ak->last.uid, root.uid) == 0) {
-        /* The generation the action left: any later change of the spec moves it, our own
-           annotations do not. Unknown, the record has none and `restore` refuses the scale
-           and patch ways rather than guess. */
-        struct kube_obj now;
-        char gerr[256];
-        if (kube_get(ak->k, &root, &now, gerr, sizeof(gerr)) == KUBE_OK) {
-            ak->last.has_generation = now.generation > 0;
-            ak->last.generation = now.generation;
-            kube_obj_free(&now);
-        } else {
-            log_warn("cannot read %s '%s/%s' after the action: %s", root.kind, root.ns, root.name,
-                     gerr);
-        }
+    if (ak->last.method != KIND_NONE && ak->last.uid && strcmp(ak->last.uid, root.uid) == 0)
         with = restore_record_add(n->annotation, &ak->last);
-    }
     restore_record_free(&ak->last);
     enum kube_result r =
         kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, with ? with : n->annotation, err, errlen);
@@ -332,10 +327,11 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
         static const struct kind_way scaled = {.method = KIND_SCALE};
         static const struct kind_way suspended = {.method = KIND_PATCH,
                                                   .unpatch = "{\"spec\":{\"suspend\":false}}"};
-        if (action == ACTION_SCALE_TO_ZERO)
-            act_kube_note_acted(ak, &scaled, root.uid, previous, NULL);
-        else if (action == ACTION_SUSPEND && !chain->kueue)
-            act_kube_note_acted(ak, &suspended, root.uid, 0, NULL);
+        const struct kube_obj *top = chain && chain->n ? &chain->obj[chain->n - 1] : NULL;
+        if (top && action == ACTION_SCALE_TO_ZERO)
+            act_kube_note_acted(ak, &scaled, top, previous > 0, previous, NULL);
+        else if (top && action == ACTION_SUSPEND && !chain->kueue)
+            act_kube_note_acted(ak, &suspended, top, !top->suspended, 0, NULL);
         char *done = action == ACTION_SCALE_TO_ZERO
                          ? xasprintf("idle GPU reclaimed: scaled from %lld to 0 replicas "
                                      "(previous count in annotation %s)",
