@@ -20,6 +20,7 @@
 
 #include "act.h"
 #include "dur.h"
+#include "file.h"
 #include "httpc.h"
 #include "keep.h"
 #include "log.h"

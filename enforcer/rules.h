@@ -179,7 +179,4 @@ const char *rules_action_name(enum rule_action a);
  */
 int rules_schema_markdown(const char *table, void *out_file);
 
-/* Parse a Prometheus duration ("90s", "15m", "1h30m", "2d"); -1 on error. */
-int rules_parse_duration(const char *s, double *seconds);
-
 #endif
