@@ -111,6 +111,7 @@ void act_target_clear(struct act_target *t)
     }
     free(t->notice);
     free(t->restore_hint);
+    free(t->how);
     memset(t, 0, sizeof(*t));
 }
 
@@ -201,6 +202,12 @@ void act_set_runtime(struct act *a, struct act_backend *b)
     if (a->runtime)
         a->runtime->free(a->runtime);
     a->runtime = b;
+}
+
+void act_set_kinds(struct act *a, const struct kinds *t)
+{
+    if (a->kube && a->kube->set_kinds)
+        a->kube->set_kinds(a->kube, t);
 }
 
 void act_set_kube_confirm(struct act *a, act_confirm_fn fn)
@@ -538,6 +545,59 @@ static bool act_protected(const struct act *a, const struct decision_rec *d,
         }
     }
     return false;
+}
+
+static char *act_target_name(const struct act_target *t, enum rule_action action);
+
+static void act_describe_note(const struct decision_rec *d, const struct act_target *t, double now,
+                              char *note, size_t notelen);
+
+enum act_result act_describe(struct act_backend *b, const struct decision_rec *d,
+                             const char *protected_namespaces, double now, char **how, char *note,
+                             size_t notelen, char *err, size_t errlen)
+{
+    *how = NULL;
+    if (note && notelen)
+        note[0] = '\0';
+    struct act pa = {.protected_ns = (char *)(protected_namespaces ? protected_namespaces
+                                                                   : ACT_PROTECTED_DEFAULT)};
+    const char *ns = NULL;
+    if (act_protected(&pa, d, NULL, &ns)) {
+        snprintf(err, errlen, "kept: namespace '%s' is protected", ns);
+        return ACT_UNSUPPORTED;
+    }
+    if (!b) {
+        snprintf(err, errlen, "no backend configured for action '%s'",
+                 rules_action_name(d->rule->action));
+        return ACT_UNSUPPORTED;
+    }
+    /* The very resolve a cycle runs before a notice: reads only. */
+    struct act_target t = {0};
+    enum act_result r = b->resolve(b, d, &t, err, errlen);
+    if (r != ACT_OK)
+        return r;
+    if (act_protected(&pa, d, &t, &ns)) {
+        snprintf(err, errlen, "kept: namespace '%s' is protected", ns);
+        r = ACT_UNSUPPORTED;
+    } else if (t.exempt) {
+        snprintf(err, errlen, "kept: labelled " ACT_EXEMPT_KEY "=true in its owner chain");
+        r = ACT_UNSUPPORTED;
+    } else if (t.out_of_scope) {
+        snprintf(err, errlen, "kept: without the runtime scope label");
+        r = ACT_UNSUPPORTED;
+    } else {
+        char *name = act_target_name(&t, d->rule->action);
+        *how =
+            t.how ? xstrdup(t.how) : xasprintf("%s %s", rules_action_name(d->rule->action), name);
+        free(name);
+        if (note && notelen)
+            act_describe_note(d, &t, now, note, notelen);
+    }
+    if (b->target_free)
+        b->target_free(b, &t);
+    else
+        act_target_clear(&t);
+    return r;
 }
 
 /* When the last acted or closed entry of (rule, workload) was closed, NaN if none. */
@@ -1251,6 +1311,25 @@ void act_keep_verdict(const struct rule *r, const struct act_target *t, double f
     }
     keep_judge(rq, n, r->max_keep_until, from, now, r->name, v);
     v->where = NULL; /* pointed into where[], gone with this frame; the message names it */
+}
+
+/* act_describe's note: the owner's keep-until and a restart, as the engine would see them. */
+static void act_describe_note(const struct decision_rec *d, const struct act_target *t, double now,
+                              char *note, size_t notelen)
+{
+    struct keep_verdict v;
+    double from = act_notice_noticed(t->notice, d->rule->name);
+    act_keep_verdict(d->rule, t, isnan(from) ? now : from, now, &v);
+    char restart[200] = "";
+    if (t->restarted > d->window_start) {
+        char when[48];
+        rfc3339_format(when, sizeof(when), t->restarted, RFC3339_SEC);
+        snprintf(restart, sizeof(restart),
+                 "restarted at %s, after the window start: kept as too young until a whole "
+                 "idle window after the restart",
+                 when);
+    }
+    snprintf(note, notelen, "%s%s%s", v.msg, v.msg[0] && restart[0] ? "; " : "", restart);
 }
 
 /*

@@ -230,17 +230,18 @@ static struct flags_def flags[NFLAGS] = {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: gpureclaim-enforcer [flags] COMMAND [ARGS]\n\n"
-                 "Reclaims idle GPUs: decides from Prometheus data which workloads have been idle\n"
-                 "for their rule's idle timer.\n\n"
-                 "commands:\n"
-                 "  check FILE...  validate rules files; exit 1 on any error\n"
-                 "  plan           evaluate once and print every decision\n"
-                 "  explain        explain the decision for one workload (--workload)\n"
-                 "  run            evaluate every --enforce.interval and serve metrics\n"
-                 "  restore [NS/]KIND/NAME\n"
-                 "                 undo a reclaim from the record on the object (--dry-run: show)\n\n"
-                 "flags:\n");
+    fprintf(out,
+            "usage: gpureclaim-enforcer [flags] COMMAND [ARGS]\n\n"
+            "Reclaims idle GPUs: decides from Prometheus data which workloads have been idle\n"
+            "for their rule's idle timer.\n\n"
+            "commands:\n"
+            "  check FILE...  validate rules files; exit 1 on any error\n"
+            "  plan           evaluate once and print every decision\n"
+            "  explain        explain the decision for one workload (--workload)\n"
+            "  run            evaluate every --enforce.interval and serve metrics\n"
+            "  restore [NS/]KIND/NAME\n"
+            "                 undo a reclaim from the record on the object (--dry-run: show)\n\n"
+            "flags:\n");
     flags_help(out, flags, NFLAGS);
     fprintf(out, "\nexit status: 0 ok, 1 usage/rules/startup error, 2 explain matched nothing,\n"
                  "3 plan/explain could not evaluate a rule (its workloads are kept)\n");
@@ -385,13 +386,89 @@ static void evaluation_free(struct evaluation *ev)
  * Fetch and decide at `at`. fetch_rules logs each failed query as a warning; here the
  * errors are printed once each (rules sharing a failed query share the message) instead.
  */
+/* The --kube.* flags shared by `run`, `plan` and `explain`; the caller adds stop and gate. */
+static void kube_flags(struct kube_cfg *kc, double timeout)
+{
+    *kc = (struct kube_cfg){.api_url = flag_str(F_KUBE_URL),
+                            .token_file = flags[F_KUBE_TOKEN].value,
+                            .ca_file = flag_str(F_KUBE_CA),
+                            .insecure = flag_bool(F_KUBE_INSECURE),
+                            .timeout = timeout,
+                            .allow_insecure_credentials = flag_bool(F_KUBE_INSECURE_CREDS)};
+}
+
+/* `run` talks to the Kubernetes API: --kube.api-url, or in a cluster. */
+static bool kube_wanted(void)
+{
+    return flag_str(F_KUBE_URL) || getenv("KUBERNETES_SERVICE_HOST");
+}
+
+/*
+ * plan and explain with the Kubernetes API: for each reclaim decision of a Kubernetes action
+ * (those matching `want`, when not NULL), what the action engine would act on and how, from
+ * its own resolve-only path (act_describe), which only reads, and what the objects say beyond
+ * the data (the owner's keep-until, a restart) as a note. Without the API, says once that
+ * the targets were not resolved. 0, or -1 with a message when the flags are unusable.
+ */
+static int resolve_targets(struct evaluation *ev, const struct labels *want, double at)
+{
+    size_t reclaims = 0;
+    for (size_t i = 0; i < ev->decisions.n; i++) {
+        const struct decision_rec *r = &ev->decisions.v[i];
+        reclaims += r->decision == DECISION_RECLAIM && r->rule->action != ACTION_REPORT &&
+                    r->rule->action != ACTION_STOP &&
+                    (!want || report_labels_match(want, &r->identity) ||
+                     report_labels_match(want, &r->all));
+    }
+    if (!reclaims)
+        return 0;
+    if (!kube_wanted()) {
+        fprintf(stderr, "note: targets not resolved: give the --kube.* flags of 'run' (or run in "
+                        "the cluster) to see the object each reclaim would act on\n");
+        return 0;
+    }
+    double timeout;
+    if (flag_duration(F_KUBE_TIMEOUT, &timeout))
+        return -1;
+    struct kube_cfg kc;
+    kube_flags(&kc, timeout);
+    char err[512];
+    struct kube *k = kube_new(&kc, err, sizeof(err));
+    if (!k) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    struct act_backend *b = act_kube_new(k);
+    act_kube_set_kinds(b, ev->rules.kinds);
+    for (size_t i = 0; i < ev->decisions.n; i++) {
+        struct decision_rec *r = &ev->decisions.v[i];
+        if (r->decision != DECISION_RECLAIM || r->rule->action == ACTION_REPORT ||
+            r->rule->action == ACTION_STOP ||
+            (want && !report_labels_match(want, &r->identity) &&
+             !report_labels_match(want, &r->all)))
+            continue;
+        char *how = NULL;
+        err[0] = '\0';
+        enum act_result ar = act_describe(b, r, flags[F_PROTECTED].value, at, &how, r->note,
+                                          sizeof(r->note), err, sizeof(err));
+        if (ar == ACT_OK)
+            r->target = how;
+        else if (str_has_prefix(err, "kept: "))
+            r->target_kept = xstrdup(err);
+        else
+            r->target_kept = xasprintf("not resolved (%s): %s", act_result_name(ar), err);
+    }
+    b->free(b);
+    return 0;
+}
+
 static void evaluate(struct promq *q, double at, struct evaluation *ev)
 {
     size_t n = ev->rules.n;
-    ev->data = xcalloc(n ? n : 1, sizeof(*ev->data));
-    double t0 = mono_now();
-    fetch_rules(q, &ev->rules, at, ev->data);
-    ev->fetch_seconds = mono_now() - t0;
+    /* The very evaluation a `run` cycle makes (fetch_evaluate): plan and explain show what the
+       loop would act on. */
+    fetch_evaluate(q, &ev->rules, at, flag_bool(F_DRY_RUN), &ev->data, &ev->decisions,
+                   &ev->fetch_seconds, &ev->decide_seconds);
 
     ev->failed = xcalloc(n ? n : 1, sizeof(*ev->failed));
     for (size_t i = 0; i < n; i++) {
@@ -415,92 +492,8 @@ static void evaluate(struct promq *q, double at, struct evaluation *ev)
         sbuf_free(&names);
     }
 
-    t0 = mono_now();
-    decide(ev->data, n, at, &ev->decisions);
-    ev->decide_seconds = mono_now() - t0;
-    if (flag_bool(F_DRY_RUN))
-        for (size_t i = 0; i < ev->decisions.n; i++)
-            ev->decisions.v[i].dry_run = true;
     ev->requests = promq_requests(q);
     ev->failures = promq_failures(q);
-}
-
-/* The Kubernetes API is given: --kube.api-url, or in a pod. */
-static bool kube_configured(void)
-{
-    return flag_str(F_KUBE_URL) || getenv("KUBERNETES_SERVICE_HOST");
-}
-
-/* A Kubernetes client from the --kube.* flags; NULL with the error printed. */
-static struct kube *make_kube(double timeout, const volatile sig_atomic_t *stop,
-                              struct lease *lease)
-{
-    char err[512];
-    struct kube_cfg kc = {.api_url = flag_str(F_KUBE_URL),
-                          .token_file = flags[F_KUBE_TOKEN].value,
-                          .ca_file = flag_str(F_KUBE_CA),
-                          .insecure = flag_bool(F_KUBE_INSECURE),
-                          .timeout = timeout,
-                          .allow_insecure_credentials = flag_bool(F_KUBE_INSECURE_CREDS),
-                          .stop = stop,
-                          .gate = lease ? lease_gate : NULL,
-                          .gate_arg = lease};
-    struct kube *k = kube_new(&kc, err, sizeof(err));
-    if (!k)
-        fprintf(stderr, "error: %s\n", err);
-    return k;
-}
-
-/*
- * `plan` and `explain` with the Kubernetes API (the same --kube.* flags as `run`): what the
- * objects of each `reclaim` decision of an acting rule say beyond the data, as the engine
- * would read them: the owner's keep-until (its maximum counted from the notice on the object,
- * or from now when there is none yet) and a restart that keeps the workload too young.
- * Without the API nothing is noted. Read-only: only GETs.
- */
-static int note_from_objects(struct decisions *ds, double at)
-{
-    if (!kube_configured())
-        return 0;
-    double timeout;
-    if (flag_duration(F_KUBE_TIMEOUT, &timeout))
-        return -1;
-    struct kube *k = make_kube(timeout, NULL, NULL);
-    if (!k)
-        return -1;
-    struct act_backend *b = act_kube_new(k);
-    for (size_t i = 0; i < ds->n; i++) {
-        struct decision_rec *d = &ds->v[i];
-        const struct rule *r = d->rule;
-        if (d->decision != DECISION_RECLAIM || r->action == ACTION_REPORT ||
-            r->action == ACTION_STOP)
-            continue;
-        struct act_target t = {0};
-        char err[512] = "";
-        enum act_result res = b->resolve(b, d, &t, err, sizeof(err));
-        if (res != ACT_OK) {
-            snprintf(d->note, sizeof(d->note), "objects not read (%s): %s", act_result_name(res),
-                     err);
-            continue;
-        }
-        struct keep_verdict v;
-        double from = act_notice_noticed(t.notice, r->name);
-        act_keep_verdict(r, &t, isnan(from) ? at : from, at, &v);
-        char restart[200] = "";
-        if (t.restarted > d->window_start) {
-            char when[48];
-            rfc3339_format(when, sizeof(when), t.restarted, RFC3339_SEC);
-            snprintf(restart, sizeof(restart),
-                     "restarted at %s, after the window start: kept as too young until a whole "
-                     "idle window after the restart",
-                     when);
-        }
-        snprintf(d->note, sizeof(d->note), "%s%s%s", v.msg, v.msg[0] && restart[0] ? "; " : "",
-                 restart);
-        b->target_free(b, &t);
-    }
-    b->free(b);
-    return 0;
 }
 
 /* Shared start of plan and explain: flags, rules, Prometheus client. */
@@ -534,14 +527,14 @@ static int cmd_plan(void)
     }
     double t0 = mono_now();
     evaluate(q, at, &ev);
-    if (note_from_objects(&ev.decisions, at) != 0) {
+    /* Only decisions are printed: the fetched series (with 100,000 workloads, a third of the
+       memory) go before the output is built; evaluation_free then finds them empty. */
+    fetch_free(ev.data, ev.rules.n);
+    if (resolve_targets(&ev, NULL, at) != 0) {
         evaluation_free(&ev);
         promq_free(q);
         return EXIT_USAGE;
     }
-    /* Only decisions are printed: the fetched series (with 100,000 workloads, a third of the
-       memory) go before the output is built; evaluation_free then finds them empty. */
-    fetch_free(ev.data, ev.rules.n);
     struct sbuf out = {0};
     if (strcmp(fmt, "json") == 0)
         report_render_json(&ev.decisions, &out);
@@ -596,7 +589,7 @@ static int cmd_explain(void)
         }
     }
     evaluate(q, at, &ev);
-    if (note_from_objects(&ev.decisions, at) != 0)
+    if (resolve_targets(&ev, &want, at) != 0)
         goto out;
     struct sbuf out = {0};
     size_t shown = report_render_explain(ev.data, ev.rules.n, &ev.decisions, &want, rule, &out);
@@ -676,8 +669,13 @@ static int make_act(bool dry_run, struct lease *lease, struct act **out)
         struct docker_cfg dcfg = {.socket = flag_str(F_RT_SOCKET), .timeout = 10};
         act_set_runtime(a, act_runtime_new(&dcfg, (int)(stop_timeout + 0.5), flag_str(F_RT_SCOPE)));
     }
-    if (kube_configured()) {
-        struct kube *k = make_kube(kube_timeout, daemon_stop_flag(), lease);
+    if (kube_wanted()) {
+        struct kube_cfg kc;
+        kube_flags(&kc, kube_timeout);
+        kc.stop = daemon_stop_flag();
+        kc.gate = lease ? lease_gate : NULL;
+        kc.gate_arg = lease;
+        struct kube *k = kube_new(&kc, err, sizeof(err));
         if (!k) {
             act_free(a);
             return -1;
@@ -892,13 +890,19 @@ static int cmd_restore(const char *target)
         goto out;
     }
     double timeout;
-    if (!kube_configured()) {
+    if (!kube_wanted()) {
         fprintf(stderr, "error: 'restore' needs the Kubernetes API: --kube.api-url, or run it in "
                         "a pod\n");
         goto out;
     }
-    if (flag_duration(F_KUBE_TIMEOUT, &timeout) || !(k = make_kube(timeout, NULL, NULL)))
+    if (flag_duration(F_KUBE_TIMEOUT, &timeout))
         goto out;
+    struct kube_cfg kc;
+    kube_flags(&kc, timeout);
+    if (!(k = kube_new(&kc, err, sizeof(err)))) {
+        fprintf(stderr, "error: %s\n", err);
+        goto out;
+    }
     /* The audit trail: required when named, best effort at its default path (an SRE's
        laptop has no /var/log/gpureclaim); the Event on the object is the record then. */
     bool dry = flags[F_DRY_RUN].set && flag_bool(F_DRY_RUN);
