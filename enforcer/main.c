@@ -677,6 +677,7 @@ static int make_act(bool dry_run, struct lease *lease, struct act **out)
         kc.gate_arg = lease;
         struct kube *k = kube_new(&kc, err, sizeof(err));
         if (!k) {
+            fprintf(stderr, "error: %s\n", err);
             act_free(a);
             return -1;
         }
