@@ -11,7 +11,8 @@
 # action without a record, and a second restore; --dry-run writes nothing; usage errors.
 # Then the whole way: `run` scales an idle Deployment to zero and records how on its notice,
 # `restore` brings it back, and the next `run`, whose idle series goes on under the same
-# labels, keeps it as too young (restarted) instead of reclaiming it again at once.
+# labels, keeps it as too young (restarted) instead of reclaiming it again at once; the same
+# for a Kubeflow Notebook stopped with its kubeflow-resource-stopped annotation.
 . "$(dirname "$0")/../lib.sh"
 
 DATA=$TOP/tests/e2e/data/restore
@@ -165,5 +166,28 @@ lines = [json.loads(l) for l in open(sys.argv[1])]
 sys.exit(0 if any(l["event"] == "skipped" and l.get("result") == "too_young" and
                   "restarted: Deployment web was brought back at" in l.get("message", "")
                   for l in lines) else 1)' "$TMP/flow-audit.jsonl"
+
+# --- the same way on a Kubeflow Notebook: the stop annotation, and Kubeflow's own Start -------
+start_fake_http "$TMP/prom2.out" "$PROM_FAKE" 0 ok "$TMP/nb-range.json" "$TMP/nb-instant.json" ||
+    { fail prom2-start "$(cat "$TMP/prom2.out")"; exit 1; }
+PURL=$FAKE_URL
+: >"$TMP/nbflow.requests"
+start_fake_http "$TMP/kube3.out" "$KUBE_FAKE" --data "$TMP/nbflow" --log "$TMP/nbflow.requests" \
+    --token-file "$TMP/token" || { fail nbflow-start "$(cat "$TMP/kube3.out")"; exit 1; }
+KURL=$FAKE_URL
+KLOG=$TMP/nbflow.requests
+NBF=/apis/kubeflow.org/v1/namespaces/nbflow/notebooks/nb
+rm -f "$TMP/state.json"
+check nbflow-act run_once "$TMP/nbrun1.log" $T0
+check nbflow-stopped test "$(get $NBF "'kubeflow-resource-stopped' in $ANN")" = True
+check nbflow-recorded test "$(get $NBF "(lambda n: (n['acted']['way'], n['acted']['key'], n['acted']['value'] == $ANN['kubeflow-resource-stopped']))($NOTICE)" 2>&1)" = "('annotate', 'kubeflow-resource-stopped', True)"
+check nbflow-event-says-how grep -q 'or remove the annotation kubeflow-resource-stopped from Notebook nb' "$TMP/nbflow.requests"
+restore nbrestore nbflow/notebook/nb
+check nbflow-restore-exit-0 test "$RC" = 0
+check nbflow-started test "$(get $NBF "'kubeflow-resource-stopped' in $ANN")" = False
+from=$(lines)
+check nbflow-run-again run_once "$TMP/nbrun2.log" $((T0 + 60))
+check nbflow-not-reclaimed-again test -z "$(writes "$from" | grep -v '/events ')"
+check nbflow-kept-restarted grep -q '"result":"too_young","message":"restarted: Notebook nb was brought back at' "$TMP/flow-audit.jsonl"
 
 finish
