@@ -28,7 +28,10 @@
 #include <time.h>
 
 #include "act.h"
+#include "audit.h"
 #include "fetch.h"
+#include "keep.h"
+#include "kinds.h"
 #include "file.h"
 #include "flags.h"
 #include "daemon.h"
@@ -40,6 +43,7 @@
 #include "notify.h"
 #include "report.h"
 #include "promq.h"
+#include "restore.h"
 #include "rules.h"
 #include "series.h"
 
@@ -86,6 +90,7 @@ enum {
     F_KUBE_INSECURE_CREDS,
     F_KUBE_TIMEOUT,
     F_KUBE_CONFIRM,
+    F_NAMESPACE,
     F_LE,
     F_LE_NS,
     F_LE_NAME,
@@ -179,6 +184,8 @@ static struct flags_def flags[NFLAGS] = {
     [F_KUBE_CONFIRM] = {"kube.confirm-pressure", FLAGS_BOOL, "false",
                         "run: act on DuringGPUPressure rules only while a Pending pod is "
                         "unschedulable for lack of the workload's GPU resource"},
+    [F_NAMESPACE] = {"namespace", FLAGS_STRING, "default",
+                     "restore: namespace of KIND/NAME (-n; NS/KIND/NAME names it too)"},
     [F_LE] = {"leader-elect", FLAGS_BOOL, "false",
               "run: elect a leader on a Kubernetes Lease; only the leader sends notices and "
               "acts (for more than one replica)"},
@@ -223,18 +230,22 @@ static struct flags_def flags[NFLAGS] = {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: gpureclaim-enforcer [flags] COMMAND [ARGS]\n\n"
-                 "Reclaims idle GPUs: decides from Prometheus data which workloads have been idle\n"
-                 "for their rule's idle timer.\n\n"
-                 "commands:\n"
-                 "  check FILE...  validate rules files; exit 1 on any error\n"
-                 "  plan           evaluate once and print every decision\n"
-                 "  explain        explain the decision for one workload (--workload)\n"
-                 "  run            evaluate every --enforce.interval and serve metrics\n\n"
-                 "flags:\n");
+    fprintf(out,
+            "usage: gpureclaim-enforcer [flags] COMMAND [ARGS]\n\n"
+            "Reclaims idle GPUs: decides from Prometheus data which workloads have been idle\n"
+            "for their rule's idle timer.\n\n"
+            "commands:\n"
+            "  check FILE...  validate rules files; exit 1 on any error\n"
+            "  plan           evaluate once and print every decision\n"
+            "  explain        explain the decision for one workload (--workload)\n"
+            "  run            evaluate every --enforce.interval and serve metrics\n"
+            "  restore [NS/]KIND/NAME\n"
+            "                 undo a reclaim from the record on the object (--dry-run: show)\n\n"
+            "flags:\n");
     flags_help(out, flags, NFLAGS);
-    fprintf(out, "\nexit status: 0 ok, 1 usage/rules/startup error, 2 explain matched nothing,\n"
-                 "3 plan/explain could not evaluate a rule (its workloads are kept)\n");
+    fprintf(out, "\nexit status: 0 ok, 1 usage/rules/startup error or restore refused/failed,\n"
+                 "2 explain matched nothing, 3 plan/explain could not evaluate a rule (its\n"
+                 "workloads are kept)\n");
 }
 
 static bool flag_bool(int i)
@@ -396,10 +407,11 @@ static bool kube_wanted(void)
 /*
  * plan and explain with the Kubernetes API: for each reclaim decision of a Kubernetes action
  * (those matching `want`, when not NULL), what the action engine would act on and how, from
- * its own resolve-only path (act_describe), which only reads. Without the API, says once that
+ * its own resolve-only path (act_describe), which only reads, and what the objects say beyond
+ * the data (the owner's keep-until, a restart) as a note. Without the API, says once that
  * the targets were not resolved. 0, or -1 with a message when the flags are unusable.
  */
-static int resolve_targets(struct evaluation *ev, const struct labels *want)
+static int resolve_targets(struct evaluation *ev, const struct labels *want, double at)
 {
     size_t reclaims = 0;
     for (size_t i = 0; i < ev->decisions.n; i++) {
@@ -438,7 +450,8 @@ static int resolve_targets(struct evaluation *ev, const struct labels *want)
             continue;
         char *how = NULL;
         err[0] = '\0';
-        enum act_result ar = act_describe(b, r, flags[F_PROTECTED].value, &how, err, sizeof(err));
+        enum act_result ar = act_describe(b, r, flags[F_PROTECTED].value, at, &how, r->note,
+                                          sizeof(r->note), err, sizeof(err));
         if (ar == ACT_OK)
             r->target = how;
         else if (str_has_prefix(err, "kept: "))
@@ -518,7 +531,7 @@ static int cmd_plan(void)
     /* Only decisions are printed: the fetched series (with 100,000 workloads, a third of the
        memory) go before the output is built; evaluation_free then finds them empty. */
     fetch_free(ev.data, ev.rules.n);
-    if (resolve_targets(&ev, NULL) != 0) {
+    if (resolve_targets(&ev, NULL, at) != 0) {
         evaluation_free(&ev);
         promq_free(q);
         return EXIT_USAGE;
@@ -577,7 +590,7 @@ static int cmd_explain(void)
         }
     }
     evaluate(q, at, &ev);
-    if (resolve_targets(&ev, &want) != 0)
+    if (resolve_targets(&ev, &want, at) != 0)
         goto out;
     struct sbuf out = {0};
     size_t shown = report_render_explain(ev.data, ev.rules.n, &ev.decisions, &want, rule, &out);
@@ -766,6 +779,222 @@ static int cmd_run(void)
     return status;
 }
 
+/* ---- restore ------------------------------------------------------------------------------ */
+
+/*
+ * `restore [NS/]KIND/NAME`: undo a reclaim from the record on the object (restore.h). KIND is
+ * matched, without regard to case, against the kinds table's kinds and resources ("Notebook",
+ * "notebook", "notebooks"), optionally with its group ("notebooks.kubeflow.org"), as kubectl
+ * names resources; the table is the built-in one plus the `kinds:` of --rules.file when given.
+ * Exit status: 0 restored (or, with --dry-run, would be), 1 refused or failed (a sentence on
+ * stderr), EXIT_USAGE for a target that does not parse or a kind the table does not know.
+ */
+static int restore_fail(struct audit *au, const struct kube_ref *ref, const struct restore_obj *o,
+                        const char *result, long status, const char *msg)
+{
+    fprintf(stderr, "error: %s\n", msg);
+    struct labels none = {0};
+    struct audit_ref chain = {ref->kind, ref->ns, ref->name, ref->uid};
+    struct audit_rec r = {.time = NAN,
+                          .event = "restore",
+                          .rule = o && o->rec.rule ? o->rec.rule : NULL,
+                          .workload = &none,
+                          .chain = &chain,
+                          .nchain = 1,
+                          .action = o && o->rec.action ? o->rec.action : NULL,
+                          .result = result,
+                          .api_status = status,
+                          .message = msg,
+                          .act_after = NAN};
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    r.time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    audit_write(au, &r);
+    return 1;
+}
+
+/* The kinds table's row for what the user typed as KIND; NULL with a message. */
+static const struct kind_def *restore_kind(const struct kinds *t, const char *want, char *err,
+                                           size_t errlen)
+{
+    const char *dot = strchr(want, '.');
+    size_t n = dot ? (size_t)(dot - want) : strlen(want);
+    const struct kind_def *found = NULL;
+    struct sbuf names = {0};
+    for (size_t i = 0; i < kinds_count(t); i++) {
+        const struct kind_def *d = kinds_at(t, i);
+        bool kind = strlen(d->kind) == n && strncasecmp(d->kind, want, n) == 0;
+        bool plural =
+            d->resource && strlen(d->resource) == n && strncasecmp(d->resource, want, n) == 0;
+        if (!(kind || plural) || (dot && strcasecmp(dot + 1, d->group) != 0))
+            continue;
+        bool dup = false; /* a user row replacing a built-in one comes first */
+        for (size_t j = 0; j < i && !dup; j++)
+            dup = strcmp(kinds_at(t, j)->kind, d->kind) == 0 &&
+                  strcmp(kinds_at(t, j)->group, d->group) == 0;
+        if (dup)
+            continue;
+        sbuf_printf(&names, "%s%s%s%s", names.len ? ", " : "", d->kind, d->group[0] ? "." : "",
+                    d->group);
+        if (found) {
+            snprintf(err, errlen, "kind '%s' is ambiguous: %s; name it with its group", want,
+                     names.buf);
+            sbuf_free(&names);
+            return NULL;
+        }
+        found = d;
+    }
+    sbuf_free(&names);
+    if (!found)
+        snprintf(err, errlen, "kind '%s' is not in the workload kinds table: %s", want,
+                 KINDS_HOW_TO_ADD);
+    return found;
+}
+
+static int cmd_restore(const char *target)
+{
+    /* NS/KIND/NAME, or KIND/NAME in --namespace */
+    char *spec = xstrdup(target), *ns = NULL, *kind = NULL, *name = NULL;
+    char *a = strchr(spec, '/'), *b = a ? strchr(a + 1, '/') : NULL;
+    if (a && b && !strchr(b + 1, '/')) {
+        *a = *b = '\0';
+        ns = spec, kind = a + 1, name = b + 1;
+        if (flags[F_NAMESPACE].set && strcmp(flags[F_NAMESPACE].value, ns) != 0) {
+            fprintf(stderr, "error: '%s' names namespace '%s', --namespace says '%s'\n", target, ns,
+                    flags[F_NAMESPACE].value);
+            free(spec);
+            return EXIT_USAGE;
+        }
+    } else if (a && !b) {
+        *a = '\0';
+        ns = (char *)flags[F_NAMESPACE].value, kind = spec, name = a + 1;
+    }
+    if (!kind || !*kind || !name || !*name || !ns || !*ns) {
+        fprintf(stderr, "error: invalid target '%s': want [NS/]KIND/NAME, e.g. ml/notebook/alice\n",
+                target);
+        free(spec);
+        return EXIT_USAGE;
+    }
+    int status = EXIT_USAGE;
+    struct ruleset rs = {0};
+    struct kube *k = NULL;
+    struct audit *au = NULL;
+    struct kube_obj obj = {0};
+    struct restore_obj o = {0};
+    struct restore_op op = {0};
+    char err[1024], msg[1024];
+    if (flag_str(F_RULES_FILE) && load_rules(&rs) != 0)
+        goto out;
+    const struct kind_def *def =
+        restore_kind(rs.kinds ? rs.kinds : kinds_builtin(), kind, err, sizeof(err));
+    if (!def) {
+        fprintf(stderr, "error: %s\n", err);
+        goto out;
+    }
+    double timeout;
+    if (!kube_wanted()) {
+        fprintf(stderr, "error: 'restore' needs the Kubernetes API: --kube.api-url, or run it in "
+                        "a pod\n");
+        goto out;
+    }
+    if (flag_duration(F_KUBE_TIMEOUT, &timeout))
+        goto out;
+    struct kube_cfg kc;
+    kube_flags(&kc, timeout);
+    if (!(k = kube_new(&kc, err, sizeof(err)))) {
+        fprintf(stderr, "error: %s\n", err);
+        goto out;
+    }
+    /* The audit trail: required when named, best effort at its default path (an SRE's
+       laptop has no /var/log/gpureclaim); the Event on the object is the record then. */
+    bool dry = flags[F_DRY_RUN].set && flag_bool(F_DRY_RUN);
+    if (!dry && flag_str(F_AUDIT_FILE)) {
+        au = audit_open(flag_str(F_AUDIT_FILE), err, sizeof(err));
+        if (!au && flags[F_AUDIT_FILE].set) {
+            fprintf(stderr, "error: %s\n", err);
+            goto out;
+        }
+        if (!au)
+            log_warn("%s: no audit line for this restore (the Event on the object remains)", err);
+    }
+    status = 1;
+    char api_version[256];
+    snprintf(api_version, sizeof(api_version), "%s%s%s", def->group, def->group[0] ? "/" : "",
+             def->version);
+    struct kube_ref ref = {api_version, (char *)def->kind, ns, name, NULL};
+    enum kube_result r = kube_get(k, &ref, &obj, err, sizeof(err));
+    if (r != KUBE_OK) {
+        snprintf(msg, sizeof(msg), "cannot read %s %s/%s: %s", def->kind, ns, name, err);
+        status = restore_fail(au, &ref, NULL, kube_result_name(r), kube_last_status(k), msg);
+        goto out;
+    }
+    ref.uid = obj.ref.uid;
+    if (!obj.raw || restore_obj_parse(obj.raw, obj.raw_len, &o, err, sizeof(err)) < 0) {
+        snprintf(msg, sizeof(msg), "cannot read %s %s/%s: %s", def->kind, ns, name,
+                 obj.raw ? err : "no JSON");
+        status = restore_fail(au, &ref, NULL, "error", 0, msg);
+        goto out;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    double now = (double)ts.tv_sec;
+    if (restore_plan(&o, now, &op, msg, sizeof(msg)) < 0) {
+        status = restore_fail(au, &ref, &o, "refused", 0, msg);
+        goto out;
+    }
+    if (dry) {
+        printf("dry run: would %s\n", op.what);
+        printf("  then merge-patch %s/%s with %s\n", ns, name, op.patch);
+        status = 0;
+        goto out;
+    }
+    if (op.method == KIND_SCALE) {
+        int64_t previous = 0;
+        r = kube_scale(k, &ref, obj.resource_version, op.replicas, &previous, err, sizeof(err));
+        if (r == KUBE_OK)
+            r = kube_patch(k, &ref, kube_last_resource_version(k), op.patch, err, sizeof(err));
+    } else {
+        r = kube_patch(k, &ref, obj.resource_version, op.patch, err, sizeof(err));
+    }
+    if (r != KUBE_OK) {
+        snprintf(msg, sizeof(msg), "cannot %s: %s%s", op.what, err,
+                 r == KUBE_CONFLICT ? " (it changed while restoring: run restore again to "
+                                      "check it anew)"
+                                    : "");
+        status = restore_fail(au, &ref, &o, kube_result_name(r), kube_last_status(k), msg);
+        goto out;
+    }
+    snprintf(msg, sizeof(msg), "restored: %s (reclaimed by rule '%s'); its idle window starts now",
+             op.what, o.rec.rule ? o.rec.rule : "?");
+    char eerr[512] = "";
+    if (kube_post_event(k, &ref, "IdleGPUReclaimRestored", msg, "Normal", "Restore", eerr,
+                        sizeof(eerr)) != KUBE_OK)
+        log_warn("cannot post the restore event on %s '%s/%s': %s", def->kind, ns, name, eerr);
+    printf("%s\n", msg);
+    struct labels none = {0};
+    struct audit_ref chain = {def->kind, ns, name, ref.uid};
+    audit_write(au, &(struct audit_rec){.time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9,
+                                        .event = "restore",
+                                        .rule = o.rec.rule,
+                                        .workload = &none,
+                                        .chain = &chain,
+                                        .nchain = 1,
+                                        .action = o.rec.action,
+                                        .result = "ok",
+                                        .message = msg,
+                                        .act_after = NAN});
+    status = 0;
+out:
+    restore_op_free(&op);
+    restore_obj_free(&o);
+    kube_obj_free(&obj);
+    audit_close(au);
+    kube_free(k);
+    rules_free(&rs);
+    free(spec);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
 #ifdef M_MXFAST
@@ -780,6 +1009,10 @@ int main(int argc, char **argv)
     char **pos = xcalloc((size_t)argc + 1, sizeof(char *)), err[512];
     size_t npos;
     int status = EXIT_USAGE;
+    /* kubectl's -n for restore's --namespace (before any "--": later it is a position) */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "-n") == 0)
+            argv[i] = (char *)"--namespace";
     if (flags_parse(flags, NFLAGS, argc, argv, pos, &npos, err, sizeof(err)) != 0) {
         status = flags_usage_error("gpureclaim-enforcer", err);
         goto out;
@@ -814,6 +1047,14 @@ int main(int argc, char **argv)
         status = rules_schema_markdown(pos[1], stdout) == 0 ? 0 : 1;
         if (status)
             fprintf(stderr, "error: unknown table '%s' (rule-keys or queries)\n", pos[1]);
+    } else if (strcmp(cmd, "restore") == 0) {
+        if (npos != 2) {
+            fprintf(stderr,
+                    "error: 'restore' needs one [NS/]KIND/NAME, e.g. 'ml/notebook/alice'\n");
+            status = EXIT_USAGE;
+        } else {
+            status = cmd_restore(pos[1]);
+        }
     } else if (npos > 1) {
         fprintf(stderr, "error: unexpected argument '%s' for '%s'\n", pos[1], cmd);
     } else if (strcmp(cmd, "plan") == 0) {

@@ -337,6 +337,7 @@ enum rkey {
     K_STEP,
     K_TOLERATED_GAP,
     K_NOTICE_PERIOD,
+    K_MAX_KEEP_UNTIL,
     K_MAX_TERMINATIONS,
     K_DRY_RUN,
     K_ACTION,
@@ -962,6 +963,13 @@ static const struct key_spec key_specs[K__COUNT] = {
     [K_NOTICE_PERIOD] = {"noticePeriod", KT_DURATION, 0, FIELD(notice_period), .dflt = "0s",
                          .min = "0s", .max = "24h",
                          .doc = "time between announcing a reclaim and acting on it"},
+    [K_MAX_KEEP_UNTIL] = {"maxKeepUntil", KT_DURATION, 0, FIELD(max_keep_until), .dflt = "0s",
+                          .min = "0s", .max = "30d",
+                          .doc = "how long after the notice an owner may postpone the action "
+                                 "with the annotation `gpureclaim.io/keep-until: <RFC 3339>` on "
+                                 "the workload or an owner; a later time is capped to this, and "
+                                 "`0s` does not honour the annotation (see "
+                                 "[Asking for time](#asking-for-time))"},
     [K_MAX_TERMINATIONS] = {"maxTerminationsPerCycle", KT_COUNT, 0, FIELD(max_terminations),
                             .dflt = "1", .min = "1", .max = "10000",
                             .doc = "at most this many workloads of the rule are acted on per "

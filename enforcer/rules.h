@@ -89,6 +89,8 @@ struct rule {
     double step;               /* seconds, resolution of the range query; default 60 */
     double tolerated_gap;      /* seconds; default 2 x step */
     double notice_period;      /* seconds between notice and action; default 0 */
+    double max_keep_until;     /* seconds after the notice an owner's keep-until may reach;
+                                  default 0: the annotation is not honoured */
     unsigned max_terminations; /* per cycle, >= 1; default 1 */
     bool dry_run;              /* default false */
     enum rule_action action;   /* default report */

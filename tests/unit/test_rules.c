@@ -601,6 +601,34 @@ TEST(spec_messages)
     }
 }
 
+/* maxKeepUntil: 0 (not honoured) unless set, from `defaults:` or the rule, within 0s..30d. */
+TEST(max_keep_until)
+{
+    static const char in[] = "apiVersion: gpureclaim/v1\nkind: ReclaimRules\n"
+                             "defaults:\n  maxKeepUntil: 2d\n  threshold: 1\n  idleTimer: 1h\n"
+                             "rules:\n- name: inherits\n- name: own\n  maxKeepUntil: 6h\n";
+    struct ruleset rs;
+    struct rules_errors errs = {0};
+    TEST_CHECK_INT(rules_load_buffer("x", in, strlen(in), &rs, &errs), 0);
+    TEST_CHECK_INT(rs.n, 2);
+    if (rs.n == 2) {
+        TEST_CHECK_DBL(rs.rules[0].max_keep_until, 2 * 86400, 0);
+        TEST_CHECK_DBL(rs.rules[1].max_keep_until, 6 * 3600, 0);
+    }
+    rules_free(&rs);
+    static const char plain[] = "apiVersion: gpureclaim/v1\nkind: ReclaimRules\n"
+                                "rules:\n- name: n\n  threshold: 1\n  idleTimer: 1h\n";
+    TEST_CHECK_INT(rules_load_buffer("x", plain, strlen(plain), &rs, &errs), 0);
+    TEST_CHECK_DBL(rs.n ? rs.rules[0].max_keep_until : -1, 0, 0);
+    rules_free(&rs);
+    static const char big[] = "apiVersion: gpureclaim/v1\nkind: ReclaimRules\n"
+                              "rules:\n- name: n\n  threshold: 1\n  idleTimer: 1h\n"
+                              "  maxKeepUntil: 31d\n";
+    TEST_CHECK_INT(rules_load_buffer("x", big, strlen(big), &rs, &errs), -1);
+    TEST_CHECK_CONTAINS(errs.n ? errs.msg[0] : NULL, "x:7:17: 'maxKeepUntil'");
+    rules_errors_free(&errs);
+}
+
 TEST(load_file_errors)
 {
     struct ruleset rs;
@@ -768,6 +796,7 @@ int main(void)
     RUN(hash_of_content);
     RUN(every_error_reported_in_file_order);
     RUN(spec_messages);
+    RUN(max_keep_until);
     RUN(load_file_errors);
     RUN(check_files_output);
     RUN(key_spec_consistent);
