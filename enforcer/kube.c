@@ -675,6 +675,29 @@ enum kube_result kube_pending_for_resource(struct kube *k, const char *resource,
     return r;
 }
 
+enum kube_result kube_kueue_waiting_for_resource(struct kube *k, const char *resource,
+                                                 const char *const *skip_uids, size_t nskip,
+                                                 size_t *count, char *err, size_t errlen)
+{
+    *count = 0;
+    char *path = xasprintf("/apis/%s/workloads", KUBE_KUEUE_API);
+    char *what = xasprintf("list Kueue workloads waiting for '%s'", resource);
+    struct httpc_resp resp;
+    enum kube_result r = kube_call(k, "GET", path, NULL, NULL, what, &resp, err, errlen);
+    if (r == KUBE_OK) {
+        char perr[256];
+        if (kube_parse_kueue_waiting(resp.body.buf, resp.body.len, resource, skip_uids, nskip,
+                                     count, perr, sizeof(perr)) < 0) {
+            snprintf(err, errlen, "cannot %s: %s", what, perr);
+            r = KUBE_ERROR;
+        }
+    }
+    httpc_resp_free(&resp);
+    free(what);
+    free(path);
+    return r;
+}
+
 enum kube_result kube_request(struct kube *k, const char *method, const char *path,
                               const char *body, const char *what, long *status, char **resp_body,
                               size_t *resp_len, char *err, size_t errlen)

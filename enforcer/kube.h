@@ -161,6 +161,17 @@ int kube_parse_list(const char *body, size_t len, struct kube_obj **items, size_
 int kube_parse_pending(const char *body, size_t len, const char *resource, size_t *count,
                        int64_t *requested, char *err, size_t errlen);
 
+/*
+ * A Kueue WorkloadList: how many Workloads wait for quota of `resource`: a condition
+ * QuotaReserved False whose message says "insufficient unused quota for <resource> in flavor"
+ * (Kueue's wording), and none of: QuotaReserved True, Finished True, spec.active false, a
+ * deletionTimestamp, or a uid, controller owner uid or kueue.x-k8s.io/job-uid label among
+ * `skip_uids` (the reclaim candidate's own chain: its own Workload is no demand).
+ */
+int kube_parse_kueue_waiting(const char *body, size_t len, const char *resource,
+                             const char *const *skip_uids, size_t nskip, size_t *count, char *err,
+                             size_t errlen);
+
 /* ---- pure request bodies (no I/O, kube_json.c) ----------------------------------------- */
 
 /*
@@ -290,6 +301,16 @@ enum kube_result kube_annotate(struct kube *k, const struct kube_ref *ref, const
  */
 enum kube_result kube_pending_for_resource(struct kube *k, const char *resource, size_t *count,
                                            int64_t *requested, char *err, size_t errlen);
+
+/*
+ * GET /apis/kueue.x-k8s.io/v1beta1/workloads (all namespaces) and count the Workloads waiting
+ * for quota of `resource` (kube_parse_kueue_waiting). Suspended Kueue jobs have no pods, so
+ * kube_pending_for_resource cannot see them. KUBE_NOT_FOUND when the API does not serve
+ * Kueue Workloads (Kueue is not installed).
+ */
+enum kube_result kube_kueue_waiting_for_resource(struct kube *k, const char *resource,
+                                                 const char *const *skip_uids, size_t nskip,
+                                                 size_t *count, char *err, size_t errlen);
 
 /* HTTP status of the client's last answer (after a 401 retry, the retry's); 0 when none. */
 long kube_last_status(const struct kube *k);

@@ -623,6 +623,102 @@ int kube_parse_pending(const char *body, size_t len, const char *resource, size_
     return ret;
 }
 
+/*
+ * Kueue writes the reason a Workload cannot reserve quota into its QuotaReserved=False
+ * condition, one clause per pod set and resource ("couldn't assign flavors to pod set main:
+ * insufficient unused quota for amd.com/gpu in flavor mi300x, 2 more needed",
+ * kubernetes-sigs/kueue pkg/scheduler/flavorassigner/flavorassigner.go, docs/backend-apis.md
+ * §6.5). " in flavor " after the name makes it a whole word: amd.com/gpu never matches
+ * amd.com/gpu_xcp. "insufficient quota for R ... > maximum capacity" is not matched: no
+ * reclaim can make room for a request larger than the queue.
+ */
+static bool kube_kueue_short_of(const char *msg, const char *resource)
+{
+    char *needle = xasprintf("insufficient unused quota for %s in flavor ", resource);
+    bool found = strstr(msg, needle) != NULL;
+    free(needle);
+    return found;
+}
+
+static bool kube_uid_in(const char *uid, const char *const *uids, size_t n)
+{
+    for (size_t i = 0; uid && *uid && i < n; i++)
+        if (uids[i] && strcmp(uids[i], uid) == 0)
+            return true;
+    return false;
+}
+
+/* Is the Workload `e` (parsed as `wl`) waiting for quota of `resource`, and not skipped? */
+static bool kube_kueue_waits(json_object *e, const struct kube_obj *wl, const char *resource,
+                             const char *const *skip, size_t nskip)
+{
+    json_object *spec, *active;
+    /* Deactivated (spec.active false) or being deleted: it will not take what is freed. */
+    if (wl->deletion_timestamp)
+        return false;
+    if (json_object_object_get_ex(e, "spec", &spec) &&
+        json_object_object_get_ex(spec, "active", &active) &&
+        json_object_is_type(active, json_type_boolean) && !json_object_get_boolean(active))
+        return false;
+    /* The candidate's own Workload: the job of the workload itself, never its own demand. */
+    if (kube_uid_in(wl->ref.uid, skip, nskip) ||
+        kube_uid_in(kube_label(wl, "kueue.x-k8s.io/job-uid"), skip, nskip))
+        return false;
+    for (size_t j = 0; j < wl->nowners; j++)
+        if (kube_uid_in(wl->owners[j].uid, skip, nskip))
+            return false;
+    bool waiting = false;
+    for (size_t j = 0; j < wl->nconditions; j++) {
+        const struct kube_condition *c = &wl->conditions[j];
+        if (!c->type || !c->status)
+            continue;
+        if (strcmp(c->type, "Finished") == 0 && strcmp(c->status, "True") == 0)
+            return false;
+        if (strcmp(c->type, "QuotaReserved") != 0)
+            continue;
+        if (strcmp(c->status, "False") != 0)
+            return false; /* reserved (or Unknown: nothing proven) */
+        waiting = c->message && kube_kueue_short_of(c->message, resource);
+    }
+    return waiting;
+}
+
+int kube_parse_kueue_waiting(const char *body, size_t len, const char *resource,
+                             const char *const *skip_uids, size_t nskip, size_t *count, char *err,
+                             size_t errlen)
+{
+    *count = 0;
+    json_object *root = kube_json_parse(body, len, "workload list", err, errlen), *arr;
+    if (!root)
+        return -1;
+    int r = kube_member(root, "items", json_type_array, &arr, "", err, errlen);
+    if (r <= 0) {
+        if (r == 0)
+            snprintf(err, errlen, "'items' is missing");
+        json_object_put(root);
+        return -1;
+    }
+    int ret = 0;
+    for (size_t i = 0; i < json_object_array_length(arr); i++) {
+        json_object *e = json_object_array_get_idx(arr, i);
+        struct kube_obj wl;
+        char sub[200] = "";
+        if (!json_object_is_type(e, json_type_object) ||
+            kube_obj_from_json(e, &wl, sub, sizeof(sub)) < 0) {
+            snprintf(err, errlen, "items[%zu]: %s", i, sub[0] ? sub : "not an object");
+            ret = -1;
+            break;
+        }
+        if (kube_kueue_waits(e, &wl, resource, skip_uids, nskip))
+            (*count)++;
+        kube_obj_free(&wl);
+    }
+    if (ret < 0)
+        *count = 0;
+    json_object_put(root);
+    return ret;
+}
+
 /* ---- request bodies --------------------------------------------------------------------- */
 
 /*

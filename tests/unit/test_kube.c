@@ -1322,6 +1322,99 @@ TEST(event_and_annotation)
     env_stop(&e);
 }
 
+/*
+ * Kueue Workloads in tests/e2e/data/kube/kueue-pending.json (namespace queue): waiting for
+ * amd.com/gpu are job-wait-gpu, job-own and job-two-sets (the second pod set's clause); the
+ * others are reserved, finished, deactivated, deleting, too big for the queue ("insufficient
+ * quota ... > maximum capacity"), or short of cpu or amd.com/gpu_xcp.
+ */
+TEST(parse_kueue_waiting)
+{
+    char *path = xasprintf("%s/kueue-pending.json", data_dir);
+    size_t len = 0;
+    char *body = test_read_file(path, &len);
+    TEST_CHECK(body != NULL);
+    const char *b = body ? body : "";
+    size_t count = 99;
+    char err[256] = "";
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(b, len, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 3);
+    /* The candidate's own Workload, found by its owner's uid, its job-uid label or its uid. */
+    const char *own_job[] = {UID("000512")}, *own_wl[] = {UID("000511")};
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(b, len, "amd.com/gpu", own_job, 1, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 2);
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(b, len, "amd.com/gpu", own_wl, 1, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 2);
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(b, len, "amd.com/gpu_xcp", NULL, 0, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 1);
+    TEST_CHECK_INT(kube_parse_kueue_waiting(b, len, "amd.com", NULL, 0, &count, err, sizeof(err)),
+                   0);
+    TEST_CHECK_INT(count, 0); /* a prefix of the name is not the name */
+    free(body);
+    free(path);
+
+    /* The label alone (no owner reference) also marks the candidate's own Workload. */
+    const char lab[] =
+        "{\"items\":[{\"metadata\":{\"name\":\"w\",\"uid\":\"w1\",\"labels\":{"
+        "\"kueue.x-k8s.io/job-uid\":\"j1\"}},\"spec\":{\"active\":true},\"status\":{"
+        "\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"False\",\"message\":"
+        "\"insufficient unused quota for r/x in flavor f, 1 more needed\"}]}}]}";
+    const char *j1[] = {"j1"};
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(lab, strlen(lab), "r/x", NULL, 0, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 1);
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(lab, strlen(lab), "r/x", j1, 1, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 0);
+    /* No QuotaReserved condition yet (not looked at by the scheduler): nothing proven. */
+    const char fresh[] = "{\"items\":[{\"metadata\":{\"name\":\"w\"},\"status\":{}}]}";
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(fresh, strlen(fresh), "r/x", NULL, 0, &count, err, sizeof(err)),
+        0);
+    TEST_CHECK_INT(count, 0);
+    TEST_CHECK_INT(kube_parse_kueue_waiting("{}", 2, "r/x", NULL, 0, &count, err, sizeof(err)), -1);
+    TEST_CHECK_CONTAINS(err, "'items' is missing");
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting("{\"items\":[1]}", 11, "r/x", NULL, 0, &count, err, sizeof(err)),
+        -1);
+    TEST_CHECK_INT(count, 0);
+}
+
+/* The call: one list over all namespaces; 404 (Kueue not installed) is KUBE_NOT_FOUND. */
+TEST(kueue_waiting_pressure)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0)
+        return;
+    char err[512] = "";
+    size_t count = 99;
+    const char *own[] = {UID("000512")};
+    TEST_CHECK_INT(
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", own, 1, &count, err, sizeof(err)),
+        KUBE_OK);
+    TEST_CHECK_INT(count, 2);
+    TEST_CHECK_INT(env_load_log(&e), 1);
+    CHECK_REQ(&e, 0, "GET", "/apis/kueue.x-k8s.io/v1beta1/workloads");
+    TEST_CHECK(jeq(e.req[0], "/query", ""));
+    tmptree_put(e.dir, "faults",
+                "GET /apis/kueue.x-k8s.io/v1beta1/workloads=404x1\n"
+                "GET /apis/kueue.x-k8s.io/v1beta1/workloads=403x1\n");
+    count = 99;
+    TEST_CHECK_INT(
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)),
+        KUBE_NOT_FOUND);
+    TEST_CHECK_INT(count, 0);
+    TEST_CHECK_INT(
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)),
+        KUBE_FORBIDDEN);
+    TEST_CHECK_CONTAINS(err, "list Kueue workloads waiting for 'amd.com/gpu'");
+    env_stop(&e);
+}
+
 TEST(pending_pressure)
 {
     struct env e;
@@ -1433,6 +1526,8 @@ int main(int argc, char **argv)
     RUN(secret_files);
     RUN(event_and_annotation);
     RUN(pending_pressure);
+    RUN(parse_kueue_waiting);
+    RUN(kueue_waiting_pressure);
     RUN(owner_chain_limits);
 
     tmptree_finish(tmpdir);
