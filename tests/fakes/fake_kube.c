@@ -10,8 +10,10 @@
  * merge patches' metadata.uid (on /scale too, compared with the parent's uid), RFC 7386 merge
  * patches applied to the stored object (a later GET sees them), the /scale subresource, label and
  * status.phase selectors on lists, and list items without kind/apiVersion as the real server sends
- * them. It is written from the API documentation, independently of enforcer/kube.c, so it checks
- * the client rather than mirroring it.
+ * them. After every write the controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe
+ * InferenceService, suspend of RayCluster, JobSet and TrainJob) react as the real ones do. It is
+ * written from the API documentation, independently of enforcer/kube.c, so it checks the client
+ * rather than mirroring it.
  *
  * usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] [--port N]
  *                  [--fault 'METHOD PATH=SPEC']... [--faults-file FILE]
@@ -35,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,6 +64,12 @@ static const struct fk_resource fk_resources[] = {
     {"batch", "v1", "CronJob", "cronjobs", false},
     {"kueue.x-k8s.io", "v1beta1", "Workload", "workloads", false},
     {"coordination.k8s.io", "v1", "Lease", "leases", false},
+    /* custom resources whose controllers fake_kube_ctl.h plays */
+    {"kubeflow.org", "v1", "Notebook", "notebooks", false},
+    {"serving.kserve.io", "v1beta1", "InferenceService", "inferenceservices", false},
+    {"ray.io", "v1", "RayCluster", "rayclusters", false},
+    {"jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets", false},
+    {"trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs", false},
 };
 
 struct fk_obj {
@@ -533,6 +542,7 @@ static MHD_RESULT fk_bad_body(struct fk_req *r, const char *what)
 }
 
 #include "fake_kube_lease.h"
+#include "fake_kube_ctl.h"
 
 /* Items of a list carry no kind/apiVersion, as from the real API server. */
 static MHD_RESULT fk_list(struct fk_req *r, const struct fk_resource *res, const char *ns)
@@ -902,6 +912,9 @@ static MHD_RESULT fk_route(struct fk_req *r)
                             NULL, NULL, NULL, NULL);
     }
     free(copy);
+    /* The controllers react to every write, as the real ones do to the watch event. */
+    if (!get)
+        fk_ctl_reconcile();
     return ret;
 }
 
@@ -1040,6 +1053,7 @@ int main(int argc, char **argv)
         free(fk_objs[i].name);
     }
     free(fk_objs);
+    fk_ctl_free();
     for (size_t i = 0; i < fk_nfaults; i++) {
         free(fk_faults[i].method);
         free(fk_faults[i].path);
