@@ -9,6 +9,7 @@
  * pattern: the POSIX regcomp this replaced ran out of memory on `a++++...` in seconds.
  */
 #include "rules.c"
+#include "kinds.c"
 #include "ydom.c"
 #include "match.c"
 #include "series.c"
