@@ -719,6 +719,64 @@ int kube_parse_kueue_waiting(const char *body, size_t len, const char *resource,
     return ret;
 }
 
+/*
+ * A SelfSubjectAccessReview as the API server answers it (authorization.k8s.io/v1,
+ * kubernetes/api authorization/v1/types.go, SubjectAccessReviewStatus): status.allowed is
+ * always sent; denied, reason and evaluationError only when set. An answer without a status,
+ * or one that is not allowed, not denied and carries an evaluationError, decides nothing.
+ */
+int kube_parse_ssar(const char *body, size_t len, int *verdict, char **reason, char *err,
+                    size_t errlen)
+{
+    *verdict = KUBE_ACCESS_UNKNOWN;
+    *reason = NULL;
+    json_object *root = kube_json_parse(body, len, "access review", err, errlen), *st, *v;
+    if (!root)
+        return -1;
+    int ret = -1;
+    bool allowed = false, denied = false;
+    const char *why = NULL, *eval = NULL;
+    if (kube_member(root, "status", json_type_object, &st, "", err, errlen) < 0)
+        goto out;
+    if (!st) {
+        snprintf(err, errlen, "'status' is missing");
+        goto out;
+    }
+    if (kube_member(st, "allowed", json_type_boolean, &v, "status.", err, errlen) < 0)
+        goto out;
+    if (!v) {
+        snprintf(err, errlen, "'status.allowed' is missing");
+        goto out;
+    }
+    allowed = json_object_get_boolean(v);
+    if (kube_member(st, "denied", json_type_boolean, &v, "status.", err, errlen) < 0)
+        goto out;
+    denied = v && json_object_get_boolean(v);
+    if (kube_member(st, "reason", json_type_string, &v, "status.", err, errlen) < 0)
+        goto out;
+    why = v ? json_object_get_string(v) : NULL;
+    if (kube_member(st, "evaluationError", json_type_string, &v, "status.", err, errlen) < 0)
+        goto out;
+    eval = v ? json_object_get_string(v) : NULL;
+    if (allowed && denied) {
+        snprintf(err, errlen, "'status' is both allowed and denied");
+        goto out;
+    }
+    if (allowed)
+        *verdict = KUBE_ACCESS_ALLOWED;
+    else if (denied || !eval || !*eval)
+        *verdict = KUBE_ACCESS_DENIED;
+    /* not allowed, not denied, an evaluation error: the authorizer could not decide */
+    if (eval && *eval && !allowed && !denied)
+        *reason = xstrdup(eval);
+    else if (why && *why)
+        *reason = xstrdup(why);
+    ret = 0;
+out:
+    json_object_put(root);
+    return ret;
+}
+
 /* ---- request bodies --------------------------------------------------------------------- */
 
 /*
@@ -826,6 +884,21 @@ char *kube_body_delete(const char *propagation, const char *uid)
     kube_add_str(opts, "propagationPolicy", propagation);
     kube_add_preconditions(opts, uid);
     return kube_json_take(opts);
+}
+
+char *kube_body_ssar(const struct kube_access *a)
+{
+    json_object *o = kube_typed("authorization.k8s.io/v1", "SelfSubjectAccessReview");
+    json_object *spec = json_object_new_object(), *ra = json_object_new_object();
+    /* "" namespace: every namespace (a cluster-wide grant); omitted like the API's omitempty */
+    const char *const keys[] = {"namespace", "verb", "group", "resource", "subresource", "name"};
+    const char *const vals[] = {a->ns, a->verb, a->group, a->resource, a->subresource, a->name};
+    for (size_t i = 0; i < ARRAY_LEN(keys); i++)
+        if (vals[i] && *vals[i])
+            kube_add_str(ra, keys[i], vals[i]);
+    json_object_object_add(spec, "resourceAttributes", ra);
+    json_object_object_add(o, "spec", spec);
+    return kube_json_take(o);
 }
 
 char *kube_body_event(const struct kube_event *e)

@@ -35,6 +35,7 @@
 #include "log.h"
 #include "rfc3339.h"
 #include "notify.h"
+#include "perm.h"
 #include "report.h"
 #include "promq.h"
 #include "rules.h"
@@ -714,6 +715,56 @@ static int make_act(bool dry_run, struct lease *lease, struct act **out)
     return 0;
 }
 
+/* The leader-election Lease's namespace: the flag, else the pod's own ("" when neither). */
+static void le_namespace(char *ns, size_t size)
+{
+    char err[512];
+    ns[0] = '\0';
+    if (flag_str(F_LE_NS)) {
+        str_copy(ns, size, flag_str(F_LE_NS));
+    } else {
+        char *s = secret_read(KUBE_SA_DIR "/namespace", "namespace", err, sizeof(err));
+        if (s) {
+            str_copy(ns, size, str_rtrim(s));
+            secret_free(s);
+        }
+    }
+}
+
+/*
+ * The permission check (perm.h) when the Kubernetes backend is in use: a client of its own
+ * (a standby checks too, so no leader gate), stopped by the signal like the engine's.
+ */
+static int make_perm(struct perm **out)
+{
+    *out = NULL;
+    if (!flag_str(F_KUBE_URL) && !getenv("KUBERNETES_SERVICE_HOST"))
+        return 0;
+    double kube_timeout;
+    if (flag_duration(F_KUBE_TIMEOUT, &kube_timeout))
+        return -1;
+    struct kube_cfg kc = {.api_url = flag_str(F_KUBE_URL),
+                          .token_file = flags[F_KUBE_TOKEN].value,
+                          .ca_file = flag_str(F_KUBE_CA),
+                          .insecure = flag_bool(F_KUBE_INSECURE),
+                          .timeout = kube_timeout,
+                          .allow_insecure_credentials = flag_bool(F_KUBE_INSECURE_CREDS),
+                          .stop = daemon_stop_flag()};
+    char err[512], ns[254] = "";
+    struct kube *k = kube_new(&kc, err, sizeof(err));
+    if (!k) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    if (flag_bool(F_LE))
+        le_namespace(ns, sizeof(ns));
+    struct perm_cfg pc = {.confirm_pressure = flag_bool(F_KUBE_CONFIRM),
+                          .lease_ns = ns[0] ? ns : NULL,
+                          .lease_name = flags[F_LE_NAME].value};
+    *out = perm_new(k, &pc);
+    return 0;
+}
+
 /*
  * --leader-elect: a Kubernetes client of its own for the election thread (a client is not
  * shared between threads) and the Lease settings, client-go's defaults.
@@ -730,15 +781,7 @@ static int make_lease(struct lease **out)
         flag_duration(F_LE_RETRY, &lc.retry_period) || flag_duration(F_KUBE_TIMEOUT, &kube_timeout))
         return -1;
     char ns[254] = "", host[256] = "", err[512];
-    if (flag_str(F_LE_NS)) {
-        str_copy(ns, sizeof(ns), flag_str(F_LE_NS));
-    } else {
-        char *s = secret_read(KUBE_SA_DIR "/namespace", "namespace", err, sizeof(err));
-        if (s) {
-            str_copy(ns, sizeof(ns), str_rtrim(s));
-            secret_free(s);
-        }
-    }
+    le_namespace(ns, sizeof(ns));
     if (!ns[0]) {
         fprintf(stderr, "error: --leader-elect needs --leader-elect.namespace outside a pod\n");
         return -1;
@@ -806,9 +849,15 @@ static int cmd_run(void)
         lease_stop(dc.lease);
         return EXIT_USAGE;
     }
+    if (make_perm(&dc.perm) != 0) {
+        act_free(dc.act);
+        lease_stop(dc.lease);
+        return EXIT_USAGE;
+    }
     int status = daemon_run(&dc);
     lease_stop(dc.lease);
     act_free(dc.act);
+    perm_free(dc.perm);
     return status;
 }
 

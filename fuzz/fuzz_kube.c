@@ -1,8 +1,9 @@
 /*
  * libFuzzer target for every JSON parser of the Kubernetes client (enforcer/kube_json.c, its
  * pure half; the calls in kube.c are not linked): the first byte picks kube_parse_obj,
- * kube_parse_list, kube_parse_scale, kube_parse_status, kube_parse_pending (with bit 0x40:
- * kube_parse_kueue_waiting) or kube_classify (with an HTTP status), the rest is the body. The
+ * kube_parse_list, kube_parse_scale, kube_parse_status (with bit 0x40: kube_parse_ssar),
+ * kube_parse_pending (with bit 0x40: kube_parse_kueue_waiting) or kube_classify (with an HTTP
+ * status), the rest is the body. The
  * parsers promise no read past `len` (ASan checks it on an exact-size copy), on failure a message
  * and an empty result, on success a named object, a non-negative replica count and consistent
  * counts; the checks below trap otherwise. Every input also drives the request body builders
@@ -171,6 +172,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     case 3: {
+        if (data[0] & 0x40) {
+            int verdict = 7;
+            char *reason = (char *)1;
+            int ret = kube_parse_ssar(copy, len, &verdict, &reason, err, sizeof(err));
+            if (verdict < KUBE_ACCESS_UNKNOWN || verdict > KUBE_ACCESS_ALLOWED ||
+                (ret < 0 && (!err[0] || reason || verdict != KUBE_ACCESS_UNKNOWN)))
+                __builtin_trap();
+            free(reason);
+            break;
+        }
         struct kube_status st;
         if (kube_parse_status(copy, len, &st, err, sizeof(err)) == 0)
             kube_status_free(&st);

@@ -16,7 +16,7 @@
  * rather than mirroring it.
  *
  * usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] [--port N]
- *                  [--fault 'METHOD PATH=SPEC']... [--faults-file FILE]
+ *                  [--fault 'METHOD PATH=SPEC']... [--faults-file FILE] [--deny-file FILE]
  *   SPEC: an HTTP status (its Status body; 429 on .../eviction is the PDB refusal, 500 there
  *   is the "more than one PodDisruptionBudget" error), slow:SECONDS (delay, then answer
  *   normally), garbage (200 with a body that is not JSON) or replace (the object named by
@@ -26,6 +26,7 @@
  *   --faults-file is re-read whenever it changes, one fault per line.
  *   --token-file is re-read on every request, so a test can rotate the accepted token.
  *   --token may be given several times: any of them is accepted.
+ *   --deny-file lists the permissions SelfSubjectAccessReview denies (fake_kube_authz.h).
  *
  * "listening on PORT" goes to stdout once bound (PORT 0 = any free port). Each request is
  * appended to the log as one JSON line {"method","path","query","content_type","token",
@@ -543,6 +544,7 @@ static MHD_RESULT fk_bad_body(struct fk_req *r, const char *what)
 
 #include "fake_kube_lease.h"
 #include "fake_kube_ctl.h"
+#include "fake_kube_authz.h"
 
 /* Items of a list carry no kind/apiVersion, as from the real API server. */
 static MHD_RESULT fk_list(struct fk_req *r, const struct fk_resource *res, const char *ns)
@@ -867,7 +869,14 @@ static MHD_RESULT fk_route(struct fk_req *r)
         sub = n - i == 5 ? seg[i + 4] : NULL;
     }
     bool get = strcmp(r->method, "GET") == 0;
-    if (!res) {
+    if (group && strcmp(group, "authorization.k8s.io") == 0 && n - i == 1 &&
+        strcmp(seg[i], "selfsubjectaccessreviews") == 0) {
+        ret = strcmp(r->method, "POST") == 0 ? fk_ssar(r)
+                                             : fk_status(r, 405, "MethodNotAllowed",
+                                                         "the server does not allow this "
+                                                         "method on the requested resource",
+                                                         NULL, NULL, NULL, NULL);
+    } else if (!res) {
         ret = fk_status(r, 404, "NotFound", "the server could not find the requested resource",
                         NULL, NULL, NULL, NULL);
     } else if (!name) {
@@ -1007,8 +1016,9 @@ static MHD_RESULT fk_handler(struct MHD_Connection *conn, const char *url, const
 
 static void fk_usage(void)
 {
-    fprintf(stderr, "usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] "
-                    "[--port N] [--fault 'METHOD PATH=SPEC']... [--faults-file FILE]\n");
+    fprintf(stderr,
+            "usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] "
+            "[--port N] [--fault 'METHOD PATH=SPEC']... [--faults-file FILE] [--deny-file FILE]\n");
     exit(2);
 }
 
@@ -1033,6 +1043,8 @@ int main(int argc, char **argv)
             fk_token_file = v;
         else if (strcmp(a, "--faults-file") == 0)
             fk_faults_file = v;
+        else if (strcmp(a, "--deny-file") == 0)
+            fk_deny_file = v;
         else if (strcmp(a, "--fault") == 0)
             fk_add_fault(v);
         else if (strcmp(a, "--port") == 0 && parse_u64(v, &port) == 0 && port <= 65535)

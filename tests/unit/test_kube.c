@@ -1415,6 +1415,106 @@ TEST(kueue_waiting_pressure)
     env_stop(&e);
 }
 
+/* SelfSubjectAccessReview answers: allowed, denied, undecided, malformed. */
+TEST(parse_ssar)
+{
+    static const struct {
+        const char *body;
+        int ret, verdict;
+        const char *reason;
+    } cases[] = {
+        {"{\"status\":{\"allowed\":true,\"reason\":\"RBAC: allowed by RoleBinding\"}}", 0,
+         KUBE_ACCESS_ALLOWED, "RBAC: allowed by RoleBinding"},
+        {"{\"status\":{\"allowed\":false}}", 0, KUBE_ACCESS_DENIED, NULL},
+        {"{\"status\":{\"allowed\":false,\"denied\":true,\"reason\":\"no\"}}", 0,
+         KUBE_ACCESS_DENIED, "no"},
+        /* the webhook authorizer failed: not allowed, not denied, nothing decided */
+        {"{\"status\":{\"allowed\":false,\"evaluationError\":\"webhook timed out\"}}", 0,
+         KUBE_ACCESS_UNKNOWN, "webhook timed out"},
+        {"{\"status\":{\"allowed\":true,\"evaluationError\":\"one of two failed\"}}", 0,
+         KUBE_ACCESS_ALLOWED, NULL},
+        {"{\"spec\":{}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
+        {"{\"status\":{}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
+        {"{\"status\":{\"allowed\":\"true\"}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
+        {"{\"status\":{\"allowed\":true,\"denied\":true}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
+        {"<html>", -1, KUBE_ACCESS_UNKNOWN, NULL},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        int verdict = 42;
+        char *reason = NULL, err[256] = "";
+        TEST_CHECK_INT(kube_parse_ssar(cases[i].body, strlen(cases[i].body), &verdict, &reason, err,
+                                       sizeof(err)),
+                       cases[i].ret);
+        TEST_CHECK_INT(verdict, cases[i].verdict);
+        if (cases[i].reason)
+            TEST_CHECK(reason && strcmp(reason, cases[i].reason) == 0);
+        if (cases[i].ret < 0)
+            TEST_CHECK(err[0] != '\0' && reason == NULL);
+        free(reason);
+    }
+    struct kube_access a = {"ml", "patch", "apps", "deployments", "scale", NULL};
+    char *b = kube_body_ssar(&a);
+    TEST_CHECK_STR(b, "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":"
+                      "\"SelfSubjectAccessReview\",\"spec\":{\"resourceAttributes\":{"
+                      "\"namespace\":\"ml\",\"verb\":\"patch\",\"group\":\"apps\",\"resource\":"
+                      "\"deployments\",\"subresource\":\"scale\"}}}");
+    free(b);
+    /* core group and every namespace: both omitted, as the API's omitempty does */
+    struct kube_access c = {"", "list", "", "pods", NULL, NULL};
+    b = kube_body_ssar(&c);
+    TEST_CHECK_STR(b, "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":"
+                      "\"SelfSubjectAccessReview\",\"spec\":{\"resourceAttributes\":{"
+                      "\"verb\":\"list\",\"resource\":\"pods\"}}}");
+    free(b);
+}
+
+/* The review call against the fake: granted, denied by its deny file, and failures unknown. */
+TEST(access_review)
+{
+    struct env e;
+    char deny[4300];
+    snprintf(deny, sizeof(deny), "%s/deny", tmpdir);
+    if (tmptree_put(tmpdir, "deny", "patch deployments.apps/scale ml\ncreate pods/eviction\n") < 0)
+        TEST_CHECK(!"deny file written");
+    if (env_start(&e, 5, "--deny-file", deny, NULL) < 0)
+        return;
+    char err[512] = "", reason[256];
+    int v = 42;
+    struct kube_access a = {"ml", "patch", "apps", "deployments", "scale", NULL};
+    TEST_CHECK_INT(kube_access_review(e.k, &a, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_INT(v, KUBE_ACCESS_DENIED);
+    a.ns = "other";
+    TEST_CHECK_INT(kube_access_review(e.k, &a, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_INT(v, KUBE_ACCESS_ALLOWED);
+    TEST_CHECK_CONTAINS(reason, "RBAC: allowed by ClusterRoleBinding");
+    a.ns = ""; /* every namespace: not when one namespace lacks it */
+    TEST_CHECK_INT(kube_access_review(e.k, &a, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_INT(v, KUBE_ACCESS_DENIED);
+    struct kube_access ev = {"ml", "create", "", "pods", "eviction", NULL};
+    TEST_CHECK_INT(kube_access_review(e.k, &ev, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_INT(v, KUBE_ACCESS_DENIED);
+    TEST_CHECK_INT(env_load_log(&e), 4);
+    CHECK_REQ(&e, 0, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews");
+    TEST_CHECK(jeq(e.req[0], "/content_type", "application/json"));
+    TEST_CHECK(jeq(e.req[0], "/body/spec/resourceAttributes/subresource", "scale"));
+    /* the review itself forbidden, or the API failing: unknown, never a grant */
+    tmptree_put(e.dir, "faults",
+                "POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews=403x1\n"
+                "POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews=garbage\n");
+    a.ns = "other";
+    TEST_CHECK_INT(kube_access_review(e.k, &a, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_FORBIDDEN);
+    TEST_CHECK_INT(v, KUBE_ACCESS_UNKNOWN);
+    TEST_CHECK_INT(kube_access_review(e.k, &a, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_ERROR);
+    TEST_CHECK_INT(v, KUBE_ACCESS_UNKNOWN);
+    env_stop(&e);
+}
+
 TEST(pending_pressure)
 {
     struct env e;
@@ -1528,6 +1628,8 @@ int main(int argc, char **argv)
     RUN(pending_pressure);
     RUN(parse_kueue_waiting);
     RUN(kueue_waiting_pressure);
+    RUN(parse_ssar);
+    RUN(access_review);
     RUN(owner_chain_limits);
 
     tmptree_finish(tmpdir);
