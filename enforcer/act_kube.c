@@ -137,6 +137,14 @@ static enum act_result act_kube_notice(struct act_backend *b, const struct act_t
     enum kube_result r = kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, n->annotation, err, errlen);
     if (r != KUBE_OK)
         return act_kube_map(r);
+    /* Our own annotation changed the object's resourceVersion: an action in this same cycle
+       (notice period 0) carries the new one, which still tells any other change apart. */
+    struct kube_chain *chain = t->priv;
+    const char *rv = kube_last_resource_version(ak->k);
+    if (chain && chain->n > 0 && rv) {
+        free(chain->obj[chain->n - 1].resource_version);
+        chain->obj[chain->n - 1].resource_version = xstrdup(rv);
+    }
     char eerr[512] = "";
     enum kube_result er = kube_post_event(ak->k, &root, "IdleGPUReclaimNotice", n->message,
                                           "Warning", "Notice", eerr, sizeof(eerr));
@@ -192,7 +200,9 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
     const char *what;
     switch (action) {
     case ACTION_SCALE_TO_ZERO:
-        r = kube_scale_to_zero(ak->k, &root, &previous, err, errlen);
+        r = kube_scale_to_zero(ak->k, &root,
+                               chain ? chain->obj[chain->n - 1].resource_version : NULL, &previous,
+                               err, errlen);
         what = "ScaleToZero";
         break;
     case ACTION_SUSPEND:
@@ -209,7 +219,8 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
         what = "Evict";
         break;
     case ACTION_DELETE:
-        r = kube_delete(ak->k, &root, "Background", err, errlen);
+        r = kube_delete(ak->k, &root, "Background",
+                        chain ? chain->obj[chain->n - 1].resource_version : NULL, err, errlen);
         what = "Delete";
         break;
     default:

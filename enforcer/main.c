@@ -759,6 +759,7 @@ static int make_perm(struct perm **out)
     if (flag_bool(F_LE))
         le_namespace(ns, sizeof(ns));
     struct perm_cfg pc = {.confirm_pressure = flag_bool(F_KUBE_CONFIRM),
+                          .protected_namespaces = flags[F_PROTECTED].value,
                           .lease_ns = ns[0] ? ns : NULL,
                           .lease_name = flags[F_LE_NAME].value};
     *out = perm_new(k, &pc);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "act.h"
 #include "kinds.h"
 #include "log.h"
 #include "util.h"
@@ -131,6 +132,20 @@ static void needs_rule(struct needs *v, const struct rule *r, const struct kinds
     }
 }
 
+/* Is `ns` in the comma list `list`? */
+static bool perm_listed(const char *list, const char *ns)
+{
+    size_t n = strlen(ns);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, ns, n) == 0)
+            return true;
+        p = e ? e + 1 : NULL;
+    }
+    return false;
+}
+
 size_t perm_needs(const struct ruleset *rs, const struct perm_cfg *cfg, struct perm_need **out)
 {
     struct needs v = {0};
@@ -141,8 +156,11 @@ size_t perm_needs(const struct ruleset *rs, const struct perm_cfg *cfg, struct p
             continue;
         if (r->nnamespaces == 0)
             needs_rule(&v, r, t, cfg, "");
+        const char *prot =
+            cfg->protected_namespaces ? cfg->protected_namespaces : ACT_PROTECTED_DEFAULT;
         for (size_t j = 0; j < r->nnamespaces; j++)
-            needs_rule(&v, r, t, cfg, r->namespaces[j]);
+            if (!perm_listed(prot, r->namespaces[j]))
+                needs_rule(&v, r, t, cfg, r->namespaces[j]);
     }
     if (cfg->lease_ns && *cfg->lease_ns) {
         /* lease.c reads and renews the Lease by name and creates it when absent; a create
@@ -197,6 +215,8 @@ struct perm *perm_new(struct kube *k, const struct perm_cfg *cfg)
     struct perm *p = xcalloc(1, sizeof(*p));
     p->k = k;
     p->cfg.confirm_pressure = cfg->confirm_pressure;
+    p->cfg.protected_namespaces =
+        cfg->protected_namespaces ? xstrdup(cfg->protected_namespaces) : NULL;
     p->cfg.lease_ns = cfg->lease_ns ? xstrdup(cfg->lease_ns) : NULL;
     p->cfg.lease_name = cfg->lease_name ? xstrdup(cfg->lease_name) : NULL;
     return p;
@@ -209,6 +229,7 @@ void perm_free(struct perm *p)
     kube_free(p->k);
     perm_needs_free(p->needs, p->n);
     free((char *)p->cfg.lease_ns);
+    free((char *)p->cfg.protected_namespaces);
     free((char *)p->cfg.lease_name);
     free(p);
 }

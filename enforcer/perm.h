@@ -10,10 +10,10 @@
  * such as deployments/scale or pods/eviction); get on every kind the owner walk reads
  * (kinds_walk_perms); create on events; for suspend, list and patch on Kueue Workloads (a
  * Kueue-managed Job is stopped through its Workload); for evict, patch on every kind the
- * notice can land on (the root owner). Each in every namespace the rule's scope names, or in
- * every namespace when it names none. With --kube.confirm-pressure and a DuringGPUPressure
- * rule: list pods and Kueue Workloads in every namespace. With --leader-elect: get, update and
- * create on the Lease.
+ * notice can land on (the root owner). Each in every namespace the rule's scope names but the
+ * protected ones, or in every namespace when it names none. With --kube.confirm-pressure and a
+ * DuringGPUPressure rule: list pods and Kueue Workloads in every namespace. With --leader-elect:
+ * get, update and create on the Lease.
  *
  * A review that cannot be made (the review itself forbidden, the API down, an answer that
  * decides nothing) leaves the permission unknown, never granted; the check is then repeated
@@ -31,7 +31,10 @@
 #include "rules.h"
 
 struct perm_cfg {
-    bool confirm_pressure;  /* --kube.confirm-pressure */
+    bool confirm_pressure; /* --kube.confirm-pressure */
+    /* --enforce.protected-namespaces (comma list; NULL: ACT_PROTECTED_DEFAULT): nothing there
+       is ever acted on, so nothing there is needed */
+    const char *protected_namespaces;
     const char *lease_ns;   /* --leader-elect: the Lease's namespace; NULL: no election */
     const char *lease_name; /* its name */
 };

@@ -10,10 +10,11 @@
  * merge patches' metadata.uid (on /scale too, compared with the parent's uid), RFC 7386 merge
  * patches applied to the stored object (a later GET sees them), the /scale subresource, label and
  * status.phase selectors on lists, and list items without kind/apiVersion as the real server sends
- * them. After every write the controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe
- * InferenceService, suspend of RayCluster, JobSet and TrainJob) react as the real ones do. It is
- * written from the API documentation, independently of enforcer/kube.c, so it checks the client
- * rather than mirroring it.
+ * them, API discovery and resourceVersion preconditions (fake_kube_disco.h). After every write
+ * the controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe InferenceService, suspend of
+ * RayCluster, JobSet and TrainJob) react as the real ones do. It is written from the API
+ * documentation, independently of enforcer/kube.c, so it checks the client rather than
+ * mirroring it.
  *
  * usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] [--port N]
  *                  [--fault 'METHOD PATH=SPEC']... [--faults-file FILE] [--deny-file FILE]
@@ -65,12 +66,22 @@ static const struct fk_resource fk_resources[] = {
     {"batch", "v1", "CronJob", "cronjobs", false},
     {"kueue.x-k8s.io", "v1beta1", "Workload", "workloads", false},
     {"coordination.k8s.io", "v1", "Lease", "leases", false},
-    /* custom resources whose controllers fake_kube_ctl.h plays */
+    /* The custom resources of the built-in kinds table (enforcer/kinds.h); scalable where
+       the project's CRD declares a scale subresource. */
     {"kubeflow.org", "v1", "Notebook", "notebooks", false},
+    {"kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", false},
     {"serving.kserve.io", "v1beta1", "InferenceService", "inferenceservices", false},
+    {"aim.silogen.ai", "v1alpha1", "AIMService", "aimservices", false},
+    {"aim.eai.amd.com", "v1alpha1", "AIMService", "aimservices", false},
+    {"kaiwo.silogen.ai", "v1alpha1", "KaiwoJob", "kaiwojobs", false},
+    {"kaiwo.silogen.ai", "v1alpha1", "KaiwoService", "kaiwoservices", false},
     {"ray.io", "v1", "RayCluster", "rayclusters", false},
+    {"ray.io", "v1", "RayJob", "rayjobs", false},
     {"jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets", false},
     {"trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs", false},
+    {"leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", "leaderworkersets", true},
+    /* A custom resource the kinds table does not know (tests of unknown owners). */
+    {"example.com", "v1", "Widget", "widgets", false},
 };
 
 struct fk_obj {
@@ -103,6 +114,8 @@ static const char *fk_more_tokens[8];
 static size_t fk_nmore_tokens;
 static unsigned long fk_uid_seq;
 static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void fk_rv_bump(json_object *obj); /* fake_kube_disco.h */
 
 static void fk_die(const char *what, const char *subject)
 {
@@ -173,6 +186,7 @@ static void fk_replace_uid(struct fk_obj *o)
     snprintf(uid, sizeof(uid), "00000000-0000-4000-8000-%012lu", ++fk_uid_seq);
     if (json_object_object_get_ex(o->obj, "metadata", &meta))
         json_object_object_add(meta, "uid", json_object_new_string(uid));
+    fk_rv_bump(o->obj);
 }
 
 static void fk_add(json_object *obj, const char *file)
@@ -187,6 +201,8 @@ static void fk_add(json_object *obj, const char *file)
         fk_die("duplicate object", file);
     fk_objs = xrealloc(fk_objs, (fk_nobjs + 1) * sizeof(*fk_objs));
     fk_objs[fk_nobjs++] = (struct fk_obj){res, xstrdup(ns), xstrdup(name), json_object_get(obj)};
+    if (!fk_get_str(obj, "metadata", "resourceVersion"))
+        fk_rv_bump(obj);
 }
 
 static int fk_json_file(const struct dirent *e)
@@ -543,6 +559,7 @@ static MHD_RESULT fk_bad_body(struct fk_req *r, const char *what)
 }
 
 #include "fake_kube_lease.h"
+#include "fake_kube_disco.h"
 #include "fake_kube_ctl.h"
 #include "fake_kube_authz.h"
 
@@ -660,7 +677,7 @@ static MHD_RESULT fk_create_event(struct fk_req *r, const struct fk_resource *re
 
 static json_object *fk_scale_of(const struct fk_obj *o)
 {
-    json_object *spec, *status, *v, *meta;
+    json_object *spec, *status, *v, *meta = NULL;
     int64_t replicas = 1;
     if (json_object_object_get_ex(o->obj, "spec", &spec) &&
         json_object_object_get_ex(spec, "replicas", &v))
@@ -673,6 +690,9 @@ static json_object *fk_scale_of(const struct fk_obj *o)
     if (json_object_object_get_ex(o->obj, "metadata", &meta) &&
         json_object_object_get_ex(meta, "uid", &v))
         json_object_object_add(m, "uid", json_object_get(v));
+    /* A Scale carries its parent's resourceVersion (and is checked against it on a patch). */
+    if (meta && json_object_object_get_ex(meta, "resourceVersion", &v))
+        json_object_object_add(m, "resourceVersion", json_object_get(v));
     json_object_object_add(s, "metadata", m);
     json_object *sspec = json_object_new_object(), *sst = json_object_new_object();
     /* autoscaling/v1 omits a zero replicas (omitempty), which clients must read as 0. */
@@ -710,6 +730,11 @@ static MHD_RESULT fk_patch(struct fk_req *r, struct fk_obj *o, bool scale)
         json_object_put(patch);
         return ret;
     }
+    MHD_RESULT stale;
+    if (fk_rv_patch_stale(r, o, patch, &stale)) {
+        json_object_put(patch);
+        return stale;
+    }
     if (scale) {
         json_object *s = fk_merge(fk_scale_of(o), patch), *spec, *v;
         int64_t n = 0;
@@ -733,11 +758,13 @@ static MHD_RESULT fk_patch(struct fk_req *r, struct fk_obj *o, bool scale)
         json_object_object_add(p2, "spec", sp);
         json_object_object_add(p2, "status", st);
         o->obj = fk_merge(o->obj, p2);
+        fk_rv_bump(o->obj);
         json_object_put(p2);
         json_object_put(patch);
         return fk_send_json(r, 200, fk_scale_of(o));
     }
     o->obj = fk_merge(o->obj, patch);
+    fk_rv_bump(o->obj);
     json_object_put(patch);
     return fk_send_json(r, 200, json_object_get(o->obj));
 }
@@ -770,6 +797,11 @@ static MHD_RESULT fk_delete(struct fk_req *r, struct fk_obj *o)
         MHD_RESULT ret = fk_uid_conflict(r, o->res, NULL, o->name, want, have);
         json_object_put(opts);
         return ret;
+    }
+    MHD_RESULT stale;
+    if (fk_rv_delete_stale(r, o, opts, &stale)) {
+        json_object_put(opts);
+        return stale;
     }
     json_object_put(opts);
     const struct fk_resource *res = o->res;
@@ -840,6 +872,9 @@ static MHD_RESULT fk_evict(struct fk_req *r, const struct fk_resource *res, cons
 /* Route a request (fk_lock held). */
 static MHD_RESULT fk_route(struct fk_req *r)
 {
+    MHD_RESULT disco;
+    if (fk_disco_route(r, &disco))
+        return disco;
     char *copy = xstrdup(r->path);
     char *seg[10];
     size_t n = 0;

@@ -43,13 +43,13 @@ static const struct perm_need *find(const struct perm_need *v, size_t n, const c
     return NULL;
 }
 
-static const struct perm_cfg plain = {false, NULL, NULL};
+static const struct perm_cfg plain = {false, NULL, NULL, NULL};
 
 TEST(scale_to_zero_in_scope_namespaces)
 {
     struct ruleset rs = {0};
     TEST_CHECK_INT(load("rules:\n- name: idle\n  action: scaleToZero\n"
-                        "  scope:\n    namespaces: [ml, team-b]\n",
+                        "  scope:\n    namespaces: [ml, team-b, kube-system]\n",
                         &rs),
                    0);
     struct perm_need *v;
@@ -92,6 +92,15 @@ TEST(scale_to_zero_in_scope_namespaces)
             fprintf(stderr, "unexpected need '%s'\n", not_wanted[i]);
             TEST_CHECK(!"need not listed");
         }
+    /* a protected namespace is never acted in: nothing is needed there */
+    for (size_t i = 0; i < n; i++)
+        TEST_CHECK(strcmp(v[i].ns, "kube-system") != 0);
+    struct perm_cfg prot = {false, "ml", NULL, NULL};
+    struct perm_need *w;
+    size_t nw = perm_needs(&rs, &prot, &w);
+    TEST_CHECK(find(w, nw, "get pods kube-system") != NULL);
+    TEST_CHECK(find(w, nw, "get pods ml") == NULL);
+    perm_needs_free(w, nw);
     const struct perm_need *d = find(v, n, "patch deployments.apps/scale ml");
     TEST_CHECK(d && strcmp(d->why, "rule 'idle' (scaleToZero)") == 0 &&
                d->verdict == KUBE_ACCESS_UNKNOWN && strcmp(d->kind, "Deployment") == 0);
@@ -153,7 +162,7 @@ TEST(pressure_and_lease)
                         "- name: a\n  action: delete\n  scope:\n    namespaces: [ml]\n",
                         &rs),
                    0);
-    struct perm_cfg cfg = {true, "gpureclaim", "gpureclaim-enforcer"};
+    struct perm_cfg cfg = {true, NULL, "gpureclaim", "gpureclaim-enforcer"};
     struct perm_need *v;
     size_t n = perm_needs(&rs, &cfg, &v);
     /* demand anywhere counts: both lists span every namespace */
@@ -214,7 +223,7 @@ TEST(metrics_of_a_check)
     struct ruleset rs = {0};
     TEST_CHECK_INT(
         load("rules:\n- name: a\n  action: delete\n  scope:\n    namespaces: [ml]\n", &rs), 0);
-    struct perm_cfg cfg = {false, NULL, NULL};
+    struct perm_cfg cfg = {false, NULL, NULL, NULL};
     struct perm *p = perm_new(NULL, &cfg);
     struct expo *e = expo_new();
     perm_metrics(p, e); /* no check yet: nothing */
