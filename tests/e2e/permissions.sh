@@ -6,9 +6,10 @@
 # are data/kube_actions/rules.yaml (scaleToZero in apps, suspend in batch, evict in serve,
 # delete in scratch and kube-system). One daemon, in dry run, evaluating every 2 s:
 #   1. start: patch deployments/scale in apps, create pods/eviction in serve and create events
-#      (every namespace) are denied: 7 missing series, one log line each, nothing else;
+#      (every namespace) are denied: 6 missing series (kube-system is protected: never acted
+#      in, never asked), one log line each, nothing else;
 #   2. the rules change (the scale rule now in namespace apps2): checked again, the apps
-#      series is gone, apps2 is granted, the events of apps2 missing (6 missing);
+#      series is gone, apps2 is granted, the events of apps2 missing (5 missing);
 #   3. the review itself answers 403 (SIGHUP reloads and checks): every permission unknown,
 #      none granted, one log line and a single request (the others would fail alike);
 #   4. the review works again: checked again before the next cycle, nothing unknown.
@@ -68,22 +69,23 @@ checked_n() { [ "$(checks_logged)" -ge "$1" ] && metrics; }
 if wait_for 10 scraped_checks; then pass metrics-served; else fail metrics-served; fi
 check missing-scale-apps [ "$(missing apps deployments scale patch apps)" = 1 ]
 check missing-eviction-serve [ "$(missing "" pods eviction create serve)" = 1 ]
-for ns in apps batch serve scratch kube-system; do
+for ns in apps batch serve scratch; do
     check "missing-events-$ns" [ "$(missing "" events "" create $ns)" = 1 ]
 done
 check scale-elsewhere-granted [ -z "$(missing apps statefulsets scale patch apps)" ]
-check seven-missing [ "$(checks missing)" = 7 ]
+check six-missing [ "$(checks missing)" = 6 ]
+check protected-never-asked [ "$(grep -c '"namespace":"kube-system"' "$KLOG")" = 0 ]
 check none-unknown [ "$(checks unknown)" = 0 ]
-TOTAL=$(( $(checks granted) + 7 ))
+TOTAL=$(( $(checks granted) + 6 ))
 check one-review-each [ "$(reviews)" = "$TOTAL" ]
-check log-line-each [ "$(grep -c 'permission missing: cannot' "$LOG")" = 7 ]
+check log-line-each [ "$(grep -c 'permission missing: cannot' "$LOG")" = 6 ]
 check log-line-scale grep -q \
     "permission missing: cannot patch 'deployments.apps/scale' in namespace 'apps'; needed by rule 'scale' (scaleToZero)" \
     "$LOG"
 check log-line-events-names-rules grep -q \
     "permission missing: cannot create 'events' in namespace 'scratch'; needed by rule 'delete' (delete)" \
     "$LOG"
-check log-summary grep -q "permission check: $((TOTAL - 7)) of $TOTAL permissions granted, 7 missing, 0 unknown" "$LOG"
+check log-summary grep -q "permission check: $((TOTAL - 6)) of $TOTAL permissions granted, 6 missing, 0 unknown" "$LOG"
 check timestamp-set [ -n "$(value gpureclaim_enforcer_permission_last_check_timestamp_seconds)" ]
 
 # --- 2. new rules: checked again ------------------------------------------------------------------
@@ -93,7 +95,7 @@ if wait_for 15 checked_n 2; then pass rechecked-on-reload; else fail rechecked-o
 check apps-series-gone [ -z "$(missing apps deployments scale patch apps)" ]
 check apps2-scale-granted [ -z "$(missing apps deployments scale patch apps2)" ]
 check apps2-events-missing [ "$(missing "" events "" create apps2)" = 1 ]
-check six-missing [ "$(checks missing)" = 6 ]
+check five-missing [ "$(checks missing)" = 5 ]
 
 # --- 3. the review itself forbidden: unknown, never granted --------------------------------------
 before=$(reviews)
@@ -116,7 +118,7 @@ check unknown-log-line grep -q \
 sleep 1.1
 known_again() { metrics && [ "$(checks unknown)" = 0 ]; }
 if wait_for 15 known_again; then pass rechecked-after-failure; else fail rechecked-after-failure; fi
-check missing-again [ "$(checks missing)" = 6 ]
+check missing-again [ "$(checks missing)" = 5 ]
 n=$(checks_logged)
 sleep 5 # two more cycles: complete, so not checked again
 check no-check-without-cause [ "$(checks_logged)" = "$n" ]
