@@ -108,6 +108,7 @@ void act_target_clear(struct act_target *t)
         free(o->uid);
     }
     free(t->notice);
+    free(t->how);
     memset(t, 0, sizeof(*t));
 }
 
@@ -198,6 +199,12 @@ void act_set_runtime(struct act *a, struct act_backend *b)
     if (a->runtime)
         a->runtime->free(a->runtime);
     a->runtime = b;
+}
+
+void act_set_kinds(struct act *a, const struct kinds *t)
+{
+    if (a->kube && a->kube->set_kinds)
+        a->kube->set_kinds(a->kube, t);
 }
 
 void act_set_kube_confirm(struct act *a, act_confirm_fn fn)
@@ -520,6 +527,51 @@ static bool act_protected(const struct act *a, const struct decision_rec *d,
         }
     }
     return false;
+}
+
+static char *act_target_name(const struct act_target *t, enum rule_action action);
+
+enum act_result act_describe(struct act_backend *b, const struct decision_rec *d,
+                             const char *protected_namespaces, char **how, char *err, size_t errlen)
+{
+    *how = NULL;
+    struct act pa = {.protected_ns = (char *)(protected_namespaces ? protected_namespaces
+                                                                   : ACT_PROTECTED_DEFAULT)};
+    const char *ns = NULL;
+    if (act_protected(&pa, d, NULL, &ns)) {
+        snprintf(err, errlen, "kept: namespace '%s' is protected", ns);
+        return ACT_UNSUPPORTED;
+    }
+    if (!b) {
+        snprintf(err, errlen, "no backend configured for action '%s'",
+                 rules_action_name(d->rule->action));
+        return ACT_UNSUPPORTED;
+    }
+    /* The very resolve a cycle runs before a notice: reads only. */
+    struct act_target t = {0};
+    enum act_result r = b->resolve(b, d, &t, err, errlen);
+    if (r != ACT_OK)
+        return r;
+    if (act_protected(&pa, d, &t, &ns)) {
+        snprintf(err, errlen, "kept: namespace '%s' is protected", ns);
+        r = ACT_UNSUPPORTED;
+    } else if (t.exempt) {
+        snprintf(err, errlen, "kept: labelled " ACT_EXEMPT_KEY "=true in its owner chain");
+        r = ACT_UNSUPPORTED;
+    } else if (t.out_of_scope) {
+        snprintf(err, errlen, "kept: without the runtime scope label");
+        r = ACT_UNSUPPORTED;
+    } else {
+        char *name = act_target_name(&t, d->rule->action);
+        *how =
+            t.how ? xstrdup(t.how) : xasprintf("%s %s", rules_action_name(d->rule->action), name);
+        free(name);
+    }
+    if (b->target_free)
+        b->target_free(b, &t);
+    else
+        act_target_clear(&t);
+    return r;
 }
 
 /* When the last acted or closed entry of (rule, workload) was closed, NaN if none. */

@@ -95,6 +95,10 @@ struct act_target {
                           Created); NaN when unreadable, which counts as too young */
     char *notice;      /* the notice annotation found on the root owner (JSON), or NULL: how a
                           replica that becomes the leader learns of a notice another gave */
+    char *how;         /* what the action does, in the backend's words, for `plan`, `explain`
+                          and the audit trail: "annotate Notebook ml/alice
+                          kubeflow-resource-stopped", "scale Deployment ml/x to 0"; NULL:
+                          nothing more than the action's name */
     void *priv;        /* backend data, released by target_free */
 };
 
@@ -130,7 +134,11 @@ struct act_backend {
        write actedAt after an action so that another replica never acts again. */
     enum act_result (*record)(struct act_backend *b, const struct act_target *t,
                               const struct act_notice *n, char *err, size_t errlen);
+    /* Optional: the workload-kinds table to choose targets by (act_set_kinds). */
+    void (*set_kinds)(struct act_backend *b, const struct kinds *t);
 };
+
+struct kinds;
 
 /*
  * A check run before acting on a DuringGPUPressure decision, as the Prometheus signal cannot
@@ -162,6 +170,22 @@ struct act *act_new(const struct act_cfg *cfg, char *err, size_t errlen);
 /* Install a backend (taken over, freed by act_free); NULL leaves that kind unconfigured. */
 void act_set_kube(struct act *a, struct act_backend *b);
 void act_set_runtime(struct act *a, struct act_backend *b);
+/*
+ * The workload-kinds table of the rules in force (ruleset.kinds; NULL: the built-in one),
+ * handed to the backends that choose targets by it; set again after a reload. Not taken over.
+ */
+void act_set_kinds(struct act *a, const struct kinds *t);
+/*
+ * Resolve-only, for `plan` and `explain`: what the engine would act on for `d` (a reclaim
+ * decision) and how, from the same resolve as a cycle, which only reads (GETs): ACT_OK with
+ * *how ("scale Deployment ml/x to 0"; the caller frees it), or another result with the reason
+ * nothing would be done in err (the kind is unknown, the action is one the kind cannot do,
+ * 403, exempt, a protected namespace). `protected_namespaces` as act_cfg's (NULL: the
+ * default). No backend for the rule's action: ACT_UNSUPPORTED.
+ */
+enum act_result act_describe(struct act_backend *b, const struct decision_rec *d,
+                             const char *protected_namespaces, char **how, char *err,
+                             size_t errlen);
 /* Confirm pressure with `fn` before acting through the Kubernetes backend (NULL: never). */
 void act_set_kube_confirm(struct act *a, act_confirm_fn fn);
 /* Stop starting API calls once *flag is non-zero (see the top of this file); NULL: never. */
@@ -207,6 +231,12 @@ struct act_backend *act_runtime_new(const struct docker_cfg *cfg, int stop_timeo
                                     const char *scope_label);
 struct kube;
 struct act_backend *act_kube_new(struct kube *k);
+/*
+ * The workload-kinds table (kinds.h) the Kubernetes backend `b` reads to choose the object
+ * acted on and how: the ruleset's (rules.h, ruleset.kinds), set again when the rules are
+ * reloaded. NULL: the built-in table. Not taken over.
+ */
+void act_kube_set_kinds(struct act_backend *b, const struct kinds *t);
 /*
  * The act_confirm_fn of --kube.confirm-pressure, for a backend from act_kube_new: lists the
  * Pending pods and confirms when one is unschedulable for lack of the workload's GPU

@@ -390,8 +390,10 @@ static void run_cycle(struct daemon *dm)
     if (!isnan(dm->cfg->at) && dm->cfg->at_advance)
         now += mono_now() - dm->started;
     size_t n = dm->rules.n;
-    struct rule_data *data = xcalloc(n ? n : 1, sizeof(*data));
-    int rc = fetch_rules(dm->q, &dm->rules, now, data);
+    struct rule_data *data;
+    struct decisions d = {0};
+    /* The same evaluation as plan and explain (fetch_evaluate). */
+    int rc = fetch_evaluate(dm->q, &dm->rules, now, dm->cfg->dry_run, &data, &d, NULL, NULL);
     for (size_t i = 0; i < n; i++) {
         bool failed = data[i].error || data[i].pending_error;
         struct rule_eval *re = rule_eval_get(dm, dm->rules.rules[i].name);
@@ -405,13 +407,10 @@ static void run_cycle(struct daemon *dm)
             dm->query_err_logged[i] = false;
     }
 
-    struct decisions d = {0};
-    decide(data, n, now, &d);
     tallies_free(&dm->last);
     idle_free(dm);
     for (size_t i = 0; i < d.n; i++) {
         struct decision_rec *r = &d.v[i];
-        r->dry_run |= dm->cfg->dry_run;
         tally_add(&dm->last, r->rule->name, r->decision, r->reason);
         tally_add(&dm->total, r->rule->name, r->decision, r->reason);
         if (r->decision == DECISION_RECLAIM)
@@ -433,9 +432,10 @@ static void run_cycle(struct daemon *dm)
      */
     if (dm->cfg->act && got_stop)
         log_info("stopping: no notice or action in this cycle");
-    else if (dm->cfg->act && lease_is_leader(dm->cfg->lease))
+    else if (dm->cfg->act && lease_is_leader(dm->cfg->lease)) {
+        act_set_kinds(dm->cfg->act, dm->rules.kinds); /* the table of the rules in force */
         act_cycle(dm->cfg->act, &d, now);
-    else if (dm->cfg->act)
+    } else if (dm->cfg->act)
         log_debug("not the leader: %zu decisions evaluated, no notice or action", d.n);
     decisions_free(&d);
     fetch_free(data, n);

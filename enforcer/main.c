@@ -464,13 +464,87 @@ static void evaluation_free(struct evaluation *ev)
  * Fetch and decide at `at`. fetch_rules logs each failed query as a warning; here the
  * errors are printed once each (rules sharing a failed query share the message) instead.
  */
+/* The --kube.* flags shared by `run`, `plan` and `explain`; the caller adds stop and gate. */
+static void kube_flags(struct kube_cfg *kc, double timeout)
+{
+    *kc = (struct kube_cfg){.api_url = flag_str(F_KUBE_URL),
+                            .token_file = flags[F_KUBE_TOKEN].value,
+                            .ca_file = flag_str(F_KUBE_CA),
+                            .insecure = flag_bool(F_KUBE_INSECURE),
+                            .timeout = timeout,
+                            .allow_insecure_credentials = flag_bool(F_KUBE_INSECURE_CREDS)};
+}
+
+/* `run` talks to the Kubernetes API: --kube.api-url, or in a cluster. */
+static bool kube_wanted(void)
+{
+    return flag_str(F_KUBE_URL) || getenv("KUBERNETES_SERVICE_HOST");
+}
+
+/*
+ * plan and explain with the Kubernetes API: for each reclaim decision of a Kubernetes action
+ * (those matching `want`, when not NULL), what the action engine would act on and how, from
+ * its own resolve-only path (act_describe), which only reads. Without the API, says once that
+ * the targets were not resolved. 0, or -1 with a message when the flags are unusable.
+ */
+static int resolve_targets(struct evaluation *ev, const struct labels *want)
+{
+    size_t reclaims = 0;
+    for (size_t i = 0; i < ev->decisions.n; i++) {
+        const struct decision_rec *r = &ev->decisions.v[i];
+        reclaims += r->decision == DECISION_RECLAIM && r->rule->action != ACTION_REPORT &&
+                    r->rule->action != ACTION_STOP &&
+                    (!want || report_labels_match(want, &r->identity) ||
+                     report_labels_match(want, &r->all));
+    }
+    if (!reclaims)
+        return 0;
+    if (!kube_wanted()) {
+        fprintf(stderr, "note: targets not resolved: give the --kube.* flags of 'run' (or run in "
+                        "the cluster) to see the object each reclaim would act on\n");
+        return 0;
+    }
+    double timeout;
+    if (flag_duration(F_KUBE_TIMEOUT, &timeout))
+        return -1;
+    struct kube_cfg kc;
+    kube_flags(&kc, timeout);
+    char err[512];
+    struct kube *k = kube_new(&kc, err, sizeof(err));
+    if (!k) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    struct act_backend *b = act_kube_new(k);
+    act_kube_set_kinds(b, ev->rules.kinds);
+    for (size_t i = 0; i < ev->decisions.n; i++) {
+        struct decision_rec *r = &ev->decisions.v[i];
+        if (r->decision != DECISION_RECLAIM || r->rule->action == ACTION_REPORT ||
+            r->rule->action == ACTION_STOP ||
+            (want && !report_labels_match(want, &r->identity) &&
+             !report_labels_match(want, &r->all)))
+            continue;
+        char *how = NULL;
+        err[0] = '\0';
+        enum act_result ar = act_describe(b, r, flags[F_PROTECTED].value, &how, err, sizeof(err));
+        if (ar == ACT_OK)
+            r->target = how;
+        else if (str_has_prefix(err, "kept: "))
+            r->target_kept = xstrdup(err);
+        else
+            r->target_kept = xasprintf("not resolved (%s): %s", act_result_name(ar), err);
+    }
+    b->free(b);
+    return 0;
+}
+
 static void evaluate(struct promq *q, double at, struct evaluation *ev)
 {
     size_t n = ev->rules.n;
-    ev->data = xcalloc(n ? n : 1, sizeof(*ev->data));
-    double t0 = mono_now();
-    fetch_rules(q, &ev->rules, at, ev->data);
-    ev->fetch_seconds = mono_now() - t0;
+    /* The very evaluation a `run` cycle makes (fetch_evaluate): plan and explain show what the
+       loop would act on. */
+    fetch_evaluate(q, &ev->rules, at, flag_bool(F_DRY_RUN), &ev->data, &ev->decisions,
+                   &ev->fetch_seconds, &ev->decide_seconds);
 
     ev->failed = xcalloc(n ? n : 1, sizeof(*ev->failed));
     for (size_t i = 0; i < n; i++) {
@@ -494,12 +568,6 @@ static void evaluate(struct promq *q, double at, struct evaluation *ev)
         sbuf_free(&names);
     }
 
-    t0 = mono_now();
-    decide(ev->data, n, at, &ev->decisions);
-    ev->decide_seconds = mono_now() - t0;
-    if (flag_bool(F_DRY_RUN))
-        for (size_t i = 0; i < ev->decisions.n; i++)
-            ev->decisions.v[i].dry_run = true;
     ev->requests = promq_requests(q);
     ev->failures = promq_failures(q);
 }
@@ -538,6 +606,11 @@ static int cmd_plan(void)
     /* Only decisions are printed: the fetched series (with 100,000 workloads, a third of the
        memory) go before the output is built; evaluation_free then finds them empty. */
     fetch_free(ev.data, ev.rules.n);
+    if (resolve_targets(&ev, NULL) != 0) {
+        evaluation_free(&ev);
+        promq_free(q);
+        return EXIT_USAGE;
+    }
     struct sbuf out = {0};
     if (strcmp(fmt, "json") == 0)
         report_render_json(&ev.decisions, &out);
@@ -592,6 +665,8 @@ static int cmd_explain(void)
         }
     }
     evaluate(q, at, &ev);
+    if (resolve_targets(&ev, &want) != 0)
+        goto out;
     struct sbuf out = {0};
     size_t shown = report_render_explain(ev.data, ev.rules.n, &ev.decisions, &want, rule, &out);
     if (shown) {
@@ -684,16 +759,12 @@ static int make_act(bool dry_run, struct lease *lease, struct act **out)
         struct docker_cfg dcfg = {.socket = flag_str(F_RT_SOCKET), .timeout = 10};
         act_set_runtime(a, act_runtime_new(&dcfg, (int)(stop_timeout + 0.5), flag_str(F_RT_SCOPE)));
     }
-    if (flag_str(F_KUBE_URL) || getenv("KUBERNETES_SERVICE_HOST")) {
-        struct kube_cfg kc = {.api_url = flag_str(F_KUBE_URL),
-                              .token_file = flags[F_KUBE_TOKEN].value,
-                              .ca_file = flag_str(F_KUBE_CA),
-                              .insecure = flag_bool(F_KUBE_INSECURE),
-                              .timeout = kube_timeout,
-                              .allow_insecure_credentials = flag_bool(F_KUBE_INSECURE_CREDS),
-                              .stop = daemon_stop_flag(),
-                              .gate = lease ? lease_gate : NULL,
-                              .gate_arg = lease};
+    if (kube_wanted()) {
+        struct kube_cfg kc;
+        kube_flags(&kc, kube_timeout);
+        kc.stop = daemon_stop_flag();
+        kc.gate = lease ? lease_gate : NULL;
+        kc.gate_arg = lease;
         struct kube *k = kube_new(&kc, err, sizeof(err));
         if (!k) {
             fprintf(stderr, "error: %s\n", err);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The fake API server's controllers (tests/fakes/fake_kube_ctl.h) behave as the real ones do
 # where it matters to the enforcer: acting on a child that a known controller reconciles is
-# undone, acting on the owner holds. fake_kube serves data/kube_kinds/cluster.json (a Kubeflow
+# undone, acting on the owner holds. fake_kube serves data/fake_controllers/cluster.json (a Kubeflow
 # Notebook, a KServe InferenceService, a RayCluster, a JobSet, a TrainJob, each with its
 # children, and a bare pod) and each step writes with curl, then reads the state back:
 #   Notebook        scale its StatefulSet to 0 -> back at 1; annotate the Notebook
@@ -15,7 +15,7 @@
 #   TrainJob        spec.suspend true -> its JobSet suspended -> that JobSet's pod deleted
 . "$(dirname "$0")/../lib.sh"
 
-DATA=$TOP/tests/e2e/data/kube_kinds
+DATA=$TOP/tests/e2e/data/fake_controllers
 KUBE_FAKE=$(fake_bin fake_kube)
 require python3 curl "$KUBE_FAKE"
 
