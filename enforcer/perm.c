@@ -47,19 +47,23 @@ static bool perm_eq(const struct perm_need *a, const char *group, const char *re
            strcmp(a->ns, ns) == 0 && strcmp(a->name, name) == 0;
 }
 
-/* Add one permission (or, when it is there, who else needs it). NULL strings are "". */
-static void needs_add(struct needs *v, const char *group, const char *resource, const char *sub,
-                      const char *verb, const char *ns, const char *name, const char *kind,
-                      const char *why)
+/* Add one permission (or, when it is there, who else needs it). NULL strings are "".
+   `api_version`: of the kind's row, when `resource` may be unknown. */
+static void needs_add_kind(struct needs *v, const char *group, const char *resource,
+                           const char *sub, const char *verb, const char *ns, const char *name,
+                           const char *kind, const char *api_version, const char *why)
 {
     group = group ? group : "";
     resource = resource ? resource : "";
     sub = sub ? sub : "";
     ns = ns ? ns : "";
     name = name ? name : "";
+    kind = kind ? kind : "";
     for (size_t i = 0; i < v->n; i++) {
         struct perm_need *x = &v->v[i];
-        if (!perm_eq(x, group, resource, sub, verb, ns, name))
+        /* a user row has no resource: its kind tells it apart */
+        if (!perm_eq(x, group, resource, sub, verb, ns, name) ||
+            (!resource[0] && strcmp(x->kind, kind) != 0))
             continue;
         /* Who needs it: each once, and not without end (a hundred rules on Deployments). */
         if (!strstr(x->why, why) && strlen(x->why) < PERM_WHY_MAX) {
@@ -76,16 +80,34 @@ static void needs_add(struct needs *v, const char *group, const char *resource, 
                                       .verb = xstrdup(verb),
                                       .ns = xstrdup(ns),
                                       .name = xstrdup(name),
-                                      .kind = xstrdup(kind ? kind : ""),
+                                      .kind = xstrdup(kind),
+                                      .api_version = xstrdup(api_version ? api_version : ""),
                                       .why = xstrdup(why),
                                       .verdict = KUBE_ACCESS_UNKNOWN};
+}
+
+/* The same, for permissions not tied to a kinds-table row. */
+static void needs_add(struct needs *v, const char *group, const char *resource, const char *sub,
+                      const char *verb, const char *ns, const char *name, const char *kind,
+                      const char *why)
+{
+    needs_add_kind(v, group, resource, sub, verb, ns, name, kind, NULL, why);
+}
+
+/* "apps/v1", "v1" of a row (a static buffer, used at once by the caller). */
+static const char *perm_api_version(const struct kind_def *d)
+{
+    static char buf[300];
+    snprintf(buf, sizeof(buf), "%s%s%s", d->group, d->group[0] ? "/" : "", d->version);
+    return buf;
 }
 
 static void needs_add_perms(struct needs *v, const struct kind_def *d, const struct kind_perm *p,
                             size_t np, const char *ns, const char *why)
 {
     for (size_t i = 0; i < np; i++)
-        needs_add(v, d->group, d->resource, p[i].subresource, p[i].verb, ns, NULL, d->kind, why);
+        needs_add_kind(v, d->group, d->resource, p[i].subresource, p[i].verb, ns, NULL, d->kind,
+                       perm_api_version(d), why);
 }
 
 static bool perm_kube_action(enum rule_action a)
@@ -114,7 +136,8 @@ static void needs_rule(struct needs *v, const struct rule *r, const struct kinds
         /* An eviction's notice and its record go on the root owner, any kind the walk
            reaches: it patches that kind even where the kind itself is never evicted. */
         if (r->action == ACTION_EVICT && kinds_walk_perms(d, p, ARRAY_LEN(p)) > 0)
-            needs_add(v, d->group, d->resource, NULL, "patch", ns, NULL, d->kind, why);
+            needs_add_kind(v, d->group, d->resource, NULL, "patch", ns, NULL, d->kind,
+                           perm_api_version(d), why);
     }
     /* Kueue owns spec.suspend of what it admits: such a suspend deactivates the Workload,
        found by its label (kube_suspend). */
@@ -188,6 +211,7 @@ void perm_needs_free(struct perm_need *v, size_t n)
         free(v[i].ns);
         free(v[i].name);
         free(v[i].kind);
+        free(v[i].api_version);
         free(v[i].why);
     }
     free(v);
@@ -254,13 +278,25 @@ void perm_check(struct perm *p, const struct ruleset *rs, double now)
         }
         char *what = perm_describe(n);
         if (!n->resource[0]) {
-            /* A user row names a kind, not its resource; RBAC needs the resource. */
-            log_warn("cannot check permission %s: the resource of kind '%s' (group '%s') is not "
-                     "known; needed by %s",
-                     what, n->kind, n->group, n->why);
-            unknown++;
+            /* A user row names a kind, not its resource; RBAC needs the resource, which
+               only discovery tells (plurals are never guessed). */
+            struct kube_resource res = {0};
+            char derr[512] = "";
+            enum kube_result dr =
+                kube_resource_of(p->k, n->api_version, n->kind, &res, derr, sizeof(derr));
+            if (dr != KUBE_OK) {
+                log_warn("cannot check permission %s: %s; needed by %s", what, derr, n->why);
+                unknown++;
+                /* not served: so it stays until the rules change; anything else: again */
+                p->retry |= dr != KUBE_UNSUPPORTED;
+                free(what);
+                continue;
+            }
+            free(n->resource);
+            n->resource = xstrdup(res.plural);
+            kube_resource_free(&res);
             free(what);
-            continue;
+            what = perm_describe(n);
         }
         struct kube_access a = {n->ns,
                                 n->verb,

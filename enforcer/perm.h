@@ -42,14 +42,17 @@ struct perm_cfg {
 /* One permission the rules can use, and (after a check) whether the account has it. */
 struct perm_need {
     char *group;       /* "" core */
-    char *resource;    /* plural; "" when the kind's resource is not known (a user row) */
+    char *resource;    /* plural; "" when the kind's resource is not in its row (a user row):
+                          perm_check finds it through API discovery (kube_resource_of) */
     char *subresource; /* "" none */
     char *verb;
-    char *ns;    /* "" every namespace */
-    char *name;  /* "" any name */
-    char *kind;  /* the kind it is for ("Deployment"), for messages; "" for others */
-    char *why;   /* who needs it: "rule 'idle' (scaleToZero)", "--leader-elect", ... */
-    int verdict; /* KUBE_ACCESS_* (kube.h); KUBE_ACCESS_UNKNOWN before a check */
+    char *ns;          /* "" every namespace */
+    char *name;        /* "" any name */
+    char *kind;        /* the kind it is for ("Deployment"), for messages; "" for others */
+    char *api_version; /* of a kinds-table row ("example.com/v1"): to find an unknown
+                          resource through discovery; "" for others */
+    char *why;         /* who needs it: "rule 'idle' (scaleToZero)", "--leader-elect", ... */
+    int verdict;       /* KUBE_ACCESS_* (kube.h); KUBE_ACCESS_UNKNOWN before a check */
 };
 
 /*
@@ -77,8 +80,9 @@ void perm_free(struct perm *p);
  */
 void perm_check(struct perm *p, const struct ruleset *rs, double now);
 
-/* Did a review of the last check fail or decide nothing (check again before the next
-   cycle)? A user kind whose resource is not known stays unknown until the rules change. */
+/* Did a review of the last check fail or decide nothing, or discovery fail, so that it is
+   checked again before the next cycle? A kind the API does not serve stays unknown until
+   the rules change. */
 bool perm_incomplete(const struct perm *p);
 
 /*
