@@ -81,25 +81,34 @@ const char *act_result_name(enum act_result r);
 
 struct act_obj {
     char *api_version, *kind, *ns, *name, *uid; /* never NULL once resolved ("" if unknown) */
+    char *keep_until; /* its gpureclaim.io/keep-until annotation (keep.h), or NULL */
 };
+
+/* Written by `restore` on the object it brought back: when it did (RFC 3339). */
+#define ACT_RESTORED_AT_KEY "gpureclaim.io/restored-at"
 
 /* The live object behind a decision and its owner chain. */
 struct act_target {
     struct act_obj chain[ACT_CHAIN_MAX]; /* [0] the pod or container, [nchain-1] root owner */
     size_t nchain;
-    bool exempt;       /* gpureclaim.io/exempt=true somewhere in the chain */
-    bool out_of_scope; /* lacks the backend's scope label (--runtime.scope-label) */
-    bool running;      /* the pod or container is still running */
-    bool terminating;  /* deletion under way */
-    double created;    /* Unix time [0] was created (pod creationTimestamp, container
-                          Created); NaN when unreadable, which counts as too young */
-    char *notice;      /* the notice annotation found on the root owner (JSON), or NULL: how a
-                          replica that becomes the leader learns of a notice another gave */
-    char *how;         /* what the action does, in the backend's words, for `plan`, `explain`
-                          and the audit trail: "annotate Notebook ml/alice
-                          kubeflow-resource-stopped", "scale Deployment ml/x to 0"; NULL:
-                          nothing more than the action's name */
-    void *priv;        /* backend data, released by target_free */
+    bool exempt;        /* gpureclaim.io/exempt=true somewhere in the chain */
+    bool out_of_scope;  /* lacks the backend's scope label (--runtime.scope-label) */
+    bool running;       /* the pod or container is still running */
+    bool terminating;   /* deletion under way */
+    double created;     /* Unix time [0] was created (pod creationTimestamp, container
+                           Created); NaN when unreadable, which counts as too young */
+    double restarted;   /* the latest gpureclaim.io/restored-at on the chain: the workload was
+                           brought back then, and its idle window must lie after it. NaN: none;
+                           +Inf: unreadable, which counts as too young like `created` */
+    char *notice;       /* the notice annotation found on the root owner (JSON), or NULL: how a
+                           replica that becomes the leader learns of a notice another gave */
+    char *how;          /* what the action does, in the backend's words, for `plan`, `explain`
+                           and the audit trail: "annotate Notebook ml/alice
+                           kubeflow-resource-stopped", "scale Deployment ml/x to 0"; NULL:
+                           nothing more than the action's name */
+    char *restore_hint; /* how to bring the workload back after the action, for the notice,
+                           the action's Event and audit line ("" or NULL: nothing to say) */
+    void *priv;         /* backend data, released by target_free */
 };
 
 /* What a notice says: the planned time, and the text for events and annotations. */
@@ -181,11 +190,14 @@ void act_set_kinds(struct act *a, const struct kinds *t);
  * *how ("scale Deployment ml/x to 0"; the caller frees it), or another result with the reason
  * nothing would be done in err (the kind is unknown, the action is one the kind cannot do,
  * 403, exempt, a protected namespace). `protected_namespaces` as act_cfg's (NULL: the
- * default). No backend for the rule's action: ACT_UNSUPPORTED.
+ * default). No backend for the rule's action: ACT_UNSUPPORTED. `note` (may be NULL) gets what
+ * the objects say beyond the data at `now`: the owner's keep-until as the engine would judge
+ * it (its maximum counted from the notice on the object, else from now) and a restart that
+ * keeps the workload too young; "" when nothing.
  */
 enum act_result act_describe(struct act_backend *b, const struct decision_rec *d,
-                             const char *protected_namespaces, char **how, char *err,
-                             size_t errlen);
+                             const char *protected_namespaces, double now, char **how, char *note,
+                             size_t notelen, char *err, size_t errlen);
 /* Confirm pressure with `fn` before acting through the Kubernetes backend (NULL: never). */
 void act_set_kube_confirm(struct act *a, act_confirm_fn fn);
 /* Stop starting API calls once *flag is non-zero (see the top of this file); NULL: never. */
@@ -209,6 +221,18 @@ void act_metrics(const struct act *a, struct expo *e);
 
 /* The ledger, read-only, for tests and `explain`. */
 const struct ledger *act_ledger(const struct act *a);
+
+/*
+ * The owner's keep-until on the chain of `t` under rule `r` (keep.h), the maximum counted
+ * from `from` (the notice; now when there is none yet): for the engine and for `plan` and
+ * `explain`. v->where is NULL (the message names the object).
+ */
+struct keep_verdict;
+void act_keep_verdict(const struct rule *r, const struct act_target *t, double from, double now,
+                      struct keep_verdict *v);
+
+/* The noticedAt of an open notice annotation of rule `rule` (not acted on); NaN otherwise. */
+double act_notice_noticed(const char *notice, const char *rule);
 
 /* A comma-separated namespace list contains `ns`. */
 bool act_ns_in_list(const char *list, const char *ns);

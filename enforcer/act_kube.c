@@ -34,9 +34,11 @@
 #include <time.h>
 
 #include "act.h"
+#include "keep.h"
 #include "kinds.h"
 #include "kube.h"
 #include "log.h"
+#include "restore.h"
 #include "rfc3339.h"
 #include "util.h"
 
@@ -44,6 +46,9 @@ struct act_kube {
     struct act_backend base; /* first: the engine holds a pointer to it */
     struct kube *k;
     const struct kinds *kinds; /* NULL: kinds_builtin() */
+    /* What the last successful action did, for the record written after it (act_kube_record):
+       `restore` undoes the action from that record on the object. */
+    struct restore_record last;
 };
 
 /* t->priv: the chain read, up to the object acted on, and how that object is stopped. */
@@ -207,6 +212,62 @@ static int act_kube_choose(const struct kinds *kinds, struct act_kube_target *kt
     return 0;
 }
 
+/* How the owner brings the workload back after acting on `top` by `way` (restore.h). */
+static char *act_kube_hint(const struct kind_way *way, const struct kube_obj *top, bool kueue)
+{
+    if (kueue && way->method == KIND_PATCH) /* Kueue owns spec.suspend: its Workload is used */
+        return xasprintf("to bring it back: set spec.active to true on the Kueue Workload of "
+                         "%s %s/%s",
+                         top->ref.kind, top->ref.ns, top->ref.name);
+    return restore_hint(way->method, top->ref.kind, top->ref.ns, top->ref.name, way->key,
+                        way->unpatch);
+}
+
+/*
+ * Remember what a successful action on `root` (as read before it) did by `way`, for the record
+ * written right after it (act_kube_record): the replicas before a scale, the undo patch, the
+ * stop annotation and the exact value written, and the metadata.generation the action left.
+ * The action carried the resourceVersion read with `root`, so nothing changed in between: a
+ * scale from N > 0, or a stop patch on an object not yet stopped (`changed`), moved the
+ * generation by exactly one, and an annotation does not move it. Nothing is recorded when
+ * there is nothing to undo (no way back, already at 0 or already stopped before).
+ */
+static void act_kube_note_acted(struct act_kube *ak, const struct kind_way *way,
+                                const struct kube_obj *root, bool changed, int64_t previous,
+                                const char *value)
+{
+    const char *root_uid = root->ref.uid;
+    restore_record_free(&ak->last);
+    if (!changed || !root_uid)
+        return;
+    if (root->generation > 0) {
+        ak->last.has_generation = true;
+        ak->last.generation = root->generation + (way->method != KIND_ANNOTATE ? 1 : 0);
+    }
+    switch (way->method) {
+    case KIND_SCALE:
+        if (previous <= 0)
+            return;
+        ak->last.replicas_before = previous;
+        break;
+    case KIND_PATCH:
+        if (!way->unpatch)
+            return;
+        ak->last.undo = xstrdup(way->unpatch);
+        break;
+    case KIND_ANNOTATE:
+        if (!way->key || !value)
+            return;
+        ak->last.key = xstrdup(way->key);
+        ak->last.value = xstrdup(value);
+        break;
+    default:
+        return;
+    }
+    ak->last.method = way->method;
+    ak->last.uid = xstrdup(root_uid);
+}
+
 static enum act_result act_kube_resolve(struct act_backend *b, const struct decision_rec *d,
                                         struct act_target *t, char *err, size_t errlen)
 {
@@ -242,13 +303,27 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
     enum rule_action action = d->rule ? d->rule->action : ACTION_DELETE;
     bool chosen = act_kube_choose(kinds, kt, action, err, errlen) == 0;
     memset(t, 0, sizeof(*t));
+    t->restarted = NAN;
     for (size_t i = 0; i < chain->n; i++) {
         const struct kube_obj *o = &chain->obj[i];
-        t->chain[i] = (struct act_obj){act_kube_dup(o->ref.api_version), act_kube_dup(o->ref.kind),
+        const char *keep = kube_annotation(o, KEEP_ANN_UNTIL);
+        t->chain[i] = (struct act_obj){act_kube_dup(o->ref.api_version),
+                                       act_kube_dup(o->ref.kind),
                                        act_kube_dup(o->ref.ns ? o->ref.ns : ns),
-                                       act_kube_dup(o->ref.name), act_kube_dup(o->ref.uid)};
+                                       act_kube_dup(o->ref.name),
+                                       act_kube_dup(o->ref.uid),
+                                       keep ? xstrdup(keep) : NULL};
         t->exempt |= act_kube_exempt(o);
         t->terminating |= o->deletion_timestamp != NULL;
+        /* Brought back by `restore`: the latest time counts; one that cannot be read counts
+           as a restart that cannot be ruled out (act_young keeps it). */
+        const char *restored = kube_annotation(o, ACT_RESTORED_AT_KEY);
+        double at;
+        char rerr[128];
+        if (restored && rfc3339_parse(restored, &at, rerr, sizeof(rerr)) < 0)
+            at = INFINITY;
+        if (restored && !(t->restarted >= at))
+            t->restarted = at;
     }
     t->nchain = chain->n;
     if (!chosen) {
@@ -274,6 +349,8 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
     t->how =
         act_kube_how(kt->way, action == ACTION_EVICT ? &chain->obj[0] : &chain->obj[chain->n - 1],
                      chain->kueue && kt->way->method == KIND_PATCH);
+    if (action != ACTION_EVICT)
+        t->restore_hint = act_kube_hint(kt->way, &chain->obj[chain->n - 1], chain->kueue);
     t->priv = kt;
     return ACT_OK;
 }
@@ -308,12 +385,24 @@ static enum act_result act_kube_notice(struct act_backend *b, const struct act_t
     return ACT_OK;
 }
 
+/*
+ * actedAt on the notice, and with it the `acted` record of the action this backend just made
+ * on that very object (restore.h): how to undo it, and what the object looked like after it,
+ * so that `restore` can tell a change made since.
+ */
 static enum act_result act_kube_record(struct act_backend *b, const struct act_target *t,
                                        const struct act_notice *n, char *err, size_t errlen)
 {
     struct act_kube *ak = act_kube_of(b);
     struct kube_ref root = act_kube_ref(&t->chain[t->nchain - 1]);
-    return act_kube_map(kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, n->annotation, err, errlen));
+    char *with = NULL;
+    if (ak->last.method != KIND_NONE && ak->last.uid && strcmp(ak->last.uid, root.uid) == 0)
+        with = restore_record_add(n->annotation, &ak->last);
+    restore_record_free(&ak->last);
+    enum kube_result r =
+        kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, with ? with : n->annotation, err, errlen);
+    free(with);
+    return act_kube_map(r);
 }
 
 static enum act_result act_kube_withdraw(struct act_backend *b, const struct ledger_entry *e,
@@ -343,7 +432,8 @@ static enum act_result act_kube_withdraw(struct act_backend *b, const struct led
 
 /* Carry out kt->way on the chosen object (the pod for evict). */
 static enum kube_result act_kube_do(struct act_kube *ak, const struct act_kube_target *kt,
-                                    int64_t *previous, char *err, size_t errlen)
+                                    int64_t *previous, char *value, size_t valuelen, char *err,
+                                    size_t errlen)
 {
     const struct kube_chain *ch = &kt->chain;
     const struct kube_obj *top = &ch->obj[ch->n - 1];
@@ -353,8 +443,10 @@ static enum kube_result act_kube_do(struct act_kube *ak, const struct act_kube_t
        and rewriting a stop annotation would move its time. */
     char serr[128];
     if (way->method != KIND_SCALE && top->raw &&
-        kinds_is_stopped(way, top->raw, top->raw_len, serr, sizeof(serr)) == 1)
+        kinds_is_stopped(way, top->raw, top->raw_len, serr, sizeof(serr)) == 1) {
+        *previous = -1; /* nothing written: nothing of ours to undo */
         return KUBE_OK;
+    }
     switch (way->method) {
     case KIND_SCALE:
         return kube_scale_to_zero(ak->k, &top->ref, top->resource_version, previous, err, errlen);
@@ -365,7 +457,8 @@ static enum kube_result act_kube_do(struct act_kube *ak, const struct act_kube_t
     case KIND_ANNOTATE: {
         char now[40];
         rfc3339_format(now, sizeof(now), (double)time(NULL), RFC3339_SEC);
-        char *body = kube_body_annotate(NULL, way->key, way->value ? way->value : now);
+        snprintf(value, valuelen, "%s", way->value ? way->value : now);
+        char *body = kube_body_annotate(NULL, way->key, value);
         enum kube_result r = kube_patch(ak->k, &top->ref, top->resource_version, body, err, errlen);
         free(body);
         return r;
@@ -399,17 +492,27 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
         return ACT_UNSUPPORTED;
     }
     int64_t previous = 0;
-    enum kube_result r = act_kube_do(ak, kt, &previous, err, errlen);
+    char value[128] = "";
+    restore_record_free(&ak->last);
+    enum kube_result r = act_kube_do(ak, kt, &previous, value, sizeof(value), err, errlen);
     /* The action's own status (201 for an eviction), before the event call replaces it; 0
        when the action was refused before any request. */
     *api_status = kube_last_status(ak->k);
     if (r == KUBE_OK) {
-        char *msg =
+        /* What undoing needs (restore.h): not for a Kueue Workload deactivated in the object's
+           stead, nor when nothing was written (already stopped, already at 0). */
+        const struct kube_obj *top = &kt->chain.obj[kt->chain.n - 1];
+        if (action != ACTION_EVICT && !(kt->chain.kueue && kt->way->method == KIND_PATCH))
+            act_kube_note_acted(ak, kt->way, top, previous >= 0, previous, value[0] ? value : NULL);
+        char *done =
             kt->way->method == KIND_SCALE
                 ? xasprintf("idle GPU reclaimed: scaled from %lld to 0 replicas "
                             "(previous count in annotation %s)",
                             (long long)previous, KUBE_ANN_REPLICAS_BEFORE)
                 : xasprintf("idle GPU reclaimed: %s", t->how ? t->how : rules_action_name(action));
+        char *msg = t->restore_hint && *t->restore_hint ? xasprintf("%s; %s", done, t->restore_hint)
+                                                        : xstrdup(done);
+        free(done);
         char eerr[512] = "";
         /* an evicted pod's event goes to the object acted on above it, which outlives it */
         enum kube_result er = kube_post_event(ak->k, &root, "IdleGPUReclaimed", msg, "Warning",
@@ -489,6 +592,7 @@ static void act_kube_free(struct act_backend *b)
 {
     struct act_kube *ak = act_kube_of(b);
     kube_free(ak->k);
+    restore_record_free(&ak->last);
     free(ak);
 }
 

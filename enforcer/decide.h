@@ -89,6 +89,10 @@ struct decision_rec {
        nothing would be done; both NULL when not resolved. Freed by decisions_free. */
     char *target;
     char *target_kept;
+    /* Not decide()'s: what the workload's objects say beyond the data, set by `plan` and
+       `explain` when they can read the Kubernetes API (the owner's keep-until, a restart),
+       and printed with the decision; "" otherwise. */
+    char note[400];
 };
 
 struct decisions {

@@ -122,6 +122,8 @@ static const struct kind_def builtin_rows[] = {
         [ACTION_DELETE] = WAY_DELETE),
     ROW("ray.io", "v1", "RayService", true, "rayservices",
         "rayservice", [ACTION_SUSPEND] = WAY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
+    /* A schedule of RayJobs, like CronJob: the walk stops below it, at the RayJob. */
+    ROW("ray.io", "v1", "RayCronJob", false, "raycronjobs", "raycronjob", NO_WAYS),
     /* JobSet, Kubeflow Trainer and the training operator, LeaderWorkerSet */
     ROW("jobset.x-k8s.io", "v1alpha2", "JobSet", true, "jobsets",
         "jobset", [ACTION_SUSPEND] = WAY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
@@ -769,7 +771,7 @@ static void row_free(struct kind_def *d)
 /* One user row; false (and nothing kept) after an error. Every problem of the row is
    reported, not just the first. */
 static bool parse_row(struct kparse *p, const struct ydom_node *map, size_t index,
-                      struct kind_def *d)
+                      struct kind_def *d, char **name)
 {
     static const char *const keys[] = {"apiVersion", "kind", "reconciles", "actions"};
     char b[KQ];
@@ -847,6 +849,11 @@ static bool parse_row(struct kparse *p, const struct ydom_node *map, size_t inde
         else
             parse_way(p, acts->pairs[i].value, (enum rule_action)a, is_pod, &d->ways[a]);
     }
+    /* The row's "group/kind", for duplicates, even when something else in it is wrong. */
+    if (api && kind) {
+        const char *sl = strchr(api, '/');
+        *name = sl ? xasprintf("%.*s/%s", (int)(sl - api), api, kind) : xstrdup(kind);
+    }
     if (p->errors != before) {
         row_free(d);
         return false;
@@ -865,40 +872,42 @@ struct kinds *kinds_parse(const struct ydom_node *seq, const char *file, kinds_r
 {
     struct kparse p = {file ? file : "", report, arg, 0};
     struct kinds *t = xcalloc(1, sizeof(*t));
-    const struct ydom_node **at = NULL; /* position of each user row, for messages */
+    char **names = NULL; /* "group/kind" of each row, NULL when it has none */
     if (seq && seq->kind != YDOM_KIND_SEQUENCE) {
         kreport(&p, seq, false, "'kinds' must be a sequence, got %s", ydom_type_name(seq));
         seq = NULL;
     }
     if (seq && seq->nitems) {
         t->user = xcalloc(seq->nitems, sizeof(*t->user));
-        at = xcalloc(seq->nitems, sizeof(*at));
+        names = xcalloc(seq->nitems, sizeof(*names));
     }
     for (size_t i = 0; seq && i < seq->nitems; i++) {
         struct kind_def d;
-        if (!parse_row(&p, seq->items[i], i, &d))
-            continue;
-        const struct kind_def *first = NULL;
-        size_t fi = 0;
-        for (size_t j = 0; j < t->nuser && !first; j++)
-            if (row_is(&t->user[j], d.group, strlen(d.group), d.kind))
-                first = &t->user[j], fi = j;
-        if (first) {
-            kreport(&p, seq->items[i], false, "duplicate kind '%s%s%s' (first at %d:%d)", d.group,
-                    d.group[0] ? "/" : "", d.kind, at[fi]->line, at[fi]->col);
-            row_free(&d);
+        bool ok = parse_row(&p, seq->items[i], i, &d, &names[i]);
+        size_t fi = i;
+        for (size_t j = 0; names[i] && j < i && fi == i; j++)
+            if (names[j] && strcmp(names[j], names[i]) == 0)
+                fi = j;
+        if (fi != i) {
+            kreport(&p, seq->items[i], false, "duplicate kind '%s' (first at %d:%d)", names[i],
+                    seq->items[fi]->line, seq->items[fi]->col);
+            if (ok)
+                row_free(&d);
             continue;
         }
+        if (!ok)
+            continue;
         for (size_t j = 0; j < ARRAY_LEN(builtin_rows); j++)
             if (row_is(&builtin_rows[j], d.group, strlen(d.group), d.kind))
                 kreport(&p, seq->items[i], true,
-                        "kind '%s%s%s' replaces the built-in row (%s): only the actions "
-                        "given here apply",
-                        d.group, d.group[0] ? "/" : "", d.kind, builtin_rows[j].source);
-        at[t->nuser] = seq->items[i];
+                        "kind '%s' replaces the built-in row (%s): only the actions given here "
+                        "apply",
+                        names[i], builtin_rows[j].source);
         t->user[t->nuser++] = d;
     }
-    free(at);
+    for (size_t i = 0; seq && names && i < seq->nitems; i++)
+        free(names[i]);
+    free(names);
     if (t->nuser) {
         t->order = xcalloc(t->nuser + ARRAY_LEN(builtin_rows), sizeof(*t->order));
         for (size_t i = 0; i < t->nuser; i++)

@@ -8,9 +8,10 @@
  *
  * Built-in rows are verified against each project's own source or CRDs
  * (docs/workload-kinds.md cites repository, path and commit for each). Users add rows without
- * a rebuild in the rules file's `kinds:` section (or a file beside it), parsed with the same
- * strict YAML loader and file:line:col errors as the rules; a user row for a group/kind that
- * is built in replaces the built-in one (`check` says so).
+ * a rebuild in the rules file's `kinds:` section (rules/README.md, Workload kinds), parsed with
+ * the same strict YAML loader and file:line:col errors as the rules, into struct
+ * ruleset.kinds; a user row for a group/kind that is built in replaces the built-in one whole
+ * (`check` prints a note, kept in ruleset.notes).
  *
  * Principle: a kind that is not in the table is never acted on, and an action a kind has no
  * way for (method KIND_NONE) is never replaced by another one: the workload is kept, with a

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "httpc.h"
 #include "kube.h"
 #include "log.h"

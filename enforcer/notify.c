@@ -19,7 +19,10 @@
 #include <json-c/json.h>
 
 #include "act.h"
+#include "dur.h"
+#include "file.h"
 #include "httpc.h"
+#include "keep.h"
 #include "log.h"
 #include "rfc3339.h"
 #include "notify.h"
@@ -177,6 +180,12 @@ char *notify_slack_payload(const struct audit_rec *r)
         if (since[0])
             sbuf_printf(&t, ", idle since %s", since);
         sbuf_puts(&t, ". ");
+        /* The way back (the audit line's message on a successful action, restore.h). */
+        if (r->message && r->message[0] && strcmp(r->result ? r->result : "", "ok") == 0) {
+            char first = r->message[0];
+            sbuf_printf(&t, "%c%s. ", first >= 'a' && first <= 'z' ? first - 'a' + 'A' : first,
+                        r->message + 1);
+        }
         notify_how_to_keep(&t, r);
         sbuf_puts(&t, " before it runs again.");
     } else {
@@ -190,6 +199,15 @@ char *notify_slack_payload(const struct audit_rec *r)
         sbuf_printf(&t, at[0] ? " at %s. " : ". ", at);
         notify_how_to_keep(&t, r);
         sbuf_puts(&t, ", or use its GPU.");
+        /* An owner may ask for time when the rule allows it (keep.h). */
+        if (r->d && r->d->rule && r->d->rule->max_keep_until > 0) {
+            char d[32];
+            dur_format(d, sizeof(d), r->d->rule->max_keep_until);
+            sbuf_printf(&t,
+                        " To postpone it, annotate it " KEEP_ANN_UNTIL "=<RFC 3339 time>, at "
+                        "most %s after this notice.",
+                        d);
+        }
     }
     struct sbuf esc = {0};
     notify_slack_escape(&esc, t.buf ? t.buf : "");

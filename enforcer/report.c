@@ -269,6 +269,15 @@ void report_render_table(const struct decisions *d, struct sbuf *out)
     if (dry)
         sbuf_puts(out, "; dry run: reported only");
     sbuf_putc(out, '\n');
+    /* What the objects say beyond the data (keep-until, a restart), one line per workload. */
+    for (size_t i = 0; i < d->n; i++) {
+        if (!d->v[i].note[0])
+            continue;
+        char *wl = format_workload(&d->v[i].identity);
+        sbuf_printf(out, "note: %s, rule '%s': %s\n", wl, d->v[i].rule ? d->v[i].rule->name : "-",
+                    d->v[i].note);
+        free(wl);
+    }
 
     for (size_t i = 0; i < nrows * NCOLS; i++)
         free(cells[i]);
@@ -328,6 +337,8 @@ static struct json_object *decision_json(const struct decision_rec *r)
         json_object_object_add(o, "target", json_object_new_string(r->target));
     if (r->target_kept)
         json_object_object_add(o, "target_kept", json_object_new_string(r->target_kept));
+    if (r->note[0])
+        json_object_object_add(o, "note", json_object_new_string(r->note));
     return o;
 }
 
@@ -716,6 +727,8 @@ static void explain_one(const struct rule_data *rd, const struct decision_rec *r
         sbuf_printf(out, "  would: %s\n", r->target);
     else if (r->target_kept)
         sbuf_printf(out, "  would do nothing: %s\n", r->target_kept);
+    if (r->note[0])
+        sbuf_printf(out, "  note: %s\n", r->note);
     free(pts);
 }
 

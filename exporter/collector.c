@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "attrfd.h"
+#include "flags.h"
 #include "log.h"
 #include "sysfs.h"
 #include "util.h"
@@ -46,44 +47,32 @@ static bool is_enabled(size_t i)
     return collectors[i]->default_on && !disable_defaults;
 }
 
-int coll_flag(const char *arg, char *err, size_t errlen)
+/* The row names, "collector.<name>", live as long as the table that points at them. */
+static char flag_names[NCOLL][64];
+
+size_t coll_flag_rows(struct flags_def *rows, size_t cap)
 {
-    if (strcmp(arg, "--collector.disable-defaults") == 0) {
-        disable_defaults = true;
-        return 1;
-    }
-    bool on;
-    const char *name;
-    if (str_has_prefix(arg, "--collector.")) {
-        on = true;
-        name = arg + strlen("--collector.");
-    } else if (str_has_prefix(arg, "--no-collector.")) {
-        on = false;
-        name = arg + strlen("--no-collector.");
-    } else {
+    if (cap < NCOLL + 1)
         return 0;
-    }
+    rows[0] = (struct flags_def){.name = "collector.disable-defaults",
+                                 .type = FLAGS_BOOL,
+                                 .def = "false",
+                                 .help = "disable every collector not enabled explicitly"};
     for (size_t i = 0; i < NCOLL; i++) {
-        if (strcmp(collectors[i]->name, name) == 0) {
-            enabled_flag[i] = on ? 1 : -1;
-            return 1;
-        }
+        snprintf(flag_names[i], sizeof(flag_names[i]), "collector.%s", collectors[i]->name);
+        rows[i + 1] = (struct flags_def){.name = flag_names[i],
+                                         .type = FLAGS_BOOL,
+                                         .def = collectors[i]->default_on ? "true" : "false",
+                                         .help = collectors[i]->help};
     }
-    /* Not a collector name: maybe a collector option such as --collector.x.y=z. */
-    if (strchr(name, '.'))
-        return 0;
-    snprintf(err, errlen, "unknown collector '%s'", name);
-    return -1;
+    return NCOLL + 1;
 }
 
-void coll_help(void *out_file)
+void coll_flags_apply(const struct flags_def *rows)
 {
-    FILE *out = out_file;
-    fprintf(out,
-            "  --collector.disable-defaults  Disable every collector not enabled explicitly\n");
+    disable_defaults = rows[0].num != 0;
     for (size_t i = 0; i < NCOLL; i++)
-        fprintf(out, "  --[no-]collector.%-12s %s (default %s)\n", collectors[i]->name,
-                collectors[i]->help, collectors[i]->default_on ? "enabled" : "disabled");
+        enabled_flag[i] = !rows[i + 1].set ? 0 : rows[i + 1].num != 0 ? 1 : -1;
 }
 
 int coll_init(const struct coll_cfg *cfg, char *err, size_t errlen)

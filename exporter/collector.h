@@ -65,11 +65,16 @@ struct collector {
     void (*fini)(void);
 };
 
-/* Handle --collector.<name>, --no-collector.<name>, --collector.disable-defaults.
- * Returns 1 if `arg` was one of these, 0 if not, -1 for an unknown collector name. */
-int coll_flag(const char *arg, char *err, size_t errlen);
-/* Print the collector flags for --help. */
-void coll_help(void *out_file);
+struct flags_def;
+/*
+ * The collector flags as rows of the exporter's flag table (flags.h): first
+ * --collector.disable-defaults, then --collector.<name> (a boolean, so --no-collector.<name>
+ * too) for each collector, defaulting to whether it is on by default. Fills `rows` (room for
+ * cap rows) and returns how many, or 0 when cap is too small.
+ */
+size_t coll_flag_rows(struct flags_def *rows, size_t cap);
+/* Take the parsed values of the rows coll_flag_rows filled (before coll_init). */
+void coll_flags_apply(const struct flags_def *rows);
 int coll_init(const struct coll_cfg *cfg, char *err, size_t errlen);
 void coll_fini(void);
 /* Release what a scrape context holds (its GPU snapshot, parsed blobs). */

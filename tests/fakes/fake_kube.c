@@ -9,9 +9,10 @@
  * 401 for a wrong token), a uid precondition in DeleteOptions, Eviction deleteOptions and
  * merge patches' metadata.uid (on /scale too, compared with the parent's uid), RFC 7386 merge
  * patches applied to the stored object (a later GET sees them), the /scale subresource, label and
- * status.phase selectors on lists, and list items without kind/apiVersion as the real server sends
- * them, API discovery and resourceVersion preconditions (fake_kube_disco.h). After every write
- * the controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe InferenceService, suspend of
+ * status.phase selectors on lists, metadata.generation bumped by every change outside metadata
+ * and status, and list items without kind/apiVersion as the real server sends them, API
+ * discovery and resourceVersion preconditions (fake_kube_disco.h). After every write the
+ * controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe InferenceService, suspend of
  * RayCluster, JobSet and TrainJob) react as the real ones do. It is written from the API
  * documentation, independently of enforcer/kube.c, so it checks the client rather than
  * mirroring it.
@@ -116,6 +117,7 @@ static unsigned long fk_uid_seq;
 static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void fk_rv_bump(json_object *obj); /* fake_kube_disco.h */
+static void fk_generation(json_object *obj, const char *before);
 
 static void fk_die(const char *what, const char *subject)
 {
@@ -203,6 +205,7 @@ static void fk_add(json_object *obj, const char *file)
     fk_objs[fk_nobjs++] = (struct fk_obj){res, xstrdup(ns), xstrdup(name), json_object_get(obj)};
     if (!fk_get_str(obj, "metadata", "resourceVersion"))
         fk_rv_bump(obj);
+    fk_generation(obj, NULL);
 }
 
 static int fk_json_file(const struct dirent *e)
@@ -712,6 +715,38 @@ static json_object *fk_scale_of(const struct fk_obj *o)
     return s;
 }
 
+/* The object without metadata and status, as text: what metadata.generation counts. */
+static char *fk_spec_text(json_object *obj)
+{
+    json_object *c = json_object_new_object();
+    json_object_object_foreach(obj, key, val)
+    {
+        if (strcmp(key, "metadata") != 0 && strcmp(key, "status") != 0)
+            json_object_object_add(c, key, json_object_get(val));
+    }
+    char *s = xstrdup(json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN));
+    json_object_put(c);
+    return s;
+}
+
+/*
+ * metadata.generation as kube-apiserver keeps it: 1 at creation, and one more for every write
+ * that changes anything but metadata and status (a /scale included), never for an annotation
+ * (the generation strategies of apps/v1 and of custom resources with a status subresource).
+ */
+static void fk_generation(json_object *obj, const char *before)
+{
+    json_object *meta, *g;
+    if (!json_object_object_get_ex(obj, "metadata", &meta) ||
+        !json_object_is_type(meta, json_type_object))
+        return;
+    int64_t n = json_object_object_get_ex(meta, "generation", &g) ? json_object_get_int64(g) : 0;
+    char *after = before ? fk_spec_text(obj) : NULL;
+    if (n < 1 || (before && strcmp(before, after) != 0))
+        json_object_object_add(meta, "generation", json_object_new_int64(n < 1 ? 1 : n + 1));
+    free(after);
+}
+
 static MHD_RESULT fk_patch(struct fk_req *r, struct fk_obj *o, bool scale)
 {
     if (!fk_ctype_is(r, "application/merge-patch+json") &&
@@ -757,13 +792,19 @@ static MHD_RESULT fk_patch(struct fk_req *r, struct fk_obj *o, bool scale)
         json_object_object_add(st, "replicas", json_object_new_int64(n));
         json_object_object_add(p2, "spec", sp);
         json_object_object_add(p2, "status", st);
+        char *before = fk_spec_text(o->obj);
         o->obj = fk_merge(o->obj, p2);
+        fk_generation(o->obj, before);
+        free(before);
         fk_rv_bump(o->obj);
         json_object_put(p2);
         json_object_put(patch);
         return fk_send_json(r, 200, fk_scale_of(o));
     }
+    char *before = fk_spec_text(o->obj);
     o->obj = fk_merge(o->obj, patch);
+    fk_generation(o->obj, before);
+    free(before);
     fk_rv_bump(o->obj);
     json_object_put(patch);
     return fk_send_json(r, 200, json_object_get(o->obj));

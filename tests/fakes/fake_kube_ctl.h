@@ -3,7 +3,8 @@
  * platforms the enforcer acts on do to their children after a write, so that a test can show
  * that acting on a child is undone while acting on the owner holds. fk_ctl_reconcile() runs
  * after every successful write (fk_lock held) until nothing changes; each change gives the
- * object a new resourceVersion, as the controller's own update would. Each behaviour is the
+ * object a new resourceVersion and, for a spec change, a new metadata.generation, as the
+ * controller's own update would. Each behaviour is the
  * one in the project's source (docs/backend-apis.md §6.9 cites repository, path and commit):
  *
  *  - Kubeflow Notebook (kubeflow.org): its StatefulSet's spec.replicas is 0 while the
@@ -26,6 +27,8 @@
  * Pods are never re-created (there is no ReplicaSet or StatefulSet controller here); the
  * tests look at the owners' state.
  */
+
+static char *fk_spec_text(json_object *obj); /* fake_kube.c: what metadata.generation counts */
 
 /* The stored object of `group` and `kind` with uid `uid`, or NULL. */
 static struct fk_obj *fk_ctl_by_uid(const char *group, const char *kind, const char *uid)
@@ -106,7 +109,10 @@ static bool fk_ctl_set_replicas(struct fk_obj *o, int64_t want)
     if (json_object_object_get_ex(spec, "replicas", &v) && json_object_is_type(v, json_type_int) &&
         json_object_get_int64(v) == want)
         return false;
+    char *before = fk_spec_text(o->obj);
     json_object_object_add(spec, "replicas", json_object_new_int64(want));
+    fk_generation(o->obj, before); /* the controller's update, like any spec change */
+    free(before);
     json_object *st;
     if (json_object_object_get_ex(o->obj, "status", &st) &&
         json_object_is_type(st, json_type_object))
@@ -265,7 +271,10 @@ static bool fk_ctl_suspended(void)
                     spec = json_object_new_object();
                     json_object_object_add(js->obj, "spec", spec);
                 }
+                char *before = fk_spec_text(js->obj);
                 json_object_object_add(spec, "suspend", json_object_new_boolean(1));
+                fk_generation(js->obj, before);
+                free(before);
                 if (json_object_object_get_ex(js->obj, "metadata", &meta))
                     fk_lease_stamp(meta);
                 return true;

@@ -384,7 +384,7 @@ TEST(test_user_rows_errors)
                     "  kind: Workspace\n"
                     "  reconciles: true\n"
                     "- apiVersion: example.com/v2\n"
-                    "  kind: Workspace\n"
+                    "  kind: Pool\n"
                     "  reconciles: true\n"
                     "  actions:\n"
                     "    suspend: {method: patch, patch: '{\"spec\":{\"a\":1}}'}\n";
@@ -411,11 +411,68 @@ TEST(test_user_rows_errors)
                        "k.yaml:7:3: duplicate kind 'example.com/Workspace' (first at 4:3)");
     rules_errors_free(&errs);
 
+    /* a duplicate is found even when the first row has an error of its own */
+    k = "kinds:\n"
+        "- {apiVersion: example.com/v1, kind: Workspace, reconciles: maybe}\n"
+        "- {apiVersion: example.com/v1, kind: Workspace, reconciles: true}\n";
+    TEST_CHECK_INT(load(k, &rs, &errs), -1);
+    TEST_CHECK_INT(errs.n, 2);
+    if (errs.n == 2) {
+        TEST_CHECK_STR(errs.msg[0], "k.yaml:4:61: 'reconciles' must be true or false, got string");
+        TEST_CHECK_STR(errs.msg[1],
+                       "k.yaml:5:3: duplicate kind 'example.com/Workspace' (first at 4:3)");
+    }
+    rules_errors_free(&errs);
+
+    /* requires is kept compact, as kinds_can_act reads it */
+    k = "kinds:\n"
+        "- apiVersion: v1\n"
+        "  kind: Pod\n"
+        "  reconciles: true\n"
+        "  actions:\n"
+        "    delete: {method: delete, requires: '{ \"status\": {\"phase\": \"Running\"} }'}\n";
+    TEST_CHECK_INT(load(k, &rs, &errs), 0);
+    const struct kind_def *pod = rs.kinds ? kinds_find(rs.kinds, "v1", "Pod") : NULL;
+    TEST_CHECK(pod && pod->ways[ACTION_EVICT].method == KIND_NONE);
+    if (pod) {
+        TEST_CHECK_STR(pod->ways[ACTION_DELETE].requires, "{\"status\":{\"phase\":\"Running\"}}");
+        char why[128];
+        const char *pending = "{\"status\":{\"phase\":\"Pending\"}}";
+        TEST_CHECK_INT(
+            kinds_can_act(&pod->ways[ACTION_DELETE], pending, strlen(pending), why, sizeof(why)),
+            0);
+        TEST_CHECK_STR(why, "status.phase must be \"Running\"");
+    }
+    rules_free(&rs);
+    rules_errors_free(&errs);
+
     TEST_CHECK_INT(load("kinds: {}\n", &rs, &errs), -1);
     TEST_CHECK_INT(errs.n, 1);
     if (errs.n == 1)
         TEST_CHECK_STR(errs.msg[0], "k.yaml:3:8: 'kinds' must be a sequence, got mapping");
     rules_errors_free(&errs);
+}
+
+/* `check` prints a note for each replaced built-in row, and the file still passes. */
+TEST(test_check_prints_notes)
+{
+    char *const path[] = {(char *)"tests/rules/valid/kinds-replace.yaml"};
+    FILE *out = tmpfile();
+    if (!out) {
+        TEST_CHECK(out != NULL);
+        return;
+    }
+    TEST_CHECK_INT(rules_check_files(path, 1, out), 0);
+    rewind(out);
+    char line[512];
+    size_t notes = 0, ok = 0;
+    while (fgets(line, sizeof(line), out)) {
+        notes += strstr(line, ": note: kind '") != NULL;
+        ok += strstr(line, ": OK (1 rules") != NULL;
+    }
+    fclose(out);
+    TEST_CHECK_INT(notes, 3);
+    TEST_CHECK_INT(ok, 1);
 }
 
 TEST(test_names)
@@ -439,6 +496,49 @@ TEST(test_names)
     TEST_CHECK(!annotation_key_ok("a/b/c"));
     TEST_CHECK_STR(kinds_method_name(KIND_ANNOTATE), "annotate");
     TEST_CHECK_STR(kinds_method_name(KIND_NONE), "none");
+}
+
+/* docs/workload-kinds.md: each row's anchor is a heading, and §1's table lists it. */
+TEST(test_doc_lists_every_row)
+{
+    size_t len;
+    char why[128];
+    char *doc = file_read("docs/workload-kinds.md", 1u << 20, &len, why, sizeof(why));
+    if (!doc) {
+        TEST_CHECK(doc != NULL);
+        return;
+    }
+    for (size_t i = 0; i < kinds_count(NULL); i++) {
+        const struct kind_def *d = kinds_at(NULL, i);
+        const char *anchor = strchr(d->source, '#') + 1;
+        bool heading = false, listed = false;
+        for (char *line = doc; line && *line;) {
+            char *nl = strchr(line, '\n');
+            size_t n = nl ? (size_t)(nl - line) : strlen(line);
+            char *l = xstrndup(line, n);
+            if (str_has_prefix(l, "### ")) {
+                /* GitHub's anchor: lower case, spaces to dashes */
+                for (char *c = l + 4; *c; c++)
+                    *c = *c == ' ' ? '-' : (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+                heading |= strcmp(l + 4, anchor) == 0;
+            }
+            if (str_has_prefix(l, "| [") && strstr(l, d->kind)) {
+                char *gv = d->group[0] ? xasprintf("`%s/%s`", d->group, d->version)
+                                       : xasprintf("core `%s`", d->version);
+                char *link = xasprintf("](#%s)", anchor);
+                listed |= strstr(l, gv) && strstr(l, link);
+                free(gv);
+                free(link);
+            }
+            free(l);
+            line = nl ? nl + 1 : NULL;
+        }
+        if (!heading || !listed)
+            fprintf(stderr, "docs/workload-kinds.md: %s %s/%s: heading %d, in the table %d\n",
+                    d->kind, d->group, d->version, heading, listed);
+        TEST_CHECK(heading && listed);
+    }
+    free(doc);
 }
 
 /* ---- the RBAC manifest against the built-in rows ------------------------------------------- */
@@ -597,7 +697,9 @@ int main(void)
     RUN(test_no_kinds_section);
     RUN(test_user_rows);
     RUN(test_user_rows_errors);
+    RUN(test_check_prints_notes);
     RUN(test_names);
     RUN(test_rbac_manifest_matches_table);
+    RUN(test_doc_lists_every_row);
     return test_done();
 }
