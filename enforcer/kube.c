@@ -134,18 +134,23 @@ static char *kube_res_path(const struct kube_resource *res, const struct kube_re
 }
 
 /*
- * Resolve `ref`'s kind and build its path: the resource in *res (freed by the caller, also on
- * failure). KUBE_OK, or the discovery result with a message.
+ * Resolve `ref`'s kind and build its path: the resource in *res when `res` is not NULL (freed
+ * by the caller, also on failure). KUBE_OK, or the discovery result with a message.
  */
 static enum kube_result kube_path(struct kube *k, const struct kube_ref *ref, const char *sub,
-                                  struct kube_resource *res, char **path, char *err, size_t errlen)
+                                  struct kube_resource *res, char **path, char *err,
+                                  size_t errlen)
 {
+    struct kube_resource own;
+    if (!res)
+        res = &own;
     *path = NULL;
     enum kube_result r = kube_resource_of(k, ref->api_version, ref->kind, res, err, errlen);
-    if (r != KUBE_OK)
-        return r;
-    *path = kube_res_path(res, ref, sub, err, errlen);
-    return *path ? KUBE_OK : KUBE_ERROR;
+    if (r == KUBE_OK && !(*path = kube_res_path(res, ref, sub, err, errlen)))
+        r = KUBE_ERROR;
+    if (res == &own)
+        kube_resource_free(&own);
+    return r;
 }
 
 /* ---- client ----------------------------------------------------------------------------- */
@@ -650,10 +655,8 @@ static enum kube_result kube_merge_patch(struct kube *k, const char *path, char 
 enum kube_result kube_annotate(struct kube *k, const struct kube_ref *ref, const char *key,
                                const char *value, char *err, size_t errlen)
 {
-    struct kube_resource res;
     char *path;
-    enum kube_result r = kube_path(k, ref, NULL, &res, &path, err, errlen);
-    kube_resource_free(&res);
+    enum kube_result r = kube_path(k, ref, NULL, NULL, &path, err, errlen);
     if (r != KUBE_OK)
         return r;
     char *body = kube_body_annotate(ref->uid, key, value);
@@ -689,10 +692,8 @@ enum kube_result kube_patch(struct kube *k, const struct kube_ref *ref,
                  ref->name ? ref->name : "", berr);
         return KUBE_ERROR;
     }
-    struct kube_resource res;
     char *path;
-    enum kube_result r = kube_path(k, ref, NULL, &res, &path, err, errlen);
-    kube_resource_free(&res);
+    enum kube_result r = kube_path(k, ref, NULL, NULL, &path, err, errlen);
     if (r != KUBE_OK) {
         free(body);
         return r;
@@ -895,10 +896,8 @@ enum kube_result kube_evict(struct kube *k, const char *ns, const char *name, co
                  name ? name : "");
         return KUBE_ERROR;
     }
-    struct kube_resource res;
     char *path;
-    enum kube_result r = kube_path(k, &ref, "eviction", &res, &path, err, errlen);
-    kube_resource_free(&res);
+    enum kube_result r = kube_path(k, &ref, "eviction", NULL, &path, err, errlen);
     if (r != KUBE_OK)
         return KUBE_ERROR;
     char *body = kube_body_eviction(ns, name, uid);
@@ -929,10 +928,8 @@ enum kube_result kube_delete(struct kube *k, const struct kube_ref *ref, const c
                  ref->kind ? ref->kind : "", ref->ns ? ref->ns : "", ref->name ? ref->name : "");
         return KUBE_ERROR;
     }
-    struct kube_resource res;
     char *path;
-    enum kube_result r = kube_path(k, ref, NULL, &res, &path, err, errlen);
-    kube_resource_free(&res);
+    enum kube_result r = kube_path(k, ref, NULL, NULL, &path, err, errlen);
     if (r != KUBE_OK)
         return r;
     char *body = kube_body_delete_options(propagation, ref->uid, resource_version);

@@ -336,7 +336,7 @@ static struct json_object *decision_json(const struct decision_rec *r)
     if (r->target)
         json_object_object_add(o, "target", json_object_new_string(r->target));
     if (r->target_kept)
-        json_object_object_add(o, "target_kept", json_object_new_string(r->target_kept));
+        json_object_object_add(o, "targetKept", json_object_new_string(r->target_kept));
     if (r->note[0])
         json_object_object_add(o, "note", json_object_new_string(r->note));
     return o;

@@ -32,8 +32,10 @@ mkdir -p "$TMP/kube"
 cp "$OBJECTS" "$TMP/kube/"
 KLOG=$TMP/kube.requests
 : >"$KLOG"
+: >"$TMP/faults"
 start_fake_http "$TMP/kube.out" "$KUBE_FAKE" --data "$TMP/kube" --log "$KLOG" \
-    --token-file "$TMP/token" || { fail kube-start "$(cat "$TMP/kube.out")"; exit 1; }
+    --token-file "$TMP/token" --faults-file "$TMP/faults" ||
+    { fail kube-start "$(cat "$TMP/kube.out")"; exit 1; }
 KURL=$FAKE_URL
 pass fakes-started
 
@@ -88,8 +90,35 @@ check plan-json-target python3 - "$TMP/plan.json" <<'PY'
 import json, sys
 plan = {d["workload"]["pod"]: d for d in json.load(open(sys.argv[1]))}
 assert plan["alice-0"]["target"] == "annotate Notebook nb/alice kubeflow-resource-stopped", plan["alice-0"]
-assert "cannot be reclaimed" in plan["chat-predictor-8b9c-r4t5y"]["target_kept"]
+assert "cannot be reclaimed" in plan["chat-predictor-8b9c-r4t5y"]["targetKept"]
 PY
+
+# --- explain: the same answer for one workload, only its own objects read -----------------
+from=$(lines)
+# shellcheck disable=SC2086
+"$ENF" explain --rules.file="$RULES" --prometheus.url="$PURL" --at=$T0 $KFLAGS \
+    --workload='namespace="nb",pod="alice-0"' >"$TMP/explain.out" 2>/dev/null
+check explain-exit-0 test $? = 0
+check explain-would grep -q '^  would: annotate Notebook nb/alice kubeflow-resource-stopped$' \
+    "$TMP/explain.out"
+check explain-reads-only-its-chain test "$(transcript "$from" | grep -c '/namespaces/' |
+    tr -d ' ')" = 3
+"$ENF" explain --rules.file="$RULES" --prometheus.url="$PURL" --at=$T0 $KFLAGS \
+    --workload='namespace="aim"' >"$TMP/explain-aim.out" 2>/dev/null
+check explain-kept grep -q "^  would do nothing: kept: AIMService aim/chat cannot be reclaimed" \
+    "$TMP/explain-aim.out"
+
+# --- plan without the permission to read an owner: says so, acts on nothing below it ------
+echo 'GET /apis/kubeflow.org/v1/namespaces/nb/notebooks/alice=403' >"$TMP/faults"
+sleep 1 # the faults file is re-read when its mtime changes
+# shellcheck disable=SC2086
+"$ENF" plan --rules.file="$RULES" --prometheus.url="$PURL" --at=$T0 $KFLAGS \
+    >"$TMP/plan403.out" 2>/dev/null
+check plan-403-exit-0 test $? = 0
+check plan-403-said grep -q 'not resolved (forbidden): .*HTTP 403 Forbidden' "$TMP/plan403.out"
+check plan-403-others-resolved grep -q 'annotate InferenceService kserve/llm' "$TMP/plan403.out"
+: >"$TMP/faults"
+sleep 1
 
 # --- run: each chain acted on at its top --------------------------------------------------
 from=$(lines)
@@ -168,4 +197,45 @@ st = json.load(open(sys.argv[1]))
 roots = sorted("%s/%s" % (e["root_kind"], e["root_name"]) for e in st["entries"] if e["state"] == "acted")
 assert roots == ["InferenceService/llm", "JobSet/sweep", "Notebook/alice", "RayCluster/rc"], roots
 PY
+
+# --- failover: the notice is on the Notebook, and another replica continues it -------------
+mkdir -p "$TMP/kube2"
+cp "$OBJECTS" "$TMP/kube2/"
+KLOG=$TMP/kube2.requests
+: >"$KLOG"
+start_fake_http "$TMP/kube2.out" "$KUBE_FAKE" --data "$TMP/kube2" --log "$KLOG" \
+    --token-file "$TMP/token" || { fail kube2-start "$(cat "$TMP/kube2.out")"; exit 1; }
+KFLAGS2="--kube.api-url=$FAKE_URL --kube.token-file=$TMP/token \
+--kube.allow-insecure-credentials --kube.timeout=2s"
+replica() { # NAME AT: one `run --once` of the failover rule with its own state
+    # shellcheck disable=SC2086
+    "$ENF" run --once --rules.file="$DATA/rules-notice.yaml" --prometheus.url="$PURL" --at="$2" \
+        --state.file="$TMP/$1-state.json" --audit.file="$TMP/$1-audit.jsonl" $KFLAGS2 \
+        --enforce.max-actions-per-hour=0 --no-dry-run >"$TMP/$1.log" 2>&1
+}
+from=$(lines)
+check failover-a-exit-0 replica a $T0
+expect failover-a-notice "$from" <<'EOF2'
+GET /api/v1/namespaces/nb/pods/alice-0
+GET /apis/apps/v1/namespaces/nb/statefulsets/alice
+GET /apis/kubeflow.org/v1/namespaces/nb/notebooks/alice
+PATCH /apis/kubeflow.org/v1/namespaces/nb/notebooks/alice [application/merge-patch+json] {"metadata":{"uid":"@Notebook/alice","annotations":{"gpureclaim.io/reclaim-notice":"<notice notebook scaleToZero at 2023-11-14T22:18:20Z>"}}}
+POST /api/v1/namespaces/nb/events [application/json] <Event Warning IdleGPUReclaimNotice Notebook/alice action=Notice>
+EOF2
+from=$(lines)
+check failover-b-exit-0 replica b $((T0 + 300))
+check failover-b-adopted grep -q "continuing the notice another replica gave on Notebook nb/alice" \
+    "$TMP/b.log"
+expect failover-b-acts "$from" <<'EOF2'
+GET /api/v1/namespaces/nb/pods/alice-0
+GET /apis/apps/v1/namespaces/nb/statefulsets/alice
+GET /apis/kubeflow.org/v1/namespaces/nb/notebooks/alice
+PATCH /apis/kubeflow.org/v1/namespaces/nb/notebooks/alice [application/merge-patch+json] {"metadata":{"uid":"@Notebook/alice","resourceVersion":"@rv","annotations":{"kubeflow-resource-stopped":"<time>"}}}
+POST /api/v1/namespaces/nb/events [application/json] <Event Warning IdleGPUReclaimed Notebook/alice action=ScaleToZero>
+PATCH /apis/kubeflow.org/v1/namespaces/nb/notebooks/alice [application/merge-patch+json] {"metadata":{"uid":"@Notebook/alice","annotations":{"gpureclaim.io/reclaim-notice":"<notice notebook scaleToZero at 2023-11-14T22:18:20Z acted>"}}}
+EOF2
+# Replica a, later, finds the action recorded on the Notebook: nothing is written again.
+from=$(lines)
+check failover-a-again-exit-0 replica a $((T0 + 360))
+check failover-a-no-write test "$(transcript "$from" | grep -vc '^GET ')" = 0
 finish

@@ -1734,6 +1734,25 @@ TEST(discovery_resolves_and_caches)
                    KUBE_UNSUPPORTED);
     TEST_CHECK_INT(env_load_log(&e), 6);
     CHECK_REQ(&e, 5, "GET", "/api/v1");
+    /* Once KUBE_DISCO_REFRESH has passed, a miss fetches the list again (a CRD installed
+       since): one request, still no plural made up. */
+    struct kube_disco *kf = kube_disco_find(e.k, "kubeflow.org/v1");
+    TEST_CHECK(kf != NULL);
+    if (kf)
+        kf->fetched -= KUBE_DISCO_REFRESH + 1;
+    TEST_CHECK_INT(kube_resource_of(e.k, "kubeflow.org/v1", "Gizmo", &r, err, sizeof(err)),
+                   KUBE_UNSUPPORTED);
+    TEST_CHECK_INT(env_load_log(&e), 7);
+    CHECK_REQ(&e, 6, "GET", "/apis/kubeflow.org/v1");
+    /* The cache is bounded: unserved groups past KUBE_DISCO_MAX replace the oldest lists. */
+    for (int i = 0; i < KUBE_DISCO_MAX + 4; i++) {
+        char av[64];
+        snprintf(av, sizeof(av), "g%d.example.org/v1", i);
+        TEST_CHECK_INT(kube_resource_of(e.k, av, "Thing", &r, err, sizeof(err)), KUBE_UNSUPPORTED);
+    }
+    TEST_CHECK_INT(e.k->ndisco, KUBE_DISCO_MAX);
+    TEST_CHECK(kube_disco_find(e.k, "g0.example.org/v1") == NULL);
+    TEST_CHECK(kube_disco_find(e.k, "g67.example.org/v1") != NULL);
     env_stop(&e);
 }
 
