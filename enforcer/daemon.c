@@ -99,8 +99,6 @@ struct daemon {
     struct timespec mtime;
     off_t size;
     uint64_t tried_hash; /* content hash of the last load attempt (good or bad) */
-    bool file_missing_logged;
-    bool *query_err_logged; /* per rule index, reset when the rules change */
 
     double cycles_ok, cycles_err, cycle_duration, last_success;
     struct tallies total, last;
@@ -286,10 +284,15 @@ static int reload(struct daemon *dm, bool force, bool stat_only)
     const char *path = dm->cfg->rules_file;
     struct stat st;
     if (stat(path, &st) != 0) {
-        if (force || !dm->file_missing_logged)
+        int err = errno;
+        /* Once while it lasts; a reload that was asked for (start, SIGHUP) is answered even
+         * when the condition is already known. */
+        if (force && log_cond_active("rules file"))
             log_error("cannot stat rules file '%s': %s; keeping the rules in force", path,
-                      strerror(errno));
-        dm->file_missing_logged = true;
+                      strerror(err));
+        log_cond("rules file", LOG_ERROR,
+                 "cannot stat rules file '%s': %s; keeping the rules in force", path,
+                 strerror(err));
         dm->file_seen = false;
         dm->tried_hash = 0; /* a file that comes back, even unchanged, is judged again */
         if (dm->reload_success != 0) {
@@ -298,7 +301,7 @@ static int reload(struct daemon *dm, bool force, bool stat_only)
         }
         return -1;
     }
-    dm->file_missing_logged = false;
+    log_cond_clear("rules file");
     bool same_stat = dm->file_seen && st.st_mtim.tv_sec == dm->mtime.tv_sec &&
                      st.st_mtim.tv_nsec == dm->mtime.tv_nsec && st.st_size == dm->size;
     if (!force && stat_only && same_stat)
@@ -348,8 +351,6 @@ static int reload(struct daemon *dm, bool force, bool stat_only)
              rs.n == 1 ? "" : "s", rs.hash);
     rules_free(&dm->rules);
     dm->rules = rs;
-    free(dm->query_err_logged);
-    dm->query_err_logged = xcalloc(rs.n ? rs.n : 1, sizeof(bool));
     dm->reload_success = 1;
     dm->last_reload_ok = wall_now();
     dm->reloads_ok++;
@@ -399,12 +400,13 @@ static void run_cycle(struct daemon *dm)
         struct rule_eval *re = rule_eval_get(dm, dm->rules.rules[i].name);
         re->failed = failed;
         re->errors += failed ? 1 : 0;
+        char key[160];
+        snprintf(key, sizeof(key), "rule evaluation %s", dm->rules.rules[i].name);
         if (failed)
-            log_once(&dm->query_err_logged[i], LOG_ERROR,
-                     "rule '%s' could not be evaluated, its workloads are kept: %s",
+            log_cond(key, LOG_ERROR, "rule '%s' could not be evaluated, its workloads are kept: %s",
                      dm->rules.rules[i].name, data[i].errmsg);
         else
-            dm->query_err_logged[i] = false;
+            log_cond_clear(key);
     }
 
     tallies_free(&dm->last);
@@ -484,7 +486,6 @@ int daemon_run(const struct daemon_cfg *cfg)
 
     if (reload(&dm, true, false) != 1) {
         log_error("cannot start: rules file '%s' did not load", cfg->rules_file);
-        free(dm.query_err_logged);
         pthread_mutex_destroy(&dm.mu);
         return 1;
     }
@@ -560,7 +561,6 @@ out:
     tallies_free(&dm.last);
     idle_free(&dm);
     rule_evals_free(&dm);
-    free(dm.query_err_logged);
     free(dm.snapshot);
     pthread_mutex_destroy(&dm.mu);
     return status;

@@ -244,8 +244,9 @@ static void usage(FILE *out)
             "                 undo a reclaim from the record on the object (--dry-run: show)\n\n"
             "flags:\n");
     flags_help(out, flags, NFLAGS);
-    fprintf(out, "\nexit status: 0 ok, 1 usage/rules/startup error, 2 explain matched nothing,\n"
-                 "3 plan/explain could not evaluate a rule (its workloads are kept)\n");
+    fprintf(out, "\nexit status: 0 ok, 1 usage/rules/startup error or restore refused/failed,\n"
+                 "2 explain matched nothing, 3 plan/explain could not evaluate a rule (its\n"
+                 "workloads are kept)\n");
 }
 
 static bool flag_bool(int i)

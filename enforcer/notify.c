@@ -45,7 +45,6 @@ struct notify {
     double deadline;    /* monotonic end of the drain, once stopping */
     atomic_bool cancel; /* abandon the request under way (end of the drain) */
     unsigned long sent, failed, dropped, retries;
-    bool warned_full;
 };
 
 /* ---- payloads ----------------------------------------------------------------------------- */
@@ -239,10 +238,13 @@ int notify_enqueue(struct notify *n, const char *rule, const char *url_file, con
         n->dropped++;
         if (n->stopping)
             log_warn("shutting down: dropping a webhook notification of rule '%s'", rule);
-        else
-            log_once(&n->warned_full, LOG_WARN,
-                     "webhook queue full (%zu notifications): dropping one of rule '%s'",
-                     n->cfg.queue_size, rule);
+        else {
+            /* One warning while the queue stays full; each dropped rule at debug. */
+            log_cond("webhook queue full", LOG_WARN,
+                     "webhook queue full (%zu notifications): dropping notifications",
+                     n->cfg.queue_size);
+            log_debug("webhook queue full: dropping a notification of rule '%s'", rule);
+        }
         pthread_mutex_unlock(&n->mu);
         return -1;
     }
@@ -396,7 +398,7 @@ static void *notify_worker(void *arg)
         n->head = (n->head + 1) % n->cfg.queue_size;
         n->count--;
         if (n->count < n->cfg.queue_size / 2)
-            n->warned_full = false;
+            log_cond_clear("webhook queue full");
     }
     if (n->count + cut)
         log_warn("shutting down: %zu webhook notifications not delivered", n->count + cut);

@@ -160,14 +160,18 @@ static size_t kept_descriptors(void)
 
 static int render_metrics(void *arg, struct sbuf *out)
 {
-    static _Atomic bool dup_logged;
     struct expo *e = expo_new();
     coll_scrape(&cfg, e);
     expo_render(e, out);
-    if (expo_duplicates(e))
-        log_once(&dup_logged, LOG_WARN,
-                 "%zu duplicate samples dropped from a scrape (a collector bug)",
-                 expo_duplicates(e));
+    if (expo_duplicates(e)) {
+        /* A bug, not a state: said once (never cleared), each scrape's count at debug. */
+        log_cond("duplicate samples", LOG_WARN,
+                 "duplicate samples dropped from a scrape (a collector bug)");
+        log_debug("%zu duplicate samples dropped from this scrape", expo_duplicates(e));
+    }
+    if (expo_conflicts(e))
+        log_cond("family conflicts", LOG_WARN,
+                 "samples whose HELP or TYPE disagree with their family's (a collector bug)");
     expo_free(e);
     return 0;
 }

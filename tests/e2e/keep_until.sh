@@ -79,7 +79,7 @@ plan ignored.table
 check plan-ignored grep -q "gpureclaim.io/keep-until '2023-11-15T10:00:00Z' on Deployment flow/web ignored: rule 'scale' allows 0" "$TMP/ignored.table"
 
 "$ENF" plan --rules.file="$TMP/rules.yaml" --prometheus.url="$PURL" --at=$T0 >"$TMP/nokube.table" 2>"$TMP/nokube.err"
-check plan-without-api-no-note test "$(grep -c '^note:' "$TMP/nokube.table")" = 0
+check plan-without-api-no-note test "$(grep -c 'keep-until' "$TMP/nokube.table")" = 0
 
 # --- run: the notice tells the owner, the action waits -------------------------------------------
 rules 1d 0s

@@ -11,7 +11,8 @@
 # action without a record, and a second restore; --dry-run writes nothing; usage errors.
 # Then the whole way: `run` scales an idle Deployment to zero and records how on its notice,
 # `restore` brings it back, and the next `run`, whose idle series goes on under the same
-# labels, keeps it as too young (restarted) instead of reclaiming it again at once.
+# labels, keeps it as too young (restarted) instead of reclaiming it again at once; the same
+# for a Kubeflow Notebook stopped with its kubeflow-resource-stopped annotation.
 . "$(dirname "$0")/../lib.sh"
 
 DATA=$TOP/tests/e2e/data/restore
@@ -133,14 +134,20 @@ restore nsclash -n other ml/deployment/train
 check usage-namespace-clash grep -q "names namespace 'ml', --namespace says 'other'" "$TMP/nsclash.out"
 
 # --- the whole way: act, restore, not reclaimed again at once -----------------------------------
-start_fake_http "$TMP/prom.out" "$PROM_FAKE" 0 ok "$TMP/range.json" "$TMP/instant.json" ||
-    { fail prom-start "$(cat "$TMP/prom.out")"; exit 1; }
-PURL=$FAKE_URL
-: >"$TMP/flow.requests"
-start_fake_http "$TMP/kube2.out" "$KUBE_FAKE" --data "$TMP/flow" --log "$TMP/flow.requests" \
-    --token-file "$TMP/token" || { fail flow-start "$(cat "$TMP/kube2.out")"; exit 1; }
-KURL=$FAKE_URL
-KLOG=$TMP/flow.requests
+# flow NAME PREFIX: fake_prom on $TMP/PREFIX{range,instant}.json and fake_kube on $TMP/NAME;
+# sets PURL, KURL and KLOG, and starts from an empty state file.
+flow() {
+    start_fake_http "$TMP/$1-prom.out" "$PROM_FAKE" 0 ok "$TMP/$2range.json" \
+        "$TMP/$2instant.json" || { fail "$1-prom-start" "$(cat "$TMP/$1-prom.out")"; exit 1; }
+    PURL=$FAKE_URL
+    KLOG=$TMP/$1.requests
+    : >"$KLOG"
+    start_fake_http "$TMP/$1-kube.out" "$KUBE_FAKE" --data "$TMP/$1" --log "$KLOG" \
+        --token-file "$TMP/token" || { fail "$1-kube-start" "$(cat "$TMP/$1-kube.out")"; exit 1; }
+    KURL=$FAKE_URL
+    rm -f "$TMP/state.json"
+}
+flow flow ""
 T0=1700000000
 run_once() { # LOG AT
     "$ENF" run --once --no-dry-run --rules.file="$DATA/rules.yaml" --prometheus.url="$PURL" \
@@ -152,7 +159,7 @@ check flow-act run_once "$TMP/run1.log" $T0
 check flow-scaled test "$(get /apis/apps/v1/namespaces/flow/deployments/web 'o["spec"]["replicas"]')" = 0
 NOTICE="json.loads($ANN['gpureclaim.io/reclaim-notice'])"
 check flow-recorded test "$(get /apis/apps/v1/namespaces/flow/deployments/web "(lambda n: (n['acted']['way'], n['acted']['uid'], n['acted']['replicasBefore'], n['acted']['generation'] == o['metadata']['generation']))($NOTICE)" 2>&1)" = "('scale', 'w-dep', 2, True)"
-check flow-event-says-how grep -q 'gpureclaim-enforcer restore flow/Deployment/web' "$TMP/flow.requests"
+check flow-event-says-how grep -q 'gpureclaim-enforcer restore flow/Deployment/web' "$KLOG"
 restore flowrestore flow/deployment/web
 check flow-restore-exit-0 test "$RC" = 0
 check flow-restored test "$(get /apis/apps/v1/namespaces/flow/deployments/web 'o["spec"]["replicas"]')" = 2
@@ -165,5 +172,20 @@ lines = [json.loads(l) for l in open(sys.argv[1])]
 sys.exit(0 if any(l["event"] == "skipped" and l.get("result") == "too_young" and
                   "restarted: Deployment web was brought back at" in l.get("message", "")
                   for l in lines) else 1)' "$TMP/flow-audit.jsonl"
+
+# --- the same way on a Kubeflow Notebook: the stop annotation, and Kubeflow's own Start -------
+flow nbflow nb-
+NBF=/apis/kubeflow.org/v1/namespaces/nbflow/notebooks/nb
+check nbflow-act run_once "$TMP/nbrun1.log" $T0
+check nbflow-stopped test "$(get $NBF "'kubeflow-resource-stopped' in $ANN")" = True
+check nbflow-recorded test "$(get $NBF "(lambda n: (n['acted']['way'], n['acted']['key'], n['acted']['value'] == $ANN['kubeflow-resource-stopped']))($NOTICE)" 2>&1)" = "('annotate', 'kubeflow-resource-stopped', True)"
+check nbflow-event-says-how grep -q 'or remove the annotation kubeflow-resource-stopped from Notebook nb' "$TMP/nbflow.requests"
+restore nbrestore nbflow/notebook/nb
+check nbflow-restore-exit-0 test "$RC" = 0
+check nbflow-started test "$(get $NBF "'kubeflow-resource-stopped' in $ANN")" = False
+from=$(lines)
+check nbflow-run-again run_once "$TMP/nbrun2.log" $((T0 + 60))
+check nbflow-not-reclaimed-again test -z "$(writes "$from" | grep -v '/events ')"
+check nbflow-kept-restarted grep -q '"result":"too_young","message":"restarted: Notebook nb was brought back at' "$TMP/flow-audit.jsonl"
 
 finish

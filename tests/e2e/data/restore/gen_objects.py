@@ -5,6 +5,7 @@ enforcer/restore.h), or changed since by someone else; with DIR, also DIR/flow/o
 and DIR/{range,instant}.json (fake_prom) for the act -> restore -> run flow.
 usage: gen_objects.py OUT.json [DIR]"""
 import json
+import os
 import sys
 
 ACTED = "2023-11-14T22:13:20Z"
@@ -98,3 +99,32 @@ if len(sys.argv) > 2:
     json.dump({"status": "success", "data": {"resultType": "vector", "result": [
         {"metric": dict(labels, resource="amd.com/gpu"), "value": [END, "1"]}]}},
         open(out + "/instant.json", "w"))
+
+    # The Kubeflow flow: pod nb-0 -> StatefulSet nb -> Notebook nb (namespace nbflow), idle.
+    def nbmeta(name, uid, owner=None):
+        m = meta(name, uid, owner)
+        m["namespace"] = "nbflow"
+        return m
+
+    os.makedirs(out + "/nbflow", exist_ok=True)
+    nbflow = [
+        {"apiVersion": "kubeflow.org/v1", "kind": "Notebook", "metadata": nbmeta("nb", "n-nb"),
+         "spec": {"template": {"spec": {"containers": [{"name": "nb"}]}}}},
+        {"apiVersion": "apps/v1", "kind": "StatefulSet",
+         "metadata": nbmeta("nb", "n-sts", {"apiVersion": "kubeflow.org/v1", "kind": "Notebook",
+                                            "name": "nb", "uid": "n-nb"}),
+         "spec": {"replicas": 1}},
+        {"apiVersion": "v1", "kind": "Pod",
+         "metadata": nbmeta("nb-0", "n-pod", {"apiVersion": "apps/v1", "kind": "StatefulSet",
+                                              "name": "nb", "uid": "n-sts"}),
+         "spec": {}, "status": {"phase": "Running"}},
+    ]
+    json.dump({"apiVersion": "v1", "kind": "List", "items": nbflow},
+              open(out + "/nbflow/objects.json", "w"), indent=1)
+    labels = {"namespace": "nbflow", "pod": "nb-0"}
+    json.dump({"status": "success", "data": {"resultType": "matrix", "result": [
+        {"metric": labels, "values": [[t, "0.01"] for t in times]}]}},
+        open(out + "/nb-range.json", "w"))
+    json.dump({"status": "success", "data": {"resultType": "vector", "result": [
+        {"metric": dict(labels, resource="amd.com/gpu"), "value": [END, "1"]}]}},
+        open(out + "/nb-instant.json", "w"))
