@@ -6,8 +6,13 @@
 #   1. rules-user-kind.yaml, one `run --once --no-dry-run`: the Widget (a kind only the rules'
 #      kinds: section knows) gets its annotation and nothing below it is written; the
 #      Notebook's controller has set its StatefulSet to 0 replicas and the InferenceService's
-#      has deleted its Deployment, and both stay so; the permission check of a `run` daemon
-#      finds the Widget's resource through discovery and asks for it;
+#      has deleted its Deployment, KubeRay and JobSet have deleted the pods of the suspended
+#      RayCluster and JobSet, and all stay so; then `restore` of each owner (Notebook,
+#      InferenceService, RayCluster, JobSet, Widget) brings it back, the controllers bring
+#      back the StatefulSet's replica and the Deployment, and the next run reclaims none of
+#      them again (the Notebook's and the Widget's pods, still there, kept as restarted); the
+#      permission check of a `run` daemon finds the Widget's resource through discovery and
+#      asks for it;
 #   2. rules-ha.yaml, two replicas with --leader-elect: the leader annotates the Notebook with
 #      the notice and is killed (SIGKILL) before the action; the other replica takes the
 #      Lease, adopts the notice from the Notebook and stops it exactly once, not before the
@@ -109,7 +114,8 @@ import json, sys
 acted = [json.loads(l) for l in open(sys.argv[1])]
 acted = [o for o in acted if o["event"] == "action" and o.get("result") == "ok"]
 pods = sorted(o["workload"]["pod"] for o in acted)
-assert pods == ["alice-0", "llm-predictor-5d6f7-q2w3e", "w-6c7d-a1s2d"], pods
+assert pods == ["alice-0", "llm-predictor-5d6f7-q2w3e", "rc-head-h7j8k",
+                "sweep-workers-0-0-z9x8c", "w-6c7d-a1s2d"], pods
 PY
 NB=/apis/kubeflow.org/v1/namespaces/nb/notebooks/alice
 SS=/apis/apps/v1/namespaces/nb/statefulsets/alice
@@ -127,6 +133,46 @@ check kserve-deployment-never-written [ "$(writes '/deployments/')" = 0 ]
 check second-run-exit-0 test $? = 0
 check nothing-acted-twice [ "$(annotated $NB kubeflow-resource-stopped)$(annotated $WID example.com/paused)" = 11 ]
 check statefulset-still-stopped [ "$(get $SS 'o["spec"]["replicas"]')" = 0 ]
+check ray-pods-deleted-by-controller [ "$(get /api/v1/namespaces/ray/pods/rc-head-h7j8k '0')" = 404 ]
+check jobset-pods-deleted-by-controller \
+    [ "$(get /api/v1/namespaces/jobset/pods/sweep-workers-0-0-z9x8c '0')" = 404 ]
+
+# --- restore each owner; the controllers bring the children back; not reclaimed again --------
+restore() { # NAME TARGET
+    "$ENF" restore --rules.file="$DATA/rules-user-kind.yaml" --kube.api-url="$KURL" \
+        --kube.token-file="$TMP/tok-t" --kube.allow-insecure-credentials \
+        --audit.file="$T1.audit" "$2" >"$T1.restore-$1.out" 2>&1
+}
+ISVC=/apis/serving.kserve.io/v1beta1/namespaces/kserve/inferenceservices/llm
+RC=/apis/ray.io/v1/namespaces/ray/rayclusters/rc
+JS=/apis/jobset.x-k8s.io/v1alpha2/namespaces/jobset/jobsets/sweep
+ANN='o["metadata"].get("annotations", {})'
+check restore-notebook restore nb nb/notebook/alice
+check restore-isvc restore isvc kserve/inferenceservice/llm
+check restore-ray restore ray ray/raycluster/rc
+check restore-jobset restore js jobset/jobset/sweep
+check restore-user-kind restore wid wid/widget/w
+check notebook-started [ "$(get $NB "'kubeflow-resource-stopped' in $ANN")" = False ]
+check statefulset-back-by-controller [ "$(get $SS 'o["spec"]["replicas"]')" = 1 ]
+check isvc-started [ "$(get $ISVC "'serving.kserve.io/stop' in $ANN")" = False ]
+check isvc-deployment-back-by-controller \
+    [ "$(get /apis/apps/v1/namespaces/kserve/deployments/llm-predictor 'o["spec"]["replicas"]')" = 1 ]
+check ray-resumed [ "$(get $RC 'o["spec"].get("suspend")')" = False ]
+check jobset-resumed [ "$(get $JS 'o["spec"].get("suspend")')" = False ]
+check user-kind-started [ "$(get $WID "'example.com/paused' in $ANN")" = False ]
+check restores-audited [ "$(grep -c '"event":"restore","rule"' "$T1.audit")" -ge 5 ]
+stops_before=$(writes '/(notebooks|inferenceservices|rayclusters|jobsets|widgets)/')
+"$ENF" run --once --rules.file="$DATA/rules-user-kind.yaml" --prometheus.url="$PURL" \
+    --at=$((T0 + 120)) --state.file="$T1.state" --audit.file="$T1.audit" --kube.api-url="$KURL" \
+    --kube.token-file="$TMP/tok-t" --kube.allow-insecure-credentials --kube.timeout=2s \
+    --enforce.max-actions-per-hour=0 --no-dry-run >"$T1.3.log" 2>&1
+check run-after-restore-exit-0 test $? = 0
+check not-reclaimed-again \
+    [ "$(writes '/(notebooks|inferenceservices|rayclusters|jobsets|widgets)/')" = "$stops_before" ]
+check notebook-kept-restarted grep -q \
+    '"result":"too_young","message":"restarted: Notebook alice was brought back at' "$T1.audit"
+check user-kind-kept-restarted grep -q \
+    '"result":"too_young","message":"restarted: Widget w was brought back at' "$T1.audit"
 
 # the permission check of a `run` daemon: the Widget's resource through discovery
 PORT=$(free_port)
