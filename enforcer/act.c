@@ -1283,7 +1283,7 @@ static bool act_unconfirmed(struct act_ctx *c)
     const struct rule *r = c->d->rule;
     if (r->policy != POLICY_DURING_PRESSURE || c->b != a->kube || !a->kube_confirm)
         return false;
-    enum act_result cr = a->kube_confirm(c->b, c->d, c->msg, sizeof(c->msg));
+    enum act_result cr = a->kube_confirm(c->b, c->d, c->t, c->msg, sizeof(c->msg));
     if (cr == ACT_OK)
         return false;
     /* Not acting is the safe side of a failed check too: the notice stays pending. */

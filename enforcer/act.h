@@ -151,12 +151,13 @@ struct kinds;
 
 /*
  * A check run before acting on a DuringGPUPressure decision, as the Prometheus signal cannot
- * tell why a pod is pending: ACT_OK when the API confirms that something waits for
- * d->resource; otherwise the action waits for a later cycle (ACT_RETRY: nothing waits for
- * it; anything else: the check failed), with a message in err.
+ * tell why a pod is pending: ACT_OK when the API confirms that something other than the
+ * candidate `t` (the resolved target, NULL when unknown) waits for d->resource; otherwise
+ * the action waits for a later cycle (ACT_RETRY: nothing waits for it; anything else: the
+ * check failed), with a message in err.
  */
 typedef enum act_result (*act_confirm_fn)(struct act_backend *b, const struct decision_rec *d,
-                                          char *err, size_t errlen);
+                                          const struct act_target *t, char *err, size_t errlen);
 
 struct act_cfg {
     const char *state_file;           /* --state.file; NULL: memory only (tests) */
@@ -263,9 +264,11 @@ void act_kube_set_kinds(struct act_backend *b, const struct kinds *t);
 /*
  * The act_confirm_fn of --kube.confirm-pressure, for a backend from act_kube_new: lists the
  * Pending pods and confirms when one is unschedulable for lack of the workload's GPU
- * resource (kube_pending_for_resource).
+ * resource (kube_pending_for_resource); else lists the Kueue Workloads and confirms when one
+ * other than the candidate's own (any uid of `t`'s chain) waits for quota of that resource
+ * (kube_kueue_waiting_for_resource). API not serving Kueue: nothing waits there.
  */
 enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct decision_rec *d,
-                                          char *err, size_t errlen);
+                                          const struct act_target *t, char *err, size_t errlen);
 
 #endif

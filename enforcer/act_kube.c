@@ -24,7 +24,8 @@
  * tells the owner, and failing the notice for it would block every action. With
  * --kube.confirm-pressure the engine also asks this backend, before acting on a
  * DuringGPUPressure decision, whether the scheduler really leaves a pod pending for lack of the
- * workload's GPU resource (act_kube_confirm_pressure).
+ * workload's GPU resource, or Kueue a Workload waiting for its quota
+ * (act_kube_confirm_pressure).
  */
 #include <math.h>
 #include <stdio.h>
@@ -533,7 +534,7 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
  * PodScheduled message can ("Insufficient amd.com/gpu", docs/decision-semantics.md §9.3).
  */
 enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct decision_rec *d,
-                                          char *err, size_t errlen)
+                                          const struct act_target *t, char *err, size_t errlen)
 {
     struct act_kube *ak = act_kube_of(b);
     if (!d->resource[0]) {
@@ -549,12 +550,41 @@ enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct de
         enum act_result ar = act_kube_map(r);
         return ar == ACT_RETRY ? ACT_ERROR : ar;
     }
-    if (count == 0) {
-        snprintf(err, errlen, "no Pending pod is unschedulable for lack of '%s'", d->resource);
+    if (count > 0) {
+        log_debug("GPU pressure confirmed: %zu Pending pods wait for %lld '%s'", count,
+                  (long long)requested, d->resource);
+        return ACT_OK;
+    }
+    /*
+     * A Kueue job waiting for quota is suspended and has no pods, so no pod is unschedulable:
+     * its Workload's QuotaReserved condition is the demand (docs/decision-semantics.md §9.3).
+     * The candidate's own Workload never counts: its uids are skipped.
+     */
+    const char *skip[ACT_CHAIN_MAX];
+    size_t nskip = 0;
+    for (size_t i = 0; t && i < t->nchain && i < ACT_CHAIN_MAX; i++)
+        skip[nskip++] = t->chain[i].uid;
+    r = kube_kueue_waiting_for_resource(ak->k, d->resource, skip, nskip, &count, err, errlen);
+    if (r == KUBE_NOT_FOUND) {
+        snprintf(err, errlen,
+                 "no Pending pod is unschedulable for lack of '%s' (the API serves no Kueue "
+                 "Workloads)",
+                 d->resource);
         return ACT_RETRY;
     }
-    log_debug("GPU pressure confirmed: %zu Pending pods wait for %lld '%s'", count,
-              (long long)requested, d->resource);
+    if (r != KUBE_OK) {
+        enum act_result ar = act_kube_map(r);
+        return ar == ACT_RETRY ? ACT_ERROR : ar;
+    }
+    if (count == 0) {
+        snprintf(err, errlen,
+                 "no Pending pod is unschedulable for lack of '%s' and no Kueue Workload waits "
+                 "for its quota",
+                 d->resource);
+        return ACT_RETRY;
+    }
+    log_debug("GPU pressure confirmed: %zu Kueue Workloads wait for quota of '%s'", count,
+              d->resource);
     return ACT_OK;
 }
 

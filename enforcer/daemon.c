@@ -33,6 +33,7 @@
 #include "httpd.h"
 #include "lease.h"
 #include "log.h"
+#include "perm.h"
 #include "rfc3339.h"
 #include "report.h"
 #include "rules.h"
@@ -251,6 +252,7 @@ static void publish(struct daemon *dm)
     if (dm->cfg->act)
         act_metrics(dm->cfg->act, e);
     lease_metrics(dm->cfg->lease, e);
+    perm_metrics(dm->cfg->perm, e);
 
     struct sbuf out = {0};
     expo_render(e, &out);
@@ -352,6 +354,9 @@ static int reload(struct daemon *dm, bool force, bool stat_only)
     dm->reload_success = 1;
     dm->last_reload_ok = wall_now();
     dm->reloads_ok++;
+    /* New rules may use other verbs, kinds or namespaces: check before they act. */
+    if (!dm->cfg->once)
+        perm_check(dm->cfg->perm, &dm->rules, wall_now());
     return 1;
 }
 
@@ -534,6 +539,8 @@ int daemon_run(const struct daemon_cfg *cfg)
         }
         if (t >= next_cycle) {
             reload(&dm, false, false);
+            if (perm_incomplete(cfg->perm))
+                perm_check(cfg->perm, &dm.rules, wall_now());
             run_cycle(&dm);
             changed = true;
             next_cycle += cfg->interval;

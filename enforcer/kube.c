@@ -1018,6 +1018,60 @@ enum kube_result kube_pending_for_resource(struct kube *k, const char *resource,
     return r;
 }
 
+enum kube_result kube_kueue_waiting_for_resource(struct kube *k, const char *resource,
+                                                 const char *const *skip_uids, size_t nskip,
+                                                 size_t *count, char *err, size_t errlen)
+{
+    *count = 0;
+    char *path = xasprintf("/apis/%s/workloads", KUBE_KUEUE_API);
+    char *what = xasprintf("list Kueue workloads waiting for '%s'", resource);
+    struct httpc_resp resp;
+    enum kube_result r = kube_call(k, "GET", path, NULL, NULL, what, &resp, err, errlen);
+    if (r == KUBE_OK) {
+        char perr[256];
+        if (kube_parse_kueue_waiting(resp.body.buf, resp.body.len, resource, skip_uids, nskip,
+                                     count, perr, sizeof(perr)) < 0) {
+            snprintf(err, errlen, "cannot %s: %s", what, perr);
+            r = KUBE_ERROR;
+        }
+    }
+    httpc_resp_free(&resp);
+    free(what);
+    free(path);
+    return r;
+}
+
+enum kube_result kube_access_review(struct kube *k, const struct kube_access *a, int *verdict,
+                                    char *reason, size_t reasonlen, char *err, size_t errlen)
+{
+    *verdict = KUBE_ACCESS_UNKNOWN;
+    if (reasonlen)
+        reason[0] = '\0';
+    char *body = kube_body_ssar(a);
+    char *what =
+        xasprintf("review access to %s %s%s%s%s%s", a->verb, a->group && *a->group ? a->group : "",
+                  a->group && *a->group ? "/" : "", a->resource, a->subresource ? "/" : "",
+                  a->subresource ? a->subresource : "");
+    struct httpc_resp resp;
+    enum kube_result r =
+        kube_call(k, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                  "application/json", body, what, &resp, err, errlen);
+    if (r == KUBE_OK) {
+        char perr[256], *why = NULL;
+        if (kube_parse_ssar(resp.body.buf, resp.body.len, verdict, &why, perr, sizeof(perr)) < 0) {
+            snprintf(err, errlen, "cannot %s: %s", what, perr);
+            r = KUBE_ERROR;
+        } else if (why && reasonlen) {
+            snprintf(reason, reasonlen, "%s", why);
+        }
+        free(why);
+    }
+    httpc_resp_free(&resp);
+    free(what);
+    free(body);
+    return r;
+}
+
 enum kube_result kube_request(struct kube *k, const char *method, const char *path,
                               const char *body, const char *what, long *status, char **resp_body,
                               size_t *resp_len, char *err, size_t errlen)

@@ -167,6 +167,39 @@ int kube_parse_list(const char *body, size_t len, struct kube_obj **items, size_
 int kube_parse_pending(const char *body, size_t len, const char *resource, size_t *count,
                        int64_t *requested, char *err, size_t errlen);
 
+/*
+ * A Kueue WorkloadList: how many Workloads wait for quota of `resource`: a condition
+ * QuotaReserved False whose message says "insufficient unused quota for <resource> in flavor"
+ * (Kueue's wording), and none of: QuotaReserved True, Finished True, spec.active false, a
+ * deletionTimestamp, or a uid, controller owner uid or kueue.x-k8s.io/job-uid label among
+ * `skip_uids` (the reclaim candidate's own chain: its own Workload is no demand).
+ */
+int kube_parse_kueue_waiting(const char *body, size_t len, const char *resource,
+                             const char *const *skip_uids, size_t nskip, size_t *count, char *err,
+                             size_t errlen);
+
+/* One request to authorize (resourceAttributes of a SelfSubjectAccessReview). */
+struct kube_access {
+    const char *ns;          /* "" or NULL: every namespace */
+    const char *verb;        /* get, list, patch, delete, create, update */
+    const char *group;       /* "" core */
+    const char *resource;    /* plural: "deployments" */
+    const char *subresource; /* NULL, "scale", "eviction" */
+    const char *name;        /* NULL: any name */
+};
+
+enum { KUBE_ACCESS_UNKNOWN = -1, KUBE_ACCESS_DENIED = 0, KUBE_ACCESS_ALLOWED = 1 };
+
+/*
+ * A SelfSubjectAccessReview answer: *verdict KUBE_ACCESS_ALLOWED (status.allowed),
+ * KUBE_ACCESS_DENIED (status.denied, or not allowed without an evaluationError) or
+ * KUBE_ACCESS_UNKNOWN (not allowed, not denied, an evaluationError: nothing decided);
+ * *reason the evaluationError or status.reason (malloc'd, NULL when none). 0, or -1 with a
+ * message (no status, no status.allowed, wrong types, allowed and denied at once).
+ */
+int kube_parse_ssar(const char *body, size_t len, int *verdict, char **reason, char *err,
+                    size_t errlen);
+
 /* ---- pure request bodies (no I/O, kube_json.c) ----------------------------------------- */
 
 /*
@@ -189,6 +222,9 @@ char *kube_body_delete(const char *propagation, const char *uid);
 /* The same with preconditions.resourceVersion = RV as well when `resource_version` is set. */
 char *kube_body_delete_options(const char *propagation, const char *uid,
                                const char *resource_version);
+
+/* An authorization.k8s.io/v1 SelfSubjectAccessReview asking for `a`. */
+char *kube_body_ssar(const struct kube_access *a);
 
 /* A core/v1 Event (see kube_post_event); `involved`, `name`, `reason`, `time` are required. */
 struct kube_event {
@@ -391,6 +427,25 @@ enum kube_result kube_annotate(struct kube *k, const struct kube_ref *ref, const
  */
 enum kube_result kube_pending_for_resource(struct kube *k, const char *resource, size_t *count,
                                            int64_t *requested, char *err, size_t errlen);
+
+/*
+ * GET /apis/kueue.x-k8s.io/v1beta1/workloads (all namespaces) and count the Workloads waiting
+ * for quota of `resource` (kube_parse_kueue_waiting). Suspended Kueue jobs have no pods, so
+ * kube_pending_for_resource cannot see them. KUBE_NOT_FOUND when the API does not serve
+ * Kueue Workloads (Kueue is not installed).
+ */
+enum kube_result kube_kueue_waiting_for_resource(struct kube *k, const char *resource,
+                                                 const char *const *skip_uids, size_t nskip,
+                                                 size_t *count, char *err, size_t errlen);
+
+/*
+ * POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews asking whether this client may
+ * do `a`: KUBE_OK with *verdict and `reason` (may be ""); any other result (the review itself
+ * forbidden, the API down, an answer that decides nothing readable) leaves *verdict
+ * KUBE_ACCESS_UNKNOWN: a failed check is never a grant.
+ */
+enum kube_result kube_access_review(struct kube *k, const struct kube_access *a, int *verdict,
+                                    char *reason, size_t reasonlen, char *err, size_t errlen);
 
 /* HTTP status of the client's last answer (after a 401 retry, the retry's); 0 when none. */
 long kube_last_status(const struct kube *k);

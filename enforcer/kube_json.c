@@ -645,6 +645,160 @@ int kube_parse_pending(const char *body, size_t len, const char *resource, size_
     return ret;
 }
 
+/*
+ * Kueue writes the reason a Workload cannot reserve quota into its QuotaReserved=False
+ * condition, one clause per pod set and resource ("couldn't assign flavors to pod set main:
+ * insufficient unused quota for amd.com/gpu in flavor mi300x, 2 more needed",
+ * kubernetes-sigs/kueue pkg/scheduler/flavorassigner/flavorassigner.go, docs/backend-apis.md
+ * §6.5). " in flavor " after the name makes it a whole word: amd.com/gpu never matches
+ * amd.com/gpu_xcp. "insufficient quota for R ... > maximum capacity" is not matched: no
+ * reclaim can make room for a request larger than the queue.
+ */
+static bool kube_kueue_short_of(const char *msg, const char *resource)
+{
+    char *needle = xasprintf("insufficient unused quota for %s in flavor ", resource);
+    bool found = strstr(msg, needle) != NULL;
+    free(needle);
+    return found;
+}
+
+static bool kube_uid_in(const char *uid, const char *const *uids, size_t n)
+{
+    for (size_t i = 0; uid && *uid && i < n; i++)
+        if (uids[i] && strcmp(uids[i], uid) == 0)
+            return true;
+    return false;
+}
+
+/* Is the Workload `e` (parsed as `wl`) waiting for quota of `resource`, and not skipped? */
+static bool kube_kueue_waits(json_object *e, const struct kube_obj *wl, const char *resource,
+                             const char *const *skip, size_t nskip)
+{
+    json_object *spec, *active;
+    /* Deactivated (spec.active false) or being deleted: it will not take what is freed. */
+    if (wl->deletion_timestamp)
+        return false;
+    if (json_object_object_get_ex(e, "spec", &spec) &&
+        json_object_object_get_ex(spec, "active", &active) &&
+        json_object_is_type(active, json_type_boolean) && !json_object_get_boolean(active))
+        return false;
+    /* The candidate's own Workload: the job of the workload itself, never its own demand. */
+    if (kube_uid_in(wl->ref.uid, skip, nskip) ||
+        kube_uid_in(kube_label(wl, "kueue.x-k8s.io/job-uid"), skip, nskip))
+        return false;
+    for (size_t j = 0; j < wl->nowners; j++)
+        if (kube_uid_in(wl->owners[j].uid, skip, nskip))
+            return false;
+    bool waiting = false;
+    for (size_t j = 0; j < wl->nconditions; j++) {
+        const struct kube_condition *c = &wl->conditions[j];
+        if (!c->type || !c->status)
+            continue;
+        if (strcmp(c->type, "Finished") == 0 && strcmp(c->status, "True") == 0)
+            return false;
+        if (strcmp(c->type, "QuotaReserved") != 0)
+            continue;
+        if (strcmp(c->status, "False") != 0)
+            return false; /* reserved (or Unknown: nothing proven) */
+        waiting = c->message && kube_kueue_short_of(c->message, resource);
+    }
+    return waiting;
+}
+
+int kube_parse_kueue_waiting(const char *body, size_t len, const char *resource,
+                             const char *const *skip_uids, size_t nskip, size_t *count, char *err,
+                             size_t errlen)
+{
+    *count = 0;
+    json_object *root = kube_json_parse(body, len, "workload list", err, errlen), *arr;
+    if (!root)
+        return -1;
+    int r = kube_member(root, "items", json_type_array, &arr, "", err, errlen);
+    if (r <= 0) {
+        if (r == 0)
+            snprintf(err, errlen, "'items' is missing");
+        json_object_put(root);
+        return -1;
+    }
+    int ret = 0;
+    for (size_t i = 0; i < json_object_array_length(arr); i++) {
+        json_object *e = json_object_array_get_idx(arr, i);
+        struct kube_obj wl;
+        char sub[200] = "";
+        if (!json_object_is_type(e, json_type_object) ||
+            kube_obj_from_json(e, &wl, sub, sizeof(sub)) < 0) {
+            snprintf(err, errlen, "items[%zu]: %s", i, sub[0] ? sub : "not an object");
+            ret = -1;
+            break;
+        }
+        if (kube_kueue_waits(e, &wl, resource, skip_uids, nskip))
+            (*count)++;
+        kube_obj_free(&wl);
+    }
+    if (ret < 0)
+        *count = 0;
+    json_object_put(root);
+    return ret;
+}
+
+/*
+ * A SelfSubjectAccessReview as the API server answers it (authorization.k8s.io/v1,
+ * kubernetes/api authorization/v1/types.go, SubjectAccessReviewStatus): status.allowed is
+ * always sent; denied, reason and evaluationError only when set. An answer without a status,
+ * or one that is not allowed, not denied and carries an evaluationError, decides nothing.
+ */
+int kube_parse_ssar(const char *body, size_t len, int *verdict, char **reason, char *err,
+                    size_t errlen)
+{
+    *verdict = KUBE_ACCESS_UNKNOWN;
+    *reason = NULL;
+    json_object *root = kube_json_parse(body, len, "access review", err, errlen), *st, *v;
+    if (!root)
+        return -1;
+    int ret = -1;
+    bool allowed = false, denied = false;
+    const char *why = NULL, *eval = NULL;
+    if (kube_member(root, "status", json_type_object, &st, "", err, errlen) < 0)
+        goto out;
+    if (!st) {
+        snprintf(err, errlen, "'status' is missing");
+        goto out;
+    }
+    if (kube_member(st, "allowed", json_type_boolean, &v, "status.", err, errlen) < 0)
+        goto out;
+    if (!v) {
+        snprintf(err, errlen, "'status.allowed' is missing");
+        goto out;
+    }
+    allowed = json_object_get_boolean(v);
+    if (kube_member(st, "denied", json_type_boolean, &v, "status.", err, errlen) < 0)
+        goto out;
+    denied = v && json_object_get_boolean(v);
+    if (kube_member(st, "reason", json_type_string, &v, "status.", err, errlen) < 0)
+        goto out;
+    why = v ? json_object_get_string(v) : NULL;
+    if (kube_member(st, "evaluationError", json_type_string, &v, "status.", err, errlen) < 0)
+        goto out;
+    eval = v ? json_object_get_string(v) : NULL;
+    if (allowed && denied) {
+        snprintf(err, errlen, "'status' is both allowed and denied");
+        goto out;
+    }
+    if (allowed)
+        *verdict = KUBE_ACCESS_ALLOWED;
+    else if (denied || !eval || !*eval)
+        *verdict = KUBE_ACCESS_DENIED;
+    /* not allowed, not denied, an evaluation error: the authorizer could not decide */
+    if (eval && *eval && !allowed && !denied)
+        *reason = xstrdup(eval);
+    else if (why && *why)
+        *reason = xstrdup(why);
+    ret = 0;
+out:
+    json_object_put(root);
+    return ret;
+}
+
 /* ---- discovery ------------------------------------------------------------------------- */
 
 void kube_api_resources_free(struct kube_api_resource *r, size_t n)
@@ -868,6 +1022,21 @@ char *kube_body_delete_options(const char *propagation, const char *uid,
     if (resource_version && json_object_object_get_ex(opts, "preconditions", &pre))
         kube_add_str(pre, "resourceVersion", resource_version);
     return kube_json_take(opts);
+}
+
+char *kube_body_ssar(const struct kube_access *a)
+{
+    json_object *o = kube_typed("authorization.k8s.io/v1", "SelfSubjectAccessReview");
+    json_object *spec = json_object_new_object(), *ra = json_object_new_object();
+    /* "" namespace: every namespace (a cluster-wide grant); omitted like the API's omitempty */
+    const char *const keys[] = {"namespace", "verb", "group", "resource", "subresource", "name"};
+    const char *const vals[] = {a->ns, a->verb, a->group, a->resource, a->subresource, a->name};
+    for (size_t i = 0; i < ARRAY_LEN(keys); i++)
+        if (vals[i] && *vals[i])
+            kube_add_str(ra, keys[i], vals[i]);
+    json_object_object_add(spec, "resourceAttributes", ra);
+    json_object_object_add(o, "spec", spec);
+    return kube_json_take(o);
 }
 
 char *kube_body_delete(const char *propagation, const char *uid)

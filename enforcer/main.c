@@ -41,6 +41,7 @@
 #include "log.h"
 #include "rfc3339.h"
 #include "notify.h"
+#include "perm.h"
 #include "report.h"
 #include "promq.h"
 #include "restore.h"
@@ -697,6 +698,53 @@ static int make_act(bool dry_run, struct lease *lease, struct act **out)
     return 0;
 }
 
+/* The leader-election Lease's namespace: the flag, else the pod's own ("" when neither). */
+static void le_namespace(char *ns, size_t size)
+{
+    char err[512];
+    ns[0] = '\0';
+    if (flag_str(F_LE_NS)) {
+        str_copy(ns, size, flag_str(F_LE_NS));
+    } else {
+        char *s = secret_read(KUBE_SA_DIR "/namespace", "namespace", err, sizeof(err));
+        if (s) {
+            str_copy(ns, size, str_rtrim(s));
+            secret_free(s);
+        }
+    }
+}
+
+/*
+ * The permission check (perm.h) when the Kubernetes backend is in use: a client of its own
+ * (a standby checks too, so no leader gate), stopped by the signal like the engine's.
+ */
+static int make_perm(struct perm **out)
+{
+    *out = NULL;
+    if (!kube_wanted())
+        return 0;
+    double kube_timeout;
+    if (flag_duration(F_KUBE_TIMEOUT, &kube_timeout))
+        return -1;
+    struct kube_cfg kc;
+    kube_flags(&kc, kube_timeout);
+    kc.stop = daemon_stop_flag();
+    char err[512], ns[254] = "";
+    struct kube *k = kube_new(&kc, err, sizeof(err));
+    if (!k) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    if (flag_bool(F_LE))
+        le_namespace(ns, sizeof(ns));
+    struct perm_cfg pc = {.confirm_pressure = flag_bool(F_KUBE_CONFIRM),
+                          .protected_namespaces = flags[F_PROTECTED].value,
+                          .lease_ns = ns[0] ? ns : NULL,
+                          .lease_name = flags[F_LE_NAME].value};
+    *out = perm_new(k, &pc);
+    return 0;
+}
+
 /*
  * --leader-elect: a Kubernetes client of its own for the election thread (a client is not
  * shared between threads) and the Lease settings, client-go's defaults.
@@ -713,15 +761,7 @@ static int make_lease(struct lease **out)
         flag_duration(F_LE_RETRY, &lc.retry_period) || flag_duration(F_KUBE_TIMEOUT, &kube_timeout))
         return -1;
     char ns[254] = "", host[256] = "", err[512];
-    if (flag_str(F_LE_NS)) {
-        str_copy(ns, sizeof(ns), flag_str(F_LE_NS));
-    } else {
-        char *s = secret_read(KUBE_SA_DIR "/namespace", "namespace", err, sizeof(err));
-        if (s) {
-            str_copy(ns, sizeof(ns), str_rtrim(s));
-            secret_free(s);
-        }
-    }
+    le_namespace(ns, sizeof(ns));
     if (!ns[0]) {
         fprintf(stderr, "error: --leader-elect needs --leader-elect.namespace outside a pod\n");
         return -1;
@@ -773,9 +813,15 @@ static int cmd_run(void)
         lease_stop(dc.lease);
         return EXIT_USAGE;
     }
+    if (make_perm(&dc.perm) != 0) {
+        act_free(dc.act);
+        lease_stop(dc.lease);
+        return EXIT_USAGE;
+    }
     int status = daemon_run(&dc);
     lease_stop(dc.lease);
     act_free(dc.act);
+    perm_free(dc.perm);
     return status;
 }
 

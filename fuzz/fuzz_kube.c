@@ -1,9 +1,10 @@
 /*
  * libFuzzer target for every JSON parser of the Kubernetes client (enforcer/kube_json.c, its
  * pure half; the calls in kube.c are not linked): the first byte picks kube_parse_obj,
- * kube_parse_list, kube_parse_scale, kube_parse_status, kube_parse_pending or kube_classify
- * (with an HTTP status), the rest is the body; every body also goes through the discovery
- * parsers (kube_parse_resource_list, kube_parse_group_list). The parsers promise no read past `len`
+ * kube_parse_list, kube_parse_scale, kube_parse_status (with bit 0x40: kube_parse_ssar),
+ * kube_parse_pending (with bit 0x40: kube_parse_kueue_waiting) or kube_classify (with an HTTP
+ * status), the rest is the body; every body also goes through the discovery parsers
+ * (kube_parse_resource_list, kube_parse_group_list). The parsers promise no read past `len`
  * (ASan checks it on an exact-size copy), on failure a message and an empty result, on success a
  * named object, a non-negative replica count and consistent counts; the checks below trap
  * otherwise. Every input also drives the request body builders (kube_body_*) with strings cut
@@ -184,6 +185,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     case 3: {
+        if (data[0] & 0x40) {
+            int verdict = 7;
+            char *reason = (char *)1;
+            int ret = kube_parse_ssar(copy, len, &verdict, &reason, err, sizeof(err));
+            if (verdict < KUBE_ACCESS_UNKNOWN || verdict > KUBE_ACCESS_ALLOWED ||
+                (ret < 0 && (!err[0] || reason || verdict != KUBE_ACCESS_UNKNOWN)))
+                __builtin_trap();
+            free(reason);
+            break;
+        }
         struct kube_status st;
         if (kube_parse_status(copy, len, &st, err, sizeof(err)) == 0)
             kube_status_free(&st);
@@ -194,8 +205,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 4: {
         size_t count = 7;
         int64_t req = 7;
-        int ret = kube_parse_pending(copy, len, (data[0] & 0x80) ? "amd.com/gpu" : "r", &count,
-                                     &req, err, sizeof(err));
+        const char *res = (data[0] & 0x80) ? "amd.com/gpu" : "r";
+        if (data[0] & 0x40) {
+            /* Kueue Workloads; the skip list is cut from the input too. */
+            const char *skip[] = {"9b1c0a52-1f0e-4c3b-9a55-0f2a1e000512", copy};
+            int ret = kube_parse_kueue_waiting(copy, len, res, skip, len ? 1 : 0, &count, err,
+                                               sizeof(err));
+            if ((ret < 0 && (!err[0] || count)) || (ret == 0 && count > len))
+                __builtin_trap();
+            break;
+        }
+        int ret = kube_parse_pending(copy, len, res, &count, &req, err, sizeof(err));
         if (req < 0 || (ret < 0 && (!err[0] || count || req)) || (count == 0 && req != 0))
             __builtin_trap();
         break;

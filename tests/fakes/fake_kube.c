@@ -10,13 +10,15 @@
  * merge patches' metadata.uid (on /scale too, compared with the parent's uid), RFC 7386 merge
  * patches applied to the stored object (a later GET sees them), the /scale subresource, label and
  * status.phase selectors on lists, metadata.generation bumped by every change outside metadata
- * and status, and list items without kind/apiVersion as the real server sends
- * them, API discovery and resourceVersion preconditions (fake_kube_disco.h). It is written
- * from the API documentation, independently of enforcer/kube.c, so it checks
- * the client rather than mirroring it.
+ * and status, and list items without kind/apiVersion as the real server sends them, API
+ * discovery and resourceVersion preconditions (fake_kube_disco.h). After every write the
+ * controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe InferenceService, suspend of
+ * RayCluster, JobSet and TrainJob) react as the real ones do. It is written from the API
+ * documentation, independently of enforcer/kube.c, so it checks the client rather than
+ * mirroring it.
  *
  * usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] [--port N]
- *                  [--fault 'METHOD PATH=SPEC']... [--faults-file FILE]
+ *                  [--fault 'METHOD PATH=SPEC']... [--faults-file FILE] [--deny-file FILE]
  *   SPEC: an HTTP status (its Status body; 429 on .../eviction is the PDB refusal, 500 there
  *   is the "more than one PodDisruptionBudget" error), slow:SECONDS (delay, then answer
  *   normally), garbage (200 with a body that is not JSON) or replace (the object named by
@@ -26,6 +28,7 @@
  *   --faults-file is re-read whenever it changes, one fault per line.
  *   --token-file is re-read on every request, so a test can rotate the accepted token.
  *   --token may be given several times: any of them is accepted.
+ *   --deny-file lists the permissions SelfSubjectAccessReview denies (fake_kube_authz.h).
  *
  * "listening on PORT" goes to stdout once bound (PORT 0 = any free port). Each request is
  * appended to the log as one JSON line {"method","path","query","content_type","token",
@@ -37,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -559,6 +563,8 @@ static MHD_RESULT fk_bad_body(struct fk_req *r, const char *what)
 
 #include "fake_kube_lease.h"
 #include "fake_kube_disco.h"
+#include "fake_kube_ctl.h"
+#include "fake_kube_authz.h"
 
 /* Items of a list carry no kind/apiVersion, as from the real API server. */
 static MHD_RESULT fk_list(struct fk_req *r, const struct fk_resource *res, const char *ns)
@@ -939,7 +945,14 @@ static MHD_RESULT fk_route(struct fk_req *r)
         sub = n - i == 5 ? seg[i + 4] : NULL;
     }
     bool get = strcmp(r->method, "GET") == 0;
-    if (!res) {
+    if (group && strcmp(group, "authorization.k8s.io") == 0 && n - i == 1 &&
+        strcmp(seg[i], "selfsubjectaccessreviews") == 0) {
+        ret = strcmp(r->method, "POST") == 0 ? fk_ssar(r)
+                                             : fk_status(r, 405, "MethodNotAllowed",
+                                                         "the server does not allow this "
+                                                         "method on the requested resource",
+                                                         NULL, NULL, NULL, NULL);
+    } else if (!res) {
         ret = fk_status(r, 404, "NotFound", "the server could not find the requested resource",
                         NULL, NULL, NULL, NULL);
     } else if (!name) {
@@ -984,6 +997,9 @@ static MHD_RESULT fk_route(struct fk_req *r)
                             NULL, NULL, NULL, NULL);
     }
     free(copy);
+    /* The controllers react to every write, as the real ones do to the watch event. */
+    if (!get)
+        fk_ctl_reconcile();
     return ret;
 }
 
@@ -1076,8 +1092,9 @@ static MHD_RESULT fk_handler(struct MHD_Connection *conn, const char *url, const
 
 static void fk_usage(void)
 {
-    fprintf(stderr, "usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] "
-                    "[--port N] [--fault 'METHOD PATH=SPEC']... [--faults-file FILE]\n");
+    fprintf(stderr,
+            "usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] "
+            "[--port N] [--fault 'METHOD PATH=SPEC']... [--faults-file FILE] [--deny-file FILE]\n");
     exit(2);
 }
 
@@ -1102,6 +1119,8 @@ int main(int argc, char **argv)
             fk_token_file = v;
         else if (strcmp(a, "--faults-file") == 0)
             fk_faults_file = v;
+        else if (strcmp(a, "--deny-file") == 0)
+            fk_deny_file = v;
         else if (strcmp(a, "--fault") == 0)
             fk_add_fault(v);
         else if (strcmp(a, "--port") == 0 && parse_u64(v, &port) == 0 && port <= 65535)
@@ -1122,6 +1141,7 @@ int main(int argc, char **argv)
         free(fk_objs[i].name);
     }
     free(fk_objs);
+    fk_ctl_free();
     for (size_t i = 0; i < fk_nfaults; i++) {
         free(fk_faults[i].method);
         free(fk_faults[i].path);

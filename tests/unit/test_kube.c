@@ -1372,6 +1372,199 @@ TEST(event_and_annotation)
     env_stop(&e);
 }
 
+/*
+ * Kueue Workloads in tests/e2e/data/kube/kueue-pending.json (namespace queue): waiting for
+ * amd.com/gpu are job-wait-gpu, job-own and job-two-sets (the second pod set's clause); the
+ * others are reserved, finished, deactivated, deleting, too big for the queue ("insufficient
+ * quota ... > maximum capacity"), or short of cpu or amd.com/gpu_xcp.
+ */
+TEST(parse_kueue_waiting)
+{
+    char *path = xasprintf("%s/kueue-pending.json", data_dir);
+    size_t len = 0;
+    char *body = test_read_file(path, &len);
+    TEST_CHECK(body != NULL);
+    const char *b = body ? body : "";
+    size_t count = 99;
+    char err[256] = "";
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(b, len, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 3);
+    /* The candidate's own Workload, found by its owner's uid, its job-uid label or its uid. */
+    const char *own_job[] = {UID("000512")}, *own_wl[] = {UID("000511")};
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(b, len, "amd.com/gpu", own_job, 1, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 2);
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(b, len, "amd.com/gpu", own_wl, 1, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 2);
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(b, len, "amd.com/gpu_xcp", NULL, 0, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 1);
+    TEST_CHECK_INT(kube_parse_kueue_waiting(b, len, "amd.com", NULL, 0, &count, err, sizeof(err)),
+                   0);
+    TEST_CHECK_INT(count, 0); /* a prefix of the name is not the name */
+    free(body);
+    free(path);
+
+    /* The label alone (no owner reference) also marks the candidate's own Workload. */
+    const char lab[] =
+        "{\"items\":[{\"metadata\":{\"name\":\"w\",\"uid\":\"w1\",\"labels\":{"
+        "\"kueue.x-k8s.io/job-uid\":\"j1\"}},\"spec\":{\"active\":true},\"status\":{"
+        "\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"False\",\"message\":"
+        "\"insufficient unused quota for r/x in flavor f, 1 more needed\"}]}}]}";
+    const char *j1[] = {"j1"};
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(lab, strlen(lab), "r/x", NULL, 0, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 1);
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(lab, strlen(lab), "r/x", j1, 1, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 0);
+    /* No QuotaReserved condition yet (not looked at by the scheduler): nothing proven. */
+    const char fresh[] = "{\"items\":[{\"metadata\":{\"name\":\"w\"},\"status\":{}}]}";
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(fresh, strlen(fresh), "r/x", NULL, 0, &count, err, sizeof(err)),
+        0);
+    TEST_CHECK_INT(count, 0);
+    TEST_CHECK_INT(kube_parse_kueue_waiting("{}", 2, "r/x", NULL, 0, &count, err, sizeof(err)), -1);
+    TEST_CHECK_CONTAINS(err, "'items' is missing");
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting("{\"items\":[1]}", 11, "r/x", NULL, 0, &count, err, sizeof(err)),
+        -1);
+    TEST_CHECK_INT(count, 0);
+}
+
+/* The call: one list over all namespaces; 404 (Kueue not installed) is KUBE_NOT_FOUND. */
+TEST(kueue_waiting_pressure)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0)
+        return;
+    char err[512] = "";
+    size_t count = 99;
+    const char *own[] = {UID("000512")};
+    TEST_CHECK_INT(
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", own, 1, &count, err, sizeof(err)),
+        KUBE_OK);
+    TEST_CHECK_INT(count, 2);
+    TEST_CHECK_INT(env_load_log(&e), 1);
+    CHECK_REQ(&e, 0, "GET", "/apis/kueue.x-k8s.io/v1beta1/workloads");
+    TEST_CHECK(jeq(e.req[0], "/query", ""));
+    tmptree_put(e.dir, "faults",
+                "GET /apis/kueue.x-k8s.io/v1beta1/workloads=404x1\n"
+                "GET /apis/kueue.x-k8s.io/v1beta1/workloads=403x1\n");
+    count = 99;
+    TEST_CHECK_INT(
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)),
+        KUBE_NOT_FOUND);
+    TEST_CHECK_INT(count, 0);
+    TEST_CHECK_INT(
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)),
+        KUBE_FORBIDDEN);
+    TEST_CHECK_CONTAINS(err, "list Kueue workloads waiting for 'amd.com/gpu'");
+    env_stop(&e);
+}
+
+/* SelfSubjectAccessReview answers: allowed, denied, undecided, malformed. */
+TEST(parse_ssar)
+{
+    static const struct {
+        const char *body;
+        int ret, verdict;
+        const char *reason;
+    } cases[] = {
+        {"{\"status\":{\"allowed\":true,\"reason\":\"RBAC: allowed by RoleBinding\"}}", 0,
+         KUBE_ACCESS_ALLOWED, "RBAC: allowed by RoleBinding"},
+        {"{\"status\":{\"allowed\":false}}", 0, KUBE_ACCESS_DENIED, NULL},
+        {"{\"status\":{\"allowed\":false,\"denied\":true,\"reason\":\"no\"}}", 0,
+         KUBE_ACCESS_DENIED, "no"},
+        /* the webhook authorizer failed: not allowed, not denied, nothing decided */
+        {"{\"status\":{\"allowed\":false,\"evaluationError\":\"webhook timed out\"}}", 0,
+         KUBE_ACCESS_UNKNOWN, "webhook timed out"},
+        {"{\"status\":{\"allowed\":true,\"evaluationError\":\"one of two failed\"}}", 0,
+         KUBE_ACCESS_ALLOWED, NULL},
+        {"{\"spec\":{}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
+        {"{\"status\":{}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
+        {"{\"status\":{\"allowed\":\"true\"}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
+        {"{\"status\":{\"allowed\":true,\"denied\":true}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
+        {"<html>", -1, KUBE_ACCESS_UNKNOWN, NULL},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        int verdict = 42;
+        char *reason = NULL, err[256] = "";
+        TEST_CHECK_INT(kube_parse_ssar(cases[i].body, strlen(cases[i].body), &verdict, &reason, err,
+                                       sizeof(err)),
+                       cases[i].ret);
+        TEST_CHECK_INT(verdict, cases[i].verdict);
+        if (cases[i].reason)
+            TEST_CHECK(reason && strcmp(reason, cases[i].reason) == 0);
+        if (cases[i].ret < 0)
+            TEST_CHECK(err[0] != '\0' && reason == NULL);
+        free(reason);
+    }
+    struct kube_access a = {"ml", "patch", "apps", "deployments", "scale", NULL};
+    char *b = kube_body_ssar(&a);
+    TEST_CHECK_STR(b, "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":"
+                      "\"SelfSubjectAccessReview\",\"spec\":{\"resourceAttributes\":{"
+                      "\"namespace\":\"ml\",\"verb\":\"patch\",\"group\":\"apps\",\"resource\":"
+                      "\"deployments\",\"subresource\":\"scale\"}}}");
+    free(b);
+    /* core group and every namespace: both omitted, as the API's omitempty does */
+    struct kube_access c = {"", "list", "", "pods", NULL, NULL};
+    b = kube_body_ssar(&c);
+    TEST_CHECK_STR(b, "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":"
+                      "\"SelfSubjectAccessReview\",\"spec\":{\"resourceAttributes\":{"
+                      "\"verb\":\"list\",\"resource\":\"pods\"}}}");
+    free(b);
+}
+
+/* The review call against the fake: granted, denied by its deny file, and failures unknown. */
+TEST(access_review)
+{
+    struct env e;
+    char deny[4300];
+    snprintf(deny, sizeof(deny), "%s/deny", tmpdir);
+    if (tmptree_put(tmpdir, "deny", "patch deployments.apps/scale ml\ncreate pods/eviction\n") < 0)
+        TEST_CHECK(!"deny file written");
+    if (env_start(&e, 5, "--deny-file", deny, NULL) < 0)
+        return;
+    char err[512] = "", reason[256];
+    int v = 42;
+    struct kube_access a = {"ml", "patch", "apps", "deployments", "scale", NULL};
+    TEST_CHECK_INT(kube_access_review(e.k, &a, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_INT(v, KUBE_ACCESS_DENIED);
+    a.ns = "other";
+    TEST_CHECK_INT(kube_access_review(e.k, &a, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_INT(v, KUBE_ACCESS_ALLOWED);
+    TEST_CHECK_CONTAINS(reason, "RBAC: allowed by ClusterRoleBinding");
+    a.ns = ""; /* every namespace: not when one namespace lacks it */
+    TEST_CHECK_INT(kube_access_review(e.k, &a, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_INT(v, KUBE_ACCESS_DENIED);
+    struct kube_access ev = {"ml", "create", "", "pods", "eviction", NULL};
+    TEST_CHECK_INT(kube_access_review(e.k, &ev, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_INT(v, KUBE_ACCESS_DENIED);
+    TEST_CHECK_INT(env_load_log(&e), 4);
+    CHECK_REQ(&e, 0, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews");
+    TEST_CHECK(jeq(e.req[0], "/content_type", "application/json"));
+    TEST_CHECK(jeq(e.req[0], "/body/spec/resourceAttributes/subresource", "scale"));
+    /* the review itself forbidden, or the API failing: unknown, never a grant */
+    tmptree_put(e.dir, "faults",
+                "POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews=403x1\n"
+                "POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews=garbage\n");
+    a.ns = "other";
+    TEST_CHECK_INT(kube_access_review(e.k, &a, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_FORBIDDEN);
+    TEST_CHECK_INT(v, KUBE_ACCESS_UNKNOWN);
+    TEST_CHECK_INT(kube_access_review(e.k, &a, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_ERROR);
+    TEST_CHECK_INT(v, KUBE_ACCESS_UNKNOWN);
+    env_stop(&e);
+}
+
 TEST(pending_pressure)
 {
     struct env e;
@@ -1862,10 +2055,17 @@ TEST(act_stops_below_a_cronjob_and_on_a_changed_object)
     TEST_CHECK_INT(b->act(b, &t, ACTION_SUSPEND, &status, err, sizeof(err)), ACT_CONFLICT);
     TEST_CHECK_CONTAINS(err, "the object has been modified");
     b->target_free(b, &t);
-    /* Read again, it is recognised as stopped: nothing is written twice. */
-    TEST_CHECK_INT(resolve_pod(b, "ray-head-h7j8k", ACTION_SUSPEND, &t, err, sizeof(err)), ACT_OK);
+    /* KubeRay deletes a suspended cluster's pods (tests/fakes/fake_kube_ctl.h): gone. */
+    TEST_CHECK_INT(resolve_pod(b, "ray-head-h7j8k", ACTION_SUSPEND, &t, err, sizeof(err)),
+                   ACT_GONE);
+    /* A Notebook's pod stays in the fake: read again after the stop, it is recognised as
+       stopped and nothing is written twice. */
+    TEST_CHECK_INT(resolve_pod(b, "alice-0", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)), ACT_OK);
+    TEST_CHECK_INT(b->act(b, &t, ACTION_SCALE_TO_ZERO, &status, err, sizeof(err)), ACT_OK);
+    b->target_free(b, &t);
+    TEST_CHECK_INT(resolve_pod(b, "alice-0", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)), ACT_OK);
     n = env_load_log(&e);
-    TEST_CHECK_INT(b->act(b, &t, ACTION_SUSPEND, &status, err, sizeof(err)), ACT_OK);
+    TEST_CHECK_INT(b->act(b, &t, ACTION_SCALE_TO_ZERO, &status, err, sizeof(err)), ACT_OK);
     size_t m = env_load_log(&e);
     for (size_t i = n; i < m; i++)
         TEST_CHECK(!jeq(e.req[i], "/method", "PATCH"));
@@ -1936,6 +2136,10 @@ int main(int argc, char **argv)
     RUN(secret_files);
     RUN(event_and_annotation);
     RUN(pending_pressure);
+    RUN(parse_kueue_waiting);
+    RUN(kueue_waiting_pressure);
+    RUN(parse_ssar);
+    RUN(access_review);
     RUN(owner_chain_limits);
     RUN(parse_discovery);
     RUN(discovery_resolves_and_caches);
