@@ -315,6 +315,9 @@ static const char *type_name(enum expo_type t)
 
 void expo_render(struct expo *e, struct sbuf *out)
 {
+    /* An empty expo has no arrays yet: qsort and memset of NULL are undefined, even for 0. */
+    if (e->nfam == 0)
+        return;
     /* Sorting invalidates the hash slots: rebuild them so the expo stays usable. */
     qsort(e->fam, e->nfam, sizeof(*e->fam), cmp_family);
     memset(e->slots, 0, e->nslots * sizeof(size_t));

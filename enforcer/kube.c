@@ -138,8 +138,7 @@ static char *kube_res_path(const struct kube_resource *res, const struct kube_re
  * by the caller, also on failure). KUBE_OK, or the discovery result with a message.
  */
 static enum kube_result kube_path(struct kube *k, const struct kube_ref *ref, const char *sub,
-                                  struct kube_resource *res, char **path, char *err,
-                                  size_t errlen)
+                                  struct kube_resource *res, char **path, char *err, size_t errlen)
 {
     struct kube_resource own;
     if (!res)
