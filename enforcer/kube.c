@@ -56,7 +56,9 @@ struct kube {
     const volatile sig_atomic_t *stop;
     bool (*gate)(void *arg);
     void *gate_arg;
-    char *last_rv; /* metadata.resourceVersion in the last write's answer */
+    char *last_rv;     /* metadata.resourceVersion in the last write's answer */
+    char *last_answer; /* the last merge patch's 2xx answer (kube_last_answer) */
+    size_t last_answer_len;
     struct kube_disco disco[KUBE_DISCO_MAX];
     size_t ndisco;
 };
@@ -138,8 +140,7 @@ static char *kube_res_path(const struct kube_resource *res, const struct kube_re
  * by the caller, also on failure). KUBE_OK, or the discovery result with a message.
  */
 static enum kube_result kube_path(struct kube *k, const struct kube_ref *ref, const char *sub,
-                                  struct kube_resource *res, char **path, char *err,
-                                  size_t errlen)
+                                  struct kube_resource *res, char **path, char *err, size_t errlen)
 {
     struct kube_resource own;
     if (!res)
@@ -224,6 +225,7 @@ void kube_free(struct kube *k)
         kube_api_resources_free(k->disco[i].res, k->disco[i].n);
     }
     free(k->last_rv);
+    free(k->last_answer);
     free(k->url);
     free(k->token_file);
     free(k->ca_file);
@@ -308,6 +310,12 @@ long kube_last_status(const struct kube *k)
 const char *kube_last_resource_version(const struct kube *k)
 {
     return k->last_rv;
+}
+
+const char *kube_last_answer(const struct kube *k, size_t *len)
+{
+    *len = k->last_answer_len;
+    return k->last_answer;
 }
 
 /* ---- discovery -------------------------------------------------------------------------- */
@@ -628,7 +636,8 @@ enum kube_result kube_root_owner(struct kube *k, const struct kube_obj *pod,
 
 /*
  * PATCH path with a JSON merge patch from a kube_body_* builder, which this frees. On 2xx the
- * answer's metadata.resourceVersion is kept (kube_last_resource_version) for a next write.
+ * answer's metadata.resourceVersion is kept (kube_last_resource_version) for a next write, and
+ * the answer itself (kube_last_answer) to check what the API stored.
  */
 static enum kube_result kube_merge_patch(struct kube *k, const char *path, char *body,
                                          const char *what, char *err, size_t errlen)
@@ -636,9 +645,14 @@ static enum kube_result kube_merge_patch(struct kube *k, const char *path, char 
     struct httpc_resp resp;
     free(k->last_rv);
     k->last_rv = NULL;
+    free(k->last_answer);
+    k->last_answer = NULL;
+    k->last_answer_len = 0;
     enum kube_result r =
         kube_call(k, "PATCH", path, "application/merge-patch+json", body, what, &resp, err, errlen);
     if (r == KUBE_OK) {
+        k->last_answer = xstrndup(resp.body.buf ? resp.body.buf : "", resp.body.len);
+        k->last_answer_len = resp.body.len;
         struct kube_obj o;
         char perr[128];
         if (kube_parse_obj(resp.body.buf, resp.body.len, &o, perr, sizeof(perr)) == 0) {
