@@ -1759,7 +1759,8 @@ static struct act_backend *backend_of(struct env *e)
 
 static void backend_free(struct act_backend *b)
 {
-    free(b); /* the client is the env's */
+    restore_record_free(&act_kube_of(b)->last); /* what the last action did */
+    free(b);                                    /* the client is the env's */
 }
 
 TEST(act_at_the_top_of_custom_resources)
