@@ -23,6 +23,16 @@ void notice_init(struct notice *n)
     *n = (struct notice){.act_at = NAN, .idle_since = NAN, .noticed_at = NAN, .acted_at = NAN};
 }
 
+void notice_acted_free(struct notice_acted *a)
+{
+    free(a->way);
+    free(a->uid);
+    free(a->undo);
+    free(a->key);
+    free(a->value);
+    *a = (struct notice_acted){0};
+}
+
 void notice_free(struct notice *n)
 {
     free(n->rule);
@@ -30,11 +40,7 @@ void notice_free(struct notice *n)
     free(n->window);
     free(n->threshold);
     free(n->uid);
-    free(n->acted.way);
-    free(n->acted.uid);
-    free(n->acted.undo);
-    free(n->acted.key);
-    free(n->acted.value);
+    notice_acted_free(&n->acted);
     notice_init(n);
 }
 

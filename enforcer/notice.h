@@ -53,6 +53,8 @@ struct notice {
 /* An empty notice: every time NaN, every string NULL, no record. */
 void notice_init(struct notice *n);
 void notice_free(struct notice *n);
+/* Free the record's strings and clear it (no record). */
+void notice_acted_free(struct notice_acted *a);
 
 /*
  * The JSON of `n` (malloc'd; the caller frees). actAt, idleSince and noticedAt are always

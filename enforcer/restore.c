@@ -56,11 +56,7 @@ char *restore_record_add(const char *notice_json, const struct restore_record *r
         return NULL;
     }
     /* A record read back replaces the one it had; the fields are the way's. */
-    free(n.acted.way);
-    free(n.acted.uid);
-    free(n.acted.undo);
-    free(n.acted.key);
-    free(n.acted.value);
+    notice_acted_free(&n.acted);
     n.acted = (struct notice_acted){.present = true,
                                     .way = xstrdup(restore_way_name(r->method)),
                                     .uid = r->uid ? xstrdup(r->uid) : NULL,
