@@ -22,16 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <json-c/json.h>
-
 #include "act.h"
 #include "audit.h"
 #include "dur.h"
-#include "jsonparse.h"
 #include "keep.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "rfc3339.h"
+#include "notice.h"
 #include "notify.h"
 #include "report.h"
 #include "util.h"
@@ -448,9 +446,8 @@ static bool act_definite_keep(enum reason r)
 static void act_build_notice(const struct decision_rec *d, double noticed, double act_after,
                              const char *uid, double acted, const char *hint, struct act_notice *n)
 {
-    char at[40], since[40], win[32];
+    char at[40], win[32];
     rfc3339_format(at, sizeof(at), act_after, RFC3339_SEC);
-    rfc3339_format(since, sizeof(since), d->idle_since, RFC3339_SEC);
     dur_format(win, sizeof(win), d->idle_timer);
     const char *action = rules_action_name(d->rule->action);
     n->act_after = act_after;
@@ -470,28 +467,20 @@ static void act_build_notice(const struct decision_rec *d, double noticed, doubl
                   d->threshold, win, isnan(d->max) ? 0.0 : d->max * 100.0,
                   isnan(d->mean) ? 0.0 : d->mean * 100.0, d->samples, action, at, d->rule->name,
                   keep, hint && *hint ? "; " : "", hint && *hint ? hint : "");
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "actAt", json_object_new_string(at));
-    json_object_object_add(o, "rule", json_object_new_string(d->rule->name));
-    json_object_object_add(o, "action", json_object_new_string(action));
-    json_object_object_add(o, "idleSince", since[0] ? json_object_new_string(since) : NULL);
-    json_object_object_add(o, "window", json_object_new_string(win));
     char thr[32];
     snprintf(thr, sizeof(thr), "%g%%", d->threshold);
-    json_object_object_add(o, "threshold", json_object_new_string(thr));
-    /* What another replica needs to continue this notice (act_adopt): when it was given, for
-       which object, and whether it was acted on. */
-    char t[40];
-    rfc3339_format(t, sizeof(t), noticed, RFC3339_SEC);
-    json_object_object_add(o, "noticedAt", json_object_new_string(t));
-    if (uid && *uid)
-        json_object_object_add(o, "uid", json_object_new_string(uid));
-    if (!isnan(acted)) {
-        rfc3339_format(t, sizeof(t), acted, RFC3339_SEC);
-        json_object_object_add(o, "actedAt", json_object_new_string(t));
-    }
-    n->annotation = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-    json_object_put(o);
+    /* noticedAt, uid and actedAt are what another replica needs to continue this notice
+       (act_adopt): when it was given, for which object, and whether it was acted on. */
+    struct notice rec = {.act_at = act_after,
+                         .rule = (char *)d->rule->name,
+                         .action = (char *)action,
+                         .idle_since = d->idle_since,
+                         .window = win,
+                         .threshold = thr,
+                         .noticed_at = noticed,
+                         .uid = uid && *uid ? (char *)uid : NULL,
+                         .acted_at = acted};
+    n->annotation = notice_encode(&rec);
 }
 
 static void act_close(struct ledger_entry *e, enum ledger_state st, const char *result, double now)
@@ -658,29 +647,10 @@ static void act_record_acted(struct act_backend *b, const struct decision_rec *d
     free((char *)n.annotation);
 }
 
-/* A time field of a notice annotation; NaN when absent or not a time. */
-static double act_notice_time(json_object *o, const char *key)
-{
-    json_object *v;
-    double t;
-    char err[128];
-    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string) ||
-        rfc3339_parse(json_object_get_string(v), &t, err, sizeof(err)) < 0)
-        return NAN;
-    return t;
-}
-
-static const char *act_notice_str(json_object *o, const char *key)
-{
-    json_object *v;
-    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-        return NULL;
-    return json_object_get_string(v);
-}
-
 /*
- * A notice this replica has no record of, found on the object (t->notice): given by another
- * replica that was the leader before. It is continued when it is for this rule, this action
+ * A notice this replica has no record of, found on the object (`seen`, read from t->notice;
+ * NULL: none or unreadable): given by another replica that was the leader before, or an
+ * unreadable one, which is not trusted. It is continued when it is for this rule, this action
  * and this very object (uid), so a change of leader neither sends a second notice (restarting
  * the period) nor acts twice. Anything else about it (another rule, a replaced object, an old
  * notice without noticedAt or uid) is not trusted: a fresh notice replaces it, which only
@@ -690,22 +660,16 @@ static const char *act_notice_str(json_object *o, const char *key)
  * replica made, returning true then.
  */
 static bool act_adopt(struct act *a, const struct decision_rec *d, const char *workload,
-                      const struct act_target *t, double now, struct ledger_entry **out)
+                      const struct act_target *t, const struct notice *seen, double now,
+                      struct ledger_entry **out)
 {
     const struct rule *r = d->rule;
-    char perr[160];
-    json_object *o = jsonparse_strict(t->notice, strlen(t->notice), JSON_TOKENER_DEFAULT_DEPTH,
-                                      "notice", perr, sizeof(perr));
-    bool parsed = o && json_object_is_type(o, json_type_object);
-    const char *rule = parsed ? act_notice_str(o, "rule") : NULL;
-    const char *action = parsed ? act_notice_str(o, "action") : NULL;
-    const char *uid = parsed ? act_notice_str(o, "uid") : NULL;
-    double noticed = parsed ? act_notice_time(o, "noticedAt") : NAN;
-    double act_after = parsed ? act_notice_time(o, "actAt") : NAN;
-    double acted = parsed ? act_notice_time(o, "actedAt") : NAN;
-    bool ours = rule && strcmp(rule, r->name) == 0 && action &&
-                strcmp(action, rules_action_name(r->action)) == 0 && uid &&
-                strcmp(uid, t->chain[0].uid) == 0 && !isnan(noticed) && !isnan(act_after) &&
+    if (!seen)
+        return false;
+    double noticed = seen->noticed_at, act_after = seen->act_at, acted = seen->acted_at;
+    bool ours = seen->rule && strcmp(seen->rule, r->name) == 0 && seen->action &&
+                strcmp(seen->action, rules_action_name(r->action)) == 0 && seen->uid &&
+                strcmp(seen->uid, t->chain[0].uid) == 0 && !isnan(noticed) && !isnan(act_after) &&
                 noticed <= now && act_after + a->pending_ttl >= now;
     /* (A notice past its expiry is one a leader gave up on without withdrawing it, e.g. for
        lack of RBAC: acting on it now would act on a stale decision, as act_on_expired says.) */
@@ -742,43 +706,29 @@ static bool act_adopt(struct act *a, const struct decision_rec *d, const char *w
         act_save(a);
         free(target);
     }
-    json_object_put(o);
     return done;
 }
 
 double act_notice_noticed(const char *notice, const char *rule)
 {
+    struct notice n;
     char perr[160];
-    if (!notice)
-        return NAN;
-    json_object *o = jsonparse_strict(notice, strlen(notice), JSON_TOKENER_DEFAULT_DEPTH, "notice",
-                                      perr, sizeof(perr));
     double t = NAN;
-    const char *r =
-        o && json_object_is_type(o, json_type_object) ? act_notice_str(o, "rule") : NULL;
-    if (r && strcmp(r, rule) == 0 && isnan(act_notice_time(o, "actedAt")))
-        t = act_notice_time(o, "noticedAt");
-    json_object_put(o);
+    if (notice && notice_parse(notice, strlen(notice), &n, perr, sizeof(perr)) == 0 && n.rule &&
+        strcmp(n.rule, rule) == 0 && isnan(n.acted_at))
+        t = n.noticed_at;
+    if (notice)
+        notice_free(&n);
     return t;
 }
 
-/* The notice on the object (t->notice) is entry e's: same rule, object and time. */
-static bool act_notice_on_object(const struct act_target *t, const struct ledger_entry *e)
+/* The notice on the object (`seen`, NULL: none or unreadable) is entry e's: same rule, object
+   and time. */
+static bool act_notice_on_object(const struct notice *seen, const struct ledger_entry *e)
 {
-    if (!t->notice)
-        return false;
-    char perr[160];
-    json_object *o = jsonparse_strict(t->notice, strlen(t->notice), JSON_TOKENER_DEFAULT_DEPTH,
-                                      "notice", perr, sizeof(perr));
-    bool ok = o && json_object_is_type(o, json_type_object);
-    const char *rule = ok ? act_notice_str(o, "rule") : NULL;
-    const char *uid = ok ? act_notice_str(o, "uid") : NULL;
-    double noticed = ok ? act_notice_time(o, "noticedAt") : NAN;
     /* The annotation has whole seconds. */
-    ok = rule && strcmp(rule, e->rule) == 0 && uid && strcmp(uid, e->uid) == 0 &&
-         fabs(noticed - e->noticed) < 1.0;
-    json_object_put(o);
-    return ok;
+    return seen && seen->rule && strcmp(seen->rule, e->rule) == 0 && seen->uid &&
+           strcmp(seen->uid, e->uid) == 0 && fabs(seen->noticed_at - e->noticed) < 1.0;
 }
 
 /* ---- facts ------------------------------------------------------------------------------ */
@@ -824,7 +774,24 @@ struct act_ctx {
     char err[512];       /* the last call's error */
     enum act_result res; /* the last call's result */
     long status;
+    /* The notice on the object (t->notice), read once when it was resolved (act_read_notice);
+       seen_ok false: none, or unreadable, which no check trusts. */
+    struct notice seen;
+    bool seen_ok;
 };
+
+/* Read the notice on the object (c->t->notice) into c->seen, once per text. */
+static void act_read_notice(struct act_ctx *c)
+{
+    char perr[160];
+    notice_free(&c->seen);
+    c->seen_ok =
+        c->t && c->t->notice &&
+        notice_parse(c->t->notice, strlen(c->t->notice), &c->seen, perr, sizeof(perr)) == 0;
+    if (c->t && c->t->notice && !c->seen_ok)
+        log_debug("%s: the notice on %s is not trusted: %s", c->workload,
+                  c->target ? c->target : "the object", perr);
+}
 
 /* Learn the cheap facts (notice period, continuity) and step; f->leader is the caller's. */
 static void act_step(struct act_ctx *c, struct lc_facts *f, struct lc_step *st)
@@ -1059,6 +1026,7 @@ static bool act_apply(struct act_ctx *c, const struct lc_step *st)
            cycle, and the check before acting reads it from there). */
         free(c->t->notice);
         c->t->notice = xstrdup(c->n.annotation);
+        act_read_notice(c);
         return true;
     case LC_ACTED:
         act_close(e, LEDGER_ACTED, "ok", c->now);
@@ -1412,7 +1380,7 @@ static bool act_known_elsewhere(struct act_ctx *c, bool dry)
                  "replaced object: waiting for a full idle window after the previous one");
         return true;
     }
-    return !dry && c->t->notice && act_adopt(a, c->d, c->workload, c->t, c->now, &c->e);
+    return !dry && c->seen_ok && act_adopt(a, c->d, c->workload, c->t, &c->seen, c->now, &c->e);
 }
 
 /*
@@ -1424,7 +1392,7 @@ static bool act_reconcile(struct act_ctx *c)
     struct act *a = c->a;
     /* Our own notice, but another replica may have acted on it while this one was a standby:
        the object says so, and this replica's ledger is behind. */
-    if (c->t->notice && act_adopt(a, c->d, c->workload, c->t, c->now, NULL)) {
+    if (c->seen_ok && act_adopt(a, c->d, c->workload, c->t, &c->seen, c->now, NULL)) {
         ledger_remove(&a->ledger, c->e);
         act_save(a);
         return true;
@@ -1432,7 +1400,7 @@ static bool act_reconcile(struct act_ctx *c)
     /* While this one was a standby the leader may have withdrawn the notice (spared, exempt)
        or replaced it with a later one. A record the object no longer shows is dropped: the
        next cycle adopts what the object shows, or gives a fresh notice, never acts on it. */
-    if (a->gate && !act_notice_on_object(c->t, c->e)) {
+    if (a->gate && !act_notice_on_object(c->seen_ok ? &c->seen : NULL, c->e)) {
         log_info("%s of rule '%s': the notice on %s is not the one this replica gave: "
                  "dropping its own record",
                  c->workload, c->d->rule->name, c->e->target);
@@ -1491,6 +1459,7 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
     struct act_target t = {0};
     bool have_t = false;
     struct act_ctx c = {.a = a, .d = d, .workload = workload, .now = now, .result = "ok"};
+    notice_init(&c.seen);
     c.b = act_backend_for(a, r->action);
     c.e = ledger_find(&a->ledger, r->name, workload, NULL, LEDGER_PENDING);
     if (!c.e && dry)
@@ -1540,6 +1509,7 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         if (act_guarded(&c, &t))
             goto out;
         c.target = act_target_name(&t, r->action);
+        act_read_notice(&c);
         act_note_restart(a, &t, now);
         f.young = act_young(d, &t);
     }
@@ -1574,6 +1544,7 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
     act_explain(&c, &st);
     act_exec(&c, &st);
 out:
+    notice_free(&c.seen);
     free((char *)c.n.message);
     free((char *)c.n.annotation);
     free(c.target);

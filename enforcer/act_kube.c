@@ -473,6 +473,46 @@ static enum kube_result act_kube_do(struct act_kube *ak, const struct act_kube_t
     }
 }
 
+/*
+ * A stop patch or annotation the API accepted (2xx) stops nothing when the stored object lacks
+ * what was written: a structural CRD prunes a field its installed release does not have (a
+ * RayService spec.suspend before KubeRay 1.7.0) and answers 200 all the same. The answer is
+ * the object as stored; unless kinds_is_stopped says it is stopped this way, the action is an
+ * error (retried next cycle, never recorded as acted), with a message that names the kind, the
+ * way and the likely cause. (An annotation that is stored but ignored, KServe before 0.15.1
+ * with serving.kserve.io/stop, cannot be told from the answer.)
+ */
+static enum kube_result act_kube_check_stopped(struct act_kube *ak, const struct kind_way *way,
+                                               const struct kube_obj *top, char *err, size_t errlen)
+{
+    size_t len = 0;
+    const char *answer = kube_last_answer(ak->k, &len);
+    char serr[160] = "";
+    int stopped = answer ? kinds_is_stopped(way, answer, len, serr, sizeof(serr)) : -1;
+    if (stopped == 1)
+        return KUBE_OK;
+    char *name = act_kube_obj_name(top);
+    if (stopped < 0)
+        snprintf(err, errlen,
+                 "%s accepted the %s way but its answer cannot be read (%s): not counted as "
+                 "stopped",
+                 name, kinds_method_name(way->method), serr[0] ? serr : "no answer");
+    else if (way->method == KIND_PATCH)
+        snprintf(err, errlen,
+                 "%s accepted the patch way %s but is not stopped: the API dropped the field, "
+                 "most likely because the %s CRD installed in this cluster has no such field "
+                 "(an older release of its operator); not counted as acted",
+                 name, way->patch ? way->patch : "{}", top->ref.kind);
+    else
+        snprintf(err, errlen,
+                 "%s accepted the annotate way %s but does not carry it: the API dropped the "
+                 "annotation, most likely a webhook or controller of kind %s removes it; not "
+                 "counted as acted",
+                 name, way->key ? way->key : "", top->ref.kind);
+    free(name);
+    return KUBE_ERROR;
+}
+
 static enum act_result act_kube_act(struct act_backend *b, const struct act_target *t,
                                     enum rule_action action, long *api_status, char *err,
                                     size_t errlen)
@@ -498,6 +538,12 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
     /* The action's own status (201 for an eviction), before the event call replaces it; 0
        when the action was refused before any request. */
     *api_status = kube_last_status(ak->k);
+    /* A stop written by merge patch (not a Kueue Workload deactivated in the object's stead,
+       and not when it was already stopped): did the API keep it? */
+    const struct kube_obj *written = &kt->chain.obj[kt->chain.n - 1];
+    if (r == KUBE_OK && previous >= 0 && action != ACTION_EVICT &&
+        (kt->way->method == KIND_ANNOTATE || (kt->way->method == KIND_PATCH && !kt->chain.kueue)))
+        r = act_kube_check_stopped(ak, kt->way, written, err, errlen);
     if (r == KUBE_OK) {
         /* What undoing needs (restore.h): not for a Kueue Workload deactivated in the object's
            stead, nor when nothing was written (already stopped, already at 0). */

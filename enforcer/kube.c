@@ -9,9 +9,13 @@
  * is re-read for every request and once more after a 401, as projected tokens rotate hourly.
  * Parsing is strict (wrong types are errors, not defaults) and, with the building of every
  * request body (kube_body_*), lives in the pure functions of kube_json.c, so the fuzz target
- * reaches all of it; this file holds the calls: path, method, body and answer handling.
+ * reaches all of it; this file holds the calls. Every call runs the same sequence (method,
+ * path, body, the call with its token, retry and classification, the answer kept, everything
+ * freed) through one helper, kube_send, so that each call reads as its path, its body and what
+ * it means; the answer is read from k->ans, and an unreadable one reported by kube_bad_answer.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +60,11 @@ struct kube {
     const volatile sig_atomic_t *stop;
     bool (*gate)(void *arg);
     void *gate_arg;
-    char *last_rv; /* metadata.resourceVersion in the last write's answer */
+    char *last_rv;     /* metadata.resourceVersion in the last write's answer */
+    char *last_answer; /* the last merge patch's 2xx answer (kube_last_answer) */
+    size_t last_answer_len;
+    struct httpc_resp ans; /* kube_send's last answer, for the caller to read */
+    char *what;            /* what kube_send's last request was, for kube_bad_answer */
     struct kube_disco disco[KUBE_DISCO_MAX];
     size_t ndisco;
 };
@@ -223,6 +231,9 @@ void kube_free(struct kube *k)
         kube_api_resources_free(k->disco[i].res, k->disco[i].n);
     }
     free(k->last_rv);
+    free(k->last_answer);
+    httpc_resp_free(&k->ans);
+    free(k->what);
     free(k->url);
     free(k->token_file);
     free(k->ca_file);
@@ -299,6 +310,62 @@ static enum kube_result kube_call(struct kube *k, const char *method, const char
     return r;
 }
 
+/*
+ * The sequence of every call: `method` on `path` with `body` (both malloc'd by the caller and
+ * taken over here; body NULL: none), named by the printf-style `what` for messages ("evict pod
+ * 'ml/p1'"). A PATCH is a JSON merge patch, whose 2xx answer is kept for a next write
+ * (kube_last_resource_version) and to check what the API stored (kube_last_answer); any other
+ * body is JSON. The answer stays in k->ans, whatever the result, until the next call: the
+ * caller reads it and reports an unreadable one with kube_bad_answer.
+ */
+static enum kube_result kube_send(struct kube *k, const char *method, char *path, char *body,
+                                  char *err, size_t errlen, const char *what, ...)
+    __attribute__((format(printf, 7, 8)));
+
+static enum kube_result kube_send(struct kube *k, const char *method, char *path, char *body,
+                                  char *err, size_t errlen, const char *what, ...)
+{
+    struct sbuf w = {0};
+    va_list ap;
+    va_start(ap, what);
+    sbuf_vprintf(&w, what, ap);
+    va_end(ap);
+    free(k->what);
+    k->what = sbuf_take(&w);
+    bool patch = strcmp(method, "PATCH") == 0;
+    if (patch) {
+        free(k->last_rv);
+        k->last_rv = NULL;
+        free(k->last_answer);
+        k->last_answer = NULL;
+        k->last_answer_len = 0;
+    }
+    httpc_resp_free(&k->ans);
+    const char *ctype = patch ? "application/merge-patch+json" : body ? "application/json" : NULL;
+    enum kube_result r = kube_call(k, method, path, ctype, body, k->what, &k->ans, err, errlen);
+    if (r == KUBE_OK && patch) {
+        k->last_answer = xstrndup(k->ans.body.buf ? k->ans.body.buf : "", k->ans.body.len);
+        k->last_answer_len = k->ans.body.len;
+        struct kube_obj o;
+        char perr[128];
+        if (kube_parse_obj(k->ans.body.buf, k->ans.body.len, &o, perr, sizeof(perr)) == 0) {
+            k->last_rv = o.resource_version;
+            o.resource_version = NULL;
+            kube_obj_free(&o);
+        }
+    }
+    free(path);
+    free(body);
+    return r;
+}
+
+/* The last call's answer could not be read (`why`): "cannot <what>: <why>", KUBE_ERROR. */
+static enum kube_result kube_bad_answer(struct kube *k, const char *why, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "cannot %s: %s", k->what ? k->what : "call the API", why);
+    return KUBE_ERROR;
+}
+
 long kube_last_status(const struct kube *k)
 {
     return k->last_status;
@@ -307,6 +374,12 @@ long kube_last_status(const struct kube *k)
 const char *kube_last_resource_version(const struct kube *k)
 {
     return k->last_rv;
+}
+
+const char *kube_last_answer(const struct kube *k, size_t *len)
+{
+    *len = k->last_answer_len;
+    return k->last_answer;
 }
 
 /* ---- discovery -------------------------------------------------------------------------- */
@@ -373,18 +446,11 @@ static struct kube_disco *kube_disco_slot(struct kube *k, const char *gv)
     return d;
 }
 
-/* GET a discovery document into *body (the caller frees it). */
-static enum kube_result kube_disco_get(struct kube *k, const char *path, char **body, size_t *len,
-                                       char *err, size_t errlen)
+/* GET a discovery document into k->ans. */
+static enum kube_result kube_disco_get(struct kube *k, const char *path, char *err, size_t errlen)
 {
-    struct httpc_resp resp;
-    char *what = xasprintf("discover the API resources of '%s'", path);
-    enum kube_result r = kube_call(k, "GET", path, NULL, NULL, what, &resp, err, errlen);
-    *body = r == KUBE_OK ? xstrndup(resp.body.buf ? resp.body.buf : "", resp.body.len) : NULL;
-    *len = r == KUBE_OK ? resp.body.len : 0;
-    httpc_resp_free(&resp);
-    free(what);
-    return r;
+    return kube_send(k, "GET", xstrdup(path), NULL, err, errlen,
+                     "discover the API resources of '%s'", path);
 }
 
 /* Fetch group/version's APIResourceList (and on 404 the group's preferred version). */
@@ -394,27 +460,25 @@ static enum kube_result kube_disco_fetch(struct kube *k, const char *group, cons
 {
     char *path =
         group[0] ? xasprintf("/apis/%s/%s", group, version) : xasprintf("/api/%s", version);
-    char *body = NULL, perr[256];
-    size_t len = 0;
+    char perr[256];
     struct kube_api_resource *res = NULL;
     size_t n = 0;
-    enum kube_result r = kube_disco_get(k, path, &body, &len, err, errlen);
-    if (r == KUBE_OK && kube_parse_resource_list(body, len, &res, &n, perr, sizeof(perr)) < 0) {
+    enum kube_result r = kube_disco_get(k, path, err, errlen);
+    if (r == KUBE_OK && kube_parse_resource_list(k->ans.body.buf, k->ans.body.len, &res, &n, perr,
+                                                 sizeof(perr)) < 0) {
         snprintf(err, errlen, "cannot read '%s': %s", path, perr);
         r = KUBE_ERROR;
     }
-    free(body);
     char *preferred = NULL;
     if (r == KUBE_NOT_FOUND && group[0]) {
         /* Not served at this version (an ownerReference written at an older version of a
            CRD, say): the group's preferred version serves the same objects. */
-        r = kube_disco_get(k, "/apis", &body, &len, err, errlen);
-        if (r == KUBE_OK &&
-            kube_parse_group_list(body, len, group, &preferred, perr, sizeof(perr)) < 0) {
+        r = kube_disco_get(k, "/apis", err, errlen);
+        if (r == KUBE_OK && kube_parse_group_list(k->ans.body.buf, k->ans.body.len, group,
+                                                  &preferred, perr, sizeof(perr)) < 0) {
             snprintf(err, errlen, "cannot read '/apis': %s", perr);
             r = KUBE_ERROR;
         }
-        free(body);
         if (r == KUBE_OK) {
             struct kube_disco *d = kube_disco_slot(k, gv);
             d->served = false;
@@ -506,41 +570,26 @@ enum kube_result kube_resource_of(struct kube *k, const char *api_version, const
 
 /* ---- objects ---------------------------------------------------------------------------- */
 
-/* GET path and parse the answer as one object into `obj`. */
-static enum kube_result kube_get_path(struct kube *k, const char *path, const char *what,
-                                      struct kube_obj *obj, char *err, size_t errlen)
-{
-    struct httpc_resp resp;
-    *obj = (struct kube_obj){0};
-    enum kube_result r = kube_call(k, "GET", path, NULL, NULL, what, &resp, err, errlen);
-    if (r == KUBE_OK) {
-        char perr[256];
-        if (kube_parse_obj(resp.body.buf, resp.body.len, obj, perr, sizeof(perr)) < 0) {
-            snprintf(err, errlen, "cannot %s: %s", what, perr);
-            r = KUBE_ERROR;
-        }
-    }
-    httpc_resp_free(&resp);
-    return r;
-}
-
 enum kube_result kube_get(struct kube *k, const struct kube_ref *ref, struct kube_obj *obj,
                           char *err, size_t errlen)
 {
     *obj = (struct kube_obj){0};
     struct kube_resource res;
-    char *path;
+    char *path, perr[256];
     enum kube_result r = kube_path(k, ref, NULL, &res, &path, err, errlen);
     if (r != KUBE_OK) {
         kube_resource_free(&res);
         return r;
     }
-    char *what = xasprintf("get %s '%s/%s'", ref->kind, ref->ns ? ref->ns : "", ref->name);
-    r = kube_get_path(k, path, what, obj, err, errlen);
+    r = kube_send(k, "GET", path, NULL, err, errlen, "get %s '%s/%s'", ref->kind,
+                  ref->ns ? ref->ns : "", ref->name);
+    if (r == KUBE_OK &&
+        kube_parse_obj(k->ans.body.buf, k->ans.body.len, obj, perr, sizeof(perr)) < 0)
+        r = kube_bad_answer(k, perr, err, errlen);
     if (r == KUBE_OK && obj->ref.kind && strcmp(obj->ref.kind, ref->kind) != 0) {
-        snprintf(err, errlen, "cannot %s: the API returned kind '%s'", what, obj->ref.kind);
+        snprintf(perr, sizeof(perr), "the API returned kind '%s'", obj->ref.kind);
         kube_obj_free(obj);
-        r = KUBE_ERROR;
+        r = kube_bad_answer(k, perr, err, errlen);
     }
     if (r == KUBE_OK) {
         /* Fill identity the answer may omit, so the object can be passed on as a ref. */
@@ -552,8 +601,6 @@ enum kube_result kube_get(struct kube *k, const struct kube_ref *ref, struct kub
             obj->ref.ns = xstrdup(ref->ns);
     }
     kube_resource_free(&res);
-    free(what);
-    free(path);
     return r;
 }
 
@@ -625,32 +672,6 @@ enum kube_result kube_root_owner(struct kube *k, const struct kube_obj *pod,
     return kube_owner_walk(k, pod, NULL, NULL, chain, err, errlen);
 }
 
-/*
- * PATCH path with a JSON merge patch from a kube_body_* builder, which this frees. On 2xx the
- * answer's metadata.resourceVersion is kept (kube_last_resource_version) for a next write.
- */
-static enum kube_result kube_merge_patch(struct kube *k, const char *path, char *body,
-                                         const char *what, char *err, size_t errlen)
-{
-    struct httpc_resp resp;
-    free(k->last_rv);
-    k->last_rv = NULL;
-    enum kube_result r =
-        kube_call(k, "PATCH", path, "application/merge-patch+json", body, what, &resp, err, errlen);
-    if (r == KUBE_OK) {
-        struct kube_obj o;
-        char perr[128];
-        if (kube_parse_obj(resp.body.buf, resp.body.len, &o, perr, sizeof(perr)) == 0) {
-            k->last_rv = o.resource_version;
-            o.resource_version = NULL;
-            kube_obj_free(&o);
-        }
-    }
-    httpc_resp_free(&resp);
-    free(body);
-    return r;
-}
-
 enum kube_result kube_annotate(struct kube *k, const struct kube_ref *ref, const char *key,
                                const char *value, char *err, size_t errlen)
 {
@@ -658,12 +679,8 @@ enum kube_result kube_annotate(struct kube *k, const struct kube_ref *ref, const
     enum kube_result r = kube_path(k, ref, NULL, NULL, &path, err, errlen);
     if (r != KUBE_OK)
         return r;
-    char *body = kube_body_annotate(ref->uid, key, value);
-    char *what = xasprintf("annotate %s '%s/%s'", ref->kind, ref->ns ? ref->ns : "", ref->name);
-    r = kube_merge_patch(k, path, body, what, err, errlen);
-    free(what);
-    free(path);
-    return r;
+    return kube_send(k, "PATCH", path, kube_body_annotate(ref->uid, key, value), err, errlen,
+                     "annotate %s '%s/%s'", ref->kind, ref->ns ? ref->ns : "", ref->name);
 }
 
 /* A write names the object by uid: without one it could land on a replacement. */
@@ -697,28 +714,20 @@ enum kube_result kube_patch(struct kube *k, const struct kube_ref *ref,
         free(body);
         return r;
     }
-    char *what = xasprintf("patch %s '%s/%s'", ref->kind, ref->ns ? ref->ns : "", ref->name);
-    r = kube_merge_patch(k, path, body, what, err, errlen);
-    free(what);
-    free(path);
-    return r;
+    return kube_send(k, "PATCH", path, body, err, errlen, "patch %s '%s/%s'", ref->kind,
+                     ref->ns ? ref->ns : "", ref->name);
 }
 
 /* GET path (a /scale subresource) into *replicas. */
 static enum kube_result kube_get_scale(struct kube *k, const char *path, const char *what,
                                        int64_t *replicas, char *err, size_t errlen)
 {
-    struct httpc_resp resp;
-    enum kube_result r = kube_call(k, "GET", path, NULL, NULL, what, &resp, err, errlen);
+    char perr[256];
     *replicas = 0;
-    if (r == KUBE_OK) {
-        char perr[256];
-        if (kube_parse_scale(resp.body.buf, resp.body.len, replicas, perr, sizeof(perr)) < 0) {
-            snprintf(err, errlen, "cannot %s: %s", what, perr);
-            r = KUBE_ERROR;
-        }
-    }
-    httpc_resp_free(&resp);
+    enum kube_result r = kube_send(k, "GET", xstrdup(path), NULL, err, errlen, "%s", what);
+    if (r == KUBE_OK &&
+        kube_parse_scale(k->ans.body.buf, k->ans.body.len, replicas, perr, sizeof(perr)) < 0)
+        r = kube_bad_answer(k, perr, err, errlen);
     return r;
 }
 
@@ -750,7 +759,7 @@ static enum kube_result kube_scale_write(struct kube *k, const struct kube_ref *
     char spec[64], berr[128];
     snprintf(spec, sizeof(spec), "{\"spec\":{\"replicas\":%lld}}", (long long)replicas);
     char *body = kube_body_merge(ref->uid, resource_version, spec, berr, sizeof(berr));
-    return kube_merge_patch(k, path, body, what, err, errlen);
+    return kube_send(k, "PATCH", xstrdup(path), body, err, errlen, "%s", what);
 }
 
 enum kube_result kube_scale(struct kube *k, const struct kube_ref *ref,
@@ -839,40 +848,30 @@ enum kube_result kube_kueue_deactivate(struct kube *k, const struct kube_obj *jo
     char *sel = xasprintf("%s=%s", KUBE_LABEL_JOB_UID, j->uid);
     httpc_urlencode(&path, sel);
     free(sel);
-    char *what = xasprintf("find the Kueue workload of %s '%s/%s'", j->kind ? j->kind : "object",
-                           j->ns, j->name);
-    struct httpc_resp resp;
-    enum kube_result r = kube_call(k, "GET", path.buf, NULL, NULL, what, &resp, err, errlen);
+    enum kube_result r = kube_send(k, "GET", sbuf_take(&path), NULL, err, errlen,
+                                   "find the Kueue workload of %s '%s/%s'",
+                                   j->kind ? j->kind : "object", j->ns, j->name);
     struct kube_obj *items = NULL;
     size_t n = 0;
+    char perr[256];
     if (r == KUBE_OK) {
-        char perr[256];
-        if (kube_parse_list(resp.body.buf, resp.body.len, &items, &n, perr, sizeof(perr)) < 0) {
-            snprintf(err, errlen, "cannot %s: %s", what, perr);
-            r = KUBE_ERROR;
-        } else if (n != 1) {
-            snprintf(err, errlen, "cannot %s: %zu workloads have label '%s=%s'", what, n,
-                     KUBE_LABEL_JOB_UID, j->uid);
-            r = KUBE_ERROR;
-        } else if (!kube_name_ok(items[0].ref.name)) {
-            snprintf(err, errlen, "cannot %s: invalid workload name", what);
-            r = KUBE_ERROR;
-        }
+        if (kube_parse_list(k->ans.body.buf, k->ans.body.len, &items, &n, perr, sizeof(perr)) < 0)
+            r = kube_bad_answer(k, perr, err, errlen);
+        else if (n != 1) {
+            snprintf(perr, sizeof(perr), "%zu workloads have label '%s=%s'", n, KUBE_LABEL_JOB_UID,
+                     j->uid);
+            r = kube_bad_answer(k, perr, err, errlen);
+        } else if (!kube_name_ok(items[0].ref.name))
+            r = kube_bad_answer(k, "invalid workload name", err, errlen);
     }
-    httpc_resp_free(&resp);
-    if (r == KUBE_OK) {
-        char *wpath = xasprintf("%s/%s", coll.buf, items[0].ref.name);
-        char *wwhat = xasprintf("deactivate Kueue workload '%s/%s'", j->ns, items[0].ref.name);
-        r = kube_merge_patch(k, wpath, kube_body_deactivate(items[0].ref.uid), wwhat, err, errlen);
-        free(wwhat);
-        free(wpath);
-    }
+    if (r == KUBE_OK)
+        r = kube_send(k, "PATCH", xasprintf("%s/%s", coll.buf, items[0].ref.name),
+                      kube_body_deactivate(items[0].ref.uid), err, errlen,
+                      "deactivate Kueue workload '%s/%s'", j->ns, items[0].ref.name);
     for (size_t i = 0; i < n; i++)
         kube_obj_free(&items[i]);
     free(items);
-    free(what);
     sbuf_free(&coll);
-    sbuf_free(&path);
     return r;
 }
 
@@ -896,18 +895,10 @@ enum kube_result kube_evict(struct kube *k, const char *ns, const char *name, co
         return KUBE_ERROR;
     }
     char *path;
-    enum kube_result r = kube_path(k, &ref, "eviction", NULL, &path, err, errlen);
-    if (r != KUBE_OK)
+    if (kube_path(k, &ref, "eviction", NULL, &path, err, errlen) != KUBE_OK)
         return KUBE_ERROR;
-    char *body = kube_body_eviction(ns, name, uid);
-    char *what = xasprintf("evict pod '%s/%s'", ns, name);
-    struct httpc_resp resp;
-    r = kube_call(k, "POST", path, "application/json", body, what, &resp, err, errlen);
-    httpc_resp_free(&resp);
-    free(what);
-    free(body);
-    free(path);
-    return r;
+    return kube_send(k, "POST", path, kube_body_eviction(ns, name, uid), err, errlen,
+                     "evict pod '%s/%s'", ns, name);
 }
 
 enum kube_result kube_delete(struct kube *k, const struct kube_ref *ref, const char *propagation,
@@ -931,15 +922,9 @@ enum kube_result kube_delete(struct kube *k, const struct kube_ref *ref, const c
     enum kube_result r = kube_path(k, ref, NULL, NULL, &path, err, errlen);
     if (r != KUBE_OK)
         return r;
-    char *body = kube_body_delete_options(propagation, ref->uid, resource_version);
-    char *what = xasprintf("delete %s '%s/%s'", ref->kind, ref->ns ? ref->ns : "", ref->name);
-    struct httpc_resp resp;
-    r = kube_call(k, "DELETE", path, "application/json", body, what, &resp, err, errlen);
-    httpc_resp_free(&resp);
-    free(what);
-    free(body);
-    free(path);
-    return r;
+    return kube_send(k, "DELETE", path,
+                     kube_body_delete_options(propagation, ref->uid, resource_version), err, errlen,
+                     "delete %s '%s/%s'", ref->kind, ref->ns ? ref->ns : "", ref->name);
 }
 
 /*
@@ -976,18 +961,10 @@ enum kube_result kube_post_event(struct kube *k, const struct kube_ref *involved
     int keep = (int)(253 - 1 - strlen(stamp));
     char *name = xasprintf("%.*s.%s", keep, involved->name, stamp);
     struct kube_event ev = {involved, name, reason, message, type, action, now, k->instance};
-    char *body = kube_body_event(&ev);
-    char *path = xasprintf("/api/v1/namespaces/%s/events", involved->ns);
-    char *what =
-        xasprintf("post event '%s' about %s '%s/%s'", reason,
-                  involved->kind ? involved->kind : "object", involved->ns, involved->name);
-    struct httpc_resp resp;
     enum kube_result r =
-        kube_call(k, "POST", path, "application/json", body, what, &resp, err, errlen);
-    httpc_resp_free(&resp);
-    free(what);
-    free(path);
-    free(body);
+        kube_send(k, "POST", xasprintf("/api/v1/namespaces/%s/events", involved->ns),
+                  kube_body_event(&ev), err, errlen, "post event '%s' about %s '%s/%s'", reason,
+                  involved->kind ? involved->kind : "object", involved->ns, involved->name);
     free(name);
     return r;
 }
@@ -1000,20 +977,13 @@ enum kube_result kube_pending_for_resource(struct kube *k, const char *resource,
         requested = &req_dummy;
     *count = 0;
     *requested = 0;
-    const char *path = "/api/v1/pods?fieldSelector=status.phase%3DPending";
-    char *what = xasprintf("list Pending pods for '%s'", resource);
-    struct httpc_resp resp;
-    enum kube_result r = kube_call(k, "GET", path, NULL, NULL, what, &resp, err, errlen);
-    if (r == KUBE_OK) {
-        char perr[256];
-        if (kube_parse_pending(resp.body.buf, resp.body.len, resource, count, requested, perr,
-                               sizeof(perr)) < 0) {
-            snprintf(err, errlen, "cannot %s: %s", what, perr);
-            r = KUBE_ERROR;
-        }
-    }
-    httpc_resp_free(&resp);
-    free(what);
+    char perr[256];
+    enum kube_result r =
+        kube_send(k, "GET", xstrdup("/api/v1/pods?fieldSelector=status.phase%3DPending"), NULL, err,
+                  errlen, "list Pending pods for '%s'", resource);
+    if (r == KUBE_OK && kube_parse_pending(k->ans.body.buf, k->ans.body.len, resource, count,
+                                           requested, perr, sizeof(perr)) < 0)
+        r = kube_bad_answer(k, perr, err, errlen);
     return r;
 }
 
@@ -1075,12 +1045,10 @@ enum kube_result kube_request(struct kube *k, const char *method, const char *pa
                               const char *body, const char *what, long *status, char **resp_body,
                               size_t *resp_len, char *err, size_t errlen)
 {
-    struct httpc_resp resp;
-    enum kube_result r = kube_call(k, method, path, body ? "application/json" : NULL, body, what,
-                                   &resp, err, errlen);
-    *status = resp.status;
-    *resp_len = resp.body.len;
-    *resp_body = xstrndup(resp.body.buf ? resp.body.buf : "", resp.body.len);
-    httpc_resp_free(&resp);
+    enum kube_result r =
+        kube_send(k, method, xstrdup(path), body ? xstrdup(body) : NULL, err, errlen, "%s", what);
+    *status = k->ans.status;
+    *resp_len = k->ans.body.len;
+    *resp_body = xstrndup(k->ans.body.buf ? k->ans.body.buf : "", k->ans.body.len);
     return r;
 }

@@ -451,6 +451,12 @@ enum kube_result kube_access_review(struct kube *k, const struct kube_access *a,
 long kube_last_status(const struct kube *k);
 /* metadata.resourceVersion in the answer to the last successful patch, or NULL. */
 const char *kube_last_resource_version(const struct kube *k);
+/*
+ * The object in the answer to the last successful merge patch (NUL-terminated JSON, its length
+ * in *len), or NULL: what the API stored, which may lack a field the patch set (a structural
+ * CRD prunes a field its installed release does not have, and answers 200 all the same).
+ */
+const char *kube_last_answer(const struct kube *k, size_t *len);
 
 /*
  * One call on any path for clients of other API groups (the leader-election Lease): `body`,

@@ -16,6 +16,7 @@
 #include "act.h"
 #include "jsonparse.h"
 #include "kube.h"
+#include "notice.h"
 #include "rfc3339.h"
 #include "util.h"
 
@@ -48,35 +49,31 @@ static const char *restore_way_name(enum kind_method m)
 
 char *restore_record_add(const char *notice_json, const struct restore_record *r)
 {
-    char err[128];
-    json_object *o = jsonparse_strict(notice_json, strlen(notice_json), JSON_TOKENER_DEFAULT_DEPTH,
-                                      "notice", err, sizeof(err));
-    if (!o || !json_object_is_type(o, json_type_object)) {
-        json_object_put(o);
+    char err[160];
+    struct notice n;
+    if (notice_parse(notice_json, strlen(notice_json), &n, err, sizeof(err)) < 0) {
+        notice_free(&n);
         return NULL;
     }
-    json_object *a = json_object_new_object();
-    json_object_object_add(a, "way", json_object_new_string(restore_way_name(r->method)));
-    if (r->uid)
-        json_object_object_add(a, "uid", json_object_new_string(r->uid));
-    if (r->has_generation)
-        json_object_object_add(a, "generation", json_object_new_int64(r->generation));
-    if (r->method == KIND_SCALE)
-        json_object_object_add(a, "replicasBefore", json_object_new_int64(r->replicas_before));
-    if (r->method == KIND_PATCH && r->undo) {
-        json_object *u = jsonparse_strict(r->undo, strlen(r->undo), JSON_TOKENER_DEFAULT_DEPTH,
-                                          "undo patch", err, sizeof(err));
-        if (u)
-            json_object_object_add(a, "undo", u);
+    /* A record read back replaces the one it had; the fields are the way's. */
+    notice_acted_free(&n.acted);
+    n.acted = (struct notice_acted){.present = true,
+                                    .way = xstrdup(restore_way_name(r->method)),
+                                    .uid = r->uid ? xstrdup(r->uid) : NULL,
+                                    .has_generation = r->has_generation,
+                                    .generation = r->generation};
+    if (r->method == KIND_SCALE) {
+        n.acted.has_replicas_before = true;
+        n.acted.replicas_before = r->replicas_before;
     }
+    if (r->method == KIND_PATCH && r->undo)
+        n.acted.undo = xstrdup(r->undo);
     if (r->method == KIND_ANNOTATE && r->key) {
-        json_object_object_add(a, "key", json_object_new_string(r->key));
-        json_object_object_add(a, "value", json_object_new_string(r->value ? r->value : ""));
+        n.acted.key = xstrdup(r->key);
+        n.acted.value = xstrdup(r->value ? r->value : "");
     }
-    json_object_object_add(o, "acted", a);
-    char *s = xstrdup(
-        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-    json_object_put(o);
+    char *s = notice_encode(&n);
+    notice_free(&n);
     return s;
 }
 
@@ -108,59 +105,53 @@ int restore_record_parse(const char *notice_json, struct restore_record *r, char
 {
     memset(r, 0, sizeof(*r));
     r->acted = NAN;
-    json_object *o = jsonparse_strict(notice_json, strlen(notice_json), JSON_TOKENER_DEFAULT_DEPTH,
-                                      "notice", err, errlen);
-    if (!o || !json_object_is_type(o, json_type_object)) {
-        if (o)
-            snprintf(err, errlen, "the notice is not a JSON object");
-        json_object_put(o);
+    struct notice n;
+    if (notice_parse(notice_json, strlen(notice_json), &n, err, errlen) < 0) {
+        notice_free(&n);
         return -1;
     }
-    r->rule = restore_dup(restore_str(o, "rule"));
-    r->action = restore_dup(restore_str(o, "action"));
-    const char *acted = restore_str(o, "actedAt");
-    char perr[128];
-    if (acted && rfc3339_parse(acted, &r->acted, perr, sizeof(perr)) < 0)
-        r->acted = NAN;
-    json_object *a = NULL;
-    int ret = 0;
-    if (!json_object_object_get_ex(o, "acted", &a) || !json_object_is_type(a, json_type_object)) {
-        json_object_put(o);
+    r->rule = restore_dup(n.rule);
+    r->action = restore_dup(n.action);
+    r->acted = n.acted_at;
+    const struct notice_acted *a = &n.acted;
+    if (!a->present) {
+        notice_free(&n);
         return 0; /* method KIND_NONE: no record */
     }
-    const char *way = restore_str(a, "way");
-    for (size_t i = 0; way && i < ARRAY_LEN(restore_ways); i++)
-        if (strcmp(way, restore_ways[i].name) == 0)
+    int ret = 0;
+    for (size_t i = 0; a->way && i < ARRAY_LEN(restore_ways); i++)
+        if (strcmp(a->way, restore_ways[i].name) == 0)
             r->method = restore_ways[i].m;
-    r->uid = restore_dup(restore_str(a, "uid"));
-    r->has_generation = restore_int(a, "generation", &r->generation);
-    json_object *u;
+    r->uid = restore_dup(a->uid);
+    r->has_generation = a->has_generation;
+    r->generation = a->generation;
     switch (r->method) {
     case KIND_SCALE:
-        if (!restore_int(a, "replicasBefore", &r->replicas_before) || r->replicas_before < 0) {
+        if (!a->has_replicas_before || a->replicas_before < 0) {
             snprintf(err, errlen, "the record has no replica count from before the action");
             ret = -1;
+        } else {
+            r->replicas_before = a->replicas_before;
         }
         break;
     case KIND_PATCH:
-        if (json_object_object_get_ex(a, "undo", &u) && json_object_is_type(u, json_type_object))
-            r->undo = xstrdup(json_object_to_json_string_ext(
-                u, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
-        else {
+        if (a->undo) {
+            r->undo = xstrdup(a->undo);
+        } else {
             snprintf(err, errlen, "the record has no undo patch");
             ret = -1;
         }
         break;
     case KIND_ANNOTATE:
-        r->key = restore_dup(restore_str(a, "key"));
-        r->value = restore_dup(restore_str(a, "value"));
+        r->key = restore_dup(a->key);
+        r->value = restore_dup(a->value);
         if (!r->key || !r->value) {
             snprintf(err, errlen, "the record does not name the stop annotation and its value");
             ret = -1;
         }
         break;
     case KIND_NONE:
-        snprintf(err, errlen, "the record's way '%s' is unknown", way ? way : "");
+        snprintf(err, errlen, "the record's way '%s' is unknown", a->way ? a->way : "");
         ret = -1;
         break;
     default:
@@ -170,7 +161,7 @@ int restore_record_parse(const char *notice_json, struct restore_record *r, char
         snprintf(err, errlen, "the record has no uid");
         ret = -1;
     }
-    json_object_put(o);
+    notice_free(&n);
     return ret;
 }
 

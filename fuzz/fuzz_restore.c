@@ -8,6 +8,7 @@
  * keep_judge, which must never keep past the rule's maximum. Seeds: fuzz/corpus/restore.
  */
 #include "keep.c"
+#include "notice.c"
 #include "restore.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -238,4 +238,41 @@ EOF2
 from=$(lines)
 check failover-a-again-exit-0 replica a $((T0 + 360))
 check failover-a-no-write test "$(transcript "$from" | grep -vc '^GET ')" = 0
+# --- a stop patch the API accepts but does not store is not a success ----------------------
+# A RayCluster CRD without spec.suspend (KubeRay before it had one) prunes the field and answers
+# 200: the action is an error, retried next cycle and audited, and the ledger never says acted.
+mkdir -p "$TMP/kube3"
+cp "$OBJECTS" "$TMP/kube3/"
+KLOG=$TMP/kube3.requests
+: >"$KLOG"
+start_fake_http "$TMP/kube3.out" "$KUBE_FAKE" --data "$TMP/kube3" --log "$KLOG" \
+    --token-file "$TMP/token" \
+    --fault 'PATCH /apis/ray.io/v1/namespaces/ray/rayclusters/rc=prune:spec.suspend' ||
+    { fail kube3-start "$(cat "$TMP/kube3.out")"; exit 1; }
+# shellcheck disable=SC2086
+"$ENF" run --once --rules.file="$RULES" --prometheus.url="$PURL" --at=$T0 \
+    --state.file="$TMP/prune-state.json" --audit.file="$TMP/prune-audit.jsonl" \
+    --kube.api-url="$FAKE_URL" --kube.token-file="$TMP/token" \
+    --kube.allow-insecure-credentials --kube.timeout=2s \
+    --enforce.max-actions-per-hour=0 --no-dry-run >"$TMP/prune.log" 2>&1
+check pruned-run-exit-0 test $? = 0
+check pruned-not-acted python3 - "$TMP/prune-state.json" <<'PY'
+import json, sys
+st = json.load(open(sys.argv[1]))
+rc = [e for e in st["entries"] if e.get("root_name") == "rc"]
+assert rc and all(e["state"] != "acted" for e in rc), rc
+acted = sorted(e["root_name"] for e in st["entries"] if e["state"] == "acted")
+assert acted == ["alice", "llm", "sweep"], acted
+PY
+check pruned-audited-error python3 - "$TMP/prune-audit.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    m = o.get("message") or ""
+    if o["event"] == "action" and o.get("result") == "error" and "RayCluster ray/rc" in m \
+            and "spec" in m and "CRD" in m:
+        sys.exit(0)
+sys.exit(1)
+PY
+check pruned-no-record test "$(grep 'rayclusters/rc' "$KLOG" | grep -c actedAt)" = 0
 finish

@@ -24,7 +24,9 @@
  *   normally), garbage (200 with a body that is not JSON) or replace (the object named by
  *   the path gets a new metadata.uid, as when a StatefulSet or a user re-creates it under the
  *   same name, then the request is answered normally: a uid precondition then fails with the
- *   API server's 409); a suffix xN applies it N times.
+ *   API server's 409) or prune:FIELD (a merge patch is applied, then the dotted FIELD, such as
+ *   spec.suspend, is dropped from the stored object and the answer, as a CRD without that
+ *   field prunes it); a suffix xN applies it N times (FIELD without an 'x').
  *   --faults-file is re-read whenever it changes, one fault per line.
  *   --token-file is re-read on every request, so a test can rotate the accepted token.
  *   --token may be given several times: any of them is accepted.
@@ -91,14 +93,15 @@ struct fk_obj {
     json_object *obj;
 };
 
-enum fk_fault_type { FK_CODE, FK_SLOW, FK_GARBAGE, FK_REPLACE };
+enum fk_fault_type { FK_CODE, FK_SLOW, FK_GARBAGE, FK_REPLACE, FK_PRUNE };
 
 struct fk_fault {
     char *method, *path;
     enum fk_fault_type type;
     unsigned code;
     double secs;
-    long remaining; /* -1: always */
+    long remaining;  /* -1: always */
+    char field[128]; /* FK_PRUNE: the dotted path dropped from the stored object */
 };
 
 static struct fk_obj *fk_objs;
@@ -270,6 +273,9 @@ static int fk_parse_fault(const char *line, struct fk_fault *f)
         f->type = FK_GARBAGE;
     } else if (strcmp(spec, "replace") == 0) {
         f->type = FK_REPLACE;
+    } else if (strncmp(spec, "prune:", 6) == 0 && spec[6] && strlen(spec + 6) < sizeof(f->field)) {
+        f->type = FK_PRUNE;
+        snprintf(f->field, sizeof(f->field), "%s", spec + 6);
     } else if (parse_u64(spec, &code) == 0 && code >= 100 && code <= 599) {
         f->type = FK_CODE;
         f->code = (unsigned)code;
@@ -288,7 +294,7 @@ static void fk_add_fault(const char *line)
 {
     struct fk_fault f;
     if (fk_parse_fault(line, &f) < 0)
-        fk_die("invalid fault (want 'METHOD PATH=CODE|slow:S|garbage|replace[xN]')", line);
+        fk_die("invalid fault (want 'METHOD PATH=CODE|slow:S|garbage|replace|prune:F[xN]')", line);
     fk_faults = xrealloc(fk_faults, (fk_nfaults + 1) * sizeof(*fk_faults));
     fk_faults[fk_nfaults++] = f;
 }
@@ -349,7 +355,8 @@ struct fk_req {
     const char *ctype;
     const char *body;
     size_t body_len;
-    bool replace; /* a `replace` fault: re-create the object before answering */
+    bool replace;      /* a `replace` fault: re-create the object before answering */
+    const char *prune; /* a `prune` fault: the field a patch may not store, or NULL */
 };
 
 static MHD_RESULT fk_send(struct fk_req *r, unsigned status, const char *ctype, const char *body)
@@ -747,6 +754,28 @@ static void fk_generation(json_object *obj, const char *before)
     free(after);
 }
 
+/*
+ * Drop the member at dotted `path` ("spec.suspend"), as a structural CRD prunes a field its
+ * schema does not have: the patch is answered 200 and the field is not stored.
+ */
+static void fk_prune(json_object *o, const char *path)
+{
+    char *p = xstrdup(path), *save = NULL;
+    char *key = strtok_r(p, ".", &save), *next;
+    for (; key && o; key = next) {
+        next = strtok_r(NULL, ".", &save);
+        if (!json_object_is_type(o, json_type_object))
+            break;
+        if (!next) {
+            json_object_object_del(o, key);
+            break;
+        }
+        if (!json_object_object_get_ex(o, key, &o))
+            break;
+    }
+    free(p);
+}
+
 static MHD_RESULT fk_patch(struct fk_req *r, struct fk_obj *o, bool scale)
 {
     if (!fk_ctype_is(r, "application/merge-patch+json") &&
@@ -803,6 +832,8 @@ static MHD_RESULT fk_patch(struct fk_req *r, struct fk_obj *o, bool scale)
     }
     char *before = fk_spec_text(o->obj);
     o->obj = fk_merge(o->obj, patch);
+    if (r->prune)
+        fk_prune(o->obj, r->prune);
     fk_generation(o->obj, before);
     free(before);
     fk_rv_bump(o->obj);
@@ -1071,6 +1102,8 @@ static MHD_RESULT fk_handler(struct MHD_Connection *conn, const char *url, const
         fakehttp_sleep(fault.secs);
     else if (faulted && fault.type == FK_REPLACE)
         r.replace = true;
+    else if (faulted && fault.type == FK_PRUNE)
+        r.prune = fault.field;
     else if (faulted && fault.type == FK_GARBAGE)
         return fk_send(&r, 200, "application/json", "<html><body>502 Bad Gateway</body></html>");
     else if (faulted)

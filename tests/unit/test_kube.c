@@ -1950,9 +1950,12 @@ static struct act_backend *backend_of(struct env *e)
     return b;
 }
 
-static void backend_free(struct act_backend *b)
+/* The backend frees what it holds (the record of its last action too) and the client, which
+   the env then no longer has. */
+static void backend_free(struct env *e, struct act_backend *b)
 {
-    free(b); /* the client is the env's */
+    b->free(b);
+    e->k = NULL;
 }
 
 TEST(act_at_the_top_of_custom_resources)
@@ -2019,7 +2022,7 @@ TEST(act_at_the_top_of_custom_resources)
     env_load_log(&e);
     for (size_t i = 0; i < e.nreq; i++)
         TEST_CHECK(jeq(e.req[i], "/method", "GET"));
-    backend_free(b);
+    backend_free(&e, b);
     env_stop(&e);
 }
 
@@ -2083,7 +2086,7 @@ TEST(act_stops_below_a_cronjob_and_on_a_changed_object)
     TEST_CHECK(o.has_replicas && o.replicas == 0);
     TEST_CHECK_STR(kube_annotation(&o, KUBE_ANN_REPLICAS_BEFORE), "2");
     kube_obj_free(&o);
-    backend_free(b);
+    backend_free(&e, b);
     env_stop(&e);
 }
 
