@@ -1573,24 +1573,46 @@ static int promq_sink(void *arg, const char *data, size_t len)
     return p->state == T_STOP ? -1 : 0;
 }
 
-static int promq_request(struct promq *q, const char *path, const struct sbuf *form, unsigned want,
-                         struct matrix *out, char *err, size_t errlen)
+/*
+ * One request to the server with this client's authentication, TLS settings and timeout,
+ * the only place they are applied: the PromQL queries, the /flags probe and the raw-sample
+ * reads (promq_post) all go through it. The bearer token and password are re-read from
+ * their files on every request. Returns httpc_do's result.
+ */
+static int promq_http(struct promq *q, struct httpc_req *req, struct httpc_resp *resp, char *err,
+                      size_t errlen)
 {
-    char *url = xasprintf("%s%s", q->url, path);
     char *token = NULL, *pass = NULL;
-    struct httpc_resp resp = {0};
-    struct ps *ps = xmalloc(sizeof(*ps));
     int ret = -1;
-
-    ps_init(ps, want, q->max_answer);
-
     atomic_fetch_add(&q->requests, 1);
-    *out = (struct matrix){0};
     if (q->bearer_file && !(token = secret_read(q->bearer_file, "bearer token", err, errlen)))
         goto out;
     if (q->basic_user && q->basic_pass_file &&
         !(pass = secret_read(q->basic_pass_file, "password", err, errlen)))
         goto out;
+    req->timeout = q->timeout;
+    req->ca_file = q->ca_file;
+    req->insecure = q->insecure;
+    req->bearer_token = token;
+    req->basic_user = q->basic_user;
+    req->basic_pass = pass;
+    ret = httpc_do(req, resp, err, errlen);
+out:
+    secret_free(token);
+    secret_free(pass);
+    return ret;
+}
+
+static int promq_request(struct promq *q, const char *path, const struct sbuf *form, unsigned want,
+                         struct matrix *out, char *err, size_t errlen)
+{
+    char *url = xasprintf("%s%s", q->url, path);
+    struct httpc_resp resp = {0};
+    struct ps *ps = xmalloc(sizeof(*ps));
+    int ret = -1;
+
+    ps_init(ps, want, q->max_answer);
+    *out = (struct matrix){0};
 
     static const char *const headers[] = {
         "Content-Type: application/x-www-form-urlencoded",
@@ -1603,16 +1625,10 @@ static int promq_request(struct promq *q, const char *path, const struct sbuf *f
         .nheaders = ARRAY_LEN(headers),
         .body = form->buf,
         .body_len = form->len,
-        .timeout = q->timeout,
-        .ca_file = q->ca_file,
-        .insecure = q->insecure,
-        .bearer_token = token,
-        .basic_user = q->basic_user,
-        .basic_pass = pass,
         .sink = promq_sink,
         .sink_arg = ps,
     };
-    if (httpc_do(&req, &resp, err, errlen) < 0)
+    if (promq_http(q, &req, &resp, err, errlen) < 0)
         goto out;
     ret = ps_finish(ps, resp.status, out, err, errlen);
     log_debug("prometheus %s %s: HTTP %ld, %zu bytes%s, %.3f s%s", path, form->buf, resp.status,
@@ -1623,10 +1639,46 @@ out:
     httpc_resp_free(&resp);
     ps_free(ps);
     free(ps);
-    secret_free(token);
-    secret_free(pass);
     free(url);
     return ret;
+}
+
+int promq_post(struct promq *q, const char *path, const char *const *headers, size_t nheaders,
+               const char *body, size_t len, int (*sink)(void *, const char *, size_t), void *arg,
+               long *status, char *err, size_t errlen)
+{
+    char *url = xasprintf("%s%s", q->url, path);
+    struct httpc_resp resp = {0};
+    struct httpc_req req = {
+        .method = "POST",
+        .url = url,
+        .headers = headers,
+        .nheaders = nheaders,
+        .body = body,
+        .body_len = len,
+        .sink = sink,
+        .sink_arg = arg,
+    };
+    int ret = promq_http(q, &req, &resp, err, errlen);
+    *status = ret == 0 ? resp.status : 0;
+    if (ret == 0)
+        log_debug("prometheus %s: HTTP %ld, %zu-byte request%s, %.3f s", path, resp.status, len,
+                  resp.stopped ? " (stopped)" : "", resp.elapsed);
+    if (ret < 0)
+        atomic_fetch_add(&q->failures, 1);
+    httpc_resp_free(&resp);
+    free(url);
+    return ret;
+}
+
+size_t promq_max_answer(const struct promq *q)
+{
+    return q->max_answer;
+}
+
+void promq_count_failure(struct promq *q)
+{
+    atomic_fetch_add(&q->failures, 1);
 }
 
 /* ---- VictoriaMetrics' rewritten newest points ----------------------------------------------- */
@@ -1704,26 +1756,13 @@ static int promq_vm_probe(struct promq *q, char *err, size_t errlen)
         return 0;
     }
     char *url = xasprintf("%s/flags", q->url);
-    char *token = NULL, *pass = NULL;
     struct httpc_resp resp = {0};
     int ret = -1;
-    atomic_fetch_add(&q->requests, 1);
-    if (q->bearer_file && !(token = secret_read(q->bearer_file, "bearer token", err, errlen)))
-        goto out;
-    if (q->basic_user && q->basic_pass_file &&
-        !(pass = secret_read(q->basic_pass_file, "password", err, errlen)))
-        goto out;
     struct httpc_req req = {
         .url = url,
-        .timeout = q->timeout,
-        .ca_file = q->ca_file,
-        .insecure = q->insecure,
-        .bearer_token = token,
-        .basic_user = q->basic_user,
-        .basic_pass = pass,
         .max_body = 1u << 20,
     };
-    if (httpc_do(&req, &resp, err, errlen) < 0)
+    if (promq_http(q, &req, &resp, err, errlen) < 0)
         goto out;
     ret = 0;
     q->vm_probed = true;
@@ -1742,10 +1781,15 @@ out:
         atomic_fetch_add(&q->failures, 1);
     pthread_mutex_unlock(&q->vm_lock);
     httpc_resp_free(&resp);
-    secret_free(token);
-    secret_free(pass);
     free(url);
     return ret;
+}
+
+int promq_is_victoria(struct promq *q, char *err, size_t errlen)
+{
+    if (promq_vm_probe(q, err, errlen) < 0)
+        return -1;
+    return q->vm ? 1 : 0;
 }
 
 /*

@@ -149,8 +149,7 @@ int raw_to_grid(struct matrix *raw, const struct raw_grid *g, struct matrix *act
     int ret = 0;
     if (!isfinite(g->start) || !isfinite(g->end) || step <= 0 || gap < 0 || end < start ||
         (end - start) % step != 0) {
-        snprintf(err, errlen, "invalid grid [%.3f, %.3f] with step %g", g->start, g->end,
-                 g->step);
+        snprintf(err, errlen, "invalid grid [%.3f, %.3f] with step %g", g->start, g->end, g->step);
         ret = -1;
     }
     size_t npts = ret == 0 ? (size_t)((end - start) / step) + 1 : 0;

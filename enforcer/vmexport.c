@@ -104,7 +104,8 @@ static bool vmx_string(struct vmx_cur *c, struct sbuf *out)
         long cp = vmx_hex4(c->s);
         c->s += 4;
         if (cp >= 0xd800 && cp <= 0xdbff) {
-            int lo = c->e - c->s >= 6 && c->s[0] == '\\' && c->s[1] == 'u' ? vmx_hex4(c->s + 2) : -1;
+            int lo =
+                c->e - c->s >= 6 && c->s[0] == '\\' && c->s[1] == 'u' ? vmx_hex4(c->s + 2) : -1;
             if (lo < 0xdc00 || lo > 0xdfff)
                 return vmx_fail(c, "unpaired surrogate in a string");
             cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
@@ -205,8 +206,8 @@ static bool vmx_ts(struct vmx_cur *c, int64_t *t)
     bool neg = p < c->e && *p == '-';
     if (neg)
         p++;
-    if (p >= c->e || !(*p >= '0' && *p <= '9') || (*p == '0' && p + 1 < c->e && p[1] >= '0' &&
-                                                   p[1] <= '9'))
+    if (p >= c->e || !(*p >= '0' && *p <= '9') ||
+        (*p == '0' && p + 1 < c->e && p[1] >= '0' && p[1] <= '9'))
         return vmx_fail(c, "expected an integer timestamp");
     uint64_t u = 0;
     while (p < c->e && *p >= '0' && *p <= '9') {

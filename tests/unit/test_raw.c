@@ -66,14 +66,14 @@ TEST(test_nonfinite_and_empty_step)
 {
     struct matrix raw = {0}, act, cov;
     char err[256] = "";
-    struct point p[] = {{930, 0}, {990, 0}, {1050, NAN}, {1100, 0.1}, {1170, INFINITY},
-                        {1171, 0.2}, {1240, 0}};
+    struct point p[] = {{930, 0},         {990, 0},    {1050, NAN}, {1100, 0.1},
+                        {1170, INFINITY}, {1171, 0.2}, {1240, 0}};
     mk(&raw, "a", p, sizeof(p) / sizeof(p[0]));
     TEST_CHECK_INT(raw_to_grid(&raw, &G, &act, &cov, err, sizeof(err)), 0);
     TEST_CHECK_INT(act.s[0].n, 5);
-    TEST_CHECK(isnan(act.s[0].p[1].v));  /* (1000,1060] holds the NaN */
+    TEST_CHECK(isnan(act.s[0].p[1].v)); /* (1000,1060] holds the NaN */
     TEST_CHECK_DBL(act.s[0].p[2].v, 0.1, 1e-12);
-    TEST_CHECK(isnan(act.s[0].p[3].v));  /* +Inf at 1170 with 0.2 */
+    TEST_CHECK(isnan(act.s[0].p[3].v)); /* +Inf at 1170 with 0.2 */
     TEST_CHECK_DBL(act.s[0].p[4].v, 0, 0);
     matrix_free(&act);
     matrix_free(&cov);
@@ -112,7 +112,7 @@ static void gap_case(double hole_s, double want_cov_at_1180)
 
 TEST(test_exact_gap)
 {
-    gap_case(60.0, 1);  /* exactly the tolerated gap: covered */
+    gap_case(60.0, 1);   /* exactly the tolerated gap: covered */
     gap_case(60.001, 0); /* one millisecond more: the step [1120, 1180] is not */
 }
 
@@ -138,8 +138,7 @@ TEST(test_staleness_marker_ends_series)
 
     /* a marker as the last sample: not covered at the end (stale), although the last real
        sample is only 20 s old */
-    struct point q[] = {{930, 0}, {990, 0}, {1050, 0}, {1110, 0}, {1170, 0}, {1220, 0},
-                        {1230, 0}};
+    struct point q[] = {{930, 0}, {990, 0}, {1050, 0}, {1110, 0}, {1170, 0}, {1220, 0}, {1230, 0}};
     q[6].v = stale_nan();
     mk(&raw, "a", q, 7);
     TEST_CHECK_INT(raw_to_grid(&raw, &G, &act, &cov, err, sizeof(err)), 0);

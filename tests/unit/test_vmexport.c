@@ -59,10 +59,11 @@ TEST(test_answer_in_any_chunks)
 
 TEST(test_split_series_joined)
 {
-    static const char two[] =
-        "{\"metric\":{\"pod\":\"a\",\"__name__\":\"x\"},\"values\":[3,4],\"timestamps\":[3000,4000]}\n"
-        "\n"
-        "{\"timestamps\":[1000,2000],\"values\":[1,2],\"metric\":{\"__name__\":\"x\",\"pod\":\"a\"}}\n";
+    static const char two[] = "{\"metric\":{\"pod\":\"a\",\"__name__\":\"x\"},\"values\":[3,4],"
+                              "\"timestamps\":[3000,4000]}\n"
+                              "\n"
+                              "{\"timestamps\":[1000,2000],\"values\":[1,2],\"metric\":{\"__name__"
+                              "\":\"x\",\"pod\":\"a\"}}\n";
     char err[256] = "";
     struct matrix m;
     TEST_CHECK_INT(vmx_parse(two, strlen(two), 1 << 20, &m, err, sizeof(err)), 0);
