@@ -57,6 +57,9 @@ struct rule_data {
      */
     bool raw_coverage;
     struct matrix coverage;
+    /* How the activity was read: "remote_read", "export" or "promql" ("" when not queried);
+       a static string (fetch.c). */
+    const char *read_path;
     struct matrix allocation; /* instant at end: devices held per workload, with resource label */
     int pending_error;        /* non-zero: the pending-demand query failed */
     struct matrix pending;    /* instant at end: pending devices per resource label */

@@ -28,14 +28,19 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "fetch.h"
+#include "httpc.h"
 #include "log.h"
+#include "match.h"
+#include "raw.h"
 #include "util.h"
+#include "vmexport.h"
 
 /* A PromQL duration: whole seconds as "60s", otherwise milliseconds as "1500ms". */
 static void fetch_duration(double seconds, char *buf, size_t len)
@@ -120,12 +125,6 @@ static double fetch_step(const struct rule *r)
     return r->step > 0 ? r->step : 60.0;
 }
 
-static int fetch_cmp_series(const void *a, const void *b)
-{
-    return labels_compare(&(*(const struct series *const *)a)->labels,
-                          &(*(const struct series *const *)b)->labels);
-}
-
 double fetch_resolution(const struct rule *r)
 {
     double res = fetch_step(r);
@@ -153,58 +152,23 @@ static void fetch_range(const struct rule *r, char *buf, size_t len)
     }
 }
 
-/* PRE + the rule's activity range + POST into buf; 0, or -1 when it does not fit. */
-static int fetch_over_range(const struct rule *r, const char *pre, const char *post, char *buf,
-                            size_t len)
+/*
+ * max_over_time returns the largest finite value of a step that also holds a NaN (and the
+ * largest of +Inf and -Inf), so a NaN would never reach decide(). sum_over_time is NaN or
+ * +-Inf then, 0 times that is NaN, and NaN != 0: the left side holds only the non-finite
+ * steps, and `or` takes the right side's point wherever the left has none for the same
+ * labels. One request and one pass over the samples instead of two; a join with
+ * `+ 0 * sum_over_time(...)` cost four times the activity query itself, while `or` with a
+ * nearly empty left side costs little more than max_over_time alone.
+ */
+int fetch_activity_expr(const struct rule *r, char *buf, size_t len)
 {
     size_t need = strlen(r->q_activity) + 64;
     char *range = xmalloc(need);
     fetch_range(r, range, need);
-    int n = snprintf(buf, len, "%s%s%s", pre, range, post);
+    int n = snprintf(buf, len, "(sum_over_time(%s) * 0 != 0) or max_over_time(%s)", range, range);
     free(range);
     return n < 0 || (size_t)n >= len ? -1 : 0;
-}
-
-int fetch_activity_expr(const struct rule *r, char *buf, size_t len)
-{
-    return fetch_over_range(r, "max_over_time(", ")", buf, len);
-}
-
-/*
- * max_over_time returns the largest finite value of a step that also holds a NaN (and the
- * largest of +Inf and -Inf), so a NaN would never reach decide(). sum_over_time is NaN or
- * +-Inf then, 0 times that is NaN, and NaN != 0: only the non-finite steps are answered, a
- * few bytes instead of another full matrix. (Joining this to the activity query with
- * `+ 0 * sum_over_time(...)` cost four times the activity query itself.)
- */
-int fetch_nonfinite_expr(const struct rule *r, char *buf, size_t len)
-{
-    return fetch_over_range(r, "sum_over_time(", ") * 0 != 0", buf, len);
-}
-
-/* Mark NaN the activity points of the steps `nonfinite` answered for the same series. */
-static void fetch_mark_nonfinite(struct matrix *act, const struct matrix *nonfinite)
-{
-    if (!nonfinite->n || !act->n)
-        return;
-    const struct series **idx = xmalloc(act->n * sizeof(*idx));
-    for (size_t i = 0; i < act->n; i++)
-        idx[i] = &act->s[i];
-    qsort(idx, act->n, sizeof(*idx), fetch_cmp_series);
-    for (size_t i = 0; i < nonfinite->n; i++) {
-        const struct series *key = &nonfinite->s[i];
-        const struct series **hit = bsearch(&key, idx, act->n, sizeof(*idx), fetch_cmp_series);
-        if (!hit)
-            continue;
-        struct series *s = (struct series *)*hit;
-        for (size_t j = 0, k = 0; j < key->n; j++) {
-            while (k < s->n && s->p[k].t < key->p[j].t - 1e-3)
-                k++;
-            if (k < s->n && fabs(s->p[k].t - key->p[j].t) <= 1e-3)
-                s->p[k].v = NAN;
-        }
-    }
-    free(idx);
 }
 
 int fetch_coverage_expr(const struct rule *r, char *buf, size_t len)
@@ -373,10 +337,200 @@ static int fetch_get(struct promq *q, struct fetch_cache *c, struct rule_data *d
     return -1;
 }
 
+/* ---- the raw path: remote read and VictoriaMetrics export ---------------------------------- */
+
+static enum fetch_read fetch_read_path = FETCH_READ_AUTO;
+
+int fetch_set_read_path(const char *name)
+{
+    static const char *const names[] = {
+        [FETCH_READ_AUTO] = "auto",
+        [FETCH_READ_REMOTE_READ] = "remote-read",
+        [FETCH_READ_EXPORT] = "export",
+        [FETCH_READ_PROMQL] = "promql",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+        if (strcmp(name, names[i]) == 0) {
+            fetch_read_path = (enum fetch_read)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/*
+ * What a server offers, asked once per client (one per process in practice): whether it is
+ * VictoriaMetrics, and whether it answers remote read. -1 while unknown.
+ */
+static pthread_mutex_t fetch_caps_lock = PTHREAD_MUTEX_INITIALIZER;
+static const struct promq *fetch_caps_q;
+static int fetch_caps_vm = -1, fetch_caps_rr = -1;
+
+/* A sink that feeds the export reader and keeps the first bytes for an error message. */
+struct fetch_sink {
+    struct vmx *vmx;
+    char head[200];
+    size_t nhead;
+    char err[256];
+    int rc;
+};
+
+static int fetch_sink_vm(void *arg, const char *data, size_t len)
+{
+    struct fetch_sink *k = arg;
+    size_t room = sizeof(k->head) - 1 - k->nhead;
+    size_t n = len < room ? len : room;
+    memcpy(k->head + k->nhead, data, n);
+    k->nhead += n;
+    k->head[k->nhead] = '\0';
+    if (k->rc == 0)
+        k->rc = vmx_feed(k->vmx, data, len, k->err, sizeof(k->err));
+    return k->rc;
+}
+
+/* The first line of an error body, for a message. */
+static void fetch_head_line(char *head)
+{
+    for (char *p = head; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = '\0';
+}
+
+/*
+ * The raw samples of `sel` over [start, end] from VictoriaMetrics' /api/v1/export, which
+ * takes `match[]`, `start` and `end` (seconds) as form fields like its query API
+ * (VictoriaMetrics app/vmselect/prometheus/prometheus.go, ExportHandler).
+ */
+static int fetch_export(struct promq *q, const char *sel, double start, double end,
+                        struct matrix *out, char *err, size_t errlen)
+{
+    struct sbuf form = {0};
+    char num[64];
+    sbuf_puts(&form, "match%5B%5D=");
+    httpc_urlencode(&form, sel);
+    snprintf(num, sizeof(num), "&start=%.3f&end=%.3f", start, end);
+    sbuf_puts(&form, num);
+    static const char *const headers[] = {
+        "Content-Type: application/x-www-form-urlencoded",
+        "Accept: application/json",
+    };
+    struct fetch_sink k = {.vmx = vmx_new(promq_max_answer(q))};
+    long status = 0;
+    int ret = promq_post(q, "/api/v1/export", headers, ARRAY_LEN(headers), form.buf, form.len,
+                         fetch_sink_vm, &k, &status, err, errlen);
+    *out = (struct matrix){0};
+    if (ret == 0 && status != 200) {
+        fetch_head_line(k.head);
+        snprintf(err, errlen, "export: HTTP %ld from '/api/v1/export': %.120s", status, k.head);
+        ret = -1;
+    } else if (ret == 0 && k.rc != 0) {
+        snprintf(err, errlen, "export: %s", k.err);
+        ret = -1;
+    } else if (ret == 0 && vmx_finish(k.vmx, out, k.err, sizeof(k.err)) < 0) {
+        snprintf(err, errlen, "export: %s", k.err);
+        ret = -1;
+    }
+    if (ret < 0 && status)
+        promq_count_failure(q);
+    vmx_free(k.vmx);
+    sbuf_free(&form);
+    return ret;
+}
+
+/*
+ * Which path a selector rule takes on this server: the forced one, else VictoriaMetrics'
+ * export on VictoriaMetrics, else remote read where it answers, else PromQL. -1 with a
+ * message when the server could not be asked (the rule then fails, as its queries would).
+ */
+static int fetch_choose(struct promq *q, enum fetch_read *path, char *err, size_t errlen)
+{
+    if (fetch_read_path != FETCH_READ_AUTO) {
+        *path = fetch_read_path;
+        return 0;
+    }
+    pthread_mutex_lock(&fetch_caps_lock);
+    if (fetch_caps_q != q) {
+        fetch_caps_q = q;
+        fetch_caps_vm = fetch_caps_rr = -1;
+    }
+    int ret = 0;
+    if (fetch_caps_vm < 0) {
+        int vm = promq_is_victoria(q, err, errlen);
+        if (vm < 0)
+            ret = -1;
+        else
+            fetch_caps_vm = vm;
+    }
+    if (ret == 0 && fetch_caps_vm == 1)
+        *path = FETCH_READ_EXPORT;
+    else if (ret == 0 && fetch_caps_rr == 1)
+        *path = FETCH_READ_REMOTE_READ;
+    else if (ret == 0)
+        *path = FETCH_READ_PROMQL;
+    pthread_mutex_unlock(&fetch_caps_lock);
+    return ret;
+}
+
+static const char *fetch_read_label(enum fetch_read p)
+{
+    switch (p) {
+    case FETCH_READ_REMOTE_READ:
+        return "remote_read";
+    case FETCH_READ_EXPORT:
+        return "export";
+    default:
+        return "promql";
+    }
+}
+
+/*
+ * The activity and exact coverage of a selector rule from its raw samples. Returns 1 when
+ * the rule must use the PromQL plan instead (no raw path on this server), 0 on success, -1
+ * with the rule's error set.
+ */
+static int fetch_raw(struct promq *q, const struct rule *r, struct rule_data *d)
+{
+    enum fetch_read path;
+    char err[256] = "";
+    if (fetch_choose(q, &path, err, sizeof(err)) < 0) {
+        snprintf(d->errmsg, sizeof(d->errmsg), "activity query: %s", err);
+        d->error = 1;
+        return -1;
+    }
+    if (path == FETCH_READ_PROMQL)
+        return 1;
+    d->read_path = fetch_read_label(path);
+    struct raw_grid g = {
+        .start = d->start,
+        .end = d->end,
+        .step = fetch_step(r),
+        .gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * fetch_step(r),
+    };
+    struct matrix raw = {0};
+    int rc;
+    if (path == FETCH_READ_EXPORT) {
+        rc = fetch_export(q, r->q_activity, raw_read_start(&g), d->end, &raw, err, sizeof(err));
+    } else {
+        snprintf(err, sizeof(err), "remote read is not available in this build");
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = raw_to_grid(&raw, &g, &d->activity, &d->coverage, err, sizeof(err));
+    matrix_free(&raw);
+    if (rc < 0) {
+        snprintf(d->errmsg, sizeof(d->errmsg), "activity query (%s): %s", d->read_path, err);
+        d->error = 1;
+        return -1;
+    }
+    d->raw_coverage = true;
+    log_debug("rule '%s': activity of %zu series read through %s", r->name, d->activity.n,
+              d->read_path);
+    return 0;
+}
+
 /* Per rule, the answers that are folded into its data once every query has run. */
 struct fetch_side {
     struct matrix subpoints; /* sub-points per step, to divide the coverage by */
-    struct matrix nonfinite; /* steps holding a NaN or +-Inf sample */
 };
 
 static int fetch_rule(struct promq *q, struct fetch_cache *c, const struct rule *r, double now,
@@ -398,7 +552,11 @@ static int fetch_rule(struct promq *q, struct fetch_cache *c, const struct rule 
 
     int ret = 0;
     char expr[8192];
-    if (fetch_activity_expr(r, expr, sizeof(expr)) < 0) {
+    d->read_path = "promql";
+    int raw = fetch_is_selector(r->q_activity) ? fetch_raw(q, r, d) : 1;
+    if (raw <= 0) {
+        ret = raw;
+    } else if (fetch_activity_expr(r, expr, sizeof(expr)) < 0) {
         snprintf(d->errmsg, sizeof(d->errmsg), "activity query is longer than %zu bytes",
                  sizeof(expr) - 1);
         d->error = 1;
@@ -412,11 +570,6 @@ static int fetch_rule(struct promq *q, struct fetch_cache *c, const struct rule 
         ret = -1;
     } else if (fetch_get(q, c, d, "activity", true, expr, d->start, d->end, step, &d->activity) <
                0) {
-        d->error = 1;
-        ret = -1;
-    } else if (fetch_nonfinite_expr(r, expr, sizeof(expr)) < 0 ||
-               fetch_get(q, c, d, "activity", true, expr, d->start, d->end, step,
-                         &side->nonfinite) < 0) {
         d->error = 1;
         ret = -1;
     } else {
@@ -477,11 +630,10 @@ int fetch_rules(struct promq *q, const struct ruleset *rs, double now, struct ru
     }
     fetch_deliver(&cache);
     for (size_t i = 0; i < rs->n; i++) {
-        fetch_mark_nonfinite(&out[i].activity, &side[i].nonfinite);
-        if (out[i].raw_coverage)
+        /* The raw path's coverage is exact already (raw_to_grid). */
+        if (out[i].raw_coverage && strcmp(out[i].read_path, "promql") == 0)
             fetch_coverage_ratio(&out[i].coverage, &side[i].subpoints);
         matrix_free(&side[i].subpoints);
-        matrix_free(&side[i].nonfinite);
     }
     free(side);
     log_debug("cycle: %zu rules, %zu queries", rs->n, cache.n);

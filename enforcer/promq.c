@@ -66,6 +66,7 @@ struct promq {
     /* What /flags told of a VictoriaMetrics server (promq_vm_probe), read once. */
     pthread_mutex_t vm_lock;
     bool vm_probed, vm;
+    atomic_bool vm_warned;
     double vm_latency, vm_max_step; /* -search.latencyOffset, -search.maxStepForPointsAdjustment */
 };
 
@@ -1770,11 +1771,6 @@ static int promq_vm_probe(struct promq *q, char *err, size_t errlen)
     if (q->vm) {
         q->vm_latency = promq_vm_flag(resp.body.buf, "search.latencyOffset", 30);
         q->vm_max_step = promq_vm_flag(resp.body.buf, "search.maxStepForPointsAdjustment", 60);
-        if (q->vm_latency > 0)
-            log_warn("'%s' is VictoriaMetrics with -search.latencyOffset=%gs: range queries "
-                     "with a step under %gs ending within %gs of now fail; start it with "
-                     "-search.latencyOffset=0s",
-                     q->url, q->vm_latency, q->vm_max_step, q->vm_latency);
     }
 out:
     if (ret < 0)
@@ -1806,6 +1802,12 @@ static int promq_vm_check(struct promq *q, double end, double step, char *err, s
         return 0;
     if (promq_vm_probe(q, err, errlen) < 0)
         return 0; /* unreachable: the query itself will say so */
+    /* Said once, where it matters: rules reading raw samples never send range queries. */
+    if (q->vm && q->vm_latency > 0 && !atomic_exchange(&q->vm_warned, true))
+        log_warn("'%s' is VictoriaMetrics with -search.latencyOffset=%gs: range queries "
+                 "with a step under %gs ending within %gs of now fail; start it with "
+                 "-search.latencyOffset=0s",
+                 q->url, q->vm_latency, q->vm_max_step, q->vm_latency);
     /* A minute of clock skew between us and the server counts as near. */
     if (q->vm && q->vm_latency > 0 && step < q->vm_max_step && end > wall - q->vm_latency - 60) {
         snprintf(err, errlen,

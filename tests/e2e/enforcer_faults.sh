@@ -18,7 +18,7 @@ require python3 "$ENF" "$FAKE"
 python3 "$DATA/gen_matrix.py" "$TMP/range.json" "$TMP/instant.json" "$TMP/coverage.json" \
     "$TMP/subpoints.json" "$TMP/empty.json"
 # The raw-coverage query (present_over_time) gets its own canned answer.
-COV="-A present_over_time $TMP/coverage.json -A vector(1) $TMP/subpoints.json -A sum_over_time $TMP/empty.json"
+COV="-A present_over_time $TMP/coverage.json -A vector(1) $TMP/subpoints.json"
 
 # start_fake NAME ARGS...: start fake_prom on a free port, set $FAKE_URL and $FAKE_PID.
 start_fake() {

@@ -20,7 +20,8 @@
  * In ok mode, the enforcer's raw-coverage and non-finite range queries that no -A matches are
  * answered as Prometheus would if FILE's points were the raw samples: the coverage count and
  * the sub-point count are FILE with every value replaced by "1" (each step fully covered
- * where FILE has a point), the non-finite check ('* 0 != 0') is an empty matrix.
+ * where FILE has a point); the activity query, whose non-finite check
+ * `(sum_over_time(X) * 0 != 0) or ...` finds nothing in finite points, gets FILE.
  *
  * PORT 0 picks a free port; "listening on PORT" goes to stdout once the socket is bound.
  * Every request is logged to stderr as "request METHOD PATH BODY" (plus " authorization=..."
@@ -148,8 +149,6 @@ static MHD_RESULT fp_answer(struct MHD_Connection *conn, bool instant, const cha
         for (size_t i = 0; i < fp_nalt; i++)
             if (query && strstr(query, fp_alt_on[i]))
                 return fakehttp_reply(conn, 200, json, fp_alt_body[i]);
-        if (!instant && query && strstr(query, "* 0 != 0"))
-            return fakehttp_reply(conn, 200, json, fp_empty_matrix);
         if (!instant && query &&
             (strstr(query, "present_over_time(") || strstr(query, "count_over_time(vector(1)")))
             return fakehttp_reply(conn, 200, json, fp_ones_body);
