@@ -12,8 +12,9 @@
  *
  * What the reference reader lets through and we refuse: a timestamp that does not strictly
  * increase (the TSDB never appends one, so it can only be corruption), arithmetic overflow of
- * a timestamp or delta, a value window wider than 64 bits, and whole bytes left over after the
- * counted samples or padding bits that are not zero (the TSDB's bit writer leaves them zero).
+ * a timestamp or delta, a value window wider than 64 bits, and more than 8 bits left over
+ * after the counted samples or padding bits that are not zero (the TSDB's bit writer leaves
+ * them zero, and at most one unused byte: bstream.writeByte appends the next byte ahead).
  * The header count is the only authority on how many samples there are, and the format
  * cannot always check it: a sample with the previous delta and value is two zero bits, so a
  * count one too low may leave such a sample in the padding, and one too high may read padding
@@ -283,9 +284,13 @@ int xorchunk_decode(const uint8_t *data, size_t len, struct xorchunk_sink *k, ch
             memcpy(&p->v, &vbits, sizeof(p->v)); /* bit-exact: NaN payloads are data */
         }
     }
-    if (r.nb - r.pos >= 8) {
-        fail(err, errlen, "XOR chunk has %llu bytes after its %d samples",
-             (unsigned long long)((r.nb - r.pos) / 8), count);
+    /*
+     * The TSDB's bit writer appends the next byte after each whole byte it writes, so a
+     * stream can end in one unused byte: up to 8 bits of padding, all zero.
+     */
+    if (r.nb - r.pos > 8) {
+        fail(err, errlen, "XOR chunk has %llu bits after its %d samples",
+             (unsigned long long)(r.nb - r.pos), count);
         goto restore;
     }
     if (r.nb > r.pos && read_bits(&r, (unsigned)(r.nb - r.pos), &u) == 0 && u != 0) {

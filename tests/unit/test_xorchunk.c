@@ -207,11 +207,25 @@ TEST(truncated_and_overlong)
     TEST_CHECK_CONTAINS(err, "sample 5 of 5");
     series_free(&s);
 
-    /* A byte more, even a zero one: overlong. */
+    /*
+     * One zero byte more is what the TSDB writes when the last sample ends on a byte boundary
+     * (its writer appends a byte ahead): accepted (below). Two are overlong, and so is one
+     * with a bit set.
+     */
     memcpy(d, c, n);
     d[n] = 0;
+    d[n + 1] = 0;
+    TEST_CHECK_INT(decode(d, n + 2, &s, err, sizeof(err)), -1);
+    TEST_CHECK_CONTAINS(err, "bits after its 5 samples");
+    series_free(&s);
+    d[n] = 0x80;
     TEST_CHECK_INT(decode(d, n + 1, &s, err, sizeof(err)), -1);
-    TEST_CHECK_CONTAINS(err, "1 bytes after its 5 samples");
+    TEST_CHECK_CONTAINS(err, "after its 5 samples");
+    series_free(&s);
+    /* Aligned: one sample is 8 + 64 bits; the byte after it is the writer's spare. */
+    const uint8_t spare[] = {0, 1, 0x02, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0, 0};
+    TEST_CHECK_INT(decode(spare, sizeof(spare), &s, err, sizeof(err)), 0);
+    TEST_CHECK_INT(s.n, 1);
     series_free(&s);
 
     /*
