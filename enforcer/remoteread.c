@@ -53,10 +53,10 @@ enum {
     CHUNK_XOR = 1,
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+static int rr_fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+static int rr_fail(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
 
@@ -77,21 +77,23 @@ int rr_encode_request(const struct rr_query *q, size_t nq, char **body, size_t *
     *body = NULL;
     *len = 0;
     if (nq == 0)
-        return fail(err, errlen, "remote read request without a query");
+        return rr_fail(err, errlen, "remote read request without a query");
     for (size_t i = 0; i < nq; i++) {
         if (q[i].nm == 0 || !q[i].m)
-            return fail(err, errlen, "remote read query %zu has no matcher", i);
+            return rr_fail(err, errlen, "remote read query %zu has no matcher", i);
         if (q[i].start_ms > q[i].end_ms)
-            return fail(err, errlen, "remote read query %zu starts at %lld ms, after its end %lld",
-                        i, (long long)q[i].start_ms, (long long)q[i].end_ms);
+            return rr_fail(err, errlen,
+                           "remote read query %zu starts at %lld ms, after its end %lld", i,
+                           (long long)q[i].start_ms, (long long)q[i].end_ms);
         for (size_t j = 0; j < q[i].nm; j++) {
             const struct rr_matcher *mt = &q[i].m[j];
             if (!mt->name || !mt->value || !mt->name[0])
-                return fail(err, errlen, "remote read query %zu: matcher %zu has no name or value",
-                            i, j);
+                return rr_fail(err, errlen,
+                               "remote read query %zu: matcher %zu has no name or value", i, j);
             if ((unsigned)mt->type > RR_NRE)
-                return fail(err, errlen, "remote read query %zu: matcher %zu has unknown type %d",
-                            i, j, (int)mt->type);
+                return rr_fail(err, errlen,
+                               "remote read query %zu: matcher %zu has unknown type %d", i, j,
+                               (int)mt->type);
         }
     }
 
@@ -125,8 +127,8 @@ int rr_encode_request(const struct rr_query *q, size_t nq, char **body, size_t *
     sbuf_free(&req);
     if (st != SNAPPY_OK) {
         free(out);
-        return fail(err, errlen, "cannot compress the remote read request (snappy status %d)",
-                    (int)st);
+        return rr_fail(err, errlen, "cannot compress the remote read request (snappy status %d)",
+                       (int)st);
     }
     *body = out;
     *len = n;
@@ -156,6 +158,7 @@ static uint32_t crc32c(const uint8_t *p, size_t n)
 {
     uint32_t c = 0xffffffffu;
 
+    pthread_once(&crc_once, crc_init);
     while (n >= 8) {
         uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
                            (uint32_t)p[3] << 24);
@@ -199,7 +202,6 @@ struct rr_stream *rr_stream_new(size_t nqueries, size_t max_frame_bytes, size_t 
 {
     struct rr_stream *s = xcalloc(1, sizeof(*s));
 
-    pthread_once(&crc_once, crc_init);
     s->nq = nqueries;
     s->max_frame = max_frame_bytes ? max_frame_bytes : SIZE_MAX;
     s->max_total = max_total_bytes ? max_total_bytes : SIZE_MAX;
@@ -430,9 +432,9 @@ static int read_chunks(struct rr_stream *s, struct rr_result *r, struct pb_dec *
         pb_leave(d);
         if (type != CHUNK_XOR) {
             char *name = labels_format(&r->sink.s->labels);
-            fail(d->err, d->errlen,
-                 "series %s: chunk encoding %llu (%s) is not XOR (1), the only one read", name,
-                 (unsigned long long)type, encoding_name(type));
+            rr_fail(d->err, d->errlen,
+                    "series %s: chunk encoding %llu (%s) is not XOR (1), the only one read", name,
+                    (unsigned long long)type, encoding_name(type));
             free(name);
             return -1;
         }
@@ -440,7 +442,7 @@ static int read_chunks(struct rr_stream *s, struct rr_result *r, struct pb_dec *
         char why[256];
         if (xorchunk_decode(data, len, &r->sink, why, sizeof(why)) < 0) {
             char *name = labels_format(&r->sink.s->labels);
-            fail(d->err, d->errlen, "series %s: %s", name, why);
+            rr_fail(d->err, d->errlen, "series %s: %s", name, why);
             free(name);
             return -1;
         }
@@ -467,8 +469,8 @@ static int read_frame(struct rr_stream *s, const uint8_t *data, size_t len, char
     if (rc < 0)
         return -1;
     if (qi >= s->nq)
-        return fail(err, errlen, "query index %lld out of range (%zu %s asked)", (long long)qi,
-                    s->nq, s->nq == 1 ? "query" : "queries");
+        return rr_fail(err, errlen, "query index %lld out of range (%zu %s asked)", (long long)qi,
+                       s->nq, s->nq == 1 ? "query" : "queries");
     struct rr_result *q = &s->q[qi];
 
     r.p = data;
@@ -487,7 +489,7 @@ static int read_frame(struct rr_stream *s, const uint8_t *data, size_t len, char
             uint64_t h = labels_hash(&ls);
             if (find_series(q, &ls, h) >= 0) {
                 char *name = labels_format(&ls);
-                fail(err, errlen, "series %s comes again after another series began", name);
+                rr_fail(err, errlen, "series %s comes again after another series began", name);
                 free(name);
                 labels_free(&ls);
                 return -1;

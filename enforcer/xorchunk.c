@@ -12,14 +12,14 @@
  *
  * What the reference reader lets through and we refuse: a timestamp that does not strictly
  * increase (the TSDB never appends one, so it can only be corruption), arithmetic overflow of
- * a timestamp or delta, a value window wider than 64 bits, and more than 8 bits left over
- * after the counted samples or padding bits that are not zero (the TSDB's bit writer leaves
- * them zero, and at most one unused byte: bstream.writeByte appends the next byte ahead).
- * The header count is the only authority on how many samples there are, and the format
- * cannot always check it: a sample with the previous delta and value is two zero bits, so a
- * count one too low may leave such a sample in the padding, and one too high may read padding
- * as one. The frame's CRC is what protects the count; otherwise the padding check catches
- * every sample with a set bit left behind.
+ * a timestamp or delta, a timestamp beyond 2^50 ms (where seconds as a double stop being exact), a
+ * value window wider than 64 bits, and more than 8 bits left over after the counted samples or
+ * padding bits that are not zero (the TSDB's bit writer leaves them zero, and at most one unused
+ * byte: bstream.writeByte appends the next byte ahead). The header count is the only authority on
+ * how many samples there are, and the format cannot always check it: a sample with the previous
+ * delta and value is two zero bits, so a count one too low may leave such a sample in the padding,
+ * and one too high may read padding as one. The frame's CRC is what protects the count; otherwise
+ * the padding check catches every sample with a set bit left behind.
  */
 #include "xorchunk.h"
 
@@ -28,6 +28,12 @@
 #include <string.h>
 
 #include "util.h"
+
+/*
+ * Timestamps further than 2^50 ms (year 37,000) from 1970 are refused: up to there, ms / 1000.0
+ * keeps distinct milliseconds distinct (and ascending) as doubles and rounds back exactly.
+ */
+#define XORCHUNK_MAX_MS (INT64_C(1) << 50)
 
 /* A bit cursor over the stream after the 2-byte header. */
 struct bits {
@@ -100,10 +106,10 @@ static int read_uvarint(struct bits *r, uint64_t *out)
     return -2;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+static int xc_fail(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
+static int xc_fail(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;
 
@@ -190,7 +196,7 @@ int xorchunk_decode(const uint8_t *data, size_t len, struct xorchunk_sink *k, ch
     int i, rc;
 
     if (count < 0)
-        return fail(err, errlen, "XOR chunk of %zu bytes has no sample count", len);
+        return xc_fail(err, errlen, "XOR chunk of %zu bytes has no sample count", len);
     r.b = data + 2;
     r.len = len - 2;
     r.nb = (uint64_t)(len - 2) * 8;
@@ -253,13 +259,15 @@ int xorchunk_decode(const uint8_t *data, size_t len, struct xorchunk_sink *k, ch
                 }
             }
             if (delta == 0) {
-                fail(err, errlen, "XOR chunk sample %d of %d: timestamp repeats the previous one",
-                     i + 1, count);
+                xc_fail(err, errlen,
+                        "XOR chunk sample %d of %d: timestamp repeats the previous one", i + 1,
+                        count);
                 goto restore;
             }
             if (delta < 0) {
-                fail(err, errlen, "XOR chunk sample %d of %d: timestamp goes backwards by %llu ms",
-                     i + 1, count, (unsigned long long)(UINT64_C(0) - (uint64_t)delta));
+                xc_fail(err, errlen,
+                        "XOR chunk sample %d of %d: timestamp goes backwards by %llu ms", i + 1,
+                        count, (unsigned long long)(UINT64_C(0) - (uint64_t)delta));
                 goto restore;
             }
             if (__builtin_add_overflow(prev, delta, &t)) {
@@ -270,10 +278,15 @@ int xorchunk_decode(const uint8_t *data, size_t len, struct xorchunk_sink *k, ch
                 goto bad;
             vbits ^= x;
         }
+        if (t > XORCHUNK_MAX_MS || t < -XORCHUNK_MAX_MS) {
+            xc_fail(err, errlen, "XOR chunk sample %d of %d: timestamp %lld ms is beyond 2^50 ms",
+                    i + 1, count, (long long)t);
+            goto restore;
+        }
         if (k->has_last && t <= k->last_ms) {
-            fail(err, errlen,
-                 "out-of-order sample: %lld ms is not after the previous sample at %lld ms",
-                 (long long)t, (long long)k->last_ms);
+            xc_fail(err, errlen,
+                    "out-of-order sample: %lld ms is not after the previous sample at %lld ms",
+                    (long long)t, (long long)k->last_ms);
             goto restore;
         }
         k->has_last = true;
@@ -289,18 +302,18 @@ int xorchunk_decode(const uint8_t *data, size_t len, struct xorchunk_sink *k, ch
      * stream can end in one unused byte: up to 8 bits of padding, all zero.
      */
     if (r.nb - r.pos > 8) {
-        fail(err, errlen, "XOR chunk has %llu bits after its %d samples",
-             (unsigned long long)(r.nb - r.pos), count);
+        xc_fail(err, errlen, "XOR chunk has %llu bits after its %d samples",
+                (unsigned long long)(r.nb - r.pos), count);
         goto restore;
     }
     if (r.nb > r.pos && read_bits(&r, (unsigned)(r.nb - r.pos), &u) == 0 && u != 0) {
-        fail(err, errlen, "XOR chunk has bits set after its %d samples", count);
+        xc_fail(err, errlen, "XOR chunk has bits set after its %d samples", count);
         goto restore;
     }
     return 0;
 
 bad:
-    fail(err, errlen, "XOR chunk sample %d of %d: %s", i + 1, count, why);
+    xc_fail(err, errlen, "XOR chunk sample %d of %d: %s", i + 1, count, why);
 restore:
     /* Undo this chunk: the caller sees the series as before it, or as nothing at all. */
     s->n = n0;

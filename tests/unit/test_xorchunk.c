@@ -288,25 +288,34 @@ TEST(timestamps_must_increase)
     TEST_CHECK_INT(s.n, 0);
     series_free(&s);
 
-    /* Overflow of the timestamp past INT64_MAX. */
+    /* Beyond 2^50 ms, where t as double seconds would stop telling milliseconds apart. */
     xorenc_init(e);
-    xorenc_add(e, INT64_MAX - 10, bits_of(1));
-    xorenc_add(e, INT64_MAX - 5, bits_of(1));
-    xorenc_add(e, INT64_MAX - 5, bits_of(1)); /* dod -5: delta 0, caught as a repeat */
+    xorenc_add(e, INT64_C(1) << 50, bits_of(1));
+    TEST_CHECK_INT(decode(e->b, xorenc_len(e), &s, err, sizeof(err)), 0);
+    series_free(&s);
+    xorenc_add(e, (INT64_C(1) << 50) + 1, bits_of(1));
     TEST_CHECK_INT(decode(e->b, xorenc_len(e), &s, err, sizeof(err)), -1);
+    TEST_CHECK_CONTAINS(err, "sample 2 of 2: timestamp 1125899906842625 ms is beyond 2^50 ms");
     series_free(&s);
     xorenc_init(e);
-    xorenc_add(e, INT64_MAX - 10, bits_of(1));
-    xorenc_add(e, INT64_MAX - 5, bits_of(1));
-    e->delta = 5;
-    /* A dod of +10 written by hand: delta 15 runs past INT64_MAX. */
-    xorenc_bits(e, 2, 2);
-    xorenc_bits(e, 10, 14);
-    xorenc_bits(e, 0, 1);
-    e->b[1] = 3;
+    xorenc_add(e, -(INT64_C(1) << 50) - 1, bits_of(1));
     TEST_CHECK_INT(decode(e->b, xorenc_len(e), &s, err, sizeof(err)), -1);
-    TEST_CHECK_CONTAINS(err, "timestamp overflows");
     series_free(&s);
+
+    /* Delta-of-delta in the 64-bit bucket, written by hand: the delta, then t, overflow. */
+    for (int which = 0; which < 2; which++) {
+        xorenc_init(e);
+        xorenc_add(e, 0, bits_of(1));
+        xorenc_add(e, 1000, bits_of(1));
+        xorenc_bits(e, 15, 4);
+        xorenc_bits(e, (uint64_t)(INT64_MAX - (which ? 1000 : 500)), 64);
+        xorenc_bits(e, 0, 1);
+        e->b[1] = 3;
+        TEST_CHECK_INT(decode(e->b, xorenc_len(e), &s, err, sizeof(err)), -1);
+        TEST_CHECK_CONTAINS(err, which ? "sample 3 of 3: timestamp overflows"
+                                       : "sample 3 of 3: timestamp delta overflows");
+        series_free(&s);
+    }
     free(e);
 }
 
