@@ -221,6 +221,7 @@ check-fixtures:
 # Cited .md files and docs/ sections must exist (tests/check-citations.sh).
 check-citations:
 	@sh tests/run-suite.sh citations sh tests/check-citations.sh
+	@sh tests/run-suite.sh code-map python3 tests/gen/code_map.py --check
 
 update-golden: all
 	UPDATE_GOLDEN=1 sh tests/e2e/exporter_golden.sh
