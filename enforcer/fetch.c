@@ -39,6 +39,7 @@
 #include "log.h"
 #include "match.h"
 #include "raw.h"
+#include "remoteread.h"
 #include "util.h"
 #include "vmexport.h"
 
@@ -366,16 +367,17 @@ static pthread_mutex_t fetch_caps_lock = PTHREAD_MUTEX_INITIALIZER;
 static const struct promq *fetch_caps_q;
 static int fetch_caps_vm = -1, fetch_caps_rr = -1;
 
-/* A sink that feeds the export reader and keeps the first bytes for an error message. */
+/* A sink that feeds a raw reader and keeps the first bytes for an error message. */
 struct fetch_sink {
-    struct vmx *vmx;
+    struct vmx *vmx;      /* export, or */
+    struct rr_stream *rr; /* remote read */
     char head[200];
     size_t nhead;
     char err[256];
     int rc;
 };
 
-static int fetch_sink_vm(void *arg, const char *data, size_t len)
+static int fetch_sink(void *arg, const char *data, size_t len)
 {
     struct fetch_sink *k = arg;
     size_t room = sizeof(k->head) - 1 - k->nhead;
@@ -383,8 +385,10 @@ static int fetch_sink_vm(void *arg, const char *data, size_t len)
     memcpy(k->head + k->nhead, data, n);
     k->nhead += n;
     k->head[k->nhead] = '\0';
-    if (k->rc == 0)
+    if (k->rc == 0 && k->vmx)
         k->rc = vmx_feed(k->vmx, data, len, k->err, sizeof(k->err));
+    else if (k->rc == 0)
+        k->rc = rr_stream_feed(k->rr, data, len, k->err, sizeof(k->err));
     return k->rc;
 }
 
@@ -417,7 +421,7 @@ static int fetch_export(struct promq *q, const char *sel, double start, double e
     struct fetch_sink k = {.vmx = vmx_new(promq_max_answer(q))};
     long status = 0;
     int ret = promq_post(q, "/api/v1/export", headers, ARRAY_LEN(headers), form.buf, form.len,
-                         fetch_sink_vm, &k, &status, err, errlen);
+                         fetch_sink, &k, &status, NULL, 0, err, errlen);
     *out = (struct matrix){0};
     if (ret == 0 && status != 200) {
         fetch_head_line(k.head);
@@ -437,13 +441,92 @@ static int fetch_export(struct promq *q, const char *sel, double start, double e
     return ret;
 }
 
+/* What a remote read found: samples, or a server that does not offer it. */
+enum fetch_rr { FETCH_RR_OK, FETCH_RR_ABSENT, FETCH_RR_ERROR };
+
+/*
+ * The raw samples of `sel` over [start, end] by Prometheus remote read (POST /api/v1/read, a
+ * snappy-compressed ReadRequest accepting only STREAMED_XOR_CHUNKS; prometheus/prometheus
+ * storage/remote/codec.go and web/api/v1/api.go, remoteRead). An answer of 404, 405 or 501,
+ * or a 200 that is not the streamed type (a server too old to stream), means the server
+ * does not offer it: FETCH_RR_ABSENT, and the caller uses PromQL. Anything else that is not
+ * a complete stream is an error.
+ */
+static enum fetch_rr fetch_remote_read(struct promq *q, const char *sel, double start, double end,
+                                       struct matrix *out, char *err, size_t errlen)
+{
+    struct matcher *ms = NULL;
+    size_t nm = 0;
+    *out = (struct matrix){0};
+    if (match_parse_selector(sel, &ms, &nm, err, errlen) < 0)
+        return FETCH_RR_ERROR;
+    struct rr_matcher *rm = xcalloc(nm, sizeof(*rm));
+    static const enum rr_match_type types[] = {
+        [MATCH_EQ] = RR_EQ, [MATCH_NE] = RR_NEQ, [MATCH_RE] = RR_RE, [MATCH_NRE] = RR_NRE};
+    enum fetch_rr ret = FETCH_RR_ERROR;
+    for (size_t i = 0; i < nm; i++) {
+        if (strlen(ms[i].value) != ms[i].value_len) {
+            snprintf(err, errlen, "label '%s' of the selector holds a NUL byte", ms[i].name);
+            goto out;
+        }
+        rm[i] = (struct rr_matcher){types[ms[i].op], ms[i].name, ms[i].value};
+    }
+    int64_t s_ms = llround(start * 1000.0), e_ms = llround(end * 1000.0);
+    struct rr_query rq = {.start_ms = s_ms, .end_ms = e_ms, .m = rm, .nm = nm};
+    char *body = NULL;
+    size_t blen = 0;
+    if (rr_encode_request(&rq, 1, &body, &blen, err, errlen) < 0)
+        goto out;
+    static const char *const headers[] = {
+        "Content-Type: " RR_CONTENT_TYPE,
+        "Content-Encoding: " RR_CONTENT_ENCODING,
+        RR_VERSION_HEADER,
+    };
+    size_t cap = promq_max_answer(q);
+    struct fetch_sink k = {.rr = rr_stream_new(1, cap, cap)};
+    rr_stream_clip(k.rr, 0, s_ms, e_ms);
+    long status = 0;
+    char ctype[128] = "";
+    int rc = promq_post(q, "/api/v1/read", headers, ARRAY_LEN(headers), body, blen, fetch_sink, &k,
+                        &status, ctype, sizeof(ctype), err, errlen);
+    free(body);
+    if (rc < 0) {
+        ret = FETCH_RR_ERROR;
+    } else if (status == 404 || status == 405 || status == 501 ||
+               (status == 200 &&
+                strncmp(ctype, RR_STREAM_CONTENT_TYPE, strlen(RR_STREAM_CONTENT_TYPE)) != 0)) {
+        snprintf(err, errlen, "HTTP %ld%s%s", status, ctype[0] ? ", " : "", ctype);
+        ret = FETCH_RR_ABSENT;
+    } else if (status != 200) {
+        fetch_head_line(k.head);
+        snprintf(err, errlen, "remote read: HTTP %ld from '/api/v1/read': %.120s", status, k.head);
+        promq_count_failure(q);
+    } else if (k.rc != 0) {
+        snprintf(err, errlen, "remote read: %s", k.err);
+        promq_count_failure(q);
+    } else if (rr_stream_finish(k.rr, out, k.err, sizeof(k.err)) < 0) {
+        snprintf(err, errlen, "remote read: %s", k.err);
+        promq_count_failure(q);
+    } else {
+        ret = FETCH_RR_OK;
+    }
+    rr_stream_free(k.rr);
+out:
+    free(rm);
+    match_free_all(ms, nm);
+    return ret;
+}
+
 /*
  * Which path a selector rule takes on this server: the forced one, else VictoriaMetrics'
- * export on VictoriaMetrics, else remote read where it answers, else PromQL. -1 with a
- * message when the server could not be asked (the rule then fails, as its queries would).
+ * export on VictoriaMetrics, else remote read unless it is known to be absent, else PromQL.
+ * *probe is set when remote read has not been tried on this server yet. -1 with a message
+ * when the server could not be asked (the rule then fails, as its queries would).
  */
-static int fetch_choose(struct promq *q, enum fetch_read *path, char *err, size_t errlen)
+static int fetch_choose(struct promq *q, enum fetch_read *path, bool *probe, char *err,
+                        size_t errlen)
 {
+    *probe = false;
     if (fetch_read_path != FETCH_READ_AUTO) {
         *path = fetch_read_path;
         return 0;
@@ -461,14 +544,25 @@ static int fetch_choose(struct promq *q, enum fetch_read *path, char *err, size_
         else
             fetch_caps_vm = vm;
     }
-    if (ret == 0 && fetch_caps_vm == 1)
+    if (ret == 0 && fetch_caps_vm == 1) {
         *path = FETCH_READ_EXPORT;
-    else if (ret == 0 && fetch_caps_rr == 1)
+    } else if (ret == 0 && fetch_caps_rr != 0) {
         *path = FETCH_READ_REMOTE_READ;
-    else if (ret == 0)
+        *probe = fetch_caps_rr < 0;
+    } else if (ret == 0) {
         *path = FETCH_READ_PROMQL;
+    }
     pthread_mutex_unlock(&fetch_caps_lock);
     return ret;
+}
+
+/* Record what trying remote read told of the server (AUTO only). */
+static void fetch_caps_set_rr(const struct promq *q, int rr)
+{
+    pthread_mutex_lock(&fetch_caps_lock);
+    if (fetch_caps_q == q)
+        fetch_caps_rr = rr;
+    pthread_mutex_unlock(&fetch_caps_lock);
 }
 
 static const char *fetch_read_label(enum fetch_read p)
@@ -491,8 +585,9 @@ static const char *fetch_read_label(enum fetch_read p)
 static int fetch_raw(struct promq *q, const struct rule *r, struct rule_data *d)
 {
     enum fetch_read path;
+    bool probe;
     char err[256] = "";
-    if (fetch_choose(q, &path, err, sizeof(err)) < 0) {
+    if (fetch_choose(q, &path, &probe, err, sizeof(err)) < 0) {
         snprintf(d->errmsg, sizeof(d->errmsg), "activity query: %s", err);
         d->error = 1;
         return -1;
@@ -507,12 +602,28 @@ static int fetch_raw(struct promq *q, const struct rule *r, struct rule_data *d)
         .gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * fetch_step(r),
     };
     struct matrix raw = {0};
-    int rc;
+    int rc = 0;
     if (path == FETCH_READ_EXPORT) {
         rc = fetch_export(q, r->q_activity, raw_read_start(&g), d->end, &raw, err, sizeof(err));
     } else {
-        snprintf(err, sizeof(err), "remote read is not available in this build");
-        rc = -1;
+        enum fetch_rr got =
+            fetch_remote_read(q, r->q_activity, raw_read_start(&g), d->end, &raw, err, sizeof(err));
+        if (got == FETCH_RR_ABSENT && probe) {
+            /* Asked once per server: the answer says it has no (streamed) remote read. */
+            log_info("'%s' does not offer streamed remote read (%s): rules with a selector as "
+                     "activity use the PromQL plan",
+                     promq_url(q), err);
+            fetch_caps_set_rr(q, 0);
+            d->read_path = "promql";
+            return 1;
+        }
+        if (got == FETCH_RR_ABSENT) {
+            snprintf(err, sizeof(err), "the server does not offer streamed remote read");
+            promq_count_failure(q);
+        }
+        if (got == FETCH_RR_OK && probe)
+            fetch_caps_set_rr(q, 1);
+        rc = got == FETCH_RR_OK ? 0 : -1;
     }
     if (rc == 0)
         rc = raw_to_grid(&raw, &g, &d->activity, &d->coverage, err, sizeof(err));

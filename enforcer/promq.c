@@ -1646,8 +1646,9 @@ out:
 
 int promq_post(struct promq *q, const char *path, const char *const *headers, size_t nheaders,
                const char *body, size_t len, int (*sink)(void *, const char *, size_t), void *arg,
-               long *status, char *err, size_t errlen)
+               long *status, char *ctype, size_t ctlen, char *err, size_t errlen)
 {
+    static const char *const want[] = {"Content-Type"};
     char *url = xasprintf("%s%s", q->url, path);
     struct httpc_resp resp = {0};
     struct httpc_req req = {
@@ -1659,9 +1660,15 @@ int promq_post(struct promq *q, const char *path, const char *const *headers, si
         .body_len = len,
         .sink = sink,
         .sink_arg = arg,
+        .want_headers = want,
+        .nwant_headers = 1,
     };
     int ret = promq_http(q, &req, &resp, err, errlen);
     *status = ret == 0 ? resp.status : 0;
+    if (ctype) {
+        const char *ct = ret == 0 ? httpc_resp_header(&resp, "Content-Type") : NULL;
+        snprintf(ctype, ctlen, "%s", ct ? ct : "");
+    }
     if (ret == 0)
         log_debug("prometheus %s: HTTP %ld, %zu-byte request%s, %.3f s", path, resp.status, len,
                   resp.stopped ? " (stopped)" : "", resp.elapsed);
@@ -1670,6 +1677,11 @@ int promq_post(struct promq *q, const char *path, const char *const *headers, si
     httpc_resp_free(&resp);
     free(url);
     return ret;
+}
+
+const char *promq_url(const struct promq *q)
+{
+    return q->url;
 }
 
 size_t promq_max_answer(const struct promq *q)

@@ -25,7 +25,9 @@
  *
  * PORT 0 picks a free port; "listening on PORT" goes to stdout once the socket is bound.
  * Every request is logged to stderr as "request METHOD PATH BODY" (plus " authorization=..."
- * when that header was sent) so tests can count requests and check credentials.
+ * when that header was sent; a binary body as "(N bytes of binary)") so tests can count
+ * requests and check credentials. Other paths (/flags, /api/v1/read) get 404, as from a
+ * server that is neither VictoriaMetrics nor offers remote read.
  * SIGTERM or SIGINT stops it.
  */
 #include <errno.h>
@@ -189,7 +191,14 @@ static MHD_RESULT fp_handler(struct MHD_Connection *conn, const char *url, const
 
     const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     pthread_mutex_lock(&fp_log_lock);
-    fprintf(stderr, "request %s %s %s%s%s\n", method, url, body->buf, auth ? " authorization=" : "",
+    /* A binary body (remote read's snappy protobuf) is logged by its size only. */
+    bool text = true;
+    for (size_t i = 0; i < body->len && text; i++)
+        text = (unsigned char)body->buf[i] >= 0x20 && (unsigned char)body->buf[i] < 0x7f;
+    char size[48];
+    snprintf(size, sizeof(size), "(%zu bytes of binary)", body->len);
+    fprintf(stderr, "request %s %s %s%s%s\n", method, url,
+            text ? (body->buf ? body->buf : "") : size, auth ? " authorization=" : "",
             auth ? auth : "");
     fflush(stderr);
     pthread_mutex_unlock(&fp_log_lock);

@@ -227,6 +227,10 @@ TEST(fetch_queries_and_dedupe)
         TEST_CHECK_INT(d[2].activity.n, workloads[k]);
         TEST_CHECK_INT(d[0].allocation.n, 1);
         TEST_CHECK_INT(d[2].allocation.n, 1);
+        /* No raw path on this server: PromQL for every rule, the disabled one read nothing. */
+        TEST_CHECK_STR(d[0].read_path, "promql");
+        TEST_CHECK_STR(d[2].read_path, "promql");
+        TEST_CHECK(d[3].read_path == NULL);
         /* Selector rules get the raw coverage too. */
         TEST_CHECK(d[0].raw_coverage && d[2].raw_coverage);
         TEST_CHECK_INT(d[0].coverage.n, workloads[k]);
@@ -251,12 +255,14 @@ TEST(fetch_queries_and_dedupe)
 
         TEST_CHECK_INT(fake_log_count(f.log, "request "), 11);
         char *log = test_read_file(f.log, NULL);
+        /* The server has neither /flags (not VictoriaMetrics) nor remote read: PromQL. */
+        TEST_CHECK_CONTAINS(log, "request GET /flags");
+        TEST_CHECK_CONTAINS(log, "request POST /api/v1/read ");
         TEST_CHECK_CONTAINS(log, "request POST /api/v1/query_range "
-                                 "query=max_over_time%28gpureclaim%3Aworkload_busy%3Aratio%5B60s"
-                                 "%5D%29&start=1699998800.000&end=1700000000.000&step=60.000");
-        TEST_CHECK_CONTAINS(log, "request POST /api/v1/query_range query=sum_over_time%28gpureclaim"
-                                 "%3Aworkload_busy%3Aratio%5B60s%5D%29%20%2A%200%20%21%3D%200&"
-                                 "start=1699998800.000&end=1700000000.000&step=60.000");
+                                 "query=%28sum_over_time%28gpureclaim%3Aworkload_busy%3Aratio%5B"
+                                 "60s%5D%29%20%2A%200%20%21%3D%200%29%20or%20max_over_time%28"
+                                 "gpureclaim%3Aworkload_busy%3Aratio%5B60s%5D%29&start="
+                                 "1699998800.000&end=1700000000.000&step=60.000");
         TEST_CHECK_CONTAINS(log, "request POST /api/v1/query_range query=count_over_time%28present_"
                                  "over_time%28gpureclaim%3Aworkload_busy%3Aratio%5B105s%5D%29%5B"
                                  "60s%3A15s%5D%29&start=1699998800.000&end=1700000000.000&step="
@@ -332,9 +338,10 @@ TEST(fetch_error_isolation)
     TEST_CHECK_INT(d[4].error, 1);
     TEST_CHECK_CONTAINS(d[4].errmsg, "priority query: ");
     fetch_free(d, 5);
-    /* fine: 6; bad-activity: 1 (nothing more after a failed activity; allocation shared);
-     * bad-pending: 1; bad-allocation: 1; bad-priority: 1. */
-    TEST_CHECK_INT(promq_requests(q), 10);
+    /* /flags and /api/v1/read (asked once: neither is offered); fine: 5; bad-activity: 1
+     * (nothing more after a failed activity; allocation shared); bad-pending: 1;
+     * bad-allocation: 1; bad-priority: 1. */
+    TEST_CHECK_INT(promq_requests(q), 11);
     TEST_CHECK_INT(promq_failures(q), 4);
     promq_free(q);
     fake_stop(&f);
