@@ -610,7 +610,7 @@ static int fetch_raw(struct promq *q, const struct rule *r, struct rule_data *d)
             fetch_remote_read(q, r->q_activity, raw_read_start(&g), d->end, &raw, err, sizeof(err));
         if (got == FETCH_RR_ABSENT && probe) {
             /* Asked once per server: the answer says it has no (streamed) remote read. */
-            log_info("'%s' does not offer streamed remote read (%s): rules with a selector as "
+            log_debug("'%s' does not offer streamed remote read (%s): rules with a selector as "
                      "activity use the PromQL plan",
                      promq_url(q), err);
             fetch_caps_set_rr(q, 0);
