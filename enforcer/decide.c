@@ -465,6 +465,14 @@ static enum reason judge_series(const struct judge_ctx *jc, const struct series 
         if (step_covered(jc, s, cov, &k, t))
             continue;
         /*
+         * Raw coverage of a step that begins before the window start: only its instants from
+         * the window start on must be covered, and the value says how far back from its end
+         * they are (rule_data.coverage_tail).
+         */
+        if (jc->rd->coverage_tail && t - step < ws - DECIDE_EPS && k < cov->n &&
+            at_time(cov->p[k].t, t, step) && cov->p[k].v * step >= t - ws - DECIDE_EPS)
+            continue;
+        /*
          * The series' first step: its sub-points before the first sample are uncovered by
          * nature, so whether raw samples follow it closely is not proven. The workload
          * keeps as too young (for one more cycle at most, once the window moves on).

@@ -57,6 +57,13 @@ struct rule_data {
      */
     bool raw_coverage;
     struct matrix coverage;
+    /*
+     * Set with raw_coverage when the coverage comes from raw samples (raw.h): a value below 1
+     * is then the covered share at the end of the step, so a step that begins before the
+     * window start is judged only from the window start on, as the window asks. The PromQL
+     * coverage (a count of sub-points) says nothing of where in the step its holes are.
+     */
+    bool coverage_tail;
     /* How the activity was read: "remote_read", "export" or "promql" ("" when not queried);
        a static string (fetch.c). */
     const char *read_path;

@@ -634,6 +634,7 @@ static int fetch_raw(struct promq *q, const struct rule *r, struct rule_data *d)
         return -1;
     }
     d->raw_coverage = true;
+    d->coverage_tail = true;
     log_debug("rule '%s': activity of %zu series read through %s", r->name, d->activity.n,
               d->read_path);
     return 0;

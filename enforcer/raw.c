@@ -7,8 +7,10 @@
  * (doubled: [2r, 2r + 2gap + 1)), cut short before a staleness marker m after it (doubled:
  * up to 2m, exclusive, since at m the series is gone). Consecutive covers are merged; a step
  * [t - step, t] (doubled: [2(t - step), 2t]) is covered when one merged range holds it
- * whole. No resolution is involved, so a gap of gap + 1 ms is found and a gap of exactly
- * `gap` is not (docs/decision-semantics.md §3).
+ * whole; otherwise its value is the share of the step, counted back from its end, that one
+ * range holds (decide() accepts a step that begins before the window start when that tail
+ * reaches back to it). No resolution is involved, so a gap of gap + 1 ms is found and a gap of
+ * exactly `gap` is not (docs/decision-semantics.md §3).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -130,8 +132,13 @@ static bool raw_series(const struct series *s, int64_t start, int64_t step, size
             act->p[act->n++] = (struct point){when, nonfinite ? NAN : max};
         while (k < nsp && sp[k].b <= 2 * te)
             k++;
-        bool covered = k < nsp && sp[k].a <= 2 * ts && sp[k].b > 2 * te;
-        cov->p[cov->n++] = (struct point){when, covered ? 1.0 : 0.0};
+        /* The covered tail: the part of the step, up to its end, that one range holds. */
+        double share = 0;
+        if (k < nsp && sp[k].a <= 2 * te)
+            share = sp[k].a <= 2 * ts ? 1.0 : (double)(2 * te - sp[k].a) / (double)(2 * step);
+        if (share >= 1.0 && sp[k].a > 2 * ts)
+            share = nextafter(1.0, 0.0);
+        cov->p[cov->n++] = (struct point){when, share};
     }
     free(sp);
     free(t);

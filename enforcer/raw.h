@@ -48,7 +48,9 @@ double raw_read_start(const struct raw_grid *g);
  *             as in Prometheus 2.x's range selectors), NaN when one of them is NaN or +-Inf;
  *             no point when the step has no sample; staleness markers are skipped;
  *   coverage  per grid point t, 1 when every instant u of [t - step, t] has a sample in
- *             [u - gap, u] with no staleness marker after it up to u, else 0.
+ *             [u - gap, u] with no staleness marker after it up to u ("covered"), else the
+ *             covered tail: the share of the step, counted back from t, whose instants all
+ *             are (0 when t itself is not), always below 1.
  * Series labels lose `__name__`, as function results do in PromQL; two series that then
  * have the same labels fail. Series without any sample in the grid's reach are dropped.
  * `raw` is consumed (its series are freed as they are converted, so a cycle holds the raw

@@ -104,7 +104,8 @@ static void gap_case(double hole_s, double want_cov_at_1180)
     TEST_CHECK_DBL(cov_at(&cov, 0), 1, 0);
     TEST_CHECK_DBL(cov_at(&cov, 1), 1, 0);
     TEST_CHECK_DBL(cov_at(&cov, 2), 1, 0);
-    TEST_CHECK_DBL(cov_at(&cov, 3), want_cov_at_1180, 0); /* [1120, 1180] holds 1150 */
+    /* [1120, 1180] holds the end of the hole: covered from the next sample on */
+    TEST_CHECK_DBL(cov_at(&cov, 3), want_cov_at_1180, 1e-9);
     TEST_CHECK_DBL(cov_at(&cov, 4), 1, 0);
     matrix_free(&act);
     matrix_free(&cov);
@@ -112,8 +113,9 @@ static void gap_case(double hole_s, double want_cov_at_1180)
 
 TEST(test_exact_gap)
 {
-    gap_case(60.0, 1);   /* exactly the tolerated gap: covered */
-    gap_case(60.001, 0); /* one millisecond more: the step [1120, 1180] is not */
+    gap_case(60.0, 1); /* exactly the tolerated gap: covered */
+    /* one millisecond more: the step [1120, 1180] is covered only from 1150.001 on */
+    gap_case(60.001, (1180 - 1150.001) / 60);
 }
 
 TEST(test_staleness_marker_ends_series)
@@ -131,7 +133,8 @@ TEST(test_staleness_marker_ends_series)
     /* the marker is not a value: step (1120, 1180] is finite */
     TEST_CHECK(isfinite(act.s[0].p[3].v));
     TEST_CHECK_DBL(cov_at(&cov, 2), 1, 0);
-    TEST_CHECK_DBL(cov_at(&cov, 3), 0, 0); /* 1130 .. 1150 the series did not exist */
+    /* 1130 .. 1150 the series did not exist: [1120, 1180] is covered from 1150 on */
+    TEST_CHECK_DBL(cov_at(&cov, 3), 0.5, 1e-12);
     TEST_CHECK_DBL(cov_at(&cov, 4), 1, 0);
     matrix_free(&act);
     matrix_free(&cov);
@@ -143,7 +146,7 @@ TEST(test_staleness_marker_ends_series)
     mk(&raw, "a", q, 7);
     TEST_CHECK_INT(raw_to_grid(&raw, &G, &act, &cov, err, sizeof(err)), 0);
     TEST_CHECK_DBL(cov_at(&cov, 3), 1, 0);
-    TEST_CHECK_DBL(cov_at(&cov, 4), 0, 0);
+    TEST_CHECK_DBL(cov_at(&cov, 4), 0, 0); /* not even its end: nothing covered */
     matrix_free(&act);
     matrix_free(&cov);
 }
@@ -156,8 +159,9 @@ TEST(test_first_step_unproven)
                         {1150, 0}, {1180, 0}, {1210, 0}, {1240, 0}};
     mk(&raw, "a", p, 9);
     TEST_CHECK_INT(raw_to_grid(&raw, &G, &act, &cov, err, sizeof(err)), 0);
-    /* the step at 1060 starts at 1000, before the first sample */
-    TEST_CHECK_DBL(cov_at(&cov, 1), 0, 0);
+    /* the step at 1060 starts at 1000, before the first sample: covered from 1001 on */
+    TEST_CHECK_DBL(cov_at(&cov, 1), 59.0 / 60, 1e-12);
+    TEST_CHECK(cov_at(&cov, 1) < 1);
     TEST_CHECK_DBL(cov_at(&cov, 2), 1, 0);
     TEST_CHECK_INT(act.s[0].n, 4);
     matrix_free(&act);

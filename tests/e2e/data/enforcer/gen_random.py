@@ -15,9 +15,9 @@ NaN and +Inf samples; a late start (young), an early stop (stale), and staleness
 (after a stop, and in the middle followed by a return). Every pod also gets an rnd_devices
 sample per 15 s over the last 10 minutes (its allocation).
 
-META is JSON {pod: {"markers": [ms...], "gaps": [[from_ms, to_ms], ...]}} with the raw gaps
-(between consecutive real samples, markers left out, and from the last one to END), for the
-test to explain the differences the two paths may show.
+META is JSON {pod: {"markers": [ms...], "gaps": [[from_ms, to_ms], ...], "first": ms}} with the
+raw gaps (between consecutive real samples, markers left out, and from the last one to END)
+and the first real sample, for the test to explain the differences the two paths may show.
 """
 import json
 import random
@@ -95,7 +95,8 @@ def main():
             gaps = [[a, b] for a, b in zip(real, real[1:])]
             if real:
                 gaps.append([real[-1], END * 1000])
-            meta[pod] = {"markers": [ts for ts, v in samples if v == "stale"], "gaps": gaps}
+            meta[pod] = {"markers": [ts for ts, v in samples if v == "stale"], "gaps": gaps,
+                         "first": real[0] if real else None}
         for i in range(n):
             labels = "__name__=rnd_devices,namespace=rnd,pod=w%04d" % i
             for t in range(-600, 1, EVERY):
