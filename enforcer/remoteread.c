@@ -31,7 +31,7 @@
 
 /* ---- request ------------------------------------------------------------------------------ */
 
-/* prompb field numbers (docs/remote-read.md §2). */
+/* prompb field numbers (docs/remote-read.md §10.2, §10.3). */
 enum {
     READREQ_QUERIES = 1,
     READREQ_ACCEPTED_RESPONSE_TYPES = 2,

@@ -1,6 +1,6 @@
 /*
  * Decoder of Prometheus XOR chunks (the Gorilla encoding, as the TSDB writes it; layout in
- * docs/remote-read.md §3). It exists so that the enforcer can read raw samples through remote
+ * docs/remote-read.md §10.4). It exists so that the enforcer can read raw samples through remote
  * read instead of asking PromQL three times for views of them.
  *
  * The bit stream is read most significant bit first. The first timestamp is a zig-zag varint
