@@ -175,12 +175,18 @@ static uint32_t crc32c(const uint8_t *p, size_t n)
 
 /* ---- stream reader ------------------------------------------------------------------------ */
 
+/* A series in the hash set: its index + 1 (0: a free slot) and its labels' hash. */
+struct rr_slot {
+    size_t idx;
+    uint64_t h;
+};
+
 /* The series of one query, and where the last of them is being appended. */
 struct rr_result {
     struct matrix m;
     size_t cap;                /* series allocated at m.s */
     struct xorchunk_sink sink; /* of m.s[m.n - 1] */
-    size_t *slot;              /* hash set of m's series: index + 1, 0 when free */
+    struct rr_slot *slot;      /* hash set of m's series */
     size_t nslot;              /* a power of two, or 0 */
     bool clip;
     int64_t min_ms, max_ms;
@@ -250,10 +256,10 @@ static long find_series(const struct rr_result *r, const struct labels *ls, uint
     if (!r->nslot)
         return -1;
     for (size_t i = h & (r->nslot - 1);; i = (i + 1) & (r->nslot - 1)) {
-        size_t v = r->slot[i];
+        size_t v = r->slot[i].idx;
         if (!v)
             return -1;
-        if (labels_equal(&r->m.s[v - 1].labels, ls))
+        if (r->slot[i].h == h && labels_equal(&r->m.s[v - 1].labels, ls))
             return (long)(v - 1);
     }
 }
@@ -262,24 +268,23 @@ static void insert_series(struct rr_result *r, size_t idx, uint64_t h)
 {
     if (2 * (r->m.n + 1) > r->nslot) {
         size_t n = r->nslot ? 2 * r->nslot : 64;
-        size_t *slot = xcalloc(n, sizeof(*slot));
+        struct rr_slot *slot = xcalloc(n, sizeof(*slot));
         for (size_t k = 0; k < r->nslot; k++) {
-            size_t v = r->slot[k];
-            if (!v)
+            if (!r->slot[k].idx)
                 continue;
-            size_t i = labels_hash(&r->m.s[v - 1].labels) & (n - 1);
-            while (slot[i])
+            size_t i = r->slot[k].h & (n - 1);
+            while (slot[i].idx)
                 i = (i + 1) & (n - 1);
-            slot[i] = v;
+            slot[i] = r->slot[k];
         }
         free(r->slot);
         r->slot = slot;
         r->nslot = n;
     }
     size_t i = h & (r->nslot - 1);
-    while (r->slot[i])
+    while (r->slot[i].idx)
         i = (i + 1) & (r->nslot - 1);
-    r->slot[i] = idx + 1;
+    r->slot[i] = (struct rr_slot){idx + 1, h};
 }
 
 /* Give back what the growth of the series' points left unused. */
