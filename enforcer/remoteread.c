@@ -579,6 +579,8 @@ static long read_frames(struct rr_stream *s, const uint8_t *p, size_t n, char *e
 
 static void pend_add(struct rr_stream *s, const uint8_t *p, size_t n)
 {
+    if (n == 0)
+        return;
     if (s->npend + n > s->cap_pend) {
         size_t cap = s->cap_pend ? s->cap_pend : 4096;
         while (cap < s->npend + n)
