@@ -17,7 +17,6 @@
 #include "remoteread.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,21 +52,6 @@ enum {
     CHUNK_XOR = 1,
 };
 
-static int rr_fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int rr_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 int rr_encode_request(const struct rr_query *q, size_t nq, char **body, size_t *len, char *err,
                       size_t errlen)
 {
@@ -77,23 +61,23 @@ int rr_encode_request(const struct rr_query *q, size_t nq, char **body, size_t *
     *body = NULL;
     *len = 0;
     if (nq == 0)
-        return rr_fail(err, errlen, "remote read request without a query");
+        return err_printf(err, errlen, "remote read request without a query");
     for (size_t i = 0; i < nq; i++) {
         if (q[i].nm == 0 || !q[i].m)
-            return rr_fail(err, errlen, "remote read query %zu has no matcher", i);
+            return err_printf(err, errlen, "remote read query %zu has no matcher", i);
         if (q[i].start_ms > q[i].end_ms)
-            return rr_fail(err, errlen,
-                           "remote read query %zu starts at %lld ms, after its end %lld", i,
-                           (long long)q[i].start_ms, (long long)q[i].end_ms);
+            return err_printf(err, errlen,
+                              "remote read query %zu starts at %lld ms, after its end %lld", i,
+                              (long long)q[i].start_ms, (long long)q[i].end_ms);
         for (size_t j = 0; j < q[i].nm; j++) {
             const struct rr_matcher *mt = &q[i].m[j];
             if (!mt->name || !mt->value || !mt->name[0])
-                return rr_fail(err, errlen,
-                               "remote read query %zu: matcher %zu has no name or value", i, j);
+                return err_printf(err, errlen,
+                                  "remote read query %zu: matcher %zu has no name or value", i, j);
             if ((unsigned)mt->type > RR_NRE)
-                return rr_fail(err, errlen,
-                               "remote read query %zu: matcher %zu has unknown type %d", i, j,
-                               (int)mt->type);
+                return err_printf(err, errlen,
+                                  "remote read query %zu: matcher %zu has unknown type %d", i, j,
+                                  (int)mt->type);
         }
     }
 
@@ -127,8 +111,8 @@ int rr_encode_request(const struct rr_query *q, size_t nq, char **body, size_t *
     sbuf_free(&req);
     if (st != SNAPPY_OK) {
         free(out);
-        return rr_fail(err, errlen, "cannot compress the remote read request (snappy status %d)",
-                       (int)st);
+        return err_printf(err, errlen, "cannot compress the remote read request (snappy status %d)",
+                          (int)st);
     }
     *body = out;
     *len = n;
@@ -437,9 +421,9 @@ static int read_chunks(struct rr_stream *s, struct rr_result *r, struct pb_dec *
         pb_leave(d);
         if (type != CHUNK_XOR) {
             char *name = labels_format(&r->sink.s->labels);
-            rr_fail(d->err, d->errlen,
-                    "series %s: chunk encoding %llu (%s) is not XOR (1), the only one read", name,
-                    (unsigned long long)type, encoding_name(type));
+            err_printf(d->err, d->errlen,
+                       "series %s: chunk encoding %llu (%s) is not XOR (1), the only one read",
+                       name, (unsigned long long)type, encoding_name(type));
             free(name);
             return -1;
         }
@@ -447,7 +431,7 @@ static int read_chunks(struct rr_stream *s, struct rr_result *r, struct pb_dec *
         char why[256];
         if (xorchunk_decode(data, len, &r->sink, why, sizeof(why)) < 0) {
             char *name = labels_format(&r->sink.s->labels);
-            rr_fail(d->err, d->errlen, "series %s: %s", name, why);
+            err_printf(d->err, d->errlen, "series %s: %s", name, why);
             free(name);
             return -1;
         }
@@ -474,8 +458,8 @@ static int read_frame(struct rr_stream *s, const uint8_t *data, size_t len, char
     if (rc < 0)
         return -1;
     if (qi >= s->nq)
-        return rr_fail(err, errlen, "query index %lld out of range (%zu %s asked)", (long long)qi,
-                       s->nq, s->nq == 1 ? "query" : "queries");
+        return err_printf(err, errlen, "query index %lld out of range (%zu %s asked)",
+                          (long long)qi, s->nq, s->nq == 1 ? "query" : "queries");
     struct rr_result *q = &s->q[qi];
 
     r.p = data;
@@ -494,7 +478,7 @@ static int read_frame(struct rr_stream *s, const uint8_t *data, size_t len, char
             uint64_t h = labels_hash(&ls);
             if (find_series(q, &ls, h) >= 0) {
                 char *name = labels_format(&ls);
-                rr_fail(err, errlen, "series %s comes again after another series began", name);
+                err_printf(err, errlen, "series %s comes again after another series began", name);
                 free(name);
                 labels_free(&ls);
                 return -1;
