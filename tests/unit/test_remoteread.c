@@ -403,6 +403,16 @@ struct chunk_spec {
     size_t len;
 };
 
+/* A frame with arbitrary data and a correct CRC. */
+static void raw_frame(struct sbuf *st, const void *data, size_t len)
+{
+    pb_put_varint(st, len);
+    uint32_t crc = crc32c(data, len);
+    char be[4] = {(char)(crc >> 24), (char)(crc >> 16), (char)(crc >> 8), (char)crc};
+    sbuf_add(st, be, 4);
+    sbuf_add(st, data, len);
+}
+
 /* Append one frame: query index qi, one series with the label pairs and chunks given. */
 static void add_frame(struct sbuf *stream, int64_t qi, const char *const *lv, size_t nlv,
                       const struct chunk_spec *c, size_t nc)
@@ -425,11 +435,7 @@ static void add_frame(struct sbuf *stream, int64_t qi, const char *const *lv, si
     pb_put_bytes(&msg, CHUNKED_SERIES, ser.buf ? ser.buf : "", ser.len);
     if (qi)
         pb_put_uint(&msg, CHUNKED_QUERY_INDEX, (uint64_t)qi);
-    pb_put_varint(stream, msg.len);
-    uint32_t crc = crc32c((const uint8_t *)msg.buf, msg.len);
-    char be[4] = {(char)(crc >> 24), (char)(crc >> 16), (char)(crc >> 8), (char)crc};
-    sbuf_add(stream, be, 4);
-    sbuf_add(stream, msg.buf, msg.len);
+    raw_frame(stream, msg.buf, msg.len);
     sbuf_free(&msg);
     sbuf_free(&ser);
     sbuf_free(&sub);
@@ -586,16 +592,6 @@ TEST(crc_and_caps)
     sbuf_free(&bad);
     sbuf_free(&st);
     free(e);
-}
-
-/* A frame with arbitrary data and a correct CRC. */
-static void raw_frame(struct sbuf *st, const void *data, size_t len)
-{
-    pb_put_varint(st, len);
-    uint32_t crc = crc32c(data, len);
-    char be[4] = {(char)(crc >> 24), (char)(crc >> 16), (char)(crc >> 8), (char)crc};
-    sbuf_add(st, be, 4);
-    sbuf_add(st, data, len);
 }
 
 TEST(malformed_and_unknown)
