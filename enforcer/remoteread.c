@@ -193,7 +193,9 @@ struct rr_stream *rr_stream_new(size_t nqueries, size_t max_frame_bytes, size_t 
     struct rr_stream *s = xcalloc(1, sizeof(*s));
 
     s->nq = nqueries;
-    s->max_frame = max_frame_bytes ? max_frame_bytes : SIZE_MAX;
+    /* "No limit" still keeps a frame's length plus its header within size_t. */
+    s->max_frame =
+        max_frame_bytes && max_frame_bytes < SIZE_MAX / 2 ? max_frame_bytes : SIZE_MAX / 2;
     s->max_total = max_total_bytes ? max_total_bytes : SIZE_MAX;
     s->q = xcalloc(nqueries ? nqueries : 1, sizeof(*s->q));
     return s;

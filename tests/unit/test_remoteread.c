@@ -584,6 +584,12 @@ TEST(crc_and_caps)
     TEST_CHECK_CONTAINS(err, "remote read answer over the limit of");
     TEST_CHECK_INT(feed_all(&st, 1, 0, st.len, m, err, sizeof(err)), 0);
     matrices_free(m, 1);
+    /* Without a cap, a length that would overflow with its header is still refused. */
+    struct sbuf huge = {0};
+    pb_put_varint(&huge, UINT64_MAX - 2);
+    TEST_CHECK_INT(feed_all(&huge, 1, 0, 0, m, err, sizeof(err)), -1);
+    TEST_CHECK_CONTAINS(err, "18446744073709551613 bytes, over the limit of 9223372036854775807");
+    sbuf_free(&huge);
     /* A frame length of 11 varint bytes. */
     struct sbuf bad = {0};
     sbuf_add(&bad, "\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 11);
