@@ -17,7 +17,6 @@
 #include "remoteread.h"
 
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +30,7 @@
 
 /* ---- request ------------------------------------------------------------------------------ */
 
-/* prompb field numbers (docs/remote-read.md §2). */
+/* prompb field numbers (docs/remote-read.md §10.2, §10.3). */
 enum {
     READREQ_QUERIES = 1,
     READREQ_ACCEPTED_RESPONSE_TYPES = 2,
@@ -53,21 +52,6 @@ enum {
     CHUNK_XOR = 1,
 };
 
-static int rr_fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int rr_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 int rr_encode_request(const struct rr_query *q, size_t nq, char **body, size_t *len, char *err,
                       size_t errlen)
 {
@@ -77,23 +61,23 @@ int rr_encode_request(const struct rr_query *q, size_t nq, char **body, size_t *
     *body = NULL;
     *len = 0;
     if (nq == 0)
-        return rr_fail(err, errlen, "remote read request without a query");
+        return err_printf(err, errlen, "remote read request without a query");
     for (size_t i = 0; i < nq; i++) {
         if (q[i].nm == 0 || !q[i].m)
-            return rr_fail(err, errlen, "remote read query %zu has no matcher", i);
+            return err_printf(err, errlen, "remote read query %zu has no matcher", i);
         if (q[i].start_ms > q[i].end_ms)
-            return rr_fail(err, errlen,
-                           "remote read query %zu starts at %lld ms, after its end %lld", i,
-                           (long long)q[i].start_ms, (long long)q[i].end_ms);
+            return err_printf(err, errlen,
+                              "remote read query %zu starts at %lld ms, after its end %lld", i,
+                              (long long)q[i].start_ms, (long long)q[i].end_ms);
         for (size_t j = 0; j < q[i].nm; j++) {
             const struct rr_matcher *mt = &q[i].m[j];
             if (!mt->name || !mt->value || !mt->name[0])
-                return rr_fail(err, errlen,
-                               "remote read query %zu: matcher %zu has no name or value", i, j);
+                return err_printf(err, errlen,
+                                  "remote read query %zu: matcher %zu has no name or value", i, j);
             if ((unsigned)mt->type > RR_NRE)
-                return rr_fail(err, errlen,
-                               "remote read query %zu: matcher %zu has unknown type %d", i, j,
-                               (int)mt->type);
+                return err_printf(err, errlen,
+                                  "remote read query %zu: matcher %zu has unknown type %d", i, j,
+                                  (int)mt->type);
         }
     }
 
@@ -127,8 +111,8 @@ int rr_encode_request(const struct rr_query *q, size_t nq, char **body, size_t *
     sbuf_free(&req);
     if (st != SNAPPY_OK) {
         free(out);
-        return rr_fail(err, errlen, "cannot compress the remote read request (snappy status %d)",
-                       (int)st);
+        return err_printf(err, errlen, "cannot compress the remote read request (snappy status %d)",
+                          (int)st);
     }
     *body = out;
     *len = n;
@@ -175,12 +159,18 @@ static uint32_t crc32c(const uint8_t *p, size_t n)
 
 /* ---- stream reader ------------------------------------------------------------------------ */
 
+/* A series in the hash set: its index + 1 (0: a free slot) and its labels' hash. */
+struct rr_slot {
+    size_t idx;
+    uint64_t h;
+};
+
 /* The series of one query, and where the last of them is being appended. */
 struct rr_result {
     struct matrix m;
     size_t cap;                /* series allocated at m.s */
     struct xorchunk_sink sink; /* of m.s[m.n - 1] */
-    size_t *slot;              /* hash set of m's series: index + 1, 0 when free */
+    struct rr_slot *slot;      /* hash set of m's series */
     size_t nslot;              /* a power of two, or 0 */
     bool clip;
     int64_t min_ms, max_ms;
@@ -203,7 +193,9 @@ struct rr_stream *rr_stream_new(size_t nqueries, size_t max_frame_bytes, size_t 
     struct rr_stream *s = xcalloc(1, sizeof(*s));
 
     s->nq = nqueries;
-    s->max_frame = max_frame_bytes ? max_frame_bytes : SIZE_MAX;
+    /* "No limit" still keeps a frame's length plus its header within size_t. */
+    s->max_frame =
+        max_frame_bytes && max_frame_bytes < SIZE_MAX / 2 ? max_frame_bytes : SIZE_MAX / 2;
     s->max_total = max_total_bytes ? max_total_bytes : SIZE_MAX;
     s->q = xcalloc(nqueries ? nqueries : 1, sizeof(*s->q));
     return s;
@@ -250,10 +242,10 @@ static long find_series(const struct rr_result *r, const struct labels *ls, uint
     if (!r->nslot)
         return -1;
     for (size_t i = h & (r->nslot - 1);; i = (i + 1) & (r->nslot - 1)) {
-        size_t v = r->slot[i];
+        size_t v = r->slot[i].idx;
         if (!v)
             return -1;
-        if (labels_equal(&r->m.s[v - 1].labels, ls))
+        if (r->slot[i].h == h && labels_equal(&r->m.s[v - 1].labels, ls))
             return (long)(v - 1);
     }
 }
@@ -262,24 +254,23 @@ static void insert_series(struct rr_result *r, size_t idx, uint64_t h)
 {
     if (2 * (r->m.n + 1) > r->nslot) {
         size_t n = r->nslot ? 2 * r->nslot : 64;
-        size_t *slot = xcalloc(n, sizeof(*slot));
+        struct rr_slot *slot = xcalloc(n, sizeof(*slot));
         for (size_t k = 0; k < r->nslot; k++) {
-            size_t v = r->slot[k];
-            if (!v)
+            if (!r->slot[k].idx)
                 continue;
-            size_t i = labels_hash(&r->m.s[v - 1].labels) & (n - 1);
-            while (slot[i])
+            size_t i = r->slot[k].h & (n - 1);
+            while (slot[i].idx)
                 i = (i + 1) & (n - 1);
-            slot[i] = v;
+            slot[i] = r->slot[k];
         }
         free(r->slot);
         r->slot = slot;
         r->nslot = n;
     }
     size_t i = h & (r->nslot - 1);
-    while (r->slot[i])
+    while (r->slot[i].idx)
         i = (i + 1) & (r->nslot - 1);
-    r->slot[i] = idx + 1;
+    r->slot[i] = (struct rr_slot){idx + 1, h};
 }
 
 /* Give back what the growth of the series' points left unused. */
@@ -432,9 +423,9 @@ static int read_chunks(struct rr_stream *s, struct rr_result *r, struct pb_dec *
         pb_leave(d);
         if (type != CHUNK_XOR) {
             char *name = labels_format(&r->sink.s->labels);
-            rr_fail(d->err, d->errlen,
-                    "series %s: chunk encoding %llu (%s) is not XOR (1), the only one read", name,
-                    (unsigned long long)type, encoding_name(type));
+            err_printf(d->err, d->errlen,
+                       "series %s: chunk encoding %llu (%s) is not XOR (1), the only one read",
+                       name, (unsigned long long)type, encoding_name(type));
             free(name);
             return -1;
         }
@@ -442,7 +433,7 @@ static int read_chunks(struct rr_stream *s, struct rr_result *r, struct pb_dec *
         char why[256];
         if (xorchunk_decode(data, len, &r->sink, why, sizeof(why)) < 0) {
             char *name = labels_format(&r->sink.s->labels);
-            rr_fail(d->err, d->errlen, "series %s: %s", name, why);
+            err_printf(d->err, d->errlen, "series %s: %s", name, why);
             free(name);
             return -1;
         }
@@ -469,8 +460,8 @@ static int read_frame(struct rr_stream *s, const uint8_t *data, size_t len, char
     if (rc < 0)
         return -1;
     if (qi >= s->nq)
-        return rr_fail(err, errlen, "query index %lld out of range (%zu %s asked)", (long long)qi,
-                       s->nq, s->nq == 1 ? "query" : "queries");
+        return err_printf(err, errlen, "query index %lld out of range (%zu %s asked)",
+                          (long long)qi, s->nq, s->nq == 1 ? "query" : "queries");
     struct rr_result *q = &s->q[qi];
 
     r.p = data;
@@ -489,7 +480,7 @@ static int read_frame(struct rr_stream *s, const uint8_t *data, size_t len, char
             uint64_t h = labels_hash(&ls);
             if (find_series(q, &ls, h) >= 0) {
                 char *name = labels_format(&ls);
-                rr_fail(err, errlen, "series %s comes again after another series began", name);
+                err_printf(err, errlen, "series %s comes again after another series began", name);
                 free(name);
                 labels_free(&ls);
                 return -1;
@@ -574,6 +565,8 @@ static long read_frames(struct rr_stream *s, const uint8_t *p, size_t n, char *e
 
 static void pend_add(struct rr_stream *s, const uint8_t *p, size_t n)
 {
+    if (n == 0)
+        return;
     if (s->npend + n > s->cap_pend) {
         size_t cap = s->cap_pend ? s->cap_pend : 4096;
         while (cap < s->npend + n)

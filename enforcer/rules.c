@@ -25,6 +25,7 @@
 
 #include "dur.h"
 #include "file.h"
+#include "kinds.h"
 #include "util.h"
 #include "ydom.h"
 
@@ -49,6 +50,8 @@ struct ctx {
     const char *file;
     struct perr *v;
     size_t n;
+    struct perr *notes; /* not errors: a user kind row replacing a built-in one */
+    size_t nnotes;
     size_t re_insts; /* compiled regular expressions so far, against RULES_MAX_RE_INSTS */
 };
 
@@ -1413,9 +1416,22 @@ int rules_schema_markdown(const char *table, void *out_file)
     return 0;
 }
 
+/* kinds.c reports the problems of a `kinds:` section here, to be sorted with the others. */
+static void kinds_report(void *arg, int line, int col, bool note, const char *msg)
+{
+    struct ctx *c = arg;
+    if (!note) {
+        err_pos(c, line, col, "%s", msg);
+        return;
+    }
+    c->notes = xgrow(c->notes, c->nnotes, sizeof(*c->notes));
+    c->notes[c->nnotes] = (struct perr){line, col, c->nnotes, xstrdup(msg)};
+    c->nnotes++;
+}
+
 static void parse_document(struct ctx *c, const struct ydom_node *root, struct ruleset *rs)
 {
-    static const char *const top_keys[] = {"apiVersion", "kind", "defaults", "rules"};
+    static const char *const top_keys[] = {"apiVersion", "kind", "defaults", "kinds", "rules"};
     char b[QBUF];
     struct vals dv = {0}, bv;
     struct ydom_doc bdoc;
@@ -1460,6 +1476,7 @@ static void parse_document(struct ctx *c, const struct ydom_node *root, struct r
     if (defaults)
         parse_defaults(c, defaults, &dv);
     builtin_load(c, &bdoc, &bv);
+    rs->kinds = kinds_parse(ydom_map_get(root, "kinds"), c->file, kinds_report, c);
 
     const struct ydom_node *rules = ydom_map_get(root, "rules");
     if (!rules) {
@@ -1506,6 +1523,10 @@ void rules_free(struct ruleset *rs)
     free(rs->rules);
     free(rs->file);
     free(rs->api_version);
+    kinds_free(rs->kinds);
+    for (size_t i = 0; i < rs->nnotes; i++)
+        free(rs->notes[i]);
+    free(rs->notes);
     memset(rs, 0, sizeof(*rs));
 }
 
@@ -1559,10 +1580,23 @@ int rules_load_buffer(const char *name, const char *buf, size_t len, struct rule
         free(c.v[i].msg);
     }
     free(c.v);
+    if (c.nnotes > 1)
+        qsort(c.notes, c.nnotes, sizeof(*c.notes), perr_cmp);
+    for (size_t i = 0; i < c.nnotes; i++) {
+        if (!c.n) {
+            out->notes = xgrow(out->notes, out->nnotes, sizeof(*out->notes));
+            out->notes[out->nnotes++] = xasprintf("%s:%d:%d: note: %s", name, c.notes[i].line,
+                                                  c.notes[i].col, c.notes[i].msg);
+        }
+        free(c.notes[i].msg);
+    }
+    free(c.notes);
     if (c.n) {
         rules_free(out);
         return -1;
     }
+    if (!out->kinds)
+        out->kinds = kinds_parse(NULL, name, NULL, NULL);
     return 0;
 }
 
@@ -1594,6 +1628,8 @@ int rules_check_files(char *const *paths, size_t n, void *out_file)
         struct ruleset rs;
         struct rules_errors errs = {0};
         if (rules_load_file(paths[i], &rs, &errs) == 0) {
+            for (size_t j = 0; j < rs.nnotes; j++)
+                fprintf(out, "%s\n", rs.notes[j]);
             fprintf(out, "%s: OK (%zu rules, version %s, hash %s)\n", paths[i], rs.n,
                     rs.api_version, rs.hash);
             rules_free(&rs);

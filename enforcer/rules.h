@@ -117,12 +117,21 @@ struct rule {
     struct rule_notify notify;
 };
 
+struct kinds; /* kinds.h */
+
 struct ruleset {
     char *file;
     char *api_version;
     char hash[17]; /* FNV-1a 64 of the file content, hex */
     struct rule *rules;
     size_t n;
+    /* The workload kinds the Kubernetes backend acts on (kinds.h): the built-in rows plus the
+       file's `kinds:` section. Never NULL after a successful load. */
+    struct kinds *kinds;
+    /* Notes from loading that are not errors, "file:line:col: note: ..." (a user kind row
+       replacing a built-in one); `check` prints them, `run` may log them. */
+    char **notes;
+    size_t nnotes;
 };
 
 /* Error list: each entry is "file:line:col: message" (git style, no final full stop). */

@@ -1,6 +1,6 @@
 /*
  * Decoder of Prometheus XOR chunks (the Gorilla encoding, as the TSDB writes it; layout in
- * docs/remote-read.md §3). It exists so that the enforcer can read raw samples through remote
+ * docs/remote-read.md §10.4). It exists so that the enforcer can read raw samples through remote
  * read instead of asking PromQL three times for views of them.
  *
  * The bit stream is read most significant bit first. The first timestamp is a zig-zag varint
@@ -23,7 +23,6 @@
  */
 #include "xorchunk.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -106,21 +105,6 @@ static int read_uvarint(struct bits *r, uint64_t *out)
     return -2;
 }
 
-static int xc_fail(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int xc_fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 int xorchunk_count(const uint8_t *data, size_t len)
 {
     if (len < 2)
@@ -196,7 +180,7 @@ int xorchunk_decode(const uint8_t *data, size_t len, struct xorchunk_sink *k, ch
     int i, rc;
 
     if (count < 0)
-        return xc_fail(err, errlen, "XOR chunk of %zu bytes has no sample count", len);
+        return err_printf(err, errlen, "XOR chunk of %zu bytes has no sample count", len);
     r.b = data + 2;
     r.len = len - 2;
     r.nb = (uint64_t)(len - 2) * 8;
@@ -259,15 +243,15 @@ int xorchunk_decode(const uint8_t *data, size_t len, struct xorchunk_sink *k, ch
                 }
             }
             if (delta == 0) {
-                xc_fail(err, errlen,
-                        "XOR chunk sample %d of %d: timestamp repeats the previous one", i + 1,
-                        count);
+                err_printf(err, errlen,
+                           "XOR chunk sample %d of %d: timestamp repeats the previous one", i + 1,
+                           count);
                 goto restore;
             }
             if (delta < 0) {
-                xc_fail(err, errlen,
-                        "XOR chunk sample %d of %d: timestamp goes backwards by %llu ms", i + 1,
-                        count, (unsigned long long)(UINT64_C(0) - (uint64_t)delta));
+                err_printf(err, errlen,
+                           "XOR chunk sample %d of %d: timestamp goes backwards by %llu ms", i + 1,
+                           count, (unsigned long long)(UINT64_C(0) - (uint64_t)delta));
                 goto restore;
             }
             if (__builtin_add_overflow(prev, delta, &t)) {
@@ -279,14 +263,15 @@ int xorchunk_decode(const uint8_t *data, size_t len, struct xorchunk_sink *k, ch
             vbits ^= x;
         }
         if (t > XORCHUNK_MAX_MS || t < -XORCHUNK_MAX_MS) {
-            xc_fail(err, errlen, "XOR chunk sample %d of %d: timestamp %lld ms is beyond 2^50 ms",
-                    i + 1, count, (long long)t);
+            err_printf(err, errlen,
+                       "XOR chunk sample %d of %d: timestamp %lld ms is beyond 2^50 ms", i + 1,
+                       count, (long long)t);
             goto restore;
         }
         if (k->has_last && t <= k->last_ms) {
-            xc_fail(err, errlen,
-                    "out-of-order sample: %lld ms is not after the previous sample at %lld ms",
-                    (long long)t, (long long)k->last_ms);
+            err_printf(err, errlen,
+                       "out-of-order sample: %lld ms is not after the previous sample at %lld ms",
+                       (long long)t, (long long)k->last_ms);
             goto restore;
         }
         k->has_last = true;
@@ -302,18 +287,18 @@ int xorchunk_decode(const uint8_t *data, size_t len, struct xorchunk_sink *k, ch
      * stream can end in one unused byte: up to 8 bits of padding, all zero.
      */
     if (r.nb - r.pos > 8) {
-        xc_fail(err, errlen, "XOR chunk has %llu bits after its %d samples",
-                (unsigned long long)(r.nb - r.pos), count);
+        err_printf(err, errlen, "XOR chunk has %llu bits after its %d samples",
+                   (unsigned long long)(r.nb - r.pos), count);
         goto restore;
     }
     if (r.nb > r.pos && read_bits(&r, (unsigned)(r.nb - r.pos), &u) == 0 && u != 0) {
-        xc_fail(err, errlen, "XOR chunk has bits set after its %d samples", count);
+        err_printf(err, errlen, "XOR chunk has bits set after its %d samples", count);
         goto restore;
     }
     return 0;
 
 bad:
-    xc_fail(err, errlen, "XOR chunk sample %d of %d: %s", i + 1, count, why);
+    err_printf(err, errlen, "XOR chunk sample %d of %d: %s", i + 1, count, why);
 restore:
     /* Undo this chunk: the caller sees the series as before it, or as nothing at all. */
     s->n = n0;

@@ -1,7 +1,7 @@
 /*
  * Decoder of one Prometheus XOR chunk, the compressed form in which the TSDB stores float
  * samples and in which remote read's STREAMED_XOR_CHUNKS answer carries them
- * (docs/remote-read.md §3). Pure: bytes in, points appended to a struct series out, no I/O.
+ * (docs/remote-read.md §10.4). Pure: bytes in, points appended to a struct series out, no I/O.
  *
  * The decoder is strict because its output decides reclaims: a chunk whose bit stream ends
  * before the samples its header counts, has bytes or set bits left over after them, or whose
