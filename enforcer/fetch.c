@@ -611,8 +611,8 @@ static int fetch_raw(struct promq *q, const struct rule *r, struct rule_data *d)
         if (got == FETCH_RR_ABSENT && probe) {
             /* Asked once per server: the answer says it has no (streamed) remote read. */
             log_debug("'%s' does not offer streamed remote read (%s): rules with a selector as "
-                     "activity use the PromQL plan",
-                     promq_url(q), err);
+                      "activity use the PromQL plan",
+                      promq_url(q), err);
             fetch_caps_set_rr(q, 0);
             d->read_path = "promql";
             return 1;

@@ -216,17 +216,15 @@ TEST(selectors)
     struct matcher *m;
     size_t n;
     char err[256] = "";
-    TEST_CHECK_INT(match_parse_selector(" gpureclaim:workload_busy:ratio ", &m, &n, err,
-                                        sizeof(err)),
-                   0);
+    TEST_CHECK_INT(
+        match_parse_selector(" gpureclaim:workload_busy:ratio ", &m, &n, err, sizeof(err)), 0);
     TEST_CHECK_INT(n, 1);
     TEST_CHECK_STR(m[0].name, "__name__");
     TEST_CHECK_STR(m[0].value, "gpureclaim:workload_busy:ratio");
     match_free_all(m, n);
 
-    TEST_CHECK_INT(match_parse_selector("x{a=\"b,}\", c!~'d\\'}', e=~`f|g`,}", &m, &n, err,
-                                        sizeof(err)),
-                   0);
+    TEST_CHECK_INT(
+        match_parse_selector("x{a=\"b,}\", c!~'d\\'}', e=~`f|g`,}", &m, &n, err, sizeof(err)), 0);
     TEST_CHECK_INT(n, 4);
     if (n == 4) {
         TEST_CHECK_STR(m[1].name, "a");
