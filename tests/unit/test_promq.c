@@ -1035,6 +1035,18 @@ TEST(client_credentials)
     write_file(tok, "second-token");
     TEST_CHECK_INT(promq_range(q, "up", 0, 60, 60, &m, err, sizeof(err)), 0);
     matrix_free(&m);
+    /* The raw-sample reads and the /flags probe carry the same credentials (promq_http). */
+    write_file(tok, "third-token");
+    static const char *const rr_headers[] = {"Content-Type: application/x-protobuf"};
+    long status = 0;
+    char ctype[96] = "";
+    TEST_CHECK_INT(promq_post(q, "/api/v1/read", rr_headers, 1, "\x01\x00\x02", 3, NULL, NULL,
+                              &status, ctype, sizeof(ctype), err, sizeof(err)),
+                   0);
+    TEST_CHECK_INT(status, 404); /* the fake offers no remote read */
+    TEST_CHECK_CONTAINS(ctype, "text/plain");
+    write_file(tok, "fourth-token");
+    TEST_CHECK_INT(promq_is_victoria(q, err, sizeof(err)), 0);
     promq_free(q);
 
     cfg.bearer_file = missing;
@@ -1055,10 +1067,13 @@ TEST(client_credentials)
     fake_stop(&c);
 
     /* The missing-token request was never sent. */
-    TEST_CHECK_INT(fake_log_count(c.log, "request "), 3);
+    TEST_CHECK_INT(fake_log_count(c.log, "request "), 5);
     char *log = test_read_file(c.log, NULL);
     TEST_CHECK_CONTAINS(log, " authorization=Bearer first-token\n");
     TEST_CHECK_CONTAINS(log, " authorization=Bearer second-token\n");
+    TEST_CHECK_CONTAINS(log, "request POST /api/v1/read (3 bytes of binary) authorization=Bearer "
+                             "third-token\n");
+    TEST_CHECK_CONTAINS(log, "request GET /flags  authorization=Bearer fourth-token\n");
     TEST_CHECK_CONTAINS(log, " authorization=Basic dXNlcjpwYXNz\n"); /* user:pass */
     free(log);
 out:
