@@ -211,6 +211,50 @@ check broken-rule-explain-exit-3 test $? -eq 3
     --rule raw --workload 'pod="idle"' >/dev/null 2>&1
 check broken-rule-explain-other-rule-exit-0 test $? -eq 0
 
+# --- raw reads over TLS: the same client settings as the queries ----------------------------
+# The same history behind HTTPS (Prometheus' --web.config.file): remote read works with
+# --prometheus.ca-file and fails loudly without it, like the queries.
+P=$TMP/pki
+mkdir -p "$P"
+if openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$P/ca.key" \
+    -out "$P/ca.crt" -days 2 -subj /CN=test-ca 2>/dev/null &&
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$P/srv.key" \
+        -out "$P/srv.csr" -subj /CN=127.0.0.1 2>/dev/null &&
+    printf 'subjectAltName=IP:127.0.0.1\n' >"$P/srv.ext" &&
+    openssl x509 -req -in "$P/srv.csr" -CA "$P/ca.crt" -CAkey "$P/ca.key" -CAcreateserial \
+        -out "$P/srv.crt" -days 2 -extfile "$P/srv.ext" 2>/dev/null; then
+    stop_pid "$PROM_PID"
+    printf 'tls_server_config:\n  cert_file: %s\n  key_file: %s\n' "$P/srv.crt" "$P/srv.key" \
+        >"$TMP/web.yml"
+    _port=$(free_port)
+    start_bg "$TMP/prometheus-tls.log" prometheus --config.file="$TMP/prometheus.yml" \
+        --storage.tsdb.path="$TMP/tsdb" --web.listen-address="127.0.0.1:$_port" --log.level=warn \
+        --web.config.file="$TMP/web.yml"
+    TLS_PID=$LAST_PID
+    for _ in $(seq 1 300); do
+        curl -sf --cacert "$P/ca.crt" -o /dev/null "https://127.0.0.1:$_port/-/ready" && break
+        sleep 0.1
+    done
+    if curl -sf --cacert "$P/ca.crt" -o /dev/null "https://127.0.0.1:$_port/-/ready"; then
+        "$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "https://127.0.0.1:$_port" \
+            --prometheus.ca-file "$P/ca.crt" --at $AT --output json --stats \
+            >"$TMP/plan-tls.json" 2>"$TMP/stats-tls.txt"
+        check tls-remote-read-exit-0 test $? -eq 0
+        check tls-remote-read-path grep -q 'read=always:remote_read,pressure:remote_read$' "$TMP/stats-tls.txt"
+        same_decisions tls-remote-read-same "$TMP/plan.json" "$TMP/plan-tls.json"
+        "$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "https://127.0.0.1:$_port" \
+            --at $AT --output json --prometheus.read-path=remote-read >"$TMP/plan-notls.json" \
+            2>"$TMP/plan-notls.err"
+        check tls-unverified-exit-3 test $? -eq 3
+        check tls-unverified-no-reclaim sh -c '! grep -q "\"decision\": *\"reclaim\"" "$1"' sh "$TMP/plan-notls.json"
+    else
+        fail tls-prometheus-ready "$(tail -n 5 "$TMP/prometheus-tls.log")"
+    fi
+    stop_pid "$TLS_PID"
+else
+    fail tls-setup "openssl could not make the test certificates"
+fi
+
 # --- check ----------------------------------------------------------------------------------
 set -- "$TOP"/rules/*.yaml
 if [ -e "$1" ]; then
