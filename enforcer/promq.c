@@ -1759,7 +1759,7 @@ static double promq_vm_flag(const char *body, const char *name, double def)
  * adjustLastPoints). A workload that turned busy in the last 30 s then reads idle, and one
  * that stopped reporting reads fresh. Its /flags page lists the flags set on its command
  * line ("-search.latencyOffset=\"0s\""); Prometheus answers it with its web UI. Read once;
- * a server that cannot be reached is asked again next time.
+ * a server that cannot be reached, or answers 5xx, is asked again next time.
  */
 static int promq_vm_probe(struct promq *q, char *err, size_t errlen)
 {
@@ -1777,6 +1777,11 @@ static int promq_vm_probe(struct promq *q, char *err, size_t errlen)
     };
     if (promq_http(q, &req, &resp, err, errlen) < 0)
         goto out;
+    /* A server error says nothing of what the server is: ask again next time. */
+    if (resp.status >= 500) {
+        snprintf(err, errlen, "'%s/flags' answered HTTP %ld", q->url, resp.status);
+        goto out;
+    }
     ret = 0;
     q->vm_probed = true;
     q->vm = resp.status == 200 && resp.body.len > 0 && resp.body.buf[0] == '-';

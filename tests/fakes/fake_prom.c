@@ -6,7 +6,7 @@
  *
  * usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] PORT MODE [ARGS]
  *   ok FILE [INSTANT_FILE]  answer FILE for every query (INSTANT_FILE for /api/v1/query)
- *   status CODE             that HTTP status with an HTML body
+ *   status CODE             that HTTP status with an HTML body, on every path (a proxy)
  *   error TYPE MSG          the error envelope with the status Prometheus uses for TYPE
  *   garbage                 200 with a body that is not JSON
  *   slow SECONDS            sleep, then an empty result
@@ -206,7 +206,8 @@ static MHD_RESULT fp_handler(struct MHD_Connection *conn, const char *url, const
     if (strcmp(url, "/-/ready") == 0)
         return fakehttp_reply(conn, 200, "text/plain", "Prometheus Server is Ready.\n");
     bool instant = strcmp(url, "/api/v1/query") == 0;
-    if (!instant && strcmp(url, "/api/v1/query_range") != 0)
+    /* A proxy in front of the server answers every path with its status. */
+    if (!instant && strcmp(url, "/api/v1/query_range") != 0 && fp_mode != FP_STATUS)
         return fakehttp_reply(conn, 404, "text/plain", "404 page not found\n");
     if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0)
         return fakehttp_reply(conn, 405, "text/plain", "method not allowed\n");

@@ -1346,6 +1346,30 @@ out:
     free(plog);
 }
 
+/* A 5xx from /flags says nothing of the server: not remembered, asked again; a 404 is. */
+TEST(victoria_probe_retried_after_5xx)
+{
+    const char *codes[] = {"503", "404"};
+    for (size_t k = 0; k < 2; k++) {
+        struct fake c;
+        TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "status", codes[k], NULL), 0);
+        if (c.pid <= 0)
+            continue;
+        char url[64], err[256] = "";
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d", c.port);
+        struct promq_cfg cfg = {.url = url, .timeout = 5};
+        struct promq *q = promq_new(&cfg);
+        int want = k == 0 ? -1 : 0;
+        TEST_CHECK_INT(promq_is_victoria(q, err, sizeof(err)), want);
+        TEST_CHECK_INT(promq_is_victoria(q, err, sizeof(err)), want);
+        if (k == 0)
+            TEST_CHECK_CONTAINS(err, "/flags' answered HTTP 503");
+        promq_free(q);
+        fake_stop(&c);
+        TEST_CHECK_INT(fake_log_count(c.log, "request GET /flags"), k == 0 ? 2 : 1);
+    }
+}
+
 int main(int argc, char **argv)
 {
     /* build/tests/test_promq -> build/fakes/fake_prom (build/san/... under sanitizers). */
@@ -1379,6 +1403,7 @@ int main(int argc, char **argv)
     RUN(client_slow_times_out);
     RUN(client_connection_refused);
     RUN(client_credentials);
+    RUN(victoria_probe_retried_after_5xx);
     RUN(client_invalid_arguments);
     RUN(httpc_basics);
     RUN(real_prometheus);
