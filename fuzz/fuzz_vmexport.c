@@ -5,7 +5,7 @@
  * checked: no read past `len` (ASan, exact-size copy); on error an empty matrix and a
  * message; on success strictly ascending times, sorted unique label names, unique label sets;
  * the same result (or the same message) whether fed whole or in chunks; and raw_to_grid on
- * the result either fails with a message or gives coverage values of 0 or 1 only and activity
+ * the result either fails with a message or gives coverage values in [0, 1] only and activity
  * points on the grid. Seeds: fuzz/corpus/vmexport.
  */
 #include "raw.c"
@@ -86,7 +86,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (cov.s[i].n != 5 || act.s[i].n == 0 || act.s[i].n > 5)
                     __builtin_trap();
                 for (size_t j = 0; j < cov.s[i].n; j++)
-                    if (cov.s[i].p[j].v != 0 && cov.s[i].p[j].v != 1)
+                    if (!(cov.s[i].p[j].v >= 0 && cov.s[i].p[j].v <= 1))
                         __builtin_trap();
             }
         } else if (act.n || cov.n || !err[0]) {
