@@ -243,9 +243,13 @@ struct fetch_use {
     struct matrix *dst;
 };
 
+struct fetch_raw_read;
+
 struct fetch_cache {
     struct fetch_query *v;
     size_t n;
+    struct fetch_raw_read *raw; /* the raw reads planned for the cycle (fetch_plan_raw) */
+    size_t nraw;
     struct fetch_use *uses;
     size_t nuses;
 };
@@ -582,7 +586,69 @@ static const char *fetch_read_label(enum fetch_read p)
  * the rule must use the PromQL plan instead (no raw path on this server), 0 on success, -1
  * with the rule's error set.
  */
-static int fetch_raw(struct promq *q, const struct rule *r, struct rule_data *d)
+/*
+ * One raw read of `sel` over [start, end] through `path`: FETCH_RR_OK with the samples in
+ * *out, FETCH_RR_ABSENT when remote read was being tried on this server (`probe`) and it
+ * does not offer it, else FETCH_RR_ERROR with a message.
+ */
+static enum fetch_rr fetch_read_raw(struct promq *q, enum fetch_read path, bool probe,
+                                    const char *sel, double start, double end, struct matrix *out,
+                                    char *err, size_t errlen)
+{
+    if (path == FETCH_READ_EXPORT)
+        return fetch_export(q, sel, start, end, out, err, errlen) == 0 ? FETCH_RR_OK
+                                                                       : FETCH_RR_ERROR;
+    enum fetch_rr got = fetch_remote_read(q, sel, start, end, out, err, errlen);
+    if (got == FETCH_RR_ABSENT && probe) {
+        /* Asked once per server: the answer says it has no (streamed) remote read. */
+        log_debug("'%s' does not offer streamed remote read (%s): rules with a selector as "
+                  "activity use the PromQL plan",
+                  promq_url(q), err);
+        fetch_caps_set_rr(q, 0);
+        return FETCH_RR_ABSENT;
+    }
+    if (got == FETCH_RR_ABSENT) {
+        snprintf(err, errlen, "the server does not offer streamed remote read");
+        promq_count_failure(q);
+        return FETCH_RR_ERROR;
+    }
+    if (got == FETCH_RR_OK && probe)
+        fetch_caps_set_rr(q, 1);
+    return got;
+}
+
+/* The raw read rules with the same selector share (fetch_rules plans them). */
+struct fetch_raw_read {
+    const char *sel;
+    double start; /* the earliest read start of the rules that share it */
+    size_t uses;  /* rules still to use it */
+    bool done;
+    enum fetch_read path;
+    int rc;
+    char err[256];
+    struct matrix m;
+};
+
+/* The first sample time rule `r` needs at `now` (raw_read_start of its grid). */
+static struct raw_grid fetch_grid(const struct rule *r, double now)
+{
+    return (struct raw_grid){
+        .start = now - decide_lookback(r),
+        .end = now,
+        .step = fetch_step(r),
+        .gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * fetch_step(r),
+    };
+}
+
+/*
+ * The activity and exact coverage of a selector rule from its raw samples. One read serves
+ * every rule with the same selector (over the widest range they need: earlier samples do not
+ * change a grid, raw.h); each rule gets a copy but the last, which takes the samples. Returns
+ * 1 when the rule must use the PromQL plan instead (no raw path on this server), 0 on
+ * success, -1 with the rule's error set.
+ */
+static int fetch_raw(struct promq *q, struct fetch_raw_read *reads, size_t nreads,
+                     const struct rule *r, struct rule_data *d)
 {
     enum fetch_read path;
     bool probe;
@@ -594,40 +660,42 @@ static int fetch_raw(struct promq *q, const struct rule *r, struct rule_data *d)
     }
     if (path == FETCH_READ_PROMQL)
         return 1;
-    d->read_path = fetch_read_label(path);
-    struct raw_grid g = {
-        .start = d->start,
-        .end = d->end,
-        .step = fetch_step(r),
-        .gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * fetch_step(r),
-    };
-    struct matrix raw = {0};
-    int rc = 0;
-    if (path == FETCH_READ_EXPORT) {
-        rc = fetch_export(q, r->q_activity, raw_read_start(&g), d->end, &raw, err, sizeof(err));
-    } else {
+    struct raw_grid g = fetch_grid(r, d->end);
+    struct fetch_raw_read *e = NULL, one = {.sel = r->q_activity, .uses = 1};
+    for (size_t i = 0; i < nreads && !e; i++)
+        if (strcmp(reads[i].sel, r->q_activity) == 0)
+            e = &reads[i];
+    if (!e) {
+        e = &one;
+        e->start = raw_read_start(&g);
+    }
+    if (!e->done || e->path != path) {
+        matrix_free(&e->m);
         enum fetch_rr got =
-            fetch_remote_read(q, r->q_activity, raw_read_start(&g), d->end, &raw, err, sizeof(err));
-        if (got == FETCH_RR_ABSENT && probe) {
-            /* Asked once per server: the answer says it has no (streamed) remote read. */
-            log_debug("'%s' does not offer streamed remote read (%s): rules with a selector as "
-                      "activity use the PromQL plan",
-                      promq_url(q), err);
-            fetch_caps_set_rr(q, 0);
-            d->read_path = "promql";
+            fetch_read_raw(q, path, probe, e->sel, e->start, d->end, &e->m, e->err, sizeof(e->err));
+        if (got == FETCH_RR_ABSENT)
             return 1;
-        }
-        if (got == FETCH_RR_ABSENT) {
-            snprintf(err, sizeof(err), "the server does not offer streamed remote read");
-            promq_count_failure(q);
-        }
-        if (got == FETCH_RR_OK && probe)
-            fetch_caps_set_rr(q, 1);
-        rc = got == FETCH_RR_OK ? 0 : -1;
+        e->done = true;
+        e->path = path;
+        e->rc = got == FETCH_RR_OK ? 0 : -1;
+    }
+    d->read_path = fetch_read_label(path);
+    struct matrix raw = {0};
+    int rc = e->rc;
+    snprintf(err, sizeof(err), "%s", e->err);
+    if (e->uses)
+        e->uses--;
+    if (rc == 0 && e->uses == 0) {
+        raw = e->m;
+        e->m = (struct matrix){0};
+    } else if (rc == 0) {
+        fetch_matrix_copy(&raw, &e->m);
     }
     if (rc == 0)
         rc = raw_to_grid(&raw, &g, &d->activity, &d->coverage, err, sizeof(err));
     matrix_free(&raw);
+    if (e == &one)
+        matrix_free(&one.m);
     if (rc < 0) {
         snprintf(d->errmsg, sizeof(d->errmsg), "activity query (%s): %s", d->read_path, err);
         d->error = 1;
@@ -638,6 +706,35 @@ static int fetch_raw(struct promq *q, const struct rule *r, struct rule_data *d)
     log_debug("rule '%s': activity of %zu series read through %s", r->name, d->activity.n,
               d->read_path);
     return 0;
+}
+
+/*
+ * Plan the raw reads of a cycle: one per distinct selector of the enabled rules, over the
+ * earliest start any of them needs.
+ */
+static size_t fetch_plan_raw(const struct ruleset *rs, double now, struct fetch_raw_read **out)
+{
+    struct fetch_raw_read *v = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        const struct rule *r = &rs->rules[i];
+        if (!r->enabled || !r->q_activity || !r->q_allocation || !fetch_is_selector(r->q_activity))
+            continue;
+        struct raw_grid g = fetch_grid(r, now);
+        double start = raw_read_start(&g);
+        size_t k = 0;
+        while (k < n && strcmp(v[k].sel, r->q_activity) != 0)
+            k++;
+        if (k == n) {
+            v = xrealloc(v, (n + 1) * sizeof(*v));
+            v[n++] = (struct fetch_raw_read){.sel = r->q_activity, .start = start};
+        }
+        v[k].uses++;
+        if (start < v[k].start)
+            v[k].start = start;
+    }
+    *out = v;
+    return n;
 }
 
 /* Per rule, the answers that are folded into its data once every query has run. */
@@ -665,7 +762,7 @@ static int fetch_rule(struct promq *q, struct fetch_cache *c, const struct rule 
     int ret = 0;
     char expr[8192];
     d->read_path = "promql";
-    int raw = fetch_is_selector(r->q_activity) ? fetch_raw(q, r, d) : 1;
+    int raw = fetch_is_selector(r->q_activity) ? fetch_raw(q, c->raw, c->nraw, r, d) : 1;
     if (raw <= 0) {
         ret = raw;
     } else if (fetch_activity_expr(r, expr, sizeof(expr)) < 0) {
@@ -735,6 +832,7 @@ int fetch_rules(struct promq *q, const struct ruleset *rs, double now, struct ru
     struct fetch_cache cache = {0};
     struct fetch_side *side = xcalloc(rs->n ? rs->n : 1, sizeof(*side));
     int ret = 0;
+    cache.nraw = fetch_plan_raw(rs, now, &cache.raw);
     for (size_t i = 0; i < rs->n; i++) {
         out[i] = (struct rule_data){.rule = &rs->rules[i]};
         if (fetch_rule(q, &cache, &rs->rules[i], now, &out[i], &side[i]) < 0)
@@ -749,6 +847,9 @@ int fetch_rules(struct promq *q, const struct ruleset *rs, double now, struct ru
     }
     free(side);
     log_debug("cycle: %zu rules, %zu queries", rs->n, cache.n);
+    for (size_t i = 0; i < cache.nraw; i++)
+        matrix_free(&cache.raw[i].m);
+    free(cache.raw);
     fetch_cache_free(&cache);
     return ret;
 }

@@ -84,8 +84,9 @@ void fetch_coverage_ratio(struct matrix *cov, const struct matrix *subpoints);
  * which is overwritten (free it with fetch_free):
  *   activity   for a selector on the raw path (fetch_set_read_path): the raw samples over
  *              [now - decide_lookback() - step - toleratedGap, now] by remote read or
- *              VictoriaMetrics export, turned into activity and exact coverage by
- *              raw_to_grid() (sets raw_coverage); otherwise the range query of
+ *              VictoriaMetrics export (one read per distinct selector, over the widest range
+ *              its rules need), turned into activity and exact coverage by raw_to_grid()
+ *              (sets raw_coverage and coverage_tail); otherwise the range query of
  *              fetch_activity_expr() over [now - decide_lookback(), now], step rule->step;
  *   coverage   PromQL path only: range queries of fetch_coverage_expr() and
  *              fetch_subpoints_expr() over the same range, for selectors, divided into
