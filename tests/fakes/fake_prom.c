@@ -4,7 +4,7 @@
  * shows (error envelopes with their real status codes, a proxy's HTML error page, invalid or
  * truncated JSON, a slow server, a partial answer with warnings).
  *
- * usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] PORT MODE [ARGS]
+ * usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] [-R FILE] PORT MODE [ARGS]
  *   ok FILE [INSTANT_FILE]  answer FILE for every query (INSTANT_FILE for /api/v1/query)
  *   status CODE             that HTTP status with an HTML body, on every path (a proxy)
  *   error TYPE MSG          the error envelope with the status Prometheus uses for TYPE
@@ -13,6 +13,8 @@
  *   partial                 200 with a matrix and "warnings"
  *   truncated               200 with a JSON document cut in the middle
  *   -E SUBSTR               any query containing SUBSTR gets a bad_data error instead
+ *   -R FILE                 answer POST /api/v1/read with FILE's bytes as a streamed
+ *                           remote-read answer (a capture, or a damaged one)
  *   -A SUBSTR FILE          ok mode: any query containing SUBSTR gets FILE instead (e.g. the
  *                           enforcer's coverage queries, 'present_over_time' and
  *                           'vector(1)'); up to 4, the first match wins
@@ -54,6 +56,8 @@ static const char *fp_alt_on[FP_MAX_ALT]; /* -A, in order */
 static char *fp_alt_body[FP_MAX_ALT];
 static size_t fp_nalt;
 static pthread_mutex_t fp_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *fp_rr_body; /* -R: the remote-read answer, binary */
+static size_t fp_rr_len;
 
 static const char fp_empty_matrix[] =
     "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]}}";
@@ -205,6 +209,16 @@ static MHD_RESULT fp_handler(struct MHD_Connection *conn, const char *url, const
 
     if (strcmp(url, "/-/ready") == 0)
         return fakehttp_reply(conn, 200, "text/plain", "Prometheus Server is Ready.\n");
+    if (fp_rr_body && strcmp(url, "/api/v1/read") == 0) {
+        struct MHD_Response *r =
+            MHD_create_response_from_buffer(fp_rr_len, fp_rr_body, MHD_RESPMEM_PERSISTENT);
+        MHD_add_response_header(r, "Content-Type",
+                                "application/x-streamed-protobuf; "
+                                "proto=prometheus.ChunkedReadResponse");
+        MHD_RESULT ret = MHD_queue_response(conn, 200, r);
+        MHD_destroy_response(r);
+        return ret;
+    }
     bool instant = strcmp(url, "/api/v1/query") == 0;
     /* A proxy in front of the server answers every path with its status. */
     if (!instant && strcmp(url, "/api/v1/query_range") != 0 && fp_mode != FP_STATUS)
@@ -267,10 +281,9 @@ static char *fp_ones(const char *body)
 
 static void fp_usage(void)
 {
-    fprintf(
-        stderr,
-        "usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] PORT ok FILE [INSTANT_FILE] | status CODE | "
-        "error TYPE MSG | garbage | slow SECONDS | partial | truncated\n");
+    fprintf(stderr, "usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] [-R FILE] PORT ok FILE "
+                    "[INSTANT_FILE] | status CODE | "
+                    "error TYPE MSG | garbage | slow SECONDS | partial | truncated\n");
     exit(2);
 }
 
@@ -280,6 +293,13 @@ static void fp_parse_args(int argc, char **argv)
     for (;;) {
         if (i + 1 < argc && strcmp(argv[i], "-E") == 0) {
             fp_error_on = argv[i + 1];
+            i += 2;
+        } else if (i + 1 < argc && strcmp(argv[i], "-R") == 0) {
+            fp_rr_body = fp_read_file(argv[i + 1]);
+            FILE *f = fopen(argv[i + 1], "rb");
+            fseek(f, 0, SEEK_END);
+            fp_rr_len = (size_t)ftell(f);
+            fclose(f);
             i += 2;
         } else if (i + 2 < argc && strcmp(argv[i], "-A") == 0 && fp_nalt < FP_MAX_ALT) {
             fp_alt_on[fp_nalt] = argv[i + 1];

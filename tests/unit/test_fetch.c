@@ -488,6 +488,81 @@ TEST(deliver_moves_last_use)
     TEST_CHECK(copy.n == 0 && copy.s == NULL);
 }
 
+/*
+ * Remote read where the server offers it (a real Prometheus 2.42 capture served by the fake):
+ * the rule reads raw samples; a stream cut short or with a damaged byte fails the rule's
+ * query with a message, never a shorter series.
+ */
+TEST(fetch_remote_read_faults)
+{
+    size_t len = 0;
+    char *cap = test_read_file("tests/fixtures/remoteread/scrape.bin", &len);
+    TEST_CHECK(cap && len > 64);
+    if (!cap || len <= 64)
+        return;
+    char *range = range_answer(1);
+    char *range_file = write_tmp("rr-range.json", range);
+    char *instant_file = write_tmp("rr-instant.json", instant_answer);
+    struct {
+        const char *name;
+        size_t len;
+        size_t flip; /* 0: none */
+        bool fails;
+    } cases[] = {
+        {"whole", len, 0, false},
+        {"cut", len / 2, 0, true},
+        {"damaged", len, len / 3, true},
+    };
+    for (size_t k = 0; k < ARRAY_LEN(cases); k++) {
+        char *path = xasprintf("%s/rr-%s.bin", tmpdir, cases[k].name);
+        FILE *f = fopen(path, "wb");
+        TEST_CHECK(f != NULL);
+        if (!f) {
+            free(path);
+            continue;
+        }
+        if (cases[k].flip)
+            cap[cases[k].flip] ^= 0x5a;
+        fwrite(cap, 1, cases[k].len, f);
+        if (cases[k].flip)
+            cap[cases[k].flip] ^= 0x5a;
+        fclose(f);
+        struct fake fk;
+        if (fake_start(&fk, fake_path, tmpdir, "-R", path, "0", "ok", range_file, instant_file,
+                       NULL) < 0) {
+            TEST_CHECK(!"fake_prom started");
+            free(path);
+            continue;
+        }
+        struct rule rules[] = {mkrule("r", POLICY_ALWAYS, 600)};
+        rules[0].q_activity = "{__name__=~\"rr_scrape_.*\"}";
+        struct ruleset rs = {.rules = rules, .n = 1};
+        struct promq *q = client(fk.port);
+        struct rule_data d[1];
+        int rc = fetch_rules(q, &rs, NOW, d);
+        TEST_CHECK_INT(rc, cases[k].fails ? -1 : 0);
+        TEST_CHECK_INT(d[0].error, cases[k].fails ? 1 : 0);
+        TEST_CHECK_STR(d[0].read_path, "remote_read");
+        if (cases[k].fails) {
+            TEST_CHECK_CONTAINS(d[0].errmsg, "activity query (remote_read): remote read: ");
+            TEST_CHECK_INT(d[0].activity.n, 0);
+        } else {
+            TEST_CHECK(d[0].raw_coverage && d[0].coverage_tail);
+            TEST_CHECK_STR(d[0].errmsg, "");
+        }
+        fetch_free(d, 1);
+        promq_free(q);
+        fake_stop(&fk);
+        TEST_CHECK_INT(fake_log_count(fk.log, "request POST /api/v1/read "), 1);
+        TEST_CHECK_INT(fake_log_count(fk.log, "request POST /api/v1/query_range "), 0);
+        free(path);
+    }
+    free(cap);
+    free(range);
+    free(range_file);
+    free(instant_file);
+}
+
 int main(int argc, char **argv)
 {
     fake_bin_path(fake_path, sizeof(fake_path), argv[0], "fake_prom");
@@ -506,6 +581,7 @@ int main(int argc, char **argv)
     RUN(fetch_coverage_error);
     RUN(fetch_server_down);
     RUN(deliver_moves_last_use);
+    RUN(fetch_remote_read_faults);
 
     tmptree_finish(tmpdir);
     curl_global_cleanup();
