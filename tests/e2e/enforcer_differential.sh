@@ -44,7 +44,7 @@ for seed in ${SEEDS:-1 2 3}; do
         check "seed$seed-$path-exit-0" test $? -eq 0
     done
     check "seed$seed-read-paths" grep -q 'read=fine:remote_read,coarse:remote_read$' "$TMP/stats-remote-read.txt"
-    SUITE=$SUITE SEED=$seed python3 - "$TMP/plan-remote-read.json" "$TMP/plan-promql.json" \
+    SUITE=$SUITE SEED=$seed EDGE=$TMP/edge.txt python3 - "$TMP/plan-remote-read.json" "$TMP/plan-promql.json" \
         "$TMP/meta.json" <<'PY' || TEST_FAILED=$((TEST_FAILED + 1))
 import json, os, sys
 END = 1700000000 * 1000
@@ -57,6 +57,7 @@ def key(plan):
 
 a, b = key(raw), key(pql)
 same = grey = marker = first = edge = 0
+edge_pods = []
 bad = []
 reasons = {}
 for k in sorted(set(a) | set(b)):
@@ -78,9 +79,12 @@ for k in sorted(set(a) | set(b)):
         marker += 1
     elif ra and rb and ra[0] == "reclaim" and rb == ("keep", "too_young") and first_step:
         first += 1
+        edge_pods.append("%s %s" % (rule, pod))
     elif (ra and rb and rb[0] == "keep" and not m["markers"] and
           any(y - x > g - r and ws - 2 * step < y <= ws for x, y in m["gaps"])):
         edge += 1
+        if ra[0] == "reclaim":
+            edge_pods.append("%s %s" % (rule, pod))
     else:
         bad.append("%s/%s: raw %s, promql %s, gaps %s, markers %s" % (
             rule, pod, ra, rb, [y - x for x, y in m["gaps"] if y >= lo and y - x > 15000 + 4000],
@@ -93,8 +97,16 @@ print("%s: %s/seed%s-same-decisions (%d workload decisions: %d identical, %d wit
           "PASS" if not bad else "FAIL", suite, seed, n, same, grey, marker, first, edge,
           ", ".join("%s/%s=%d" % (x[0], x[1], c) for x, c in sorted(reasons.items(), key=str)
                     if x), "" if not bad else "\n  " + "\n  ".join(bad[:20])))
+open(os.environ["EDGE"], "w").write("".join(x + "\n" for x in edge_pods))
 sys.exit(1 if bad else 0)
 PY
+    # Where only the raw path reclaims at the window start, explain tells the same story: a
+    # reclaim, and no gap marker in the window.
+    while read -r rule pod; do
+        "$ENF" explain --rules.file "$RULES" --prometheus.url "$PROM_URL" --at $AT --rule "$rule" \
+            --workload "pod=\"$pod\"" --prometheus.read-path=remote-read >"$TMP/explain.txt" 2>&1
+        check "seed$seed-explain-$rule-$pod" sh -c "grep -q '^  reclaim: ' '$TMP/explain.txt' && ! grep -Eq '^ +[ ^_!]*[_!^][ ^_!]*\$' '$TMP/explain.txt'"
+    done <"$TMP/edge.txt"
     stop_pid "$PROM_PID"
 done
 finish
