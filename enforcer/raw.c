@@ -7,10 +7,10 @@
  * (doubled: [2r, 2r + 2gap + 1)), cut short before a staleness marker m after it (doubled:
  * up to 2m, exclusive, since at m the series is gone). Consecutive covers are merged; a step
  * [t - step, t] (doubled: [2(t - step), 2t]) is covered when one merged range holds it
- * whole; otherwise its value is the share of the step, counted back from its end, that one
- * range holds (decide() accepts a step that begins before the window start when that tail
- * reaches back to it). No resolution is involved, so a gap of gap + 1 ms is found and a gap of
- * exactly `gap` is not (docs/decision-semantics.md §3).
+ * whole, and then not listed; otherwise its value is the share of the step, counted back from
+ * its end, that one range holds (decide() accepts a step that begins before the window start when
+ * that tail reaches back to it). No resolution is involved, so a gap of gap + 1 ms is found and a
+ * gap of exactly `gap` is not (docs/decision-semantics.md §3).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -138,7 +138,9 @@ static bool raw_series(const struct series *s, int64_t start, int64_t step, size
             share = sp[k].a <= 2 * ts ? 1.0 : (double)(2 * te - sp[k].a) / (double)(2 * step);
         if (share >= 1.0 && sp[k].a > 2 * ts)
             share = nextafter(1.0, 0.0);
-        cov->p[cov->n++] = (struct point){when, share};
+        /* Only the steps not wholly covered are listed (raw.h): most steps are covered. */
+        if (share < 1.0)
+            cov->p[cov->n++] = (struct point){when, share};
     }
     free(sp);
     free(t);
@@ -175,6 +177,8 @@ int raw_to_grid(struct matrix *raw, const struct raw_grid *g, struct matrix *act
                 free(c->p);
                 *a = *c = (struct series){0};
             } else {
+                if (c->n < npts)
+                    c->p = xrealloc(c->p, (c->n ? c->n : 1) * sizeof(*c->p));
                 raw_drop_name(&a->labels, &s->labels);
                 labels_copy(&c->labels, &a->labels);
                 activity->n++;

@@ -47,10 +47,12 @@ double raw_read_start(const struct raw_grid *g);
  *   activity  per grid point t, the largest value of the samples in [t - step, t] (closed,
  *             as in Prometheus 2.x's range selectors), NaN when one of them is NaN or +-Inf;
  *             no point when the step has no sample; staleness markers are skipped;
- *   coverage  per grid point t, 1 when every instant u of [t - step, t] has a sample in
- *             [u - gap, u] with no staleness marker after it up to u ("covered"), else the
- *             covered tail: the share of the step, counted back from t, whose instants all
- *             are (0 when t itself is not), always below 1.
+ *   coverage  one series per activity series (same labels), listing only the grid points t
+ *             whose step is not covered, with the covered tail as value: the share of the
+ *             step, counted back from t, whose instants all are (0 when t itself is not),
+ *             always below 1. A step is covered when every instant u of [t - step, t] has a
+ *             sample in [u - gap, u] with no staleness marker after it up to u. A step not
+ *             listed is covered (with 100,000 series, listing every step cost some 50 MB).
  * Series labels lose `__name__`, as function results do in PromQL; two series that then
  * have the same labels fail. Series without any sample in the grid's reach are dropped.
  * `raw` is consumed (its series are freed as they are converted, so a cycle holds the raw

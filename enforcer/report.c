@@ -454,6 +454,9 @@ static bool *slots_covered(const struct rule_data *rd, const struct decision_rec
                     m = 0;
             }
             bool ok = has_point(g, sl[k].t, step, m);
+            /* Raw samples list only the steps not wholly covered. */
+            if (rd->coverage_tail && g && !has_point(g, sl[k].t, step, NAN))
+                ok = true;
             c[k] = any ? c[k] && ok : ok;
         }
         any = true;

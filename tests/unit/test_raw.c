@@ -30,9 +30,15 @@ static void mk(struct matrix *m, const char *pod, const struct point *p, size_t 
 /* grid 1000..1240 step 60 (5 points), gap 60 */
 static const struct raw_grid G = {.start = 1000, .end = 1240, .step = 60, .gap = 60};
 
+/* The coverage of grid point i of G: the listed value, 1 when the step is not listed. */
 static double cov_at(const struct matrix *c, size_t i)
 {
-    return c->n ? c->s[0].p[i].v : -1;
+    if (!c->n)
+        return -1;
+    for (size_t j = 0; j < c->s[0].n; j++)
+        if (fabs(c->s[0].p[j].t - (G.start + (double)i * G.step)) < 1e-6)
+            return c->s[0].p[j].v;
+    return 1;
 }
 
 TEST(test_max_per_closed_step)
@@ -58,6 +64,10 @@ TEST(test_max_per_closed_step)
     TEST_CHECK_DBL(act.s[0].p[4].t, 1240, 1e-9);
     for (size_t i = 0; i < 5; i++)
         TEST_CHECK_DBL(cov_at(&cov, i), 1, 0);
+    /* every step covered: a coverage series with the same labels that lists none */
+    TEST_CHECK_INT(cov.n, 1);
+    TEST_CHECK_INT(cov.s[0].n, 0);
+    TEST_CHECK(labels_equal(&cov.s[0].labels, &act.s[0].labels));
     matrix_free(&act);
     matrix_free(&cov);
 }
