@@ -46,7 +46,7 @@ run() { # NPROC NGPU
     "$TOP/bin/gpureclaim-exporter" --web.listen-address="127.0.0.1:$p" \
         --path.sysfs="$root/sys" --path.procfs="$root/proc" --kubelet.pod-resources-socket= \
         --collector.disable-defaults --collector.ownership \
-        --collector.ownership.refresh-interval=0.25 --log.level=error &
+        --collector.ownership.refresh-interval=250ms --log.level=error &
     e=$!
     PIDS="$PIDS $e"
     wait_up "$p" /healthz

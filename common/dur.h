@@ -3,12 +3,20 @@
  * (prometheus/common model/time.go, Duration.String), so that what the enforcer prints can be
  * pasted back into a rules file or a PromQL range. 5400 s is "1h30m", 0 is "0s", 1.5 s is
  * "1s500ms", 7 days "1w", 30 days "30d" (years and weeks only when they divide exactly).
- * Parsing stays with the syntax that is parsed (rules_parse_duration, promq's Go durations).
+ * dur_parse reads that syntax back (model.ParseDuration) for rules files and duration flags
+ * alike; promq's Go durations (an answer's "1.5s") are another syntax, parsed there.
  */
 #ifndef GPURECLAIM_DUR_H
 #define GPURECLAIM_DUR_H
 
 #include <stddef.h>
+
+/*
+ * Parse a Prometheus duration: "90s", "15m", "1h30m", "2d", "1500ms"; units y w d h m s ms in
+ * that order, each at most once, whole numbers only, or a bare "0". Sets *seconds and returns
+ * 0, or -1 (NULL, empty, a bare number other than 0, a fraction, a sign, an overflow).
+ */
+int dur_parse(const char *s, double *seconds);
 
 /* Enough for every output of dur_format. */
 #define DUR_LEN 48

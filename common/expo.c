@@ -27,6 +27,7 @@ struct sample {
 struct family {
     char *name;
     char *help;
+    const char *help_seen; /* the caller's HELP pointer last found equal: compared once */
     enum expo_type type;
     struct sample *samples;
     size_t n, cap;
@@ -45,7 +46,7 @@ struct expo {
     } recent[NAME_CACHE];
     size_t *slots; /* hash slots holding family index + 1, 0 = empty */
     size_t nslots;
-    size_t nsamples, ndup;
+    size_t nsamples, ndup, nconflict;
     struct sbuf scratch;
     struct sbuf arena; /* every sample's rendered labels, NUL-separated: one allocation
                         * instead of one per sample */
@@ -94,20 +95,37 @@ static void rehash(struct expo *e)
     }
 }
 
+/*
+ * A family already present met again: the first TYPE and HELP are kept (the output must have
+ * one of each), and a sample that disagrees is counted in expo_conflicts() rather than lost
+ * silently: two places that describe one family differently are a bug for a test to find.
+ */
+static struct family *family_check(struct expo *e, struct family *f, enum expo_type type,
+                                   const char *help)
+{
+    if (f->help_seen == help && f->type == type)
+        return f;
+    if (f->type != type || strcmp(f->help, help ? help : "") != 0)
+        e->nconflict++;
+    else
+        f->help_seen = help;
+    return f;
+}
+
 static struct family *family_get(struct expo *e, const char *name, enum expo_type type,
                                  const char *help)
 {
     size_t r = ((uintptr_t)name >> 3) & (NAME_CACHE - 1);
     if (e->recent[r].name == name && e->recent[r].fam &&
         strcmp(e->fam[e->recent[r].fam - 1].name, name) == 0)
-        return &e->fam[e->recent[r].fam - 1];
+        return family_check(e, &e->fam[e->recent[r].fam - 1], type, help);
     size_t h = hash_name(name) & (e->nslots - 1);
     while (e->slots[h]) {
         struct family *f = &e->fam[e->slots[h] - 1];
         if (strcmp(f->name, name) == 0) {
             e->recent[r].name = name;
             e->recent[r].fam = e->slots[h];
-            return f;
+            return family_check(e, f, type, help);
         }
         h = (h + 1) & (e->nslots - 1);
     }
@@ -119,6 +137,7 @@ static struct family *family_get(struct expo *e, const char *name, enum expo_typ
     memset(f, 0, sizeof(*f));
     f->name = xstrdup(name);
     f->help = xstrdup(help ? help : "");
+    f->help_seen = help;
     f->type = type;
     e->slots[h] = e->nfam;
     e->recent[r].name = name;
@@ -223,13 +242,10 @@ void expo_addv(struct expo *e, const char *name, enum expo_type type, const char
     e->nsamples++;
 }
 
-void expo_add(struct expo *e, const char *name, enum expo_type type, const char *help, double value,
-              ...)
+/* Collect the NULL-ended name/value pairs of a variadic call (at most 32 pairs). */
+static size_t collect_labels(const char **labels, va_list ap)
 {
-    const char *labels[64];
     size_t n = 0;
-    va_list ap;
-    va_start(ap, value);
     for (;;) {
         const char *k = va_arg(ap, const char *);
         if (!k)
@@ -241,8 +257,34 @@ void expo_add(struct expo *e, const char *name, enum expo_type type, const char 
             n++;
         }
     }
+    return n;
+}
+
+void expo_add(struct expo *e, const char *name, enum expo_type type, const char *help, double value,
+              ...)
+{
+    const char *labels[64];
+    va_list ap;
+    va_start(ap, value);
+    size_t n = collect_labels(labels, ap);
     va_end(ap);
     expo_addv(e, name, type, help, value, labels, n);
+}
+
+void expo_put(struct expo *e, const struct expo_family *f, double value, ...)
+{
+    const char *labels[64];
+    va_list ap;
+    va_start(ap, value);
+    size_t n = collect_labels(labels, ap);
+    va_end(ap);
+    expo_addv(e, f->name, f->type, f->help, value, labels, n);
+}
+
+void expo_putv(struct expo *e, const struct expo_family *f, double value, const char *const *labels,
+               size_t nlabels)
+{
+    expo_addv(e, f->name, f->type, f->help, value, labels, nlabels);
 }
 
 static int cmp_family(const void *a, const void *b)
@@ -273,6 +315,9 @@ static const char *type_name(enum expo_type t)
 
 void expo_render(struct expo *e, struct sbuf *out)
 {
+    /* An empty expo has no arrays yet: qsort and memset of NULL are undefined, even for 0. */
+    if (e->nfam == 0)
+        return;
     /* Sorting invalidates the hash slots: rebuild them so the expo stays usable. */
     qsort(e->fam, e->nfam, sizeof(*e->fam), cmp_family);
     memset(e->slots, 0, e->nslots * sizeof(size_t));
@@ -318,6 +363,11 @@ void expo_render(struct expo *e, struct sbuf *out)
 size_t expo_samples(const struct expo *e)
 {
     return e->nsamples;
+}
+
+size_t expo_conflicts(const struct expo *e)
+{
+    return e->nconflict;
 }
 
 size_t expo_duplicates(const struct expo *e)

@@ -24,10 +24,27 @@ struct expo *expo_new(void);
 void expo_free(struct expo *e);
 
 /*
+ * A metric family declared once, so that its name, TYPE and HELP are written in one place
+ * (the exporter's are all in exporter/metrics.c) and every sample refers to it.
+ */
+struct expo_family {
+    const char *name;
+    enum expo_type type;
+    const char *help;
+};
+
+/* Add one sample of family `f`; labels as for expo_add. */
+void expo_put(struct expo *e, const struct expo_family *f, double value, ...)
+    __attribute__((sentinel));
+void expo_putv(struct expo *e, const struct expo_family *f, double value, const char *const *labels,
+               size_t nlabels);
+
+/*
  * Add one sample. The variadic arguments are label name/value pairs ending with NULL; a
  * pair whose value is NULL is skipped. The first sample of a family fixes its HELP and
- * TYPE. A repeated (name, labels) pair keeps the first value: duplicates are a collector bug
- * and are counted in expo_duplicates() rather than corrupting the output.
+ * TYPE; a later sample of that name with another HELP or TYPE is counted in expo_conflicts(). A
+ * repeated (name, labels) pair keeps the first value: duplicates are a collector bug and are
+ * counted in expo_duplicates() rather than corrupting the output.
  */
 void expo_add(struct expo *e, const char *name, enum expo_type type, const char *help, double value,
               ...) __attribute__((sentinel));
@@ -41,6 +58,8 @@ void expo_render(struct expo *e, struct sbuf *out);
 
 size_t expo_samples(const struct expo *e);
 size_t expo_duplicates(const struct expo *e);
+/* Samples whose HELP or TYPE disagreed with the first of their family (a bug: see expo_add). */
+size_t expo_conflicts(const struct expo *e);
 
 /* Print v as the exposition format wants it (+Inf, -Inf, NaN, shortest round-trip). */
 void expo_format_value(double v, char buf[40]);

@@ -88,3 +88,23 @@ char *file_read(const char *path, size_t max, size_t *len, char *why, size_t why
         *len = n;
     return buf;
 }
+
+char *secret_read(const char *path, const char *what, char *err, size_t errlen)
+{
+    char why[128];
+    char *buf = file_read(path, SECRET_MAX, NULL, why, sizeof(why));
+    if (!buf) {
+        snprintf(err, errlen, "cannot read %s file '%s': %s", what, path, why);
+        return NULL;
+    }
+    str_rtrim(buf);
+    return buf;
+}
+
+void secret_free(char *s)
+{
+    if (s) {
+        explicit_bzero(s, strlen(s));
+        free(s);
+    }
+}

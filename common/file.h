@@ -21,4 +21,15 @@
  */
 char *file_read(const char *path, size_t max, size_t *len, char *why, size_t whylen);
 
+/*
+ * Read a secret (bearer token, password) from the file at `path`, at most SECRET_MAX bytes,
+ * with trailing whitespace removed (files written by echo, and Kubernetes projected tokens,
+ * may end in "\n"). Release it with secret_free. NULL on failure, with "cannot read <what>
+ * file '<path>': <reason>" in err.
+ */
+#define SECRET_MAX 16384
+char *secret_read(const char *path, const char *what, char *err, size_t errlen);
+/* Overwrite a secret from secret_read with zeros and free it; NULL is fine. */
+void secret_free(char *s);
+
 #endif

@@ -16,6 +16,7 @@
 
 #include <curl/curl.h>
 
+#include "file.h"
 #include "httpc.h"
 
 /* The Makefile defines it; the fuzz build compiles this file without it. */

@@ -6,6 +6,7 @@
 #include "rfc3339.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -119,4 +120,120 @@ void log_limited(struct log_limit *l, enum log_level level, unsigned per_minute,
         log_write(level, "%s (%lu similar messages suppressed in the last minute)", msg, dropped);
     else
         log_write(level, "%s", msg);
+}
+
+/*
+ * Conditions (see log.h). A small array searched linearly: a node has a handful of
+ * conditions at a time, and a lookup costs less than formatting the message. A cleared
+ * condition leaves the table, so the bound is on conditions active at once.
+ */
+#define COND_MAX 1024
+
+struct cond {
+    char key[128];
+    char text[512];
+    bool reported; /* since the last sweep of a prefix that covers it */
+};
+
+static pthread_mutex_t cond_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cond *conds[COND_MAX];
+static size_t nconds;
+
+/* Index of the condition `key` (compared as stored: truncated), or -1. */
+static long cond_find_locked(const char *key)
+{
+    char k[sizeof(conds[0]->key)];
+    snprintf(k, sizeof(k), "%s", key);
+    for (size_t i = 0; i < nconds; i++)
+        if (strcmp(conds[i]->key, k) == 0)
+            return (long)i;
+    return -1;
+}
+
+/* Remove conds[i] (order does not matter); its text is copied to `text` for the clear line. */
+static void cond_remove_locked(size_t i, char *text, size_t cap)
+{
+    snprintf(text, cap, "%s", conds[i]->text);
+    free(conds[i]);
+    conds[i] = conds[--nconds];
+    conds[nconds] = NULL;
+}
+
+void log_cond(const char *key, enum log_level level, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    enum log_level at = level;
+    pthread_mutex_lock(&cond_lock);
+    long at_i = cond_find_locked(key);
+    struct cond *c = at_i >= 0 ? conds[at_i] : NULL;
+    if (c && strcmp(c->text, msg) == 0) {
+        at = LOG_DEBUG;
+    } else if (!c && nconds < COND_MAX && (c = calloc(1, sizeof(*c)))) {
+        snprintf(c->key, sizeof(c->key), "%s", key);
+        conds[nconds++] = c;
+    } else if (!c) {
+        /* Full (or out of memory): still said, but at debug, never growing. */
+        at = LOG_DEBUG;
+    }
+    if (c) {
+        snprintf(c->text, sizeof(c->text), "%s", msg);
+        c->reported = true;
+    }
+    pthread_mutex_unlock(&cond_lock);
+    log_at(at, "%s", msg);
+}
+
+void log_cond_clear(const char *key)
+{
+    char text[512] = "";
+    bool was = false;
+    pthread_mutex_lock(&cond_lock);
+    long i = cond_find_locked(key);
+    if (i >= 0) {
+        cond_remove_locked((size_t)i, text, sizeof(text));
+        was = true;
+    }
+    pthread_mutex_unlock(&cond_lock);
+    if (was)
+        log_info("cleared: %s", text);
+}
+
+void log_cond_sweep(const char *prefix)
+{
+    size_t plen = strlen(prefix);
+    for (;;) {
+        char text[512] = "";
+        bool cleared = false;
+        pthread_mutex_lock(&cond_lock);
+        for (size_t i = 0; i < nconds; i++) {
+            if (strncmp(conds[i]->key, prefix, plen) != 0)
+                continue;
+            if (!conds[i]->reported) {
+                cond_remove_locked(i, text, sizeof(text));
+                cleared = true;
+                break;
+            }
+        }
+        if (!cleared)
+            for (size_t i = 0; i < nconds; i++)
+                if (strncmp(conds[i]->key, prefix, plen) == 0)
+                    conds[i]->reported = false;
+        pthread_mutex_unlock(&cond_lock);
+        if (!cleared)
+            return;
+        /* Logged outside the lock, one line per cleared condition. */
+        log_info("cleared: %s", text);
+    }
+}
+
+bool log_cond_active(const char *key)
+{
+    pthread_mutex_lock(&cond_lock);
+    bool active = cond_find_locked(key) >= 0;
+    pthread_mutex_unlock(&cond_lock);
+    return active;
 }

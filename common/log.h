@@ -33,15 +33,30 @@ void log_write(enum log_level level, const char *fmt, ...) __attribute__((format
 #define log_error(...) log_at(LOG_ERROR, __VA_ARGS__)
 
 /*
- * Log a recurring problem once at `level`, then at debug until it clears: a failing source
- * read on every scrape would otherwise flood the log. `state` is a caller-owned flag.
+ * Conditions: a problem (or a state such as "no AMD GPU on this node") that is met again and
+ * again, on every scrape or every cycle, is one condition named by a stable `key` (for
+ * example "collector devices" or "gpu unserved 0000:05:00.0"). It is logged at `level` the
+ * first time and whenever its text changes, at debug while it repeats unchanged, and one
+ * info line says when it clears. This is the one mechanism for "log once" in both programs,
+ * so that no call site keeps a flag of its own. Thread-safe. Keys and texts are truncated to
+ * 127 and 511 bytes; past 1024 conditions at once, new ones are logged at debug only, so a
+ * flood of distinct problems cannot grow memory.
  */
-#define log_once(state, lvl, ...)                                                                  \
-    do {                                                                                           \
-        enum log_level log_once_lvl_ = *(state) ? LOG_DEBUG : (lvl);                               \
-        *(state) = true;                                                                           \
-        log_at(log_once_lvl_, __VA_ARGS__);                                                        \
-    } while (0)
+void log_cond(const char *key, enum log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The condition `key` is over: if it was active, log "cleared: <its last text>" at info. */
+void log_cond_clear(const char *key);
+
+/*
+ * For conditions reported from inside a round (a collector's run within a scrape): clear
+ * every active condition whose key starts with `prefix` and that was not reported since the
+ * previous sweep of the same prefix, then start a new round.
+ */
+void log_cond_sweep(const char *prefix);
+
+/* Whether `key` is an active condition (for tests and for callers that act on a change). */
+bool log_cond_active(const char *key);
 
 /*
  * A message source that others control (a library reporting what clients send) gets at most

@@ -12,8 +12,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "file.h"
-
 static void oom(void)
 {
     fputs("fatal: out of memory\n", stderr);
@@ -270,26 +268,6 @@ char *str_rtrim(char *s)
     while (n > 0 && isspace((unsigned char)s[n - 1]))
         s[--n] = '\0';
     return s;
-}
-
-char *secret_read(const char *path, const char *what, char *err, size_t errlen)
-{
-    char why[128];
-    char *buf = file_read(path, SECRET_MAX, NULL, why, sizeof(why));
-    if (!buf) {
-        snprintf(err, errlen, "cannot read %s file '%s': %s", what, path, why);
-        return NULL;
-    }
-    str_rtrim(buf);
-    return buf;
-}
-
-void secret_free(char *s)
-{
-    if (s) {
-        explicit_bzero(s, strlen(s));
-        free(s);
-    }
 }
 
 bool str_has_prefix(const char *s, const char *prefix)

@@ -67,17 +67,6 @@ int err_printf(char *err, size_t errlen, const char *fmt, ...)
 char *str_rtrim(char *s);
 bool str_has_prefix(const char *s, const char *prefix);
 
-/*
- * Read a secret (bearer token, password) from the file at `path`, at most SECRET_MAX bytes,
- * with trailing whitespace removed (files written by echo, and Kubernetes projected tokens,
- * may end in "\n"). Release it with secret_free. NULL on failure, with "cannot read <what>
- * file '<path>': <reason>" in err.
- */
-#define SECRET_MAX 16384
-char *secret_read(const char *path, const char *what, char *err, size_t errlen);
-/* Overwrite a secret from secret_read with zeros and free it; NULL is fine. */
-void secret_free(char *s);
-
 /* Monotonic clock in seconds. */
 double mono_now(void);
 /*

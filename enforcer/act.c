@@ -28,6 +28,7 @@
 #include "audit.h"
 #include "dur.h"
 #include "jsonparse.h"
+#include "keep.h"
 #include "lifecycle.h"
 #include "log.h"
 #include "rfc3339.h"
@@ -106,8 +107,11 @@ void act_target_clear(struct act_target *t)
         free(o->ns);
         free(o->name);
         free(o->uid);
+        free(o->keep_until);
     }
     free(t->notice);
+    free(t->restore_hint);
+    free(t->how);
     memset(t, 0, sizeof(*t));
 }
 
@@ -198,6 +202,12 @@ void act_set_runtime(struct act *a, struct act_backend *b)
     if (a->runtime)
         a->runtime->free(a->runtime);
     a->runtime = b;
+}
+
+void act_set_kinds(struct act *a, const struct kinds *t)
+{
+    if (a->kube && a->kube->set_kinds)
+        a->kube->set_kinds(a->kube, t);
 }
 
 void act_set_kube_confirm(struct act *a, act_confirm_fn fn)
@@ -430,9 +440,13 @@ static bool act_definite_keep(enum reason r)
     }
 }
 
-/* Build the notice texts for decision d (caller frees message and annotation). */
+/*
+ * Build the notice texts for decision d (caller frees message and annotation). The message
+ * also tells the owner what they can do: ask for time with keep-until when the rule allows
+ * it, and how to bring the workload back after the action (`hint`, NULL: nothing to say).
+ */
 static void act_build_notice(const struct decision_rec *d, double noticed, double act_after,
-                             const char *uid, double acted, struct act_notice *n)
+                             const char *uid, double acted, const char *hint, struct act_notice *n)
 {
     char at[40], since[40], win[32];
     rfc3339_format(at, sizeof(at), act_after, RFC3339_SEC);
@@ -440,11 +454,22 @@ static void act_build_notice(const struct decision_rec *d, double noticed, doubl
     dur_format(win, sizeof(win), d->idle_timer);
     const char *action = rules_action_name(d->rule->action);
     n->act_after = act_after;
+    char keep[200] = "", limit[32];
+    if (d->rule->max_keep_until > 0) {
+        char until[40];
+        dur_format(limit, sizeof(limit), d->rule->max_keep_until);
+        rfc3339_format(until, sizeof(until), noticed + d->rule->max_keep_until, RFC3339_SEC);
+        snprintf(keep, sizeof(keep),
+                 "; to postpone it, annotate the workload %s=<RFC 3339 time> (at most %s after "
+                 "this notice, %s)",
+                 KEEP_ANN_UNTIL, limit, until);
+    }
     n->message =
         xasprintf("GPU activity below %g%% for %s (max %.3g%%, mean %.3g%% over %zu "
-                  "samples); %s planned at %s by rule '%s'",
+                  "samples); %s planned at %s by rule '%s'%s%s%s",
                   d->threshold, win, isnan(d->max) ? 0.0 : d->max * 100.0,
-                  isnan(d->mean) ? 0.0 : d->mean * 100.0, d->samples, action, at, d->rule->name);
+                  isnan(d->mean) ? 0.0 : d->mean * 100.0, d->samples, action, at, d->rule->name,
+                  keep, hint && *hint ? "; " : "", hint && *hint ? hint : "");
     json_object *o = json_object_new_object();
     json_object_object_add(o, "actAt", json_object_new_string(at));
     json_object_object_add(o, "rule", json_object_new_string(d->rule->name));
@@ -522,6 +547,59 @@ static bool act_protected(const struct act *a, const struct decision_rec *d,
     return false;
 }
 
+static char *act_target_name(const struct act_target *t, enum rule_action action);
+
+static void act_describe_note(const struct decision_rec *d, const struct act_target *t, double now,
+                              char *note, size_t notelen);
+
+enum act_result act_describe(struct act_backend *b, const struct decision_rec *d,
+                             const char *protected_namespaces, double now, char **how, char *note,
+                             size_t notelen, char *err, size_t errlen)
+{
+    *how = NULL;
+    if (note && notelen)
+        note[0] = '\0';
+    struct act pa = {.protected_ns = (char *)(protected_namespaces ? protected_namespaces
+                                                                   : ACT_PROTECTED_DEFAULT)};
+    const char *ns = NULL;
+    if (act_protected(&pa, d, NULL, &ns)) {
+        snprintf(err, errlen, "kept: namespace '%s' is protected", ns);
+        return ACT_UNSUPPORTED;
+    }
+    if (!b) {
+        snprintf(err, errlen, "no backend configured for action '%s'",
+                 rules_action_name(d->rule->action));
+        return ACT_UNSUPPORTED;
+    }
+    /* The very resolve a cycle runs before a notice: reads only. */
+    struct act_target t = {0};
+    enum act_result r = b->resolve(b, d, &t, err, errlen);
+    if (r != ACT_OK)
+        return r;
+    if (act_protected(&pa, d, &t, &ns)) {
+        snprintf(err, errlen, "kept: namespace '%s' is protected", ns);
+        r = ACT_UNSUPPORTED;
+    } else if (t.exempt) {
+        snprintf(err, errlen, "kept: labelled " ACT_EXEMPT_KEY "=true in its owner chain");
+        r = ACT_UNSUPPORTED;
+    } else if (t.out_of_scope) {
+        snprintf(err, errlen, "kept: without the runtime scope label");
+        r = ACT_UNSUPPORTED;
+    } else {
+        char *name = act_target_name(&t, d->rule->action);
+        *how =
+            t.how ? xstrdup(t.how) : xasprintf("%s %s", rules_action_name(d->rule->action), name);
+        free(name);
+        if (note && notelen)
+            act_describe_note(d, &t, now, note, notelen);
+    }
+    if (b->target_free)
+        b->target_free(b, &t);
+    else
+        act_target_clear(&t);
+    return r;
+}
+
 /* When the last acted or closed entry of (rule, workload) was closed, NaN if none. */
 static double act_last_closed(const struct ledger *l, const char *rule, const char *workload)
 {
@@ -572,7 +650,7 @@ static void act_record_acted(struct act_backend *b, const struct decision_rec *d
         return;
     struct act_notice n;
     char err[512] = "";
-    act_build_notice(d, e->noticed, e->act_after, e->uid, now, &n);
+    act_build_notice(d, e->noticed, e->act_after, e->uid, now, NULL, &n);
     enum act_result r = b->record(b, t, &n, err, sizeof(err));
     if (r != ACT_OK && r != ACT_GONE)
         log_warn("cannot record the action on %s: %s", e->target, err);
@@ -666,6 +744,22 @@ static bool act_adopt(struct act *a, const struct decision_rec *d, const char *w
     }
     json_object_put(o);
     return done;
+}
+
+double act_notice_noticed(const char *notice, const char *rule)
+{
+    char perr[160];
+    if (!notice)
+        return NAN;
+    json_object *o = jsonparse_strict(notice, strlen(notice), JSON_TOKENER_DEFAULT_DEPTH, "notice",
+                                      perr, sizeof(perr));
+    double t = NAN;
+    const char *r =
+        o && json_object_is_type(o, json_type_object) ? act_notice_str(o, "rule") : NULL;
+    if (r && strcmp(r, rule) == 0 && isnan(act_notice_time(o, "actedAt")))
+        t = act_notice_time(o, "noticedAt");
+    json_object_put(o);
+    return t;
 }
 
 /* The notice on the object (t->notice) is entry e's: same rule, object and time. */
@@ -763,7 +857,9 @@ static void act_broken_msg(const struct ledger_entry *e, const struct decision_r
  */
 static bool act_young(const struct decision_rec *d, const struct act_target *t)
 {
-    return !(t->created <= d->window_start);
+    /* A workload brought back (restore, or its platform's own start) starts a new idle window
+       at the restart: the idle evidence before it belongs to the reclaimed episode. */
+    return !(t->created <= d->window_start) || t->restarted > d->window_start;
 }
 
 static void act_young_msg(const struct decision_rec *d, const struct act_target *t, char *msg,
@@ -772,7 +868,20 @@ static void act_young_msg(const struct decision_rec *d, const struct act_target 
     char created[40], start[40];
     rfc3339_format(created, sizeof(created), t->created, RFC3339_SEC);
     rfc3339_format(start, sizeof(start), d->window_start, RFC3339_SEC);
-    if (isnan(t->created))
+    if (t->restarted > d->window_start) {
+        char at[40];
+        rfc3339_format(at, sizeof(at), t->restarted, RFC3339_SEC);
+        if (isinf(t->restarted))
+            snprintf(msg, len,
+                     "restarted: %s on %s cannot be read, so a restart after the idle window "
+                     "start %s cannot be ruled out",
+                     ACT_RESTORED_AT_KEY, t->chain[t->nchain - 1].name, start);
+        else
+            snprintf(msg, len,
+                     "restarted: %s %s was brought back at %s, after the idle window start %s: "
+                     "its idle window starts at the restart",
+                     t->chain[t->nchain - 1].kind, t->chain[t->nchain - 1].name, at, start);
+    } else if (isnan(t->created))
         snprintf(msg, len,
                  "creation time of %s %s unknown: not proven idle since the "
                  "idle window start %s",
@@ -824,7 +933,7 @@ static void act_explain(struct act_ctx *c, const struct lc_step *st)
         }
         break;
     default:
-        break; /* caps, pressure, resolution: set where the fact was learnt */
+        break; /* keep-until, caps, pressure, resolution: set where the fact was learnt */
     }
 }
 
@@ -902,6 +1011,9 @@ static void act_fx_audit(struct act_ctx *c, const struct lc_step *st)
         ev.result = act_result_name(c->res);
         ev.api_status = c->status;
         ev.message = c->err[0] ? c->err : NULL;
+        /* The way back, for the owner reading the audit line or the webhook. */
+        if (c->res == ACT_OK && c->t && c->t->restore_hint && *c->t->restore_hint)
+            ev.message = c->t->restore_hint;
         act_count_add(&a->actions, r->name, action, ev.result);
     } else { /* closed: the object is gone or was replaced */
         ev.event = "action";
@@ -1171,7 +1283,7 @@ static bool act_unconfirmed(struct act_ctx *c)
     const struct rule *r = c->d->rule;
     if (r->policy != POLICY_DURING_PRESSURE || c->b != a->kube || !a->kube_confirm)
         return false;
-    enum act_result cr = a->kube_confirm(c->b, c->d, c->msg, sizeof(c->msg));
+    enum act_result cr = a->kube_confirm(c->b, c->d, c->t, c->msg, sizeof(c->msg));
     if (cr == ACT_OK)
         return false;
     /* Not acting is the safe side of a failed check too: the notice stays pending. */
@@ -1180,6 +1292,93 @@ static bool act_unconfirmed(struct act_ctx *c)
                  c->msg);
     c->reason = "pressure_not_confirmed";
     return true;
+}
+
+void act_keep_verdict(const struct rule *r, const struct act_target *t, double from, double now,
+                      struct keep_verdict *v)
+{
+    struct keep_request rq[ACT_CHAIN_MAX];
+    char where[ACT_CHAIN_MAX][160];
+    size_t n = 0;
+    for (size_t i = 0; t && i < t->nchain && i < ACT_CHAIN_MAX; i++) {
+        const struct act_obj *o = &t->chain[i];
+        if (!o->keep_until)
+            continue;
+        snprintf(where[n], sizeof(where[n]), "%s %s%s%s", o->kind, o->ns && *o->ns ? o->ns : "",
+                 o->ns && *o->ns ? "/" : "", o->name);
+        rq[n] = (struct keep_request){o->keep_until, where[n]};
+        n++;
+    }
+    keep_judge(rq, n, r->max_keep_until, from, now, r->name, v);
+    v->where = NULL; /* pointed into where[], gone with this frame; the message names it */
+}
+
+/* act_describe's note: the owner's keep-until and a restart, as the engine would see them. */
+static void act_describe_note(const struct decision_rec *d, const struct act_target *t, double now,
+                              char *note, size_t notelen)
+{
+    struct keep_verdict v;
+    double from = act_notice_noticed(t->notice, d->rule->name);
+    act_keep_verdict(d->rule, t, isnan(from) ? now : from, now, &v);
+    char restart[200] = "";
+    if (t->restarted > d->window_start) {
+        char when[48];
+        rfc3339_format(when, sizeof(when), t->restarted, RFC3339_SEC);
+        snprintf(restart, sizeof(restart),
+                 "restarted at %s, after the window start: kept as too young until a whole "
+                 "idle window after the restart",
+                 when);
+    }
+    snprintf(note, notelen, "%s%s%s", v.msg, v.msg[0] && restart[0] ? "; " : "", restart);
+}
+
+/*
+ * The owner's keep-until (LC fact `kept`): learnt only when an action is otherwise due. The
+ * maximum counts from the notice, so the owner the notice warned can still ask for time.
+ */
+static bool act_kept(struct act_ctx *c)
+{
+    struct keep_verdict v;
+    act_keep_verdict(c->d->rule, c->t, c->e->noticed, c->now, &v);
+    if (v.state != KEEP_NONE && !v.in_force)
+        log_info("%s of rule '%s': %s", c->workload, c->d->rule->name, v.msg);
+    if (!v.in_force)
+        return false;
+    c->reason = "kept_until";
+    snprintf(c->msg, sizeof(c->msg), "%s", v.msg);
+    return true;
+}
+
+/*
+ * An object acted on (the root of an acted entry) that runs again under a pod created after
+ * the action was brought back, by `restore` or its platform's own start: the ledger records
+ * when (the pod's creation, never earlier than the real restart), and the target's idle window
+ * must lie after the latest such time (act_young).
+ */
+static void act_note_restart(struct act *a, struct act_target *t, double now)
+{
+    if (t->nchain == 0 || !t->running || t->terminating || !(t->created > 0))
+        return;
+    const char *root = t->chain[t->nchain - 1].uid;
+    if (!root || !*root)
+        return;
+    for (size_t i = 0; i < a->ledger.n; i++) {
+        struct ledger_entry *e = &a->ledger.v[i];
+        if (e->state != LEDGER_ACTED || strcmp(e->root_uid, root) != 0 ||
+            !(t->created > e->updated))
+            continue;
+        if (isnan(e->restarted)) {
+            e->restarted = fmin(t->created, now);
+            act_save(a);
+            char at[40];
+            rfc3339_format(at, sizeof(at), e->restarted, RFC3339_SEC);
+            log_info("%s, acted on by rule '%s', runs again since %s: a new idle window starts "
+                     "there",
+                     e->target, e->rule, at);
+        }
+        if (!(t->restarted >= e->restarted))
+            t->restarted = e->restarted;
+    }
 }
 
 /* The live object against the entry: the same one, replaced, or no longer running. */
@@ -1341,6 +1540,7 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         if (act_guarded(&c, &t))
             goto out;
         c.target = act_target_name(&t, r->action);
+        act_note_restart(a, &t, now);
         f.young = act_young(d, &t);
     }
     /* Without a backend a dry run has nothing to resolve: the report is about the decision. */
@@ -1351,7 +1551,7 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
             if (c.t && act_known_elsewhere(&c, dry))
                 goto out;
             act_build_notice(d, now, now + r->notice_period, c.t ? t.chain[0].uid : NULL, NAN,
-                             &c.n);
+                             c.t ? t.restore_hint : NULL, &c.n);
         }
         if (!c.e) {
             act_explain(&c, &st);
@@ -1365,6 +1565,8 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
     act_step(&c, &f, &st);
     if (st.why == LC_WHY_ACT && act_reconcile(&c))
         goto out;
+    if (st.why == LC_WHY_ACT && (f.kept = act_kept(&c)))
+        act_step(&c, &f, &st);
     if (st.why == LC_WHY_ACT && (f.capped = act_capped(&c)))
         act_step(&c, &f, &st);
     if (st.why == LC_WHY_ACT && (f.unconfirmed = act_unconfirmed(&c)))

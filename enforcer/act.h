@@ -81,21 +81,34 @@ const char *act_result_name(enum act_result r);
 
 struct act_obj {
     char *api_version, *kind, *ns, *name, *uid; /* never NULL once resolved ("" if unknown) */
+    char *keep_until; /* its gpureclaim.io/keep-until annotation (keep.h), or NULL */
 };
+
+/* Written by `restore` on the object it brought back: when it did (RFC 3339). */
+#define ACT_RESTORED_AT_KEY "gpureclaim.io/restored-at"
 
 /* The live object behind a decision and its owner chain. */
 struct act_target {
     struct act_obj chain[ACT_CHAIN_MAX]; /* [0] the pod or container, [nchain-1] root owner */
     size_t nchain;
-    bool exempt;       /* gpureclaim.io/exempt=true somewhere in the chain */
-    bool out_of_scope; /* lacks the backend's scope label (--runtime.scope-label) */
-    bool running;      /* the pod or container is still running */
-    bool terminating;  /* deletion under way */
-    double created;    /* Unix time [0] was created (pod creationTimestamp, container
-                          Created); NaN when unreadable, which counts as too young */
-    char *notice;      /* the notice annotation found on the root owner (JSON), or NULL: how a
-                          replica that becomes the leader learns of a notice another gave */
-    void *priv;        /* backend data, released by target_free */
+    bool exempt;        /* gpureclaim.io/exempt=true somewhere in the chain */
+    bool out_of_scope;  /* lacks the backend's scope label (--runtime.scope-label) */
+    bool running;       /* the pod or container is still running */
+    bool terminating;   /* deletion under way */
+    double created;     /* Unix time [0] was created (pod creationTimestamp, container
+                           Created); NaN when unreadable, which counts as too young */
+    double restarted;   /* the latest gpureclaim.io/restored-at on the chain: the workload was
+                           brought back then, and its idle window must lie after it. NaN: none;
+                           +Inf: unreadable, which counts as too young like `created` */
+    char *notice;       /* the notice annotation found on the root owner (JSON), or NULL: how a
+                           replica that becomes the leader learns of a notice another gave */
+    char *how;          /* what the action does, in the backend's words, for `plan`, `explain`
+                           and the audit trail: "annotate Notebook ml/alice
+                           kubeflow-resource-stopped", "scale Deployment ml/x to 0"; NULL:
+                           nothing more than the action's name */
+    char *restore_hint; /* how to bring the workload back after the action, for the notice,
+                           the action's Event and audit line ("" or NULL: nothing to say) */
+    void *priv;         /* backend data, released by target_free */
 };
 
 /* What a notice says: the planned time, and the text for events and annotations. */
@@ -130,16 +143,21 @@ struct act_backend {
        write actedAt after an action so that another replica never acts again. */
     enum act_result (*record)(struct act_backend *b, const struct act_target *t,
                               const struct act_notice *n, char *err, size_t errlen);
+    /* Optional: the workload-kinds table to choose targets by (act_set_kinds). */
+    void (*set_kinds)(struct act_backend *b, const struct kinds *t);
 };
+
+struct kinds;
 
 /*
  * A check run before acting on a DuringGPUPressure decision, as the Prometheus signal cannot
- * tell why a pod is pending: ACT_OK when the API confirms that something waits for
- * d->resource; otherwise the action waits for a later cycle (ACT_RETRY: nothing waits for
- * it; anything else: the check failed), with a message in err.
+ * tell why a pod is pending: ACT_OK when the API confirms that something other than the
+ * candidate `t` (the resolved target, NULL when unknown) waits for d->resource; otherwise
+ * the action waits for a later cycle (ACT_RETRY: nothing waits for it; anything else: the
+ * check failed), with a message in err.
  */
 typedef enum act_result (*act_confirm_fn)(struct act_backend *b, const struct decision_rec *d,
-                                          char *err, size_t errlen);
+                                          const struct act_target *t, char *err, size_t errlen);
 
 struct act_cfg {
     const char *state_file;           /* --state.file; NULL: memory only (tests) */
@@ -161,6 +179,25 @@ struct act *act_new(const struct act_cfg *cfg, char *err, size_t errlen);
 /* Install a backend (taken over, freed by act_free); NULL leaves that kind unconfigured. */
 void act_set_kube(struct act *a, struct act_backend *b);
 void act_set_runtime(struct act *a, struct act_backend *b);
+/*
+ * The workload-kinds table of the rules in force (ruleset.kinds; NULL: the built-in one),
+ * handed to the backends that choose targets by it; set again after a reload. Not taken over.
+ */
+void act_set_kinds(struct act *a, const struct kinds *t);
+/*
+ * Resolve-only, for `plan` and `explain`: what the engine would act on for `d` (a reclaim
+ * decision) and how, from the same resolve as a cycle, which only reads (GETs): ACT_OK with
+ * *how ("scale Deployment ml/x to 0"; the caller frees it), or another result with the reason
+ * nothing would be done in err (the kind is unknown, the action is one the kind cannot do,
+ * 403, exempt, a protected namespace). `protected_namespaces` as act_cfg's (NULL: the
+ * default). No backend for the rule's action: ACT_UNSUPPORTED. `note` (may be NULL) gets what
+ * the objects say beyond the data at `now`: the owner's keep-until as the engine would judge
+ * it (its maximum counted from the notice on the object, else from now) and a restart that
+ * keeps the workload too young; "" when nothing.
+ */
+enum act_result act_describe(struct act_backend *b, const struct decision_rec *d,
+                             const char *protected_namespaces, double now, char **how, char *note,
+                             size_t notelen, char *err, size_t errlen);
 /* Confirm pressure with `fn` before acting through the Kubernetes backend (NULL: never). */
 void act_set_kube_confirm(struct act *a, act_confirm_fn fn);
 /* Stop starting API calls once *flag is non-zero (see the top of this file); NULL: never. */
@@ -185,6 +222,18 @@ void act_metrics(const struct act *a, struct expo *e);
 /* The ledger, read-only, for tests and `explain`. */
 const struct ledger *act_ledger(const struct act *a);
 
+/*
+ * The owner's keep-until on the chain of `t` under rule `r` (keep.h), the maximum counted
+ * from `from` (the notice; now when there is none yet): for the engine and for `plan` and
+ * `explain`. v->where is NULL (the message names the object).
+ */
+struct keep_verdict;
+void act_keep_verdict(const struct rule *r, const struct act_target *t, double from, double now,
+                      struct keep_verdict *v);
+
+/* The noticedAt of an open notice annotation of rule `rule` (not acted on); NaN otherwise. */
+double act_notice_noticed(const char *notice, const char *rule);
+
 /* A comma-separated namespace list contains `ns`. */
 bool act_ns_in_list(const char *list, const char *ns);
 
@@ -207,11 +256,19 @@ struct act_backend *act_runtime_new(const struct docker_cfg *cfg, int stop_timeo
 struct kube;
 struct act_backend *act_kube_new(struct kube *k);
 /*
+ * The workload-kinds table (kinds.h) the Kubernetes backend `b` reads to choose the object
+ * acted on and how: the ruleset's (rules.h, ruleset.kinds), set again when the rules are
+ * reloaded. NULL: the built-in table. Not taken over.
+ */
+void act_kube_set_kinds(struct act_backend *b, const struct kinds *t);
+/*
  * The act_confirm_fn of --kube.confirm-pressure, for a backend from act_kube_new: lists the
  * Pending pods and confirms when one is unschedulable for lack of the workload's GPU
- * resource (kube_pending_for_resource).
+ * resource (kube_pending_for_resource); else lists the Kueue Workloads and confirms when one
+ * other than the candidate's own (any uid of `t`'s chain) waits for quota of that resource
+ * (kube_kueue_waiting_for_resource). API not serving Kueue: nothing waits there.
  */
 enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct decision_rec *d,
-                                          char *err, size_t errlen);
+                                          const struct act_target *t, char *err, size_t errlen);
 
 #endif

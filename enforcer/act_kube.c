@@ -1,32 +1,61 @@
 /*
- * Action backend for Kubernetes workloads (act.h, kube.h).
+ * Action backend for Kubernetes workloads (act.h, kube.h, kinds.h).
  *
  * A decision names a pod by its namespace and pod labels. The pod is read and its controller
- * owner chain walked to the root owner (kube_root_owner), because acting on a controlled pod
- * only gets it recreated: scaleToZero, suspend and delete go to the root owner, evict to the
- * pod. Notices are an annotation (KUBE_ANN_NOTICE) on the root owner, which is required, and
+ * owner chain walked upwards through objects of any kind (kube_owner_walk, API discovery),
+ * because acting on a controlled object only gets it recreated: the action goes to the
+ * topmost object reached, as the workload-kinds table says (docs/workload-kinds.md). The
+ * walk climbs every controller reference except into an owner whose row does not reconcile
+ * its children (a CronJob above a Job: a schedule, which never restores a run), and climbs
+ * through owners the table does not know, so that a known owner above them is found; when
+ * the topmost object reached is a kind the table does not know, nothing is done and the
+ * reason names the kind and how to add it, as acting below an unknown controller would be
+ * undone by it or, worse, fight it. A rule action the chosen kind has no way for (KIND_NONE),
+ * or whose `requires` does not hold, keeps the workload with its own reason: never another
+ * action instead. Each way is carried out from the table's data: KIND_SCALE through /scale
+ * with the replicas-before annotation, KIND_PATCH as a merge patch (for an object Kueue
+ * manages, label kueue.x-k8s.io/queue-name, its Workload is deactivated instead: Kueue owns
+ * the suspension of what it admits), KIND_ANNOTATE as a merge patch of the annotation,
+ * KIND_DELETE and KIND_EVICT (always the pod, with the Pod row's way). Every write names the
+ * object by uid and by the resourceVersion read in this cycle.
+ *
+ * Notices are an annotation (KUBE_ANN_NOTICE) on the object acted on, which is required, and
  * a Warning Event on it, which is best effort: without RBAC for events the annotation still
- * tells the owner, and failing the notice for it would block every action. An owner kind the
- * client does not follow (a CRD operator above a StatefulSet, say) is not acted on at all:
- * acting below it would be reverted by that operator or, worse, fight it. With
+ * tells the owner, and failing the notice for it would block every action. With
  * --kube.confirm-pressure the engine also asks this backend, before acting on a
  * DuringGPUPressure decision, whether the scheduler really leaves a pod pending for lack of the
- * workload's GPU resource (act_kube_confirm_pressure).
+ * workload's GPU resource, or Kueue a Workload waiting for its quota
+ * (act_kube_confirm_pressure).
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "act.h"
+#include "keep.h"
+#include "kinds.h"
 #include "kube.h"
 #include "log.h"
+#include "restore.h"
 #include "rfc3339.h"
 #include "util.h"
 
 struct act_kube {
     struct act_backend base; /* first: the engine holds a pointer to it */
     struct kube *k;
+    const struct kinds *kinds; /* NULL: kinds_builtin() */
+    /* What the last successful action did, for the record written after it (act_kube_record):
+       `restore` undoes the action from that record on the object. */
+    struct restore_record last;
+};
+
+/* t->priv: the chain read, up to the object acted on, and how that object is stopped. */
+struct act_kube_target {
+    struct kube_chain chain;
+    const struct kind_def *def; /* the row of chain.obj[n - 1] */
+    const struct kind_way *way; /* the way of the rule's action (the Pod row's for evict) */
 };
 
 static struct act_kube *act_kube_of(struct act_backend *b)
@@ -70,17 +99,180 @@ static bool act_kube_exempt(const struct kube_obj *o)
 
 static void act_kube_target_free(struct act_backend *b, struct act_target *t)
 {
-    if (t->priv) {
-        kube_chain_free(t->priv);
-        free(t->priv);
+    (void)b;
+    struct act_kube_target *kt = t->priv;
+    if (kt) {
+        kube_chain_free(&kt->chain);
+        free(kt);
     }
     act_target_clear(t);
+}
+
+void act_kube_set_kinds(struct act_backend *b, const struct kinds *t)
+{
+    act_kube_of(b)->kinds = t;
+}
+
+/* The walk stops below an owner whose row says it does not reconcile its children. */
+static bool act_kube_climb(void *arg, const struct kube_obj *child,
+                           const struct kube_owner_ref *owner)
+{
+    (void)child;
+    const struct kind_def *def = kinds_find(arg, owner->api_version, owner->kind);
+    return !def || def->reconciles;
+}
+
+/* "Notebook ml/alice" */
+static char *act_kube_obj_name(const struct kube_obj *o)
+{
+    if (o->ref.ns && o->ref.ns[0])
+        return xasprintf("%s %s/%s", o->ref.kind, o->ref.ns, o->ref.name);
+    return xasprintf("%s %s", o->ref.kind, o->ref.name);
+}
+
+/* What carrying out `way` on `o` does, in words (act_target.how). */
+static char *act_kube_how(const struct kind_way *way, const struct kube_obj *o, bool kueue)
+{
+    char *name = act_kube_obj_name(o), *how;
+    switch (way->method) {
+    case KIND_SCALE:
+        how = xasprintf("scale %s to 0", name);
+        break;
+    case KIND_PATCH:
+        how = kueue ? xasprintf("deactivate the Kueue workload of %s", name)
+                    : xasprintf("patch %s %s", name, way->patch ? way->patch : "{}");
+        break;
+    case KIND_ANNOTATE:
+        how = way->value ? xasprintf("annotate %s %s=%s", name, way->key, way->value)
+                         : xasprintf("annotate %s %s", name, way->key);
+        break;
+    case KIND_DELETE:
+        how = xasprintf("delete %s", name);
+        break;
+    case KIND_EVICT:
+        how = xasprintf("evict %s", name);
+        break;
+    default:
+        how = xasprintf("nothing on %s", name);
+        break;
+    }
+    free(name);
+    return how;
+}
+
+/*
+ * Choose the object acted on and its way for `action` in the chain read: its top. 0, or -1
+ * with the reason the workload is kept in err.
+ */
+static int act_kube_choose(const struct kinds *kinds, struct act_kube_target *kt,
+                           enum rule_action action, char *err, size_t errlen)
+{
+    const struct kube_chain *ch = &kt->chain;
+    const struct kube_obj *top = &ch->obj[ch->n - 1];
+    const struct kube_obj *pod = &ch->obj[0];
+    kt->def = kinds_find(kinds, top->ref.api_version, top->ref.kind);
+    if (!kt->def) {
+        /* Below an unknown controller any action would be undone by it, or fight it. */
+        char *name = act_kube_obj_name(top);
+        snprintf(err, errlen,
+                 "kept: the top owner %s (apiVersion '%s') of pod '%s/%s' is a kind gpureclaim "
+                 "does not know, and acting below it would be undone by its controller; to "
+                 "reclaim it, %s",
+                 name, top->ref.api_version, pod->ref.ns ? pod->ref.ns : "", pod->ref.name,
+                 KINDS_HOW_TO_ADD);
+        free(name);
+        return -1;
+    }
+    const struct kind_def *wdef = kt->def;
+    const struct kube_obj *on = top;
+    if (action == ACTION_EVICT) {
+        /* An eviction is of the pod, whatever owns it. */
+        wdef = kinds_find(kinds, pod->ref.api_version, pod->ref.kind);
+        on = pod;
+    }
+    if (action < 0 || action >= KINDS_NACTIONS || !wdef || wdef->ways[action].method == KIND_NONE) {
+        char *name = act_kube_obj_name(on);
+        snprintf(err, errlen,
+                 "kept: %s cannot be reclaimed by action '%s': the kinds table (%s) has no way "
+                 "for it on kind %s; use an action the kind supports",
+                 name, rules_action_name(action), wdef ? wdef->source : "no row", on->ref.kind);
+        free(name);
+        return -1;
+    }
+    kt->way = &wdef->ways[action];
+    char why[256] = "";
+    int ok = on->raw ? kinds_can_act(kt->way, on->raw, on->raw_len, why, sizeof(why)) : 1;
+    if (ok <= 0) {
+        char *name = act_kube_obj_name(on);
+        snprintf(err, errlen, "kept: %s cannot be %s now: %s", name,
+                 kinds_method_name(kt->way->method), why[0] ? why : "unreadable object");
+        free(name);
+        return -1;
+    }
+    return 0;
+}
+
+/* How the owner brings the workload back after acting on `top` by `way` (restore.h). */
+static char *act_kube_hint(const struct kind_way *way, const struct kube_obj *top, bool kueue)
+{
+    if (kueue && way->method == KIND_PATCH) /* Kueue owns spec.suspend: its Workload is used */
+        return xasprintf("to bring it back: set spec.active to true on the Kueue Workload of "
+                         "%s %s/%s",
+                         top->ref.kind, top->ref.ns, top->ref.name);
+    return restore_hint(way->method, top->ref.kind, top->ref.ns, top->ref.name, way->key,
+                        way->unpatch);
+}
+
+/*
+ * Remember what a successful action on `root` (as read before it) did by `way`, for the record
+ * written right after it (act_kube_record): the replicas before a scale, the undo patch, the
+ * stop annotation and the exact value written, and the metadata.generation the action left.
+ * The action carried the resourceVersion read with `root`, so nothing changed in between: a
+ * scale from N > 0, or a stop patch on an object not yet stopped (`changed`), moved the
+ * generation by exactly one, and an annotation does not move it. Nothing is recorded when
+ * there is nothing to undo (no way back, already at 0 or already stopped before).
+ */
+static void act_kube_note_acted(struct act_kube *ak, const struct kind_way *way,
+                                const struct kube_obj *root, bool changed, int64_t previous,
+                                const char *value)
+{
+    const char *root_uid = root->ref.uid;
+    restore_record_free(&ak->last);
+    if (!changed || !root_uid)
+        return;
+    if (root->generation > 0) {
+        ak->last.has_generation = true;
+        ak->last.generation = root->generation + (way->method != KIND_ANNOTATE ? 1 : 0);
+    }
+    switch (way->method) {
+    case KIND_SCALE:
+        if (previous <= 0)
+            return;
+        ak->last.replicas_before = previous;
+        break;
+    case KIND_PATCH:
+        if (!way->unpatch)
+            return;
+        ak->last.undo = xstrdup(way->unpatch);
+        break;
+    case KIND_ANNOTATE:
+        if (!way->key || !value)
+            return;
+        ak->last.key = xstrdup(way->key);
+        ak->last.value = xstrdup(value);
+        break;
+    default:
+        return;
+    }
+    ak->last.method = way->method;
+    ak->last.uid = xstrdup(root_uid);
 }
 
 static enum act_result act_kube_resolve(struct act_backend *b, const struct decision_rec *d,
                                         struct act_target *t, char *err, size_t errlen)
 {
     struct act_kube *ak = act_kube_of(b);
+    const struct kinds *kinds = ak->kinds ? ak->kinds : kinds_builtin();
     const char *ns = act_label(d, "namespace");
     const char *name = act_label(d, "pod");
     if (!ns || !*ns || !name || !*name) {
@@ -91,26 +283,61 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
     enum kube_result r = kube_get_pod(ak->k, ns, name, &pod, err, errlen);
     if (r != KUBE_OK)
         return act_kube_map(r);
-    struct kube_chain *chain = xcalloc(1, sizeof(*chain));
-    r = kube_root_owner(ak->k, &pod, chain, err, errlen);
+    struct act_kube_target *kt = xcalloc(1, sizeof(*kt));
+    r = kube_owner_walk(ak->k, &pod, act_kube_climb, (void *)kinds, &kt->chain, err, errlen);
     kube_obj_free(&pod);
-    if (r != KUBE_OK || chain->n == 0 || chain->n > ACT_CHAIN_MAX) {
+    if (r == KUBE_UNSUPPORTED) {
+        /* An owner of a kind the API does not serve: nothing above it can be known. */
+        char why[768];
+        snprintf(why, sizeof(why), "kept: %s", err);
+        snprintf(err, errlen, "%s", why);
+    }
+    if (r != KUBE_OK || kt->chain.n == 0 || kt->chain.n > ACT_CHAIN_MAX) {
         if (r == KUBE_OK)
             snprintf(err, errlen, "owner chain of pod '%s/%s' is too long", ns, name);
-        kube_chain_free(chain);
-        free(chain);
+        kube_chain_free(&kt->chain);
+        free(kt);
         return r == KUBE_OK ? ACT_ERROR : act_kube_map(r);
     }
+    const struct kube_chain *chain = &kt->chain;
+    enum rule_action action = d->rule ? d->rule->action : ACTION_DELETE;
+    bool chosen = act_kube_choose(kinds, kt, action, err, errlen) == 0;
     memset(t, 0, sizeof(*t));
+    t->restarted = NAN;
     for (size_t i = 0; i < chain->n; i++) {
         const struct kube_obj *o = &chain->obj[i];
-        t->chain[i] = (struct act_obj){act_kube_dup(o->ref.api_version), act_kube_dup(o->ref.kind),
+        const char *keep = kube_annotation(o, KEEP_ANN_UNTIL);
+        t->chain[i] = (struct act_obj){act_kube_dup(o->ref.api_version),
+                                       act_kube_dup(o->ref.kind),
                                        act_kube_dup(o->ref.ns ? o->ref.ns : ns),
-                                       act_kube_dup(o->ref.name), act_kube_dup(o->ref.uid)};
+                                       act_kube_dup(o->ref.name),
+                                       act_kube_dup(o->ref.uid),
+                                       keep ? xstrdup(keep) : NULL};
         t->exempt |= act_kube_exempt(o);
         t->terminating |= o->deletion_timestamp != NULL;
+        /* Brought back by `restore`: the latest time counts; one that cannot be read counts
+           as a restart that cannot be ruled out (act_young keeps it). */
+        const char *restored = kube_annotation(o, ACT_RESTORED_AT_KEY);
+        double at;
+        char rerr[128];
+        if (restored && rfc3339_parse(restored, &at, rerr, sizeof(rerr)) < 0)
+            at = INFINITY;
+        if (restored && !(t->restarted >= at))
+            t->restarted = at;
     }
     t->nchain = chain->n;
+    if (!chosen) {
+        /* Exempt anywhere in the chain is the first reason, as for a kind that can act. */
+        if (t->exempt) {
+            t->priv = kt;
+            kt->way = NULL;
+            return ACT_OK;
+        }
+        act_target_clear(t);
+        kube_chain_free(&kt->chain);
+        free(kt);
+        return ACT_UNSUPPORTED;
+    }
     t->running = chain->obj[0].phase && strcmp(chain->obj[0].phase, "Running") == 0;
     /* The pod's own age: a pod re-created under the same name is younger than its series. */
     char perr[128];
@@ -119,7 +346,12 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
         t->created = NAN;
     const char *notice = kube_annotation(&chain->obj[chain->n - 1], KUBE_ANN_NOTICE);
     t->notice = notice && *notice ? xstrdup(notice) : NULL;
-    t->priv = chain;
+    t->how =
+        act_kube_how(kt->way, action == ACTION_EVICT ? &chain->obj[0] : &chain->obj[chain->n - 1],
+                     chain->kueue && kt->way->method == KIND_PATCH);
+    if (action != ACTION_EVICT)
+        t->restore_hint = act_kube_hint(kt->way, &chain->obj[chain->n - 1], chain->kueue);
+    t->priv = kt;
     return ACT_OK;
 }
 
@@ -136,6 +368,14 @@ static enum act_result act_kube_notice(struct act_backend *b, const struct act_t
     enum kube_result r = kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, n->annotation, err, errlen);
     if (r != KUBE_OK)
         return act_kube_map(r);
+    /* Our own annotation changed the object's resourceVersion: an action in this same cycle
+       (notice period 0) carries the new one, which still tells any other change apart. */
+    struct act_kube_target *kt = t->priv;
+    const char *rv = kube_last_resource_version(ak->k);
+    if (kt && kt->chain.n > 0 && rv) {
+        free(kt->chain.obj[kt->chain.n - 1].resource_version);
+        kt->chain.obj[kt->chain.n - 1].resource_version = xstrdup(rv);
+    }
     char eerr[512] = "";
     enum kube_result er = kube_post_event(ak->k, &root, "IdleGPUReclaimNotice", n->message,
                                           "Warning", "Notice", eerr, sizeof(eerr));
@@ -145,12 +385,24 @@ static enum act_result act_kube_notice(struct act_backend *b, const struct act_t
     return ACT_OK;
 }
 
+/*
+ * actedAt on the notice, and with it the `acted` record of the action this backend just made
+ * on that very object (restore.h): how to undo it, and what the object looked like after it,
+ * so that `restore` can tell a change made since.
+ */
 static enum act_result act_kube_record(struct act_backend *b, const struct act_target *t,
                                        const struct act_notice *n, char *err, size_t errlen)
 {
     struct act_kube *ak = act_kube_of(b);
     struct kube_ref root = act_kube_ref(&t->chain[t->nchain - 1]);
-    return act_kube_map(kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, n->annotation, err, errlen));
+    char *with = NULL;
+    if (ak->last.method != KIND_NONE && ak->last.uid && strcmp(ak->last.uid, root.uid) == 0)
+        with = restore_record_add(n->annotation, &ak->last);
+    restore_record_free(&ak->last);
+    enum kube_result r =
+        kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, with ? with : n->annotation, err, errlen);
+    free(with);
+    return act_kube_map(r);
 }
 
 static enum act_result act_kube_withdraw(struct act_backend *b, const struct ledger_entry *e,
@@ -178,57 +430,93 @@ static enum act_result act_kube_withdraw(struct act_backend *b, const struct led
     return act_kube_map(r);
 }
 
+/* Carry out kt->way on the chosen object (the pod for evict). */
+static enum kube_result act_kube_do(struct act_kube *ak, const struct act_kube_target *kt,
+                                    int64_t *previous, char *value, size_t valuelen, char *err,
+                                    size_t errlen)
+{
+    const struct kube_chain *ch = &kt->chain;
+    const struct kube_obj *top = &ch->obj[ch->n - 1];
+    const struct kube_obj *pod = &ch->obj[0];
+    const struct kind_way *way = kt->way;
+    /* Already stopped this way (another replica acted, or the user did): nothing to write,
+       and rewriting a stop annotation would move its time. */
+    char serr[128];
+    if (way->method != KIND_SCALE && top->raw &&
+        kinds_is_stopped(way, top->raw, top->raw_len, serr, sizeof(serr)) == 1) {
+        *previous = -1; /* nothing written: nothing of ours to undo */
+        return KUBE_OK;
+    }
+    switch (way->method) {
+    case KIND_SCALE:
+        return kube_scale_to_zero(ak->k, &top->ref, top->resource_version, previous, err, errlen);
+    case KIND_PATCH:
+        if (ch->kueue)
+            return kube_kueue_deactivate(ak->k, top, err, errlen);
+        return kube_patch(ak->k, &top->ref, top->resource_version, way->patch, err, errlen);
+    case KIND_ANNOTATE: {
+        char now[40];
+        rfc3339_format(now, sizeof(now), (double)time(NULL), RFC3339_SEC);
+        snprintf(value, valuelen, "%s", way->value ? way->value : now);
+        char *body = kube_body_annotate(NULL, way->key, value);
+        enum kube_result r = kube_patch(ak->k, &top->ref, top->resource_version, body, err, errlen);
+        free(body);
+        return r;
+    }
+    case KIND_DELETE:
+        return kube_delete(ak->k, &top->ref, "Background", top->resource_version, err, errlen);
+    case KIND_EVICT:
+        return kube_evict(ak->k, pod->ref.ns, pod->ref.name, pod->ref.uid, err, errlen);
+    default:
+        snprintf(err, errlen, "no way to act on %s '%s'", top->ref.kind, top->ref.name);
+        return KUBE_UNSUPPORTED;
+    }
+}
+
 static enum act_result act_kube_act(struct act_backend *b, const struct act_target *t,
                                     enum rule_action action, long *api_status, char *err,
                                     size_t errlen)
 {
     struct act_kube *ak = act_kube_of(b);
-    const struct kube_chain *chain = t->priv;
+    const struct act_kube_target *kt = t->priv;
     struct kube_ref root = act_kube_ref(&t->chain[t->nchain - 1]);
-    const struct act_obj *pod = &t->chain[0];
-    enum kube_result r;
-    int64_t previous = 0;
-    const char *what;
-    switch (action) {
-    case ACTION_SCALE_TO_ZERO:
-        r = kube_scale_to_zero(ak->k, &root, &previous, err, errlen);
-        what = "ScaleToZero";
-        break;
-    case ACTION_SUSPEND:
-        if (!chain || strcmp(root.kind, "Job") != 0) {
-            snprintf(err, errlen, "cannot suspend %s '%s/%s': only Jobs can be suspended",
-                     root.kind, root.ns, root.name);
-            return ACT_UNSUPPORTED;
-        }
-        r = kube_suspend(ak->k, &chain->obj[chain->n - 1], err, errlen);
-        what = "Suspend";
-        break;
-    case ACTION_EVICT:
-        r = kube_evict(ak->k, pod->ns, pod->name, pod->uid, err, errlen);
-        what = "Evict";
-        break;
-    case ACTION_DELETE:
-        r = kube_delete(ak->k, &root, "Background", err, errlen);
-        what = "Delete";
-        break;
-    default:
-        snprintf(err, errlen, "action '%s' does not apply to Kubernetes workloads",
-                 rules_action_name(action));
+    static const char *const event_action[KINDS_NACTIONS] = {
+        [ACTION_SCALE_TO_ZERO] = "ScaleToZero",
+        [ACTION_SUSPEND] = "Suspend",
+        [ACTION_EVICT] = "Evict",
+        [ACTION_DELETE] = "Delete",
+    };
+    if (!kt || !kt->way || action < 0 || action >= KINDS_NACTIONS || !event_action[action]) {
+        snprintf(err, errlen, "action '%s' does not apply to %s '%s/%s'", rules_action_name(action),
+                 root.kind, root.ns, root.name);
         return ACT_UNSUPPORTED;
     }
+    int64_t previous = 0;
+    char value[128] = "";
+    restore_record_free(&ak->last);
+    enum kube_result r = act_kube_do(ak, kt, &previous, value, sizeof(value), err, errlen);
     /* The action's own status (201 for an eviction), before the event call replaces it; 0
        when the action was refused before any request. */
     *api_status = kube_last_status(ak->k);
     if (r == KUBE_OK) {
-        char *msg = action == ACTION_SCALE_TO_ZERO
-                        ? xasprintf("idle GPU reclaimed: scaled from %lld to 0 replicas "
-                                    "(previous count in annotation %s)",
-                                    (long long)previous, KUBE_ANN_REPLICAS_BEFORE)
-                        : xasprintf("idle GPU reclaimed: %s", rules_action_name(action));
+        /* What undoing needs (restore.h): not for a Kueue Workload deactivated in the object's
+           stead, nor when nothing was written (already stopped, already at 0). */
+        const struct kube_obj *top = &kt->chain.obj[kt->chain.n - 1];
+        if (action != ACTION_EVICT && !(kt->chain.kueue && kt->way->method == KIND_PATCH))
+            act_kube_note_acted(ak, kt->way, top, previous >= 0, previous, value[0] ? value : NULL);
+        char *done =
+            kt->way->method == KIND_SCALE
+                ? xasprintf("idle GPU reclaimed: scaled from %lld to 0 replicas "
+                            "(previous count in annotation %s)",
+                            (long long)previous, KUBE_ANN_REPLICAS_BEFORE)
+                : xasprintf("idle GPU reclaimed: %s", t->how ? t->how : rules_action_name(action));
+        char *msg = t->restore_hint && *t->restore_hint ? xasprintf("%s; %s", done, t->restore_hint)
+                                                        : xstrdup(done);
+        free(done);
         char eerr[512] = "";
-        /* an evicted pod's event goes to its root owner, which outlives it */
+        /* an evicted pod's event goes to the object acted on above it, which outlives it */
         enum kube_result er = kube_post_event(ak->k, &root, "IdleGPUReclaimed", msg, "Warning",
-                                              what, eerr, sizeof(eerr));
+                                              event_action[action], eerr, sizeof(eerr));
         if (er == KUBE_CANCELLED)
             log_info("not posting the event on %s '%s/%s': the enforcer is stopping", root.kind,
                      root.ns, root.name);
@@ -246,7 +534,7 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
  * PodScheduled message can ("Insufficient amd.com/gpu", docs/decision-semantics.md §9.3).
  */
 enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct decision_rec *d,
-                                          char *err, size_t errlen)
+                                          const struct act_target *t, char *err, size_t errlen)
 {
     struct act_kube *ak = act_kube_of(b);
     if (!d->resource[0]) {
@@ -262,12 +550,41 @@ enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct de
         enum act_result ar = act_kube_map(r);
         return ar == ACT_RETRY ? ACT_ERROR : ar;
     }
-    if (count == 0) {
-        snprintf(err, errlen, "no Pending pod is unschedulable for lack of '%s'", d->resource);
+    if (count > 0) {
+        log_debug("GPU pressure confirmed: %zu Pending pods wait for %lld '%s'", count,
+                  (long long)requested, d->resource);
+        return ACT_OK;
+    }
+    /*
+     * A Kueue job waiting for quota is suspended and has no pods, so no pod is unschedulable:
+     * its Workload's QuotaReserved condition is the demand (docs/decision-semantics.md §9.3).
+     * The candidate's own Workload never counts: its uids are skipped.
+     */
+    const char *skip[ACT_CHAIN_MAX];
+    size_t nskip = 0;
+    for (size_t i = 0; t && i < t->nchain && i < ACT_CHAIN_MAX; i++)
+        skip[nskip++] = t->chain[i].uid;
+    r = kube_kueue_waiting_for_resource(ak->k, d->resource, skip, nskip, &count, err, errlen);
+    if (r == KUBE_NOT_FOUND) {
+        snprintf(err, errlen,
+                 "no Pending pod is unschedulable for lack of '%s' (the API serves no Kueue "
+                 "Workloads)",
+                 d->resource);
         return ACT_RETRY;
     }
-    log_debug("GPU pressure confirmed: %zu Pending pods wait for %lld '%s'", count,
-              (long long)requested, d->resource);
+    if (r != KUBE_OK) {
+        enum act_result ar = act_kube_map(r);
+        return ar == ACT_RETRY ? ACT_ERROR : ar;
+    }
+    if (count == 0) {
+        snprintf(err, errlen,
+                 "no Pending pod is unschedulable for lack of '%s' and no Kueue Workload waits "
+                 "for its quota",
+                 d->resource);
+        return ACT_RETRY;
+    }
+    log_debug("GPU pressure confirmed: %zu Kueue Workloads wait for quota of '%s'", count,
+              d->resource);
     return ACT_OK;
 }
 
@@ -275,6 +592,7 @@ static void act_kube_free(struct act_backend *b)
 {
     struct act_kube *ak = act_kube_of(b);
     kube_free(ak->k);
+    restore_record_free(&ak->last);
     free(ak);
 }
 
@@ -289,6 +607,7 @@ struct act_backend *act_kube_new(struct kube *k)
         .record = act_kube_record,
         .act = act_kube_act,
         .target_free = act_kube_target_free,
+        .set_kinds = act_kube_set_kinds,
         .free = act_kube_free,
     };
     ak->k = k;

@@ -24,7 +24,6 @@ struct audit {
     bool owned;
     char *path;
     unsigned long failures;
-    bool warned;
 };
 
 struct audit *audit_open(const char *path, char *err, size_t errlen)
@@ -140,10 +139,10 @@ int audit_write(struct audit *a, const struct audit_rec *r)
     int ret = 0;
     if (fwrite(line, 1, n + 1, a->f) != n + 1 || fflush(a->f) != 0) {
         a->failures++;
-        log_once(&a->warned, LOG_ERROR, "cannot write audit file '%s': %m", a->path);
+        log_cond("audit write", LOG_ERROR, "cannot write audit file '%s': %m", a->path);
         ret = -1;
     } else {
-        a->warned = false;
+        log_cond_clear("audit write");
     }
     free(line);
     return ret;

@@ -33,6 +33,7 @@
 #include "httpd.h"
 #include "lease.h"
 #include "log.h"
+#include "perm.h"
 #include "rfc3339.h"
 #include "report.h"
 #include "rules.h"
@@ -99,8 +100,6 @@ struct daemon {
     struct timespec mtime;
     off_t size;
     uint64_t tried_hash; /* content hash of the last load attempt (good or bad) */
-    bool file_missing_logged;
-    bool *query_err_logged; /* per rule index, reset when the rules change */
 
     double cycles_ok, cycles_err, cycle_duration, last_success;
     struct tallies total, last;
@@ -262,6 +261,7 @@ static void publish(struct daemon *dm)
     if (dm->cfg->act)
         act_metrics(dm->cfg->act, e);
     lease_metrics(dm->cfg->lease, e);
+    perm_metrics(dm->cfg->perm, e);
 
     struct sbuf out = {0};
     expo_render(e, &out);
@@ -293,10 +293,15 @@ static int reload(struct daemon *dm, bool force, bool stat_only)
     const char *path = dm->cfg->rules_file;
     struct stat st;
     if (stat(path, &st) != 0) {
-        if (force || !dm->file_missing_logged)
+        int err = errno;
+        /* Once while it lasts; a reload that was asked for (start, SIGHUP) is answered even
+         * when the condition is already known. */
+        if (force && log_cond_active("rules file"))
             log_error("cannot stat rules file '%s': %s; keeping the rules in force", path,
-                      strerror(errno));
-        dm->file_missing_logged = true;
+                      strerror(err));
+        log_cond("rules file", LOG_ERROR,
+                 "cannot stat rules file '%s': %s; keeping the rules in force", path,
+                 strerror(err));
         dm->file_seen = false;
         dm->tried_hash = 0; /* a file that comes back, even unchanged, is judged again */
         if (dm->reload_success != 0) {
@@ -305,7 +310,7 @@ static int reload(struct daemon *dm, bool force, bool stat_only)
         }
         return -1;
     }
-    dm->file_missing_logged = false;
+    log_cond_clear("rules file");
     bool same_stat = dm->file_seen && st.st_mtim.tv_sec == dm->mtime.tv_sec &&
                      st.st_mtim.tv_nsec == dm->mtime.tv_nsec && st.st_size == dm->size;
     if (!force && stat_only && same_stat)
@@ -355,11 +360,12 @@ static int reload(struct daemon *dm, bool force, bool stat_only)
              rs.n == 1 ? "" : "s", rs.hash);
     rules_free(&dm->rules);
     dm->rules = rs;
-    free(dm->query_err_logged);
-    dm->query_err_logged = xcalloc(rs.n ? rs.n : 1, sizeof(bool));
     dm->reload_success = 1;
     dm->last_reload_ok = wall_now();
     dm->reloads_ok++;
+    /* New rules may use other verbs, kinds or namespaces: check before they act. */
+    if (!dm->cfg->once)
+        perm_check(dm->cfg->perm, &dm->rules, wall_now());
     return 1;
 }
 
@@ -394,8 +400,10 @@ static void run_cycle(struct daemon *dm)
     if (!isnan(dm->cfg->at) && dm->cfg->at_advance)
         now += mono_now() - dm->started;
     size_t n = dm->rules.n;
-    struct rule_data *data = xcalloc(n ? n : 1, sizeof(*data));
-    int rc = fetch_rules(dm->q, &dm->rules, now, data);
+    struct rule_data *data;
+    struct decisions d = {0};
+    /* The same evaluation as plan and explain (fetch_evaluate). */
+    int rc = fetch_evaluate(dm->q, &dm->rules, now, dm->cfg->dry_run, &data, &d, NULL, NULL);
     for (size_t i = 0; i < n; i++) {
         bool failed = data[i].error || data[i].pending_error;
         struct rule_eval *re = rule_eval_get(dm, dm->rules.rules[i].name);
@@ -406,21 +414,19 @@ static void run_cycle(struct daemon *dm)
             log_info("rule '%s': activity read through %s%s", re->rule, path,
                      strcmp(path, "promql") == 0 ? " (the PromQL plan)" : " (raw samples)");
         re->read_path = path ? path : re->read_path;
+        char key[160];
+        snprintf(key, sizeof(key), "rule evaluation %s", dm->rules.rules[i].name);
         if (failed)
-            log_once(&dm->query_err_logged[i], LOG_ERROR,
-                     "rule '%s' could not be evaluated, its workloads are kept: %s",
+            log_cond(key, LOG_ERROR, "rule '%s' could not be evaluated, its workloads are kept: %s",
                      dm->rules.rules[i].name, data[i].errmsg);
         else
-            dm->query_err_logged[i] = false;
+            log_cond_clear(key);
     }
 
-    struct decisions d = {0};
-    decide(data, n, now, &d);
     tallies_free(&dm->last);
     idle_free(dm);
     for (size_t i = 0; i < d.n; i++) {
         struct decision_rec *r = &d.v[i];
-        r->dry_run |= dm->cfg->dry_run;
         tally_add(&dm->last, r->rule->name, r->decision, r->reason);
         tally_add(&dm->total, r->rule->name, r->decision, r->reason);
         if (r->decision == DECISION_RECLAIM)
@@ -442,9 +448,10 @@ static void run_cycle(struct daemon *dm)
      */
     if (dm->cfg->act && got_stop)
         log_info("stopping: no notice or action in this cycle");
-    else if (dm->cfg->act && lease_is_leader(dm->cfg->lease))
+    else if (dm->cfg->act && lease_is_leader(dm->cfg->lease)) {
+        act_set_kinds(dm->cfg->act, dm->rules.kinds); /* the table of the rules in force */
         act_cycle(dm->cfg->act, &d, now);
-    else if (dm->cfg->act)
+    } else if (dm->cfg->act)
         log_debug("not the leader: %zu decisions evaluated, no notice or action", d.n);
     decisions_free(&d);
     fetch_free(data, n);
@@ -493,7 +500,6 @@ int daemon_run(const struct daemon_cfg *cfg)
 
     if (reload(&dm, true, false) != 1) {
         log_error("cannot start: rules file '%s' did not load", cfg->rules_file);
-        free(dm.query_err_logged);
         pthread_mutex_destroy(&dm.mu);
         return 1;
     }
@@ -547,6 +553,8 @@ int daemon_run(const struct daemon_cfg *cfg)
         }
         if (t >= next_cycle) {
             reload(&dm, false, false);
+            if (perm_incomplete(cfg->perm))
+                perm_check(cfg->perm, &dm.rules, wall_now());
             run_cycle(&dm);
             changed = true;
             next_cycle += cfg->interval;
@@ -567,7 +575,6 @@ out:
     tallies_free(&dm.last);
     idle_free(&dm);
     rule_evals_free(&dm);
-    free(dm.query_err_logged);
     free(dm.snapshot);
     pthread_mutex_destroy(&dm.mu);
     return status;

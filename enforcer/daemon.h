@@ -21,6 +21,7 @@
 
 struct act;
 struct lease;
+struct perm;
 
 struct daemon_cfg {
     const char *rules_file;
@@ -35,6 +36,8 @@ struct daemon_cfg {
     double reload_check;        /* seconds between checks of the rules file's mtime; 0 = 2 s */
     struct act *act;            /* action engine (act.h) run after every decide(); NULL: report */
     struct lease *lease;        /* leader election (lease.h); NULL: this replica always acts */
+    struct perm *perm;          /* permission check at start and on every reload (perm.h);
+                                   NULL: none. Not with `once` (a single cycle: tests, cron) */
     bool once;                  /* one cycle, no HTTP server, then exit (0, or 1 on query error) */
 };
 

@@ -905,6 +905,8 @@ void decisions_free(struct decisions *d)
     for (size_t i = 0; i < d->n; i++) {
         labels_free(&d->v[i].identity);
         labels_free(&d->v[i].all);
+        free(d->v[i].target);
+        free(d->v[i].target_kept);
     }
     free(d->v);
     d->v = NULL;

@@ -96,6 +96,15 @@ struct decision_rec {
                                several resources, the one with the most devices */
     double priority;        /* 0 when no priority query */
     bool dry_run;           /* rule (or global) dry run: report, do not act */
+    /* `plan`/`explain` with the Kubernetes API (act_describe): what a reclaim would act on and
+       how ("annotate Notebook ml/alice kubeflow-resource-stopped"), or, in target_kept, why
+       nothing would be done; both NULL when not resolved. Freed by decisions_free. */
+    char *target;
+    char *target_kept;
+    /* Not decide()'s: what the workload's objects say beyond the data, set by `plan` and
+       `explain` when they can read the Kubernetes API (the owner's keep-until, a restart),
+       and printed with the decision; "" otherwise. */
+    char note[400];
 };
 
 struct decisions {

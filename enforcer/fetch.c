@@ -864,3 +864,22 @@ void fetch_free(struct rule_data *d, size_t n)
         matrix_free(&d[i].priority);
     }
 }
+
+int fetch_evaluate(struct promq *q, const struct ruleset *rs, double now, bool dry_run,
+                   struct rule_data **data, struct decisions *out, double *fetch_seconds,
+                   double *decide_seconds)
+{
+    size_t n = rs->n;
+    *data = xcalloc(n ? n : 1, sizeof(**data));
+    double t0 = mono_now();
+    int rc = fetch_rules(q, rs, now, *data);
+    double t1 = mono_now();
+    decide(*data, n, now, out);
+    if (fetch_seconds)
+        *fetch_seconds = t1 - t0;
+    if (decide_seconds)
+        *decide_seconds = mono_now() - t1;
+    for (size_t i = 0; i < out->n; i++)
+        out->v[i].dry_run |= dry_run;
+    return rc;
+}

@@ -12,6 +12,7 @@
 #ifndef GPURECLAIM_FETCH_H
 #define GPURECLAIM_FETCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "decide.h"
@@ -103,5 +104,17 @@ int fetch_rules(struct promq *q, const struct ruleset *rs, double now, struct ru
 
 /* Free the matrices of d[0 .. n - 1] (not the array itself). */
 void fetch_free(struct rule_data *d, size_t n);
+
+/*
+ * One evaluation: the sequence `run` makes every cycle (daemon.c, run_cycle) and `plan` and
+ * `explain` make once (main.c), so that they show exactly what the loop acts on: fetch every
+ * rule of `rs` at `now` into *data (rs->n entries, allocated here; free with fetch_free and
+ * free), decide into `out` (free with decisions_free), and mark every decision dry_run when
+ * `dry_run` (the global --dry-run). *fetch_seconds and *decide_seconds (may be NULL) get the
+ * time each step took. Returns fetch_rules' result.
+ */
+int fetch_evaluate(struct promq *q, const struct ruleset *rs, double now, bool dry_run,
+                   struct rule_data **data, struct decisions *out, double *fetch_seconds,
+                   double *decide_seconds);
 
 #endif

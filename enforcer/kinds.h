@@ -66,7 +66,9 @@ struct kind_def {
      *  - owner's row reconciles: climb to the owner and go on from it;
      *  - owner's row does not reconcile (CronJob above a Job: a schedule, which creates runs
      *    but never restores one): stop, and act on the object below it;
-     *  - owner has no row: keep the workload, naming the owner's kind and KINDS_HOW_TO_ADD.
+     *  - owner has no row: climb through it too, since whether it reconciles is unknown and
+     *    acting below it could be undone; when the topmost object reached has no row, keep
+     *    the workload, naming its kind and KINDS_HOW_TO_ADD (never act below an unknown top).
      * The action goes to the topmost object reached, with that object's row's way for the
      * rule's action (KIND_NONE there: keep, naming the kind and the action), except evict,
      * which always goes to the pod with the Pod row's way. Pod reconciles: a LeaderWorkerSet's

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "httpc.h"
 #include "kube.h"
 #include "log.h"
@@ -29,6 +30,20 @@
 
 #define KUBE_LABEL_QUEUE   "kueue.x-k8s.io/queue-name"
 #define KUBE_LABEL_JOB_UID "kueue.x-k8s.io/job-uid"
+
+/*
+ * Discovery answers kept per client: one APIResourceList per group/version ("v1",
+ * "apps/v1", "kubeflow.org/v1"). `served` is false when that version answered 404; then
+ * `preferred` holds the group's preferred version from /apis (NULL: the group is not served).
+ */
+struct kube_disco {
+    char *gv;
+    bool served;
+    char *preferred;
+    struct kube_api_resource *res;
+    size_t n;
+    double fetched; /* mono_now() of the answer */
+};
 
 struct kube {
     char *url; /* without a trailing slash */
@@ -41,25 +56,9 @@ struct kube {
     const volatile sig_atomic_t *stop;
     bool (*gate)(void *arg);
     void *gate_arg;
-};
-
-/* Kinds the client knows: how to build their paths and whether the owner walk follows them. */
-struct kube_kind {
-    const char *group; /* "" for the core group */
-    const char *kind;
-    const char *plural;
-    bool follow;   /* an owner the chain walk climbs to */
-    bool scalable; /* has a /scale subresource */
-};
-
-static const struct kube_kind kube_kinds[] = {
-    {"", "Pod", "pods", false, false},
-    {"apps", "ReplicaSet", "replicasets", true, true},
-    {"apps", "Deployment", "deployments", true, true},
-    {"apps", "StatefulSet", "statefulsets", true, true},
-    {"batch", "Job", "jobs", true, false},
-    {"batch", "CronJob", "cronjobs", false, false},
-    {"kueue.x-k8s.io", "Workload", "workloads", false, false},
+    char *last_rv; /* metadata.resourceVersion in the last write's answer */
+    struct kube_disco disco[KUBE_DISCO_MAX];
+    size_t ndisco;
 };
 
 const char *kube_result_name(enum kube_result r)
@@ -99,39 +98,58 @@ static bool kube_name_ok(const char *s)
     return true;
 }
 
-static const struct kube_kind *kube_kind_of(const char *api_version, const char *kind)
+/* A group/version and kind safe to put in a path: DNS-ish names, no query or escapes. */
+static bool kube_gvk_ok(const char *api_version, const char *kind)
 {
-    if (!api_version || !kind)
-        return NULL;
+    if (!api_version || !*api_version || !kind || !*kind || strlen(api_version) > 253)
+        return false;
     const char *slash = strchr(api_version, '/');
-    size_t glen = slash ? (size_t)(slash - api_version) : 0;
-    for (size_t i = 0; i < ARRAY_LEN(kube_kinds); i++) {
-        const struct kube_kind *kk = &kube_kinds[i];
-        if (strcmp(kk->kind, kind) == 0 && strlen(kk->group) == glen &&
-            strncmp(kk->group, api_version, glen) == 0)
-            return kk;
-    }
-    return NULL;
+    if (slash && (slash == api_version || !slash[1] || strchr(slash + 1, '/')))
+        return false;
+    for (const char *p = api_version; *p; p++)
+        if (*p != '/' &&
+            !((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '.'))
+            return false;
+    return kube_name_ok(kind);
 }
 
-/* Path of the object `ref` names (plus "/sub"), or NULL with a message. Caller frees. */
-static char *kube_path(const struct kube_ref *ref, const char *sub, char *err, size_t errlen)
+/* Path of the object `ref` names (plus "/sub") in resource `res`. Caller frees. */
+static char *kube_res_path(const struct kube_resource *res, const struct kube_ref *ref,
+                           const char *sub, char *err, size_t errlen)
 {
-    const struct kube_kind *kk = kube_kind_of(ref->api_version, ref->kind);
-    if (!kk) {
-        snprintf(err, errlen, "unsupported kind '%s' (apiVersion '%s')", ref->kind ? ref->kind : "",
-                 ref->api_version ? ref->api_version : "");
-        return NULL;
-    }
-    if (!kube_name_ok(ref->ns) || !kube_name_ok(ref->name) || strchr(ref->api_version, '?') ||
-        strchr(ref->api_version, '%') || strchr(ref->api_version, '#')) {
+    if ((res->namespaced && !kube_name_ok(ref->ns)) || !kube_name_ok(ref->name)) {
         snprintf(err, errlen, "invalid object name '%s/%s'", ref->ns ? ref->ns : "",
                  ref->name ? ref->name : "");
         return NULL;
     }
-    return xasprintf("/%s/%s/namespaces/%s/%s/%s%s%s", kk->group[0] ? "apis" : "api",
-                     ref->api_version, ref->ns, kk->plural, ref->name, sub ? "/" : "",
-                     sub ? sub : "");
+    struct sbuf b = {0};
+    if (res->group[0])
+        sbuf_printf(&b, "/apis/%s/%s", res->group, res->version);
+    else
+        sbuf_printf(&b, "/api/%s", res->version);
+    if (res->namespaced)
+        sbuf_printf(&b, "/namespaces/%s", ref->ns);
+    sbuf_printf(&b, "/%s/%s%s%s", res->plural, ref->name, sub ? "/" : "", sub ? sub : "");
+    return sbuf_take(&b);
+}
+
+/*
+ * Resolve `ref`'s kind and build its path: the resource in *res when `res` is not NULL (freed
+ * by the caller, also on failure). KUBE_OK, or the discovery result with a message.
+ */
+static enum kube_result kube_path(struct kube *k, const struct kube_ref *ref, const char *sub,
+                                  struct kube_resource *res, char **path, char *err, size_t errlen)
+{
+    struct kube_resource own;
+    if (!res)
+        res = &own;
+    *path = NULL;
+    enum kube_result r = kube_resource_of(k, ref->api_version, ref->kind, res, err, errlen);
+    if (r == KUBE_OK && !(*path = kube_res_path(res, ref, sub, err, errlen)))
+        r = KUBE_ERROR;
+    if (res == &own)
+        kube_resource_free(&own);
+    return r;
 }
 
 /* ---- client ----------------------------------------------------------------------------- */
@@ -199,6 +217,12 @@ void kube_free(struct kube *k)
 {
     if (!k)
         return;
+    for (size_t i = 0; i < k->ndisco; i++) {
+        free(k->disco[i].gv);
+        free(k->disco[i].preferred);
+        kube_api_resources_free(k->disco[i].res, k->disco[i].n);
+    }
+    free(k->last_rv);
     free(k->url);
     free(k->token_file);
     free(k->ca_file);
@@ -280,6 +304,208 @@ long kube_last_status(const struct kube *k)
     return k->last_status;
 }
 
+const char *kube_last_resource_version(const struct kube *k)
+{
+    return k->last_rv;
+}
+
+/* ---- discovery -------------------------------------------------------------------------- */
+
+/*
+ * The resources compiled into kube-apiserver that the enforcer uses: they are served by every
+ * cluster under these names (an API group of kube-apiserver cannot be removed or renamed), so
+ * asking discovery for them would only add requests. Every other kind is asked for.
+ */
+static const struct {
+    const char *group, *version, *kind, *plural;
+    bool scale;
+} kube_builtin[] = {
+    {"", "v1", "Pod", "pods", false},
+    {"", "v1", "Event", "events", false},
+    {"apps", "v1", "ReplicaSet", "replicasets", true},
+    {"apps", "v1", "Deployment", "deployments", true},
+    {"apps", "v1", "StatefulSet", "statefulsets", true},
+    {"batch", "v1", "Job", "jobs", false},
+    {"batch", "v1", "CronJob", "cronjobs", false},
+    {"coordination.k8s.io", "v1", "Lease", "leases", false},
+};
+
+void kube_resource_free(struct kube_resource *r)
+{
+    free(r->group);
+    free(r->version);
+    free(r->plural);
+    *r = (struct kube_resource){0};
+}
+
+static void kube_resource_set(struct kube_resource *out, const char *group, const char *version,
+                              const char *plural, bool namespaced, bool scale)
+{
+    *out = (struct kube_resource){xstrdup(group), xstrdup(version), xstrdup(plural), namespaced,
+                                  scale};
+}
+
+static struct kube_disco *kube_disco_find(struct kube *k, const char *gv)
+{
+    for (size_t i = 0; i < k->ndisco; i++)
+        if (strcmp(k->disco[i].gv, gv) == 0)
+            return &k->disco[i];
+    return NULL;
+}
+
+/* A slot for `gv`: its own, a free one, or the one fetched longest ago (bounded cache). */
+static struct kube_disco *kube_disco_slot(struct kube *k, const char *gv)
+{
+    struct kube_disco *d = kube_disco_find(k, gv);
+    if (!d && k->ndisco < KUBE_DISCO_MAX) {
+        d = &k->disco[k->ndisco++];
+        *d = (struct kube_disco){0};
+    } else if (!d) {
+        d = &k->disco[0];
+        for (size_t i = 1; i < k->ndisco; i++)
+            if (k->disco[i].fetched < d->fetched)
+                d = &k->disco[i];
+    }
+    free(d->gv);
+    free(d->preferred);
+    kube_api_resources_free(d->res, d->n);
+    *d = (struct kube_disco){.gv = xstrdup(gv)};
+    return d;
+}
+
+/* GET a discovery document into *body (the caller frees it). */
+static enum kube_result kube_disco_get(struct kube *k, const char *path, char **body, size_t *len,
+                                       char *err, size_t errlen)
+{
+    struct httpc_resp resp;
+    char *what = xasprintf("discover the API resources of '%s'", path);
+    enum kube_result r = kube_call(k, "GET", path, NULL, NULL, what, &resp, err, errlen);
+    *body = r == KUBE_OK ? xstrndup(resp.body.buf ? resp.body.buf : "", resp.body.len) : NULL;
+    *len = r == KUBE_OK ? resp.body.len : 0;
+    httpc_resp_free(&resp);
+    free(what);
+    return r;
+}
+
+/* Fetch group/version's APIResourceList (and on 404 the group's preferred version). */
+static enum kube_result kube_disco_fetch(struct kube *k, const char *group, const char *version,
+                                         const char *gv, struct kube_disco **out, char *err,
+                                         size_t errlen)
+{
+    char *path =
+        group[0] ? xasprintf("/apis/%s/%s", group, version) : xasprintf("/api/%s", version);
+    char *body = NULL, perr[256];
+    size_t len = 0;
+    struct kube_api_resource *res = NULL;
+    size_t n = 0;
+    enum kube_result r = kube_disco_get(k, path, &body, &len, err, errlen);
+    if (r == KUBE_OK && kube_parse_resource_list(body, len, &res, &n, perr, sizeof(perr)) < 0) {
+        snprintf(err, errlen, "cannot read '%s': %s", path, perr);
+        r = KUBE_ERROR;
+    }
+    free(body);
+    char *preferred = NULL;
+    if (r == KUBE_NOT_FOUND && group[0]) {
+        /* Not served at this version (an ownerReference written at an older version of a
+           CRD, say): the group's preferred version serves the same objects. */
+        r = kube_disco_get(k, "/apis", &body, &len, err, errlen);
+        if (r == KUBE_OK &&
+            kube_parse_group_list(body, len, group, &preferred, perr, sizeof(perr)) < 0) {
+            snprintf(err, errlen, "cannot read '/apis': %s", perr);
+            r = KUBE_ERROR;
+        }
+        free(body);
+        if (r == KUBE_OK) {
+            struct kube_disco *d = kube_disco_slot(k, gv);
+            d->served = false;
+            d->preferred = preferred;
+            d->fetched = mono_now();
+            *out = d;
+        }
+    } else if (r == KUBE_NOT_FOUND) {
+        struct kube_disco *d = kube_disco_slot(k, gv);
+        d->fetched = mono_now();
+        *out = d;
+        r = KUBE_OK;
+    } else if (r == KUBE_OK) {
+        struct kube_disco *d = kube_disco_slot(k, gv);
+        d->served = true;
+        d->res = res;
+        d->n = n;
+        d->fetched = mono_now();
+        *out = d;
+    }
+    free(path);
+    return r;
+}
+
+static const struct kube_api_resource *kube_disco_kind(const struct kube_disco *d, const char *kind)
+{
+    for (size_t i = 0; d && d->served && i < d->n; i++)
+        if (strcmp(d->res[i].kind, kind) == 0)
+            return &d->res[i];
+    return NULL;
+}
+
+static enum kube_result kube_resource_in(struct kube *k, const char *group, const char *version,
+                                         const char *kind, bool follow_preferred,
+                                         struct kube_resource *out, char *err, size_t errlen)
+{
+    char *gv = group[0] ? xasprintf("%s/%s", group, version) : xstrdup(version);
+    struct kube_disco *d = kube_disco_find(k, gv);
+    enum kube_result r = KUBE_OK;
+    /* A miss refetches (a CRD installed since), at most once per KUBE_DISCO_REFRESH. */
+    if (!d || (!kube_disco_kind(d, kind) && mono_now() - d->fetched >= KUBE_DISCO_REFRESH))
+        r = kube_disco_fetch(k, group, version, gv, &d, err, errlen);
+    const struct kube_api_resource *ar = r == KUBE_OK ? kube_disco_kind(d, kind) : NULL;
+    if (ar) {
+        kube_resource_set(out, group, version, ar->plural, ar->namespaced, ar->has_scale);
+    } else if (r == KUBE_OK && !d->served && d->preferred && follow_preferred &&
+               strcmp(d->preferred, version) != 0) {
+        char *pref = xstrdup(d->preferred);
+        r = kube_resource_in(k, group, pref, kind, false, out, err, errlen);
+        free(pref);
+    } else if (r == KUBE_OK) {
+        if (d->served)
+            snprintf(err, errlen, "the API serves no kind '%s' in '%s'", kind, gv);
+        else
+            snprintf(err, errlen, "the API does not serve '%s'%s", gv,
+                     group[0] && !d->preferred ? " (no such API group)" : "");
+        r = KUBE_UNSUPPORTED;
+    }
+    free(gv);
+    return r;
+}
+
+enum kube_result kube_resource_of(struct kube *k, const char *api_version, const char *kind,
+                                  struct kube_resource *out, char *err, size_t errlen)
+{
+    *out = (struct kube_resource){0};
+    if (!kube_gvk_ok(api_version, kind)) {
+        snprintf(err, errlen, "invalid kind '%s' (apiVersion '%s')", kind ? kind : "",
+                 api_version ? api_version : "");
+        return KUBE_UNSUPPORTED;
+    }
+    const char *slash = strchr(api_version, '/');
+    char *group = slash ? xstrndup(api_version, (size_t)(slash - api_version)) : xstrdup("");
+    const char *version = slash ? slash + 1 : api_version;
+    for (size_t i = 0; i < ARRAY_LEN(kube_builtin); i++) {
+        if (strcmp(kube_builtin[i].group, group) == 0 &&
+            strcmp(kube_builtin[i].version, version) == 0 &&
+            strcmp(kube_builtin[i].kind, kind) == 0) {
+            kube_resource_set(out, group, version, kube_builtin[i].plural, true,
+                              kube_builtin[i].scale);
+            free(group);
+            return KUBE_OK;
+        }
+    }
+    enum kube_result r = kube_resource_in(k, group, version, kind, true, out, err, errlen);
+    free(group);
+    return r;
+}
+
+/* ---- objects ---------------------------------------------------------------------------- */
+
 /* GET path and parse the answer as one object into `obj`. */
 static enum kube_result kube_get_path(struct kube *k, const char *path, const char *what,
                                       struct kube_obj *obj, char *err, size_t errlen)
@@ -302,11 +528,15 @@ enum kube_result kube_get(struct kube *k, const struct kube_ref *ref, struct kub
                           char *err, size_t errlen)
 {
     *obj = (struct kube_obj){0};
-    char *path = kube_path(ref, NULL, err, errlen);
-    if (!path)
-        return KUBE_UNSUPPORTED;
-    char *what = xasprintf("get %s '%s/%s'", ref->kind, ref->ns, ref->name);
-    enum kube_result r = kube_get_path(k, path, what, obj, err, errlen);
+    struct kube_resource res;
+    char *path;
+    enum kube_result r = kube_path(k, ref, NULL, &res, &path, err, errlen);
+    if (r != KUBE_OK) {
+        kube_resource_free(&res);
+        return r;
+    }
+    char *what = xasprintf("get %s '%s/%s'", ref->kind, ref->ns ? ref->ns : "", ref->name);
+    r = kube_get_path(k, path, what, obj, err, errlen);
     if (r == KUBE_OK && obj->ref.kind && strcmp(obj->ref.kind, ref->kind) != 0) {
         snprintf(err, errlen, "cannot %s: the API returned kind '%s'", what, obj->ref.kind);
         kube_obj_free(obj);
@@ -318,9 +548,10 @@ enum kube_result kube_get(struct kube *k, const struct kube_ref *ref, struct kub
             obj->ref.api_version = xstrdup(ref->api_version);
         if (!obj->ref.kind)
             obj->ref.kind = xstrdup(ref->kind);
-        if (!obj->ref.ns)
+        if (!obj->ref.ns && res.namespaced && ref->ns)
             obj->ref.ns = xstrdup(ref->ns);
     }
+    kube_resource_free(&res);
     free(what);
     free(path);
     return r;
@@ -333,8 +564,8 @@ enum kube_result kube_get_pod(struct kube *k, const char *ns, const char *name,
     return kube_get(k, &ref, pod, err, errlen);
 }
 
-enum kube_result kube_root_owner(struct kube *k, const struct kube_obj *pod,
-                                 struct kube_chain *chain, char *err, size_t errlen)
+enum kube_result kube_owner_walk(struct kube *k, const struct kube_obj *pod, kube_climb_fn climb,
+                                 void *arg, struct kube_chain *chain, char *err, size_t errlen)
 {
     *chain = (struct kube_chain){0};
     kube_obj_copy(&chain->obj[0], pod);
@@ -348,32 +579,31 @@ enum kube_result kube_root_owner(struct kube *k, const struct kube_obj *pod,
     for (size_t depth = 0;; depth++) {
         const struct kube_obj *cur = &chain->obj[chain->n - 1];
         const struct kube_owner_ref *o = kube_controller_ref(cur);
-        if (!o)
+        if (!o || (climb && !climb(arg, cur, o)))
             break;
-        const struct kube_kind *kk = kube_kind_of(o->api_version, o->kind);
-        /* A Job's CronJob is a schedule: act on this run, never on the schedule. */
-        if (kk && strcmp(kk->kind, "CronJob") == 0 && strcmp(cur->ref.kind, "Job") == 0)
-            break;
-        if (!kk || !kk->follow) {
-            chain->unknown = (struct kube_owner_ref){xstrdup(o->api_version), xstrdup(o->kind),
-                                                     xstrdup(o->name), xstrdup(o->uid), true};
-            snprintf(err, errlen,
-                     "owner %s '%s/%s' (apiVersion '%s') of %s '%s' is not a kind "
-                     "gpureclaim acts on",
-                     o->kind, ns, o->name, o->api_version, cur->ref.kind, cur->ref.name);
-            return KUBE_UNSUPPORTED;
-        }
         if (depth >= KUBE_CHAIN_MAX) {
             snprintf(err, errlen, "owner chain of pod '%s/%s' is longer than %d levels", ns,
                      pod->ref.name, KUBE_CHAIN_MAX);
             return KUBE_ERROR;
         }
+        /* Owners of any kind are read: which one is acted on is the caller's choice. */
         struct kube_ref ref = {(char *)o->api_version, (char *)o->kind, (char *)ns, (char *)o->name,
                                (char *)o->uid};
         struct kube_obj next;
-        enum kube_result r = kube_get(k, &ref, &next, err, errlen);
-        if (r != KUBE_OK)
+        char gerr[512];
+        enum kube_result r = kube_get(k, &ref, &next, gerr, sizeof(gerr));
+        if (r == KUBE_UNSUPPORTED) {
+            chain->unknown = (struct kube_owner_ref){xstrdup(o->api_version), xstrdup(o->kind),
+                                                     xstrdup(o->name), xstrdup(o->uid), true};
+            snprintf(err, errlen,
+                     "owner %s '%s/%s' (apiVersion '%s') of %s '%s' cannot be read: %s", o->kind,
+                     ns, o->name, o->api_version, cur->ref.kind, cur->ref.name, gerr);
             return r;
+        }
+        if (r != KUBE_OK) {
+            snprintf(err, errlen, "%s", gerr);
+            return r;
+        }
         if (!next.ref.uid || strcmp(next.ref.uid, o->uid) != 0) {
             snprintf(err, errlen,
                      "%s '%s/%s' has uid '%s', not '%s' as referenced by %s '%s': "
@@ -385,18 +615,37 @@ enum kube_result kube_root_owner(struct kube *k, const struct kube_obj *pod,
         }
         chain->obj[chain->n++] = next;
     }
-    const struct kube_obj *root = &chain->obj[chain->n - 1];
-    chain->kueue = strcmp(root->ref.kind, "Job") == 0 && kube_label(root, KUBE_LABEL_QUEUE);
+    chain->kueue = kube_label(&chain->obj[chain->n - 1], KUBE_LABEL_QUEUE) != NULL;
     return KUBE_OK;
 }
 
-/* PATCH path with a JSON merge patch from a kube_body_* builder, which this frees. */
+enum kube_result kube_root_owner(struct kube *k, const struct kube_obj *pod,
+                                 struct kube_chain *chain, char *err, size_t errlen)
+{
+    return kube_owner_walk(k, pod, NULL, NULL, chain, err, errlen);
+}
+
+/*
+ * PATCH path with a JSON merge patch from a kube_body_* builder, which this frees. On 2xx the
+ * answer's metadata.resourceVersion is kept (kube_last_resource_version) for a next write.
+ */
 static enum kube_result kube_merge_patch(struct kube *k, const char *path, char *body,
                                          const char *what, char *err, size_t errlen)
 {
     struct httpc_resp resp;
+    free(k->last_rv);
+    k->last_rv = NULL;
     enum kube_result r =
         kube_call(k, "PATCH", path, "application/merge-patch+json", body, what, &resp, err, errlen);
+    if (r == KUBE_OK) {
+        struct kube_obj o;
+        char perr[128];
+        if (kube_parse_obj(resp.body.buf, resp.body.len, &o, perr, sizeof(perr)) == 0) {
+            k->last_rv = o.resource_version;
+            o.resource_version = NULL;
+            kube_obj_free(&o);
+        }
+    }
     httpc_resp_free(&resp);
     free(body);
     return r;
@@ -405,50 +654,149 @@ static enum kube_result kube_merge_patch(struct kube *k, const char *path, char 
 enum kube_result kube_annotate(struct kube *k, const struct kube_ref *ref, const char *key,
                                const char *value, char *err, size_t errlen)
 {
-    char *path = kube_path(ref, NULL, err, errlen);
-    if (!path)
-        return KUBE_UNSUPPORTED;
+    char *path;
+    enum kube_result r = kube_path(k, ref, NULL, NULL, &path, err, errlen);
+    if (r != KUBE_OK)
+        return r;
     char *body = kube_body_annotate(ref->uid, key, value);
-    char *what = xasprintf("annotate %s '%s/%s'", ref->kind, ref->ns, ref->name);
-    enum kube_result r = kube_merge_patch(k, path, body, what, err, errlen);
+    char *what = xasprintf("annotate %s '%s/%s'", ref->kind, ref->ns ? ref->ns : "", ref->name);
+    r = kube_merge_patch(k, path, body, what, err, errlen);
     free(what);
     free(path);
     return r;
 }
 
-enum kube_result kube_scale_to_zero(struct kube *k, const struct kube_ref *owner, int64_t *previous,
-                                    char *err, size_t errlen)
+/* A write names the object by uid: without one it could land on a replacement. */
+static bool kube_has_uid(struct kube *k, const struct kube_ref *ref, const char *verb, char *err,
+                         size_t errlen)
 {
-    k->last_status = 0; /* an action refused before any request has no status */
-    *previous = 0;
-    const struct kube_kind *kk = kube_kind_of(owner->api_version, owner->kind);
-    if (!kk || !kk->scalable) {
-        snprintf(err, errlen, "cannot scale %s '%s/%s': no scale subresource",
-                 owner->kind ? owner->kind : "", owner->ns ? owner->ns : "",
-                 owner->name ? owner->name : "");
+    k->last_status = 0; /* a write refused before any request has no status */
+    if (ref->uid && *ref->uid)
+        return true;
+    snprintf(err, errlen, "refusing to %s %s '%s/%s' without a uid", verb,
+             ref->kind ? ref->kind : "", ref->ns ? ref->ns : "", ref->name ? ref->name : "");
+    return false;
+}
+
+enum kube_result kube_patch(struct kube *k, const struct kube_ref *ref,
+                            const char *resource_version, const char *merge_patch, char *err,
+                            size_t errlen)
+{
+    if (!kube_has_uid(k, ref, "patch", err, errlen))
         return KUBE_UNSUPPORTED;
+    char berr[256];
+    char *body = kube_body_merge(ref->uid, resource_version, merge_patch, berr, sizeof(berr));
+    if (!body) {
+        snprintf(err, errlen, "cannot patch %s '%s/%s': %s", ref->kind, ref->ns ? ref->ns : "",
+                 ref->name ? ref->name : "", berr);
+        return KUBE_ERROR;
     }
-    /* Without a uid the patch of /scale could land on a re-created owner of the same name. */
-    if (!owner->uid || !*owner->uid) {
-        snprintf(err, errlen, "refusing to scale %s '%s/%s' without a uid", owner->kind,
-                 owner->ns ? owner->ns : "", owner->name ? owner->name : "");
-        return KUBE_UNSUPPORTED;
+    char *path;
+    enum kube_result r = kube_path(k, ref, NULL, NULL, &path, err, errlen);
+    if (r != KUBE_OK) {
+        free(body);
+        return r;
     }
-    char *path = kube_path(owner, "scale", err, errlen);
-    if (!path)
-        return KUBE_UNSUPPORTED;
-    char *what = xasprintf("scale %s '%s/%s' to 0", owner->kind, owner->ns, owner->name);
+    char *what = xasprintf("patch %s '%s/%s'", ref->kind, ref->ns ? ref->ns : "", ref->name);
+    r = kube_merge_patch(k, path, body, what, err, errlen);
+    free(what);
+    free(path);
+    return r;
+}
+
+/* GET path (a /scale subresource) into *replicas. */
+static enum kube_result kube_get_scale(struct kube *k, const char *path, const char *what,
+                                       int64_t *replicas, char *err, size_t errlen)
+{
     struct httpc_resp resp;
     enum kube_result r = kube_call(k, "GET", path, NULL, NULL, what, &resp, err, errlen);
-    int64_t n = 0;
+    *replicas = 0;
     if (r == KUBE_OK) {
         char perr[256];
-        if (kube_parse_scale(resp.body.buf, resp.body.len, &n, perr, sizeof(perr)) < 0) {
+        if (kube_parse_scale(resp.body.buf, resp.body.len, replicas, perr, sizeof(perr)) < 0) {
             snprintf(err, errlen, "cannot %s: %s", what, perr);
             r = KUBE_ERROR;
         }
     }
     httpc_resp_free(&resp);
+    return r;
+}
+
+/* The /scale path of `ref`, or KUBE_UNSUPPORTED when its kind has no scale subresource. */
+static enum kube_result kube_scale_path(struct kube *k, const struct kube_ref *ref, char **path,
+                                        char *err, size_t errlen)
+{
+    struct kube_resource res;
+    enum kube_result r = kube_path(k, ref, "scale", &res, path, err, errlen);
+    if (r == KUBE_OK && !res.has_scale) {
+        snprintf(err, errlen, "cannot scale %s '%s/%s': no scale subresource", ref->kind,
+                 ref->ns ? ref->ns : "", ref->name);
+        free(*path);
+        *path = NULL;
+        r = KUBE_UNSUPPORTED;
+    }
+    kube_resource_free(&res);
+    return r;
+}
+
+/* PATCH the /scale at `path` to `replicas` with the uid (and resourceVersion) preconditions. */
+static enum kube_result kube_scale_write(struct kube *k, const struct kube_ref *ref,
+                                         const char *path, const char *resource_version,
+                                         int64_t replicas, const char *what, char *err,
+                                         size_t errlen)
+{
+    /* The scale subresource compares the uid and resourceVersion in the patched Scale with its
+       parent's (docs/backend-apis.md §6). */
+    char spec[64], berr[128];
+    snprintf(spec, sizeof(spec), "{\"spec\":{\"replicas\":%lld}}", (long long)replicas);
+    char *body = kube_body_merge(ref->uid, resource_version, spec, berr, sizeof(berr));
+    return kube_merge_patch(k, path, body, what, err, errlen);
+}
+
+enum kube_result kube_scale(struct kube *k, const struct kube_ref *ref,
+                            const char *resource_version, int64_t replicas, int64_t *previous,
+                            char *err, size_t errlen)
+{
+    *previous = 0;
+    if (!kube_has_uid(k, ref, "scale", err, errlen))
+        return KUBE_UNSUPPORTED;
+    if (replicas < 0) {
+        snprintf(err, errlen, "cannot scale %s '%s/%s' to %lld replicas", ref->kind,
+                 ref->ns ? ref->ns : "", ref->name, (long long)replicas);
+        return KUBE_ERROR;
+    }
+    char *path;
+    enum kube_result r = kube_scale_path(k, ref, &path, err, errlen);
+    if (r != KUBE_OK)
+        return r;
+    char *what = xasprintf("scale %s '%s/%s' to %lld", ref->kind, ref->ns ? ref->ns : "", ref->name,
+                           (long long)replicas);
+    int64_t n = 0;
+    r = kube_get_scale(k, path, what, &n, err, errlen);
+    if (r == KUBE_OK && n != replicas)
+        r = kube_scale_write(k, ref, path, resource_version, replicas, what, err, errlen);
+    if (r == KUBE_OK)
+        *previous = n;
+    free(what);
+    free(path);
+    return r;
+}
+
+enum kube_result kube_scale_to_zero(struct kube *k, const struct kube_ref *owner,
+                                    const char *resource_version, int64_t *previous, char *err,
+                                    size_t errlen)
+{
+    *previous = 0;
+    if (!kube_has_uid(k, owner, "scale", err, errlen))
+        return KUBE_UNSUPPORTED;
+    char *path;
+    enum kube_result r = kube_scale_path(k, owner, &path, err, errlen);
+    if (r != KUBE_OK)
+        return r;
+    char *what =
+        xasprintf("scale %s '%s/%s' to 0", owner->kind, owner->ns ? owner->ns : "", owner->name);
+    int64_t n = 0;
+    r = kube_get_scale(k, path, what, &n, err, errlen);
     /*
      * Already at zero: recording 0 would overwrite the count a previous reclaim saved, which
      * is the only way back for the user.
@@ -456,9 +804,15 @@ enum kube_result kube_scale_to_zero(struct kube *k, const struct kube_ref *owner
     if (r == KUBE_OK && n > 0) {
         char num[32];
         snprintf(num, sizeof(num), "%lld", (long long)n);
-        r = kube_annotate(k, owner, KUBE_ANN_REPLICAS_BEFORE, num, err, errlen);
+        char *ann = kube_body_annotate(NULL, KUBE_ANN_REPLICAS_BEFORE, num);
+        r = kube_patch(k, owner, resource_version, ann, err, errlen);
+        free(ann);
+        /* The annotation gave the object a new resourceVersion: the scale must carry that
+           one, else it would be refused as a change by someone else. */
+        char *rv = r == KUBE_OK && resource_version && k->last_rv ? xstrdup(k->last_rv) : NULL;
         if (r == KUBE_OK)
-            r = kube_merge_patch(k, path, kube_body_scale_zero(owner->uid), what, err, errlen);
+            r = kube_scale_write(k, owner, path, rv, 0, what, err, errlen);
+        free(rv);
     }
     if (r == KUBE_OK)
         *previous = n;
@@ -467,22 +821,26 @@ enum kube_result kube_scale_to_zero(struct kube *k, const struct kube_ref *owner
     return r;
 }
 
-/* Deactivate the Kueue Workload created for `job` (label kueue.x-k8s.io/job-uid). */
-static enum kube_result kube_deactivate_workload(struct kube *k, const struct kube_obj *job,
-                                                 char *err, size_t errlen)
+enum kube_result kube_kueue_deactivate(struct kube *k, const struct kube_obj *job, char *err,
+                                       size_t errlen)
 {
     const struct kube_ref *j = &job->ref;
+    k->last_status = 0;
     if (!kube_name_ok(j->ns) || !j->uid) {
-        snprintf(err, errlen, "cannot find the Kueue workload of Job '%s': no namespace or uid",
-                 j->name ? j->name : "");
+        snprintf(err, errlen, "cannot find the Kueue workload of %s '%s': no namespace or uid",
+                 j->kind ? j->kind : "object", j->name ? j->name : "");
         return KUBE_ERROR;
     }
-    struct sbuf path = {0};
-    sbuf_printf(&path, "/apis/%s/namespaces/%s/workloads?labelSelector=", KUBE_KUEUE_API, j->ns);
+    /* The collection is addressed directly: the list answer proves it is served, and the
+       Workload's path is the collection's plus its name. */
+    struct sbuf coll = {0}, path = {0};
+    sbuf_printf(&coll, "/apis/%s/namespaces/%s/workloads", KUBE_KUEUE_API, j->ns);
+    sbuf_printf(&path, "%s?labelSelector=", coll.buf);
     char *sel = xasprintf("%s=%s", KUBE_LABEL_JOB_UID, j->uid);
     httpc_urlencode(&path, sel);
     free(sel);
-    char *what = xasprintf("find the Kueue workload of Job '%s/%s'", j->ns, j->name);
+    char *what = xasprintf("find the Kueue workload of %s '%s/%s'", j->kind ? j->kind : "object",
+                           j->ns, j->name);
     struct httpc_resp resp;
     enum kube_result r = kube_call(k, "GET", path.buf, NULL, NULL, what, &resp, err, errlen);
     struct kube_obj *items = NULL;
@@ -496,51 +854,35 @@ static enum kube_result kube_deactivate_workload(struct kube *k, const struct ku
             snprintf(err, errlen, "cannot %s: %zu workloads have label '%s=%s'", what, n,
                      KUBE_LABEL_JOB_UID, j->uid);
             r = KUBE_ERROR;
+        } else if (!kube_name_ok(items[0].ref.name)) {
+            snprintf(err, errlen, "cannot %s: invalid workload name", what);
+            r = KUBE_ERROR;
         }
     }
     httpc_resp_free(&resp);
     if (r == KUBE_OK) {
-        struct kube_ref wl = {(char *)KUBE_KUEUE_API, (char *)"Workload", (char *)j->ns,
-                              items[0].ref.name, items[0].ref.uid};
-        char *wpath = kube_path(&wl, NULL, err, errlen);
-        if (!wpath) {
-            r = KUBE_ERROR;
-        } else {
-            char *wwhat = xasprintf("deactivate Kueue workload '%s/%s'", j->ns, wl.name);
-            r = kube_merge_patch(k, wpath, kube_body_deactivate(wl.uid), wwhat, err, errlen);
-            free(wwhat);
-            free(wpath);
-        }
+        char *wpath = xasprintf("%s/%s", coll.buf, items[0].ref.name);
+        char *wwhat = xasprintf("deactivate Kueue workload '%s/%s'", j->ns, items[0].ref.name);
+        r = kube_merge_patch(k, wpath, kube_body_deactivate(items[0].ref.uid), wwhat, err, errlen);
+        free(wwhat);
+        free(wpath);
     }
     for (size_t i = 0; i < n; i++)
         kube_obj_free(&items[i]);
     free(items);
     free(what);
+    sbuf_free(&coll);
     sbuf_free(&path);
     return r;
 }
 
 enum kube_result kube_suspend(struct kube *k, const struct kube_obj *job, char *err, size_t errlen)
 {
-    k->last_status = 0;
-    const struct kube_kind *kk = kube_kind_of(job->ref.api_version, job->ref.kind);
-    if (!kk || strcmp(kk->kind, "Job") != 0) {
-        snprintf(err, errlen, "cannot suspend %s '%s': only Jobs can be suspended",
-                 job->ref.kind ? job->ref.kind : "", job->ref.name ? job->ref.name : "");
-        return KUBE_UNSUPPORTED;
-    }
-    /* Kueue owns spec.suspend of the Jobs it admits and would undo our patch. */
+    /* Kueue owns spec.suspend of what it admits and would undo our patch. */
     if (kube_label(job, KUBE_LABEL_QUEUE))
-        return kube_deactivate_workload(k, job, err, errlen);
-    char *path = kube_path(&job->ref, NULL, err, errlen);
-    if (!path)
-        return KUBE_ERROR;
-    char *what = xasprintf("suspend Job '%s/%s'", job->ref.ns, job->ref.name);
-    enum kube_result r =
-        kube_merge_patch(k, path, kube_body_suspend(job->ref.uid), what, err, errlen);
-    free(what);
-    free(path);
-    return r;
+        return kube_kueue_deactivate(k, job, err, errlen);
+    return kube_patch(k, &job->ref, job->resource_version, "{\"spec\":{\"suspend\":true}}", err,
+                      errlen);
 }
 
 enum kube_result kube_evict(struct kube *k, const char *ns, const char *name, const char *uid,
@@ -553,14 +895,14 @@ enum kube_result kube_evict(struct kube *k, const char *ns, const char *name, co
                  name ? name : "");
         return KUBE_ERROR;
     }
-    char *path = kube_path(&ref, "eviction", err, errlen);
-    if (!path)
+    char *path;
+    enum kube_result r = kube_path(k, &ref, "eviction", NULL, &path, err, errlen);
+    if (r != KUBE_OK)
         return KUBE_ERROR;
     char *body = kube_body_eviction(ns, name, uid);
     char *what = xasprintf("evict pod '%s/%s'", ns, name);
     struct httpc_resp resp;
-    enum kube_result r =
-        kube_call(k, "POST", path, "application/json", body, what, &resp, err, errlen);
+    r = kube_call(k, "POST", path, "application/json", body, what, &resp, err, errlen);
     httpc_resp_free(&resp);
     free(what);
     free(body);
@@ -569,7 +911,7 @@ enum kube_result kube_evict(struct kube *k, const char *ns, const char *name, co
 }
 
 enum kube_result kube_delete(struct kube *k, const struct kube_ref *ref, const char *propagation,
-                             char *err, size_t errlen)
+                             const char *resource_version, char *err, size_t errlen)
 {
     k->last_status = 0;
     if (!propagation)
@@ -585,14 +927,14 @@ enum kube_result kube_delete(struct kube *k, const struct kube_ref *ref, const c
                  ref->kind ? ref->kind : "", ref->ns ? ref->ns : "", ref->name ? ref->name : "");
         return KUBE_ERROR;
     }
-    char *path = kube_path(ref, NULL, err, errlen);
-    if (!path)
-        return KUBE_UNSUPPORTED;
-    char *body = kube_body_delete(propagation, ref->uid);
-    char *what = xasprintf("delete %s '%s/%s'", ref->kind, ref->ns, ref->name);
+    char *path;
+    enum kube_result r = kube_path(k, ref, NULL, NULL, &path, err, errlen);
+    if (r != KUBE_OK)
+        return r;
+    char *body = kube_body_delete_options(propagation, ref->uid, resource_version);
+    char *what = xasprintf("delete %s '%s/%s'", ref->kind, ref->ns ? ref->ns : "", ref->name);
     struct httpc_resp resp;
-    enum kube_result r =
-        kube_call(k, "DELETE", path, "application/json", body, what, &resp, err, errlen);
+    r = kube_call(k, "DELETE", path, "application/json", body, what, &resp, err, errlen);
     httpc_resp_free(&resp);
     free(what);
     free(body);
@@ -672,6 +1014,60 @@ enum kube_result kube_pending_for_resource(struct kube *k, const char *resource,
     }
     httpc_resp_free(&resp);
     free(what);
+    return r;
+}
+
+enum kube_result kube_kueue_waiting_for_resource(struct kube *k, const char *resource,
+                                                 const char *const *skip_uids, size_t nskip,
+                                                 size_t *count, char *err, size_t errlen)
+{
+    *count = 0;
+    char *path = xasprintf("/apis/%s/workloads", KUBE_KUEUE_API);
+    char *what = xasprintf("list Kueue workloads waiting for '%s'", resource);
+    struct httpc_resp resp;
+    enum kube_result r = kube_call(k, "GET", path, NULL, NULL, what, &resp, err, errlen);
+    if (r == KUBE_OK) {
+        char perr[256];
+        if (kube_parse_kueue_waiting(resp.body.buf, resp.body.len, resource, skip_uids, nskip,
+                                     count, perr, sizeof(perr)) < 0) {
+            snprintf(err, errlen, "cannot %s: %s", what, perr);
+            r = KUBE_ERROR;
+        }
+    }
+    httpc_resp_free(&resp);
+    free(what);
+    free(path);
+    return r;
+}
+
+enum kube_result kube_access_review(struct kube *k, const struct kube_access *a, int *verdict,
+                                    char *reason, size_t reasonlen, char *err, size_t errlen)
+{
+    *verdict = KUBE_ACCESS_UNKNOWN;
+    if (reasonlen)
+        reason[0] = '\0';
+    char *body = kube_body_ssar(a);
+    char *what =
+        xasprintf("review access to %s %s%s%s%s%s", a->verb, a->group && *a->group ? a->group : "",
+                  a->group && *a->group ? "/" : "", a->resource, a->subresource ? "/" : "",
+                  a->subresource ? a->subresource : "");
+    struct httpc_resp resp;
+    enum kube_result r =
+        kube_call(k, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                  "application/json", body, what, &resp, err, errlen);
+    if (r == KUBE_OK) {
+        char perr[256], *why = NULL;
+        if (kube_parse_ssar(resp.body.buf, resp.body.len, verdict, &why, perr, sizeof(perr)) < 0) {
+            snprintf(err, errlen, "cannot %s: %s", what, perr);
+            r = KUBE_ERROR;
+        } else if (why && reasonlen) {
+            snprintf(reason, reasonlen, "%s", why);
+        }
+        free(why);
+    }
+    httpc_resp_free(&resp);
+    free(what);
+    free(body);
     return r;
 }
 

@@ -81,6 +81,8 @@ void kube_obj_free(struct kube_obj *o)
         free(o->conditions[i].message);
     }
     free(o->conditions);
+    free(o->resource_version);
+    free(o->raw);
     *o = (struct kube_obj){0};
 }
 
@@ -119,6 +121,12 @@ void kube_obj_copy(struct kube_obj *dst, const struct kube_obj *src)
     dst->has_replicas = src->has_replicas;
     dst->replicas = src->replicas;
     dst->suspended = src->suspended;
+    dst->resource_version = kube_strdup_opt(src->resource_version);
+    dst->generation = src->generation;
+    if (src->raw) {
+        dst->raw = xstrndup(src->raw, src->raw_len);
+        dst->raw_len = src->raw_len;
+    }
 }
 
 static const char *kube_kv_get(const struct kube_kv *kv, size_t n, const char *key)
@@ -300,12 +308,15 @@ static int kube_obj_from_json(json_object *root, struct kube_obj *o, char *err, 
     if (kube_str(meta, "name", true, &o->ref.name, ctx, err, errlen) < 0 ||
         kube_str(meta, "namespace", false, &o->ref.ns, ctx, err, errlen) < 0 ||
         kube_str(meta, "uid", false, &o->ref.uid, ctx, err, errlen) < 0 ||
+        kube_str(meta, "resourceVersion", false, &o->resource_version, ctx, err, errlen) < 0 ||
         kube_str(meta, "creationTimestamp", false, &o->creation_timestamp, ctx, err, errlen) < 0 ||
         kube_str(meta, "deletionTimestamp", false, &o->deletion_timestamp, ctx, err, errlen) < 0 ||
         kube_parse_kv(meta, "labels", &o->labels, &o->nlabels, err, errlen) < 0 ||
         kube_parse_kv(meta, "annotations", &o->annotations, &o->nannotations, err, errlen) < 0 ||
-        kube_parse_owner_refs(meta, o, err, errlen) < 0)
+        kube_parse_owner_refs(meta, o, err, errlen) < 0 ||
+        kube_member(meta, "generation", json_type_int, &v, ctx, err, errlen) < 0)
         goto fail;
+    o->generation = v ? json_object_get_int64(v) : 0;
 
     if (kube_member(root, "spec", json_type_object, &spec, "", err, errlen) < 0 ||
         kube_member(spec, "replicas", json_type_int, &v, "spec.", err, errlen) < 0)
@@ -339,6 +350,10 @@ int kube_parse_obj(const char *body, size_t len, struct kube_obj *out, char *err
     if (!root)
         return -1;
     int ret = kube_obj_from_json(root, out, err, errlen);
+    if (ret == 0) {
+        out->raw = xstrndup(body, len);
+        out->raw_len = len;
+    }
     json_object_put(root);
     return ret;
 }
@@ -375,6 +390,13 @@ int kube_parse_list(const char *body, size_t len, struct kube_obj **items, size_
             json_object_put(root);
             return -1;
         }
+        /* Each item's own JSON, as a GET of it would return (the list's items carry no
+           kind or apiVersion, as the API server sends them). */
+        size_t rl;
+        const char *raw = json_object_to_json_string_length(
+            e, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &rl);
+        (*items)[i].raw = xstrndup(raw, rl);
+        (*items)[i].raw_len = rl;
         *n = i + 1;
     }
     json_object_put(root);
@@ -623,6 +645,273 @@ int kube_parse_pending(const char *body, size_t len, const char *resource, size_
     return ret;
 }
 
+/*
+ * Kueue writes the reason a Workload cannot reserve quota into its QuotaReserved=False
+ * condition, one clause per pod set and resource ("couldn't assign flavors to pod set main:
+ * insufficient unused quota for amd.com/gpu in flavor mi300x, 2 more needed",
+ * kubernetes-sigs/kueue pkg/scheduler/flavorassigner/flavorassigner.go, docs/backend-apis.md
+ * §6.5). " in flavor " after the name makes it a whole word: amd.com/gpu never matches
+ * amd.com/gpu_xcp. "insufficient quota for R ... > maximum capacity" is not matched: no
+ * reclaim can make room for a request larger than the queue.
+ */
+static bool kube_kueue_short_of(const char *msg, const char *resource)
+{
+    char *needle = xasprintf("insufficient unused quota for %s in flavor ", resource);
+    bool found = strstr(msg, needle) != NULL;
+    free(needle);
+    return found;
+}
+
+static bool kube_uid_in(const char *uid, const char *const *uids, size_t n)
+{
+    for (size_t i = 0; uid && *uid && i < n; i++)
+        if (uids[i] && strcmp(uids[i], uid) == 0)
+            return true;
+    return false;
+}
+
+/* Is the Workload `e` (parsed as `wl`) waiting for quota of `resource`, and not skipped? */
+static bool kube_kueue_waits(json_object *e, const struct kube_obj *wl, const char *resource,
+                             const char *const *skip, size_t nskip)
+{
+    json_object *spec, *active;
+    /* Deactivated (spec.active false) or being deleted: it will not take what is freed. */
+    if (wl->deletion_timestamp)
+        return false;
+    if (json_object_object_get_ex(e, "spec", &spec) &&
+        json_object_object_get_ex(spec, "active", &active) &&
+        json_object_is_type(active, json_type_boolean) && !json_object_get_boolean(active))
+        return false;
+    /* The candidate's own Workload: the job of the workload itself, never its own demand. */
+    if (kube_uid_in(wl->ref.uid, skip, nskip) ||
+        kube_uid_in(kube_label(wl, "kueue.x-k8s.io/job-uid"), skip, nskip))
+        return false;
+    for (size_t j = 0; j < wl->nowners; j++)
+        if (kube_uid_in(wl->owners[j].uid, skip, nskip))
+            return false;
+    bool waiting = false;
+    for (size_t j = 0; j < wl->nconditions; j++) {
+        const struct kube_condition *c = &wl->conditions[j];
+        if (!c->type || !c->status)
+            continue;
+        if (strcmp(c->type, "Finished") == 0 && strcmp(c->status, "True") == 0)
+            return false;
+        if (strcmp(c->type, "QuotaReserved") != 0)
+            continue;
+        if (strcmp(c->status, "False") != 0)
+            return false; /* reserved (or Unknown: nothing proven) */
+        waiting = c->message && kube_kueue_short_of(c->message, resource);
+    }
+    return waiting;
+}
+
+int kube_parse_kueue_waiting(const char *body, size_t len, const char *resource,
+                             const char *const *skip_uids, size_t nskip, size_t *count, char *err,
+                             size_t errlen)
+{
+    *count = 0;
+    json_object *root = kube_json_parse(body, len, "workload list", err, errlen), *arr;
+    if (!root)
+        return -1;
+    int r = kube_member(root, "items", json_type_array, &arr, "", err, errlen);
+    if (r <= 0) {
+        if (r == 0)
+            snprintf(err, errlen, "'items' is missing");
+        json_object_put(root);
+        return -1;
+    }
+    int ret = 0;
+    for (size_t i = 0; i < json_object_array_length(arr); i++) {
+        json_object *e = json_object_array_get_idx(arr, i);
+        struct kube_obj wl;
+        char sub[200] = "";
+        if (!json_object_is_type(e, json_type_object) ||
+            kube_obj_from_json(e, &wl, sub, sizeof(sub)) < 0) {
+            snprintf(err, errlen, "items[%zu]: %s", i, sub[0] ? sub : "not an object");
+            ret = -1;
+            break;
+        }
+        if (kube_kueue_waits(e, &wl, resource, skip_uids, nskip))
+            (*count)++;
+        kube_obj_free(&wl);
+    }
+    if (ret < 0)
+        *count = 0;
+    json_object_put(root);
+    return ret;
+}
+
+/*
+ * A SelfSubjectAccessReview as the API server answers it (authorization.k8s.io/v1,
+ * kubernetes/api authorization/v1/types.go, SubjectAccessReviewStatus): status.allowed is
+ * always sent; denied, reason and evaluationError only when set. An answer without a status,
+ * or one that is not allowed, not denied and carries an evaluationError, decides nothing.
+ */
+int kube_parse_ssar(const char *body, size_t len, int *verdict, char **reason, char *err,
+                    size_t errlen)
+{
+    *verdict = KUBE_ACCESS_UNKNOWN;
+    *reason = NULL;
+    json_object *root = kube_json_parse(body, len, "access review", err, errlen), *st, *v;
+    if (!root)
+        return -1;
+    int ret = -1;
+    bool allowed = false, denied = false;
+    const char *why = NULL, *eval = NULL;
+    if (kube_member(root, "status", json_type_object, &st, "", err, errlen) < 0)
+        goto out;
+    if (!st) {
+        snprintf(err, errlen, "'status' is missing");
+        goto out;
+    }
+    if (kube_member(st, "allowed", json_type_boolean, &v, "status.", err, errlen) < 0)
+        goto out;
+    if (!v) {
+        snprintf(err, errlen, "'status.allowed' is missing");
+        goto out;
+    }
+    allowed = json_object_get_boolean(v);
+    if (kube_member(st, "denied", json_type_boolean, &v, "status.", err, errlen) < 0)
+        goto out;
+    denied = v && json_object_get_boolean(v);
+    if (kube_member(st, "reason", json_type_string, &v, "status.", err, errlen) < 0)
+        goto out;
+    why = v ? json_object_get_string(v) : NULL;
+    if (kube_member(st, "evaluationError", json_type_string, &v, "status.", err, errlen) < 0)
+        goto out;
+    eval = v ? json_object_get_string(v) : NULL;
+    if (allowed && denied) {
+        snprintf(err, errlen, "'status' is both allowed and denied");
+        goto out;
+    }
+    if (allowed)
+        *verdict = KUBE_ACCESS_ALLOWED;
+    else if (denied || !eval || !*eval)
+        *verdict = KUBE_ACCESS_DENIED;
+    /* not allowed, not denied, an evaluation error: the authorizer could not decide */
+    if (eval && *eval && !allowed && !denied)
+        *reason = xstrdup(eval);
+    else if (why && *why)
+        *reason = xstrdup(why);
+    ret = 0;
+out:
+    json_object_put(root);
+    return ret;
+}
+
+/* ---- discovery ------------------------------------------------------------------------- */
+
+void kube_api_resources_free(struct kube_api_resource *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(r[i].kind);
+        free(r[i].plural);
+    }
+    free(r);
+}
+
+int kube_parse_resource_list(const char *body, size_t len, struct kube_api_resource **out,
+                             size_t *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    json_object *root = kube_json_parse(body, len, "APIResourceList", err, errlen), *arr;
+    if (!root)
+        return -1;
+    int r = kube_member(root, "resources", json_type_array, &arr, "", err, errlen);
+    if (r == 0)
+        snprintf(err, errlen, "'resources' is missing");
+    if (r <= 0) {
+        json_object_put(root);
+        return -1;
+    }
+    size_t cnt = json_object_array_length(arr);
+    struct kube_api_resource *res = xcalloc(cnt + 1, sizeof(*res));
+    size_t m = 0;
+    int ret = 0;
+    /* Top-level resources first, then their "PLURAL/scale" subresources. */
+    for (int pass = 0; pass < 2 && ret == 0; pass++) {
+        for (size_t i = 0; i < cnt; i++) {
+            json_object *e = json_object_array_get_idx(arr, i), *ns;
+            char *name = NULL, *kind = NULL;
+            const char *ctx = "resources[].";
+            if (!json_object_is_type(e, json_type_object)) {
+                snprintf(err, errlen, "'resources[%zu]' is not an object", i);
+                ret = -1;
+                break;
+            }
+            if (kube_str(e, "name", true, &name, ctx, err, errlen) < 0 ||
+                kube_str(e, "kind", true, &kind, ctx, err, errlen) < 0 ||
+                kube_member(e, "namespaced", json_type_boolean, &ns, ctx, err, errlen) < 0) {
+                free(name);
+                free(kind);
+                ret = -1;
+                break;
+            }
+            const char *slash = strchr(name, '/');
+            if (pass == 0 && !slash) {
+                res[m++] = (struct kube_api_resource){kind, name, ns && json_object_get_boolean(ns),
+                                                      false};
+                continue;
+            }
+            if (pass == 1 && slash && strcmp(slash, "/scale") == 0) {
+                for (size_t j = 0; j < m; j++)
+                    if (strlen(res[j].plural) == (size_t)(slash - name) &&
+                        strncmp(res[j].plural, name, (size_t)(slash - name)) == 0)
+                        res[j].has_scale = true;
+            }
+            free(name);
+            free(kind);
+        }
+    }
+    json_object_put(root);
+    if (ret < 0) {
+        kube_api_resources_free(res, m);
+        return -1;
+    }
+    *out = res;
+    *n = m;
+    return 0;
+}
+
+int kube_parse_group_list(const char *body, size_t len, const char *group, char **preferred,
+                          char *err, size_t errlen)
+{
+    *preferred = NULL;
+    json_object *root = kube_json_parse(body, len, "APIGroupList", err, errlen), *arr;
+    if (!root)
+        return -1;
+    int r = kube_member(root, "groups", json_type_array, &arr, "", err, errlen);
+    if (r == 0)
+        snprintf(err, errlen, "'groups' is missing");
+    int ret = r <= 0 ? -1 : 0;
+    for (size_t i = 0; ret == 0 && i < json_object_array_length(arr); i++) {
+        json_object *g = json_object_array_get_idx(arr, i), *pv;
+        char *name = NULL;
+        if (!json_object_is_type(g, json_type_object)) {
+            snprintf(err, errlen, "'groups[%zu]' is not an object", i);
+            ret = -1;
+        } else if (kube_str(g, "name", true, &name, "groups[].", err, errlen) < 0 ||
+                   kube_member(g, "preferredVersion", json_type_object, &pv, "groups[].", err,
+                               errlen) < 0) {
+            ret = -1;
+        } else if (strcmp(name, group) == 0 && pv) {
+            free(*preferred);
+            *preferred = NULL;
+            if (kube_str(pv, "version", true, preferred, "groups[].preferredVersion.", err,
+                         errlen) < 0)
+                ret = -1;
+        }
+        free(name);
+    }
+    if (ret < 0) {
+        free(*preferred);
+        *preferred = NULL;
+    }
+    json_object_put(root);
+    return ret;
+}
+
 /* ---- request bodies --------------------------------------------------------------------- */
 
 /*
@@ -724,12 +1013,63 @@ char *kube_body_eviction(const char *ns, const char *name, const char *uid)
     return kube_json_take(ev);
 }
 
-char *kube_body_delete(const char *propagation, const char *uid)
+char *kube_body_delete_options(const char *propagation, const char *uid,
+                               const char *resource_version)
 {
-    json_object *opts = kube_typed("v1", "DeleteOptions");
+    json_object *opts = kube_typed("v1", "DeleteOptions"), *pre;
     kube_add_str(opts, "propagationPolicy", propagation);
     kube_add_preconditions(opts, uid);
+    if (resource_version && json_object_object_get_ex(opts, "preconditions", &pre))
+        kube_add_str(pre, "resourceVersion", resource_version);
     return kube_json_take(opts);
+}
+
+char *kube_body_ssar(const struct kube_access *a)
+{
+    json_object *o = kube_typed("authorization.k8s.io/v1", "SelfSubjectAccessReview");
+    json_object *spec = json_object_new_object(), *ra = json_object_new_object();
+    /* "" namespace: every namespace (a cluster-wide grant); omitted like the API's omitempty */
+    const char *const keys[] = {"namespace", "verb", "group", "resource", "subresource", "name"};
+    const char *const vals[] = {a->ns, a->verb, a->group, a->resource, a->subresource, a->name};
+    for (size_t i = 0; i < ARRAY_LEN(keys); i++)
+        if (vals[i] && *vals[i])
+            kube_add_str(ra, keys[i], vals[i]);
+    json_object_object_add(spec, "resourceAttributes", ra);
+    json_object_object_add(o, "spec", spec);
+    return kube_json_take(o);
+}
+
+char *kube_body_delete(const char *propagation, const char *uid)
+{
+    return kube_body_delete_options(propagation, uid, NULL);
+}
+
+char *kube_body_merge(const char *uid, const char *resource_version, const char *patch, char *err,
+                      size_t errlen)
+{
+    json_object *p =
+        kube_json_parse(patch ? patch : "", patch ? strlen(patch) : 0, "merge patch", err, errlen);
+    if (!p)
+        return NULL;
+    /* metadata first, with the preconditions before the patch's own metadata fields. */
+    json_object *meta, *out = kube_patch_with_uid(uid, &meta), *pm = NULL;
+    if (resource_version)
+        kube_add_str(meta, "resourceVersion", resource_version);
+    if (json_object_object_get_ex(p, "metadata", &pm) &&
+        json_object_is_type(pm, json_type_object)) {
+        json_object_object_foreach(pm, mk, mv)
+        {
+            if (strcmp(mk, "uid") != 0 && strcmp(mk, "resourceVersion") != 0)
+                json_object_object_add(meta, mk, json_object_get(mv));
+        }
+    }
+    json_object_object_foreach(p, k, v)
+    {
+        if (strcmp(k, "metadata") != 0)
+            json_object_object_add(out, k, json_object_get(v));
+    }
+    json_object_put(p);
+    return kube_json_take(out);
 }
 
 char *kube_body_event(const struct kube_event *e)

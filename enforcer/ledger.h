@@ -39,6 +39,11 @@ struct ledger_entry {
        before the notice (the notice's own time at first, then each cycle whose idle run
        reaches back to it); NaN when unknown (read as `noticed`). */
     double idle_proven;
+    /* Acted entries (Kubernetes): when the object acted on (root_uid) was first seen running
+       again under a pod other than the one acted on, or, when that pod was created after the
+       action, its creation time: never earlier than the real restart. Its next idle window
+       must lie after this (act.c, act_young). NaN until then. */
+    double restarted;
     unsigned attempts;
     char *result; /* last result name, "" before any attempt */
 };

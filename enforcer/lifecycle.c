@@ -8,8 +8,8 @@
  * again, or whose idle run restarted since the notice, is never acted on, whatever the
  * object), then the proof extension, then the conditions for starting anything (a `reclaim`
  * decision, leadership), the notice period, dry run, the object's identity, the continuity of
- * idleness, its age, and last the caps and the pressure check, which only decide whether an
- * otherwise due action happens now.
+ * idleness, its age, and last the owner's keep-until, the caps and the pressure check, which
+ * only decide whether an otherwise due action happens now.
  */
 #include "lifecycle.h"
 
@@ -145,6 +145,8 @@ static void lc_from_open(enum lc_state s, enum lc_decision d, const struct lc_fa
         lc_skip(out, s, LC_WHY_NOT_PROVEN);
     else if (f->young)
         lc_skip(out, s, LC_WHY_TOO_YOUNG);
+    else if (f->kept)
+        lc_skip(out, s, LC_WHY_KEPT); /* the notice stands; the owner's time runs */
     else if (f->capped)
         lc_skip(out, s, LC_WHY_CAPPED);
     else if (f->unconfirmed)
@@ -267,6 +269,7 @@ static const char *const lc_why_names[] = {
     [LC_WHY_CHANGED] = "changed",
     [LC_WHY_GONE] = "gone",
     [LC_WHY_NOT_PROVEN] = "not_idle_since_notice",
+    [LC_WHY_KEPT] = "kept_until",
     [LC_WHY_CAPPED] = "capped",
     [LC_WHY_UNCONFIRMED] = "pressure_not_confirmed",
     [LC_WHY_ACT] = "act",

@@ -66,6 +66,7 @@ struct lc_facts {
     enum lc_object object;
     enum lc_run run;
     bool young;       /* the object was created after its idle window started */
+    bool kept;        /* the owner's keep-until is in force (keep.h) */
     bool capped;      /* maxTerminationsPerCycle or the hourly cap is reached */
     bool unconfirmed; /* a pressure rule whose GPU pressure the API did not confirm */
     bool dry_run;     /* global --dry-run or the rule's dryRun */
@@ -104,6 +105,7 @@ enum lc_why {
     LC_WHY_CHANGED,     /* closed: the object was replaced */
     LC_WHY_GONE,        /* closed: the object is gone */
     LC_WHY_NOT_PROVEN,  /* idleness since the notice is not proven this cycle */
+    LC_WHY_KEPT,        /* the owner asked for time (keep-until) and the rule allows it */
     LC_WHY_CAPPED,      /* a cap is reached */
     LC_WHY_UNCONFIRMED, /* GPU pressure not confirmed */
     LC_WHY_ACT,         /* the action is to be performed */
@@ -125,9 +127,10 @@ enum lc_state lc_state_of(const struct ledger_entry *e);
 
 /*
  * One transition. Facts that are costly to learn may be left at their defaults (object
- * unknown, not capped, confirmed): a step that needs the object says LC_WHY_NEED_OBJECT, and
- * `capped` and `unconfirmed` only change a step whose answer is LC_WHY_ACT, so the driver
- * learns them only then and steps again. tests/unit/test_lifecycle.c checks both.
+ * unknown, not kept, not capped, confirmed): a step that needs the object says
+ * LC_WHY_NEED_OBJECT, and `kept`, `capped` and `unconfirmed` only change a step whose answer
+ * is LC_WHY_ACT, so the driver learns them only then and steps again.
+ * tests/unit/test_lifecycle.c checks both.
  */
 void lc_step(enum lc_state s, enum lc_decision d, const struct lc_facts *f, struct lc_step *out);
 

@@ -6,15 +6,16 @@
  *   explain         why one workload is kept or reclaimed, with a sparkline of its window
  *   run             the daemon (daemon.c)
  *
- * Flags follow node_exporter: long dotted names, `--flag=value` or `--flag value`, booleans
- * as `--flag` / `--no-flag`, and --help lists every flag with its default. They are kept
- * in one table so that parsing, defaults and help cannot drift apart.
+ * Flags follow node_exporter and are parsed by the module the exporter uses too (flags.h):
+ * one row per flag in the table below, whose type and range are checked at parse time and
+ * from which --help is printed, so parsing, defaults and help cannot drift apart.
  *
- * Exit status: 0 success; 1 usage, rules or startup error; 2 `explain` matched nothing;
- * 3 `plan`/`explain` could not evaluate a rule (a Prometheus query failed: error, timeout,
- * partial or too large an answer). Decisions are still printed then (the rule's workloads
- * are kept with reason query_error) and the error once on stderr, but a script or CI job
- * must not read "everything kept" as "nothing idle".
+ * Exit status (0 and 1 as in flags.h, for both programs): 0 success; 1 usage, rules or
+ * startup error; 2 `explain` matched nothing; 3 `plan`/`explain` could not evaluate a rule
+ * (a Prometheus query failed: error, timeout, partial or too large an answer). Decisions
+ * are still printed then (the rule's workloads are kept with reason query_error) and the
+ * error once on stderr, but a script or CI job must not read "everything kept" as "nothing
+ * idle".
  */
 #include <malloc.h>
 #include <math.h>
@@ -27,7 +28,12 @@
 #include <time.h>
 
 #include "act.h"
+#include "audit.h"
 #include "fetch.h"
+#include "keep.h"
+#include "kinds.h"
+#include "file.h"
+#include "flags.h"
 #include "daemon.h"
 #include "kube.h"
 #include "lease.h"
@@ -35,8 +41,10 @@
 #include "log.h"
 #include "rfc3339.h"
 #include "notify.h"
+#include "perm.h"
 #include "report.h"
 #include "promq.h"
+#include "restore.h"
 #include "rules.h"
 #include "series.h"
 
@@ -44,20 +52,9 @@
 #define GPURECLAIM_VERSION "unknown"
 #endif
 
-#define EXIT_USAGE      1
+#define EXIT_USAGE      FLAGS_EXIT_USAGE
 #define EXIT_NO_MATCH   2
 #define EXIT_RULE_ERROR 3
-
-enum flag_kind { FLAG_STRING, FLAG_BOOL };
-
-struct flag {
-    const char *name;
-    enum flag_kind kind;
-    const char *def; /* default as text ("true"/"false" for booleans) */
-    const char *help;
-    const char *value; /* set by the parser (points into argv or def) */
-    bool set;
-};
 
 /* Keep in the order --help prints them. */
 enum {
@@ -95,6 +92,7 @@ enum {
     F_KUBE_INSECURE_CREDS,
     F_KUBE_TIMEOUT,
     F_KUBE_CONFIRM,
+    F_NAMESPACE,
     F_LE,
     F_LE_NS,
     F_LE_NAME,
@@ -117,216 +115,148 @@ enum {
     NFLAGS
 };
 
-static struct flag flags[NFLAGS] = {
-    [F_RULES_FILE] = {"rules.file", FLAG_STRING, "", "rules file (YAML, apiVersion gpureclaim/v1)"},
-    [F_PROM_URL] = {"prometheus.url", FLAG_STRING, "http://localhost:9090",
+static struct flags_def flags[NFLAGS] = {
+    [F_RULES_FILE] = {"rules.file", FLAGS_STRING, "",
+                      "rules file (YAML, apiVersion gpureclaim/v1)"},
+    [F_PROM_URL] = {"prometheus.url", FLAGS_STRING, "http://localhost:9090",
                     "base URL of the Prometheus HTTP API"},
-    [F_PROM_TIMEOUT] = {"prometheus.timeout", FLAG_STRING, "30s", "timeout of one query"},
-    [F_PROM_BEARER] = {"prometheus.bearer-token-file", FLAG_STRING, "",
+    [F_PROM_TIMEOUT] = {"prometheus.timeout", FLAGS_DURATION, "30s", "timeout of one query"},
+    [F_PROM_BEARER] = {"prometheus.bearer-token-file", FLAGS_STRING, "",
                        "file with a bearer token for Prometheus (re-read on every request)"},
-    [F_PROM_USER] = {"prometheus.basic-auth-user", FLAG_STRING, "", "basic auth user"},
-    [F_PROM_PASS] = {"prometheus.basic-auth-password-file", FLAG_STRING, "",
+    [F_PROM_USER] = {"prometheus.basic-auth-user", FLAGS_STRING, "", "basic auth user"},
+    [F_PROM_PASS] = {"prometheus.basic-auth-password-file", FLAGS_STRING, "",
                      "file with the basic auth password"},
-    [F_PROM_CA] = {"prometheus.ca-file", FLAG_STRING, "", "CA bundle to verify Prometheus (https)"},
-    [F_PROM_INSECURE] = {"prometheus.insecure-skip-verify", FLAG_BOOL, "false",
+    [F_PROM_CA] = {"prometheus.ca-file", FLAGS_STRING, "",
+                   "CA bundle to verify Prometheus (https)"},
+    [F_PROM_INSECURE] = {"prometheus.insecure-skip-verify", FLAGS_BOOL, "false",
                          "do not verify Prometheus' TLS certificate (logged as a warning)"},
-    [F_PROM_MAX_ANSWER] = {"prometheus.max-answer-bytes", FLAG_STRING, "134217728",
+    [F_PROM_MAX_ANSWER] = {"prometheus.max-answer-bytes", FLAGS_COUNT, "134217728",
                            "cap on one answer's series once parsed; a larger answer fails the "
-                           "query of the rules that use it"},
-    [F_PROM_READ_PATH] = {"prometheus.read-path", FLAG_STRING, "auto",
+                           "query of the rules that use it",
+                           .min = 1024, .max = 9007199254740992.0},
+    [F_PROM_READ_PATH] = {"prometheus.read-path", FLAGS_STRING, "auto",
                           "how rules with a selector as activity read it: auto (remote read or "
                           "VictoriaMetrics export where offered, else PromQL), remote-read, "
                           "export or promql"},
-    [F_PROM_INSECURE_CREDS] = {"prometheus.allow-insecure-credentials", FLAG_BOOL, "false",
+    [F_PROM_INSECURE_CREDS] = {"prometheus.allow-insecure-credentials", FLAGS_BOOL, "false",
                                "send the bearer token or basic auth password over plain http://"},
-    [F_DRY_RUN] = {"dry-run", FLAG_BOOL, "true",
+    [F_DRY_RUN] = {"dry-run", FLAGS_BOOL, "true",
                    "only report decisions; --no-dry-run lets rules with an action act"},
-    [F_AT] = {"at", FLAG_STRING, "",
+    [F_AT] = {"at", FLAGS_STRING, "",
               "plan/explain: evaluation time, RFC 3339 or Unix seconds (default now); "
               "run: a fixed time for every cycle, for tests"},
-    [F_AT_ADVANCE] = {"at.advance", FLAG_BOOL, "false",
+    [F_AT_ADVANCE] = {"at.advance", FLAGS_BOOL, "false",
                       "run: with --at, the clock starts at that time and advances (for tests)"},
-    [F_OUTPUT] = {"output", FLAG_STRING, "table", "plan: output format, table or json"},
-    [F_STATS] = {"stats", FLAG_BOOL, "false", "plan: print requests made and timings to stderr"},
-    [F_WORKLOAD] = {"workload", FLAG_STRING, "",
+    [F_OUTPUT] = {"output", FLAGS_CHOICE, "table", "plan: output format, table or json",
+                  .choices = "table,json"},
+    [F_STATS] = {"stats", FLAGS_BOOL, "false", "plan: print requests made and timings to stderr"},
+    [F_WORKLOAD] = {"workload", FLAGS_STRING, "",
                     "explain: labels of the workload, e.g. 'namespace=\"ml\",pod=\"x\"'"},
-    [F_RULE] = {"rule", FLAG_STRING, "", "explain: only this rule"},
-    [F_INTERVAL] = {"enforce.interval", FLAG_STRING, "1m", "run: time between evaluations"},
-    [F_ONCE] = {"once", FLAG_BOOL, "false",
+    [F_RULE] = {"rule", FLAGS_STRING, "", "explain: only this rule"},
+    [F_INTERVAL] = {"enforce.interval", FLAGS_DURATION, "1m", "run: time between evaluations"},
+    [F_ONCE] = {"once", FLAGS_BOOL, "false",
                 "run: one evaluation (and its actions), no metrics server, then exit"},
-    [F_STATE_FILE] = {"state.file", FLAG_STRING, "/var/lib/gpureclaim/state.json",
+    [F_STATE_FILE] = {"state.file", FLAGS_STRING, "/var/lib/gpureclaim/state.json",
                       "run: notices and actions taken, kept across restarts (must be writable "
                       "with --no-dry-run)"},
-    [F_AUDIT_FILE] = {"audit.file", FLAG_STRING, "/var/log/gpureclaim/audit.jsonl",
+    [F_AUDIT_FILE] = {"audit.file", FLAGS_STRING, "/var/log/gpureclaim/audit.jsonl",
                       "run: JSON-lines audit of notices, actions, spares and skips ('-': stdout)"},
-    [F_PROTECTED] = {"enforce.protected-namespaces", FLAG_STRING,
+    [F_PROTECTED] = {"enforce.protected-namespaces", FLAGS_STRING,
                      "kube-system,kube-public,kube-node-lease,gpureclaim",
                      "run: comma-separated namespaces never acted on"},
-    [F_MAX_PER_HOUR] = {"enforce.max-actions-per-hour", FLAG_STRING, "10",
-                        "run: cap on mutating calls per hour, all rules together (0: no cap)"},
-    [F_RT_SOCKET] = {"runtime.socket", FLAG_STRING, "",
+    [F_MAX_PER_HOUR] = {"enforce.max-actions-per-hour", FLAGS_COUNT, "10",
+                        "run: cap on mutating calls per hour, all rules together (0: no cap)",
+                        .min = 0, .max = 1000000},
+    [F_RT_SOCKET] = {"runtime.socket", FLAGS_STRING, "",
                      "run: Docker/Podman API socket for rules with action 'stop'"},
-    [F_RT_STOP_TIMEOUT] = {"runtime.stop-timeout", FLAG_STRING, "30s",
+    [F_RT_STOP_TIMEOUT] = {"runtime.stop-timeout", FLAGS_DURATION, "30s",
                            "run: time between SIGTERM and SIGKILL when stopping a container"},
-    [F_RT_SCOPE] = {"runtime.scope-label", FLAG_STRING, "",
+    [F_RT_SCOPE] = {"runtime.scope-label", FLAGS_STRING, "",
                     "run: act only on containers with this label ('key' or 'key=value'; '' for "
                     "all)"},
-    [F_KUBE_URL] = {"kube.api-url", FLAG_STRING, "",
+    [F_KUBE_URL] = {"kube.api-url", FLAGS_STRING, "",
                     "run: Kubernetes API URL (default in-cluster when KUBERNETES_SERVICE_HOST is "
                     "set)"},
-    [F_KUBE_TOKEN] = {"kube.token-file", FLAG_STRING, KUBE_SA_DIR "/token",
+    [F_KUBE_TOKEN] = {"kube.token-file", FLAGS_STRING, KUBE_SA_DIR "/token",
                       "run: bearer token file, re-read on every request ('' for none)"},
-    [F_KUBE_CA] = {"kube.ca-file", FLAG_STRING, KUBE_SA_DIR "/ca.crt",
+    [F_KUBE_CA] = {"kube.ca-file", FLAGS_STRING, KUBE_SA_DIR "/ca.crt",
                    "run: CA bundle of the Kubernetes API (https)"},
-    [F_KUBE_INSECURE] = {"kube.insecure-skip-tls-verify", FLAG_BOOL, "false",
+    [F_KUBE_INSECURE] = {"kube.insecure-skip-tls-verify", FLAGS_BOOL, "false",
                          "run: do not verify the Kubernetes API certificate (logged as a warning)"},
-    [F_KUBE_INSECURE_CREDS] = {"kube.allow-insecure-credentials", FLAG_BOOL, "false",
+    [F_KUBE_INSECURE_CREDS] = {"kube.allow-insecure-credentials", FLAGS_BOOL, "false",
                                "run: send the token over a plain http:// --kube.api-url"},
-    [F_KUBE_TIMEOUT] = {"kube.timeout", FLAG_STRING, "10s",
+    [F_KUBE_TIMEOUT] = {"kube.timeout", FLAGS_DURATION, "10s",
                         "run: timeout of one Kubernetes API request"},
-    [F_KUBE_CONFIRM] = {"kube.confirm-pressure", FLAG_BOOL, "false",
+    [F_KUBE_CONFIRM] = {"kube.confirm-pressure", FLAGS_BOOL, "false",
                         "run: act on DuringGPUPressure rules only while a Pending pod is "
                         "unschedulable for lack of the workload's GPU resource"},
-    [F_LE] = {"leader-elect", FLAG_BOOL, "false",
+    [F_NAMESPACE] = {"namespace", FLAGS_STRING, "default",
+                     "restore: namespace of KIND/NAME (-n; NS/KIND/NAME names it too)"},
+    [F_LE] = {"leader-elect", FLAGS_BOOL, "false",
               "run: elect a leader on a Kubernetes Lease; only the leader sends notices and "
               "acts (for more than one replica)"},
-    [F_LE_NS] = {"leader-elect.namespace", FLAG_STRING, "",
+    [F_LE_NS] = {"leader-elect.namespace", FLAGS_STRING, "",
                  "run: namespace of the Lease (default: the service account's namespace)"},
-    [F_LE_NAME] = {"leader-elect.lease-name", FLAG_STRING, "gpureclaim-enforcer",
+    [F_LE_NAME] = {"leader-elect.lease-name", FLAGS_STRING, "gpureclaim-enforcer",
                    "run: name of the Lease"},
-    [F_LE_DURATION] = {"leader-elect.lease-duration", FLAG_STRING, "15s",
+    [F_LE_DURATION] = {"leader-elect.lease-duration", FLAGS_DURATION, "15s",
                        "run: how long standbys wait after the last renewal before taking over"},
-    [F_LE_RENEW] = {"leader-elect.renew-deadline", FLAG_STRING, "10s",
+    [F_LE_RENEW] = {"leader-elect.renew-deadline", FLAGS_DURATION, "10s",
                     "run: the leader stops acting when it could not renew for this long"},
-    [F_LE_RETRY] = {"leader-elect.retry-period", FLAG_STRING, "2s",
+    [F_LE_RETRY] = {"leader-elect.retry-period", FLAGS_DURATION, "2s",
                     "run: time between attempts to acquire or renew"},
-    [F_NOTIFY_QUEUE] = {"notify.queue-size", FLAG_STRING, "1000",
-                        "run: webhook notifications held at most; more are dropped (counted)"},
-    [F_NOTIFY_TIMEOUT] = {"notify.timeout", FLAG_STRING, "10s", "run: timeout of one webhook call"},
-    [F_NOTIFY_ATTEMPTS] = {"notify.max-attempts", FLAG_STRING, "5",
-                           "run: webhook attempts (exponential backoff from 1s) before giving up"},
-    [F_NOTIFY_DRAIN] = {"notify.drain-timeout", FLAG_STRING, "5s",
+    [F_NOTIFY_QUEUE] = {"notify.queue-size", FLAGS_COUNT, "1000",
+                        "run: webhook notifications held at most; more are dropped (counted)",
+                        .min = 1, .max = 1000000},
+    [F_NOTIFY_TIMEOUT] = {"notify.timeout", FLAGS_DURATION, "10s",
+                          "run: timeout of one webhook call"},
+    [F_NOTIFY_ATTEMPTS] = {"notify.max-attempts", FLAGS_COUNT, "5",
+                           "run: webhook attempts (exponential backoff from 1s) before giving up",
+                           .min = 1, .max = 100},
+    [F_NOTIFY_DRAIN] = {"notify.drain-timeout", FLAGS_DURATION, "5s",
                         "run: at shutdown, time left to send queued webhook notifications"},
-    [F_LISTEN] = {"web.listen-address", FLAG_STRING, ":9842", "run: address to serve metrics on"},
-    [F_TELEMETRY] = {"web.telemetry-path", FLAG_STRING, "/metrics", "run: path of the metrics"},
-    [F_WEB_CONFIG] = {"web.config.file", FLAG_STRING, "",
+    [F_LISTEN] = {"web.listen-address", FLAGS_STRING, ":9842", "run: address to serve metrics on"},
+    [F_TELEMETRY] = {"web.telemetry-path", FLAGS_URL_PATH, "/metrics", "run: path of the metrics"},
+    [F_WEB_CONFIG] = {"web.config.file", FLAGS_STRING, "",
                       "run: TLS, basic auth and headers of the metrics server (exporter-toolkit "
                       "format; re-read when it changes)"},
-    [F_WEB_PER_IP] = {"web.max-connections-per-ip", FLAG_STRING, "32",
-                      "run: connections one client address (IPv6: one /64) may hold"},
-    [F_WEB_HEADER_TIMEOUT] = {"web.read-header-timeout", FLAG_STRING, "10s",
-                              "run: time a client has to send a complete request header"},
-    [F_LOG_LEVEL] = {"log.level", FLAG_STRING, "info", "debug, info, warn or error"},
-    [F_LOG_FORMAT] = {"log.format", FLAG_STRING, "logfmt", "logfmt or json"},
-    [F_HELP] = {"help", FLAG_BOOL, "false", "show this help and exit"},
-    [F_VERSION] = {"version", FLAG_BOOL, "false", "show the version and exit"},
+    [F_WEB_PER_IP] = {"web.max-connections-per-ip", FLAGS_COUNT, "32",
+                      "run: connections one client address (IPv6: one /64) may hold", .min = 1,
+                      .max = 100000},
+    [F_WEB_HEADER_TIMEOUT] = {"web.read-header-timeout", FLAGS_DURATION, "10s",
+                              "run: time a client has to send a complete request header",
+                              .min = 0.1, .max = 3600},
+    [F_LOG_LEVEL] = {"log.level", FLAGS_CHOICE, "info", "debug, info, warn or error",
+                     .choices = "debug,info,warn,error"},
+    [F_LOG_FORMAT] = {"log.format", FLAGS_CHOICE, "logfmt", "logfmt or json",
+                      .choices = "logfmt,json"},
+    [F_HELP] = {"help", FLAGS_SWITCH, "false", "show this help and exit"},
+    [F_VERSION] = {"version", FLAGS_SWITCH, "false", "show the version and exit"},
 };
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: gpureclaim-enforcer [flags] COMMAND [ARGS]\n\n"
-                 "Reclaims idle GPUs: decides from Prometheus data which workloads have been idle\n"
-                 "for their rule's idle timer.\n\n"
-                 "commands:\n"
-                 "  check FILE...  validate rules files; exit 1 on any error\n"
-                 "  plan           evaluate once and print every decision\n"
-                 "  explain        explain the decision for one workload (--workload)\n"
-                 "  run            evaluate every --enforce.interval and serve metrics\n\n"
-                 "flags:\n");
-    for (int i = 0; i < NFLAGS; i++) {
-        const struct flag *f = &flags[i];
-        char left[128];
-        if (i == F_HELP || i == F_VERSION)
-            snprintf(left, sizeof(left), "--%s", f->name);
-        else if (f->kind == FLAG_BOOL)
-            snprintf(left, sizeof(left), "--[no-]%s", f->name);
-        else
-            snprintf(left, sizeof(left), "--%s=\"%s\"", f->name, f->def);
-        if (strlen(left) > 38)
-            fprintf(out, "  %s\n  %-38s  %s", left, "", f->help);
-        else
-            fprintf(out, "  %-38s  %s", left, f->help);
-        if (f->kind == FLAG_BOOL && i != F_HELP && i != F_VERSION)
-            fprintf(out, " (default %s)", f->def);
-        fputc('\n', out);
-    }
-    fprintf(out, "\nexit status: 0 ok, 1 usage/rules/startup error, 2 explain matched nothing,\n"
-                 "3 plan/explain could not evaluate a rule (its workloads are kept)\n");
-}
-
-static struct flag *find_flag(const char *name, size_t len)
-{
-    for (int i = 0; i < NFLAGS; i++)
-        if (strlen(flags[i].name) == len && strncmp(flags[i].name, name, len) == 0)
-            return &flags[i];
-    return NULL;
-}
-
-/* Parse argv into the flag table and positional arguments; -1 on a usage error. */
-static int parse_args(int argc, char **argv, char ***pos, size_t *npos)
-{
-    *pos = xcalloc((size_t)argc + 1, sizeof(char *));
-    *npos = 0;
-    bool only_pos = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (only_pos || a[0] != '-' || strcmp(a, "-") == 0) {
-            (*pos)[(*npos)++] = argv[i];
-            continue;
-        }
-        if (strcmp(a, "--") == 0) {
-            only_pos = true;
-            continue;
-        }
-        const char *name = a + (a[1] == '-' ? 2 : 1);
-        const char *eq = strchr(name, '=');
-        size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        struct flag *f = find_flag(name, len);
-        bool negated = false;
-        if (!f && len > 3 && strncmp(name, "no-", 3) == 0) {
-            f = find_flag(name + 3, len - 3);
-            negated = f != NULL;
-        }
-        if (!f && strcmp(a, "-h") == 0)
-            f = &flags[F_HELP];
-        if (!f) {
-            fprintf(stderr, "error: unknown flag '%.*s'\n", (int)(len + (size_t)(name - a)), a);
-            return -1;
-        }
-        if (f->kind == FLAG_BOOL) {
-            if (negated && eq) {
-                fprintf(stderr, "error: '--no-%s' takes no value\n", f->name);
-                return -1;
-            }
-            const char *v = negated ? "false" : eq ? eq + 1 : "true";
-            if (strcmp(v, "true") != 0 && strcmp(v, "false") != 0) {
-                fprintf(stderr, "error: invalid value '%s' for '--%s': want true or false\n", v,
-                        f->name);
-                return -1;
-            }
-            f->value = v;
-        } else if (negated) {
-            fprintf(stderr, "error: unknown flag '--no-%s'\n", f->name);
-            return -1;
-        } else if (eq) {
-            f->value = eq + 1;
-        } else if (i + 1 < argc) {
-            f->value = argv[++i];
-        } else {
-            fprintf(stderr, "error: flag '--%s' needs a value\n", f->name);
-            return -1;
-        }
-        f->set = true;
-    }
-    for (int i = 0; i < NFLAGS; i++)
-        if (!flags[i].set)
-            flags[i].value = flags[i].def;
-    return 0;
+    fprintf(out,
+            "usage: gpureclaim-enforcer [flags] COMMAND [ARGS]\n\n"
+            "Reclaims idle GPUs: decides from Prometheus data which workloads have been idle\n"
+            "for their rule's idle timer.\n\n"
+            "commands:\n"
+            "  check FILE...  validate rules files; exit 1 on any error\n"
+            "  plan           evaluate once and print every decision\n"
+            "  explain        explain the decision for one workload (--workload)\n"
+            "  run            evaluate every --enforce.interval and serve metrics\n"
+            "  restore [NS/]KIND/NAME\n"
+            "                 undo a reclaim from the record on the object (--dry-run: show)\n\n"
+            "flags:\n");
+    flags_help(out, flags, NFLAGS);
+    fprintf(out, "\nexit status: 0 ok, 1 usage/rules/startup error or restore refused/failed,\n"
+                 "2 explain matched nothing, 3 plan/explain could not evaluate a rule (its\n"
+                 "workloads are kept)\n");
 }
 
 static bool flag_bool(int i)
 {
-    return strcmp(flags[i].value, "true") == 0;
+    return flags[i].num != 0;
 }
 
 /* The value of a string flag, or NULL when empty. */
@@ -335,12 +265,13 @@ static const char *flag_str(int i)
     return flags[i].value[0] ? flags[i].value : NULL;
 }
 
+/*
+ * A duration flag in seconds. flags_parse has checked it against its row, so this cannot
+ * fail; it returns 0 for the callers' `if (flag_duration(..) || ..)` chains.
+ */
 static int flag_duration(int i, double *out)
 {
-    if (rules_parse_duration(flags[i].value, out) != 0 || *out <= 0) {
-        fprintf(stderr, "error: invalid duration '%s' for '--%s'\n", flags[i].value, flags[i].name);
-        return -1;
-    }
+    *out = flags[i].num;
     return 0;
 }
 
@@ -356,13 +287,7 @@ static int prom_config(struct promq_cfg *c)
         fprintf(stderr, "error: '--prometheus.url' is empty\n");
         return -1;
     }
-    uint64_t max;
-    if (parse_u64(flags[F_PROM_MAX_ANSWER].value, &max) != 0 || max < 1024 || max > SIZE_MAX) {
-        fprintf(stderr, "error: invalid size '%s' for '--%s' (bytes, at least 1024)\n",
-                flags[F_PROM_MAX_ANSWER].value, flags[F_PROM_MAX_ANSWER].name);
-        return -1;
-    }
-    c->max_answer_bytes = (size_t)max;
+    c->max_answer_bytes = (size_t)flags[F_PROM_MAX_ANSWER].num;
     if (fetch_set_read_path(flags[F_PROM_READ_PATH].value) < 0) {
         fprintf(stderr,
                 "error: invalid read path '%s' for '--%s': want auto, remote-read, export or "
@@ -477,13 +402,89 @@ static void evaluation_free(struct evaluation *ev)
  * Fetch and decide at `at`. fetch_rules logs each failed query as a warning; here the
  * errors are printed once each (rules sharing a failed query share the message) instead.
  */
+/* The --kube.* flags shared by `run`, `plan` and `explain`; the caller adds stop and gate. */
+static void kube_flags(struct kube_cfg *kc, double timeout)
+{
+    *kc = (struct kube_cfg){.api_url = flag_str(F_KUBE_URL),
+                            .token_file = flags[F_KUBE_TOKEN].value,
+                            .ca_file = flag_str(F_KUBE_CA),
+                            .insecure = flag_bool(F_KUBE_INSECURE),
+                            .timeout = timeout,
+                            .allow_insecure_credentials = flag_bool(F_KUBE_INSECURE_CREDS)};
+}
+
+/* `run` talks to the Kubernetes API: --kube.api-url, or in a cluster. */
+static bool kube_wanted(void)
+{
+    return flag_str(F_KUBE_URL) || getenv("KUBERNETES_SERVICE_HOST");
+}
+
+/*
+ * plan and explain with the Kubernetes API: for each reclaim decision of a Kubernetes action
+ * (those matching `want`, when not NULL), what the action engine would act on and how, from
+ * its own resolve-only path (act_describe), which only reads, and what the objects say beyond
+ * the data (the owner's keep-until, a restart) as a note. Without the API, says once that
+ * the targets were not resolved. 0, or -1 with a message when the flags are unusable.
+ */
+static int resolve_targets(struct evaluation *ev, const struct labels *want, double at)
+{
+    size_t reclaims = 0;
+    for (size_t i = 0; i < ev->decisions.n; i++) {
+        const struct decision_rec *r = &ev->decisions.v[i];
+        reclaims += r->decision == DECISION_RECLAIM && r->rule->action != ACTION_REPORT &&
+                    r->rule->action != ACTION_STOP &&
+                    (!want || report_labels_match(want, &r->identity) ||
+                     report_labels_match(want, &r->all));
+    }
+    if (!reclaims)
+        return 0;
+    if (!kube_wanted()) {
+        fprintf(stderr, "note: targets not resolved: give the --kube.* flags of 'run' (or run in "
+                        "the cluster) to see the object each reclaim would act on\n");
+        return 0;
+    }
+    double timeout;
+    if (flag_duration(F_KUBE_TIMEOUT, &timeout))
+        return -1;
+    struct kube_cfg kc;
+    kube_flags(&kc, timeout);
+    char err[512];
+    struct kube *k = kube_new(&kc, err, sizeof(err));
+    if (!k) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    struct act_backend *b = act_kube_new(k);
+    act_kube_set_kinds(b, ev->rules.kinds);
+    for (size_t i = 0; i < ev->decisions.n; i++) {
+        struct decision_rec *r = &ev->decisions.v[i];
+        if (r->decision != DECISION_RECLAIM || r->rule->action == ACTION_REPORT ||
+            r->rule->action == ACTION_STOP ||
+            (want && !report_labels_match(want, &r->identity) &&
+             !report_labels_match(want, &r->all)))
+            continue;
+        char *how = NULL;
+        err[0] = '\0';
+        enum act_result ar = act_describe(b, r, flags[F_PROTECTED].value, at, &how, r->note,
+                                          sizeof(r->note), err, sizeof(err));
+        if (ar == ACT_OK)
+            r->target = how;
+        else if (str_has_prefix(err, "kept: "))
+            r->target_kept = xstrdup(err);
+        else
+            r->target_kept = xasprintf("not resolved (%s): %s", act_result_name(ar), err);
+    }
+    b->free(b);
+    return 0;
+}
+
 static void evaluate(struct promq *q, double at, struct evaluation *ev)
 {
     size_t n = ev->rules.n;
-    ev->data = xcalloc(n ? n : 1, sizeof(*ev->data));
-    double t0 = mono_now();
-    fetch_rules(q, &ev->rules, at, ev->data);
-    ev->fetch_seconds = mono_now() - t0;
+    /* The very evaluation a `run` cycle makes (fetch_evaluate): plan and explain show what the
+       loop would act on. */
+    fetch_evaluate(q, &ev->rules, at, flag_bool(F_DRY_RUN), &ev->data, &ev->decisions,
+                   &ev->fetch_seconds, &ev->decide_seconds);
     for (size_t i = 0; i < n; i++)
         if (ev->data[i].read_path && ev->data[i].read_path[0])
             sbuf_printf(&ev->read_paths, "%s%s:%s", ev->read_paths.len ? "," : "",
@@ -511,12 +512,6 @@ static void evaluate(struct promq *q, double at, struct evaluation *ev)
         sbuf_free(&names);
     }
 
-    t0 = mono_now();
-    decide(ev->data, n, at, &ev->decisions);
-    ev->decide_seconds = mono_now() - t0;
-    if (flag_bool(F_DRY_RUN))
-        for (size_t i = 0; i < ev->decisions.n; i++)
-            ev->decisions.v[i].dry_run = true;
     ev->requests = promq_requests(q);
     ev->failures = promq_failures(q);
 }
@@ -555,6 +550,11 @@ static int cmd_plan(void)
     /* Only decisions are printed: the fetched series (with 100,000 workloads, a third of the
        memory) go before the output is built; evaluation_free then finds them empty. */
     fetch_free(ev.data, ev.rules.n);
+    if (resolve_targets(&ev, NULL, at) != 0) {
+        evaluation_free(&ev);
+        promq_free(q);
+        return EXIT_USAGE;
+    }
     struct sbuf out = {0};
     if (strcmp(fmt, "json") == 0)
         report_render_json(&ev.decisions, &out);
@@ -609,6 +609,8 @@ static int cmd_explain(void)
         }
     }
     evaluate(q, at, &ev);
+    if (resolve_targets(&ev, &want, at) != 0)
+        goto out;
     struct sbuf out = {0};
     size_t shown = report_render_explain(ev.data, ev.rules.n, &ev.decisions, &want, rule, &out);
     if (shown) {
@@ -635,20 +637,12 @@ out:
 /* The webhook sender of the rules' notify: sections (notify.h). */
 static int make_notify(struct act *a)
 {
-    uint64_t qsize, attempts;
     struct notify_cfg nc = {0};
-    if (parse_u64(flags[F_NOTIFY_QUEUE].value, &qsize) != 0 || qsize < 1 || qsize > 1000000 ||
-        parse_u64(flags[F_NOTIFY_ATTEMPTS].value, &attempts) != 0 || attempts < 1 ||
-        attempts > 100) {
-        fprintf(stderr, "error: '--%s' must be 1 to 1000000 and '--%s' 1 to 100\n",
-                flags[F_NOTIFY_QUEUE].name, flags[F_NOTIFY_ATTEMPTS].name);
-        return -1;
-    }
     if (flag_duration(F_NOTIFY_TIMEOUT, &nc.timeout) ||
         flag_duration(F_NOTIFY_DRAIN, &nc.drain_timeout))
         return -1;
-    nc.queue_size = (size_t)qsize;
-    nc.max_attempts = (unsigned)attempts;
+    nc.queue_size = (size_t)flags[F_NOTIFY_QUEUE].num;
+    nc.max_attempts = (unsigned)flags[F_NOTIFY_ATTEMPTS].num;
     char err[512];
     struct notify *n = notify_new(&nc, err, sizeof(err));
     if (!n) {
@@ -668,12 +662,6 @@ static int make_notify(struct act *a)
 static int make_act(bool dry_run, struct lease *lease, struct act **out)
 {
     *out = NULL;
-    uint64_t per_hour;
-    if (parse_u64(flags[F_MAX_PER_HOUR].value, &per_hour) != 0 || per_hour > 1000000) {
-        fprintf(stderr, "error: invalid count '%s' for '--%s'\n", flags[F_MAX_PER_HOUR].value,
-                flags[F_MAX_PER_HOUR].name);
-        return -1;
-    }
     double stop_timeout, kube_timeout;
     if (flag_duration(F_RT_STOP_TIMEOUT, &stop_timeout) ||
         flag_duration(F_KUBE_TIMEOUT, &kube_timeout))
@@ -681,7 +669,7 @@ static int make_act(bool dry_run, struct lease *lease, struct act **out)
     struct act_cfg ac = {.state_file = flag_str(F_STATE_FILE),
                          .audit_file = flag_str(F_AUDIT_FILE),
                          .protected_namespaces = flags[F_PROTECTED].value,
-                         .max_actions_per_hour = (unsigned)per_hour};
+                         .max_actions_per_hour = (unsigned)flags[F_MAX_PER_HOUR].num};
     char err[512];
     struct act *a = act_new(&ac, err, sizeof(err));
     if (!a && !dry_run) {
@@ -701,16 +689,12 @@ static int make_act(bool dry_run, struct lease *lease, struct act **out)
         struct docker_cfg dcfg = {.socket = flag_str(F_RT_SOCKET), .timeout = 10};
         act_set_runtime(a, act_runtime_new(&dcfg, (int)(stop_timeout + 0.5), flag_str(F_RT_SCOPE)));
     }
-    if (flag_str(F_KUBE_URL) || getenv("KUBERNETES_SERVICE_HOST")) {
-        struct kube_cfg kc = {.api_url = flag_str(F_KUBE_URL),
-                              .token_file = flags[F_KUBE_TOKEN].value,
-                              .ca_file = flag_str(F_KUBE_CA),
-                              .insecure = flag_bool(F_KUBE_INSECURE),
-                              .timeout = kube_timeout,
-                              .allow_insecure_credentials = flag_bool(F_KUBE_INSECURE_CREDS),
-                              .stop = daemon_stop_flag(),
-                              .gate = lease ? lease_gate : NULL,
-                              .gate_arg = lease};
+    if (kube_wanted()) {
+        struct kube_cfg kc;
+        kube_flags(&kc, kube_timeout);
+        kc.stop = daemon_stop_flag();
+        kc.gate = lease ? lease_gate : NULL;
+        kc.gate_arg = lease;
         struct kube *k = kube_new(&kc, err, sizeof(err));
         if (!k) {
             fprintf(stderr, "error: %s\n", err);
@@ -732,6 +716,53 @@ static int make_act(bool dry_run, struct lease *lease, struct act **out)
     return 0;
 }
 
+/* The leader-election Lease's namespace: the flag, else the pod's own ("" when neither). */
+static void le_namespace(char *ns, size_t size)
+{
+    char err[512];
+    ns[0] = '\0';
+    if (flag_str(F_LE_NS)) {
+        str_copy(ns, size, flag_str(F_LE_NS));
+    } else {
+        char *s = secret_read(KUBE_SA_DIR "/namespace", "namespace", err, sizeof(err));
+        if (s) {
+            str_copy(ns, size, str_rtrim(s));
+            secret_free(s);
+        }
+    }
+}
+
+/*
+ * The permission check (perm.h) when the Kubernetes backend is in use: a client of its own
+ * (a standby checks too, so no leader gate), stopped by the signal like the engine's.
+ */
+static int make_perm(struct perm **out)
+{
+    *out = NULL;
+    if (!kube_wanted())
+        return 0;
+    double kube_timeout;
+    if (flag_duration(F_KUBE_TIMEOUT, &kube_timeout))
+        return -1;
+    struct kube_cfg kc;
+    kube_flags(&kc, kube_timeout);
+    kc.stop = daemon_stop_flag();
+    char err[512], ns[254] = "";
+    struct kube *k = kube_new(&kc, err, sizeof(err));
+    if (!k) {
+        fprintf(stderr, "error: %s\n", err);
+        return -1;
+    }
+    if (flag_bool(F_LE))
+        le_namespace(ns, sizeof(ns));
+    struct perm_cfg pc = {.confirm_pressure = flag_bool(F_KUBE_CONFIRM),
+                          .protected_namespaces = flags[F_PROTECTED].value,
+                          .lease_ns = ns[0] ? ns : NULL,
+                          .lease_name = flags[F_LE_NAME].value};
+    *out = perm_new(k, &pc);
+    return 0;
+}
+
 /*
  * --leader-elect: a Kubernetes client of its own for the election thread (a client is not
  * shared between threads) and the Lease settings, client-go's defaults.
@@ -748,15 +779,7 @@ static int make_lease(struct lease **out)
         flag_duration(F_LE_RETRY, &lc.retry_period) || flag_duration(F_KUBE_TIMEOUT, &kube_timeout))
         return -1;
     char ns[254] = "", host[256] = "", err[512];
-    if (flag_str(F_LE_NS)) {
-        str_copy(ns, sizeof(ns), flag_str(F_LE_NS));
-    } else {
-        char *s = secret_read(KUBE_SA_DIR "/namespace", "namespace", err, sizeof(err));
-        if (s) {
-            str_copy(ns, sizeof(ns), str_rtrim(s));
-            secret_free(s);
-        }
-    }
+    le_namespace(ns, sizeof(ns));
     if (!ns[0]) {
         fprintf(stderr, "error: --leader-elect needs --leader-elect.namespace outside a pod\n");
         return -1;
@@ -799,24 +822,8 @@ static int cmd_run(void)
         return EXIT_USAGE;
     if (flag_str(F_AT) && eval_time(&dc.at) != 0)
         return EXIT_USAGE;
-    if (dc.telemetry_path[0] != '/') {
-        fprintf(stderr, "error: '--web.telemetry-path' must start with '/'\n");
-        return EXIT_USAGE;
-    }
-    uint64_t per_ip;
-    if (parse_u64(flags[F_WEB_PER_IP].value, &per_ip) != 0 || per_ip < 1 || per_ip > 100000) {
-        fprintf(stderr, "error: invalid count '%s' for '--%s'\n", flags[F_WEB_PER_IP].value,
-                flags[F_WEB_PER_IP].name);
-        return EXIT_USAGE;
-    }
-    if (flag_duration(F_WEB_HEADER_TIMEOUT, &dc.web.header_timeout))
-        return EXIT_USAGE;
-    if (!(dc.web.header_timeout >= 0.1) || dc.web.header_timeout > 3600) {
-        fprintf(stderr, "error: '--%s' must be between 100ms and 1h\n",
-                flags[F_WEB_HEADER_TIMEOUT].name);
-        return EXIT_USAGE;
-    }
-    dc.web.max_conn_per_ip = (unsigned)per_ip;
+    dc.web.header_timeout = flags[F_WEB_HEADER_TIMEOUT].num;
+    dc.web.max_conn_per_ip = (unsigned)flags[F_WEB_PER_IP].num;
     dc.web.config_file = flag_str(F_WEB_CONFIG);
     if (make_lease(&dc.lease) != 0)
         return EXIT_USAGE;
@@ -824,9 +831,231 @@ static int cmd_run(void)
         lease_stop(dc.lease);
         return EXIT_USAGE;
     }
+    if (make_perm(&dc.perm) != 0) {
+        act_free(dc.act);
+        lease_stop(dc.lease);
+        return EXIT_USAGE;
+    }
     int status = daemon_run(&dc);
     lease_stop(dc.lease);
     act_free(dc.act);
+    perm_free(dc.perm);
+    return status;
+}
+
+/* ---- restore ------------------------------------------------------------------------------ */
+
+/*
+ * `restore [NS/]KIND/NAME`: undo a reclaim from the record on the object (restore.h). KIND is
+ * matched, without regard to case, against the kinds table's kinds and resources ("Notebook",
+ * "notebook", "notebooks"), optionally with its group ("notebooks.kubeflow.org"), as kubectl
+ * names resources; the table is the built-in one plus the `kinds:` of --rules.file when given.
+ * Exit status: 0 restored (or, with --dry-run, would be), 1 refused or failed (a sentence on
+ * stderr), EXIT_USAGE for a target that does not parse or a kind the table does not know.
+ */
+static int restore_fail(struct audit *au, const struct kube_ref *ref, const struct restore_obj *o,
+                        const char *result, long status, const char *msg)
+{
+    fprintf(stderr, "error: %s\n", msg);
+    struct labels none = {0};
+    struct audit_ref chain = {ref->kind, ref->ns, ref->name, ref->uid};
+    struct audit_rec r = {.time = NAN,
+                          .event = "restore",
+                          .rule = o && o->rec.rule ? o->rec.rule : NULL,
+                          .workload = &none,
+                          .chain = &chain,
+                          .nchain = 1,
+                          .action = o && o->rec.action ? o->rec.action : NULL,
+                          .result = result,
+                          .api_status = status,
+                          .message = msg,
+                          .act_after = NAN};
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    r.time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    audit_write(au, &r);
+    return 1;
+}
+
+/* The kinds table's row for what the user typed as KIND; NULL with a message. */
+static const struct kind_def *restore_kind(const struct kinds *t, const char *want, char *err,
+                                           size_t errlen)
+{
+    const char *dot = strchr(want, '.');
+    size_t n = dot ? (size_t)(dot - want) : strlen(want);
+    const struct kind_def *found = NULL;
+    struct sbuf names = {0};
+    for (size_t i = 0; i < kinds_count(t); i++) {
+        const struct kind_def *d = kinds_at(t, i);
+        bool kind = strlen(d->kind) == n && strncasecmp(d->kind, want, n) == 0;
+        bool plural =
+            d->resource && strlen(d->resource) == n && strncasecmp(d->resource, want, n) == 0;
+        if (!(kind || plural) || (dot && strcasecmp(dot + 1, d->group) != 0))
+            continue;
+        bool dup = false; /* a user row replacing a built-in one comes first */
+        for (size_t j = 0; j < i && !dup; j++)
+            dup = strcmp(kinds_at(t, j)->kind, d->kind) == 0 &&
+                  strcmp(kinds_at(t, j)->group, d->group) == 0;
+        if (dup)
+            continue;
+        sbuf_printf(&names, "%s%s%s%s", names.len ? ", " : "", d->kind, d->group[0] ? "." : "",
+                    d->group);
+        if (found) {
+            snprintf(err, errlen, "kind '%s' is ambiguous: %s; name it with its group", want,
+                     names.buf);
+            sbuf_free(&names);
+            return NULL;
+        }
+        found = d;
+    }
+    sbuf_free(&names);
+    if (!found)
+        snprintf(err, errlen, "kind '%s' is not in the workload kinds table: %s", want,
+                 KINDS_HOW_TO_ADD);
+    return found;
+}
+
+static int cmd_restore(const char *target)
+{
+    /* NS/KIND/NAME, or KIND/NAME in --namespace */
+    char *spec = xstrdup(target), *ns = NULL, *kind = NULL, *name = NULL;
+    char *a = strchr(spec, '/'), *b = a ? strchr(a + 1, '/') : NULL;
+    if (a && b && !strchr(b + 1, '/')) {
+        *a = *b = '\0';
+        ns = spec, kind = a + 1, name = b + 1;
+        if (flags[F_NAMESPACE].set && strcmp(flags[F_NAMESPACE].value, ns) != 0) {
+            fprintf(stderr, "error: '%s' names namespace '%s', --namespace says '%s'\n", target, ns,
+                    flags[F_NAMESPACE].value);
+            free(spec);
+            return EXIT_USAGE;
+        }
+    } else if (a && !b) {
+        *a = '\0';
+        ns = (char *)flags[F_NAMESPACE].value, kind = spec, name = a + 1;
+    }
+    if (!kind || !*kind || !name || !*name || !ns || !*ns) {
+        fprintf(stderr, "error: invalid target '%s': want [NS/]KIND/NAME, e.g. ml/notebook/alice\n",
+                target);
+        free(spec);
+        return EXIT_USAGE;
+    }
+    int status = EXIT_USAGE;
+    struct ruleset rs = {0};
+    struct kube *k = NULL;
+    struct audit *au = NULL;
+    struct kube_obj obj = {0};
+    struct restore_obj o = {0};
+    struct restore_op op = {0};
+    char err[1024], msg[1024];
+    if (flag_str(F_RULES_FILE) && load_rules(&rs) != 0)
+        goto out;
+    const struct kind_def *def =
+        restore_kind(rs.kinds ? rs.kinds : kinds_builtin(), kind, err, sizeof(err));
+    if (!def) {
+        fprintf(stderr, "error: %s\n", err);
+        goto out;
+    }
+    double timeout;
+    if (!kube_wanted()) {
+        fprintf(stderr, "error: 'restore' needs the Kubernetes API: --kube.api-url, or run it in "
+                        "a pod\n");
+        goto out;
+    }
+    if (flag_duration(F_KUBE_TIMEOUT, &timeout))
+        goto out;
+    struct kube_cfg kc;
+    kube_flags(&kc, timeout);
+    if (!(k = kube_new(&kc, err, sizeof(err)))) {
+        fprintf(stderr, "error: %s\n", err);
+        goto out;
+    }
+    /* The audit trail: required when named, best effort at its default path (an SRE's
+       laptop has no /var/log/gpureclaim); the Event on the object is the record then. */
+    bool dry = flags[F_DRY_RUN].set && flag_bool(F_DRY_RUN);
+    if (!dry && flag_str(F_AUDIT_FILE)) {
+        au = audit_open(flag_str(F_AUDIT_FILE), err, sizeof(err));
+        if (!au && flags[F_AUDIT_FILE].set) {
+            fprintf(stderr, "error: %s\n", err);
+            goto out;
+        }
+        if (!au)
+            log_warn("%s: no audit line for this restore (the Event on the object remains)", err);
+    }
+    status = 1;
+    char api_version[256];
+    snprintf(api_version, sizeof(api_version), "%s%s%s", def->group, def->group[0] ? "/" : "",
+             def->version);
+    struct kube_ref ref = {api_version, (char *)def->kind, ns, name, NULL};
+    enum kube_result r = kube_get(k, &ref, &obj, err, sizeof(err));
+    if (r != KUBE_OK) {
+        snprintf(msg, sizeof(msg), "cannot read %s %s/%s: %s", def->kind, ns, name, err);
+        status = restore_fail(au, &ref, NULL, kube_result_name(r), kube_last_status(k), msg);
+        goto out;
+    }
+    ref.uid = obj.ref.uid;
+    if (!obj.raw || restore_obj_parse(obj.raw, obj.raw_len, &o, err, sizeof(err)) < 0) {
+        snprintf(msg, sizeof(msg), "cannot read %s %s/%s: %s", def->kind, ns, name,
+                 obj.raw ? err : "no JSON");
+        status = restore_fail(au, &ref, NULL, "error", 0, msg);
+        goto out;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    double now = (double)ts.tv_sec;
+    if (restore_plan(&o, now, &op, msg, sizeof(msg)) < 0) {
+        status = restore_fail(au, &ref, &o, "refused", 0, msg);
+        goto out;
+    }
+    if (dry) {
+        printf("dry run: would %s\n", op.what);
+        printf("  then merge-patch %s/%s with %s\n", ns, name, op.patch);
+        status = 0;
+        goto out;
+    }
+    if (op.method == KIND_SCALE) {
+        int64_t previous = 0;
+        r = kube_scale(k, &ref, obj.resource_version, op.replicas, &previous, err, sizeof(err));
+        if (r == KUBE_OK)
+            r = kube_patch(k, &ref, kube_last_resource_version(k), op.patch, err, sizeof(err));
+    } else {
+        r = kube_patch(k, &ref, obj.resource_version, op.patch, err, sizeof(err));
+    }
+    if (r != KUBE_OK) {
+        snprintf(msg, sizeof(msg), "cannot %s: %s%s", op.what, err,
+                 r == KUBE_CONFLICT ? " (it changed while restoring: run restore again to "
+                                      "check it anew)"
+                                    : "");
+        status = restore_fail(au, &ref, &o, kube_result_name(r), kube_last_status(k), msg);
+        goto out;
+    }
+    snprintf(msg, sizeof(msg), "restored: %s (reclaimed by rule '%s'); its idle window starts now",
+             op.what, o.rec.rule ? o.rec.rule : "?");
+    char eerr[512] = "";
+    if (kube_post_event(k, &ref, "IdleGPUReclaimRestored", msg, "Normal", "Restore", eerr,
+                        sizeof(eerr)) != KUBE_OK)
+        log_warn("cannot post the restore event on %s '%s/%s': %s", def->kind, ns, name, eerr);
+    printf("%s\n", msg);
+    struct labels none = {0};
+    struct audit_ref chain = {def->kind, ns, name, ref.uid};
+    audit_write(au, &(struct audit_rec){.time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9,
+                                        .event = "restore",
+                                        .rule = o.rec.rule,
+                                        .workload = &none,
+                                        .chain = &chain,
+                                        .nchain = 1,
+                                        .action = o.rec.action,
+                                        .result = "ok",
+                                        .message = msg,
+                                        .act_after = NAN});
+    status = 0;
+out:
+    restore_op_free(&op);
+    restore_obj_free(&o);
+    kube_obj_free(&obj);
+    audit_close(au);
+    kube_free(k);
+    rules_free(&rs);
+    free(spec);
     return status;
 }
 
@@ -841,14 +1070,20 @@ int main(int argc, char **argv)
      */
     mallopt(M_MXFAST, 0);
 #endif
-    char **pos;
+    char **pos = xcalloc((size_t)argc + 1, sizeof(char *)), err[512];
     size_t npos;
-    if (parse_args(argc, argv, &pos, &npos) != 0) {
-        fprintf(stderr, "run 'gpureclaim-enforcer --help' for usage\n");
-        free(pos);
-        return EXIT_USAGE;
-    }
     int status = EXIT_USAGE;
+    /* kubectl's -n for restore's --namespace (before any "--": later it is a position) */
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "-n") == 0)
+            argv[i] = (char *)"--namespace";
+    if (flags_parse(flags, NFLAGS, argc, argv, pos, &npos, err, sizeof(err)) != 0) {
+        status = flags_usage_error("gpureclaim-enforcer", err);
+        goto out;
+    }
+    log_set_level(flags[F_LOG_LEVEL].value);
+    log_set_format(flags[F_LOG_FORMAT].value);
+    flags_log_warnings(flags, NFLAGS);
     if (flag_bool(F_HELP) || (npos > 0 && strcmp(pos[0], "help") == 0)) {
         usage(stdout);
         status = 0;
@@ -857,14 +1092,6 @@ int main(int argc, char **argv)
     if (flag_bool(F_VERSION)) {
         printf("gpureclaim-enforcer %s\n", GPURECLAIM_VERSION);
         status = 0;
-        goto out;
-    }
-    if (log_set_level(flags[F_LOG_LEVEL].value) != 0) {
-        fprintf(stderr, "error: invalid log level '%s'\n", flags[F_LOG_LEVEL].value);
-        goto out;
-    }
-    if (log_set_format(flags[F_LOG_FORMAT].value) != 0) {
-        fprintf(stderr, "error: invalid log format '%s'\n", flags[F_LOG_FORMAT].value);
         goto out;
     }
     if (npos == 0) {
@@ -884,6 +1111,14 @@ int main(int argc, char **argv)
         status = rules_schema_markdown(pos[1], stdout) == 0 ? 0 : 1;
         if (status)
             fprintf(stderr, "error: unknown table '%s' (rule-keys or queries)\n", pos[1]);
+    } else if (strcmp(cmd, "restore") == 0) {
+        if (npos != 2) {
+            fprintf(stderr,
+                    "error: 'restore' needs one [NS/]KIND/NAME, e.g. 'ml/notebook/alice'\n");
+            status = EXIT_USAGE;
+        } else {
+            status = cmd_restore(pos[1]);
+        }
     } else if (npos > 1) {
         fprintf(stderr, "error: unexpected argument '%s' for '%s'\n", pos[1], cmd);
     } else if (strcmp(cmd, "plan") == 0) {

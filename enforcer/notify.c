@@ -19,7 +19,10 @@
 #include <json-c/json.h>
 
 #include "act.h"
+#include "dur.h"
+#include "file.h"
 #include "httpc.h"
+#include "keep.h"
 #include "log.h"
 #include "rfc3339.h"
 #include "notify.h"
@@ -42,7 +45,6 @@ struct notify {
     double deadline;    /* monotonic end of the drain, once stopping */
     atomic_bool cancel; /* abandon the request under way (end of the drain) */
     unsigned long sent, failed, dropped, retries;
-    bool warned_full;
 };
 
 /* ---- payloads ----------------------------------------------------------------------------- */
@@ -177,6 +179,12 @@ char *notify_slack_payload(const struct audit_rec *r)
         if (since[0])
             sbuf_printf(&t, ", idle since %s", since);
         sbuf_puts(&t, ". ");
+        /* The way back (the audit line's message on a successful action, restore.h). */
+        if (r->message && r->message[0] && strcmp(r->result ? r->result : "", "ok") == 0) {
+            char first = r->message[0];
+            sbuf_printf(&t, "%c%s. ", first >= 'a' && first <= 'z' ? first - 'a' + 'A' : first,
+                        r->message + 1);
+        }
         notify_how_to_keep(&t, r);
         sbuf_puts(&t, " before it runs again.");
     } else {
@@ -190,6 +198,15 @@ char *notify_slack_payload(const struct audit_rec *r)
         sbuf_printf(&t, at[0] ? " at %s. " : ". ", at);
         notify_how_to_keep(&t, r);
         sbuf_puts(&t, ", or use its GPU.");
+        /* An owner may ask for time when the rule allows it (keep.h). */
+        if (r->d && r->d->rule && r->d->rule->max_keep_until > 0) {
+            char d[32];
+            dur_format(d, sizeof(d), r->d->rule->max_keep_until);
+            sbuf_printf(&t,
+                        " To postpone it, annotate it " KEEP_ANN_UNTIL "=<RFC 3339 time>, at "
+                        "most %s after this notice.",
+                        d);
+        }
     }
     struct sbuf esc = {0};
     notify_slack_escape(&esc, t.buf ? t.buf : "");
@@ -221,10 +238,13 @@ int notify_enqueue(struct notify *n, const char *rule, const char *url_file, con
         n->dropped++;
         if (n->stopping)
             log_warn("shutting down: dropping a webhook notification of rule '%s'", rule);
-        else
-            log_once(&n->warned_full, LOG_WARN,
-                     "webhook queue full (%zu notifications): dropping one of rule '%s'",
-                     n->cfg.queue_size, rule);
+        else {
+            /* One warning while the queue stays full; each dropped rule at debug. */
+            log_cond("webhook queue full", LOG_WARN,
+                     "webhook queue full (%zu notifications): dropping notifications",
+                     n->cfg.queue_size);
+            log_debug("webhook queue full: dropping a notification of rule '%s'", rule);
+        }
         pthread_mutex_unlock(&n->mu);
         return -1;
     }
@@ -378,7 +398,7 @@ static void *notify_worker(void *arg)
         n->head = (n->head + 1) % n->cfg.queue_size;
         n->count--;
         if (n->count < n->cfg.queue_size / 2)
-            n->warned_full = false;
+            log_cond_clear("webhook queue full");
     }
     if (n->count + cut)
         log_warn("shutting down: %zu webhook notifications not delivered", n->count + cut);

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "file.h"
 #include "httpc.h"
 #include "log.h"
 #include "promq.h"

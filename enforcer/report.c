@@ -239,6 +239,10 @@ void report_render_table(const struct decisions *d, struct sbuf *out)
                 sbuf_puts(out, "  ");
         }
         sbuf_putc(out, '\n');
+        /* With the Kubernetes API: what the reclaim would do, or why nothing would be. */
+        const struct decision_rec *r = i ? &d->v[i - 1] : NULL;
+        if (r && (r->target || r->target_kept))
+            sbuf_printf(out, "  -> %s\n", r->target ? r->target : r->target_kept);
     }
 
     size_t reclaim = 0, counts[REASON__COUNT] = {0};
@@ -265,6 +269,15 @@ void report_render_table(const struct decisions *d, struct sbuf *out)
     if (dry)
         sbuf_puts(out, "; dry run: reported only");
     sbuf_putc(out, '\n');
+    /* What the objects say beyond the data (keep-until, a restart), one line per workload. */
+    for (size_t i = 0; i < d->n; i++) {
+        if (!d->v[i].note[0])
+            continue;
+        char *wl = format_workload(&d->v[i].identity);
+        sbuf_printf(out, "note: %s, rule '%s': %s\n", wl, d->v[i].rule ? d->v[i].rule->name : "-",
+                    d->v[i].note);
+        free(wl);
+    }
 
     for (size_t i = 0; i < nrows * NCOLS; i++)
         free(cells[i]);
@@ -320,6 +333,12 @@ static struct json_object *decision_json(const struct decision_rec *r)
     json_object_object_add(o, "resource",
                            r->resource[0] ? json_object_new_string(r->resource) : NULL);
     json_object_object_add(o, "dryRun", json_object_new_boolean(r->dry_run));
+    if (r->target)
+        json_object_object_add(o, "target", json_object_new_string(r->target));
+    if (r->target_kept)
+        json_object_object_add(o, "targetKept", json_object_new_string(r->target_kept));
+    if (r->note[0])
+        json_object_object_add(o, "note", json_object_new_string(r->note));
     return o;
 }
 
@@ -716,6 +735,12 @@ static void explain_one(const struct rule_data *rd, const struct decision_rec *r
     sbuf_putc(out, '\n');
     if (r->detail[0])
         sbuf_printf(out, "  detail: %s\n", r->detail);
+    if (r->target)
+        sbuf_printf(out, "  would: %s\n", r->target);
+    else if (r->target_kept)
+        sbuf_printf(out, "  would do nothing: %s\n", r->target_kept);
+    if (r->note[0])
+        sbuf_printf(out, "  note: %s\n", r->note);
     free(pts);
 }
 

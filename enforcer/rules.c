@@ -91,7 +91,7 @@ static void errors_push(struct rules_errors *errs, char *msg)
 
 /* Quote a scalar's text for a message (shortened, control characters replaced). */
 #define QBUF 72
-static const char *q(const struct ydom_node *n, char buf[QBUF])
+static const char *scalar_text(const struct ydom_node *n, char buf[QBUF])
 {
     return ydom_printable(n->str, n->len, buf, QBUF);
 }
@@ -99,58 +99,6 @@ static const char *q(const struct ydom_node *n, char buf[QBUF])
 /* ---- value parsers ---------------------------------------------------------------------- */
 
 static const char *const day_names[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-
-int rules_parse_duration(const char *s, double *seconds)
-{
-    /* Prometheus' model.ParseDuration: units in this order, each at most once, or "0". */
-    static const struct {
-        const char *unit;
-        uint64_t ms;
-    } units[] = {
-        {"y", 365ULL * 86400000},
-        {"w", 7ULL * 86400000},
-        {"d", 86400000},
-        {"h", 3600000},
-        {"ms", 1},
-        {"m", 60000},
-        {"s", 1000},
-    };
-    /* Rank in the required order; "ms" is listed before "m" only so that it matches first. */
-    static const int rank[] = {0, 1, 2, 3, 6, 4, 5};
-    uint64_t total = 0;
-    int last = -1;
-
-    if (!s || !*s)
-        return -1;
-    if (strcmp(s, "0") == 0) {
-        *seconds = 0;
-        return 0;
-    }
-    while (*s) {
-        uint64_t v = 0;
-        int digits = 0;
-        while (*s >= '0' && *s <= '9') {
-            if (++digits > 15)
-                return -1;
-            v = v * 10 + (uint64_t)(*s++ - '0');
-        }
-        if (!digits)
-            return -1;
-        size_t i;
-        for (i = 0; i < ARRAY_LEN(units); i++)
-            if (str_has_prefix(s, units[i].unit))
-                break;
-        if (i == ARRAY_LEN(units) || rank[i] <= last)
-            return -1;
-        last = rank[i];
-        s += strlen(units[i].unit);
-        if (v > (UINT64_MAX / 2 - total) / units[i].ms)
-            return -1;
-        total += v * units[i].ms;
-    }
-    *seconds = (double)total / 1000.0;
-    return 0;
-}
 
 static bool valid_rule_name(const char *s, size_t len)
 {
@@ -232,12 +180,12 @@ static int get_duration(struct ctx *c, const struct ydom_node *v, const char *ke
         err_at(c, v, "'%s' must be a duration such as 15m, got %s", key, ydom_type_name(v));
         return -1;
     }
-    if (strlen(v->str) != v->len || rules_parse_duration(v->str, out) < 0) {
+    if (strlen(v->str) != v->len || dur_parse(v->str, out) < 0) {
         if (ydom_scalar_type(v) == YDOM_T_INT || ydom_scalar_type(v) == YDOM_T_FLOAT)
-            err_at(c, v, "invalid duration '%s' for '%s' (a unit is required, e.g. '%sm')", q(v, b),
-                   key, q(v, b));
+            err_at(c, v, "invalid duration '%s' for '%s' (a unit is required, e.g. '%sm')",
+                   scalar_text(v, b), key, scalar_text(v, b));
         else
-            err_at(c, v, "invalid duration '%s' for '%s'", q(v, b), key);
+            err_at(c, v, "invalid duration '%s' for '%s'", scalar_text(v, b), key);
         return -1;
     }
     return 0;
@@ -304,7 +252,7 @@ static void parse_notify(struct ctx *c, const struct ydom_node *map, struct noti
         if (strcmp(k->str, "urlFile") == 0) {
             const char *s = get_string(c, val, "urlFile");
             if (s && s[0] != '/')
-                err_at(c, val, "'urlFile' must be an absolute path, got '%s'", q(val, b));
+                err_at(c, val, "'urlFile' must be an absolute path, got '%s'", scalar_text(val, b));
             else if (s)
                 nv->url_file = s;
             nv->bad |= nv->url_file == NULL;
@@ -312,7 +260,8 @@ static void parse_notify(struct ctx *c, const struct ydom_node *map, struct noti
             const char *s = get_string(c, val, "format");
             nv->format = s ? lookup_name(s, notify_format_names, 2) : -1;
             if (s && nv->format < 0)
-                err_at(c, val, "invalid notify format '%s' (expected json or slack)", q(val, b));
+                err_at(c, val, "invalid notify format '%s' (expected json or slack)",
+                       scalar_text(val, b));
             nv->bad |= nv->format < 0;
         } else if (strcmp(k->str, "events") == 0) {
             nv->has_events = true;
@@ -326,7 +275,7 @@ static void parse_notify(struct ctx *c, const struct ydom_node *map, struct noti
                 if (s && e < 0)
                     err_at(c, val->items[j],
                            "invalid notify event '%s' (expected notice, action or spare)",
-                           q(val->items[j], b));
+                           scalar_text(val->items[j], b));
                 else if (e >= 0 && (nv->events & (1u << e)))
                     err_at(c, val->items[j], "duplicate notify event '%s'", s);
                 if (e < 0)
@@ -335,7 +284,7 @@ static void parse_notify(struct ctx *c, const struct ydom_node *map, struct noti
                     nv->events |= 1u << e;
             }
         } else {
-            err_at(c, k, "unknown key '%s' in 'notify' of %s", q(k, b), where);
+            err_at(c, k, "unknown key '%s' in 'notify' of %s", scalar_text(k, b), where);
         }
     }
 }
@@ -388,6 +337,7 @@ enum rkey {
     K_STEP,
     K_TOLERATED_GAP,
     K_NOTICE_PERIOD,
+    K_MAX_KEEP_UNTIL,
     K_MAX_TERMINATIONS,
     K_DRY_RUN,
     K_ACTION,
@@ -494,7 +444,7 @@ static double bound(const struct key_spec *ks, const char *s)
     double d = 0;
 
     if (ks->type == KT_DURATION)
-        rules_parse_duration(s, &d);
+        dur_parse(s, &d);
     else
         d = strtod(s, NULL);
     return d;
@@ -518,10 +468,10 @@ static int parse_labels(struct ctx *c, const struct ydom_node *seq, const char *
         if (!s) {
             bad = -1;
         } else if (!valid_label_name(s)) {
-            err_at(c, it, "invalid label name '%s' in '%s'", q(it, b), key);
+            err_at(c, it, "invalid label name '%s' in '%s'", scalar_text(it, b), key);
             bad = -1;
         } else if (strset_put(&seen, s, strlen(s), it)) {
-            err_at(c, it, "duplicate label '%s' in '%s'", q(it, b), key);
+            err_at(c, it, "duplicate label '%s' in '%s'", scalar_text(it, b), key);
             bad = -1;
         }
     }
@@ -551,7 +501,7 @@ static int spec_parse(struct ctx *c, const struct key_spec *ks, const struct ydo
         }
         struct sbuf list = {0};
         choice_list(&list, ks->choices, " or ");
-        err_at(c, val, "invalid %s '%s' (expected %s)", ks->name, q(val, b), list.buf);
+        err_at(c, val, "invalid %s '%s' (expected %s)", ks->name, scalar_text(val, b), list.buf);
         sbuf_free(&list);
         return -1;
     }
@@ -560,7 +510,7 @@ static int spec_parse(struct ctx *c, const struct key_spec *ks, const struct ydo
             return -1;
         if (!(out->d > bound(ks, ks->min) && out->d <= bound(ks, ks->max))) {
             err_at(c, val, "'%s' must be greater than %s and at most %s (percent), got %s",
-                   ks->name, ks->min, ks->max, q(val, b));
+                   ks->name, ks->min, ks->max, scalar_text(val, b));
             return -1;
         }
         return 0;
@@ -570,7 +520,7 @@ static int spec_parse(struct ctx *c, const struct key_spec *ks, const struct ydo
         if (ydom_scalar_type(val) != YDOM_T_INT ||
             !(d >= bound(ks, ks->min) && d <= bound(ks, ks->max))) {
             err_at(c, val, "'%s' must be an integer between %s and %s, got %s", ks->name, ks->min,
-                   ks->max, q(val, b));
+                   ks->max, scalar_text(val, b));
             return -1;
         }
         out->u = (unsigned)d;
@@ -580,7 +530,7 @@ static int spec_parse(struct ctx *c, const struct key_spec *ks, const struct ydo
             return -1;
         if (ks->min && (out->d < bound(ks, ks->min) || out->d > bound(ks, ks->max))) {
             err_at(c, val, "'%s' must be between %s and %s, got %s", ks->name, ks->min, ks->max,
-                   q(val, b));
+                   scalar_text(val, b));
             return -1;
         }
         return 0;
@@ -588,7 +538,7 @@ static int spec_parse(struct ctx *c, const struct key_spec *ks, const struct ydo
         if (!(s = get_string(c, val, ks->name)))
             return -1;
         if (!valid_label_name(s)) {
-            err_at(c, val, "invalid label name '%s' for '%s'", q(val, b), ks->name);
+            err_at(c, val, "invalid label name '%s' for '%s'", scalar_text(val, b), ks->name);
             return -1;
         }
         out->s = s;
@@ -668,7 +618,7 @@ static void parse_queries(struct ctx *c, const struct ydom_node *map, struct pst
         if (ks)
             parse_key(c, ks, val, st);
         else
-            err_at(c, k, "unknown key '%s' in 'queries' of %s", q(k, b), st->where);
+            err_at(c, k, "unknown key '%s' in 'queries' of %s", scalar_text(k, b), st->where);
     }
 }
 
@@ -744,7 +694,7 @@ static void parse_scope(struct ctx *c, const struct ydom_node *map, struct pstat
         else if (strcmp(k->str, "matchers") == 0)
             parse_matchers(c, val, &r->scope, false, where);
         else
-            err_at(c, k, "unknown key '%s' in 'scope' of %s", q(k, b), where);
+            err_at(c, k, "unknown key '%s' in 'scope' of %s", scalar_text(k, b), where);
     }
 }
 
@@ -778,7 +728,7 @@ static void parse_exemptions(struct ctx *c, const struct ydom_node *seq, struct 
                 if (s)
                     e->reason = xstrdup(s);
             } else {
-                err_at(c, k, "unknown key '%s' in %s", q(k, b), where);
+                err_at(c, k, "unknown key '%s' in %s", scalar_text(k, b), where);
             }
         }
         if (!ydom_map_get(map, "matchers"))
@@ -836,7 +786,7 @@ static void parse_overrides(struct ctx *c, const struct ydom_node *seq, struct p
                         st->override_idle[i] = val;
                 }
             } else {
-                err_at(c, k, "unknown key '%s' in %s", q(k, b), where);
+                err_at(c, k, "unknown key '%s' in %s", scalar_text(k, b), where);
             }
         }
         if (!ydom_map_get(map, "matchers"))
@@ -883,9 +833,9 @@ static void parse_window(struct ctx *c, const struct ydom_node *map, struct rule
                     err_at(c, it,
                            "invalid day '%s' in 'days' (expected Sun, Mon, Tue, Wed, Thu, Fri "
                            "or Sat)",
-                           q(it, b));
+                           scalar_text(it, b));
                 else if (d >= 0 && (w->days >> d & 1u))
-                    err_at(c, it, "duplicate day '%s' in 'days'", q(it, b));
+                    err_at(c, it, "duplicate day '%s' in 'days'", scalar_text(it, b));
                 else if (d >= 0)
                     w->days |= 1u << d;
             }
@@ -895,7 +845,7 @@ static void parse_window(struct ctx *c, const struct ydom_node *map, struct rule
             int m = s ? parse_hhmm(s, start ? 23 * 60 + 59 : 24 * 60) : -1;
             if (s && m < 0)
                 err_at(c, val, "invalid time '%s' for '%s' (expected HH:MM from 00:00 to %s)",
-                       q(val, b), k->str, start ? "23:59" : "24:00");
+                       scalar_text(val, b), k->str, start ? "23:59" : "24:00");
             if (m >= 0)
                 *(start ? &w->start_min : &w->end_min) = m;
         } else if (strcmp(k->str, "utcOffset") == 0) {
@@ -907,7 +857,7 @@ static void parse_window(struct ctx *c, const struct ydom_node *map, struct rule
                 err_at(c, val,
                        "invalid 'utcOffset' '%s' (expected +HH:MM or -HH:MM from -14:00 "
                        "to +14:00)",
-                       q(val, b));
+                       scalar_text(val, b));
             if (m >= 0)
                 w->utc_offset_min = s[0] == '-' ? -m : m;
             if (ydom_map_get(map, "timeZone"))
@@ -916,9 +866,9 @@ static void parse_window(struct ctx *c, const struct ydom_node *map, struct rule
             char msg[256];
             const char *s = get_string(c, val, "timeZone");
             if (s && tz_load(s, &w->zone, msg, sizeof(msg)) < 0)
-                err_at(c, val, "invalid 'timeZone' '%s': %s", q(val, b), msg);
+                err_at(c, val, "invalid 'timeZone' '%s': %s", scalar_text(val, b), msg);
         } else {
-            err_at(c, k, "unknown key '%s' in %s", q(k, b), where);
+            err_at(c, k, "unknown key '%s' in %s", scalar_text(k, b), where);
         }
     }
     static const char *const required[] = {"days", "start", "end"};
@@ -1013,6 +963,13 @@ static const struct key_spec key_specs[K__COUNT] = {
     [K_NOTICE_PERIOD] = {"noticePeriod", KT_DURATION, 0, FIELD(notice_period), .dflt = "0s",
                          .min = "0s", .max = "24h",
                          .doc = "time between announcing a reclaim and acting on it"},
+    [K_MAX_KEEP_UNTIL] = {"maxKeepUntil", KT_DURATION, 0, FIELD(max_keep_until), .dflt = "0s",
+                          .min = "0s", .max = "30d",
+                          .doc = "how long after the notice an owner may postpone the action "
+                                 "with the annotation `gpureclaim.io/keep-until: <RFC 3339>` on "
+                                 "the workload or an owner; a later time is capped to this, and "
+                                 "`0s` does not honour the annotation (see "
+                                 "[Asking for time](#asking-for-time))"},
     [K_MAX_TERMINATIONS] = {"maxTerminationsPerCycle", KT_COUNT, 0, FIELD(max_terminations),
                             .dflt = "1", .min = "1", .max = "10000",
                             .doc = "at most this many workloads of the rule are acted on per "
@@ -1080,7 +1037,7 @@ static void parse_defaults(struct ctx *c, const struct ydom_node *map, struct va
         const struct ydom_node *k = map->pairs[i].key, *val = map->pairs[i].value;
         const struct key_spec *ks = spec_lookup(k->str, false);
         if (!ks)
-            err_at(c, k, "unknown key '%s' in 'defaults'", q(k, b));
+            err_at(c, k, "unknown key '%s' in 'defaults'", scalar_text(k, b));
         else if (ks->flags & KS_RULE_ONLY)
             err_at(c, k, "'%s' is not allowed in 'defaults' (set it in each rule)", k->str);
         else
@@ -1314,7 +1271,7 @@ static void parse_rule(struct ctx *c, const struct ydom_node *map, size_t index,
             err_at(c, name,
                    "invalid rule name '%s' (expected lower-case letters, digits and '-', "
                    "starting and ending with a letter or digit, at most %d characters)",
-                   q(name, b), NAME_MAX_LEN);
+                   scalar_text(name, b), NAME_MAX_LEN);
     }
     st.where = where;
 
@@ -1326,7 +1283,7 @@ static void parse_rule(struct ctx *c, const struct ydom_node *map, size_t index,
         const struct ydom_node *k = map->pairs[i].key, *val = map->pairs[i].value;
         const struct key_spec *ks = spec_lookup(k->str, false);
         if (!ks)
-            err_at(c, k, "unknown key '%s' in %s", q(k, b), where);
+            err_at(c, k, "unknown key '%s' in %s", scalar_text(k, b), where);
         else if (ks != &key_specs[K_NAME])
             parse_key(c, ks, val, &st);
     }
@@ -1452,8 +1409,8 @@ static void parse_document(struct ctx *c, const struct ydom_node *root, struct r
             return;
         if (strcmp(s, RULES_API_VERSION) != 0) {
             /* Keys of another version mean something else: checking them as v1 is noise. */
-            err_at(c, api, "unsupported apiVersion '%s' (this build understands: %s)", q(api, b),
-                   RULES_API_VERSION);
+            err_at(c, api, "unsupported apiVersion '%s' (this build understands: %s)",
+                   scalar_text(api, b), RULES_API_VERSION);
             return;
         }
     }
@@ -1465,12 +1422,12 @@ static void parse_document(struct ctx *c, const struct ydom_node *root, struct r
     } else {
         const char *s = get_string(c, kind, "kind");
         if (s && strcmp(s, RULES_KIND) != 0)
-            err_at(c, kind, "'kind' must be '%s', got '%s'", RULES_KIND, q(kind, b));
+            err_at(c, kind, "'kind' must be '%s', got '%s'", RULES_KIND, scalar_text(kind, b));
     }
     for (size_t i = 0; i < root->npairs; i++) {
         const struct ydom_node *k = root->pairs[i].key;
         if (lookup_name(k->str, top_keys, ARRAY_LEN(top_keys)) < 0)
-            err_at(c, k, "unknown top-level key '%s'", q(k, b));
+            err_at(c, k, "unknown top-level key '%s'", scalar_text(k, b));
     }
     const struct ydom_node *defaults = ydom_map_get(root, "defaults");
     if (defaults)

@@ -89,6 +89,8 @@ struct rule {
     double step;               /* seconds, resolution of the range query; default 60 */
     double tolerated_gap;      /* seconds; default 2 x step */
     double notice_period;      /* seconds between notice and action; default 0 */
+    double max_keep_until;     /* seconds after the notice an owner's keep-until may reach;
+                                  default 0: the annotation is not honoured */
     unsigned max_terminations; /* per cycle, >= 1; default 1 */
     bool dry_run;              /* default false */
     enum rule_action action;   /* default report */
@@ -176,8 +178,5 @@ const char *rules_action_name(enum rule_action a);
  * `table` is "rule-keys" or "queries". Returns 0, or -1 for an unknown table name.
  */
 int rules_schema_markdown(const char *table, void *out_file);
-
-/* Parse a Prometheus duration ("90s", "15m", "1h30m", "2d"); -1 on error. */
-int rules_parse_duration(const char *s, double *seconds);
 
 #endif

@@ -152,7 +152,6 @@ struct slot {
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct slot *slots[NSLOTS];
-static bool full_logged;
 
 /* The group `key`; a new one when `create` (NULL when not found or the table is full). */
 static struct accum_state *lookup_locked(const char *key, bool create)
@@ -179,15 +178,13 @@ int accum_update(const char *key, const struct accum_reading *r, struct accum_to
     struct accum_state *s = lookup_locked(key, true);
     if (s)
         accum_step(s, r, out);
-    bool log_full = !s && !full_logged;
-    if (log_full)
-        full_logged = true;
     pthread_mutex_unlock(&lock);
     if (!s) {
         memset(out, 0, sizeof(*out));
-        if (log_full)
-            log_warn("accumulator table full (%d groups): '%s' and later groups not published",
-                     NSLOTS, key);
+        /* The same text on every scrape, so one warning; which groups, at debug. */
+        log_cond("accumulator table full", LOG_WARN,
+                 "accumulator table full (%d groups): later groups are not published", NSLOTS);
+        log_debug("accumulator group '%s' not published: table full", key);
         return -1;
     }
     return 0;
@@ -211,6 +208,6 @@ void accum_reset(void)
         free(slots[i]);
         slots[i] = NULL;
     }
-    full_logged = false;
     pthread_mutex_unlock(&lock);
+    log_cond_clear("accumulator table full");
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "attrfd.h"
+#include "flags.h"
 #include "log.h"
 #include "sysfs.h"
 #include "util.h"
@@ -46,44 +47,32 @@ static bool is_enabled(size_t i)
     return collectors[i]->default_on && !disable_defaults;
 }
 
-int coll_flag(const char *arg, char *err, size_t errlen)
+/* The row names, "collector.<name>", live as long as the table that points at them. */
+static char flag_names[NCOLL][64];
+
+size_t coll_flag_rows(struct flags_def *rows, size_t cap)
 {
-    if (strcmp(arg, "--collector.disable-defaults") == 0) {
-        disable_defaults = true;
-        return 1;
-    }
-    bool on;
-    const char *name;
-    if (str_has_prefix(arg, "--collector.")) {
-        on = true;
-        name = arg + strlen("--collector.");
-    } else if (str_has_prefix(arg, "--no-collector.")) {
-        on = false;
-        name = arg + strlen("--no-collector.");
-    } else {
+    if (cap < NCOLL + 1)
         return 0;
-    }
+    rows[0] = (struct flags_def){.name = "collector.disable-defaults",
+                                 .type = FLAGS_BOOL,
+                                 .def = "false",
+                                 .help = "disable every collector not enabled explicitly"};
     for (size_t i = 0; i < NCOLL; i++) {
-        if (strcmp(collectors[i]->name, name) == 0) {
-            enabled_flag[i] = on ? 1 : -1;
-            return 1;
-        }
+        snprintf(flag_names[i], sizeof(flag_names[i]), "collector.%s", collectors[i]->name);
+        rows[i + 1] = (struct flags_def){.name = flag_names[i],
+                                         .type = FLAGS_BOOL,
+                                         .def = collectors[i]->default_on ? "true" : "false",
+                                         .help = collectors[i]->help};
     }
-    /* Not a collector name: maybe a collector option such as --collector.x.y=z. */
-    if (strchr(name, '.'))
-        return 0;
-    snprintf(err, errlen, "unknown collector '%s'", name);
-    return -1;
+    return NCOLL + 1;
 }
 
-void coll_help(void *out_file)
+void coll_flags_apply(const struct flags_def *rows)
 {
-    FILE *out = out_file;
-    fprintf(out,
-            "  --collector.disable-defaults  Disable every collector not enabled explicitly\n");
+    disable_defaults = rows[0].num != 0;
     for (size_t i = 0; i < NCOLL; i++)
-        fprintf(out, "  --[no-]collector.%-12s %s (default %s)\n", collectors[i]->name,
-                collectors[i]->help, collectors[i]->default_on ? "enabled" : "disabled");
+        enabled_flag[i] = !rows[i + 1].set ? 0 : rows[i + 1].num != 0 ? 1 : -1;
 }
 
 int coll_init(const struct coll_cfg *cfg, char *err, size_t errlen)
@@ -127,6 +116,53 @@ static void snap_unref_locked(struct gpu_snap *s)
     }
 }
 
+/*
+ * Say what discovery found, once: discovery is redone every rediscover interval, and the
+ * node's shape is news only when it changes. A node without an AMD GPU is told at info (the
+ * exporter runs on every node of a fleet); each AMD GPU that amdgpu does not serve is a
+ * warning of its own, cleared when the driver serves it again.
+ */
+static void log_discovery(const struct coll_cfg *cfg, const struct gpu_snap *s)
+{
+    const struct gpu_list *l = &s->l;
+    if (s->rc < 0) {
+        log_cond("gpu discovery", LOG_WARN, "cannot discover GPUs: %s", s->err);
+    } else if (l->n == 0 && l->pci_known && l->amd_pci == 0) {
+        log_cond("gpu discovery", LOG_INFO,
+                 "no AMD GPU on this node: no display or accelerator device of vendor 0x1002 "
+                 "under '%s/bus/pci/devices'; reporting 0 GPUs",
+                 cfg->sysfs);
+    } else {
+        int parts = 0;
+        for (size_t i = 0; i < l->n; i++)
+            parts += l->v[i].npart;
+        log_cond("gpu discovery", LOG_INFO,
+                 "found %zu amdgpu GPUs with %d partitions, %zu AMD GPUs on the PCI bus not "
+                 "served by amdgpu%s",
+                 l->n, parts, l->nunserved,
+                 l->pci_known ? "" : " (unknown: the PCI bus cannot be listed)");
+    }
+    if (s->rc < 0)
+        return; /* unknown: the GPUs said to be unserved are neither cleared nor restated */
+    for (size_t i = 0; i < l->nunserved; i++) {
+        const struct gpu_unserved *u = &l->unserved[i];
+        char key[64];
+        snprintf(key, sizeof(key), "gpu unserved %s", u->pci);
+        if (u->driver[0])
+            log_cond(key, LOG_WARN,
+                     "AMD GPU '%s' (%s) is not served by amdgpu: it has no DRM device and is "
+                     "bound to '%s'",
+                     u->pci, u->pci_id, u->driver);
+        else
+            log_cond(key, LOG_WARN,
+                     "AMD GPU '%s' (%s) is not served by amdgpu: it has no DRM device and no "
+                     "driver is bound (amdgpu not loaded, or its probe failed)",
+                     u->pci, u->pci_id);
+    }
+    /* The ones not restated by this discovery are served again (or gone): cleared. */
+    log_cond_sweep("gpu unserved ");
+}
+
 static struct gpu_snap *snap_get(const struct coll_cfg *cfg)
 {
     char gen[32];
@@ -152,6 +188,7 @@ static struct gpu_snap *snap_get(const struct coll_cfg *cfg)
     attrfd_resume();
     s->when = now;
     str_copy(s->generation, sizeof(s->generation), gen);
+    log_discovery(cfg, s);
     s->refs = 2; /* the cache and the caller */
     pthread_mutex_lock(&snap_lock);
     snap_unref_locked(snap_cur);
@@ -172,6 +209,11 @@ const struct gpu_list *coll_gpus(struct coll_ctx *ctx, char *err, size_t errlen)
     return &ctx->snap->l;
 }
 
+bool coll_no_gpu(const struct gpu_list *l)
+{
+    return l->n == 0 && l->nproblems == 0 && l->pci_known;
+}
+
 const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
 {
     const struct gpu_list *l = coll_gpus(ctx, NULL, 0);
@@ -182,7 +224,7 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
         ctx->gm_state = xcalloc(l->n, sizeof(*ctx->gm_state));
         ctx->gm_when = xcalloc(l->n, sizeof(*ctx->gm_when));
     }
-    if (ctx->gm_state[i] == 0) {
+    if (ctx->gm_state[i] == COLL_GPUM_NOT_READ) {
         /*
          * Newer kernels serve up to 128 KiB, read() to EOF and never with one stdio fread.
          * Every layout this parser knows is under 4 KiB, so 16 KiB on the stack is enough
@@ -193,7 +235,7 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
         ssize_t n = sysfs_read_bin(buf, sizeof(buf), "%s/gpu_metrics", l->v[i].devdir);
         char err[256];
         int rc;
-        ctx->gm_state[i] = -1;
+        ctx->gm_state[i] = COLL_GPUM_UNUSABLE;
         /* One GPU's table is that GPU's problem: the others are still reported. */
         if (n < 0) {
             if (errno != ENOENT)
@@ -202,7 +244,7 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
         } else if ((rc = gpum_parse(buf, (size_t)n, &ctx->gm[i], err, sizeof(err))) ==
                    GPUM_SKIPPED) {
             log_debug("skipped '%s/gpu_metrics': %s", l->v[i].devdir, err);
-            ctx->gm_state[i] = -2;
+            ctx->gm_state[i] = COLL_GPUM_SKIPPED;
         } else if (rc < 0) {
             coll_device_error(ctx, "gpu_metrics", "rejected '%s/gpu_metrics': %s", l->v[i].devdir,
                               err);
@@ -213,7 +255,7 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
                 ctx->gm[i].content_revision = buf[3];
             }
         } else {
-            ctx->gm_state[i] = 1;
+            ctx->gm_state[i] = COLL_GPUM_PARSED;
             const struct gpu_metrics *m = &ctx->gm[i];
             if (m->partial)
                 coll_device_error(ctx, "gpu_metrics",
@@ -223,13 +265,13 @@ const struct gpu_metrics *coll_gpum(struct coll_ctx *ctx, size_t i)
                                   m->structure_size);
         }
     }
-    return ctx->gm_state[i] == 1 ? &ctx->gm[i] : NULL;
+    return ctx->gm_state[i] == COLL_GPUM_PARSED ? &ctx->gm[i] : NULL;
 }
 
 bool coll_gpum_has_attr_table(struct coll_ctx *ctx, size_t i)
 {
     coll_gpum(ctx, i);
-    if (!ctx->gm || ctx->gm_state[i] == 0 || ctx->gm_state[i] == -2)
+    if (!ctx->gm || ctx->gm_state[i] == COLL_GPUM_NOT_READ || ctx->gm_state[i] == COLL_GPUM_SKIPPED)
         return false;
     const struct gpu_metrics *m = &ctx->gm[i];
     return m->format_revision == 1 && m->content_revision >= 9;
@@ -237,7 +279,8 @@ bool coll_gpum_has_attr_table(struct coll_ctx *ctx, size_t i)
 
 double coll_gpum_when(const struct coll_ctx *ctx, size_t i)
 {
-    return ctx->gm_when && ctx->gm_state && ctx->gm_state[i] != 0 ? ctx->gm_when[i] : 0;
+    return ctx->gm_when && ctx->gm_state && ctx->gm_state[i] != COLL_GPUM_NOT_READ ? ctx->gm_when[i]
+                                                                                   : 0;
 }
 
 double coll_busy(struct coll_ctx *ctx, size_t i)
@@ -260,30 +303,6 @@ double coll_busy(struct coll_ctx *ctx, size_t i)
                               l->v[i].devdir, errno == EINVAL ? "not a number" : strerror(errno));
     }
     return ctx->busy[i];
-}
-
-/*
- * Keys of problems already logged at warn. Bounded: past the limit everything is logged
- * at debug, so a flood of distinct bad files cannot grow memory.
- */
-#define SEEN_MAX 1024
-static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
-static char *seen[SEEN_MAX];
-static size_t nseen;
-
-static bool first_time(const char *key)
-{
-    bool first = true;
-    pthread_mutex_lock(&seen_lock);
-    for (size_t i = 0; i < nseen; i++)
-        if (strcmp(seen[i], key) == 0)
-            first = false;
-    if (first && nseen < SEEN_MAX)
-        seen[nseen++] = xstrdup(key);
-    else if (first)
-        first = false;
-    pthread_mutex_unlock(&seen_lock);
-    return first;
 }
 
 static void source_problem(struct coll_ctx *ctx, bool fails, const char *source, const char *fmt,
@@ -322,20 +341,17 @@ static void source_problem(struct coll_ctx *ctx, bool fails, const char *source,
     }
     if (i < ctx->nsrc_err)
         ctx->src_err[i].count++;
+    /* A source problem repeats on every scrape until it is fixed: one condition per
+     * collector and message, cleared by the sweep after a run that no longer reports it. */
     char key[600];
-    snprintf(key, sizeof(key), "%s|%s", ctx->collector, msg);
-    if (first_time(key))
-        log_warn("collector '%s': %s", ctx->collector, msg);
-    else
-        log_debug("collector '%s': %s", ctx->collector, msg);
+    snprintf(key, sizeof(key), "collector %s: %s", ctx->collector, msg);
+    log_cond(key, LOG_WARN, "collector '%s': %s", ctx->collector, msg);
 }
 
 void coll_scrape(const struct coll_cfg *cfg, struct expo *e)
 {
     struct coll_ctx ctx = {.cfg = cfg, .e = e};
-    expo_add(e, METRIC_PREFIX "exporter_build_info", EXPO_GAUGE,
-             "A metric with a constant '1' value labelled by the version of gpureclaim-exporter.",
-             1, "version", GPURECLAIM_VERSION, NULL);
+    expo_put(e, MX(EXPORTER_BUILD_INFO), 1, "version", GPURECLAIM_VERSION, NULL);
     for (size_t i = 0; i < NCOLL; i++) {
         if (!is_enabled(i))
             continue;
@@ -348,21 +364,21 @@ void coll_scrape(const struct coll_cfg *cfg, struct expo *e)
         int rc = c->update(&ctx, err, sizeof(err));
         double dt = mono_now() - t0;
         bool ok = rc == COLL_OK && ctx.errors == 0;
+        char key[64];
+        snprintf(key, sizeof(key), "collector %s", c->name);
         if (rc == COLL_ERROR)
-            log_warn("collector '%s' failed: %s", c->name, err);
-        else if (rc == COLL_NO_DATA)
+            log_cond(key, LOG_WARN, "collector '%s' failed: %s", c->name, err);
+        else
+            log_cond_clear(key);
+        if (rc == COLL_NO_DATA)
             log_debug("collector '%s' found no data: %s", c->name, err);
+        snprintf(key, sizeof(key), "collector %s: ", c->name);
+        log_cond_sweep(key);
         for (int k = 0; k < ctx.nsrc_err; k++)
-            expo_add(e, METRIC_PREFIX "scrape_source_errors", EXPO_GAUGE,
-                     "Sources (files of one kind) that could not be read or parsed in this "
-                     "scrape; details in the log.",
-                     ctx.src_err[k].count, "collector", c->name, "source", ctx.src_err[k].source,
-                     NULL);
-        expo_add(e, METRIC_PREFIX "scrape_collector_duration_seconds", EXPO_GAUGE,
-                 "Duration of a collector scrape.", dt, "collector", c->name, NULL);
-        expo_add(e, METRIC_PREFIX "scrape_collector_success", EXPO_GAUGE,
-                 "Whether a collector succeeded (1) or met an error or found nothing to read (0).",
-                 ok ? 1 : 0, "collector", c->name, NULL);
+            expo_put(e, MX(SCRAPE_SOURCE_ERRORS), ctx.src_err[k].count, "collector", c->name,
+                     "source", ctx.src_err[k].source, NULL);
+        expo_put(e, MX(SCRAPE_COLLECTOR_DURATION_SECONDS), dt, "collector", c->name, NULL);
+        expo_put(e, MX(SCRAPE_COLLECTOR_SUCCESS), ok ? 1 : 0, "collector", c->name, NULL);
     }
     coll_ctx_release(&ctx);
 }

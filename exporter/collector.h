@@ -16,8 +16,7 @@
 #include "expo.h"
 #include "gpu.h"
 #include "gpu_metrics.h"
-
-#define METRIC_PREFIX "gpureclaim_"
+#include "metrics.h"
 
 /* Configuration shared by all collectors; read-only once the exporter runs. */
 struct coll_cfg {
@@ -31,6 +30,14 @@ struct coll_cfg {
     bool per_process;           /* --collector.ownership.per-process: add pid series */
 };
 
+/* What coll_gpum found for one GPU in this scrape. */
+enum coll_gpum_state {
+    COLL_GPUM_NOT_READ = 0, /* not asked for yet (zeroed allocation) */
+    COLL_GPUM_PARSED,       /* parsed: coll_gpum returns it */
+    COLL_GPUM_UNUSABLE,     /* absent, unreadable or rejected */
+    COLL_GPUM_SKIPPED,      /* a layout recognised and skipped on purpose (APU, pre-v1_3) */
+};
+
 /* Per-scrape state handed to every collector. */
 struct coll_ctx {
     const struct coll_cfg *cfg;
@@ -42,11 +49,11 @@ struct coll_ctx {
         int count;
     } src_err[16]; /* per source kind, emitted after the collector runs */
     int nsrc_err;
-    struct gpu_snap *snap;  /* the GPU discovery this scrape uses (shared, refcounted) */
-    struct gpu_metrics *gm; /* per GPU, parsed on first use */
-    signed char *gm_state;  /* per GPU: 0 not read, 1 parsed, -1 absent/rejected, -2 skipped */
-    double *gm_when;        /* per GPU: monotonic time its gpu_metrics was read */
-    double *busy;           /* per GPU gpu_busy_percent as a ratio: -1 not read, NaN absent */
+    struct gpu_snap *snap;          /* the GPU discovery this scrape uses (shared, refcounted) */
+    struct gpu_metrics *gm;         /* per GPU, parsed on first use */
+    enum coll_gpum_state *gm_state; /* per GPU */
+    double *gm_when;                /* per GPU: monotonic time its gpu_metrics was read */
+    double *busy; /* per GPU gpu_busy_percent as a ratio: -1 not read, NaN absent */
 };
 
 /* Return codes of update(): data collected, failure, or nothing to collect here. */
@@ -65,11 +72,16 @@ struct collector {
     void (*fini)(void);
 };
 
-/* Handle --collector.<name>, --no-collector.<name>, --collector.disable-defaults.
- * Returns 1 if `arg` was one of these, 0 if not, -1 for an unknown collector name. */
-int coll_flag(const char *arg, char *err, size_t errlen);
-/* Print the collector flags for --help. */
-void coll_help(void *out_file);
+struct flags_def;
+/*
+ * The collector flags as rows of the exporter's flag table (flags.h): first
+ * --collector.disable-defaults, then --collector.<name> (a boolean, so --no-collector.<name>
+ * too) for each collector, defaulting to whether it is on by default. Fills `rows` (room for
+ * cap rows) and returns how many, or 0 when cap is too small.
+ */
+size_t coll_flag_rows(struct flags_def *rows, size_t cap);
+/* Take the parsed values of the rows coll_flag_rows filled (before coll_init). */
+void coll_flags_apply(const struct flags_def *rows);
 int coll_init(const struct coll_cfg *cfg, char *err, size_t errlen);
 void coll_fini(void);
 /* Release what a scrape context holds (its GPU snapshot, parsed blobs). */
@@ -78,12 +90,22 @@ void coll_ctx_release(struct coll_ctx *ctx);
 void coll_scrape(const struct coll_cfg *cfg, struct expo *e);
 
 /*
- * The GPUs of this scrape, or NULL with a message in err when class/drm is unreadable.
- * Discovery walks every DRM node and KFD node, so it is shared between scrapes and redone
- * after --collector.gpu.rediscover-interval or as soon as KFD's topology generation_id
- * changes (a partition mode change renumbers the nodes).
+ * The GPUs of this scrape, or NULL with a message in err when discovery cannot tell whether
+ * the node has any (see gpu_discover: an absent class/drm with a listed PCI bus is a node
+ * without GPUs, not an error). Discovery walks every DRM node, the PCI bus and KFD topology,
+ * so it is shared between scrapes and redone after --gpu.rediscover-interval or as soon as
+ * KFD's topology generation_id changes (a partition mode change renumbers the nodes). What
+ * it found is logged once per change (log_cond), not per scrape.
  */
 const struct gpu_list *coll_gpus(struct coll_ctx *ctx, char *err, size_t errlen);
+
+/*
+ * Whether discovery proved that no GPU is here for a collector to read: no amdgpu device, no
+ * broken card, and bus/pci/devices was listed (so the absence is known, not assumed). A
+ * collector then succeeds with nothing to report; the devices collector says whether the
+ * node has no AMD GPU at all or one that amdgpu does not serve.
+ */
+bool coll_no_gpu(const struct gpu_list *l);
 
 /*
  * The parsed gpu_metrics blob of GPU `i` of coll_gpus(), read and parsed at most once per

@@ -20,8 +20,6 @@
 #include "collector.h"
 #include "log.h"
 
-#define M(n) METRIC_PREFIX "amdgpu_" n
-
 /* What one device answered; each part is optional because each ioctl may fail alone. */
 struct amdgpu_sample {
     bool has_load;
@@ -41,24 +39,20 @@ static void map_sample(const struct amdgpu_sample *s, const char *gpu, struct ex
         snprintf(asic, sizeof(asic), "0x%04x", s->info.asic_id);
         snprintf(rev, sizeof(rev), "%u", s->info.chip_rev);
         snprintf(family, sizeof(family), "%u", s->info.family_id);
-        expo_add(e, M("device_info"), EXPO_GAUGE,
-                 "Device identity as the amdgpu driver reports it through the INFO ioctl.", 1,
-                 "gpu", gpu, "asic_id", asic, "chip_rev", rev, "family_id", family, NULL);
+        expo_put(e, MX(AMDGPU_DEVICE_INFO), 1, "gpu", gpu, "asic_id", asic, "chip_rev", rev,
+                 "family_id", family, NULL);
         if (s->info.max_engine_clk)
-            expo_add(e, M("max_engine_clock_hertz"), EXPO_GAUGE, "Maximum engine clock.",
-                     (double)s->info.max_engine_clk * 1e3, "gpu", gpu, NULL);
+            expo_put(e, MX(AMDGPU_MAX_ENGINE_CLOCK_HERTZ), (double)s->info.max_engine_clk * 1e3,
+                     "gpu", gpu, NULL);
     }
     if (s->has_load)
-        expo_add(e, M("gpu_busy_ratio"), EXPO_GAUGE,
-                 "GPU load (0-1) from the driver's GPU_LOAD sensor (same SMU value as "
-                 "gpu_busy_percent).",
-                 s->load_percent / 100.0, "gpu", gpu, NULL);
+        expo_put(e, MX(AMDGPU_GPU_BUSY_RATIO), s->load_percent / 100.0, "gpu", gpu, NULL);
     if (s->has_vram_usage)
-        expo_add(e, M("memory_used_bytes"), EXPO_GAUGE, "Memory in use by heap, from the driver.",
-                 (double)s->vram_usage, "gpu", gpu, "pool", "vram", NULL);
+        expo_put(e, MX(AMDGPU_MEMORY_USED_BYTES), (double)s->vram_usage, "gpu", gpu, "pool", "vram",
+                 NULL);
     if (s->has_gtt_usage)
-        expo_add(e, M("memory_used_bytes"), EXPO_GAUGE, "Memory in use by heap, from the driver.",
-                 (double)s->gtt_usage, "gpu", gpu, "pool", "gtt", NULL);
+        expo_put(e, MX(AMDGPU_MEMORY_USED_BYTES), (double)s->gtt_usage, "gpu", gpu, "pool", "gtt",
+                 NULL);
     if (s->has_mem) {
         const struct {
             const struct drm_amdgpu_heap_info *h;
@@ -69,9 +63,8 @@ static void map_sample(const struct amdgpu_sample *s, const char *gpu, struct ex
             {&s->mem.gtt, "gtt"},
         };
         for (size_t i = 0; i < ARRAY_LEN(heaps); i++)
-            expo_add(e, M("memory_total_bytes"), EXPO_GAUGE,
-                     "Physical size of each memory heap, from the driver.",
-                     (double)heaps[i].h->total_heap_size, "gpu", gpu, "pool", heaps[i].pool, NULL);
+            expo_put(e, MX(AMDGPU_MEMORY_TOTAL_BYTES), (double)heaps[i].h->total_heap_size, "gpu",
+                     gpu, "pool", heaps[i].pool, NULL);
     }
 }
 
@@ -93,8 +86,6 @@ static int query(int fd, struct amdgpu_sample *s)
     amdgpu_device_deinitialize(dev);
     return 0;
 }
-
-static _Atomic bool reported_unavailable;
 
 static int amdgpu_update(struct coll_ctx *ctx, char *err, size_t errlen)
 {
@@ -125,12 +116,15 @@ static int amdgpu_update(struct coll_ctx *ctx, char *err, size_t errlen)
         }
         close(fd);
     }
+    if (opened == 0 && coll_no_gpu(l))
+        return COLL_OK; /* nothing to open on a node without a served AMD GPU */
     if (opened == 0) {
         snprintf(err, errlen, "%s", first_err[0] ? first_err : "no amdgpu render node");
-        log_once(&reported_unavailable, LOG_INFO,
+        log_cond("collector amdgpu unavailable", LOG_INFO,
                  "amdgpu ioctl collector unavailable: %s (sysfs values are still reported)", err);
         return COLL_NO_DATA;
     }
+    log_cond_clear("collector amdgpu unavailable");
     return COLL_OK;
 }
 

@@ -14,8 +14,6 @@
 #include "collector.h"
 #include "sysfs.h"
 
-#define M(n) METRIC_PREFIX n
-
 /* Read an optional integer file: missing -> false silently, malformed -> source error. */
 static bool read_num(struct coll_ctx *ctx, const char *dir, const char *file, double *out)
 {
@@ -47,18 +45,36 @@ static void hwmon(struct coll_ctx *ctx, const struct gpu *g)
         double v;
         snprintf(file, sizeof(file), "temp%d_input", g->temp[i].index);
         if (read_num(ctx, g->hwmon, file, &v))
-            expo_add(ctx->e, M("gpu_temperature_celsius"), EXPO_GAUGE,
-                     "GPU temperature from hwmon temp*_input, by sensor label.", v / 1000.0, "gpu",
-                     g->pci, "sensor", g->temp[i].label, NULL);
+            expo_put(ctx->e, MX(GPU_TEMPERATURE_CELSIUS), v / 1000.0, "gpu", g->pci, "sensor",
+                     g->temp[i].label, NULL);
     }
     double p;
     if (g->has_power_input && read_num(ctx, g->hwmon, "power1_input", &p))
-        expo_add(ctx->e, M("gpu_power_watts"), EXPO_GAUGE,
-                 "Instantaneous GPU power from hwmon power1_input.", p / 1e6, "gpu", g->pci, NULL);
+        expo_put(ctx->e, MX(GPU_POWER_WATTS), p / 1e6, "gpu", g->pci, NULL);
     if (g->has_power_average && read_num(ctx, g->hwmon, "power1_average", &p))
-        expo_add(ctx->e, M("gpu_average_power_watts"), EXPO_GAUGE,
-                 "Average GPU (SoC) power from hwmon power1_average.", p / 1e6, "gpu", g->pci,
-                 NULL);
+        expo_put(ctx->e, MX(GPU_AVERAGE_POWER_WATTS), p / 1e6, "gpu", g->pci, NULL);
+}
+
+/*
+ * What discovery found on the node as a whole: the counts are published even when they are 0
+ * (a node without an AMD GPU says so rather than going silent), and each AMD GPU that amdgpu
+ * does not serve is named. Without a listing of bus/pci/devices there is no unserved series:
+ * the exporter does not know, and does not say 0.
+ */
+static void discovery(struct coll_ctx *ctx, const struct gpu_list *l)
+{
+    int parts = 0;
+    for (size_t i = 0; i < l->n; i++)
+        parts += l->v[i].npart;
+    expo_put(ctx->e, MX(GPUS_DISCOVERED), (double)l->n, NULL);
+    expo_put(ctx->e, MX(PARTITIONS_DISCOVERED), parts, NULL);
+    if (!l->pci_known)
+        return;
+    for (size_t i = 0; i < l->nunserved; i++) {
+        const struct gpu_unserved *u = &l->unserved[i];
+        expo_put(ctx->e, MX(GPU_UNSERVED), 1, "gpu", u->pci, "pci_id", u->pci_id, "driver",
+                 u->driver, NULL);
+    }
 }
 
 static int devices_update(struct coll_ctx *ctx, char *err, size_t errlen)
@@ -76,35 +92,32 @@ static int devices_update(struct coll_ctx *ctx, char *err, size_t errlen)
             snprintf(render, sizeof(render), "renderD%d", g->render);
         else
             render[0] = '\0';
-        expo_add(ctx->e, M("gpu_info"), EXPO_GAUGE,
-                 "Identity of an amdgpu device; the gpu label is its PCI address.", 1, "gpu",
-                 g->pci, "card", card, "render", render, "pci_id", g->pci_id, "product_name",
-                 g->product, "unique_id", g->unique_id, "compute_partition", g->compute_mode,
-                 "memory_partition", g->memory_mode, NULL);
+        expo_put(ctx->e, MX(GPU_INFO), 1, "gpu", g->pci, "card", card, "render", render, "pci_id",
+                 g->pci_id, "product_name", g->product, "unique_id", g->unique_id,
+                 "compute_partition", g->compute_mode, "memory_partition", g->memory_mode, NULL);
         double v = coll_busy(ctx, i);
         if (!isnan(v))
-            expo_add(ctx->e, M("gpu_busy_ratio"), EXPO_GAUGE,
-                     "GPU busy (0-1) from gpu_busy_percent, the SMU's aggregate load over the "
-                     "whole device.",
-                     v, "gpu", g->pci, NULL);
+            expo_put(ctx->e, MX(GPU_BUSY_RATIO), v, "gpu", g->pci, NULL);
         if (read_num(ctx, g->devdir, "mem_busy_percent", &v))
-            expo_add(ctx->e, M("gpu_memory_busy_ratio"), EXPO_GAUGE,
-                     "VRAM controller busy (0-1) from mem_busy_percent.", v / 100.0, "gpu", g->pci,
-                     NULL);
+            expo_put(ctx->e, MX(GPU_MEMORY_BUSY_RATIO), v / 100.0, "gpu", g->pci, NULL);
         for (size_t k = 0; k < ARRAY_LEN(pools); k++) {
             if (read_num(ctx, g->devdir, pools[k].total, &v))
-                expo_add(ctx->e, M("gpu_memory_total_bytes"), EXPO_GAUGE,
-                         "Memory size by pool (vram, vis_vram, gtt).", v, "gpu", g->pci, "pool",
+                expo_put(ctx->e, MX(GPU_MEMORY_TOTAL_BYTES), v, "gpu", g->pci, "pool",
                          pools[k].pool, NULL);
             if (read_num(ctx, g->devdir, pools[k].used, &v))
-                expo_add(ctx->e, M("gpu_memory_used_bytes"), EXPO_GAUGE,
-                         "Memory in use by pool (vram, vis_vram, gtt).", v, "gpu", g->pci, "pool",
-                         pools[k].pool, NULL);
+                expo_put(ctx->e, MX(GPU_MEMORY_USED_BYTES), v, "gpu", g->pci, "pool", pools[k].pool,
+                         NULL);
         }
         hwmon(ctx, g);
     }
-    if (l->n == 0 && l->nproblems == 0) {
-        snprintf(err, errlen, "no amdgpu device under '%s/class/drm'", ctx->cfg->sysfs);
+    discovery(ctx, l);
+    if (l->n == 0 && l->nproblems == 0 && !l->pci_known) {
+        /* class/drm has no amdgpu device and bus/pci/devices could not be listed: whether
+         * this node should have GPUs is unknown, which is not a success. */
+        snprintf(err, errlen,
+                 "no amdgpu device under '%s/class/drm', and '%s/bus/pci/devices' "
+                 "cannot be listed",
+                 ctx->cfg->sysfs, ctx->cfg->sysfs);
         return COLL_NO_DATA;
     }
     return COLL_OK;

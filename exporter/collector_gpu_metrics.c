@@ -15,20 +15,16 @@
 #include "accum.h"
 #include "collector.h"
 
-#define M(n) METRIC_PREFIX "gpu_metrics_" n
-
-static void gauge(struct coll_ctx *ctx, const char *name, const char *help, double v,
-                  const char *gpu)
+static void gauge(struct coll_ctx *ctx, const struct expo_family *f, double v, const char *gpu)
 {
     if (!isnan(v))
-        expo_add(ctx->e, name, EXPO_GAUGE, help, v, "gpu", gpu, NULL);
+        expo_put(ctx->e, f, v, "gpu", gpu, NULL);
 }
 
 static void temp(struct coll_ctx *ctx, const char *gpu, const char *sensor, double v)
 {
     if (!isnan(v))
-        expo_add(ctx->e, M("temperature_celsius"), EXPO_GAUGE,
-                 "Temperature reported in gpu_metrics, by sensor.", v, "gpu", gpu, "sensor", sensor,
+        expo_put(ctx->e, MX(GPU_METRICS_TEMPERATURE_CELSIUS), v, "gpu", gpu, "sensor", sensor,
                  NULL);
 }
 
@@ -39,9 +35,8 @@ static void clocks(struct coll_ctx *ctx, const char *gpu, const char *clock, con
             continue;
         char idx[8];
         snprintf(idx, sizeof(idx), "%d", i);
-        expo_add(ctx->e, M("clock_hertz"), EXPO_GAUGE,
-                 "Current clock frequency reported in gpu_metrics, by clock and instance.", v[i],
-                 "gpu", gpu, "clock", clock, "index", idx, NULL);
+        expo_put(ctx->e, MX(GPU_METRICS_CLOCK_HERTZ), v[i], "gpu", gpu, "clock", clock, "index",
+                 idx, NULL);
     }
 }
 
@@ -75,21 +70,13 @@ static void accumulators(struct coll_ctx *ctx, const char *gpu, const struct gpu
     struct accum_totals t;
     if (accum_update(key, &r, &t) < 0 || !t.den_valid)
         return;
-    expo_add(ctx->e, M("accumulation_ticks_total"), EXPO_COUNTER,
-             "Firmware accumulation ticks (about 1 ms each) seen by this exporter process: the "
-             "denominator of the gpu_metrics accumulators.",
-             t.den_total, "gpu", gpu, NULL);
+    expo_put(ctx->e, MX(GPU_METRICS_ACCUMULATION_TICKS_TOTAL), t.den_total, "gpu", gpu, NULL);
     if (t.num_valid[0])
-        expo_add(ctx->e, M("gfx_activity_accumulator_total"), EXPO_COUNTER,
-                 "Whole-device GFX busy accumulator (percent x accumulation ticks) since the "
-                 "exporter started; busy ratio = increase(this) / "
-                 "increase(gpureclaim_gpu_metrics_accumulation_ticks_total) / 100.",
-                 t.num_total[0], "gpu", gpu, NULL);
+        expo_put(ctx->e, MX(GPU_METRICS_GFX_ACTIVITY_ACCUMULATOR_TOTAL), t.num_total[0], "gpu", gpu,
+                 NULL);
     for (int k = 0; k < GPUM_RES_N; k++)
         if (t.num_valid[1 + k])
-            expo_add(ctx->e, M("throttle_residency_accumulator_total"), EXPO_COUNTER,
-                     "Accumulation ticks spent throttled, by reason, since the exporter "
-                     "started.",
+            expo_put(ctx->e, MX(GPU_METRICS_THROTTLE_RESIDENCY_ACCUMULATOR_TOTAL),
                      t.num_total[1 + k], "gpu", gpu, "reason", residency_reason[k], NULL);
 }
 
@@ -103,7 +90,7 @@ static int gpu_metrics_update(struct coll_ctx *ctx, char *err, size_t errlen)
         const struct gpu_metrics *m = coll_gpum(ctx, i);
         if (!m) {
             /* An APU or pre-v1_3 table was recognised and skipped on purpose (debug log). */
-            if (ctx->gm_state && ctx->gm_state[i] == -2)
+            if (ctx->gm_state && ctx->gm_state[i] == COLL_GPUM_SKIPPED)
                 found++;
             continue;
         }
@@ -112,20 +99,14 @@ static int gpu_metrics_update(struct coll_ctx *ctx, char *err, size_t errlen)
         char rev[16], size[16];
         snprintf(rev, sizeof(rev), "%u.%u", m->format_revision, m->content_revision);
         snprintf(size, sizeof(size), "%u", m->structure_size);
-        expo_add(ctx->e, M("info"), EXPO_GAUGE,
-                 "Revision and layout of the gpu_metrics table the driver serves.", 1, "gpu", gpu,
-                 "revision", rev, "layout", m->layout, "structure_size", size, NULL);
-        gauge(ctx, M("gfx_activity_ratio"), "Average graphics/compute activity (0-1).",
-              m->gfx_activity, gpu);
-        gauge(ctx, M("umc_activity_ratio"), "Average memory controller activity (0-1).",
-              m->umc_activity, gpu);
-        gauge(ctx, M("mm_activity_ratio"), "Average multimedia engine activity (0-1).",
-              m->mm_activity, gpu);
-        gauge(ctx, M("socket_power_watts"), "Socket power.", m->socket_power, gpu);
+        expo_put(ctx->e, MX(GPU_METRICS_INFO), 1, "gpu", gpu, "revision", rev, "layout", m->layout,
+                 "structure_size", size, NULL);
+        gauge(ctx, MX(GPU_METRICS_GFX_ACTIVITY_RATIO), m->gfx_activity, gpu);
+        gauge(ctx, MX(GPU_METRICS_UMC_ACTIVITY_RATIO), m->umc_activity, gpu);
+        gauge(ctx, MX(GPU_METRICS_MM_ACTIVITY_RATIO), m->mm_activity, gpu);
+        gauge(ctx, MX(GPU_METRICS_SOCKET_POWER_WATTS), m->socket_power, gpu);
         if (!isnan(m->energy))
-            expo_add(ctx->e, M("energy_joules_total"), EXPO_COUNTER,
-                     "Energy consumed, from the SMU energy accumulator.", m->energy, "gpu", gpu,
-                     NULL);
+            expo_put(ctx->e, MX(GPU_METRICS_ENERGY_JOULES_TOTAL), m->energy, "gpu", gpu, NULL);
         temp(ctx, gpu, "edge", m->temp_edge);
         temp(ctx, gpu, "hotspot", m->temp_hotspot);
         temp(ctx, gpu, "mem", m->temp_mem);
@@ -142,10 +123,9 @@ static int gpu_metrics_update(struct coll_ctx *ctx, char *err, size_t errlen)
         clocks(ctx, gpu, "vclk0", m->vclk0, GPUM_MAX_CLK);
         clocks(ctx, gpu, "dclk0", m->dclk0, GPUM_MAX_CLK);
         clocks(ctx, gpu, "uclk", &m->uclk, 1);
-        gauge(ctx, M("pcie_link_width"), "PCIe link width (lanes) as the SMU reports it.",
-              m->pcie_link_width, gpu);
-        gauge(ctx, M("pcie_link_speed_transfers_per_second"),
-              "PCIe link speed per lane (transfers per second).", m->pcie_link_speed * 1e9, gpu);
+        gauge(ctx, MX(GPU_METRICS_PCIE_LINK_WIDTH), m->pcie_link_width, gpu);
+        gauge(ctx, MX(GPU_METRICS_PCIE_LINK_SPEED_TRANSFERS_PER_SECOND), m->pcie_link_speed * 1e9,
+              gpu);
         accumulators(ctx, gpu, m, coll_gpum_when(ctx, i));
         for (int p = 0; p < m->num_partition && p < GPUM_MAX_XCP; p++) {
             for (int x = 0; x < GPUM_MAX_XCC; x++) {
@@ -154,14 +134,12 @@ static int gpu_metrics_update(struct coll_ctx *ctx, char *err, size_t errlen)
                 char ps[8], xs[8];
                 snprintf(ps, sizeof(ps), "%d", p);
                 snprintf(xs, sizeof(xs), "%d", x);
-                expo_add(ctx->e, M("xcc_busy_ratio"), EXPO_GAUGE,
-                         "Instantaneous busy (0-1) of each XCC within a compute partition "
-                         "(xcp_stats gfx_busy_inst).",
-                         m->xcp[p].gfx_busy[x], "gpu", gpu, "partition", ps, "xcc", xs, NULL);
+                expo_put(ctx->e, MX(GPU_METRICS_XCC_BUSY_RATIO), m->xcp[p].gfx_busy[x], "gpu", gpu,
+                         "partition", ps, "xcc", xs, NULL);
             }
         }
     }
-    if (found == 0 && ctx->errors == 0) {
+    if (found == 0 && ctx->errors == 0 && !coll_no_gpu(l)) {
         snprintf(err, errlen, "no readable gpu_metrics file");
         return COLL_NO_DATA;
     }

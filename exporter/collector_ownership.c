@@ -30,8 +30,6 @@
 #include "procscan.h"
 #include "util.h"
 
-#define M(n) METRIC_PREFIX n
-
 enum { SRC_KUBELET, SRC_RUNTIME, SRC_PROCFS, SRC_KFD, NSRC };
 static const char *const src_names[NSRC] = {"kubelet", "runtime", "procfs", "kfd"};
 
@@ -349,102 +347,67 @@ static size_t use_labels(const char **lab, const struct owners_snap *o, const st
     return n;
 }
 
-struct use_names {
-    const char *cu, *cu_ratio, *vram, *sdma, *evicted, *engine, *memory, *processes;
-    const char *what; /* "workload" or "process", for HELP */
+/* The families of one kind of use: per workload, or per process
+ * (--collector.ownership.per-process). */
+struct use_families {
+    const struct expo_family *cu, *cu_ratio, *vram, *sdma, *evicted, *engine, *memory, *processes;
 };
 
-static const struct use_names workload_names = {
-    M("workload_cu_occupancy"),
-    M("workload_cu_occupancy_ratio"),
-    M("workload_vram_bytes"),
-    M("workload_sdma_seconds_total"),
-    M("workload_evicted_seconds_total"),
-    M("workload_engine_seconds_total"),
-    M("workload_memory_bytes"),
-    M("workload_processes"),
-    "workload",
+static const struct use_families workload_families = {
+    MX(WORKLOAD_CU_OCCUPANCY),
+    MX(WORKLOAD_CU_OCCUPANCY_RATIO),
+    MX(WORKLOAD_VRAM_BYTES),
+    MX(WORKLOAD_SDMA_SECONDS_TOTAL),
+    MX(WORKLOAD_EVICTED_SECONDS_TOTAL),
+    MX(WORKLOAD_ENGINE_SECONDS_TOTAL),
+    MX(WORKLOAD_MEMORY_BYTES),
+    MX(WORKLOAD_PROCESSES),
 };
 
-static const struct use_names process_names = {
-    M("process_cu_occupancy"),
-    M("process_cu_occupancy_ratio"),
-    M("process_vram_bytes"),
-    M("process_sdma_seconds_total"),
-    M("process_evicted_seconds_total"),
-    M("process_engine_seconds_total"),
-    M("process_memory_bytes"),
+static const struct use_families process_families = {
+    MX(PROCESS_CU_OCCUPANCY),
+    MX(PROCESS_CU_OCCUPANCY_RATIO),
+    MX(PROCESS_VRAM_BYTES),
+    MX(PROCESS_SDMA_SECONDS_TOTAL),
+    MX(PROCESS_EVICTED_SECONDS_TOTAL),
+    MX(PROCESS_ENGINE_SECONDS_TOTAL),
+    MX(PROCESS_MEMORY_BYTES),
     NULL,
-    "process",
 };
 
 static void render_use(struct expo *e, const struct owners_snap *o, const struct owners_use *u,
-                       const struct use_names *nm)
+                       const struct use_families *fm)
 {
     const char *lab[2 * (WHO_LABELS + 2)];
     char pid[16];
     if (u->pid > 0)
         snprintf(pid, sizeof(pid), "%d", u->pid);
     size_t n = use_labels(lab, o, u, u->pid > 0 ? pid : NULL);
-    char help[320];
     if (u->has & OWNERS_HAS_CU) {
-        snprintf(help, sizeof(help),
-                 "Compute units occupied now by the %s's KFD queues on the partition (sum of "
-                 "KFD cu_occupancy; ROCm compute, not seen in fdinfo).",
-                 nm->what);
-        expo_addv(e, nm->cu, EXPO_GAUGE, help, (double)u->cu_occupancy, lab, n);
+        expo_putv(e, fm->cu, (double)u->cu_occupancy, lab, n);
         unsigned cus = o->parts[u->part].cus;
-        if (cus) {
-            snprintf(help, sizeof(help),
-                     "KFD cu_occupancy of the %s divided by the partition's compute units "
-                     "(0-1).",
-                     nm->what);
-            expo_addv(e, nm->cu_ratio, EXPO_GAUGE, help, (double)u->cu_occupancy / cus, lab, n);
-        }
+        if (cus)
+            expo_putv(e, fm->cu_ratio, (double)u->cu_occupancy / cus, lab, n);
     }
-    if (u->has & OWNERS_HAS_VRAM) {
-        snprintf(help, sizeof(help),
-                 "VRAM the %s allocated through KFD on the partition (KFD vram_<gpu_id>).",
-                 nm->what);
-        expo_addv(e, nm->vram, EXPO_GAUGE, help, (double)u->vram_bytes, lab, n);
-    }
-    if (u->has & OWNERS_HAS_SDMA) {
-        snprintf(help, sizeof(help),
-                 "SDMA (copy engine) busy time of the %s's processes on the partition (KFD "
-                 "sdma_<gpu_id>).",
-                 nm->what);
-        expo_addv(e, nm->sdma, EXPO_COUNTER, help, (double)u->sdma_us / 1e6, lab, n);
-    }
-    if (u->has & OWNERS_HAS_EVICTED) {
-        snprintf(help, sizeof(help),
-                 "Time the %s's KFD queues on the partition were evicted (KFD evicted_ms).",
-                 nm->what);
-        expo_addv(e, nm->evicted, EXPO_COUNTER, help, (double)u->evicted_ms / 1e3, lab, n);
-    }
-    if (nm->processes && (u->has & OWNERS_HAS_PROCESSES))
-        expo_addv(e, nm->processes, EXPO_GAUGE,
-                  "Processes of the workload using the partition (a DRM client on its node, "
-                  "or KFD memory, queues or waves on its gpu_id).",
-                  (double)u->processes, lab, n);
+    if (u->has & OWNERS_HAS_VRAM)
+        expo_putv(e, fm->vram, (double)u->vram_bytes, lab, n);
+    if (u->has & OWNERS_HAS_SDMA)
+        expo_putv(e, fm->sdma, (double)u->sdma_us / 1e6, lab, n);
+    if (u->has & OWNERS_HAS_EVICTED)
+        expo_putv(e, fm->evicted, (double)u->evicted_ms / 1e3, lab, n);
+    if (fm->processes && (u->has & OWNERS_HAS_PROCESSES))
+        expo_putv(e, fm->processes, (double)u->processes, lab, n);
     const char *lx[2 * (WHO_LABELS + 3)];
     memcpy(lx, lab, 2 * n * sizeof(*lab));
     for (unsigned i = 0; i < u->n_engines; i++) {
         lx[2 * n] = "engine";
         lx[2 * n + 1] = u->engines[i].name;
-        snprintf(help, sizeof(help),
-                 "DRM scheduler busy time of the %s's deduplicated DRM clients on the "
-                 "partition, per engine (fdinfo drm-engine-*; ROCm compute shows 0).",
-                 nm->what);
-        expo_addv(e, nm->engine, EXPO_COUNTER, help, (double)u->engines[i].ns / 1e9, lx, n + 1);
+        expo_putv(e, fm->engine, (double)u->engines[i].ns / 1e9, lx, n + 1);
     }
     for (unsigned i = 0; i < u->n_regions; i++) {
         lx[2 * n] = "region";
         lx[2 * n + 1] = u->regions[i].name;
-        snprintf(help, sizeof(help),
-                 "Resident memory of the %s's DRM clients on the partition, per region "
-                 "(fdinfo drm-resident-*).",
-                 nm->what);
-        expo_addv(e, nm->memory, EXPO_GAUGE, help, (double)u->regions[i].bytes, lx, n + 1);
+        expo_putv(e, fm->memory, (double)u->regions[i].bytes, lx, n + 1);
     }
 }
 
@@ -453,18 +416,16 @@ static void render(struct expo *e, const struct owners_snap *o)
     for (size_t i = 0; i < o->n_owners; i++) {
         const struct owners_owner *w = &o->owners[i];
         const struct owners_part *p = &o->parts[w->part];
-        expo_add(e, M("owner_info"), EXPO_GAUGE,
-                 "A workload that holds a GPU partition: allocated by the kubelet "
-                 "(source=kubelet), given to a container (runtime) or found using it (process).",
-                 1, "gpu", p->gpu, "partition", p->partition, "device_id", p->device_id, "resource",
-                 w->resource, "namespace", w->who.namespace, "pod", w->who.pod, "container",
-                 w->who.container, "container_id", w->who.container_id, "container_name",
-                 w->who.container_name, "source", owners_source_name(w->source), NULL);
+        expo_put(e, MX(OWNER_INFO), 1, "gpu", p->gpu, "partition", p->partition, "device_id",
+                 p->device_id, "resource", w->resource, "namespace", w->who.namespace, "pod",
+                 w->who.pod, "container", w->who.container, "container_id", w->who.container_id,
+                 "container_name", w->who.container_name, "source", owners_source_name(w->source),
+                 NULL);
     }
     for (size_t i = 0; i < o->n_uses; i++)
-        render_use(e, o, &o->uses[i], &workload_names);
+        render_use(e, o, &o->uses[i], &workload_families);
     for (size_t i = 0; i < o->n_procs; i++)
-        render_use(e, o, &o->procs[i], &process_names);
+        render_use(e, o, &o->procs[i], &process_families);
 }
 
 static int ownership_update(struct coll_ctx *ctx, char *err, size_t errlen)
@@ -479,17 +440,12 @@ static int ownership_update(struct coll_ctx *ctx, char *err, size_t errlen)
         return COLL_NO_DATA;
     }
     struct expo *e = ctx->e;
-    expo_add(e, M("ownership_refresh_timestamp_seconds"), EXPO_GAUGE,
-             "Unix time the ownership data was last refreshed.", s->wall, NULL);
-    expo_add(e, M("ownership_refresh_duration_seconds"), EXPO_GAUGE,
-             "Duration of the last background refresh of ownership data.", s->duration, NULL);
+    expo_put(e, MX(OWNERSHIP_REFRESH_TIMESTAMP_SECONDS), s->wall, NULL);
+    expo_put(e, MX(OWNERSHIP_REFRESH_DURATION_SECONDS), s->duration, NULL);
     for (int i = 0; i < NSRC; i++) {
         if (s->up[i] < 0)
             continue;
-        expo_add(e, M("ownership_source_up"), EXPO_GAUGE,
-                 "Whether the last ownership refresh could read the source (kubelet "
-                 "pod-resources, container runtime API, procfs, KFD process files).",
-                 s->up[i], "source", src_names[i], NULL);
+        expo_put(e, MX(OWNERSHIP_SOURCE_UP), s->up[i], "source", src_names[i], NULL);
         if (s->up[i] == 0)
             coll_source_error(ctx, src_names[i], "%s", s->err[i]);
     }

@@ -26,10 +26,8 @@
 #include "collector.h"
 #include "sysfs.h"
 
-#define M(n) METRIC_PREFIX n
-
 /* Emit a StateSet: one series per mode, 1 for the current one. */
-static void modes(struct coll_ctx *ctx, const struct gpu *g, const char *name, const char *help,
+static void modes(struct coll_ctx *ctx, const struct gpu *g, const struct expo_family *f,
                   const char *cur, const char *available)
 {
     if (!cur[0])
@@ -43,10 +41,10 @@ static void modes(struct coll_ctx *ctx, const struct gpu *g, const char *name, c
             *p = (char)toupper((unsigned char)*p);
         bool is_cur = strcmp(tok, cur) == 0;
         cur_listed |= is_cur;
-        expo_add(ctx->e, name, EXPO_GAUGE, help, is_cur ? 1 : 0, "gpu", g->pci, "mode", tok, NULL);
+        expo_put(ctx->e, f, is_cur ? 1 : 0, "gpu", g->pci, "mode", tok, NULL);
     }
     if (!cur_listed)
-        expo_add(ctx->e, name, EXPO_GAUGE, help, 1, "gpu", g->pci, "mode", cur, NULL);
+        expo_put(ctx->e, f, 1, "gpu", g->pci, "mode", cur, NULL);
 }
 
 static double mean_valid(const double *v, int n)
@@ -201,10 +199,8 @@ static bool partition_accumulators(struct coll_ctx *ctx, size_t gi, const struct
     struct accum_totals t;
     if (accum_update(key, &r, &t) < 0 || !t.den_valid)
         return false;
-    expo_add(ctx->e, M("partition_accumulation_ticks_total"), EXPO_COUNTER,
-             "Accumulation ticks (about 1 ms each) seen by this exporter process for a "
-             "partition: the denominator of gpureclaim_partition_gfx_busy_accumulator_total.",
-             t.den_total, "gpu", g->pci, "partition", idx, NULL);
+    expo_put(ctx->e, MX(PARTITION_ACCUMULATION_TICKS_TOTAL), t.den_total, "gpu", g->pci,
+             "partition", idx, NULL);
     double sum = 0;
     int valid = 0;
     for (int i = 0; i < n; i++) {
@@ -218,20 +214,14 @@ static bool partition_accumulators(struct coll_ctx *ctx, size_t gi, const struct
             continue;
         char xs[8];
         snprintf(xs, sizeof(xs), "%d", i);
-        expo_add(ctx->e, METRIC_PREFIX "gpu_metrics_xcc_gfx_busy_accumulator_total", EXPO_COUNTER,
-                 "GFX busy accumulator (percent x accumulation ticks) of one XCC within a "
-                 "partition since the exporter started.",
-                 t.num_total[i], "gpu", g->pci, "partition", idx, "xcc", xs, NULL);
+        expo_put(ctx->e, MX(GPU_METRICS_XCC_GFX_BUSY_ACCUMULATOR_TOTAL), t.num_total[i], "gpu",
+                 g->pci, "partition", idx, "xcc", xs, NULL);
     }
     /* One XCC without a value makes the partition's mean unknown: omitted, never partial. */
     if (!(valid > 0 && (!n_known || valid == n)))
         return false;
-    expo_add(ctx->e, M("partition_gfx_busy_accumulator_total"), EXPO_COUNTER,
-             "GFX busy accumulator of a partition (percent x accumulation ticks, mean over "
-             "its XCCs) since the exporter started; exact busy ratio over a window = "
-             "increase(this) / increase(gpureclaim_partition_accumulation_ticks_total) "
-             "/ 100.",
-             sum / valid, "gpu", g->pci, "partition", idx, NULL);
+    expo_put(ctx->e, MX(PARTITION_GFX_BUSY_ACCUMULATOR_TOTAL), sum / valid, "gpu", g->pci,
+             "partition", idx, NULL);
     return true;
 }
 
@@ -268,17 +258,9 @@ static int partitions_update(struct coll_ctx *ctx, char *err, size_t errlen)
         return COLL_ERROR;
     for (size_t i = 0; i < l->n; i++) {
         const struct gpu *g = &l->v[i];
-        modes(ctx, g, M("gpu_compute_partition_mode"),
-              "Compute partition mode of the GPU: 1 for the current mode, 0 for the other "
-              "available modes.",
-              g->compute_mode, g->compute_modes);
-        modes(ctx, g, M("gpu_memory_partition_mode"),
-              "Memory partition (NPS) mode of the GPU: 1 for the current mode, 0 for the other "
-              "available modes.",
-              g->memory_mode, g->memory_modes);
-        expo_add(ctx->e, M("gpu_partitions"), EXPO_GAUGE,
-                 "Valid compute partitions of the GPU (KFD topology nodes; 1 without KFD).",
-                 g->npart, "gpu", g->pci, NULL);
+        modes(ctx, g, MX(GPU_COMPUTE_PARTITION_MODE), g->compute_mode, g->compute_modes);
+        modes(ctx, g, MX(GPU_MEMORY_PARTITION_MODE), g->memory_mode, g->memory_modes);
+        expo_put(ctx->e, MX(GPU_PARTITIONS), g->npart, "gpu", g->pci, NULL);
         for (int j = 0; j < g->npart; j++) {
             const struct gpu_part *p = &g->part[j];
             char idx[8], card[24] = "", render[24] = "", node[16] = "", gid[16] = "";
@@ -309,30 +291,20 @@ static int partitions_update(struct coll_ctx *ctx, char *err, size_t errlen)
                 busy = NAN;
                 source = "none";
             }
-            expo_add(ctx->e, M("partition_info"), EXPO_GAUGE,
-                     "A compute partition of a GPU: its DRM nodes, the id the device plugin "
-                     "allocates (device_id), its KFD node and the source of its busy ratio.",
-                     1, "gpu", g->pci, "partition", idx, "card", card, "render", render,
-                     "device_id", p->device_id, "kfd_node", node, "kfd_gpu_id", gid, "xcc_count",
-                     xcc, "activity_source", source, NULL);
+            expo_put(ctx->e, MX(PARTITION_INFO), 1, "gpu", g->pci, "partition", idx, "card", card,
+                     "render", render, "device_id", p->device_id, "kfd_node", node, "kfd_gpu_id",
+                     gid, "xcc_count", xcc, "activity_source", source, NULL);
             if (!isnan(busy))
-                expo_add(ctx->e, M("partition_busy_ratio"), EXPO_GAUGE,
-                         "Compute busy (0-1) of a partition, averaged over its XCCs; absent "
-                         "when the kernel exposes no per-partition activity.",
-                         busy, "gpu", g->pci, "partition", idx, NULL);
+                expo_put(ctx->e, MX(PARTITION_BUSY_RATIO), busy, "gpu", g->pci, "partition", idx,
+                         NULL);
             if (p->mem_bytes >= 0)
-                expo_add(ctx->e, M("partition_memory_total_bytes"), EXPO_GAUGE,
-                         "Memory of the partition's KFD node (sum of its mem_banks "
-                         "size_in_bytes).",
-                         (double)p->mem_bytes, "gpu", g->pci, "partition", idx, NULL);
+                expo_put(ctx->e, MX(PARTITION_MEMORY_TOTAL_BYTES), (double)p->mem_bytes, "gpu",
+                         g->pci, "partition", idx, NULL);
         }
     }
     if (l->kfd)
-        expo_add(ctx->e, M("spare_partition_nodes"), EXPO_GAUGE,
-                 "amdgpu XCP render nodes with no KFD topology node: spare nodes the driver "
-                 "creates whatever the partition mode, not partitions.",
-                 l->spare_nodes, NULL);
-    if (l->n == 0) {
+        expo_put(ctx->e, MX(SPARE_PARTITION_NODES), l->spare_nodes, NULL);
+    if (l->n == 0 && !coll_no_gpu(l)) {
         snprintf(err, errlen, "no amdgpu device");
         return COLL_NO_DATA;
     }

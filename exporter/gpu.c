@@ -322,19 +322,85 @@ static void static_facts(struct gpu *g)
     }
 }
 
+/* Parse a sysfs "0x1002" file; -1 when absent or not hexadecimal. */
+static long read_hex(const char *dir, const char *file)
+{
+    char buf[32], *end;
+    if (sysfs_read_str(buf, sizeof(buf), "%s/%s", dir, file) <= 0)
+        return -1;
+    errno = 0;
+    unsigned long v = strtoul(buf, &end, 16);
+    if (errno || *end || end == buf || v > 0xffffffUL)
+        return -1;
+    return (long)v;
+}
+
+/*
+ * List bus/pci/devices for AMD GPUs (vendor 0x1002; class 0x03 display or 0x12 processing
+ * accelerator, the class of Instinct parts; the HDMI audio function, class 0x0403, is not a
+ * GPU). A function whose resolved directory is the device of no DRM card in `claimed` is
+ * unserved. A function whose class or vendor cannot be read is not counted: it is not known
+ * to be a GPU. Returns -1 when the directory cannot be listed.
+ */
+static int scan_pci(const char *sysfs, const struct nodes *claimed, struct gpu_list *out)
+{
+    char dir[4096], path[4400], res[PATH_MAX], link[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s/bus/pci/devices", sysfs);
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        long vendor = read_hex(path, "vendor"), cls = read_hex(path, "class");
+        if (vendor != 0x1002 || cls < 0 || ((cls >> 16) != 0x03 && (cls >> 16) != 0x12))
+            continue;
+        out->amd_pci++;
+        if (realpath(path, res) && nodes_by_dev(claimed, res))
+            continue;
+        out->unserved = xrealloc(out->unserved, (out->nunserved + 1) * sizeof(*out->unserved));
+        struct gpu_unserved *u = &out->unserved[out->nunserved++];
+        memset(u, 0, sizeof(*u));
+        snprintf(u->pci, sizeof(u->pci), "%.15s", de->d_name);
+        long device = read_hex(path, "device");
+        if (device >= 0)
+            snprintf(u->pci_id, sizeof(u->pci_id), "1002:%04lX", device & 0xffff);
+        snprintf(path, sizeof(path), "%s/%s/driver", dir, de->d_name);
+        ssize_t n = readlink(path, link, sizeof(link) - 1);
+        if (n > 0) {
+            link[n] = '\0';
+            snprintf(u->driver, sizeof(u->driver), "%s", base_name(link));
+        }
+    }
+    closedir(d);
+    return 0;
+}
+
+static int cmp_unserved(const void *a, const void *b)
+{
+    return strcmp(((const struct gpu_unserved *)a)->pci, ((const struct gpu_unserved *)b)->pci);
+}
+
 int gpu_discover(const char *sysfs, struct gpu_list *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
     char dir[4096], path[4096], res[PATH_MAX], buf[256];
     snprintf(dir, sizeof(dir), "%s/class/drm", sysfs);
     DIR *d = opendir(dir);
-    if (!d) {
-        snprintf(err, errlen, "cannot open '%s': %s", dir, strerror(errno));
+    int drm_errno = errno;
+    if (!d && drm_errno != ENOENT) {
+        snprintf(err, errlen, "cannot open '%s': %s", dir, strerror(drm_errno));
         return -1;
     }
-    struct nodes cards = {0}, renders = {0};
+    out->has_drm = d != NULL;
+    /* The devices that DRM cards belong to, whatever their driver: an AMD function with a
+     * card of another driver (radeon) is unserved; one whose card cannot be identified is
+     * a card problem (reported below), not also an unserved GPU. */
+    struct nodes cards = {0}, renders = {0}, claimed = {0};
     struct dirent *de;
-    while ((de = readdir(d))) {
+    while (d && (de = readdir(d))) {
         int card = numbered(de->d_name, "card");
         int render = numbered(de->d_name, "renderD");
         if (card < 0 && render < 0)
@@ -347,6 +413,7 @@ int gpu_discover(const char *sysfs, struct gpu_list *out, char *err, size_t errl
             continue;
         }
         if (sysfs_read_kv(buf, sizeof(buf), "DRIVER", "%s/uevent", path) < 0) {
+            nodes_add(&claimed, card, res);
             if (errno == ENOENT && !is_xcp_dev(res)) {
                 char what[160];
                 snprintf(what, sizeof(what), "cannot read '%s/%s/device/uevent'", dir, de->d_name);
@@ -359,6 +426,7 @@ int gpu_discover(const char *sysfs, struct gpu_list *out, char *err, size_t errl
         nodes_add(&cards, card, res);
         if (strcmp(buf, "amdgpu") != 0)
             continue;
+        nodes_add(&claimed, card, res);
         struct gpu g = {0};
         g.card = card;
         g.render = -1;
@@ -376,7 +444,22 @@ int gpu_discover(const char *sysfs, struct gpu_list *out, char *err, size_t errl
         out->v = xrealloc(out->v, (out->n + 1) * sizeof(*out->v));
         out->v[out->n++] = g;
     }
-    closedir(d);
+    if (d)
+        closedir(d);
+    out->pci_known = scan_pci(sysfs, &claimed, out) == 0;
+    int pci_errno = errno;
+    free(claimed.v);
+    if (!out->has_drm && !out->pci_known) {
+        /* Nothing says whether this node has a GPU: unknown, so an error, never "none". */
+        snprintf(err, errlen, "cannot open '%s': %s; nor '%s/bus/pci/devices': %s", dir,
+                 strerror(drm_errno), sysfs, strerror(pci_errno));
+        free(cards.v);
+        free(renders.v);
+        gpu_list_free(out);
+        return -1;
+    }
+    if (out->nunserved > 1) /* qsort of a NULL array is undefined even for 0 elements */
+        qsort(out->unserved, out->nunserved, sizeof(*out->unserved), cmp_unserved);
 
     for (size_t i = 0; i < out->n; i++) {
         const struct node *c = nodes_by_num(&cards, out->v[i].card);
@@ -410,7 +493,8 @@ int gpu_discover(const char *sysfs, struct gpu_list *out, char *err, size_t errl
         if (!gpu_find_render(out, renders.v[i].num, &g, &p))
             out->spare_nodes++;
     }
-    qsort(out->v, out->n, sizeof(*out->v), cmp_gpu);
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof(*out->v), cmp_gpu);
     free(cards.v);
     free(renders.v);
     return 0;
@@ -420,6 +504,7 @@ void gpu_list_free(struct gpu_list *l)
 {
     free(l->v);
     free(l->problems);
+    free(l->unserved);
     memset(l, 0, sizeof(*l));
 }
 

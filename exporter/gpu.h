@@ -10,6 +10,13 @@
  *
  * Discovery also records what does not change while the driver is loaded (names, which
  * hwmon sensors and xcp_metrics files exist), so that a scrape reads only values.
+ *
+ * The exporter runs on every node of a fleet, most of them without an AMD GPU, and a node
+ * without amdgpu has no class/drm to tell why. So discovery also lists bus/pci/devices for
+ * AMD display and accelerator functions (vendor 0x1002, class 0x03xxxx or 0x12xxxx): none
+ * means the node has no AMD GPU (a fact, not an error); one with no DRM node of amdgpu is
+ * a GPU the driver does not serve (not loaded, not bound, or probe failed), which is what
+ * an operator must hear about.
  */
 #ifndef GPURECLAIM_GPU_H
 #define GPURECLAIM_GPU_H
@@ -66,6 +73,13 @@ struct gpu_problem {
     char what[160];
 };
 
+/* An AMD display or accelerator PCI function that no amdgpu DRM node belongs to. */
+struct gpu_unserved {
+    char pci[16];    /* "0000:05:00.0", the name under bus/pci/devices */
+    char pci_id[16]; /* "1002:74A1" from the vendor and device files */
+    char driver[32]; /* the bound driver ("vfio-pci", "radeon"), "" when none is bound */
+};
+
 struct gpu_list {
     struct gpu *v;
     size_t n;
@@ -73,10 +87,20 @@ struct gpu_list {
     size_t nproblems;
     bool kfd;        /* KFD topology was found */
     int spare_nodes; /* amdgpu XCP render nodes without a KFD node */
+    bool has_drm;    /* class/drm exists */
+    bool pci_known;  /* bus/pci/devices was listed: amd_pci and unserved are exact */
+    size_t amd_pci;  /* AMD display/accelerator PCI functions found there */
+    struct gpu_unserved *unserved;
+    size_t nunserved;
 };
 
-/* Discover GPUs under `sysfs`. Returns 0 (even with zero GPUs) or -1 if class/drm is
- * unreadable. Problems with single cards go to out->problems. */
+/*
+ * Discover GPUs under `sysfs`. Returns 0, even with zero GPUs: a node whose class/drm is
+ * absent but whose bus/pci/devices lists no AMD GPU has none, and that is not an error.
+ * Returns -1 with a message when neither can tell: class/drm cannot be opened (for another
+ * reason than its absence), or it is absent and bus/pci/devices cannot be listed either.
+ * Problems with single cards go to out->problems.
+ */
 int gpu_discover(const char *sysfs, struct gpu_list *out, char *err, size_t errlen);
 void gpu_list_free(struct gpu_list *l);
 /* Find the GPU and partition holding render minor `minor`; false if none. */

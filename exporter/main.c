@@ -1,8 +1,9 @@
 /*
  * gpureclaim-exporter: flags, start-up order, the HTTP endpoint, and shutdown.
  *
- * Start-up errors (bad flags, a port in use) are fatal with a message; after that nothing
- * the exporter reads can stop it: collectors report problems in metrics and logs.
+ * Start-up errors (bad flags, a port in use) are fatal with a message and exit status 1
+ * (flags.h); after that nothing the exporter reads can stop it: collectors report problems
+ * in metrics and logs.
  */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -15,83 +16,124 @@
 #include "attrfd.h"
 #include "collector.h"
 #include "expo.h"
+#include "flags.h"
 #include "httpd.h"
 #include "log.h"
 #include "util.h"
 
-#define DEFAULT_LISTEN ":9841"
+/* Read-only once the collectors start; filled from the flags. */
+static struct coll_cfg cfg;
 
-static struct coll_cfg cfg = {
-    .sysfs = "/sys",
-    .procfs = "/proc",
-    .devfs = "/dev",
-    .pod_resources_socket = "/var/lib/kubelet/pod-resources/kubelet.sock",
-    .runtime_socket = NULL,
-    .refresh_interval = 10,
-    .rediscover_interval = 60,
+/* Keep in the order --help prints them; the collector rows follow (coll_flag_rows). */
+enum {
+    F_LISTEN,
+    F_TELEMETRY,
+    F_WEB_CONFIG,
+    F_WEB_PER_IP,
+    F_WEB_HEADER_TIMEOUT,
+    F_SYSFS,
+    F_PROCFS,
+    F_DEVFS,
+    F_POD_RESOURCES,
+    F_RT_SOCKET,
+    F_REDISCOVER,
+    F_REFRESH,
+    F_PER_PROCESS,
+    F_LOG_LEVEL,
+    F_LOG_FORMAT,
+    F_VERSION,
+    F_HELP,
+    NFLAGS
 };
 
-static const char *listen_addr = DEFAULT_LISTEN;
-static const char *telemetry_path = "/metrics";
-static struct httpd_web web;
+#define MAX_FLAGS (NFLAGS + 16)
 
-static void usage(FILE *out)
+static struct flags_def flags[MAX_FLAGS] = {
+    [F_LISTEN] = {"web.listen-address", FLAGS_STRING, ":9841", "address to listen on"},
+    [F_TELEMETRY] = {"web.telemetry-path", FLAGS_URL_PATH, "/metrics", "path of the metrics"},
+    [F_WEB_CONFIG] = {"web.config.file", FLAGS_STRING, "",
+                      "TLS, basic auth and headers (exporter-toolkit format; re-read when it "
+                      "changes)"},
+    [F_WEB_PER_IP] = {"web.max-connections-per-ip", FLAGS_COUNT, "32",
+                      "connections one client address (IPv6: one /64) may hold", .min = 1,
+                      .max = 100000},
+    [F_WEB_HEADER_TIMEOUT] = {"web.read-header-timeout", FLAGS_DURATION, "10s",
+                              "time a client has to send a complete request header", .min = 0.1,
+                              .max = 3600},
+    [F_SYSFS] = {"path.sysfs", FLAGS_STRING, "/sys", "sysfs mount point"},
+    [F_PROCFS] = {"path.procfs", FLAGS_STRING, "/proc", "procfs mount point"},
+    [F_DEVFS] = {"path.devfs", FLAGS_STRING, "/dev", "devfs mount point"},
+    [F_POD_RESOURCES] = {"kubelet.pod-resources-socket", FLAGS_STRING,
+                         "/var/lib/kubelet/pod-resources/kubelet.sock",
+                         "kubelet pod-resources socket"},
+    [F_RT_SOCKET] = {"runtime.socket", FLAGS_STRING, "",
+                     "Docker/Podman API socket for container names"},
+    [F_REDISCOVER] = {"gpu.rediscover-interval", FLAGS_DURATION, "1m",
+                      "reuse the GPU/partition discovery this long; a KFD topology change ends "
+                      "it early (0: every scrape)",
+                      .min = 0, .max = 86400},
+    [F_REFRESH] = {"collector.ownership.refresh-interval", FLAGS_DURATION, "10s",
+                   "refresh owner data in the background this often", .min = 0.001, .max = 86400},
+    [F_PER_PROCESS] = {"collector.ownership.per-process", FLAGS_BOOL, "false",
+                       "also export gpureclaim_process_* series with a pid label (one series "
+                       "per process: high cardinality)"},
+    [F_LOG_LEVEL] = {"log.level", FLAGS_CHOICE, "info", "debug, info, warn or error",
+                     .choices = "debug,info,warn,error"},
+    [F_LOG_FORMAT] = {"log.format", FLAGS_CHOICE, "logfmt", "logfmt or json",
+                      .choices = "logfmt,json"},
+    [F_VERSION] = {"version", FLAGS_SWITCH, "false", "show the version and exit"},
+    [F_HELP] = {"help", FLAGS_SWITCH, "false", "show this help and exit"},
+};
+
+static void usage(FILE *out, size_t ncoll)
 {
-    fprintf(out,
-            "usage: gpureclaim-exporter [flags]\n\n"
-            "Prometheus exporter of AMD GPU and partition activity, memory and ownership.\n\n"
-            "Flags:\n"
-            "  --web.listen-address=ADDR     Address to listen on (default %s)\n"
-            "  --web.telemetry-path=PATH     Path of the metrics (default /metrics)\n"
-            "  --web.config.file=FILE        TLS, basic auth and headers (exporter-toolkit\n"
-            "                                format; re-read when it changes)\n"
-            "  --web.max-connections-per-ip=N\n"
-            "                                Connections one client address may hold\n"
-            "                                (IPv6: one /64; default %d)\n"
-            "  --web.read-header-timeout=SECONDS\n"
-            "                                Time a client has to send a complete request\n"
-            "                                header (default %.0f)\n"
-            "  --path.sysfs=DIR              sysfs mount point (default /sys)\n"
-            "  --path.procfs=DIR             procfs mount point (default /proc)\n"
-            "  --path.devfs=DIR              devfs mount point (default /dev)\n"
-            "  --kubelet.pod-resources-socket=PATH\n"
-            "                                kubelet pod-resources socket (default\n"
-            "                                /var/lib/kubelet/pod-resources/kubelet.sock)\n"
-            "  --runtime.socket=PATH         Docker/Podman API socket for container names\n"
-            "  --gpu.rediscover-interval=SECONDS\n"
-            "                                Reuse the GPU/partition discovery this long; a\n"
-            "                                KFD topology change ends it early (default 60)\n"
-            "  --collector.ownership.refresh-interval=SECONDS\n"
-            "                                Refresh owner data in the background this often\n"
-            "                                (default 10)\n"
-            "  --collector.ownership.per-process\n"
-            "                                Also export gpureclaim_process_* series with a pid\n"
-            "                                label (one series per process: high cardinality)\n"
-            "  --log.level=LEVEL             debug, info, warn, error (default info)\n"
-            "  --log.format=FORMAT           logfmt or json (default logfmt)\n"
-            "  --version                     Print the version and exit\n"
-            "  --help                        Print this help and exit\n\n"
-            "Collectors:\n",
-            DEFAULT_LISTEN, HTTPD_DEFAULT_MAX_CONN_PER_IP, HTTPD_DEFAULT_HEADER_TIMEOUT);
-    coll_help(out);
+    fprintf(out, "usage: gpureclaim-exporter [flags]\n\n"
+                 "Prometheus exporter of AMD GPU and partition activity, memory and ownership.\n\n"
+                 "flags:\n");
+    flags_help(out, flags, NFLAGS);
+    fprintf(out, "\ncollectors:\n");
+    flags_help(out, flags + NFLAGS, ncoll);
+    fprintf(out, "\nexit status: 0 ok, 1 usage or start-up error\n");
 }
 
-/* Accept --flag=value and --flag value. Returns the value or NULL if `arg` is not `name`. */
-static const char *flag_value(const char *name, int argc, char **argv, int *i)
+/*
+ * Parse the command line into flags[] and cfg. Returns -1 to go on, or the exit status
+ * (after --help, --version or a usage error).
+ */
+static int parse_flags(int argc, char **argv, struct httpd_web *web)
 {
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n) != 0)
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (argv[*i][n] == '\0') {
-        if (*i + 1 >= argc) {
-            fprintf(stderr, "gpureclaim-exporter: flag '%s' needs a value\n", name);
-            exit(2);
-        }
-        return argv[++*i];
+    size_t ncoll = coll_flag_rows(flags + NFLAGS, MAX_FLAGS - NFLAGS);
+    char err[512];
+    if (ncoll == 0) {
+        log_error("no room for the collector flags: raise MAX_FLAGS in exporter/main.c");
+        return 1;
     }
-    return NULL;
+    if (flags_parse(flags, NFLAGS + ncoll, argc, argv, NULL, NULL, err, sizeof(err)) != 0)
+        return flags_usage_error("gpureclaim-exporter", err);
+    log_set_level(flags[F_LOG_LEVEL].value);
+    log_set_format(flags[F_LOG_FORMAT].value);
+    flags_log_warnings(flags, NFLAGS + ncoll);
+    if (flags[F_HELP].num) {
+        usage(stdout, ncoll);
+        return 0;
+    }
+    if (flags[F_VERSION].num) {
+        printf("gpureclaim-exporter %s\n", GPURECLAIM_VERSION);
+        return 0;
+    }
+    coll_flags_apply(flags + NFLAGS);
+    cfg.sysfs = flags[F_SYSFS].value;
+    cfg.procfs = flags[F_PROCFS].value;
+    cfg.devfs = flags[F_DEVFS].value;
+    cfg.pod_resources_socket = flags[F_POD_RESOURCES].value;
+    cfg.runtime_socket = flags[F_RT_SOCKET].value[0] ? flags[F_RT_SOCKET].value : NULL;
+    cfg.rediscover_interval = flags[F_REDISCOVER].num;
+    cfg.refresh_interval = flags[F_REFRESH].num;
+    cfg.per_process = flags[F_PER_PROCESS].num != 0;
+    web->config_file = flags[F_WEB_CONFIG].value[0] ? flags[F_WEB_CONFIG].value : NULL;
+    web->max_conn_per_ip = (unsigned)flags[F_WEB_PER_IP].num;
+    web->header_timeout = flags[F_WEB_HEADER_TIMEOUT].num;
+    return -1;
 }
 
 /*
@@ -118,101 +160,28 @@ static size_t kept_descriptors(void)
 
 static int render_metrics(void *arg, struct sbuf *out)
 {
-    static _Atomic bool dup_logged;
     struct expo *e = expo_new();
     coll_scrape(&cfg, e);
     expo_render(e, out);
-    if (expo_duplicates(e))
-        log_once(&dup_logged, LOG_WARN,
-                 "%zu duplicate samples dropped from a scrape (a collector bug)",
-                 expo_duplicates(e));
+    if (expo_duplicates(e)) {
+        /* A bug, not a state: said once (never cleared), each scrape's count at debug. */
+        log_cond("duplicate samples", LOG_WARN,
+                 "duplicate samples dropped from a scrape (a collector bug)");
+        log_debug("%zu duplicate samples dropped from this scrape", expo_duplicates(e));
+    }
+    if (expo_conflicts(e))
+        log_cond("family conflicts", LOG_WARN,
+                 "samples whose HELP or TYPE disagree with their family's (a collector bug)");
     expo_free(e);
     return 0;
 }
 
 int main(int argc, char **argv)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        char err[256];
-        int rc;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(argv[i], "--version") == 0) {
-            printf("gpureclaim-exporter %s\n", GPURECLAIM_VERSION);
-            return 0;
-        } else if ((v = flag_value("--web.listen-address", argc, argv, &i))) {
-            listen_addr = v;
-        } else if ((v = flag_value("--web.telemetry-path", argc, argv, &i))) {
-            telemetry_path = v;
-        } else if ((v = flag_value("--web.config.file", argc, argv, &i))) {
-            web.config_file = v;
-        } else if ((v = flag_value("--web.max-connections-per-ip", argc, argv, &i))) {
-            uint64_t n;
-            if (parse_u64(v, &n) < 0 || n < 1 || n > 100000) {
-                fprintf(stderr, "gpureclaim-exporter: invalid --web.max-connections-per-ip '%s'\n",
-                        v);
-                return 2;
-            }
-            web.max_conn_per_ip = (unsigned)n;
-        } else if ((v = flag_value("--web.read-header-timeout", argc, argv, &i))) {
-            if (parse_double(v, &web.header_timeout) < 0 || !(web.header_timeout >= 0.1) ||
-                web.header_timeout > 3600) {
-                fprintf(stderr, "gpureclaim-exporter: invalid --web.read-header-timeout '%s'\n", v);
-                return 2;
-            }
-        } else if ((v = flag_value("--path.sysfs", argc, argv, &i))) {
-            cfg.sysfs = v;
-        } else if ((v = flag_value("--path.procfs", argc, argv, &i))) {
-            cfg.procfs = v;
-        } else if ((v = flag_value("--path.devfs", argc, argv, &i))) {
-            cfg.devfs = v;
-        } else if ((v = flag_value("--kubelet.pod-resources-socket", argc, argv, &i))) {
-            cfg.pod_resources_socket = v;
-        } else if ((v = flag_value("--runtime.socket", argc, argv, &i))) {
-            cfg.runtime_socket = v;
-        } else if ((v = flag_value("--gpu.rediscover-interval", argc, argv, &i))) {
-            if (parse_double(v, &cfg.rediscover_interval) < 0 || cfg.rediscover_interval < 0 ||
-                cfg.rediscover_interval > 86400) {
-                fprintf(stderr, "gpureclaim-exporter: invalid --gpu.rediscover-interval '%s'\n", v);
-                return 2;
-            }
-        } else if ((v = flag_value("--collector.ownership.refresh-interval", argc, argv, &i))) {
-            if (parse_double(v, &cfg.refresh_interval) < 0 || !(cfg.refresh_interval > 0) ||
-                cfg.refresh_interval > 86400) {
-                fprintf(stderr,
-                        "gpureclaim-exporter: invalid --collector.ownership.refresh-interval "
-                        "'%s'\n",
-                        v);
-                return 2;
-            }
-        } else if (strcmp(argv[i], "--collector.ownership.per-process") == 0) {
-            cfg.per_process = true;
-        } else if ((v = flag_value("--log.level", argc, argv, &i))) {
-            if (log_set_level(v) < 0) {
-                fprintf(stderr, "gpureclaim-exporter: unknown log level '%s'\n", v);
-                return 2;
-            }
-        } else if ((v = flag_value("--log.format", argc, argv, &i))) {
-            if (log_set_format(v) < 0) {
-                fprintf(stderr, "gpureclaim-exporter: unknown log format '%s'\n", v);
-                return 2;
-            }
-        } else if ((rc = coll_flag(argv[i], err, sizeof(err))) != 0) {
-            if (rc < 0) {
-                fprintf(stderr, "gpureclaim-exporter: %s\n", err);
-                return 2;
-            }
-        } else {
-            fprintf(stderr, "gpureclaim-exporter: unknown flag '%s' (see --help)\n", argv[i]);
-            return 2;
-        }
-    }
-    if (telemetry_path[0] != '/') {
-        fprintf(stderr, "gpureclaim-exporter: --web.telemetry-path must start with '/'\n");
-        return 2;
-    }
+    struct httpd_web web = {0};
+    int status = parse_flags(argc, argv, &web);
+    if (status >= 0)
+        return status;
 
     /* Block the stop signals before any thread starts, then wait for them here. */
     sigset_t stop;
@@ -235,8 +204,8 @@ int main(int argc, char **argv)
         return 1;
     }
     struct httpd_cfg hc = {
-        .listen = listen_addr,
-        .metrics_path = telemetry_path,
+        .listen = flags[F_LISTEN].value,
+        .metrics_path = flags[F_TELEMETRY].value,
         .title = "gpureclaim exporter",
         .metrics = render_metrics,
         .threads = 4,

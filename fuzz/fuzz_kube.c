@@ -1,9 +1,11 @@
 /*
  * libFuzzer target for every JSON parser of the Kubernetes client (enforcer/kube_json.c, its
  * pure half; the calls in kube.c are not linked): the first byte picks kube_parse_obj,
- * kube_parse_list, kube_parse_scale, kube_parse_status, kube_parse_pending or kube_classify
- * (with an HTTP status), the rest is the body. The parsers promise no read past `len` (ASan
- * checks it on an exact-size copy), on failure a message and an empty result, on success a
+ * kube_parse_list, kube_parse_scale, kube_parse_status (with bit 0x40: kube_parse_ssar),
+ * kube_parse_pending (with bit 0x40: kube_parse_kueue_waiting) or kube_classify (with an HTTP
+ * status), the rest is the body; every body also goes through the discovery parsers
+ * (kube_parse_resource_list, kube_parse_group_list). The parsers promise no read past `len`
+ * (ASan checks it on an exact-size copy), on failure a message and an empty result, on success a
  * named object, a non-negative replica count and consistent counts; the checks below trap
  * otherwise. Every input also drives the request body builders (kube_body_*) with strings cut
  * from it at NUL bytes: each body must parse back with json-c to exactly those strings, so an
@@ -103,10 +105,23 @@ static void fuzz_bodies(const uint8_t *data, size_t len)
     fuzz_want(o, "deleteOptions", "preconditions", "uid", s[3]);
     json_object_put(o);
 
-    o = fuzz_parse(kube_body_delete(s[6], s[3]));
+    o = fuzz_parse(kube_body_delete_options(s[6], s[3], s[4]));
     fuzz_want(o, "preconditions", "uid", NULL, s[3]);
+    fuzz_want(o, "preconditions", "resourceVersion", NULL, s[4]);
     fuzz_want(o, "propagationPolicy", NULL, NULL, s[6]);
     json_object_put(o);
+
+    /* A merge patch from the input: the preconditions always win over the patch's own. */
+    char merr[128] = "";
+    char *merged = kube_body_merge(s[3], s[4], s[0], merr, sizeof(merr));
+    if (merged) {
+        o = fuzz_parse(merged);
+        fuzz_want(o, "metadata", "uid", NULL, s[3]);
+        fuzz_want(o, "metadata", "resourceVersion", NULL, s[4]);
+        json_object_put(o);
+    } else if (!merr[0]) {
+        __builtin_trap();
+    }
 
     struct kube_ref inv = {(char *)s[7], (char *)s[6], (char *)s[4], (char *)s[5], (char *)s[3]};
     struct kube_event ev = {&inv, s[0], s[1], s[2], s[6], s[7], s[0], s[2]};
@@ -170,6 +185,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     case 3: {
+        if (data[0] & 0x40) {
+            int verdict = 7;
+            char *reason = (char *)1;
+            int ret = kube_parse_ssar(copy, len, &verdict, &reason, err, sizeof(err));
+            if (verdict < KUBE_ACCESS_UNKNOWN || verdict > KUBE_ACCESS_ALLOWED ||
+                (ret < 0 && (!err[0] || reason || verdict != KUBE_ACCESS_UNKNOWN)))
+                __builtin_trap();
+            free(reason);
+            break;
+        }
         struct kube_status st;
         if (kube_parse_status(copy, len, &st, err, sizeof(err)) == 0)
             kube_status_free(&st);
@@ -180,8 +205,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     case 4: {
         size_t count = 7;
         int64_t req = 7;
-        int ret = kube_parse_pending(copy, len, (data[0] & 0x80) ? "amd.com/gpu" : "r", &count,
-                                     &req, err, sizeof(err));
+        const char *res = (data[0] & 0x80) ? "amd.com/gpu" : "r";
+        if (data[0] & 0x40) {
+            /* Kueue Workloads; the skip list is cut from the input too. */
+            const char *skip[] = {"9b1c0a52-1f0e-4c3b-9a55-0f2a1e000512", copy};
+            int ret = kube_parse_kueue_waiting(copy, len, res, skip, len ? 1 : 0, &count, err,
+                                               sizeof(err));
+            if ((ret < 0 && (!err[0] || count)) || (ret == 0 && count > len))
+                __builtin_trap();
+            break;
+        }
+        int ret = kube_parse_pending(copy, len, res, &count, &req, err, sizeof(err));
         if (req < 0 || (ret < 0 && (!err[0] || count || req)) || (count == 0 && req != 0))
             __builtin_trap();
         break;
@@ -195,6 +229,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     }
     }
+    struct kube_api_resource *res = (struct kube_api_resource *)1;
+    size_t nres = 7;
+    if (kube_parse_resource_list(copy, len, &res, &nres, err, sizeof(err)) == 0) {
+        for (size_t i = 0; i < nres; i++)
+            if (!res[i].kind || !res[i].plural || strchr(res[i].plural, '/'))
+                __builtin_trap();
+        kube_api_resources_free(res, nres);
+    } else if (res || nres) {
+        __builtin_trap();
+    }
+    char *pref = (char *)1;
+    if (kube_parse_group_list(copy, len, "ray.io", &pref, err, sizeof(err)) == 0)
+        free(pref);
+    else if (pref)
+        __builtin_trap();
     free(copy);
     fuzz_bodies(data + 1, size - 1);
     return 0;

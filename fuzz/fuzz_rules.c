@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* The same bytes as a duration string. */
     char *s = xstrndup((const char *)data, size);
     double secs;
-    if (rules_parse_duration(s, &secs) == 0 && !(secs >= 0))
+    if (dur_parse(s, &secs) == 0 && !(secs >= 0))
         __builtin_trap();
     free(s);
     return 0;

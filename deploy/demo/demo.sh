@@ -199,7 +199,7 @@ EXPORTER=127.0.0.1:$EXPORTER_PORT
 start exporter "$BIN/gpureclaim-exporter" --web.listen-address="$EXPORTER" \
     --path.sysfs="$NODE/sys" --path.procfs="$DIR/empty/proc" --path.devfs="$DIR/empty/dev" \
     --kubelet.pod-resources-socket="$DIR/no-kubelet.sock" --runtime.socket="$SOCK" \
-    --collector.ownership.refresh-interval=2 --no-collector.amdgpu
+    --collector.ownership.refresh-interval=2s --no-collector.amdgpu
 wait_for "the exporter" 20 curl -sf "http://$EXPORTER/metrics"
 
 ENFORCER_PORT=$(free_port)

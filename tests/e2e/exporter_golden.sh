@@ -8,7 +8,8 @@
 . "$(dirname "$0")/../lib.sh"
 
 EXPORTER=$BIN/gpureclaim-exporter
-TREES="procfs-drm mi300x-cpx mi300x-cpx-v19 mi300x-spx mi300x-dpx broken"
+TREES="procfs-drm mi300x-cpx mi300x-cpx-v19 mi300x-spx mi300x-dpx broken node-no-drm node-empty-drm
+    node-nvidia-drm node-amd-unserved"
 
 filter() {
     grep -v -e '^gpureclaim_scrape_collector_duration_seconds' -e '^gpureclaim_exporter_build_info'

@@ -19,7 +19,7 @@
 #   E  T0+420     nothing mutating: every action happened exactly once.
 # Each cycle's requests are compared with the expected transcript (kube_log.py prints
 # them, uids as @Kind/name). Then --kube.confirm-pressure with the DuringGPUPressure rule in
-# rules-pressure.yaml against Pending pods; a pod re-created under its name skipped as
+# rules-pressure.yaml against Pending pods and Kueue Workloads waiting for quota; a pod re-created under its name skipped as
 # too_young (rules-young.yaml); a workload busy during the notice period, unseen by any
 # cycle, spared (rules-late.yaml); SIGTERM during a slow DELETE: that call completes, none
 # other starts, a restart repeats nothing (rules-stop.yaml); and credentials refused over
@@ -70,7 +70,9 @@ enf() {
 # transcript FROM OBJECTS...: the requests of $KLOG from line FROM on.
 transcript() {
     _from=$1; shift
-    python3 "$DATA/kube_log.py" "$KLOG" "$_from" "$@"
+    # the permission check of a `run` daemon (C) is tested in permissions.sh, not here
+    python3 "$DATA/kube_log.py" "$KLOG" "$_from" "$@" |
+        grep -v '^POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews '
 }
 
 # expect NAME FROM: compare the requests since line FROM with the expected transcript on stdin.
@@ -235,8 +237,8 @@ GET /api/v1/namespaces/apps/pods/web-5d8f-abc12
 GET /apis/apps/v1/namespaces/apps/replicasets/web-5d8f
 GET /apis/apps/v1/namespaces/apps/deployments/web
 GET /apis/apps/v1/namespaces/apps/deployments/web/scale
-PATCH /apis/apps/v1/namespaces/apps/deployments/web [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web","annotations":{"gpureclaim.io/replicas-before-reclaim":"2"}}}
-PATCH /apis/apps/v1/namespaces/apps/deployments/web/scale [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web"},"spec":{"replicas":0}}
+PATCH /apis/apps/v1/namespaces/apps/deployments/web [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web","resourceVersion":"@rv","annotations":{"gpureclaim.io/replicas-before-reclaim":"2"}}}
+PATCH /apis/apps/v1/namespaces/apps/deployments/web/scale [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web","resourceVersion":"@rv"},"spec":{"replicas":0}}
 POST /api/v1/namespaces/apps/events [application/json] <Event Warning IdleGPUReclaimed Deployment/web action=ScaleToZero>
 PATCH /apis/apps/v1/namespaces/apps/deployments/web [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web","annotations":{"gpureclaim.io/reclaim-notice":"<notice scale scaleToZero at 2023-11-14T22:18:20Z acted>"}}}
 GET /api/v1/namespaces/batch/pods/kq-fgh12
@@ -247,22 +249,22 @@ POST /api/v1/namespaces/batch/events [application/json] <Event Warning IdleGPURe
 PATCH /apis/batch/v1/namespaces/batch/jobs/kq [application/merge-patch+json] {"metadata":{"uid":"@Job/kq","annotations":{"gpureclaim.io/reclaim-notice":"<notice suspend suspend at 2023-11-14T22:18:20Z acted>"}}}
 GET /api/v1/namespaces/batch/pods/train-abcde
 GET /apis/batch/v1/namespaces/batch/jobs/train
-PATCH /apis/batch/v1/namespaces/batch/jobs/train [application/merge-patch+json] {"metadata":{"uid":"@Job/train"},"spec":{"suspend":true}}
+PATCH /apis/batch/v1/namespaces/batch/jobs/train [application/merge-patch+json] {"metadata":{"uid":"@Job/train","resourceVersion":"@rv"},"spec":{"suspend":true}}
 GET /api/v1/namespaces/serve/pods/infer-6f7g-m9n8p
 GET /apis/apps/v1/namespaces/serve/replicasets/infer-6f7g
 GET /apis/apps/v1/namespaces/serve/deployments/infer
 POST /api/v1/namespaces/serve/pods/infer-6f7g-m9n8p/eviction [application/json] {"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"infer-6f7g-m9n8p","namespace":"serve"},"deleteOptions":{"preconditions":{"uid":"@Pod/infer-6f7g-m9n8p"}}}
 GET /api/v1/namespaces/scratch/pods/bare-conflict
-DELETE /api/v1/namespaces/scratch/pods/bare-conflict [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/bare-conflict"}}
+DELETE /api/v1/namespaces/scratch/pods/bare-conflict [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/bare-conflict","resourceVersion":"@rv"}}
 GET /api/v1/namespaces/scratch/pods/bare-gone
-DELETE /api/v1/namespaces/scratch/pods/bare-gone [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/bare-gone"}}
+DELETE /api/v1/namespaces/scratch/pods/bare-gone [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/bare-gone","resourceVersion":"@rv"}}
 GET /api/v1/namespaces/scratch/pods/bare-ok
-DELETE /api/v1/namespaces/scratch/pods/bare-ok [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/bare-ok"}}
+DELETE /api/v1/namespaces/scratch/pods/bare-ok [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/bare-ok","resourceVersion":"@rv"}}
 POST /api/v1/namespaces/scratch/events [application/json] <Event Warning IdleGPUReclaimed Pod/bare-ok action=Delete>
 GET /api/v1/namespaces/scratch/pods/sweep-8h9j-t5u6v
 GET /apis/apps/v1/namespaces/scratch/replicasets/sweep-8h9j
 GET /apis/apps/v1/namespaces/scratch/deployments/sweep
-DELETE /apis/apps/v1/namespaces/scratch/deployments/sweep [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Deployment/sweep"}}
+DELETE /apis/apps/v1/namespaces/scratch/deployments/sweep [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Deployment/sweep","resourceVersion":"@rv"}}
 POST /api/v1/namespaces/scratch/events [application/json] <Event Warning IdleGPUReclaimed Deployment/sweep action=Delete>
 EOF
 # metrics of C: actions_total by result, spares, skips, what is still pending
@@ -310,8 +312,8 @@ expect D-requests "$from" <<'EOF'
 GET /api/v1/namespaces/apps/pods/db-0
 GET /apis/apps/v1/namespaces/apps/statefulsets/db
 GET /apis/apps/v1/namespaces/apps/statefulsets/db/scale
-PATCH /apis/apps/v1/namespaces/apps/statefulsets/db [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db","annotations":{"gpureclaim.io/replicas-before-reclaim":"1"}}}
-PATCH /apis/apps/v1/namespaces/apps/statefulsets/db/scale [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db"},"spec":{"replicas":0}}
+PATCH /apis/apps/v1/namespaces/apps/statefulsets/db [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db","resourceVersion":"@rv","annotations":{"gpureclaim.io/replicas-before-reclaim":"1"}}}
+PATCH /apis/apps/v1/namespaces/apps/statefulsets/db/scale [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db","resourceVersion":"@rv"},"spec":{"replicas":0}}
 POST /api/v1/namespaces/apps/events [application/json] <Event Warning IdleGPUReclaimed StatefulSet/db action=ScaleToZero>
 PATCH /apis/apps/v1/namespaces/apps/statefulsets/db [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db","annotations":{"gpureclaim.io/reclaim-notice":"<notice scale scaleToZero at 2023-11-14T22:18:20Z acted>"}}}
 GET /api/v1/namespaces/apps/pods/exempt-6c4f-q7r2s
@@ -324,7 +326,7 @@ GET /api/v1/namespaces/batch/pods/kq-fgh12
 GET /apis/batch/v1/namespaces/batch/jobs/kq
 GET /api/v1/namespaces/batch/pods/train-abcde
 GET /apis/batch/v1/namespaces/batch/jobs/train
-PATCH /apis/batch/v1/namespaces/batch/jobs/train [application/merge-patch+json] {"metadata":{"uid":"@Job/train"},"spec":{"suspend":true}}
+PATCH /apis/batch/v1/namespaces/batch/jobs/train [application/merge-patch+json] {"metadata":{"uid":"@Job/train","resourceVersion":"@rv"},"spec":{"suspend":true}}
 POST /api/v1/namespaces/batch/events [application/json] <Event Warning IdleGPUReclaimed Job/train action=Suspend>
 PATCH /apis/batch/v1/namespaces/batch/jobs/train [application/merge-patch+json] {"metadata":{"uid":"@Job/train","annotations":{"gpureclaim.io/reclaim-notice":"<notice suspend suspend at 2023-11-14T22:18:20Z acted>"}}}
 GET /api/v1/namespaces/serve/pods/infer-6f7g-m9n8p
@@ -358,6 +360,7 @@ for line in open(sys.argv[1]):
     assert json.loads(line)["token"] == "s3cret-token", line' "$KLOG"
 check busy-pod-never-read test "$(grep -c 'busy' "$KLOG")" = 0
 check kube-system-never-touched test "$(grep -c 'kube-system' "$KLOG")" = 0
+check C-permissions-checked test "$(grep -c '/selfsubjectaccessreviews"' "$KLOG")" -gt 0
 check exempt-never-mutated test "$(transcript 0 | grep -v '^GET ' | grep -c exempt)" = 0
 # Every action request once, but the two answered 500 and 429 at C, sent again at D.
 ACTION_RE='^(DELETE|POST [^ ]*/eviction|PATCH [^ ]*/scale|PATCH [^ ]*/(jobs|workloads)/.*"spec")'
@@ -410,6 +413,7 @@ GET /api/v1/namespaces/press/pods/press-a
 PATCH /api/v1/namespaces/press/pods/press-a [application/merge-patch+json] {"metadata":{"uid":"@Pod/press-a","annotations":{"gpureclaim.io/reclaim-notice":"<notice pressure delete at 2023-11-14T22:13:20Z>"}}}
 POST /api/v1/namespaces/press/events [application/json] <Event Warning IdleGPUReclaimNotice Pod/press-a action=Notice>
 GET /api/v1/pods?fieldSelector=status.phase=Pending
+GET /apis/kueue.x-k8s.io/v1beta1/workloads
 GET /api/v1/namespaces/press/pods/press-a
 GET /api/v1/pods?fieldSelector=status.phase=Pending
 EOF
@@ -417,7 +421,8 @@ check P1-audit-not-confirmed test "$(audit "$PAUDIT" skipped pressure_not_confir
 check P1-audit-message python3 -c '
 import json, sys
 msgs = [json.loads(l).get("message") for l in open(sys.argv[1])]
-assert "no Pending pod is unschedulable for lack of '"'"'amd.com/gpu'"'"'" in msgs, msgs' "$PAUDIT"
+assert "no Pending pod is unschedulable for lack of '"'"'amd.com/gpu'"'"' and no Kueue " \
+    "Workload waits for its quota" in msgs, msgs' "$PAUDIT"
 check P1-no-action test "$(grep -c '"event":"action"' "$PAUDIT")" = 0
 
 # P2: the same notice, now a pod waits for amd.com/gpu: confirmed, deleted
@@ -428,7 +433,7 @@ check P2-exit-0 enf "$TMP/P2.log" $((T0 + 120)) "$PSTATE" "$PAUDIT" --no-dry-run
 expect P2-requests "$from" <<'EOF'
 GET /api/v1/namespaces/press/pods/press-a
 GET /api/v1/pods?fieldSelector=status.phase=Pending
-DELETE /api/v1/namespaces/press/pods/press-a [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/press-a"}}
+DELETE /api/v1/namespaces/press/pods/press-a [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/press-a","resourceVersion":"@rv"}}
 POST /api/v1/namespaces/press/events [application/json] <Event Warning IdleGPUReclaimed Pod/press-a action=Delete>
 EOF
 check P2-audit-action test "$(audit "$PAUDIT" action ok press-a 200)" = 1
@@ -441,9 +446,57 @@ expect P3-requests "$from" <<'EOF'
 GET /api/v1/namespaces/press/pods/press-a
 PATCH /api/v1/namespaces/press/pods/press-a [application/merge-patch+json] {"metadata":{"uid":"@Pod/press-a","annotations":{"gpureclaim.io/reclaim-notice":"<notice pressure delete at 2023-11-14T22:13:20Z>"}}}
 POST /api/v1/namespaces/press/events [application/json] <Event Warning IdleGPUReclaimNotice Pod/press-a action=Notice>
-DELETE /api/v1/namespaces/press/pods/press-a [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/press-a"}}
+DELETE /api/v1/namespaces/press/pods/press-a [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/press-a","resourceVersion":"@rv"}}
 POST /api/v1/namespaces/press/events [application/json] <Event Warning IdleGPUReclaimed Pod/press-a action=Delete>
 EOF
+# P4: no pod waits, but Kueue Workloads do (a suspended Kueue job has no pods). First only
+# the candidate's own Workload (Kueue's pod integration: owned by press-a), a deactivated one
+# and one short of amd.com/gpu_xcp: not confirmed; then Kueue is not installed (404): not
+# confirmed; then a list error (500): not confirmed, logged; then another job's Workload
+# waits for amd.com/gpu quota: confirmed, press-a deleted.
+P4STATE=$TMP/p4-state.json
+P4AUDIT=$TMP/p4-audit.jsonl
+start_kube press-kueue-own press.json kueue-own.json
+from=$(lines)
+check P4-exit-0 enf "$TMP/P4.log" $T0 "$P4STATE" "$P4AUDIT" --no-dry-run --kube.confirm-pressure
+printf '%s\n' 'GET /apis/kueue.x-k8s.io/v1beta1/workloads=404x1' \
+    'GET /apis/kueue.x-k8s.io/v1beta1/workloads=500x1' >"$TMP/press-kueue-own.faults"
+check P4-exit-0-404 enf "$TMP/P4b.log" $((T0 + 60)) "$P4STATE" "$P4AUDIT" --no-dry-run \
+    --kube.confirm-pressure
+check P4-exit-0-500 enf "$TMP/P4c.log" $((T0 + 90)) "$P4STATE" "$P4AUDIT" --no-dry-run \
+    --kube.confirm-pressure
+check P4-kueue-error-logged grep -q "cannot confirm GPU pressure.*list Kueue workloads.*HTTP 500" \
+    "$TMP/P4c.log"
+check P4-404-not-logged-as-error sh -c "! grep -q 'cannot confirm' '$TMP/P4b.log'"
+expect P4-requests "$from" <<'EOF'
+GET /api/v1/namespaces/press/pods/press-a
+PATCH /api/v1/namespaces/press/pods/press-a [application/merge-patch+json] {"metadata":{"uid":"@Pod/press-a","annotations":{"gpureclaim.io/reclaim-notice":"<notice pressure delete at 2023-11-14T22:13:20Z>"}}}
+POST /api/v1/namespaces/press/events [application/json] <Event Warning IdleGPUReclaimNotice Pod/press-a action=Notice>
+GET /api/v1/pods?fieldSelector=status.phase=Pending
+GET /apis/kueue.x-k8s.io/v1beta1/workloads
+GET /api/v1/namespaces/press/pods/press-a
+GET /api/v1/pods?fieldSelector=status.phase=Pending
+GET /apis/kueue.x-k8s.io/v1beta1/workloads
+GET /api/v1/namespaces/press/pods/press-a
+GET /api/v1/pods?fieldSelector=status.phase=Pending
+GET /apis/kueue.x-k8s.io/v1beta1/workloads
+EOF
+check P4-audit-not-confirmed test "$(audit "$P4AUDIT" skipped pressure_not_confirmed press-a)" = 3
+check P4-audit-no-kueue grep -q 'the API serves no Kueue Workloads' "$P4AUDIT"
+check P4-no-action test "$(grep -c '"event":"action"' "$P4AUDIT")" = 0
+start_kube press-kueue press.json kueue-waiting.json
+from=$(lines)
+check P4-exit-0-waiting enf "$TMP/P4d.log" $((T0 + 120)) "$P4STATE" "$P4AUDIT" --no-dry-run \
+    --kube.confirm-pressure
+expect P4-requests-confirmed "$from" <<'EOF'
+GET /api/v1/namespaces/press/pods/press-a
+GET /api/v1/pods?fieldSelector=status.phase=Pending
+GET /apis/kueue.x-k8s.io/v1beta1/workloads
+DELETE /api/v1/namespaces/press/pods/press-a [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/press-a","resourceVersion":"@rv"}}
+POST /api/v1/namespaces/press/events [application/json] <Event Warning IdleGPUReclaimed Pod/press-a action=Delete>
+EOF
+check P4-audit-action test "$(audit "$P4AUDIT" action ok press-a 200)" = 1
+
 # --- too_young: a pod re-created under its name does not inherit its predecessor's idle time
 # jupyter-alice was created at T0 - 120 s, but its series (the same namespace and pod labels)
 # has been idle for half an hour: skipped as too_young until its own 15 minutes are complete.
@@ -460,7 +513,7 @@ GET /api/v1/namespaces/young/pods/jupyter-alice
 GET /api/v1/namespaces/young/pods/jupyter-bob
 PATCH /api/v1/namespaces/young/pods/jupyter-bob [application/merge-patch+json] {"metadata":{"uid":"@Pod/jupyter-bob","annotations":{"gpureclaim.io/reclaim-notice":"<notice young delete at 2023-11-14T22:13:20Z>"}}}
 POST /api/v1/namespaces/young/events [application/json] <Event Warning IdleGPUReclaimNotice Pod/jupyter-bob action=Notice>
-DELETE /api/v1/namespaces/young/pods/jupyter-bob [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/jupyter-bob"}}
+DELETE /api/v1/namespaces/young/pods/jupyter-bob [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/jupyter-bob","resourceVersion":"@rv"}}
 POST /api/v1/namespaces/young/events [application/json] <Event Warning IdleGPUReclaimed Pod/jupyter-bob action=Delete>
 EOF
 check Y1-audit-too-young test "$(audit "$YAUDIT" skipped too_young jupyter-alice)" = 1
@@ -477,7 +530,7 @@ expect Y3-requests "$from" <<'EOF'
 GET /api/v1/namespaces/young/pods/jupyter-alice
 PATCH /api/v1/namespaces/young/pods/jupyter-alice [application/merge-patch+json] {"metadata":{"uid":"@Pod/jupyter-alice","annotations":{"gpureclaim.io/reclaim-notice":"<notice young delete at 2023-11-14T22:26:20Z>"}}}
 POST /api/v1/namespaces/young/events [application/json] <Event Warning IdleGPUReclaimNotice Pod/jupyter-alice action=Notice>
-DELETE /api/v1/namespaces/young/pods/jupyter-alice [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/jupyter-alice"}}
+DELETE /api/v1/namespaces/young/pods/jupyter-alice [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/jupyter-alice","resourceVersion":"@rv"}}
 POST /api/v1/namespaces/young/events [application/json] <Event Warning IdleGPUReclaimed Pod/jupyter-alice action=Delete>
 GET /api/v1/namespaces/young/pods/jupyter-bob
 EOF
@@ -513,7 +566,7 @@ GET /api/v1/namespaces/late/pods/blip
 PATCH /api/v1/namespaces/late/pods/blip [application/merge-patch+json] {"metadata":{"uid":"@Pod/blip","annotations":{"gpureclaim.io/reclaim-notice":"<notice late delete at 2023-11-14T22:23:20Z>"}}}
 POST /api/v1/namespaces/late/events [application/json] <Event Warning IdleGPUReclaimNotice Pod/blip action=Notice>
 GET /api/v1/namespaces/late/pods/steady
-DELETE /api/v1/namespaces/late/pods/steady [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/steady"}}
+DELETE /api/v1/namespaces/late/pods/steady [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/steady","resourceVersion":"@rv"}}
 POST /api/v1/namespaces/late/events [application/json] <Event Warning IdleGPUReclaimed Pod/steady action=Delete>
 EOF
 check L3-audit-spared test "$(audit "$LAUDIT" spared ok blip)" = 1
@@ -563,7 +616,7 @@ expect S1-requests "$from" <<'EOF'
 GET /api/v1/namespaces/stop/pods/s1
 PATCH /api/v1/namespaces/stop/pods/s1 [application/merge-patch+json] {"metadata":{"uid":"@Pod/s1","annotations":{"gpureclaim.io/reclaim-notice":"<notice stop delete at 2023-11-14T22:13:20Z>"}}}
 POST /api/v1/namespaces/stop/events [application/json] <Event Warning IdleGPUReclaimNotice Pod/s1 action=Notice>
-DELETE /api/v1/namespaces/stop/pods/s1 [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/s1"}}
+DELETE /api/v1/namespaces/stop/pods/s1 [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/s1","resourceVersion":"@rv"}}
 EOF
 check S1-audit-action test "$(audit "$SAUDIT" action ok s1 200)" = 1
 check S1-audit-one-action test "$(grep -c '"event":"action"' "$SAUDIT")" = 1

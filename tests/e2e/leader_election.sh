@@ -72,7 +72,8 @@ except Exception: print("")'
 
 # calls WHAT [TOKEN]: count requests in $KLOG: notice (PATCH adding the notice annotation;
 # not the record of an action, which adds actedAt to it), acted (that record), scale (PATCH
-# .../scale), mutating (any non-GET outside the Lease API).
+# .../scale), mutating (any non-GET outside the Lease API and the access reviews),
+# lease-review (an access review of the Lease: every replica checks it at start).
 calls() {
     python3 - "$KLOG" "$1" "${2:-}" <<'PY'
 import json, sys
@@ -83,6 +84,8 @@ for line in open(log):
     if token and r.get("token") != token:
         continue
     lease = "/apis/coordination.k8s.io/" in r["path"]
+    # an access review (the permission check at start) reads, it changes nothing
+    review = r["path"].endswith("/selfsubjectaccessreviews")
     body = r.get("body") if isinstance(r.get("body"), dict) else {}
     ann = (body.get("metadata") or {}).get("annotations") or {}
     notice = ann.get("gpureclaim.io/reclaim-notice")
@@ -94,7 +97,11 @@ for line in open(log):
     elif what == "scale":
         n += r["method"] == "PATCH" and r["path"].endswith("/deployments/web/scale")
     elif what == "mutating":
-        n += r["method"] != "GET" and not lease
+        n += r["method"] != "GET" and not lease and not review
+    elif what == "lease-review":
+        body = r.get("body") or {}
+        ra = (body.get("spec") or {}).get("resourceAttributes") or {}
+        n += review and ra.get("resource") == "leases"
 print(n)
 PY
 }
@@ -143,6 +150,9 @@ check lease-holder-is-leader [ "$(holder)" = "enf-$LEADER" ]
 if wait_for 20 has_notice; then pass notice-sent; else fail notice-sent; fi
 check notice-by-leader [ "$(calls notice "tok-$LEADER")" = 1 ]
 check standby-quiet [ "$(calls mutating "tok-$STANDBY")" = 0 ]
+# get, update and create on the Lease, asked by the standby too: it may lead next
+check standby-checked-lease-permissions [ "$(calls lease-review "tok-$STANDBY")" = 3 ]
+check leader-checked-lease-permissions [ "$(calls lease-review "tok-$LEADER")" = 3 ]
 check nothing-acted-yet [ "$(calls scale)" = 0 ]
 
 eval "kill -KILL \$PID_$LEADER"

@@ -45,7 +45,7 @@ start_exporter() {
     _port=$(free_port)
     start_bg "$TMP/exporter-$_name.log" "$EXPORTER" --web.listen-address="127.0.0.1:$_port" \
         --path.sysfs="$TMP/root/sys" --path.procfs="$FIX/proc" --path.devfs="$TMP/nodev" \
-        --no-collector.amdgpu --collector.ownership.refresh-interval=0.5 --log.level=debug "$@"
+        --no-collector.amdgpu --collector.ownership.refresh-interval=500ms --log.level=debug "$@"
     EXP_PID=$LAST_PID
     URL="http://127.0.0.1:$_port"
     wait_http "$URL/healthz" 10

@@ -147,7 +147,7 @@ else
     fail exporter-start "$(tail -n 3 "$TMP/exporter-$port.log")"
 fi
 port=$(free_port)
-if start_exporter "$port" --web.read-header-timeout=2; then
+if start_exporter "$port" --web.read-header-timeout=2s; then
     trickle_cut exporter "$port"
     malformed_answers exporter "$port"
     stop_pid "$SRV_PID"

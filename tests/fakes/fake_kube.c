@@ -9,12 +9,16 @@
  * 401 for a wrong token), a uid precondition in DeleteOptions, Eviction deleteOptions and
  * merge patches' metadata.uid (on /scale too, compared with the parent's uid), RFC 7386 merge
  * patches applied to the stored object (a later GET sees them), the /scale subresource, label and
- * status.phase selectors on lists, and list items without kind/apiVersion as the real server sends
- * them. It is written from the API documentation, independently of enforcer/kube.c, so it checks
- * the client rather than mirroring it.
+ * status.phase selectors on lists, metadata.generation bumped by every change outside metadata
+ * and status, and list items without kind/apiVersion as the real server sends them, API
+ * discovery and resourceVersion preconditions (fake_kube_disco.h). After every write the
+ * controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe InferenceService, suspend of
+ * RayCluster, JobSet and TrainJob) react as the real ones do. It is written from the API
+ * documentation, independently of enforcer/kube.c, so it checks the client rather than
+ * mirroring it.
  *
  * usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] [--port N]
- *                  [--fault 'METHOD PATH=SPEC']... [--faults-file FILE]
+ *                  [--fault 'METHOD PATH=SPEC']... [--faults-file FILE] [--deny-file FILE]
  *   SPEC: an HTTP status (its Status body; 429 on .../eviction is the PDB refusal, 500 there
  *   is the "more than one PodDisruptionBudget" error), slow:SECONDS (delay, then answer
  *   normally), garbage (200 with a body that is not JSON) or replace (the object named by
@@ -24,6 +28,7 @@
  *   --faults-file is re-read whenever it changes, one fault per line.
  *   --token-file is re-read on every request, so a test can rotate the accepted token.
  *   --token may be given several times: any of them is accepted.
+ *   --deny-file lists the permissions SelfSubjectAccessReview denies (fake_kube_authz.h).
  *
  * "listening on PORT" goes to stdout once bound (PORT 0 = any free port). Each request is
  * appended to the log as one JSON line {"method","path","query","content_type","token",
@@ -35,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,6 +67,22 @@ static const struct fk_resource fk_resources[] = {
     {"batch", "v1", "CronJob", "cronjobs", false},
     {"kueue.x-k8s.io", "v1beta1", "Workload", "workloads", false},
     {"coordination.k8s.io", "v1", "Lease", "leases", false},
+    /* The custom resources of the built-in kinds table (enforcer/kinds.h); scalable where
+       the project's CRD declares a scale subresource. */
+    {"kubeflow.org", "v1", "Notebook", "notebooks", false},
+    {"kubeflow.org", "v1", "PyTorchJob", "pytorchjobs", false},
+    {"serving.kserve.io", "v1beta1", "InferenceService", "inferenceservices", false},
+    {"aim.silogen.ai", "v1alpha1", "AIMService", "aimservices", false},
+    {"aim.eai.amd.com", "v1alpha1", "AIMService", "aimservices", false},
+    {"kaiwo.silogen.ai", "v1alpha1", "KaiwoJob", "kaiwojobs", false},
+    {"kaiwo.silogen.ai", "v1alpha1", "KaiwoService", "kaiwoservices", false},
+    {"ray.io", "v1", "RayCluster", "rayclusters", false},
+    {"ray.io", "v1", "RayJob", "rayjobs", false},
+    {"jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets", false},
+    {"trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs", false},
+    {"leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", "leaderworkersets", true},
+    /* A custom resource the kinds table does not know (tests of unknown owners). */
+    {"example.com", "v1", "Widget", "widgets", false},
 };
 
 struct fk_obj {
@@ -93,6 +115,9 @@ static const char *fk_more_tokens[8];
 static size_t fk_nmore_tokens;
 static unsigned long fk_uid_seq;
 static pthread_mutex_t fk_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void fk_rv_bump(json_object *obj); /* fake_kube_disco.h */
+static void fk_generation(json_object *obj, const char *before);
 
 static void fk_die(const char *what, const char *subject)
 {
@@ -163,6 +188,7 @@ static void fk_replace_uid(struct fk_obj *o)
     snprintf(uid, sizeof(uid), "00000000-0000-4000-8000-%012lu", ++fk_uid_seq);
     if (json_object_object_get_ex(o->obj, "metadata", &meta))
         json_object_object_add(meta, "uid", json_object_new_string(uid));
+    fk_rv_bump(o->obj);
 }
 
 static void fk_add(json_object *obj, const char *file)
@@ -177,6 +203,9 @@ static void fk_add(json_object *obj, const char *file)
         fk_die("duplicate object", file);
     fk_objs = xrealloc(fk_objs, (fk_nobjs + 1) * sizeof(*fk_objs));
     fk_objs[fk_nobjs++] = (struct fk_obj){res, xstrdup(ns), xstrdup(name), json_object_get(obj)};
+    if (!fk_get_str(obj, "metadata", "resourceVersion"))
+        fk_rv_bump(obj);
+    fk_generation(obj, NULL);
 }
 
 static int fk_json_file(const struct dirent *e)
@@ -533,6 +562,9 @@ static MHD_RESULT fk_bad_body(struct fk_req *r, const char *what)
 }
 
 #include "fake_kube_lease.h"
+#include "fake_kube_disco.h"
+#include "fake_kube_ctl.h"
+#include "fake_kube_authz.h"
 
 /* Items of a list carry no kind/apiVersion, as from the real API server. */
 static MHD_RESULT fk_list(struct fk_req *r, const struct fk_resource *res, const char *ns)
@@ -648,7 +680,7 @@ static MHD_RESULT fk_create_event(struct fk_req *r, const struct fk_resource *re
 
 static json_object *fk_scale_of(const struct fk_obj *o)
 {
-    json_object *spec, *status, *v, *meta;
+    json_object *spec, *status, *v, *meta = NULL;
     int64_t replicas = 1;
     if (json_object_object_get_ex(o->obj, "spec", &spec) &&
         json_object_object_get_ex(spec, "replicas", &v))
@@ -661,6 +693,9 @@ static json_object *fk_scale_of(const struct fk_obj *o)
     if (json_object_object_get_ex(o->obj, "metadata", &meta) &&
         json_object_object_get_ex(meta, "uid", &v))
         json_object_object_add(m, "uid", json_object_get(v));
+    /* A Scale carries its parent's resourceVersion (and is checked against it on a patch). */
+    if (meta && json_object_object_get_ex(meta, "resourceVersion", &v))
+        json_object_object_add(m, "resourceVersion", json_object_get(v));
     json_object_object_add(s, "metadata", m);
     json_object *sspec = json_object_new_object(), *sst = json_object_new_object();
     /* autoscaling/v1 omits a zero replicas (omitempty), which clients must read as 0. */
@@ -680,6 +715,38 @@ static json_object *fk_scale_of(const struct fk_obj *o)
     return s;
 }
 
+/* The object without metadata and status, as text: what metadata.generation counts. */
+static char *fk_spec_text(json_object *obj)
+{
+    json_object *c = json_object_new_object();
+    json_object_object_foreach(obj, key, val)
+    {
+        if (strcmp(key, "metadata") != 0 && strcmp(key, "status") != 0)
+            json_object_object_add(c, key, json_object_get(val));
+    }
+    char *s = xstrdup(json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN));
+    json_object_put(c);
+    return s;
+}
+
+/*
+ * metadata.generation as kube-apiserver keeps it: 1 at creation, and one more for every write
+ * that changes anything but metadata and status (a /scale included), never for an annotation
+ * (the generation strategies of apps/v1 and of custom resources with a status subresource).
+ */
+static void fk_generation(json_object *obj, const char *before)
+{
+    json_object *meta, *g;
+    if (!json_object_object_get_ex(obj, "metadata", &meta) ||
+        !json_object_is_type(meta, json_type_object))
+        return;
+    int64_t n = json_object_object_get_ex(meta, "generation", &g) ? json_object_get_int64(g) : 0;
+    char *after = before ? fk_spec_text(obj) : NULL;
+    if (n < 1 || (before && strcmp(before, after) != 0))
+        json_object_object_add(meta, "generation", json_object_new_int64(n < 1 ? 1 : n + 1));
+    free(after);
+}
+
 static MHD_RESULT fk_patch(struct fk_req *r, struct fk_obj *o, bool scale)
 {
     if (!fk_ctype_is(r, "application/merge-patch+json") &&
@@ -697,6 +764,11 @@ static MHD_RESULT fk_patch(struct fk_req *r, struct fk_obj *o, bool scale)
         MHD_RESULT ret = fk_uid_conflict(r, o->res, scale ? "scale" : NULL, o->name, want, have);
         json_object_put(patch);
         return ret;
+    }
+    MHD_RESULT stale;
+    if (fk_rv_patch_stale(r, o, patch, &stale)) {
+        json_object_put(patch);
+        return stale;
     }
     if (scale) {
         json_object *s = fk_merge(fk_scale_of(o), patch), *spec, *v;
@@ -720,12 +792,20 @@ static MHD_RESULT fk_patch(struct fk_req *r, struct fk_obj *o, bool scale)
         json_object_object_add(st, "replicas", json_object_new_int64(n));
         json_object_object_add(p2, "spec", sp);
         json_object_object_add(p2, "status", st);
+        char *before = fk_spec_text(o->obj);
         o->obj = fk_merge(o->obj, p2);
+        fk_generation(o->obj, before);
+        free(before);
+        fk_rv_bump(o->obj);
         json_object_put(p2);
         json_object_put(patch);
         return fk_send_json(r, 200, fk_scale_of(o));
     }
+    char *before = fk_spec_text(o->obj);
     o->obj = fk_merge(o->obj, patch);
+    fk_generation(o->obj, before);
+    free(before);
+    fk_rv_bump(o->obj);
     json_object_put(patch);
     return fk_send_json(r, 200, json_object_get(o->obj));
 }
@@ -758,6 +838,11 @@ static MHD_RESULT fk_delete(struct fk_req *r, struct fk_obj *o)
         MHD_RESULT ret = fk_uid_conflict(r, o->res, NULL, o->name, want, have);
         json_object_put(opts);
         return ret;
+    }
+    MHD_RESULT stale;
+    if (fk_rv_delete_stale(r, o, opts, &stale)) {
+        json_object_put(opts);
+        return stale;
     }
     json_object_put(opts);
     const struct fk_resource *res = o->res;
@@ -828,6 +913,9 @@ static MHD_RESULT fk_evict(struct fk_req *r, const struct fk_resource *res, cons
 /* Route a request (fk_lock held). */
 static MHD_RESULT fk_route(struct fk_req *r)
 {
+    MHD_RESULT disco;
+    if (fk_disco_route(r, &disco))
+        return disco;
     char *copy = xstrdup(r->path);
     char *seg[10];
     size_t n = 0;
@@ -857,7 +945,14 @@ static MHD_RESULT fk_route(struct fk_req *r)
         sub = n - i == 5 ? seg[i + 4] : NULL;
     }
     bool get = strcmp(r->method, "GET") == 0;
-    if (!res) {
+    if (group && strcmp(group, "authorization.k8s.io") == 0 && n - i == 1 &&
+        strcmp(seg[i], "selfsubjectaccessreviews") == 0) {
+        ret = strcmp(r->method, "POST") == 0 ? fk_ssar(r)
+                                             : fk_status(r, 405, "MethodNotAllowed",
+                                                         "the server does not allow this "
+                                                         "method on the requested resource",
+                                                         NULL, NULL, NULL, NULL);
+    } else if (!res) {
         ret = fk_status(r, 404, "NotFound", "the server could not find the requested resource",
                         NULL, NULL, NULL, NULL);
     } else if (!name) {
@@ -902,6 +997,9 @@ static MHD_RESULT fk_route(struct fk_req *r)
                             NULL, NULL, NULL, NULL);
     }
     free(copy);
+    /* The controllers react to every write, as the real ones do to the watch event. */
+    if (!get)
+        fk_ctl_reconcile();
     return ret;
 }
 
@@ -994,8 +1092,9 @@ static MHD_RESULT fk_handler(struct MHD_Connection *conn, const char *url, const
 
 static void fk_usage(void)
 {
-    fprintf(stderr, "usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] "
-                    "[--port N] [--fault 'METHOD PATH=SPEC']... [--faults-file FILE]\n");
+    fprintf(stderr,
+            "usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] "
+            "[--port N] [--fault 'METHOD PATH=SPEC']... [--faults-file FILE] [--deny-file FILE]\n");
     exit(2);
 }
 
@@ -1020,6 +1119,8 @@ int main(int argc, char **argv)
             fk_token_file = v;
         else if (strcmp(a, "--faults-file") == 0)
             fk_faults_file = v;
+        else if (strcmp(a, "--deny-file") == 0)
+            fk_deny_file = v;
         else if (strcmp(a, "--fault") == 0)
             fk_add_fault(v);
         else if (strcmp(a, "--port") == 0 && parse_u64(v, &port) == 0 && port <= 65535)
@@ -1040,6 +1141,7 @@ int main(int argc, char **argv)
         free(fk_objs[i].name);
     }
     free(fk_objs);
+    fk_ctl_free();
     for (size_t i = 0; i < fk_nfaults; i++) {
         free(fk_faults[i].method);
         free(fk_faults[i].path);

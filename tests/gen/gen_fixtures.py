@@ -230,9 +230,10 @@ class Captures:
         self.root = root
         self.procfs = os.path.join(root, "procfs-sys-drm")
         self.kfd_cpx = os.path.join(root, "kfd-topology", "mi300x-cpx", "topology")
+        self.h200 = os.path.join(root, "pci-nvidia-h200-vm")
 
     def missing(self):
-        return [p for p in (self.procfs, self.kfd_cpx) if not os.path.isdir(p)]
+        return [p for p in (self.procfs, self.kfd_cpx, self.h200) if not os.path.isdir(p)]
 
     def cpx_nodes(self):
         """{node number: properties bytes} of the MI300X CPX capture."""
@@ -1159,6 +1160,129 @@ def build_broken(caps):
     return tree
 
 
+# ---- trees 7-10: nodes the exporter was not built for -----------------------------------------
+
+# The exporter is installed on every node of a fleet. These four trees are the shapes of a node
+# without a served AMD GPU, all built around the real PCI bus of an NVIDIA H200 VM (no DRM
+# subsystem at all; tests/fixtures/real/pci-nvidia-h200-vm/SOURCE.md).
+DRM_VERSION = "drm 1.1.0 20060810"  # what /sys/class/drm/version reads on every kernel since 2.6
+H200_GPU_BDF = "0000:00:06.0"
+# Generated AMD functions added to the H200 bus for the unserved tree: (BDF, device, class,
+# driver or None, why).
+UNSERVED_AMD = [
+    ("0000:00:07.0", 0x74A1, 0x120000, None,
+     "MI300X with no driver bound (amdgpu not loaded, or its probe failed): unserved"),
+    ("0000:00:08.0", 0x74A1, 0x120000, "vfio-pci",
+     "MI300X bound to vfio-pci (passed through): unserved, driver label `vfio-pci`"),
+    ("0000:00:09.0", 0xAB38, 0x040300, "snd_hda_intel",
+     "AMD HDMI audio function (class 0x0403): not a GPU, not counted"),
+]
+
+
+def add_h200_bus(tree, caps):
+    """The captured PCI functions, as plain directories like the capture (vendor, device,
+    class) with `driver` made a real relative symlink to a bus/pci/drivers directory."""
+    src = os.path.join(caps.h200, "sys", "bus", "pci", "devices")
+    drivers = set()
+    for bdf in sorted(os.listdir(src)):
+        for name in sorted(os.listdir(os.path.join(src, bdf))):
+            data = read_bytes(os.path.join(src, bdf, name))
+            rel = "sys/bus/pci/devices/%s/%s" % (bdf, name)
+            if name == "driver":
+                target = data.decode().strip()
+                tree.link(rel, target)
+                drivers.add(os.path.basename(target))
+            else:
+                tree.file(rel, data)
+    return drivers
+
+
+def add_drivers(tree, drivers):
+    for d in sorted(drivers):
+        tree.file("sys/bus/pci/drivers/%s/bind" % d, "")
+
+
+def node_markdown(name, what, rows_extra=None):
+    md = ["# %s: a node without a served AMD GPU\n" % name,
+          "Written by `tests/gen/gen_fixtures.py`; do not edit by hand. `sys/bus/pci/devices/` is "
+          "the real PCI bus of an NVIDIA H200 VM (`tests/fixtures/real/pci-nvidia-h200-vm`, "
+          "copied: `vendor`, `device`, `class`; each `driver` text of the capture made a "
+          "relative symlink to a generated `sys/bus/pci/drivers/<name>/` directory). Everything "
+          "else below is generated.\n",
+          what]
+    if rows_extra:
+        md.append(rows_extra)
+    return "\n".join(md)
+
+
+def build_node_no_drm(caps):
+    tree = Tree("node-no-drm")
+    add_drivers(tree, add_h200_bus(tree, caps))
+    tree.file("GENERATED.md", node_markdown(
+        "node-no-drm",
+        "Nothing is added: there is no `sys/class/drm` (as on the captured host, whose NVIDIA "
+        "driver registers no DRM device without `nvidia-drm`). The exporter must say once that "
+        "the node has no AMD GPU, publish 0 GPUs and 0 partitions, and report every collector "
+        "successful.\n"))
+    return tree
+
+
+def build_node_empty_drm(caps):
+    tree = Tree("node-empty-drm")
+    add_drivers(tree, add_h200_bus(tree, caps))
+    tree.line("sys/class/drm/version", DRM_VERSION)
+    tree.file("GENERATED.md", node_markdown(
+        "node-empty-drm",
+        "Added: `sys/class/drm/` with only its `version` file (`%s`), as a kernel with the DRM "
+        "core loaded and no DRM device shows it. Expected as node-no-drm.\n" % DRM_VERSION))
+    return tree
+
+
+def build_node_nvidia_drm(caps):
+    tree = Tree("node-nvidia-drm")
+    add_drivers(tree, add_h200_bus(tree, caps))
+    tree.line("sys/class/drm/version", DRM_VERSION)
+    dev = "sys/bus/pci/devices/" + H200_GPU_BDF
+    tree.file(dev + "/uevent", "DRIVER=nvidia\nPCI_CLASS=30200\nPCI_ID=10DE:2335\n"
+              "PCI_SLOT_NAME=%s\n" % H200_GPU_BDF)
+    for name, minor in (("card0", 0), ("renderD128", 128)):
+        node = dev + "/drm/" + name
+        tree.line(node + "/dev", "%d:%d" % (DRM_MAJOR, minor))
+        tree.rel_link(node + "/device", dev)
+        tree.rel_link("sys/class/drm/" + name, node)
+    tree.file("GENERATED.md", node_markdown(
+        "node-nvidia-drm",
+        "Added: the H200 (`%s`) as `nvidia-drm` shows it: `sys/class/drm/card0` and "
+        "`renderD128` whose `device` links to the PCI function, and a `uevent` with "
+        "`DRIVER=nvidia`; `sys/class/drm/version`. The card is not amdgpu's and the node has "
+        "no AMD GPU: expected as node-no-drm.\n" % H200_GPU_BDF))
+    return tree
+
+
+def build_node_amd_unserved(caps):
+    tree = Tree("node-amd-unserved")
+    drivers = add_h200_bus(tree, caps)
+    rows = []
+    for bdf, device, cls, driver, why in UNSERVED_AMD:
+        base = "sys/bus/pci/devices/" + bdf
+        tree.line(base + "/vendor", "0x1002")
+        tree.line(base + "/device", "0x%04x" % device)
+        tree.line(base + "/class", "0x%06x" % cls)
+        if driver:
+            tree.link(base + "/driver", "../../drivers/" + driver)
+            drivers.add(driver)
+        rows.append((bdf, "1002:%04X" % device, "0x%06x" % cls, driver or "(none)", why))
+    add_drivers(tree, drivers)
+    tree.file("GENERATED.md", node_markdown(
+        "node-amd-unserved",
+        "Added (generated): three AMD PCI functions next to the H200, and no `sys/class/drm` "
+        "(amdgpu is not loaded). The exporter must name each unserved GPU "
+        "(`gpureclaim_gpu_unserved`) and warn once per GPU; 0 GPUs discovered; collectors "
+        "successful (the unserved alert, not the collector alert, says what is wrong).\n",
+        md_table(["BDF", "PCI id", "class", "driver", "what the exporter must do"], rows)))
+    return tree
+
+
 # ---- README and driver ------------------------------------------------------------------------
 
 README = """\
@@ -1211,6 +1335,13 @@ KFD `properties` derived from the real CPX capture; the rest generated
 attributes, a card with only `uevent`, a card without `device/uevent` followed by valid cards, a
 non-numeric hwmon temperature, two-digit `card10`/`card11`, and no KFD topology. Each case and
 the expected exporter behaviour is in [GENERATED.md](broken/GENERATED.md).
+
+**node-no-drm/**, **node-empty-drm/**, **node-nvidia-drm/**, **node-amd-unserved/**: nodes without
+a served AMD GPU, built around the real PCI bus of an NVIDIA H200 VM
+([real/pci-nvidia-h200-vm/SOURCE.md](real/pci-nvidia-h200-vm/SOURCE.md)): no `class/drm`; an
+empty one; the H200 as an `nvidia-drm` card; and generated AMD functions with no DRM device (one
+with no driver, one bound to `vfio-pci`, one HDMI audio function that is not a GPU). Each
+tree's GENERATED.md says what is generated and what the exporter must do.
 """
 
 BUILDERS = [
@@ -1220,6 +1351,10 @@ BUILDERS = [
     ("mi300x-spx", build_mi300x_spx),
     ("mi300x-dpx", build_mi300x_dpx),
     ("broken", build_broken),
+    ("node-no-drm", build_node_no_drm),
+    ("node-empty-drm", build_node_empty_drm),
+    ("node-nvidia-drm", build_node_nvidia_drm),
+    ("node-amd-unserved", build_node_amd_unserved),
 ]
 
 

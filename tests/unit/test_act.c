@@ -20,8 +20,10 @@ struct fake_obj {
     const char *pod, *ns, *uid;
     bool running, terminating, exempt;
     enum act_result resolve_res;
-    double created;   /* 0: long ago */
-    char notice[512]; /* the notice annotation on its root owner, as the API would keep it */
+    double created;         /* 0: long ago */
+    char notice[512];       /* the notice annotation on its root owner, as the API would keep it */
+    const char *keep_until; /* gpureclaim.io/keep-until on the root owner, or NULL */
+    double restarted;       /* gpureclaim.io/restored-at on the root owner; 0: none */
 };
 
 struct fake {
@@ -33,6 +35,7 @@ struct fake {
     unsigned resolves, notices, withdraws, acts;
     char last_acted[64];
     char last_annotation[512];
+    char last_message[1024];
     char last_why[256];
     volatile sig_atomic_t *stop_on_act; /* set during act(): SIGTERM while a call is in flight */
 };
@@ -57,10 +60,15 @@ static enum act_result fake_resolve(struct act_backend *b, const struct decision
             return o->resolve_res;
         }
         memset(t, 0, sizeof(*t));
-        t->chain[0] = (struct act_obj){xstrdup("v1"), xstrdup("Pod"), xstrdup(o->ns),
-                                       xstrdup(o->pod), xstrdup(o->uid)};
-        t->chain[1] = (struct act_obj){xstrdup("apps/v1"), xstrdup("Deployment"), xstrdup(o->ns),
-                                       xasprintf("%s-deploy", o->pod), xstrdup("root-uid")};
+        t->chain[0] = (struct act_obj){xstrdup("v1"),   xstrdup("Pod"),  xstrdup(o->ns),
+                                       xstrdup(o->pod), xstrdup(o->uid), NULL};
+        t->chain[1] =
+            (struct act_obj){xstrdup("apps/v1"),  xstrdup("Deployment"),
+                             xstrdup(o->ns),      xasprintf("%s-deploy", o->pod),
+                             xstrdup("root-uid"), o->keep_until ? xstrdup(o->keep_until) : NULL};
+        t->restarted = o->restarted;
+        t->restore_hint =
+            xasprintf("to bring it back: restore %s/Deployment/%s-deploy", o->ns, o->pod);
         t->nchain = 2;
         t->running = o->running;
         t->terminating = o->terminating;
@@ -79,6 +87,7 @@ static enum act_result fake_notice(struct act_backend *b, const struct act_targe
     struct fake *f = fake_of(b);
     f->notices++;
     str_copy(f->last_annotation, sizeof(f->last_annotation), n->annotation);
+    str_copy(f->last_message, sizeof(f->last_message), n->message);
     for (size_t i = 0; i < f->nobjs; i++)
         if (strcmp(f->objs[i].uid, t->chain[0].uid) == 0)
             str_copy(f->objs[i].notice, sizeof(f->objs[i].notice), n->annotation);
@@ -120,9 +129,12 @@ static void fake_target_free(struct act_backend *b, struct act_target *t)
         free(t->chain[i].ns);
         free(t->chain[i].name);
         free(t->chain[i].uid);
+        free(t->chain[i].keep_until);
     }
     free(t->notice);
     t->notice = NULL;
+    free(t->restore_hint);
+    t->restore_hint = NULL;
 }
 
 /* The engine frees the backend; the test keeps a pointer, so free is a no-op here. */
@@ -144,7 +156,8 @@ static void fake_init(struct fake *f)
 
 static void fake_add(struct fake *f, const char *pod, const char *ns, const char *uid)
 {
-    f->objs[f->nobjs++] = (struct fake_obj){pod, ns, uid, true, false, false, ACT_OK, 0, ""};
+    f->objs[f->nobjs++] =
+        (struct fake_obj){pod, ns, uid, true, false, false, ACT_OK, 0, "", NULL, 0};
 }
 
 /* ---- decisions -------------------------------------------------------------------------- */
@@ -1050,6 +1063,173 @@ TEST(no_call_without_a_durable_record)
     free(audit);
 }
 
+/* The audit line (the last one whose event and result match): its message. */
+static char *audit_message(const char *path, const char *event, const char *result)
+{
+    FILE *f = fopen(path, "r");
+    char line[8192], *msg = NULL;
+    while (f && fgets(line, sizeof(line), f)) {
+        json_object *o = json_tokener_parse(line);
+        json_object *ev, *res, *m;
+        if (o && json_object_object_get_ex(o, "event", &ev) &&
+            strcmp(json_object_get_string(ev), event) == 0 &&
+            json_object_object_get_ex(o, "result", &res) &&
+            strcmp(json_object_get_string(res), result) == 0 &&
+            json_object_object_get_ex(o, "message", &m)) {
+            free(msg);
+            msg = xstrdup(json_object_get_string(m));
+        }
+        json_object_put(o);
+    }
+    if (f)
+        fclose(f);
+    return msg;
+}
+
+/*
+ * Issue 18 item 7: an owner's keep-until on the workload or its owner postpones the action up
+ * to the rule's maxKeepUntil after the notice; past it, capped and said so; a malformed value
+ * keeps as long as the rule allows; a rule allowing 0 ignores it. The notice tells the owner
+ * about the annotation, and how to bring the workload back after the action.
+ */
+TEST(keep_until_postpones_within_the_rule)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "uid-1");
+    f.objs[0].keep_until = "1970-01-01T00:40:00Z"; /* 2400 */
+    char *audit = tmp_path("keep.jsonl");
+    struct act *a = act_mk(NULL, audit, 100, &f);
+    struct rule r = rule_with("r1", ACTION_SCALE_TO_ZERO, 300, 10);
+    r.max_keep_until = 3600;
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1000);
+    TEST_CHECK_INT(f.notices, 1); /* the notice still goes out: the owner's time runs */
+    TEST_CHECK_CONTAINS(f.last_message,
+                        "; to postpone it, annotate the workload gpureclaim.io/keep-until=<RFC "
+                        "3339 time> (at most 1h after this notice, 1970-01-01T01:16:40Z); to "
+                        "bring it back: restore ml/Deployment/p1-deploy");
+    for (double t = 1300; t < 2400; t += 100)
+        cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, t);
+    TEST_CHECK_INT(f.acts, 0);
+    TEST_CHECK_INT(audit_count(audit, "skipped", "kept_until"), 1);
+    char *m = audit_message(audit, "skipped", "kept_until");
+    TEST_CHECK_STR(m, "kept until 1970-01-01T00:40:00Z at the owner's request "
+                      "(gpureclaim.io/keep-until on Deployment ml/p1-deploy)");
+    free(m);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 2400);
+    TEST_CHECK_INT(f.acts, 1);
+    m = audit_message(audit, "action", "ok");
+    TEST_CHECK_STR(m, "to bring it back: restore ml/Deployment/p1-deploy");
+    free(m);
+
+    /* past the maximum: capped at the notice + 1h, and said so */
+    fake_add(&f, "p2", "ml", "uid-2");
+    f.objs[1].keep_until = "1970-01-02T00:00:00Z";
+    cycle1(a, &r, "ml", "p2", DECISION_RECLAIM, REASON_IDLE, false, 3000);
+    TEST_CHECK_INT(f.notices, 2);
+    cycle1(a, &r, "ml", "p2", DECISION_RECLAIM, REASON_IDLE, false, 6500);
+    TEST_CHECK_INT(f.acts, 1);
+    m = audit_message(audit, "skipped", "kept_until");
+    TEST_CHECK_CONTAINS(m, "kept until 1970-01-01T01:50:00Z at the owner's request, capped: "
+                           "gpureclaim.io/keep-until on Deployment ml/p2-deploy asks for "
+                           "1970-01-02T00:00:00Z, rule 'r1' allows at most 1h after the notice");
+    free(m);
+    cycle1(a, &r, "ml", "p2", DECISION_RECLAIM, REASON_IDLE, false, 6600);
+    TEST_CHECK_INT(f.acts, 2);
+
+    /* not a time: kept as long as the rule allows, never becomes a reclaim at once */
+    fake_add(&f, "p3", "ml", "uid-3");
+    f.objs[2].keep_until = "friday";
+    cycle1(a, &r, "ml", "p3", DECISION_RECLAIM, REASON_IDLE, false, 7000);
+    cycle1(a, &r, "ml", "p3", DECISION_RECLAIM, REASON_IDLE, false, 7300);
+    TEST_CHECK_INT(f.acts, 2);
+    m = audit_message(audit, "skipped", "kept_until");
+    TEST_CHECK_CONTAINS(m, "'friday', not an RFC 3339 time");
+    free(m);
+    cycle1(a, &r, "ml", "p3", DECISION_RECLAIM, REASON_IDLE, false, 10600);
+    TEST_CHECK_INT(f.acts, 3);
+
+    /* a rule allowing 0: the annotation is not honoured, and the notice does not offer it */
+    struct rule z = rule_with("r0", ACTION_SCALE_TO_ZERO, 300, 10);
+    fake_add(&f, "p4", "ml", "uid-4");
+    f.objs[3].keep_until = "1970-01-02T00:00:00Z";
+    cycle1(a, &z, "ml", "p4", DECISION_RECLAIM, REASON_IDLE, false, 11000);
+    TEST_CHECK(strstr(f.last_message, "keep-until") == NULL);
+    cycle1(a, &z, "ml", "p4", DECISION_RECLAIM, REASON_IDLE, false, 11300);
+    TEST_CHECK_INT(f.acts, 4);
+    act_free(a);
+    free(audit);
+}
+
+/*
+ * Issue 18 item 6: a restored workload (restored-at on its owner, or a pod created after the
+ * action under the owner acted on) whose idle series continues under the same labels is kept
+ * as too young until a full idle window lies after the restart; the ledger records when the
+ * object acted on was first seen running again.
+ */
+TEST(restored_workload_waits_a_whole_window)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "uid-1");
+    char *audit = tmp_path("restored.jsonl");
+    struct act *a = act_mk(NULL, audit, 100, &f);
+    struct rule r = rule_with("r1", ACTION_SCALE_TO_ZERO, 0, 10);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1000);
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK_INT(count_state(a, LEDGER_ACTED), 1);
+
+    /* brought back at 1500 by `restore`, the same pod name, its series idle throughout */
+    f.objs[0].uid = "uid-2";
+    f.objs[0].created = 1400;
+    f.objs[0].restarted = 1500;
+    struct decisions ds = ds_new();
+    struct decision_rec *d = ds_add(&ds, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE);
+    d->window_start = 1450; /* the window begins before the restart: kept */
+    act_cycle(a, &ds, 2350);
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK_INT(f.notices, 1);
+    TEST_CHECK_INT(audit_count(audit, "skipped", "too_young"), 1);
+    char *m = audit_message(audit, "skipped", "too_young");
+    TEST_CHECK_STR(m, "restarted: Deployment p1-deploy was brought back at "
+                      "1970-01-01T00:25:00Z, after the idle window start 1970-01-01T00:24:10Z: "
+                      "its idle window starts at the restart");
+    free(m);
+    /* the ledger knows the object acted on runs again, since its new pod's creation */
+    const struct ledger_entry *e = &act_ledger(a)->v[0];
+    TEST_CHECK_INT(e->state, LEDGER_ACTED);
+    TEST_CHECK_DBL(e->restarted, 1400, 0);
+    /* a whole window after the restart: reclaimed again, through a fresh notice */
+    d->window_start = 1500;
+    d->idle_since = 1500;
+    act_cycle(a, &ds, 2400);
+    TEST_CHECK_INT(f.notices, 2);
+    TEST_CHECK_INT(f.acts, 2);
+    ds_free(&ds);
+    act_free(a);
+    free(audit);
+}
+
+/* A restored-at that cannot be read: a restart cannot be ruled out, so kept, and said so. */
+TEST(unreadable_restart_keeps)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "uid-1");
+    f.objs[0].restarted = INFINITY;
+    char *audit = tmp_path("restored-bad.jsonl");
+    struct act *a = act_mk(NULL, audit, 100, &f);
+    struct rule r = rule_with("r1", ACTION_SCALE_TO_ZERO, 0, 10);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 5000);
+    TEST_CHECK_INT(f.notices, 0);
+    TEST_CHECK_INT(f.acts, 0);
+    char *m = audit_message(audit, "skipped", "too_young");
+    TEST_CHECK_CONTAINS(m, "gpureclaim.io/restored-at on p1-deploy cannot be read");
+    free(m);
+    act_free(a);
+    free(audit);
+}
+
 int main(void)
 {
     tmp_setup();
@@ -1074,6 +1254,9 @@ int main(void)
     RUN(adopts_a_notice_found_on_the_object);
     RUN(never_acts_on_a_notice_the_object_no_longer_shows);
     RUN(no_call_without_a_durable_record);
+    RUN(keep_until_postpones_within_the_rule);
+    RUN(restored_workload_waits_a_whole_window);
+    RUN(unreadable_restart_keeps);
     if (tmpdir[0]) {
         char *cmd = xasprintf("rm -rf '%s'", tmpdir);
         if (system(cmd) != 0)

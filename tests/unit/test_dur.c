@@ -1,6 +1,7 @@
 /*
- * Unit tests of duration text (common/dur.c): Prometheus' Duration.String, including the
- * cases the four former copies disagreed on (5400 s was "90m" in act.c, "1h30m" in plan.c).
+ * Unit tests of duration text (common/dur.c): Prometheus' ParseDuration and Duration.String,
+ * the latter with the cases the four former copies disagreed on (5400 s was "90m" in act.c,
+ * "1h30m" in plan.c).
  */
 #include "dur.c"
 
@@ -61,9 +62,71 @@ TEST(largest_output_fits_and_small_buffers_truncate)
     TEST_CHECK_STR(dur_format(one, sizeof(one), -3661), "");
 }
 
+TEST(prometheus_parse)
+{
+    static const struct {
+        const char *in;
+        int rc;
+        double secs;
+    } cases[] = {
+        {"30s", 0, 30},
+        {"15m", 0, 900},
+        {"1h30m", 0, 5400},
+        {"2d", 0, 172800},
+        {"1w", 0, 604800},
+        {"1y", 0, 31536000},
+        {"0", 0, 0},
+        {"0s", 0, 0},
+        {"1500ms", 0, 1.5},
+        {"1m30s500ms", 0, 90.5},
+        {"1d2h3m4s", 0, 93784},
+        {"", -1, 0},
+        {"15", -1, 0},
+        {"m", -1, 0},
+        {"1h1h", -1, 0},
+        {"1m1h", -1, 0},
+        {"1s1ms1s", -1, 0},
+        {"-5m", -1, 0},
+        {"1.5h", -1, 0},
+        {"15 m", -1, 0},
+        {"15M", -1, 0},
+        {"1x", -1, 0},
+        {"9999999999999999s", -1, 0},
+        {"300000000y", -1, 0},
+        {"1000000y", 0, 31536000000000.0},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        double s = -1;
+        int rc = dur_parse(cases[i].in, &s);
+        if (rc != cases[i].rc)
+            fprintf(stderr, "duration '%s'\n", cases[i].in);
+        TEST_CHECK_INT(rc, cases[i].rc);
+        if (cases[i].rc == 0)
+            TEST_CHECK_DBL(s, cases[i].secs, 1e-9);
+    }
+    double s;
+    TEST_CHECK_INT(dur_parse(NULL, &s), -1);
+}
+
+/* What dur_format prints parses back to the same milliseconds (the reason both live here). */
+TEST(format_parses_back)
+{
+    static const double cases[] = {
+        0,          0.001,           0.5,           1.5, 45, 59.6, 5400, 86400, 97200, 7 * 86400,
+        30 * 86400, 365 * 86400 + 1, 14 * 86400 + 1};
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        char buf[DUR_LEN];
+        double back = -1;
+        TEST_CHECK_INT(dur_parse(dur_format(buf, sizeof(buf), cases[i]), &back), 0);
+        TEST_CHECK_DBL(back, cases[i], 1e-9);
+    }
+}
+
 int main(void)
 {
     RUN(prometheus_format);
     RUN(largest_output_fits_and_small_buffers_truncate);
+    RUN(prometheus_parse);
+    RUN(format_parses_back);
     return test_done();
 }

@@ -108,6 +108,27 @@ TEST(duplicates_keep_first_and_are_counted)
     expo_free(e);
 }
 
+TEST(disagreeing_help_or_type_is_counted)
+{
+    /* Two places describing one family differently: the first HELP and TYPE are kept (one of
+     * each in the output), and every disagreeing sample is counted instead of lost silently. */
+    char same_text[] = "first"; /* equal text at another address is no conflict */
+    struct expo *e = expo_new();
+    expo_add(e, "c", EXPO_GAUGE, "first", 1, "k", "1", NULL);
+    expo_add(e, "c", EXPO_GAUGE, same_text, 2, "k", "2", NULL);
+    TEST_CHECK_INT(expo_conflicts(e), 0);
+    expo_add(e, "c", EXPO_GAUGE, "second", 3, "k", "3", NULL);
+    expo_add(e, "c", EXPO_COUNTER, "first", 4, "k", "4", NULL);
+    static const struct expo_family fam = {"c", EXPO_GAUGE, "first"};
+    expo_put(e, &fam, 5, "k", "5", NULL);
+    char *out = render(e);
+    TEST_CHECK_STR(out, "# HELP c first\n# TYPE c gauge\nc{k=\"1\"} 1\nc{k=\"2\"} 2\n"
+                        "c{k=\"3\"} 3\nc{k=\"4\"} 4\nc{k=\"5\"} 5\n");
+    TEST_CHECK_INT(expo_conflicts(e), 2);
+    free(out);
+    expo_free(e);
+}
+
 TEST(null_label_values_are_skipped)
 {
     struct expo *e = expo_new();
@@ -149,13 +170,26 @@ TEST(many_families_rehash)
     expo_free(e);
 }
 
+/* An empty exposition (a program with nothing to say yet) renders as nothing, and is well
+   defined doing so: under UBSan, qsort and memset of its NULL arrays aborted (make check-san). */
+TEST(empty_renders_nothing)
+{
+    struct expo *e = expo_new();
+    char *out = render(e);
+    TEST_CHECK_STR(out ? out : "", "");
+    free(out);
+    expo_free(e);
+}
+
 int main(void)
 {
     RUN(escapes_exactly_three_characters);
+    RUN(empty_renders_nothing);
     RUN(values);
     RUN(integers_as_printf_prints_them);
     RUN(families_grouped_and_sorted);
     RUN(duplicates_keep_first_and_are_counted);
+    RUN(disagreeing_help_or_type_is_counted);
     RUN(null_label_values_are_skipped);
     RUN(many_families_rehash);
     return test_done();

@@ -109,6 +109,28 @@ TEST(length_without_len_pointer)
     free(buf);
 }
 
+/* A secret loses the newline echo and projected tokens end with; a missing one says what it is. */
+TEST(secret_read_trims_and_names_the_file)
+{
+    FILE *f = fopen(at("s"), "w");
+    TEST_CHECK(f != NULL);
+    if (!f)
+        return;
+    fputs("t0ken \n\n", f);
+    fclose(f);
+    char err[256] = "";
+    char *s = secret_read(at("s"), "token", err, sizeof(err));
+    TEST_CHECK_STR(s, "t0ken");
+    secret_free(s);
+    secret_free(NULL);
+    TEST_CHECK(secret_read(at("missing"), "token", err, sizeof(err)) == NULL);
+    char want[PATH_MAX + 64];
+    snprintf(want, sizeof(want), "cannot read token file '%s': No such file or directory",
+             at("missing"));
+    TEST_CHECK_STR(err, want);
+    unlink(at("s"));
+}
+
 int main(void)
 {
     snprintf(root, sizeof(root), "/tmp/test_file.XXXXXX");
@@ -120,6 +142,7 @@ int main(void)
     RUN(errors_keep_errno_and_say_why);
     RUN(endless_file_stops_at_the_cap);
     RUN(length_without_len_pointer);
+    RUN(secret_read_trims_and_names_the_file);
     unlink(at("f"));
     unlink(at("g"));
     rmdir(root);

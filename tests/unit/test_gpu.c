@@ -136,6 +136,100 @@ TEST(missing_root_is_an_error)
     gpu_list_free(&l);
 }
 
+/* Nodes without a served AMD GPU (tests/fixtures/node-*, around a real H200 VM's PCI bus). */
+TEST(node_without_amd_gpu_is_not_an_error)
+{
+    static const char *const trees[] = {"node-no-drm", "node-empty-drm", "node-nvidia-drm"};
+    for (size_t i = 0; i < ARRAY_LEN(trees); i++) {
+        struct gpu_list l;
+        TEST_CHECK_INT(discover(trees[i], &l), 0);
+        TEST_CHECK_INT(l.n, 0);
+        TEST_CHECK_INT(l.nproblems, 0);
+        TEST_CHECK(l.pci_known);
+        TEST_CHECK_INT(l.amd_pci, 0);
+        TEST_CHECK_INT(l.nunserved, 0);
+        TEST_CHECK(l.has_drm == (i > 0));
+        gpu_list_free(&l);
+    }
+}
+
+TEST(unserved_amd_gpus_are_named)
+{
+    struct gpu_list l;
+    TEST_CHECK_INT(discover("node-amd-unserved", &l), 0);
+    TEST_CHECK_INT(l.n, 0);
+    TEST_CHECK(l.pci_known && !l.has_drm);
+    /* Two MI300X functions; the AMD HDMI audio function (class 0x0403) is not a GPU. */
+    TEST_CHECK_INT(l.amd_pci, 2);
+    TEST_CHECK_INT(l.nunserved, 2);
+    if (l.nunserved == 2) {
+        TEST_CHECK_STR(l.unserved[0].pci, "0000:00:07.0");
+        TEST_CHECK_STR(l.unserved[0].pci_id, "1002:74A1");
+        TEST_CHECK_STR(l.unserved[0].driver, "");
+        TEST_CHECK_STR(l.unserved[1].pci, "0000:00:08.0");
+        TEST_CHECK_STR(l.unserved[1].driver, "vfio-pci");
+    }
+    gpu_list_free(&l);
+}
+
+TEST(served_gpus_are_not_unserved)
+{
+    struct gpu_list l;
+    TEST_CHECK_INT(discover("mi300x-cpx", &l), 0);
+    TEST_CHECK_INT(l.amd_pci, 8);
+    TEST_CHECK_INT(l.nunserved, 0);
+    gpu_list_free(&l);
+    /* broken: card2's function has no class file (not known to be a GPU) and card5 cannot be
+     * identified (a card problem): neither is also called unserved. */
+    TEST_CHECK_INT(discover("broken", &l), 0);
+    TEST_CHECK_INT(l.nunserved, 0);
+    gpu_list_free(&l);
+    /* procfs-drm has no bus/pci: unserved GPUs are unknown, not "none". */
+    TEST_CHECK_INT(discover("procfs-drm", &l), 0);
+    TEST_CHECK(!l.pci_known && l.has_drm);
+    gpu_list_free(&l);
+}
+
+TEST(no_drm_and_no_pci_bus_is_an_error_radeon_is_unserved)
+{
+    char root[PATH_MAX], err[256] = "";
+    TEST_CHECK_INT(tmptree_make(root, sizeof(root), "gpu-unknown"), 0);
+    struct gpu_list l;
+    /* Neither class/drm nor bus/pci/devices: nothing tells whether the node has GPUs. */
+    TEST_CHECK_INT(gpu_discover(root, &l, err, sizeof(err)), -1);
+    TEST_CHECK_CONTAINS(err, "bus/pci/devices");
+    gpu_list_free(&l);
+    /* An AMD GPU whose DRM card belongs to radeon is not served by amdgpu either. */
+    const char *dev = "bus/pci/devices/0000:03:00.0";
+    char p[PATH_MAX];
+    snprintf(p, sizeof(p), "%s/vendor", dev);
+    TEST_CHECK_INT(tmptree_put(root, p, "0x1002\n"), 0);
+    snprintf(p, sizeof(p), "%s/device", dev);
+    TEST_CHECK_INT(tmptree_put(root, p, "0x6798\n"), 0);
+    snprintf(p, sizeof(p), "%s/class", dev);
+    TEST_CHECK_INT(tmptree_put(root, p, "0x030000\n"), 0);
+    snprintf(p, sizeof(p), "%s/uevent", dev);
+    TEST_CHECK_INT(tmptree_put(root, p, "DRIVER=radeon\nPCI_SLOT_NAME=0000:03:00.0\n"), 0);
+    TEST_CHECK_INT(
+        tmptree_symlink(root, "bus/pci/devices/0000:03:00.0/driver", "../../drivers/radeon"), 0);
+    TEST_CHECK_INT(tmptree_mkdirs(root, "bus/pci/drivers/radeon"), 0);
+    TEST_CHECK_INT(tmptree_symlink(root, "bus/pci/devices/0000:03:00.0/drm/card0/device",
+                                   "../../../0000:03:00.0"),
+                   0);
+    TEST_CHECK_INT(
+        tmptree_symlink(root, "class/drm/card0", "../../bus/pci/devices/0000:03:00.0/drm/card0"),
+        0);
+    TEST_CHECK_INT(gpu_discover(root, &l, err, sizeof(err)), 0);
+    TEST_CHECK_INT(l.n, 0);
+    TEST_CHECK_INT(l.nunserved, 1);
+    if (l.nunserved == 1) {
+        TEST_CHECK_STR(l.unserved[0].pci_id, "1002:6798");
+        TEST_CHECK_STR(l.unserved[0].driver, "radeon");
+    }
+    gpu_list_free(&l);
+    tmptree_remove(root);
+}
+
 TEST(numbered_names)
 {
     TEST_CHECK_INT(numbered("card12", "card"), 12);
@@ -200,6 +294,10 @@ int main(void)
     RUN(real_capture_without_kfd);
     RUN(broken_card_reported_others_kept);
     RUN(missing_root_is_an_error);
+    RUN(node_without_amd_gpu_is_not_an_error);
+    RUN(unserved_amd_gpus_are_named);
+    RUN(served_gpus_are_not_unserved);
+    RUN(no_drm_and_no_pci_bus_is_an_error_radeon_is_unserved);
     RUN(numbered_names);
     RUN(kfd_properties_parser);
     RUN(partition_memory_from_kfd_mem_banks);

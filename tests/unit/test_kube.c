@@ -15,6 +15,7 @@
 
 #include "kube.c"
 #include "kube_json.c"
+#include "act_kube.c"
 #include "fake.h"
 #include "test.h"
 #include "tmptree.h"
@@ -555,20 +556,31 @@ TEST(paths_and_config)
         {"apps/v1", "ReplicaSet", "ml", "r", NULL, "/apis/apps/v1/namespaces/ml/replicasets/r"},
         {"apps/v1", "StatefulSet", "ml", "s", NULL, "/apis/apps/v1/namespaces/ml/statefulsets/s"},
         {"batch/v1", "Job", "ml", "j", NULL, "/apis/batch/v1/namespaces/ml/jobs/j"},
-        {"kueue.x-k8s.io/v1beta2", "Workload", "ml", "w", NULL,
-         "/apis/kueue.x-k8s.io/v1beta2/namespaces/ml/workloads/w"},
+        /* Not compiled into kube-apiserver: only discovery knows them, and it is not
+           reachable here, so no path is made up. */
+        {"kueue.x-k8s.io/v1beta2", "Workload", "ml", "w", NULL, NULL},
         {"ray.io/v1", "RayCluster", "ml", "r", NULL, NULL},
+        {"ray.io/v1/x", "RayCluster", "ml", "r", NULL, NULL},
+        {"ray.io?x", "RayCluster", "ml", "r", NULL, NULL},
         {"v1", "Deployment", "ml", "d", NULL, NULL},
         {"v1", "Pod", "ml", "../x", NULL, NULL},
         {"v1", "Pod", "ml", "a?b", NULL, NULL},
         {"v1", "Pod", "", "a", NULL, NULL},
         {"v1", "Pod", "ml", NULL, NULL, NULL},
     };
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+    /* Nothing listens on port 1: a request fails at once. */
+    struct kube_cfg pcfg = {.api_url = "http://127.0.0.1:1", .token_file = "", .timeout = 2};
+    char perr[256];
+    struct kube *pk = kube_new(&pcfg, perr, sizeof(perr));
+    TEST_CHECK(pk != NULL);
+    for (size_t i = 0; pk && i < ARRAY_LEN(cases); i++) {
         struct kube_ref ref = {(char *)cases[i].av, (char *)cases[i].kind, (char *)cases[i].ns,
                                (char *)cases[i].name, NULL};
         char err[256] = "";
-        char *p = kube_path(&ref, cases[i].sub, err, sizeof(err));
+        struct kube_resource res;
+        char *p = NULL;
+        kube_path(pk, &ref, cases[i].sub, &res, &p, err, sizeof(err));
+        kube_resource_free(&res);
         if (cases[i].path) {
             TEST_CHECK_STR(p, cases[i].path);
         } else {
@@ -577,6 +589,7 @@ TEST(paths_and_config)
         }
         free(p);
     }
+    kube_free(pk);
 
     char err[256] = "";
     struct kube_cfg cfg = {0};
@@ -663,7 +676,8 @@ TEST(deployment_scale_to_zero)
         TEST_CHECK_STR(ch.obj[2].ref.ns, "ml");
         TEST_CHECK(!ch.kueue);
         int64_t prev = -1;
-        TEST_CHECK_INT(kube_scale_to_zero(e.k, &ch.obj[2].ref, &prev, err, sizeof(err)), KUBE_OK);
+        TEST_CHECK_INT(kube_scale_to_zero(e.k, &ch.obj[2].ref, NULL, &prev, err, sizeof(err)),
+                       KUBE_OK);
         TEST_CHECK_INT(prev, 3);
     }
     TEST_CHECK_INT(env_load_log(&e), 6);
@@ -697,7 +711,8 @@ TEST(deployment_scale_to_zero)
         TEST_CHECK_STR(kube_annotation(&d, "deployment.kubernetes.io/revision"), "1");
         kube_obj_free(&d);
         int64_t prev = -1;
-        TEST_CHECK_INT(kube_scale_to_zero(e.k, &ch.obj[2].ref, &prev, err, sizeof(err)), KUBE_OK);
+        TEST_CHECK_INT(kube_scale_to_zero(e.k, &ch.obj[2].ref, NULL, &prev, err, sizeof(err)),
+                       KUBE_OK);
         TEST_CHECK_INT(prev, 0);
         TEST_CHECK_INT(env_load_log(&e), 8);
         CHECK_REQ(&e, 7, "GET", "/apis/apps/v1/namespaces/ml/deployments/train/scale");
@@ -721,7 +736,7 @@ TEST(scale_patch_uid_precondition)
     struct kube_ref dep = {(char *)"apps/v1", (char *)"Deployment", (char *)"ml", (char *)"train",
                            (char *)UID("000003")};
     int64_t prev = -1;
-    TEST_CHECK_INT(kube_scale_to_zero(e.k, &dep, &prev, err, sizeof(err)), KUBE_CONFLICT);
+    TEST_CHECK_INT(kube_scale_to_zero(e.k, &dep, NULL, &prev, err, sizeof(err)), KUBE_CONFLICT);
     TEST_CHECK_CONTAINS(err, "HTTP 409 Conflict");
     TEST_CHECK_CONTAINS(err, "deployments/scale.apps \"train\": Precondition failed: UID in "
                              "precondition: " UID("000003"));
@@ -736,7 +751,7 @@ TEST(scale_patch_uid_precondition)
     TEST_CHECK(d.ref.uid && strcmp(d.ref.uid, UID("000003")) != 0);
     kube_obj_free(&d);
     /* no uid, no scale */
-    TEST_CHECK_INT(kube_scale_to_zero(e.k, &dep, &prev, err, sizeof(err)), KUBE_UNSUPPORTED);
+    TEST_CHECK_INT(kube_scale_to_zero(e.k, &dep, NULL, &prev, err, sizeof(err)), KUBE_UNSUPPORTED);
     TEST_CHECK_CONTAINS(err, "without a uid");
     TEST_CHECK_INT(env_load_log(&e), 4);
     env_stop(&e);
@@ -758,7 +773,7 @@ TEST(stop_flag_cancels_calls)
     stop = 1;
     struct kube_ref ref = {(char *)"v1", (char *)"Pod", (char *)"ml", (char *)"p1",
                            (char *)UID("000010")};
-    TEST_CHECK_INT(kube_delete(e.k, &ref, NULL, err, sizeof(err)), KUBE_CANCELLED);
+    TEST_CHECK_INT(kube_delete(e.k, &ref, NULL, NULL, err, sizeof(err)), KUBE_CANCELLED);
     TEST_CHECK_CONTAINS(err, "the enforcer is stopping");
     TEST_CHECK_INT(kube_post_event(e.k, &ref, "R", "m", NULL, NULL, err, sizeof(err)),
                    KUBE_CANCELLED);
@@ -788,7 +803,7 @@ TEST(gate_cancels_calls)
     leader = false;
     struct kube_ref ref = {(char *)"v1", (char *)"Pod", (char *)"ml", (char *)"p1",
                            (char *)UID("000010")};
-    TEST_CHECK_INT(kube_delete(e.k, &ref, NULL, err, sizeof(err)), KUBE_CANCELLED);
+    TEST_CHECK_INT(kube_delete(e.k, &ref, NULL, NULL, err, sizeof(err)), KUBE_CANCELLED);
     TEST_CHECK_CONTAINS(err, "not the leader");
     TEST_CHECK_INT(env_load_log(&e), 1);
     env_stop(&e);
@@ -806,7 +821,8 @@ TEST(statefulset_scale_and_replaced_owner)
     int64_t prev = -1;
     if (ch.n == 2) {
         TEST_CHECK_STR(ch.obj[1].ref.kind, "StatefulSet");
-        TEST_CHECK_INT(kube_scale_to_zero(e.k, &ch.obj[1].ref, &prev, err, sizeof(err)), KUBE_OK);
+        TEST_CHECK_INT(kube_scale_to_zero(e.k, &ch.obj[1].ref, NULL, &prev, err, sizeof(err)),
+                       KUBE_OK);
         TEST_CHECK_INT(prev, 2);
     }
     kube_chain_free(&ch);
@@ -827,7 +843,7 @@ TEST(statefulset_scale_and_replaced_owner)
     /* A scale whose annotation patch hits a replacement stops before the scale. */
     struct kube_ref stale = {(char *)"apps/v1", (char *)"Deployment", (char *)"ml", (char *)"train",
                              (char *)"not-the-uid"};
-    TEST_CHECK_INT(kube_scale_to_zero(e.k, &stale, &prev, err, sizeof(err)), KUBE_CONFLICT);
+    TEST_CHECK_INT(kube_scale_to_zero(e.k, &stale, NULL, &prev, err, sizeof(err)), KUBE_CONFLICT);
     TEST_CHECK_CONTAINS(err, "Precondition failed: UID in precondition: not-the-uid");
     TEST_CHECK_INT(prev, 0);
     size_t n = env_load_log(&e);
@@ -842,9 +858,18 @@ TEST(statefulset_scale_and_replaced_owner)
     struct kube_ref job = {(char *)"batch/v1", (char *)"Job", (char *)"ml", (char *)"kq",
                            (char *)"u"};
     size_t before = env_load_log(&e);
-    TEST_CHECK_INT(kube_scale_to_zero(e.k, &job, &prev, err, sizeof(err)), KUBE_UNSUPPORTED);
+    TEST_CHECK_INT(kube_scale_to_zero(e.k, &job, NULL, &prev, err, sizeof(err)), KUBE_UNSUPPORTED);
     TEST_CHECK_INT(env_load_log(&e), before);
     env_stop(&e);
+}
+
+/* A climb that stops below a CronJob, as the kinds table says for it (act_kube.c). */
+static bool climb_not_cronjob(void *arg, const struct kube_obj *child,
+                              const struct kube_owner_ref *owner)
+{
+    (void)arg;
+    (void)child;
+    return strcmp(owner->kind, "CronJob") != 0;
 }
 
 TEST(job_suspend_stops_at_cronjob)
@@ -854,26 +879,46 @@ TEST(job_suspend_stops_at_cronjob)
         return;
     char err[512] = "";
     struct kube_chain ch;
+    /* Without a climb function every controller is followed, the CronJob too. */
     TEST_CHECK_INT(chain_of(&e, "nightly-29001-abcde", &ch, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(ch.n, 3);
+    TEST_CHECK(ch.n == 3 && strcmp(ch.obj[2].ref.kind, "CronJob") == 0);
+    kube_chain_free(&ch);
+    struct kube_obj pod;
+    TEST_CHECK_INT(kube_get_pod(e.k, "ml", "nightly-29001-abcde", &pod, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(kube_owner_walk(e.k, &pod, climb_not_cronjob, NULL, &ch, err, sizeof(err)),
+                   KUBE_OK);
+    kube_obj_free(&pod);
     TEST_CHECK_INT(ch.n, 2);
+    char *want = NULL;
     if (ch.n == 2) {
         TEST_CHECK_STR(ch.obj[1].ref.kind, "Job");
-        TEST_CHECK(!ch.kueue && !ch.obj[1].suspended);
+        TEST_CHECK(!ch.kueue && !ch.obj[1].suspended && ch.obj[1].resource_version);
+        want = xasprintf(
+            "{\"metadata\":{\"uid\":\"" UID("000022") "\",\"resourceVersion\":"
+                                                      "\"%s\"},\"spec\":{\"suspend\":true}}",
+            ch.obj[1].resource_version);
         TEST_CHECK_INT(kube_suspend(e.k, &ch.obj[1], err, sizeof(err)), KUBE_OK);
         struct kube_obj j;
         TEST_CHECK_INT(kube_get(e.k, &ch.obj[1].ref, &j, err, sizeof(err)), KUBE_OK);
         TEST_CHECK(j.suspended);
+        /* Each write gives the object a new resourceVersion. */
+        TEST_CHECK(j.resource_version &&
+                   strcmp(j.resource_version, ch.obj[1].resource_version) != 0);
         kube_obj_free(&j);
-        /* A pod is not a Job. */
-        TEST_CHECK_INT(kube_suspend(e.k, &ch.obj[0], err, sizeof(err)), KUBE_UNSUPPORTED);
+        /* The Job as read before the patch is stale now: changed since read, nothing sent
+           twice. */
+        TEST_CHECK_INT(kube_suspend(e.k, &ch.obj[1], err, sizeof(err)), KUBE_CONFLICT);
+        TEST_CHECK_CONTAINS(err, "jobs.batch \"nightly-29001\": the object has been modified; "
+                                 "please apply your changes to the latest version and try again");
     }
     kube_chain_free(&ch);
-    TEST_CHECK_INT(env_load_log(&e), 4);
-    CHECK_REQ(&e, 1, "GET", "/apis/batch/v1/namespaces/ml/jobs/nightly-29001");
-    CHECK_REQ(&e, 2, "PATCH", "/apis/batch/v1/namespaces/ml/jobs/nightly-29001");
-    TEST_CHECK(jeq(e.req[2], "/content_type", merge_ct));
-    TEST_CHECK(jeq(e.req[2], "/body",
-                   "{\"metadata\":{\"uid\":\"" UID("000022") "\"},\"spec\":{\"suspend\":true}}"));
+    TEST_CHECK_INT(env_load_log(&e), 8);
+    CHECK_REQ(&e, 4, "GET", "/apis/batch/v1/namespaces/ml/jobs/nightly-29001");
+    CHECK_REQ(&e, 5, "PATCH", "/apis/batch/v1/namespaces/ml/jobs/nightly-29001");
+    TEST_CHECK(jeq(e.req[5], "/content_type", merge_ct));
+    TEST_CHECK(want && jeq(e.req[5], "/body", want));
+    free(want);
     env_stop(&e);
 }
 
@@ -986,7 +1031,7 @@ TEST(delete_with_uid_precondition)
     struct kube_ref dep = {(char *)"apps/v1", (char *)"Deployment", (char *)"ml", (char *)"train",
                            (char *)"stale-uid"};
     /* Stale uid: 409, nothing deleted. */
-    TEST_CHECK_INT(kube_delete(e.k, &dep, NULL, err, sizeof(err)), KUBE_CONFLICT);
+    TEST_CHECK_INT(kube_delete(e.k, &dep, NULL, NULL, err, sizeof(err)), KUBE_CONFLICT);
     TEST_CHECK_CONTAINS(
         err, "cannot delete Deployment 'ml/train': HTTP 409 Conflict: Operation "
              "cannot be fulfilled on deployments.apps \"train\": Precondition "
@@ -996,10 +1041,10 @@ TEST(delete_with_uid_precondition)
     kube_obj_free(&o);
 
     dep.uid = (char *)UID("000003");
-    TEST_CHECK_INT(kube_delete(e.k, &dep, "Foreground", err, sizeof(err)), KUBE_OK);
-    TEST_CHECK_INT(kube_delete(e.k, &p2, NULL, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(kube_delete(e.k, &dep, "Foreground", NULL, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(kube_delete(e.k, &p2, NULL, NULL, err, sizeof(err)), KUBE_OK);
     TEST_CHECK_INT(kube_get(e.k, &p2, &o, err, sizeof(err)), KUBE_NOT_FOUND);
-    TEST_CHECK_INT(kube_delete(e.k, &p2, NULL, err, sizeof(err)), KUBE_NOT_FOUND);
+    TEST_CHECK_INT(kube_delete(e.k, &p2, NULL, NULL, err, sizeof(err)), KUBE_NOT_FOUND);
     TEST_CHECK_CONTAINS(err, "HTTP 404 NotFound: pods \"p2\" not found");
 
     TEST_CHECK_INT(env_load_log(&e), 6);
@@ -1014,14 +1059,19 @@ TEST(delete_with_uid_precondition)
 
     /* Refused before any request: no uid, unknown propagation, unknown kind. */
     p2.uid = NULL;
-    TEST_CHECK_INT(kube_delete(e.k, &p2, NULL, err, sizeof(err)), KUBE_ERROR);
+    TEST_CHECK_INT(kube_delete(e.k, &p2, NULL, NULL, err, sizeof(err)), KUBE_ERROR);
     TEST_CHECK_CONTAINS(err, "without a uid");
     p2.uid = (char *)"u";
-    TEST_CHECK_INT(kube_delete(e.k, &p2, "Cascade", err, sizeof(err)), KUBE_ERROR);
-    struct kube_ref ray = {(char *)"ray.io/v1", (char *)"RayCluster", (char *)"ml", (char *)"r",
+    TEST_CHECK_INT(kube_delete(e.k, &p2, "Cascade", NULL, err, sizeof(err)), KUBE_ERROR);
+    /* A kind the API does not serve: discovery says so (/apis/GROUP/VERSION 404, the group
+       absent from /apis), and nothing is deleted. */
+    struct kube_ref gad = {(char *)"example.org/v1", (char *)"Gadget", (char *)"ml", (char *)"g",
                            (char *)"u"};
-    TEST_CHECK_INT(kube_delete(e.k, &ray, NULL, err, sizeof(err)), KUBE_UNSUPPORTED);
-    TEST_CHECK_INT(env_load_log(&e), 6);
+    TEST_CHECK_INT(kube_delete(e.k, &gad, NULL, NULL, err, sizeof(err)), KUBE_UNSUPPORTED);
+    TEST_CHECK_CONTAINS(err, "the API does not serve 'example.org/v1' (no such API group)");
+    TEST_CHECK_INT(env_load_log(&e), 8);
+    CHECK_REQ(&e, 6, "GET", "/apis/example.org/v1");
+    CHECK_REQ(&e, 7, "GET", "/apis");
     env_stop(&e);
 }
 
@@ -1322,6 +1372,199 @@ TEST(event_and_annotation)
     env_stop(&e);
 }
 
+/*
+ * Kueue Workloads in tests/e2e/data/kube/kueue-pending.json (namespace queue): waiting for
+ * amd.com/gpu are job-wait-gpu, job-own and job-two-sets (the second pod set's clause); the
+ * others are reserved, finished, deactivated, deleting, too big for the queue ("insufficient
+ * quota ... > maximum capacity"), or short of cpu or amd.com/gpu_xcp.
+ */
+TEST(parse_kueue_waiting)
+{
+    char *path = xasprintf("%s/kueue-pending.json", data_dir);
+    size_t len = 0;
+    char *body = test_read_file(path, &len);
+    TEST_CHECK(body != NULL);
+    const char *b = body ? body : "";
+    size_t count = 99;
+    char err[256] = "";
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(b, len, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 3);
+    /* The candidate's own Workload, found by its owner's uid, its job-uid label or its uid. */
+    const char *own_job[] = {UID("000512")}, *own_wl[] = {UID("000511")};
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(b, len, "amd.com/gpu", own_job, 1, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 2);
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(b, len, "amd.com/gpu", own_wl, 1, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 2);
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(b, len, "amd.com/gpu_xcp", NULL, 0, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 1);
+    TEST_CHECK_INT(kube_parse_kueue_waiting(b, len, "amd.com", NULL, 0, &count, err, sizeof(err)),
+                   0);
+    TEST_CHECK_INT(count, 0); /* a prefix of the name is not the name */
+    free(body);
+    free(path);
+
+    /* The label alone (no owner reference) also marks the candidate's own Workload. */
+    const char lab[] =
+        "{\"items\":[{\"metadata\":{\"name\":\"w\",\"uid\":\"w1\",\"labels\":{"
+        "\"kueue.x-k8s.io/job-uid\":\"j1\"}},\"spec\":{\"active\":true},\"status\":{"
+        "\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"False\",\"message\":"
+        "\"insufficient unused quota for r/x in flavor f, 1 more needed\"}]}}]}";
+    const char *j1[] = {"j1"};
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(lab, strlen(lab), "r/x", NULL, 0, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 1);
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(lab, strlen(lab), "r/x", j1, 1, &count, err, sizeof(err)), 0);
+    TEST_CHECK_INT(count, 0);
+    /* No QuotaReserved condition yet (not looked at by the scheduler): nothing proven. */
+    const char fresh[] = "{\"items\":[{\"metadata\":{\"name\":\"w\"},\"status\":{}}]}";
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting(fresh, strlen(fresh), "r/x", NULL, 0, &count, err, sizeof(err)),
+        0);
+    TEST_CHECK_INT(count, 0);
+    TEST_CHECK_INT(kube_parse_kueue_waiting("{}", 2, "r/x", NULL, 0, &count, err, sizeof(err)), -1);
+    TEST_CHECK_CONTAINS(err, "'items' is missing");
+    TEST_CHECK_INT(
+        kube_parse_kueue_waiting("{\"items\":[1]}", 11, "r/x", NULL, 0, &count, err, sizeof(err)),
+        -1);
+    TEST_CHECK_INT(count, 0);
+}
+
+/* The call: one list over all namespaces; 404 (Kueue not installed) is KUBE_NOT_FOUND. */
+TEST(kueue_waiting_pressure)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0)
+        return;
+    char err[512] = "";
+    size_t count = 99;
+    const char *own[] = {UID("000512")};
+    TEST_CHECK_INT(
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", own, 1, &count, err, sizeof(err)),
+        KUBE_OK);
+    TEST_CHECK_INT(count, 2);
+    TEST_CHECK_INT(env_load_log(&e), 1);
+    CHECK_REQ(&e, 0, "GET", "/apis/kueue.x-k8s.io/v1beta1/workloads");
+    TEST_CHECK(jeq(e.req[0], "/query", ""));
+    tmptree_put(e.dir, "faults",
+                "GET /apis/kueue.x-k8s.io/v1beta1/workloads=404x1\n"
+                "GET /apis/kueue.x-k8s.io/v1beta1/workloads=403x1\n");
+    count = 99;
+    TEST_CHECK_INT(
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)),
+        KUBE_NOT_FOUND);
+    TEST_CHECK_INT(count, 0);
+    TEST_CHECK_INT(
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)),
+        KUBE_FORBIDDEN);
+    TEST_CHECK_CONTAINS(err, "list Kueue workloads waiting for 'amd.com/gpu'");
+    env_stop(&e);
+}
+
+/* SelfSubjectAccessReview answers: allowed, denied, undecided, malformed. */
+TEST(parse_ssar)
+{
+    static const struct {
+        const char *body;
+        int ret, verdict;
+        const char *reason;
+    } cases[] = {
+        {"{\"status\":{\"allowed\":true,\"reason\":\"RBAC: allowed by RoleBinding\"}}", 0,
+         KUBE_ACCESS_ALLOWED, "RBAC: allowed by RoleBinding"},
+        {"{\"status\":{\"allowed\":false}}", 0, KUBE_ACCESS_DENIED, NULL},
+        {"{\"status\":{\"allowed\":false,\"denied\":true,\"reason\":\"no\"}}", 0,
+         KUBE_ACCESS_DENIED, "no"},
+        /* the webhook authorizer failed: not allowed, not denied, nothing decided */
+        {"{\"status\":{\"allowed\":false,\"evaluationError\":\"webhook timed out\"}}", 0,
+         KUBE_ACCESS_UNKNOWN, "webhook timed out"},
+        {"{\"status\":{\"allowed\":true,\"evaluationError\":\"one of two failed\"}}", 0,
+         KUBE_ACCESS_ALLOWED, NULL},
+        {"{\"spec\":{}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
+        {"{\"status\":{}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
+        {"{\"status\":{\"allowed\":\"true\"}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
+        {"{\"status\":{\"allowed\":true,\"denied\":true}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
+        {"<html>", -1, KUBE_ACCESS_UNKNOWN, NULL},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
+        int verdict = 42;
+        char *reason = NULL, err[256] = "";
+        TEST_CHECK_INT(kube_parse_ssar(cases[i].body, strlen(cases[i].body), &verdict, &reason, err,
+                                       sizeof(err)),
+                       cases[i].ret);
+        TEST_CHECK_INT(verdict, cases[i].verdict);
+        if (cases[i].reason)
+            TEST_CHECK(reason && strcmp(reason, cases[i].reason) == 0);
+        if (cases[i].ret < 0)
+            TEST_CHECK(err[0] != '\0' && reason == NULL);
+        free(reason);
+    }
+    struct kube_access a = {"ml", "patch", "apps", "deployments", "scale", NULL};
+    char *b = kube_body_ssar(&a);
+    TEST_CHECK_STR(b, "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":"
+                      "\"SelfSubjectAccessReview\",\"spec\":{\"resourceAttributes\":{"
+                      "\"namespace\":\"ml\",\"verb\":\"patch\",\"group\":\"apps\",\"resource\":"
+                      "\"deployments\",\"subresource\":\"scale\"}}}");
+    free(b);
+    /* core group and every namespace: both omitted, as the API's omitempty does */
+    struct kube_access c = {"", "list", "", "pods", NULL, NULL};
+    b = kube_body_ssar(&c);
+    TEST_CHECK_STR(b, "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":"
+                      "\"SelfSubjectAccessReview\",\"spec\":{\"resourceAttributes\":{"
+                      "\"verb\":\"list\",\"resource\":\"pods\"}}}");
+    free(b);
+}
+
+/* The review call against the fake: granted, denied by its deny file, and failures unknown. */
+TEST(access_review)
+{
+    struct env e;
+    char deny[4300];
+    snprintf(deny, sizeof(deny), "%s/deny", tmpdir);
+    if (tmptree_put(tmpdir, "deny", "patch deployments.apps/scale ml\ncreate pods/eviction\n") < 0)
+        TEST_CHECK(!"deny file written");
+    if (env_start(&e, 5, "--deny-file", deny, NULL) < 0)
+        return;
+    char err[512] = "", reason[256];
+    int v = 42;
+    struct kube_access a = {"ml", "patch", "apps", "deployments", "scale", NULL};
+    TEST_CHECK_INT(kube_access_review(e.k, &a, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_INT(v, KUBE_ACCESS_DENIED);
+    a.ns = "other";
+    TEST_CHECK_INT(kube_access_review(e.k, &a, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_INT(v, KUBE_ACCESS_ALLOWED);
+    TEST_CHECK_CONTAINS(reason, "RBAC: allowed by ClusterRoleBinding");
+    a.ns = ""; /* every namespace: not when one namespace lacks it */
+    TEST_CHECK_INT(kube_access_review(e.k, &a, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_INT(v, KUBE_ACCESS_DENIED);
+    struct kube_access ev = {"ml", "create", "", "pods", "eviction", NULL};
+    TEST_CHECK_INT(kube_access_review(e.k, &ev, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_INT(v, KUBE_ACCESS_DENIED);
+    TEST_CHECK_INT(env_load_log(&e), 4);
+    CHECK_REQ(&e, 0, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews");
+    TEST_CHECK(jeq(e.req[0], "/content_type", "application/json"));
+    TEST_CHECK(jeq(e.req[0], "/body/spec/resourceAttributes/subresource", "scale"));
+    /* the review itself forbidden, or the API failing: unknown, never a grant */
+    tmptree_put(e.dir, "faults",
+                "POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews=403x1\n"
+                "POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews=garbage\n");
+    a.ns = "other";
+    TEST_CHECK_INT(kube_access_review(e.k, &a, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_FORBIDDEN);
+    TEST_CHECK_INT(v, KUBE_ACCESS_UNKNOWN);
+    TEST_CHECK_INT(kube_access_review(e.k, &a, &v, reason, sizeof(reason), err, sizeof(err)),
+                   KUBE_ERROR);
+    TEST_CHECK_INT(v, KUBE_ACCESS_UNKNOWN);
+    env_stop(&e);
+}
+
 TEST(pending_pressure)
 {
     struct env e;
@@ -1358,16 +1601,17 @@ TEST(owner_chain_limits)
     TEST_CHECK_INT(env_load_log(&e), 9);
     CHECK_REQ(&e, 8, "GET", "/apis/apps/v1/namespaces/ml/replicasets/loop-8");
 
-    /* An owner kind gpureclaim does not handle: stop below it and name it. */
-    TEST_CHECK_INT(chain_of(&e, "ray-worker-abc", &ch, err, sizeof(err)), KUBE_UNSUPPORTED);
+    /* An owner kind the API does not serve: stop below it and name it. */
+    TEST_CHECK_INT(chain_of(&e, "gadget-f5g6h", &ch, err, sizeof(err)), KUBE_UNSUPPORTED);
     TEST_CHECK_INT(ch.n, 1);
-    TEST_CHECK_STR(ch.unknown.kind, "RayCluster");
-    TEST_CHECK_STR(ch.unknown.api_version, "ray.io/v1");
-    TEST_CHECK_STR(ch.unknown.name, "ray");
-    TEST_CHECK_CONTAINS(err, "owner RayCluster 'ml/ray' (apiVersion 'ray.io/v1') of Pod "
-                             "'ray-worker-abc' is not a kind gpureclaim acts on");
+    TEST_CHECK_STR(ch.unknown.kind, "Gadget");
+    TEST_CHECK_STR(ch.unknown.api_version, "example.org/v1");
+    TEST_CHECK_STR(ch.unknown.name, "g");
+    TEST_CHECK_CONTAINS(err, "owner Gadget 'ml/g' (apiVersion 'example.org/v1') of Pod "
+                             "'gadget-f5g6h' cannot be read: the API does not serve "
+                             "'example.org/v1'");
     kube_chain_free(&ch);
-    TEST_CHECK_INT(env_load_log(&e), 10);
+    TEST_CHECK_INT(env_load_log(&e), 12);
 
     /* A bare pod is its own root. */
     TEST_CHECK_INT(chain_of(&e, "p1", &ch, err, sizeof(err)), KUBE_OK);
@@ -1377,10 +1621,469 @@ TEST(owner_chain_limits)
     /* An owner deleted meanwhile. */
     struct kube_ref rs = {(char *)"apps/v1", (char *)"ReplicaSet", (char *)"ml",
                           (char *)"train-7d9f8c", (char *)UID("000002")};
-    TEST_CHECK_INT(kube_delete(e.k, &rs, NULL, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(kube_delete(e.k, &rs, NULL, NULL, err, sizeof(err)), KUBE_OK);
     TEST_CHECK_INT(chain_of(&e, "train-7d9f8c-x2x4q", &ch, err, sizeof(err)), KUBE_NOT_FOUND);
     TEST_CHECK_CONTAINS(err, "replicasets.apps \"train-7d9f8c\" not found");
     kube_chain_free(&ch);
+    env_stop(&e);
+}
+
+/* ---- discovery and custom resources ------------------------------------------------------ */
+
+TEST(parse_discovery)
+{
+    char err[256] = "";
+    struct kube_api_resource *res = NULL;
+    size_t n = 0;
+    /* The shape kube-apiserver sends: subresources as their own entries after the resource. */
+    const char *list =
+        "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"apps/v1\","
+        "\"resources\":[{\"name\":\"deployments\",\"singularName\":\"deployment\",\"namespaced\":"
+        "true,\"kind\":\"Deployment\",\"verbs\":[\"get\"],\"shortNames\":[\"deploy\"]},"
+        "{\"name\":\"deployments/scale\",\"singularName\":\"\",\"namespaced\":true,\"group\":"
+        "\"autoscaling\",\"version\":\"v1\",\"kind\":\"Scale\",\"verbs\":[\"get\",\"patch\"]},"
+        "{\"name\":\"deployments/status\",\"singularName\":\"\",\"namespaced\":true,\"kind\":"
+        "\"Deployment\",\"verbs\":[\"get\"]},{\"name\":\"clusterthings\",\"singularName\":\"\","
+        "\"namespaced\":false,\"kind\":\"ClusterThing\",\"verbs\":[]}]}";
+    TEST_CHECK_INT(kube_parse_resource_list(list, strlen(list), &res, &n, err, sizeof(err)), 0);
+    TEST_CHECK_INT(n, 2);
+    if (n == 2) {
+        TEST_CHECK_STR(res[0].kind, "Deployment");
+        TEST_CHECK_STR(res[0].plural, "deployments");
+        TEST_CHECK(res[0].namespaced && res[0].has_scale);
+        TEST_CHECK_STR(res[1].plural, "clusterthings");
+        TEST_CHECK(!res[1].namespaced && !res[1].has_scale);
+    }
+    kube_api_resources_free(res, n);
+    const char *bad[] = {
+        "{}", "{\"resources\":{}}", "{\"resources\":[1]}", "{\"resources\":[{\"name\":\"x\"}]}",
+        "[]", "{\"resources\":["};
+    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
+        TEST_CHECK_INT(kube_parse_resource_list(bad[i], strlen(bad[i]), &res, &n, err, sizeof(err)),
+                       -1);
+        TEST_CHECK(res == NULL && n == 0);
+    }
+    const char *groups =
+        "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[{\"name\":\"ray.io\","
+        "\"versions\":[{\"groupVersion\":\"ray.io/v1\",\"version\":\"v1\"},{\"groupVersion\":"
+        "\"ray.io/v1alpha1\",\"version\":\"v1alpha1\"}],\"preferredVersion\":{\"groupVersion\":"
+        "\"ray.io/v1\",\"version\":\"v1\"}}]}";
+    char *pref = NULL;
+    TEST_CHECK_INT(kube_parse_group_list(groups, strlen(groups), "ray.io", &pref, err, sizeof(err)),
+                   0);
+    TEST_CHECK_STR(pref, "v1");
+    free(pref);
+    TEST_CHECK_INT(kube_parse_group_list(groups, strlen(groups), "x.io", &pref, err, sizeof(err)),
+                   0);
+    TEST_CHECK(pref == NULL);
+    TEST_CHECK_INT(kube_parse_group_list("{}", 2, "x.io", &pref, err, sizeof(err)), -1);
+}
+
+TEST(discovery_resolves_and_caches)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0)
+        return;
+    char err[512] = "";
+    struct kube_resource r;
+    /* Built into kube-apiserver: no request. */
+    TEST_CHECK_INT(kube_resource_of(e.k, "apps/v1", "Deployment", &r, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK(r.has_scale && r.namespaced && strcmp(r.plural, "deployments") == 0);
+    kube_resource_free(&r);
+    TEST_CHECK_INT(kube_resource_of(e.k, "kubeflow.org/v1", "Notebook", &r, err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_STR(r.group, "kubeflow.org");
+    TEST_CHECK_STR(r.version, "v1");
+    TEST_CHECK_STR(r.plural, "notebooks");
+    TEST_CHECK(r.namespaced && !r.has_scale);
+    kube_resource_free(&r);
+    /* Same group/version: from the cache. */
+    TEST_CHECK_INT(kube_resource_of(e.k, "kubeflow.org/v1", "PyTorchJob", &r, err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_STR(r.plural, "pytorchjobs");
+    kube_resource_free(&r);
+    /* A kind the list does not hold: no plural is guessed, and the list just fetched is not
+       fetched again (bounded to once per KUBE_DISCO_REFRESH). */
+    TEST_CHECK_INT(kube_resource_of(e.k, "kubeflow.org/v1", "Gizmo", &r, err, sizeof(err)),
+                   KUBE_UNSUPPORTED);
+    TEST_CHECK_CONTAINS(err, "the API serves no kind 'Gizmo' in 'kubeflow.org/v1'");
+    TEST_CHECK(r.plural == NULL);
+    TEST_CHECK_INT(kube_resource_of(e.k, "leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", &r, err,
+                                    sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK(r.has_scale && strcmp(r.plural, "leaderworkersets") == 0);
+    kube_resource_free(&r);
+    /* A version no longer served: the group's preferred version from /apis. */
+    TEST_CHECK_INT(kube_resource_of(e.k, "ray.io/v1alpha1", "RayCluster", &r, err, sizeof(err)),
+                   KUBE_OK);
+    TEST_CHECK_STR(r.version, "v1");
+    TEST_CHECK_STR(r.plural, "rayclusters");
+    kube_resource_free(&r);
+    TEST_CHECK_INT(kube_resource_of(e.k, "ray.io/v1/x", "RayCluster", &r, err, sizeof(err)),
+                   KUBE_UNSUPPORTED);
+    TEST_CHECK_INT(env_load_log(&e), 5);
+    CHECK_REQ(&e, 0, "GET", "/apis/kubeflow.org/v1");
+    CHECK_REQ(&e, 1, "GET", "/apis/leaderworkerset.x-k8s.io/v1");
+    CHECK_REQ(&e, 2, "GET", "/apis/ray.io/v1alpha1");
+    CHECK_REQ(&e, 3, "GET", "/apis");
+    CHECK_REQ(&e, 4, "GET", "/apis/ray.io/v1");
+    /* Core discovery answers too (kinds outside the compiled-in list). */
+    TEST_CHECK_INT(kube_resource_of(e.k, "v1", "Event", &r, err, sizeof(err)), KUBE_OK);
+    kube_resource_free(&r);
+    TEST_CHECK_INT(kube_resource_of(e.k, "v1", "ConfigMap", &r, err, sizeof(err)),
+                   KUBE_UNSUPPORTED);
+    TEST_CHECK_INT(env_load_log(&e), 6);
+    CHECK_REQ(&e, 5, "GET", "/api/v1");
+    /* Once KUBE_DISCO_REFRESH has passed, a miss fetches the list again (a CRD installed
+       since): one request, still no plural made up. */
+    struct kube_disco *kf = kube_disco_find(e.k, "kubeflow.org/v1");
+    TEST_CHECK(kf != NULL);
+    if (kf)
+        kf->fetched -= KUBE_DISCO_REFRESH + 1;
+    TEST_CHECK_INT(kube_resource_of(e.k, "kubeflow.org/v1", "Gizmo", &r, err, sizeof(err)),
+                   KUBE_UNSUPPORTED);
+    TEST_CHECK_INT(env_load_log(&e), 7);
+    CHECK_REQ(&e, 6, "GET", "/apis/kubeflow.org/v1");
+    /* The cache is bounded: unserved groups past KUBE_DISCO_MAX replace the oldest lists. */
+    for (int i = 0; i < KUBE_DISCO_MAX + 4; i++) {
+        char av[64];
+        snprintf(av, sizeof(av), "g%d.example.org/v1", i);
+        TEST_CHECK_INT(kube_resource_of(e.k, av, "Thing", &r, err, sizeof(err)), KUBE_UNSUPPORTED);
+    }
+    TEST_CHECK_INT(e.k->ndisco, KUBE_DISCO_MAX);
+    TEST_CHECK(kube_disco_find(e.k, "g0.example.org/v1") == NULL);
+    TEST_CHECK(kube_disco_find(e.k, "g67.example.org/v1") != NULL);
+    env_stop(&e);
+}
+
+/* Walk from pod `name` and check the kinds from the pod up. */
+static void check_chain(struct env *e, const char *name, size_t n, const char *const *kinds)
+{
+    char err[512] = "";
+    struct kube_chain ch;
+    enum kube_result r = chain_of(e, name, &ch, err, sizeof(err));
+    if (r != KUBE_OK)
+        fprintf(stderr, "  %s: %s\n", name, err);
+    TEST_CHECK_INT(r, KUBE_OK);
+    TEST_CHECK_INT(ch.n, n);
+    for (size_t i = 0; i < ch.n && i < n; i++) {
+        TEST_CHECK_STR(ch.obj[i].ref.kind, kinds[i]);
+        /* Every object keeps its JSON and resourceVersion for the stop check and restore. */
+        TEST_CHECK(ch.obj[i].raw && strstr(ch.obj[i].raw, kinds[i]) &&
+                   ch.obj[i].raw_len == strlen(ch.obj[i].raw));
+        TEST_CHECK(ch.obj[i].resource_version != NULL);
+    }
+    kube_chain_free(&ch);
+}
+
+TEST(custom_resource_chains)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0)
+        return;
+    check_chain(&e, "alice-0", 3, (const char *const[]){"Pod", "StatefulSet", "Notebook"});
+    check_chain(&e, "llm-predictor-5d6f7-q2w3e", 4,
+                (const char *const[]){"Pod", "ReplicaSet", "Deployment", "InferenceService"});
+    check_chain(
+        &e, "chat-predictor-8b9c-r4t5y", 5,
+        (const char *const[]){"Pod", "ReplicaSet", "Deployment", "InferenceService", "AIMService"});
+    check_chain(&e, "ray-head-h7j8k", 2, (const char *const[]){"Pod", "RayCluster"});
+    check_chain(&e, "sweep-workers-0-0-z9x8c", 3, (const char *const[]){"Pod", "Job", "JobSet"});
+    check_chain(&e, "wid-6c7d-a1s2d", 4,
+                (const char *const[]){"Pod", "ReplicaSet", "Deployment", "Widget"});
+    /* An ownerReference at a version no longer served is read at the preferred one. */
+    char err[512] = "";
+    struct kube_chain ch;
+    TEST_CHECK_INT(chain_of(&e, "ray-oldref-m1n2", &ch, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK(ch.n == 2 && strcmp(ch.obj[1].ref.api_version, "ray.io/v1") == 0 &&
+               ch.obj[1].generation == 1);
+    kube_chain_free(&ch);
+    env_load_log(&e);
+    /* Each group/version was discovered once. */
+    size_t disco = 0;
+    for (size_t i = 0; i < e.nreq; i++) {
+        const char *p = jstr(e.req[i], "/path");
+        disco += p && (strcmp(p, "/apis") == 0 || strcmp(p, "/api/v1") == 0 ||
+                       (strncmp(p, "/apis/", 6) == 0 && !strstr(p, "/namespaces/")));
+    }
+    TEST_CHECK_INT(disco, 8); /* 6 group/versions, ray.io/v1alpha1 and /apis */
+    env_stop(&e);
+}
+
+TEST(generic_patch_scale_delete)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0)
+        return;
+    char err[512] = "";
+    struct kube_ref nb = {(char *)"kubeflow.org/v1", (char *)"Notebook", (char *)"ml",
+                          (char *)"alice", (char *)UID("000161")};
+    struct kube_obj o;
+    TEST_CHECK_INT(kube_get(e.k, &nb, &o, err, sizeof(err)), KUBE_OK);
+    char *rv = o.resource_version ? xstrdup(o.resource_version) : NULL;
+    kube_obj_free(&o);
+    TEST_CHECK(rv != NULL);
+    const char *stop = "{\"metadata\":{\"annotations\":{\"kubeflow-resource-stopped\":"
+                       "\"2026-03-02T10:00:00Z\"}}}";
+    TEST_CHECK_INT(kube_patch(e.k, &nb, rv, stop, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK(kube_last_resource_version(e.k) && strcmp(kube_last_resource_version(e.k), rv) != 0);
+    /* The same patch with the resourceVersion read before: changed since read. */
+    TEST_CHECK_INT(kube_patch(e.k, &nb, rv, stop, err, sizeof(err)), KUBE_CONFLICT);
+    TEST_CHECK_CONTAINS(err, "HTTP 409 Conflict: Operation cannot be fulfilled on "
+                             "notebooks.kubeflow.org \"alice\": the object has been modified");
+    /* Another uid: a replacement. */
+    struct kube_ref other = nb;
+    other.uid = (char *)UID("000999");
+    TEST_CHECK_INT(kube_patch(e.k, &other, NULL, stop, err, sizeof(err)), KUBE_CONFLICT);
+    TEST_CHECK_CONTAINS(err, "Precondition failed: UID in precondition");
+    /* Refused before any request. */
+    TEST_CHECK_INT(kube_patch(e.k, &nb, NULL, "[1]", err, sizeof(err)), KUBE_ERROR);
+    other.uid = NULL;
+    TEST_CHECK_INT(kube_patch(e.k, &other, NULL, stop, err, sizeof(err)), KUBE_UNSUPPORTED);
+    TEST_CHECK_CONTAINS(err, "without a uid");
+    TEST_CHECK_INT(env_load_log(&e), 5);
+    CHECK_REQ(&e, 1, "GET", "/apis/kubeflow.org/v1/namespaces/ml/notebooks/alice");
+    CHECK_REQ(&e, 2, "PATCH", "/apis/kubeflow.org/v1/namespaces/ml/notebooks/alice");
+    TEST_CHECK(jeq(e.req[2], "/content_type", merge_ct));
+    char *want = xasprintf("{\"metadata\":{\"uid\":\"" UID(
+                               "000161") "\",\"resourceVersion\":"
+                                         "\"%s\",\"annotations\":{\"kubeflow-resource-stopped\":"
+                                         "\"2026-03-02T10:00:00Z\"}}}",
+                           rv ? rv : "");
+    TEST_CHECK(jeq(e.req[2], "/body", want));
+    free(want);
+    TEST_CHECK_INT(kube_get(e.k, &nb, &o, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_STR(kube_annotation(&o, "kubeflow-resource-stopped"), "2026-03-02T10:00:00Z");
+    kube_obj_free(&o);
+
+    /* /scale of a custom resource whose CRD has one. */
+    struct kube_ref lws = {(char *)"leaderworkerset.x-k8s.io/v1", (char *)"LeaderWorkerSet",
+                           (char *)"ml", (char *)"lws", (char *)UID("000231")};
+    TEST_CHECK_INT(kube_get(e.k, &lws, &o, err, sizeof(err)), KUBE_OK);
+    char *lrv = xstrdup(o.resource_version ? o.resource_version : "");
+    kube_obj_free(&o);
+    int64_t prev = -1;
+    TEST_CHECK_INT(kube_scale(e.k, &lws, lrv, 0, &prev, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(prev, 2);
+    TEST_CHECK_INT(kube_scale(e.k, &lws, lrv, 1, &prev, err, sizeof(err)), KUBE_CONFLICT);
+    TEST_CHECK_INT(kube_scale(e.k, &nb, NULL, 0, &prev, err, sizeof(err)), KUBE_UNSUPPORTED);
+    TEST_CHECK_CONTAINS(err, "no scale subresource");
+    env_load_log(&e);
+    size_t base = e.nreq;
+    TEST_CHECK_INT(kube_get(e.k, &lws, &o, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK(o.has_replicas && o.replicas == 0);
+    kube_obj_free(&o);
+    /* discovery, GET lws, GET /scale, PATCH /scale, GET /scale, PATCH 409 (Notebook: none). */
+    TEST_CHECK_INT(base, 12);
+    CHECK_REQ(&e, 9, "PATCH",
+              "/apis/leaderworkerset.x-k8s.io/v1/namespaces/ml/leaderworkersets/lws/scale");
+    want = xasprintf("{\"metadata\":{\"uid\":\"" UID("000231") "\",\"resourceVersion\":\"%s\"},"
+                                                               "\"spec\":{\"replicas\":0}}",
+                     lrv);
+    TEST_CHECK(jeq(e.req[9], "/body", want));
+    free(want);
+
+    /* scale to zero: the annotation's new resourceVersion goes with the scale. */
+    struct kube_ref dep = {(char *)"apps/v1", (char *)"Deployment", (char *)"ml",
+                           (char *)"llm-predictor", (char *)UID("000172")};
+    TEST_CHECK_INT(kube_get(e.k, &dep, &o, err, sizeof(err)), KUBE_OK);
+    char *drv = xstrdup(o.resource_version ? o.resource_version : "");
+    kube_obj_free(&o);
+    TEST_CHECK_INT(kube_scale_to_zero(e.k, &dep, drv, &prev, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(prev, 1);
+    env_load_log(&e);
+    TEST_CHECK_INT(e.nreq, 17);
+    want = xasprintf(
+        "{\"metadata\":{\"uid\":\"" UID(
+            "000172") "\",\"resourceVersion\":\"%s\","
+                      "\"annotations\":{\"gpureclaim.io/replicas-before-reclaim\":\"1\"}}}",
+        drv);
+    TEST_CHECK(e.nreq == 17 && jeq(e.req[15], "/body", want));
+    free(want);
+    TEST_CHECK(e.nreq == 17 && jstr(e.req[16], "/body/metadata/resourceVersion") &&
+               strcmp(jstr(e.req[16], "/body/metadata/resourceVersion"), drv) != 0);
+
+    /* DELETE with a stale resourceVersion deletes nothing; with the current one it does. */
+    struct kube_ref rs = {(char *)"apps/v1", (char *)"ReplicaSet", (char *)"ml", (char *)"wid-6c7d",
+                          (char *)UID("000203")};
+    TEST_CHECK_INT(kube_delete(e.k, &rs, NULL, "1", err, sizeof(err)), KUBE_CONFLICT);
+    TEST_CHECK_CONTAINS(err, "Precondition failed: ResourceVersion in precondition: 1");
+    TEST_CHECK_INT(kube_get(e.k, &rs, &o, err, sizeof(err)), KUBE_OK);
+    char *rrv = xstrdup(o.resource_version ? o.resource_version : "");
+    kube_obj_free(&o);
+    TEST_CHECK_INT(kube_delete(e.k, &rs, NULL, rrv, err, sizeof(err)), KUBE_OK);
+    env_load_log(&e);
+    want = xasprintf(
+        "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\",\"propagationPolicy\":"
+        "\"Background\",\"preconditions\":{\"uid\":\"" UID("000203") "\","
+                                                                     "\"resourceVersion\":\"%s\"}}",
+        rrv);
+    TEST_CHECK(e.nreq == 20 && jeq(e.req[19], "/body", want));
+    free(want);
+    free(rrv);
+    free(drv);
+    free(lrv);
+    free(rv);
+    env_stop(&e);
+}
+
+/* ---- the action backend's choice of target (act_kube.c) ------------------------------- */
+
+/* Resolve pod ml/NAME for a rule with `action` through the Kubernetes backend of `e`. */
+static enum act_result resolve_pod(struct act_backend *b, const char *name, enum rule_action action,
+                                   struct act_target *t, char *err, size_t errlen)
+{
+    struct rule rule = {.name = (char *)"r", .action = action};
+    struct decision_rec d = {.rule = &rule};
+    labels_set(&d.identity, "namespace", "ml");
+    labels_set(&d.identity, "pod", name);
+    enum act_result r = b->resolve(b, &d, t, err, errlen);
+    labels_free(&d.identity);
+    return r;
+}
+
+/* The backend over the env's client (the env keeps the client: the backend is freed alone). */
+static struct act_backend *backend_of(struct env *e)
+{
+    struct act_backend *b = act_kube_new(e->k);
+    act_kube_set_kinds(b, NULL);
+    return b;
+}
+
+static void backend_free(struct act_backend *b)
+{
+    free(b); /* the client is the env's */
+}
+
+TEST(act_at_the_top_of_custom_resources)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0)
+        return;
+    struct act_backend *b = backend_of(&e);
+    char err[1024] = "";
+    struct act_target t;
+    /* Notebook -> StatefulSet -> Pod: the Notebook, by its annotation, never the StatefulSet. */
+    TEST_CHECK_INT(resolve_pod(b, "alice-0", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)), ACT_OK);
+    TEST_CHECK_INT(t.nchain, 3);
+    TEST_CHECK_STR(t.chain[t.nchain - 1].kind, "Notebook");
+    TEST_CHECK_STR(t.how, "annotate Notebook ml/alice kubeflow-resource-stopped");
+    TEST_CHECK(!t.exempt && t.running);
+    b->target_free(b, &t);
+    /* AIMService -> InferenceService -> Deployment -> ReplicaSet -> Pod: the AIMService, which
+       has no stop but delete. scaleToZero is kept with its own reason, never a delete. */
+    TEST_CHECK_INT(
+        resolve_pod(b, "chat-predictor-8b9c-r4t5y", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)),
+        ACT_UNSUPPORTED);
+    TEST_CHECK_CONTAINS(err, "kept: AIMService ml/chat cannot be reclaimed by action "
+                             "'scaleToZero'");
+    TEST_CHECK_INT(resolve_pod(b, "chat-predictor-8b9c-r4t5y", ACTION_DELETE, &t, err, sizeof(err)),
+                   ACT_OK);
+    TEST_CHECK_INT(t.nchain, 5);
+    TEST_CHECK_STR(t.how, "delete AIMService ml/chat");
+    b->target_free(b, &t);
+    /* InferenceService -> Deployment -> ReplicaSet -> Pod. */
+    TEST_CHECK_INT(
+        resolve_pod(b, "llm-predictor-5d6f7-q2w3e", ACTION_SUSPEND, &t, err, sizeof(err)), ACT_OK);
+    TEST_CHECK_STR(t.how, "annotate InferenceService ml/llm serving.kserve.io/stop=true");
+    b->target_free(b, &t);
+    /* JobSet -> Job -> Pod. */
+    TEST_CHECK_INT(resolve_pod(b, "sweep-workers-0-0-z9x8c", ACTION_SUSPEND, &t, err, sizeof(err)),
+                   ACT_OK);
+    TEST_CHECK_STR(t.how, "patch JobSet ml/sweep {\"spec\":{\"suspend\":true}}");
+    b->target_free(b, &t);
+    /* Evict is of the pod, whatever owns it; the notice stays on the top owner. */
+    TEST_CHECK_INT(resolve_pod(b, "alice-0", ACTION_EVICT, &t, err, sizeof(err)), ACT_OK);
+    TEST_CHECK_STR(t.how, "evict Pod ml/alice-0");
+    TEST_CHECK_STR(t.chain[t.nchain - 1].kind, "Notebook");
+    b->target_free(b, &t);
+    /* A kind the table does not know on top (over a Deployment it would restore). */
+    TEST_CHECK_INT(resolve_pod(b, "wid-6c7d-a1s2d", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)),
+                   ACT_UNSUPPORTED);
+    TEST_CHECK_CONTAINS(err, "kept: the top owner Widget ml/wid (apiVersion 'example.com/v1')");
+    TEST_CHECK_CONTAINS(err, KINDS_HOW_TO_ADD);
+    /* An owner kind the API does not serve. */
+    TEST_CHECK_INT(resolve_pod(b, "gadget-f5g6h", ACTION_DELETE, &t, err, sizeof(err)),
+                   ACT_UNSUPPORTED);
+    TEST_CHECK_CONTAINS(err, "kept: owner Gadget 'ml/g'");
+    /* Exempt on the middle object of the chain keeps it. */
+    TEST_CHECK_INT(
+        resolve_pod(b, "keep-predictor-1a2b-c3v4b", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)),
+        ACT_OK);
+    TEST_CHECK(t.exempt);
+    b->target_free(b, &t);
+    /* A uid replaced mid-walk: never acted on. */
+    TEST_CHECK_INT(resolve_pod(b, "stale-abc", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)),
+                   ACT_CONFLICT);
+    /* No write in any of it. */
+    env_load_log(&e);
+    for (size_t i = 0; i < e.nreq; i++)
+        TEST_CHECK(jeq(e.req[i], "/method", "GET"));
+    backend_free(b);
+    env_stop(&e);
+}
+
+TEST(act_stops_below_a_cronjob_and_on_a_changed_object)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0)
+        return;
+    struct act_backend *b = backend_of(&e);
+    char err[1024] = "";
+    struct act_target t;
+    /* CronJob -> Job -> Pod: the run, not the schedule, which is not even read. */
+    TEST_CHECK_INT(resolve_pod(b, "nightly-29001-abcde", ACTION_SUSPEND, &t, err, sizeof(err)),
+                   ACT_OK);
+    TEST_CHECK_INT(t.nchain, 2);
+    TEST_CHECK_STR(t.how, "patch Job ml/nightly-29001 {\"spec\":{\"suspend\":true}}");
+    b->target_free(b, &t);
+    env_load_log(&e);
+    for (size_t i = 0; i < e.nreq; i++)
+        TEST_CHECK(!strstr(jstr(e.req[i], "/path"), "cronjobs"));
+
+    /* RayCluster: suspended with the resourceVersion read; the same target again is stale. */
+    TEST_CHECK_INT(resolve_pod(b, "ray-head-h7j8k", ACTION_SUSPEND, &t, err, sizeof(err)), ACT_OK);
+    long status = 0;
+    TEST_CHECK_INT(b->act(b, &t, ACTION_SUSPEND, &status, err, sizeof(err)), ACT_OK);
+    TEST_CHECK_INT(status, 200);
+    size_t n = env_load_log(&e);
+    /* the PATCH, then the Event */
+    TEST_CHECK(n >= 2 && jeq(e.req[n - 2], "/method", "PATCH") &&
+               jeq(e.req[n - 2], "/path", "/apis/ray.io/v1/namespaces/ml/rayclusters/ray"));
+    TEST_CHECK(n >= 2 && jeq(e.req[n - 2], "/body/spec", "{\"suspend\":true}") &&
+               jstr(e.req[n - 2], "/body/metadata/resourceVersion"));
+    TEST_CHECK_INT(b->act(b, &t, ACTION_SUSPEND, &status, err, sizeof(err)), ACT_CONFLICT);
+    TEST_CHECK_CONTAINS(err, "the object has been modified");
+    b->target_free(b, &t);
+    /* KubeRay deletes a suspended cluster's pods (tests/fakes/fake_kube_ctl.h): gone. */
+    TEST_CHECK_INT(resolve_pod(b, "ray-head-h7j8k", ACTION_SUSPEND, &t, err, sizeof(err)),
+                   ACT_GONE);
+    /* A Notebook's pod stays in the fake: read again after the stop, it is recognised as
+       stopped and nothing is written twice. */
+    TEST_CHECK_INT(resolve_pod(b, "alice-0", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)), ACT_OK);
+    TEST_CHECK_INT(b->act(b, &t, ACTION_SCALE_TO_ZERO, &status, err, sizeof(err)), ACT_OK);
+    b->target_free(b, &t);
+    TEST_CHECK_INT(resolve_pod(b, "alice-0", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)), ACT_OK);
+    n = env_load_log(&e);
+    TEST_CHECK_INT(b->act(b, &t, ACTION_SCALE_TO_ZERO, &status, err, sizeof(err)), ACT_OK);
+    size_t m = env_load_log(&e);
+    for (size_t i = n; i < m; i++)
+        TEST_CHECK(!jeq(e.req[i], "/method", "PATCH"));
+    b->target_free(b, &t);
+
+    /* LeaderWorkerSet through its /scale, replicas-before recorded. */
+    TEST_CHECK_INT(resolve_pod(b, "lws-0", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)), ACT_OK);
+    TEST_CHECK_STR(t.how, "scale LeaderWorkerSet ml/lws to 0");
+    TEST_CHECK_INT(b->act(b, &t, ACTION_SCALE_TO_ZERO, &status, err, sizeof(err)), ACT_OK);
+    b->target_free(b, &t);
+    struct kube_ref lws = {(char *)"leaderworkerset.x-k8s.io/v1", (char *)"LeaderWorkerSet",
+                           (char *)"ml", (char *)"lws", NULL};
+    struct kube_obj o;
+    TEST_CHECK_INT(kube_get(e.k, &lws, &o, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK(o.has_replicas && o.replicas == 0);
+    TEST_CHECK_STR(kube_annotation(&o, KUBE_ANN_REPLICAS_BEFORE), "2");
+    kube_obj_free(&o);
+    backend_free(b);
     env_stop(&e);
 }
 
@@ -1433,7 +2136,17 @@ int main(int argc, char **argv)
     RUN(secret_files);
     RUN(event_and_annotation);
     RUN(pending_pressure);
+    RUN(parse_kueue_waiting);
+    RUN(kueue_waiting_pressure);
+    RUN(parse_ssar);
+    RUN(access_review);
     RUN(owner_chain_limits);
+    RUN(parse_discovery);
+    RUN(discovery_resolves_and_caches);
+    RUN(custom_resource_chains);
+    RUN(generic_patch_scale_delete);
+    RUN(act_at_the_top_of_custom_resources);
+    RUN(act_stops_below_a_cronjob_and_on_a_changed_object);
 
     tmptree_finish(tmpdir);
     curl_global_cleanup();

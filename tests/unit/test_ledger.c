@@ -43,6 +43,7 @@ TEST(save_and_reload)
     e = ledger_add(&l, "r1", "{pod=\"b\"}", "uid-2", "t", LEDGER_ACTED);
     e->updated = 2000;
     e->attempts = 3;
+    e->restarted = 2500; /* seen running again after the action */
     ledger_set(&e->result, "ok");
     ledger_note_action(&l, 1990);
     ledger_note_action(&l, 2000);
@@ -64,12 +65,14 @@ TEST(save_and_reload)
         TEST_CHECK_STR(a->root_kind, "Deployment");
         TEST_CHECK_STR(a->root_uid, "root-1");
         TEST_CHECK_STR(a->target, "Deployment ml/a");
+        TEST_CHECK(isnan(a->restarted)); /* absent from the file: not restarted */
     }
     struct ledger_entry *b = ledger_find(&l, "r1", "{pod=\"b\"}", "uid-2", LEDGER_ACTED);
     TEST_CHECK(b != NULL);
     if (b) {
         TEST_CHECK_INT(b->attempts, 3);
         TEST_CHECK_STR(b->result, "ok");
+        TEST_CHECK_DBL(b->restarted, 2500, 0);
     }
     TEST_CHECK(ledger_find(&l, "r1", "{pod=\"b\"}", "uid-3", -1) == NULL);
     TEST_CHECK(ledger_find(&l, "r2", "{pod=\"b\"}", NULL, -1) == NULL);

@@ -1,10 +1,11 @@
 /*
  * The action lifecycle (lifecycle.c) against its specification, exhaustively: every state x
  * every decision x every combination of the facts (notice period over, object same / replaced
- * / gone / not resolved, idle run continuous / broken / unknown, object too young, caps,
- * pressure, dry run, leader), 21,504 inputs. The expected answers are the table below, read
- * top to bottom, first match wins; the safety properties are then asserted over every answer,
- * so a change to lc_step that breaks one fails here even if the table were changed with it.
+ * / gone / not resolved, idle run continuous / broken / unknown, object too young, the owner's
+ * keep-until, caps, pressure, dry run, leader), 43,008 inputs. The expected answers are the
+ * table below, read top to bottom, first match wins; the safety properties are then asserted
+ * over every answer, so a change to lc_step that breaks one fails here even if the table were
+ * changed with it.
  */
 #include "lifecycle.c"
 
@@ -36,8 +37,8 @@
 #define _        -1              /* a fact that does not matter in this row */
 
 struct row {
-    unsigned states, decisions, objects, runs;        /* sets; 0: any */
-    int due, young, capped, unconfirmed, dry, leader; /* 0, 1, or _ */
+    unsigned states, decisions, objects, runs;              /* sets; 0: any */
+    int due, young, kept, capped, unconfirmed, dry, leader; /* 0, 1, or _ */
     bool ext; /* with an entry, a continuous idle run of an idle or unknown decision first
                  extends the proof: the effects start with "extend persist" */
     enum lc_state next;
@@ -47,41 +48,42 @@ struct row {
 
 /* clang-format off */
 static const struct row spec[] = {
-/*    states          decisions        objects                             runs    due yng cap unc dry ldr ext  next        why                       effects */
+/*    states           decisions        objects                             runs    due yng kpt cap unc dry ldr ext   next        why                       effects */
     /* acted, closed, spared: exactly once, whatever the cycle says */
-    { FINAL,          ANY_D,           ANY_O,                              ANY_R,  _,  _,  _,  _,  _,  _,  0,   STAY,       "final",                  "" },
+    { FINAL,           ANY_D,           ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  _,  _,  0,   STAY,       "final",                  "" },
     /* a dry-run report: withdrawn like a notice, else reported once per idle episode */
-    { S(LC_DRY_RUN),  ACTIVE,          ANY_O,                              ANY_R,  _,  _,  _,  _,  _,  _,  0,   LC_SPARED,  "active",                 "audit notify persist" },
-    { S(LC_DRY_RUN),  IDLE | UNKNOWN,  ANY_O,                              BROKEN, _,  _,  _,  _,  _,  _,  0,   LC_SPARED,  "broken",                 "audit notify persist" },
-    { S(LC_DRY_RUN),  UNKNOWN|NO_DATA, ANY_O,                              ANY_R,  _,  _,  _,  _,  _,  _,  1,   STAY,       "not_idle",               "" },
-    { S(LC_DRY_RUN),  IDLE,            ANY_O,                              ANY_R,  _,  _,  _,  _,  1,  _,  1,   STAY,       "reported",               "" },
+    { S(LC_DRY_RUN),   ACTIVE,          ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  _,  _,  0,   LC_SPARED,  "active",                 "audit notify persist" },
+    { S(LC_DRY_RUN),   IDLE | UNKNOWN,  ANY_O,                              BROKEN,  _,  _,  _,  _,  _,  _,  _,  0,   LC_SPARED,  "broken",                 "audit notify persist" },
+    { S(LC_DRY_RUN),   UNKNOWN|NO_DATA, ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  _,  _,  1,   STAY,       "not_idle",               "" },
+    { S(LC_DRY_RUN),   IDLE,            ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  1,  _,  1,   STAY,       "reported",               "" },
     /* none (and a report of a rule no longer in dry run): notice, after the object is known */
-    { S(LC_NONE)|S(LC_DRY_RUN), ACTIVE|UNKNOWN|NO_DATA, ANY_O,     ANY_R,  _,  _,  _,  _,  _,  _,  1,   STAY,       "not_idle",               "" },
-    { S(LC_NONE)|S(LC_DRY_RUN), IDLE,  ANY_O,                              ANY_R,  _,  _,  _,  _,  _,  0,  1,   STAY,       "not_leader",             "" },
-    { S(LC_NONE)|S(LC_DRY_RUN), IDLE,  NO_OBJ,                             ANY_R,  _,  _,  _,  _,  _,  _,  1,   STAY,       "need_object",            "" },
-    { S(LC_NONE)|S(LC_DRY_RUN), IDLE,  O(LC_OBJ_CHANGED)|O(LC_OBJ_GONE),   ANY_R,  _,  _,  _,  _,  _,  _,  1,   STAY,       "no_object",              "skip" },
-    { S(LC_NONE)|S(LC_DRY_RUN), IDLE,  ANY_O,                              ANY_R,  _,  1,  _,  _,  _,  _,  1,   STAY,       "too_young",              "skip" },
-    { S(LC_NONE),     IDLE,            ANY_O,                              ANY_R,  _,  _,  _,  _,  1,  _,  0,   LC_DRY_RUN, "reported",               "audit persist" },
-    { S(LC_NONE)|S(LC_DRY_RUN), IDLE,  ANY_O,                              ANY_R,  _,  _,  _,  _,  _,  _,  1,   LC_NOTICED, "notice",                 "notice" },
+    { S(LC_NONE)|S(LC_DRY_RUN), ACTIVE|UNKNOWN|NO_DATA, ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  _,  _,  1,   STAY,       "not_idle",               "" },
+    { S(LC_NONE)|S(LC_DRY_RUN), IDLE,            ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  _,  0,  1,   STAY,       "not_leader",             "" },
+    { S(LC_NONE)|S(LC_DRY_RUN), IDLE,            NO_OBJ,                             ANY_R,   _,  _,  _,  _,  _,  _,  _,  1,   STAY,       "need_object",            "" },
+    { S(LC_NONE)|S(LC_DRY_RUN), IDLE,            O(LC_OBJ_CHANGED)|O(LC_OBJ_GONE),   ANY_R,   _,  _,  _,  _,  _,  _,  _,  1,   STAY,       "no_object",              "skip" },
+    { S(LC_NONE)|S(LC_DRY_RUN), IDLE,            ANY_O,                              ANY_R,   _,  1,  _,  _,  _,  _,  _,  1,   STAY,       "too_young",              "skip" },
+    { S(LC_NONE),      IDLE,            ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  1,  _,  0,   LC_DRY_RUN, "reported",               "audit persist" },
+    { S(LC_NONE)|S(LC_DRY_RUN), IDLE,            ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  _,  _,  1,   LC_NOTICED, "notice",                 "notice" },
     /* noticed, acting: spared when active again or the idle run broke (the lead withdraws) */
-    { OPEN,           ACTIVE,          ANY_O,                              ANY_R,  _,  _,  _,  _,  _,  0,  0,   STAY,       "not_leader",             "" },
-    { OPEN,           IDLE | UNKNOWN,  ANY_O,                              BROKEN, _,  _,  _,  _,  _,  0,  0,   STAY,       "not_leader",             "" },
-    { OPEN,           ACTIVE,          ANY_O,                              ANY_R,  _,  _,  _,  _,  _,  _,  0,   LC_SPARED,  "active",                 "withdraw audit notify persist" },
-    { OPEN,           IDLE | UNKNOWN,  ANY_O,                              BROKEN, _,  _,  _,  _,  _,  _,  0,   LC_SPARED,  "broken",                 "withdraw audit notify persist" },
+    { OPEN,            ACTIVE,          ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  _,  0,  0,   STAY,       "not_leader",             "" },
+    { OPEN,            IDLE | UNKNOWN,  ANY_O,                              BROKEN,  _,  _,  _,  _,  _,  _,  0,  0,   STAY,       "not_leader",             "" },
+    { OPEN,            ACTIVE,          ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  _,  _,  0,   LC_SPARED,  "active",                 "withdraw audit notify persist" },
+    { OPEN,            IDLE | UNKNOWN,  ANY_O,                              BROKEN,  _,  _,  _,  _,  _,  _,  _,  0,   LC_SPARED,  "broken",                 "withdraw audit notify persist" },
     /* unknown data proves nothing: neither spare nor act */
-    { OPEN,           UNKNOWN|NO_DATA, ANY_O,                              ANY_R,  _,  _,  _,  _,  _,  _,  1,   STAY,       "not_idle",               "" },
+    { OPEN,            UNKNOWN|NO_DATA, ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  _,  _,  1,   STAY,       "not_idle",               "" },
     /* idle: wait for the period, re-check the object, then act within the limits */
-    { OPEN,           IDLE,            ANY_O,                              ANY_R,  _,  _,  _,  _,  _,  0,  1,   STAY,       "not_leader",             "" },
-    { OPEN,           IDLE,            ANY_O,                              ANY_R,  0,  _,  _,  _,  _,  _,  1,   STAY,       "wait",                   "" },
-    { OPEN,           IDLE,            ANY_O,                              ANY_R,  _,  _,  _,  _,  1,  _,  1,   STAY,       "dry_run",                "skip" },
-    { OPEN,           IDLE,            NO_OBJ,                             ANY_R,  _,  _,  _,  _,  _,  _,  1,   STAY,       "need_object",            "" },
-    { OPEN,           IDLE,            O(LC_OBJ_CHANGED),                  ANY_R,  _,  _,  _,  _,  _,  _,  1,   LC_GONE,    "changed",                "audit persist" },
-    { OPEN,           IDLE,            O(LC_OBJ_GONE),                     ANY_R,  _,  _,  _,  _,  _,  _,  1,   LC_GONE,    "gone",                   "audit persist" },
-    { OPEN,           IDLE,            ANY_O,                              NO_RUN, _,  _,  _,  _,  _,  _,  1,   STAY,       "not_idle_since_notice",  "skip" },
-    { OPEN,           IDLE,            ANY_O,                              ANY_R,  _,  1,  _,  _,  _,  _,  1,   STAY,       "too_young",              "skip" },
-    { OPEN,           IDLE,            ANY_O,                              ANY_R,  _,  _,  1,  _,  _,  _,  1,   STAY,       "capped",                 "skip" },
-    { OPEN,           IDLE,            ANY_O,                              ANY_R,  _,  _,  _,  1,  _,  _,  1,   STAY,       "pressure_not_confirmed", "skip" },
-    { OPEN,           IDLE,            SAME_OBJ,                           CONT,   1,  0,  0,  0,  0,  1,  1,   LC_ACTING,  "act",                    "write_ahead act" },
+    { OPEN,            IDLE,            ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  _,  0,  1,   STAY,       "not_leader",             "" },
+    { OPEN,            IDLE,            ANY_O,                              ANY_R,   0,  _,  _,  _,  _,  _,  _,  1,   STAY,       "wait",                   "" },
+    { OPEN,            IDLE,            ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  1,  _,  1,   STAY,       "dry_run",                "skip" },
+    { OPEN,            IDLE,            NO_OBJ,                             ANY_R,   _,  _,  _,  _,  _,  _,  _,  1,   STAY,       "need_object",            "" },
+    { OPEN,            IDLE,            O(LC_OBJ_CHANGED),                  ANY_R,   _,  _,  _,  _,  _,  _,  _,  1,   LC_GONE,    "changed",                "audit persist" },
+    { OPEN,            IDLE,            O(LC_OBJ_GONE),                     ANY_R,   _,  _,  _,  _,  _,  _,  _,  1,   LC_GONE,    "gone",                   "audit persist" },
+    { OPEN,            IDLE,            ANY_O,                              NO_RUN,  _,  _,  _,  _,  _,  _,  _,  1,   STAY,       "not_idle_since_notice",  "skip" },
+    { OPEN,            IDLE,            ANY_O,                              ANY_R,   _,  1,  _,  _,  _,  _,  _,  1,   STAY,       "too_young",              "skip" },
+    { OPEN,            IDLE,            ANY_O,                              ANY_R,   _,  _,  1,  _,  _,  _,  _,  1,   STAY,       "kept_until",             "skip" },
+    { OPEN,            IDLE,            ANY_O,                              ANY_R,   _,  _,  _,  1,  _,  _,  _,  1,   STAY,       "capped",                 "skip" },
+    { OPEN,            IDLE,            ANY_O,                              ANY_R,   _,  _,  _,  _,  1,  _,  _,  1,   STAY,       "pressure_not_confirmed", "skip" },
+    { OPEN,            IDLE,            SAME_OBJ,                           CONT,    1,  0,  0,  0,  0,  0,  1,  1,   LC_ACTING,  "act",                    "write_ahead act" },
 };
 
 /* After the call of a notice or an action. */
@@ -120,7 +122,7 @@ static bool row_matches(const struct row *r, const struct input *in)
     const struct lc_facts *f = &in->f;
     return set_has(r->states, in->s) && set_has(r->decisions, in->d) &&
            set_has(r->objects, f->object) && set_has(r->runs, f->run) && tri(r->due, f->due) &&
-           tri(r->young, f->young) && tri(r->capped, f->capped) &&
+           tri(r->young, f->young) && tri(r->kept, f->kept) && tri(r->capped, f->capped) &&
            tri(r->unconfirmed, f->unconfirmed) && tri(r->dry, f->dry_run) &&
            tri(r->leader, f->leader);
 }
@@ -139,10 +141,10 @@ static void input_string(const struct input *in, char *buf, size_t cap)
     static const char *const run[] = {"continuous", "broken", "unknown"};
     const struct lc_facts *f = &in->f;
     snprintf(buf, cap,
-             "%s x %s, due=%d object=%s run=%s young=%d capped=%d unconfirmed=%d dry=%d "
-             "leader=%d",
+             "%s x %s, due=%d object=%s run=%s young=%d kept=%d capped=%d unconfirmed=%d "
+             "dry=%d leader=%d",
              lc_state_name(in->s), lc_decision_name(in->d), f->due, obj[f->object], run[f->run],
-             f->young, f->capped, f->unconfirmed, f->dry_run, f->leader);
+             f->young, f->kept, f->capped, f->unconfirmed, f->dry_run, f->leader);
 }
 
 /* Call fn for every input; returns how many. */
@@ -154,7 +156,7 @@ static size_t each_input(void (*fn)(const struct input *in, void *arg), void *ar
         for (int d = 0; d < LC_DECISION__COUNT; d++)
             for (int o = 0; o < LC_OBJ__COUNT; o++)
                 for (int r = 0; r < LC_RUN__COUNT; r++)
-                    for (unsigned bits = 0; bits < 64; bits++) {
+                    for (unsigned bits = 0; bits < 128; bits++) {
                         in.s = (enum lc_state)s;
                         in.d = (enum lc_decision)d;
                         in.f = (struct lc_facts){
@@ -166,6 +168,7 @@ static size_t each_input(void (*fn)(const struct input *in, void *arg), void *ar
                             .unconfirmed = bits & 8,
                             .dry_run = bits & 16,
                             .leader = bits & 32,
+                            .kept = bits & 64,
                         };
                         fn(&in, arg);
                         n++;
@@ -217,7 +220,7 @@ TEST(every_input_as_the_table_says)
 {
     struct table_stats ts = {0};
     size_t n = each_input(check_against_spec, &ts);
-    TEST_CHECK_INT(n, 7 * 4 * 4 * 3 * 64);
+    TEST_CHECK_INT(n, 7 * 4 * 4 * 3 * 128);
     TEST_CHECK_INT(ts.unmatched, 0);
     TEST_CHECK_INT(ts.mismatched, 0);
     /* Every row decides something: none is shadowed by the rows above it. */
@@ -307,7 +310,7 @@ static void check_properties(const struct input *in, void *arg)
     /* Act only after continuous idleness since the notice, on the same object, past the
        notice period, within the limits; and then always. */
     bool may = open && in->d == LC_IDLE && f->run == LC_RUN_CONTINUOUS && f->due &&
-               f->object == LC_OBJ_SAME && !f->young && !f->capped && !f->unconfirmed &&
+               f->object == LC_OBJ_SAME && !f->young && !f->kept && !f->capped && !f->unconfirmed &&
                !f->dry_run && f->leader;
     if (act != may)
         violation(p, in, act ? "an action without its conditions" : "no action when due");
@@ -354,15 +357,17 @@ static void check_properties(const struct input *in, void *arg)
                 }
         }
     }
-    if (!f->capped && !f->unconfirmed && st.why != LC_WHY_ACT) {
-        for (int c = 0; c < 4; c++) {
+    if (!f->kept && !f->capped && !f->unconfirmed && st.why != LC_WHY_ACT) {
+        for (int c = 0; c < 8; c++) {
             struct lc_facts g = *f;
             g.capped = c & 1;
             g.unconfirmed = c & 2;
+            g.kept = c & 4;
             struct lc_step other;
             lc_step(in->s, in->d, &g, &other);
             if (!same_step(&st, &other))
-                violation(p, in, "an answer that depends on caps or pressure not asked for");
+                violation(p, in,
+                          "an answer that depends on keep-until, caps or pressure not asked for");
         }
     }
 }

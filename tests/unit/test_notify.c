@@ -236,7 +236,16 @@ TEST(test_slack_notice_sentence)
     TEST_CHECK_CONTAINS(t, "scale to zero");
     TEST_CHECK_CONTAINS(t, "kubectl label -n ml deployment/nb gpureclaim.io/exempt=true");
     TEST_CHECK(strchr(t, '<') == NULL);
+    TEST_CHECK(strstr(t, "keep-until") == NULL); /* the rule allows no time: not offered */
     json_object_put(o);
+    free(p);
+    sample_free(&s);
+    /* a rule allowing time: the owner is told how to ask for it */
+    sample_init(&s, "notice");
+    s.rule.max_keep_until = 2 * 86400;
+    p = notify_slack_payload(&s.rec);
+    TEST_CHECK_CONTAINS(p, " To postpone it, annotate it gpureclaim.io/keep-until=&lt;RFC 3339 "
+                           "time&gt;, at most 2d after this notice.");
     free(p);
     sample_free(&s);
 }
@@ -249,6 +258,14 @@ TEST(test_slack_action_and_spare)
     TEST_CHECK_CONTAINS(p,
                         "was scaled to zero by rule 'notebooks', idle since 2026-01-01T10:00:00Z");
     TEST_CHECK_CONTAINS(p, "gpureclaim.io/exempt=true");
+    free(p);
+    sample_free(&s);
+    /* the way back, from the action's audit message */
+    sample_init(&s, "action");
+    s.rec.message = "to bring it back: gpureclaim-enforcer restore ml/Deployment/nb, or scale it";
+    p = notify_slack_payload(&s.rec);
+    TEST_CHECK_CONTAINS(p, "idle since 2026-01-01T10:00:00Z. To bring it back: gpureclaim-enforcer "
+                           "restore ml/Deployment/nb, or scale it. To keep it");
     free(p);
     sample_free(&s);
 

@@ -476,6 +476,40 @@ TEST(explain_raw_coverage)
     matrix_free(&rd.coverage);
 }
 
+/* What the objects say beyond the data (an owner's keep-until) goes with the decision. */
+TEST(notes_are_shown)
+{
+    struct rule r = make_rule("notebooks");
+    struct decision_rec v[2];
+    two_decisions(&r, v);
+    snprintf(v[0].note, sizeof(v[0].note),
+             "kept until 2023-11-15T10:00:00Z at the owner's request (gpureclaim.io/keep-until "
+             "on Notebook ml/alice)");
+    struct decisions d = {.v = v, .n = 2};
+    struct sbuf out = {0};
+    report_render_table(&d, &out);
+    TEST_CHECK_CONTAINS(out.buf, "dry run: reported only\nnote: namespace=\"ml\",pod=\"idle-a\", "
+                                 "rule 'notebooks': kept until 2023-11-15T10:00:00Z at the "
+                                 "owner's request");
+    TEST_CHECK(strstr(out.buf, "idle-a\", rule") != NULL &&
+               !strstr(out.buf, "gappy \\\"b\\\"\", rule"));
+    sbuf_free(&out);
+    report_render_json(&d, &out);
+    TEST_CHECK_CONTAINS(out.buf, "\"note\": \"kept until 2023-11-15T10:00:00Z");
+    struct json_object *arr = json_tokener_parse(out.buf), *n;
+    TEST_CHECK(arr && !json_object_object_get_ex(json_object_array_get_idx(arr, 1), "note", &n));
+    json_object_put(arr);
+    sbuf_free(&out);
+    struct labels want = {0};
+    labels_set(&want, "pod", "idle-a");
+    TEST_CHECK_INT(report_render_explain(NULL, 0, &d, &want, NULL, &out), 1);
+    TEST_CHECK_CONTAINS(out.buf, "\n  note: kept until 2023-11-15T10:00:00Z at the owner's "
+                                 "request (gpureclaim.io/keep-until on Notebook ml/alice)\n");
+    labels_free(&want);
+    sbuf_free(&out);
+    free_recs(&d);
+}
+
 int main(void)
 {
     RUN(sparkline_levels);
@@ -486,5 +520,6 @@ int main(void)
     RUN(explain_sentences);
     RUN(explain_rows);
     RUN(explain_raw_coverage);
+    RUN(notes_are_shown);
     return test_done();
 }

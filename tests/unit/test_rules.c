@@ -498,52 +498,6 @@ TEST(regex_budget_per_file)
     sbuf_free(&b);
 }
 
-TEST(parse_duration)
-{
-    static const struct {
-        const char *in;
-        int rc;
-        double secs;
-    } cases[] = {
-        {"30s", 0, 30},
-        {"15m", 0, 900},
-        {"1h30m", 0, 5400},
-        {"2d", 0, 172800},
-        {"1w", 0, 604800},
-        {"1y", 0, 31536000},
-        {"0", 0, 0},
-        {"0s", 0, 0},
-        {"1500ms", 0, 1.5},
-        {"1m30s500ms", 0, 90.5},
-        {"1d2h3m4s", 0, 93784},
-        {"", -1, 0},
-        {"15", -1, 0},
-        {"m", -1, 0},
-        {"1h1h", -1, 0},
-        {"1m1h", -1, 0},
-        {"1s1ms1s", -1, 0},
-        {"-5m", -1, 0},
-        {"1.5h", -1, 0},
-        {"15 m", -1, 0},
-        {"15M", -1, 0},
-        {"1x", -1, 0},
-        {"9999999999999999s", -1, 0},
-        {"300000000y", -1, 0},
-        {"1000000y", 0, 31536000000000.0},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        double s = -1;
-        int rc = rules_parse_duration(cases[i].in, &s);
-        if (rc != cases[i].rc)
-            fprintf(stderr, "duration '%s'\n", cases[i].in);
-        TEST_CHECK_INT(rc, cases[i].rc);
-        if (cases[i].rc == 0)
-            TEST_CHECK_DBL(s, cases[i].secs, 1e-9);
-    }
-    double s;
-    TEST_CHECK_INT(rules_parse_duration(NULL, &s), -1);
-}
-
 TEST(policy_and_action_names)
 {
     TEST_CHECK_STR(rules_policy_name(POLICY_ALWAYS), "Always");
@@ -647,6 +601,34 @@ TEST(spec_messages)
     }
 }
 
+/* maxKeepUntil: 0 (not honoured) unless set, from `defaults:` or the rule, within 0s..30d. */
+TEST(max_keep_until)
+{
+    static const char in[] = "apiVersion: gpureclaim/v1\nkind: ReclaimRules\n"
+                             "defaults:\n  maxKeepUntil: 2d\n  threshold: 1\n  idleTimer: 1h\n"
+                             "rules:\n- name: inherits\n- name: own\n  maxKeepUntil: 6h\n";
+    struct ruleset rs;
+    struct rules_errors errs = {0};
+    TEST_CHECK_INT(rules_load_buffer("x", in, strlen(in), &rs, &errs), 0);
+    TEST_CHECK_INT(rs.n, 2);
+    if (rs.n == 2) {
+        TEST_CHECK_DBL(rs.rules[0].max_keep_until, 2 * 86400, 0);
+        TEST_CHECK_DBL(rs.rules[1].max_keep_until, 6 * 3600, 0);
+    }
+    rules_free(&rs);
+    static const char plain[] = "apiVersion: gpureclaim/v1\nkind: ReclaimRules\n"
+                                "rules:\n- name: n\n  threshold: 1\n  idleTimer: 1h\n";
+    TEST_CHECK_INT(rules_load_buffer("x", plain, strlen(plain), &rs, &errs), 0);
+    TEST_CHECK_DBL(rs.n ? rs.rules[0].max_keep_until : -1, 0, 0);
+    rules_free(&rs);
+    static const char big[] = "apiVersion: gpureclaim/v1\nkind: ReclaimRules\n"
+                              "rules:\n- name: n\n  threshold: 1\n  idleTimer: 1h\n"
+                              "  maxKeepUntil: 31d\n";
+    TEST_CHECK_INT(rules_load_buffer("x", big, strlen(big), &rs, &errs), -1);
+    TEST_CHECK_CONTAINS(errs.n ? errs.msg[0] : NULL, "x:7:17: 'maxKeepUntil'");
+    rules_errors_free(&errs);
+}
+
 TEST(load_file_errors)
 {
     struct ruleset rs;
@@ -718,8 +700,8 @@ TEST(key_spec_consistent)
         TEST_CHECK((ks->type == KT_NESTED) == (ks->parse != NULL || k == K_NAME));
         TEST_CHECK(!ks->min == !ks->max);
         if (ks->type == KT_DURATION && ks->min) {
-            TEST_CHECK_INT(rules_parse_duration(ks->min, &d), 0);
-            TEST_CHECK_INT(rules_parse_duration(ks->max, &d), 0);
+            TEST_CHECK_INT(dur_parse(ks->min, &d), 0);
+            TEST_CHECK_INT(dur_parse(ks->max, &d), 0);
         }
         for (size_t j = 0; j < k; j++)
             TEST_CHECK(!(key_specs[j].flags & KS_QUERY) != !(ks->flags & KS_QUERY) ||
@@ -810,11 +792,11 @@ int main(void)
     RUN(large_files);
     RUN(wide_rules);
     RUN(regex_budget_per_file);
-    RUN(parse_duration);
     RUN(policy_and_action_names);
     RUN(hash_of_content);
     RUN(every_error_reported_in_file_order);
     RUN(spec_messages);
+    RUN(max_keep_until);
     RUN(load_file_errors);
     RUN(check_files_output);
     RUN(key_spec_consistent);

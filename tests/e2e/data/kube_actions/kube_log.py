@@ -5,6 +5,8 @@ usage: kube_log.py LOG FROM OBJECTS.json...
 Lines FROM (0-based) to the end of LOG. Each request becomes
   METHOD PATH[?QUERY] [CONTENT-TYPE] BODY
 where uids of the objects in OBJECTS.json are written @Kind/name (in bodies and queries),
+a resourceVersion precondition is written @rv (its value is the fake's revision counter;
+fake_kube answers 409 to a stale one, which the transcript then shows),
 the notice annotation (a JSON document of its own) is summarised as
 <notice RULE ACTION at ACTAT> (with " acted" once it records the action), and an Event as <Event TYPE REASON Kind/name action=ACTION>,
 its name and timestamps being wall-clock.
@@ -29,7 +31,7 @@ def rename(v, names):
                 n = json.loads(x)
                 x = "<notice %s %s at %s%s>" % (n["rule"], n["action"], n["actAt"],
                                                  " acted" if "actedAt" in n else "")
-            out[k] = rename(x, names)
+            out[k] = "@rv" if k == "resourceVersion" and isinstance(x, str) else rename(x, names)
         return out
     if isinstance(v, list):
         return [rename(x, names) for x in v]

@@ -1,0 +1,105 @@
+#!/bin/sh
+# The fake API server's controllers (tests/fakes/fake_kube_ctl.h) behave as the real ones do
+# where it matters to the enforcer: acting on a child that a known controller reconciles is
+# undone, acting on the owner holds. fake_kube serves data/fake_controllers/cluster.json (a Kubeflow
+# Notebook, a KServe InferenceService, a RayCluster, a JobSet, a TrainJob, each with its
+# children, and a bare pod) and each step writes with curl, then reads the state back:
+#   Notebook        scale its StatefulSet to 0 -> back at 1; annotate the Notebook
+#                   kubeflow-resource-stopped -> StatefulSet at 0, and a direct scale to 1 is
+#                   put back to 0; annotation removed -> 1
+#   InferenceService scale its Deployment to 0 -> back at minReplicas (autoscalerClass none);
+#                   serving.kserve.io/stop "true" -> Deployment, ReplicaSet and pod deleted;
+#                   stop removed -> Deployment created again (new uid, 1 replica)
+#   RayCluster      spec.suspend true -> its head and worker pods deleted, the bare pod stays
+#   JobSet          spec.suspend true -> the pod of its Job deleted
+#   TrainJob        spec.suspend true -> its JobSet suspended -> that JobSet's pod deleted
+. "$(dirname "$0")/../lib.sh"
+
+DATA=$TOP/tests/e2e/data/fake_controllers
+KUBE_FAKE=$(fake_bin fake_kube)
+require python3 curl "$KUBE_FAKE"
+
+mkdir -p "$TMP/data"
+cp "$DATA/cluster.json" "$TMP/data/"
+start_fake_http "$TMP/kube.out" "$KUBE_FAKE" --data "$TMP/data" --log "$TMP/requests" ||
+    { fail start "$(cat "$TMP/kube.out")"; exit 1; }
+K=$FAKE_URL
+
+# patch PATH JSON: a merge patch; fails unless answered 200.
+patch() {
+    _code=$(curl -s -o "$TMP/answer" -w '%{http_code}' -X PATCH \
+        -H 'Content-Type: application/merge-patch+json' --data "$2" "$K$1")
+    [ "$_code" = 200 ] || { echo "PATCH $1: $_code $(cat "$TMP/answer")" >&2; return 1; }
+}
+
+# field PATH EXPR: EXPR (Python, on the object `o`) of the object at PATH; "404" when absent.
+field() {
+    _code=$(curl -s -o "$TMP/obj" -w '%{http_code}' "$K$1")
+    [ "$_code" = 200 ] || { echo "$_code"; return 0; }
+    python3 -c 'import json, sys
+o = json.load(open(sys.argv[1]))
+print(eval(sys.argv[2]))' "$TMP/obj" "$2"
+}
+
+# is NAME PATH EXPR WANT: PASS when field PATH EXPR prints WANT.
+is() {
+    _got=$(field "$2" "$3")
+    if [ "$_got" = "$4" ]; then pass "$1"; else fail "$1" "got '$_got', want '$4'"; fi
+}
+
+NS=/apis/apps/v1/namespaces/ml
+CORE=/api/v1/namespaces/ml
+REPLICAS='o["spec"].get("replicas")'
+
+# --- Kubeflow Notebook -------------------------------------------------------------------------
+NB=/apis/kubeflow.org/v1/namespaces/ml/notebooks/alice
+check nb-scale-child patch $NS/statefulsets/alice/scale '{"spec":{"replicas":0}}'
+is nb-child-scale-undone $NS/statefulsets/alice "$REPLICAS" 1
+check nb-annotate-owner patch $NB \
+    '{"metadata":{"annotations":{"kubeflow-resource-stopped":"2023-11-14T22:13:20Z"}}}'
+is nb-owner-stop-holds $NS/statefulsets/alice "$REPLICAS" 0
+check nb-scale-child-up patch $NS/statefulsets/alice/scale '{"spec":{"replicas":1}}'
+is nb-child-scale-up-undone $NS/statefulsets/alice "$REPLICAS" 0
+is nb-scale-subresource-agrees $NS/statefulsets/alice/scale 'o["spec"].get("replicas", 0)' 0
+check nb-start patch $NB '{"metadata":{"annotations":{"kubeflow-resource-stopped":null}}}'
+is nb-started $NS/statefulsets/alice "$REPLICAS" 1
+is nb-rv-moved $NS/statefulsets/alice 'o["metadata"]["resourceVersion"] != "500"' True
+
+# --- KServe InferenceService -------------------------------------------------------------------
+ISVC=/apis/serving.kserve.io/v1beta1/namespaces/ml/inferenceservices/llm
+check isvc-scale-child patch $NS/deployments/llm-predictor/scale '{"spec":{"replicas":0}}'
+is isvc-child-scale-undone $NS/deployments/llm-predictor "$REPLICAS" 1
+OLD_UID=$(field $NS/deployments/llm-predictor 'o["metadata"]["uid"]')
+check isvc-stop patch $ISVC '{"metadata":{"annotations":{"serving.kserve.io/stop":"true"}}}'
+is isvc-stop-deletes-deployment $NS/deployments/llm-predictor '0' 404
+is isvc-stop-deletes-replicaset $NS/replicasets/llm-predictor-7d9f8c '0' 404
+is isvc-stop-deletes-pod $CORE/pods/llm-predictor-7d9f8c-x2x4q '0' 404
+check isvc-stop-false-is-start patch $ISVC \
+    '{"metadata":{"annotations":{"serving.kserve.io/stop":"false"}}}'
+is isvc-started $NS/deployments/llm-predictor "$REPLICAS" 1
+is isvc-started-new-uid $NS/deployments/llm-predictor "o['metadata']['uid'] != '$OLD_UID'" True
+check isvc-stop-again patch $ISVC '{"metadata":{"annotations":{"serving.kserve.io/stop":"TRUE"}}}'
+is isvc-stop-case-insensitive $NS/deployments/llm-predictor '0' 404
+check isvc-start-by-removal patch $ISVC '{"metadata":{"annotations":{"serving.kserve.io/stop":null}}}'
+is isvc-started-again $NS/deployments/llm-predictor "$REPLICAS" 1
+
+# --- suspend: RayCluster, JobSet, TrainJob -----------------------------------------------------
+is ray-pods-before $CORE/pods/rc-head-8m5vk '"ok"' ok
+check ray-suspend patch /apis/ray.io/v1/namespaces/ml/rayclusters/rc '{"spec":{"suspend":true}}'
+is ray-head-deleted $CORE/pods/rc-head-8m5vk '0' 404
+is ray-worker-deleted $CORE/pods/rc-gpu-worker-q7w2p '0' 404
+is ray-cluster-kept /apis/ray.io/v1/namespaces/ml/rayclusters/rc 'o["spec"]["suspend"]' True
+is unrelated-pod-kept $CORE/pods/scratch 'o["metadata"]["name"]' scratch
+
+check js-suspend patch /apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets/js \
+    '{"spec":{"suspend":true}}'
+is js-pod-deleted $CORE/pods/js-workers-0-0-b8f4d '0' 404
+is tj-pod-before $CORE/pods/tj-node-0-0-k4m9s '"ok"' ok
+check tj-suspend patch /apis/trainer.kubeflow.org/v1alpha1/namespaces/ml/trainjobs/tj \
+    '{"spec":{"suspend":true}}'
+is tj-jobset-suspended /apis/jobset.x-k8s.io/v1alpha2/namespaces/ml/jobsets/tj \
+    'o["spec"]["suspend"]' True
+is tj-pod-deleted $CORE/pods/tj-node-0-0-k4m9s '0' 404
+is scratch-still-kept $CORE/pods/scratch 'o["metadata"]["name"]' scratch
+
+finish
