@@ -28,7 +28,6 @@
  */
 #include <ctype.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -363,14 +362,6 @@ int fetch_set_read_path(const char *name)
     return -1;
 }
 
-/*
- * What a server offers, asked once per client (one per process in practice): whether it is
- * VictoriaMetrics, and whether it answers remote read. -1 while unknown.
- */
-static pthread_mutex_t fetch_caps_lock = PTHREAD_MUTEX_INITIALIZER;
-static const struct promq *fetch_caps_q;
-static int fetch_caps_vm = -1, fetch_caps_rr = -1;
-
 /* A sink that feeds a raw reader and keeps the first bytes for an error message. */
 struct fetch_sink {
     struct vmx *vmx;      /* export, or */
@@ -535,38 +526,20 @@ static int fetch_choose(struct promq *q, enum fetch_read *path, bool *probe, cha
         *path = fetch_read_path;
         return 0;
     }
-    pthread_mutex_lock(&fetch_caps_lock);
-    if (fetch_caps_q != q) {
-        fetch_caps_q = q;
-        fetch_caps_vm = fetch_caps_rr = -1;
-    }
-    int ret = 0;
-    if (fetch_caps_vm < 0) {
-        int vm = promq_is_victoria(q, err, errlen);
-        if (vm < 0)
-            ret = -1;
-        else
-            fetch_caps_vm = vm;
-    }
-    if (ret == 0 && fetch_caps_vm == 1) {
+    /* Both answers are kept on the client (promq.h): asked once per server. */
+    int vm = promq_is_victoria(q, err, errlen);
+    if (vm < 0)
+        return -1;
+    int rr = promq_remote_read(q);
+    if (vm == 1) {
         *path = FETCH_READ_EXPORT;
-    } else if (ret == 0 && fetch_caps_rr != 0) {
+    } else if (rr != 0) {
         *path = FETCH_READ_REMOTE_READ;
-        *probe = fetch_caps_rr < 0;
-    } else if (ret == 0) {
+        *probe = rr < 0;
+    } else {
         *path = FETCH_READ_PROMQL;
     }
-    pthread_mutex_unlock(&fetch_caps_lock);
-    return ret;
-}
-
-/* Record what trying remote read told of the server (AUTO only). */
-static void fetch_caps_set_rr(const struct promq *q, int rr)
-{
-    pthread_mutex_lock(&fetch_caps_lock);
-    if (fetch_caps_q == q)
-        fetch_caps_rr = rr;
-    pthread_mutex_unlock(&fetch_caps_lock);
+    return 0;
 }
 
 static const char *fetch_read_label(enum fetch_read p)
@@ -581,11 +554,6 @@ static const char *fetch_read_label(enum fetch_read p)
     }
 }
 
-/*
- * The activity and exact coverage of a selector rule from its raw samples. Returns 1 when
- * the rule must use the PromQL plan instead (no raw path on this server), 0 on success, -1
- * with the rule's error set.
- */
 /*
  * One raw read of `sel` over [start, end] through `path`: FETCH_RR_OK with the samples in
  * *out, FETCH_RR_ABSENT when remote read was being tried on this server (`probe`) and it
@@ -604,7 +572,7 @@ static enum fetch_rr fetch_read_raw(struct promq *q, enum fetch_read path, bool 
         log_debug("'%s' does not offer streamed remote read (%s): rules with a selector as "
                   "activity use the PromQL plan",
                   promq_url(q), err);
-        fetch_caps_set_rr(q, 0);
+        promq_set_remote_read(q, 0);
         return FETCH_RR_ABSENT;
     }
     if (got == FETCH_RR_ABSENT) {
@@ -613,7 +581,7 @@ static enum fetch_rr fetch_read_raw(struct promq *q, enum fetch_read path, bool 
         return FETCH_RR_ERROR;
     }
     if (got == FETCH_RR_OK && probe)
-        fetch_caps_set_rr(q, 1);
+        promq_set_remote_read(q, 1);
     return got;
 }
 

@@ -69,6 +69,7 @@ struct promq {
     bool vm_probed, vm;
     atomic_bool vm_warned;
     double vm_latency, vm_max_step; /* -search.latencyOffset, -search.maxStepForPointsAdjustment */
+    atomic_int remote_read;         /* promq_remote_read: -1 not tried yet, 0 absent, 1 offered */
 };
 
 static char *promq_strdup_opt(const char *s)
@@ -79,6 +80,7 @@ static char *promq_strdup_opt(const char *s)
 struct promq *promq_new(const struct promq_cfg *cfg)
 {
     struct promq *q = xcalloc(1, sizeof(*q));
+    atomic_init(&q->remote_read, -1);
     q->url = xstrdup(cfg->url ? cfg->url : "");
     size_t n = strlen(q->url);
     while (n > 0 && q->url[n - 1] == '/')
@@ -1797,6 +1799,16 @@ out:
     httpc_resp_free(&resp);
     free(url);
     return ret;
+}
+
+int promq_remote_read(const struct promq *q)
+{
+    return atomic_load(&((struct promq *)q)->remote_read);
+}
+
+void promq_set_remote_read(struct promq *q, int offered)
+{
+    atomic_store(&q->remote_read, offered ? 1 : 0);
 }
 
 int promq_is_victoria(struct promq *q, char *err, size_t errlen)

@@ -72,6 +72,13 @@ void promq_count_failure(struct promq *q);
  * not, -1 with a message when it could not be asked (asked again next time).
  */
 int promq_is_victoria(struct promq *q, char *err, size_t errlen);
+/*
+ * Whether the server answers remote read with streamed chunks, as the fetch layer found out
+ * (it tries once per client): -1 not tried yet, 0 absent, 1 offered. Kept on the client, so
+ * that a new client (another server, or a new client at a freed one's address) asks anew.
+ */
+int promq_remote_read(const struct promq *q);
+void promq_set_remote_read(struct promq *q, int offered);
 
 /* HTTP requests made and failed since promq_new (for metrics and the benchmark). */
 unsigned long promq_requests(const struct promq *q);

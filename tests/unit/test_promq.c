@@ -73,6 +73,25 @@ static const char matrix_body[] =
     "[1700000060.5,\"NaN\"],[1700000120,\"+Inf\"],[1700000180,\"-Inf\"],[1700000240,\"1e-3\"]]},"
     "{\"metric\":{\"pod\":\"b\"},\"values\":[[1700000000,\"0\"]]}]},\"infos\":[\"x\"]}";
 
+/* What remote read told of a server is the client's own: a second client (another server, or
+   one allocated where a freed client was, which a cache keyed by address took for the same)
+   tries anew. */
+TEST(remote_read_known_per_client)
+{
+    struct promq_cfg cfg = {.url = "http://127.0.0.1:1", .timeout = 1};
+    struct promq *a = promq_new(&cfg);
+    TEST_CHECK_INT(promq_remote_read(a), -1);
+    promq_set_remote_read(a, 0);
+    TEST_CHECK_INT(promq_remote_read(a), 0);
+    struct promq *b = promq_new(&cfg);
+    TEST_CHECK_INT(promq_remote_read(b), -1);
+    promq_set_remote_read(b, 1);
+    TEST_CHECK_INT(promq_remote_read(a), 0);
+    TEST_CHECK_INT(promq_remote_read(b), 1);
+    promq_free(a);
+    promq_free(b);
+}
+
 TEST(parse_matrix)
 {
     struct matrix m;
@@ -1381,6 +1400,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     log_threshold = LOG_ERROR;
 
+    RUN(remote_read_known_per_client);
     RUN(parse_matrix);
     RUN(parse_vector_scalar_empty);
     RUN(parse_error_envelopes);
