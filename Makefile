@@ -58,7 +58,7 @@ BASE_CXXFLAGS := -std=c++17 -D_GNU_SOURCE -MMD -MP -Wall -Wextra -Wshadow -Wno-u
                  -fno-sanitize-recover=all)
 
 EXPORTER_PKGS := libmicrohttpd libdrm libdrm_amdgpu libcurl json-c yaml-0.1 gnutls libcrypt
-ENFORCER_PKGS := libmicrohttpd libcurl json-c yaml-0.1 gnutls libcrypt re2
+ENFORCER_PKGS := libmicrohttpd libcurl json-c yaml-0.1 gnutls libcrypt re2 snappy
 ALL_PKGS := $(sort $(EXPORTER_PKGS) $(ENFORCER_PKGS))
 
 # Goals that must work before any library is installed skip the pkg-config checks.

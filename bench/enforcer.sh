@@ -1,20 +1,25 @@
 #!/bin/sh
 # Enforcer benchmark: one `plan` cycle over 1,000, 10,000 and 100,000 workloads (SIZES).
 #
-# For each size: backfills 15 minutes of history at the fixed epoch 1700000000 with
+# For each size: backfills 18 minutes of history at the fixed epoch 1700000000 with
 # `promtool tsdb create-blocks-from openmetrics` (one sample every INTERVAL s, default 30;
 # pod-i busy at 50 % when i % 10 == 0, idle at 1 % otherwise), starts Prometheus on a free
 # loopback port, sends the activity query once to warm it, then runs
-# `plan --output json --stats` RUNS times (default 3) with the rule in
+# the floor RUNS times (the instant query count_over_time(x[30m]) over every series: Prometheus
+# reads each raw sample of the lookback once), then for each read path of PATHS (default
+# "remote-read promql") `plan --output json --stats` RUNS times (default 3) with the rule in
 # bench/enforcer-rules.yaml (15m idle timer, 1m step) and prints for each run: wall time,
+# Prometheus' CPU time (utime + stime of its process),
 # peak RSS of the enforcer, the HTTP requests and failures, the time spent fetching and
 # deciding, and whether every decision is right (busy: keep/active; idle: reclaim/idle, or
 # keep/cycle_cap past maxTerminationsPerCycle). Then the medians, the 100k/10k cost ratio and
-# the machine load (wall times on a shared machine vary with it). CALLGRIND=1 adds one run
+# the machine load (wall times on a shared machine vary with it), and a table of the medians
+# with their ratio to the floor. CALLGRIND=1 adds one run
 # under callgrind at the middle size, whose instruction count does not depend on the load.
 # ENF=path benchmarks another build.
-# Targets: 100,000 workloads with 0 failures, every decision right, peak RSS <= 256 MiB and
-# a median wall time at most 12x the 10,000-workload one. Numbers, not a pass/fail test.
+# Targets: 100,000 workloads with 0 failures, every decision right, peak RSS <= 256 MiB, a
+# median wall time at most 12x the 10,000-workload one, and on the raw path (remote read) a
+# cycle's wall time and Prometheus CPU time each at most 3x the floor (issue 19). Numbers, not a pass/fail test.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 SUITE=enforcer-bench
@@ -27,6 +32,15 @@ ENF=${ENF:-$TOP/bin/gpureclaim-enforcer}
 DATA=$TOP/tests/e2e/data/enforcer
 RULES=$TOP/bench/enforcer-rules.yaml
 AT=1700000000
+# Read paths compared (--prometheus.read-path); the first one's wall times give the ratio.
+PATHS=${PATHS:-remote-read promql}
+# The rule's lookback: twice its 15m idle timer.
+LOOKBACK=1800
+TCK=$(getconf CLK_TCK)
+table=""
+
+# prom_cpu: user + system CPU time of Prometheus so far, in clock ticks.
+prom_cpu() { awk '{ print $14 + $15 }' "/proc/$PROM_PID/stat"; }
 
 for tool in prometheus promtool python3 bc "$ENF"; do
     command -v "$tool" >/dev/null 2>&1 || { echo "enforcer bench: '$tool' not found" >&2; exit 1; }
@@ -88,28 +102,58 @@ for n in $SIZES; do
     curl -s -o /dev/null "$PROM_URL/api/v1/query_range" \
         --data-urlencode 'query=max_over_time(gpureclaim:workload_busy:ratio[60s])' \
         -d start=$((AT - 900)) -d end=$AT -d step=60
-    walls="" rsss="" ok=yes
+    # The floor: Prometheus reads every raw sample of the lookback once, and nothing more.
+    fwalls="" fcpus=""
     for i in $(seq 1 "$RUNS"); do
+        c0=$(prom_cpu) s=$(date +%s.%N)
+        curl -s -o /dev/null "$PROM_URL/api/v1/query" \
+            --data-urlencode "query=count_over_time(gpureclaim:workload_busy:ratio[${LOOKBACK}s])" \
+            -d time=$AT
+        e=$(date +%s.%N) c1=$(prom_cpu)
+        fwalls="$fwalls $(echo "$e - $s" | bc)" fcpus="$fcpus $(echo "scale=3; ($c1 - $c0) / $TCK" | bc)"
+    done
+    set -- $(summary $fwalls); fwall=$1
+    set -- $(summary $fcpus); fcpu=$1
+    printf '  floor (instant count_over_time(x[%ss])): wall median %.3f s, prometheus CPU median %.2f s\n' \
+        "$LOOKBACK" "$fwall" "$fcpu"
+    table="$table
+| $n | floor: instant \`count_over_time(x[${LOOKBACK}s])\` | $(printf %.2f "$fwall") s | $(printf %.2f "$fcpu") s | - | - |"
+    for path in $PATHS; do
+    walls="" rsss="" cpus="" ok=yes
+    for i in $(seq 1 "$RUNS"); do
+        c0=$(prom_cpu)
         s=$(date +%s.%N)
         rss=$(run_rss "$TMP/plan.json" "$TMP/stats.txt" "$ENF" plan --rules.file "$RULES" \
-            --prometheus.url "$PROM_URL" --prometheus.timeout=120s --at $AT --output json --stats)
+            --prometheus.url "$PROM_URL" --prometheus.timeout=120s --at $AT --output json --stats \
+            --prometheus.read-path="$path")
         e=$(date +%s.%N)
+        c1=$(prom_cpu)
+        cpu=$(echo "scale=3; ($c1 - $c0) / $TCK" | bc)
         wall=$(echo "$e - $s" | bc)
         stats=$(grep '^stats:' "$TMP/stats.txt" | sed 's/^stats: //')
         right=$(check_plan "$n" "$TMP/plan.json" 2>/dev/null || echo "0/$n")
         [ "$right" = "$n/$n" ] || ok=no
         case $stats in *" failures=0 "*) ;; *) ok=no ;; esac
-        printf '  run %d: wall %.3f s, peak RSS %s KiB, decisions right %s; %s\n' "$i" "$wall" \
-            "$rss" "$right" "$stats"
-        walls="$walls $wall" rsss="$rsss $rss"
+        printf '  %s run %d: wall %.3f s, prometheus CPU %.2f s, peak RSS %s KiB, decisions right %s; %s\n' \
+            "$path" "$i" "$wall" "$cpu" "$rss" "$right" "$stats"
+        walls="$walls $wall" rsss="$rsss $rss" cpus="$cpus $cpu"
     done
     set -- $(summary $walls)
     wmed=$1
-    printf '  wall over %d runs: median %.3f s, min %.3f s, max %.3f s\n' "$RUNS" "$1" "$2" "$3"
+    printf '  %s wall over %d runs: median %.3f s, min %.3f s, max %.3f s (%.1fx the floor)\n' "$path" \
+        "$RUNS" "$1" "$2" "$3" "$(echo "$1 / $fwall" | bc -l)"
+    set -- $(summary $cpus)
+    cmed=$1
+    printf '  %s prometheus CPU over %d runs: median %.2f s (%.1fx the floor)\n' "$path" "$RUNS" "$1" \
+        "$(echo "$1 / ($fcpu + 0.001)" | bc -l)"
     set -- $(summary $rsss)
-    printf '  peak RSS over %d runs: median %d KiB, max %d KiB (target <= 262144 KiB)\n' "$RUNS" "$1" "$3"
-    printf '  every decision right and 0 failures in every run: %s\n' "$ok"
-    results="$results $n:$wmed"
+    rmax=$3
+    printf '  %s peak RSS over %d runs: median %d KiB, max %d KiB (target <= 262144 KiB)\n' "$path" "$RUNS" "$1" "$3"
+    printf '  %s every decision right and 0 failures in every run: %s\n' "$path" "$ok"
+    [ "$path" = "${PATHS%% *}" ] && results="$results $n:$wmed"
+    table="$table
+| $n | plan, --prometheus.read-path=$path | $(printf %.2f "$wmed") s ($(printf %.1f "$(echo "$wmed / $fwall" | bc -l)")x) | $(printf %.2f "$cmed") s ($(printf %.1f "$(echo "$cmed / ($fcpu + 0.001)" | bc -l)")x) | $((rmax / 1024)) MiB | $ok |"
+    done
     if [ -n "${CALLGRIND:-}" ] && [ "$n" = 10000 ] && command -v valgrind >/dev/null 2>&1; then
         valgrind --tool=callgrind --callgrind-out-file="$TMP/callgrind.out" "$ENF" plan \
             --rules.file "$RULES" --prometheus.url "$PROM_URL" --prometheus.timeout=120s --at $AT \
@@ -120,6 +164,7 @@ for n in $SIZES; do
     stop_pid "$PROM_PID"
 done
 printf 'load after: %s\n' "$(uptime | sed 's/.*load average: //')"
+printf '\n| workloads | what | wall (x floor) | Prometheus CPU (x floor) | enforcer peak RSS | decisions right |\n|---|---|---|---|---|---|%s\n' "$table"
 w10=$(printf '%s\n' $results | sed -n 's/^10000://p')
 w100=$(printf '%s\n' $results | sed -n 's/^100000://p')
 if [ -n "$w10" ] && [ -n "$w100" ]; then

@@ -250,6 +250,18 @@ void str_copy(char *dst, size_t cap, const char *src)
     dst[n] = '\0';
 }
 
+int err_printf(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err && errlen) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
 char *str_rtrim(char *s)
 {
     size_t n = strlen(s);

@@ -56,6 +56,12 @@ int hex_value(int c);
 
 /* Copy a NUL-terminated string, truncating to fit `cap` (which must be > 0). */
 void str_copy(char *dst, size_t cap, const char *src);
+/*
+ * Format a message into a caller's error buffer (nothing when err is NULL or errlen 0) and
+ * return -1, for `return err_printf(err, errlen, "cannot ...: %s", why);`.
+ */
+int err_printf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* Remove trailing whitespace in place; return s. */
 char *str_rtrim(char *s);

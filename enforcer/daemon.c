@@ -81,6 +81,7 @@ struct rule_eval {
     char *rule;
     double errors;
     bool failed;
+    const char *read_path; /* static (fetch.c); NULL before the first cycle */
 };
 
 struct idle_entry {
@@ -213,6 +214,14 @@ static void publish(struct daemon *dm)
                  "Whether the last cycle could not evaluate the rule (a query failed: error, "
                  "timeout, partial or too large an answer); its workloads were kept.",
                  re->failed ? 1.0 : 0.0, "rule", re->rule, (const char *)NULL);
+    }
+    for (size_t i = 0; i < dm->rules.n; i++) {
+        struct rule_eval *re = rule_eval_get(dm, dm->rules.rules[i].name);
+        if (re->read_path)
+            expo_add(e, "gpureclaim_enforcer_rule_read_path", EXPO_GAUGE,
+                     "How the rule's activity was read in the last cycle (remote_read, export: "
+                     "raw samples; promql: the PromQL plan); the value is always 1.",
+                     1.0, "rule", re->rule, "path", re->read_path, (const char *)NULL);
     }
     for (size_t i = 0; i < dm->nevals; i++)
         expo_add(e, "gpureclaim_enforcer_rule_evaluation_errors_total", EXPO_COUNTER,
@@ -400,6 +409,11 @@ static void run_cycle(struct daemon *dm)
         struct rule_eval *re = rule_eval_get(dm, dm->rules.rules[i].name);
         re->failed = failed;
         re->errors += failed ? 1 : 0;
+        const char *path = data[i].read_path && data[i].read_path[0] ? data[i].read_path : NULL;
+        if (path && (!re->read_path || strcmp(re->read_path, path) != 0))
+            log_info("rule '%s': activity read through %s%s", re->rule, path,
+                     strcmp(path, "promql") == 0 ? " (the PromQL plan)" : " (raw samples)");
+        re->read_path = path ? path : re->read_path;
         char key[160];
         snprintf(key, sizeof(key), "rule evaluation %s", dm->rules.rules[i].name);
         if (failed)

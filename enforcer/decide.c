@@ -351,6 +351,9 @@ static int step_coverage(const struct judge_ctx *jc, const struct series *s,
         return -1;
     while (*k < g->n && g->p[*k].t < t - jc->step / 2)
         (*k)++;
+    /* Raw samples list only the steps not wholly covered (rule_data.coverage_tail). */
+    if (jc->rd->coverage_tail && (*k >= g->n || !at_time(g->p[*k].t, t, jc->step)))
+        return 1;
     if (*k >= g->n || !at_time(g->p[*k].t, t, jc->step))
         return -1;
     return !jc->rd->raw_coverage || g->p[*k].v >= 1.0 ? 1 : 0;
@@ -463,6 +466,14 @@ static enum reason judge_series(const struct judge_ctx *jc, const struct series 
     bool first_unproven = false;
     for (double t = p[i0].t; t <= jc->now + step / 2; t += step) {
         if (step_covered(jc, s, cov, &k, t))
+            continue;
+        /*
+         * Raw coverage of a step that begins before the window start: only its instants from
+         * the window start on must be covered, and the value says how far back from its end
+         * they are (rule_data.coverage_tail).
+         */
+        if (jc->rd->coverage_tail && t - step < ws - DECIDE_EPS && cov && k < cov->n &&
+            at_time(cov->p[k].t, t, step) && cov->p[k].v * step >= t - ws - DECIDE_EPS)
             continue;
         /*
          * The series' first step: its sub-points before the first sample are uncovered by

@@ -57,6 +57,18 @@ struct rule_data {
      */
     bool raw_coverage;
     struct matrix coverage;
+    /*
+     * Set with raw_coverage when the coverage comes from raw samples (raw.h): each coverage
+     * series lists only the steps that are not wholly covered (a step it does not list is
+     * covered; an activity series without a coverage series is not), with the covered share
+     * at the end of the step as value, so a step that begins before the window start is
+     * judged only from the window start on, as the window asks. The PromQL coverage (a count
+     * of sub-points) says nothing of where in the step its holes are.
+     */
+    bool coverage_tail;
+    /* How the activity was read: "remote_read", "export" or "promql" ("" when not queried);
+       a static string (fetch.c). */
+    const char *read_path;
     struct matrix allocation; /* instant at end: devices held per workload, with resource label */
     int pending_error;        /* non-zero: the pending-demand query failed */
     struct matrix pending;    /* instant at end: pending devices per resource label */

@@ -34,8 +34,13 @@
 #include <strings.h>
 
 #include "fetch.h"
+#include "httpc.h"
 #include "log.h"
+#include "match.h"
+#include "raw.h"
+#include "remoteread.h"
 #include "util.h"
+#include "vmexport.h"
 
 /* A PromQL duration: whole seconds as "60s", otherwise milliseconds as "1500ms". */
 static void fetch_duration(double seconds, char *buf, size_t len)
@@ -120,12 +125,6 @@ static double fetch_step(const struct rule *r)
     return r->step > 0 ? r->step : 60.0;
 }
 
-static int fetch_cmp_series(const void *a, const void *b)
-{
-    return labels_compare(&(*(const struct series *const *)a)->labels,
-                          &(*(const struct series *const *)b)->labels);
-}
-
 double fetch_resolution(const struct rule *r)
 {
     double res = fetch_step(r);
@@ -153,58 +152,23 @@ static void fetch_range(const struct rule *r, char *buf, size_t len)
     }
 }
 
-/* PRE + the rule's activity range + POST into buf; 0, or -1 when it does not fit. */
-static int fetch_over_range(const struct rule *r, const char *pre, const char *post, char *buf,
-                            size_t len)
+/*
+ * max_over_time returns the largest finite value of a step that also holds a NaN (and the
+ * largest of +Inf and -Inf), so a NaN would never reach decide(). sum_over_time is NaN or
+ * +-Inf then, 0 times that is NaN, and NaN != 0: the left side holds only the non-finite
+ * steps, and `or` takes the right side's point wherever the left has none for the same
+ * labels. One request and one pass over the samples instead of two; a join with
+ * `+ 0 * sum_over_time(...)` cost four times the activity query itself, while `or` with a
+ * nearly empty left side costs little more than max_over_time alone.
+ */
+int fetch_activity_expr(const struct rule *r, char *buf, size_t len)
 {
     size_t need = strlen(r->q_activity) + 64;
     char *range = xmalloc(need);
     fetch_range(r, range, need);
-    int n = snprintf(buf, len, "%s%s%s", pre, range, post);
+    int n = snprintf(buf, len, "(sum_over_time(%s) * 0 != 0) or max_over_time(%s)", range, range);
     free(range);
     return n < 0 || (size_t)n >= len ? -1 : 0;
-}
-
-int fetch_activity_expr(const struct rule *r, char *buf, size_t len)
-{
-    return fetch_over_range(r, "max_over_time(", ")", buf, len);
-}
-
-/*
- * max_over_time returns the largest finite value of a step that also holds a NaN (and the
- * largest of +Inf and -Inf), so a NaN would never reach decide(). sum_over_time is NaN or
- * +-Inf then, 0 times that is NaN, and NaN != 0: only the non-finite steps are answered, a
- * few bytes instead of another full matrix. (Joining this to the activity query with
- * `+ 0 * sum_over_time(...)` cost four times the activity query itself.)
- */
-int fetch_nonfinite_expr(const struct rule *r, char *buf, size_t len)
-{
-    return fetch_over_range(r, "sum_over_time(", ") * 0 != 0", buf, len);
-}
-
-/* Mark NaN the activity points of the steps `nonfinite` answered for the same series. */
-static void fetch_mark_nonfinite(struct matrix *act, const struct matrix *nonfinite)
-{
-    if (!nonfinite->n || !act->n)
-        return;
-    const struct series **idx = xmalloc(act->n * sizeof(*idx));
-    for (size_t i = 0; i < act->n; i++)
-        idx[i] = &act->s[i];
-    qsort(idx, act->n, sizeof(*idx), fetch_cmp_series);
-    for (size_t i = 0; i < nonfinite->n; i++) {
-        const struct series *key = &nonfinite->s[i];
-        const struct series **hit = bsearch(&key, idx, act->n, sizeof(*idx), fetch_cmp_series);
-        if (!hit)
-            continue;
-        struct series *s = (struct series *)*hit;
-        for (size_t j = 0, k = 0; j < key->n; j++) {
-            while (k < s->n && s->p[k].t < key->p[j].t - 1e-3)
-                k++;
-            if (k < s->n && fabs(s->p[k].t - key->p[j].t) <= 1e-3)
-                s->p[k].v = NAN;
-        }
-    }
-    free(idx);
 }
 
 int fetch_coverage_expr(const struct rule *r, char *buf, size_t len)
@@ -278,9 +242,13 @@ struct fetch_use {
     struct matrix *dst;
 };
 
+struct fetch_raw_read;
+
 struct fetch_cache {
     struct fetch_query *v;
     size_t n;
+    struct fetch_raw_read *raw; /* the raw reads planned for the cycle (fetch_plan_raw) */
+    size_t nraw;
     struct fetch_use *uses;
     size_t nuses;
 };
@@ -373,10 +341,373 @@ static int fetch_get(struct promq *q, struct fetch_cache *c, struct rule_data *d
     return -1;
 }
 
+/* ---- the raw path: remote read and VictoriaMetrics export ---------------------------------- */
+
+static enum fetch_read fetch_read_path = FETCH_READ_AUTO;
+
+int fetch_set_read_path(const char *name)
+{
+    static const char *const names[] = {
+        [FETCH_READ_AUTO] = "auto",
+        [FETCH_READ_REMOTE_READ] = "remote-read",
+        [FETCH_READ_EXPORT] = "export",
+        [FETCH_READ_PROMQL] = "promql",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(names); i++) {
+        if (strcmp(name, names[i]) == 0) {
+            fetch_read_path = (enum fetch_read)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* A sink that feeds a raw reader and keeps the first bytes for an error message. */
+struct fetch_sink {
+    struct vmx *vmx;      /* export, or */
+    struct rr_stream *rr; /* remote read */
+    char head[200];
+    size_t nhead;
+    char err[256];
+    int rc;
+};
+
+static int fetch_sink(void *arg, const char *data, size_t len)
+{
+    struct fetch_sink *k = arg;
+    size_t room = sizeof(k->head) - 1 - k->nhead;
+    size_t n = len < room ? len : room;
+    memcpy(k->head + k->nhead, data, n);
+    k->nhead += n;
+    k->head[k->nhead] = '\0';
+    if (k->rc == 0 && k->vmx)
+        k->rc = vmx_feed(k->vmx, data, len, k->err, sizeof(k->err));
+    else if (k->rc == 0)
+        k->rc = rr_stream_feed(k->rr, data, len, k->err, sizeof(k->err));
+    return k->rc;
+}
+
+/* The first line of an error body, for a message. */
+static void fetch_head_line(char *head)
+{
+    for (char *p = head; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = '\0';
+}
+
+/*
+ * The raw samples of `sel` over [start, end] from VictoriaMetrics' /api/v1/export, which
+ * takes `match[]`, `start` and `end` (seconds) as form fields like its query API
+ * (VictoriaMetrics app/vmselect/prometheus/prometheus.go, ExportHandler).
+ */
+static int fetch_export(struct promq *q, const char *sel, double start, double end,
+                        struct matrix *out, char *err, size_t errlen)
+{
+    struct sbuf form = {0};
+    char num[64];
+    sbuf_puts(&form, "match%5B%5D=");
+    httpc_urlencode(&form, sel);
+    snprintf(num, sizeof(num), "&start=%.3f&end=%.3f", start, end);
+    sbuf_puts(&form, num);
+    static const char *const headers[] = {
+        "Content-Type: application/x-www-form-urlencoded",
+        "Accept: application/json",
+    };
+    struct fetch_sink k = {.vmx = vmx_new(promq_max_answer(q))};
+    long status = 0;
+    int ret = promq_post(q, "/api/v1/export", headers, ARRAY_LEN(headers), form.buf, form.len,
+                         fetch_sink, &k, &status, NULL, 0, err, errlen);
+    *out = (struct matrix){0};
+    if (ret == 0 && status != 200) {
+        fetch_head_line(k.head);
+        snprintf(err, errlen, "export: HTTP %ld from '/api/v1/export': %.120s", status, k.head);
+        ret = -1;
+    } else if (ret == 0 && k.rc != 0) {
+        snprintf(err, errlen, "export: %s", k.err);
+        ret = -1;
+    } else if (ret == 0 && vmx_finish(k.vmx, out, k.err, sizeof(k.err)) < 0) {
+        snprintf(err, errlen, "export: %s", k.err);
+        ret = -1;
+    }
+    if (ret < 0 && status)
+        promq_count_failure(q);
+    vmx_free(k.vmx);
+    sbuf_free(&form);
+    return ret;
+}
+
+/* What a remote read found: samples, or a server that does not offer it. */
+enum fetch_rr { FETCH_RR_OK, FETCH_RR_ABSENT, FETCH_RR_ERROR };
+
+/*
+ * The raw samples of `sel` over [start, end] by Prometheus remote read (POST /api/v1/read, a
+ * snappy-compressed ReadRequest accepting only STREAMED_XOR_CHUNKS; prometheus/prometheus
+ * storage/remote/codec.go and web/api/v1/api.go, remoteRead). An answer of 404, 405 or 501,
+ * or a 200 that is not the streamed type (a server too old to stream), means the server
+ * does not offer it: FETCH_RR_ABSENT, and the caller uses PromQL. Anything else that is not
+ * a complete stream is an error.
+ */
+static enum fetch_rr fetch_remote_read(struct promq *q, const char *sel, double start, double end,
+                                       struct matrix *out, char *err, size_t errlen)
+{
+    struct matcher *ms = NULL;
+    size_t nm = 0;
+    *out = (struct matrix){0};
+    if (match_parse_selector(sel, &ms, &nm, err, errlen) < 0)
+        return FETCH_RR_ERROR;
+    struct rr_matcher *rm = xcalloc(nm, sizeof(*rm));
+    static const enum rr_match_type types[] = {
+        [MATCH_EQ] = RR_EQ, [MATCH_NE] = RR_NEQ, [MATCH_RE] = RR_RE, [MATCH_NRE] = RR_NRE};
+    enum fetch_rr ret = FETCH_RR_ERROR;
+    for (size_t i = 0; i < nm; i++) {
+        if (strlen(ms[i].value) != ms[i].value_len) {
+            snprintf(err, errlen, "label '%s' of the selector holds a NUL byte", ms[i].name);
+            goto out;
+        }
+        rm[i] = (struct rr_matcher){types[ms[i].op], ms[i].name, ms[i].value};
+    }
+    int64_t s_ms = llround(start * 1000.0), e_ms = llround(end * 1000.0);
+    struct rr_query rq = {.start_ms = s_ms, .end_ms = e_ms, .m = rm, .nm = nm};
+    char *body = NULL;
+    size_t blen = 0;
+    if (rr_encode_request(&rq, 1, &body, &blen, err, errlen) < 0)
+        goto out;
+    static const char *const headers[] = {
+        "Content-Type: " RR_CONTENT_TYPE,
+        "Content-Encoding: " RR_CONTENT_ENCODING,
+        RR_VERSION_HEADER,
+    };
+    size_t cap = promq_max_answer(q);
+    struct fetch_sink k = {.rr = rr_stream_new(1, cap, cap)};
+    rr_stream_clip(k.rr, 0, s_ms, e_ms);
+    long status = 0;
+    char ctype[128] = "";
+    int rc = promq_post(q, "/api/v1/read", headers, ARRAY_LEN(headers), body, blen, fetch_sink, &k,
+                        &status, ctype, sizeof(ctype), err, errlen);
+    free(body);
+    if (rc < 0) {
+        ret = FETCH_RR_ERROR;
+    } else if (status == 404 || status == 405 || status == 501 ||
+               (status == 200 &&
+                strncmp(ctype, RR_STREAM_CONTENT_TYPE, strlen(RR_STREAM_CONTENT_TYPE)) != 0)) {
+        snprintf(err, errlen, "HTTP %ld%s%s", status, ctype[0] ? ", " : "", ctype);
+        ret = FETCH_RR_ABSENT;
+    } else if (status != 200) {
+        fetch_head_line(k.head);
+        snprintf(err, errlen, "remote read: HTTP %ld from '/api/v1/read': %.120s", status, k.head);
+        promq_count_failure(q);
+    } else if (k.rc != 0) {
+        snprintf(err, errlen, "remote read: %s", k.err);
+        promq_count_failure(q);
+    } else if (rr_stream_finish(k.rr, out, k.err, sizeof(k.err)) < 0) {
+        snprintf(err, errlen, "remote read: %s", k.err);
+        promq_count_failure(q);
+    } else {
+        ret = FETCH_RR_OK;
+    }
+    rr_stream_free(k.rr);
+out:
+    free(rm);
+    match_free_all(ms, nm);
+    return ret;
+}
+
+/*
+ * Which path a selector rule takes on this server: the forced one, else VictoriaMetrics'
+ * export on VictoriaMetrics, else remote read unless it is known to be absent, else PromQL.
+ * *probe is set when remote read has not been tried on this server yet. -1 with a message
+ * when the server could not be asked (the rule then fails, as its queries would).
+ */
+static int fetch_choose(struct promq *q, enum fetch_read *path, bool *probe, char *err,
+                        size_t errlen)
+{
+    *probe = false;
+    if (fetch_read_path != FETCH_READ_AUTO) {
+        *path = fetch_read_path;
+        return 0;
+    }
+    /* Both answers are kept on the client (promq.h): asked once per server. */
+    int vm = promq_is_victoria(q, err, errlen);
+    if (vm < 0)
+        return -1;
+    int rr = promq_remote_read(q);
+    if (vm == 1) {
+        *path = FETCH_READ_EXPORT;
+    } else if (rr != 0) {
+        *path = FETCH_READ_REMOTE_READ;
+        *probe = rr < 0;
+    } else {
+        *path = FETCH_READ_PROMQL;
+    }
+    return 0;
+}
+
+static const char *fetch_read_label(enum fetch_read p)
+{
+    switch (p) {
+    case FETCH_READ_REMOTE_READ:
+        return "remote_read";
+    case FETCH_READ_EXPORT:
+        return "export";
+    default:
+        return "promql";
+    }
+}
+
+/*
+ * One raw read of `sel` over [start, end] through `path`: FETCH_RR_OK with the samples in
+ * *out, FETCH_RR_ABSENT when remote read was being tried on this server (`probe`) and it
+ * does not offer it, else FETCH_RR_ERROR with a message.
+ */
+static enum fetch_rr fetch_read_raw(struct promq *q, enum fetch_read path, bool probe,
+                                    const char *sel, double start, double end, struct matrix *out,
+                                    char *err, size_t errlen)
+{
+    if (path == FETCH_READ_EXPORT)
+        return fetch_export(q, sel, start, end, out, err, errlen) == 0 ? FETCH_RR_OK
+                                                                       : FETCH_RR_ERROR;
+    enum fetch_rr got = fetch_remote_read(q, sel, start, end, out, err, errlen);
+    if (got == FETCH_RR_ABSENT && probe) {
+        /* Asked once per server: the answer says it has no (streamed) remote read. */
+        log_debug("'%s' does not offer streamed remote read (%s): rules with a selector as "
+                  "activity use the PromQL plan",
+                  promq_url(q), err);
+        promq_set_remote_read(q, 0);
+        return FETCH_RR_ABSENT;
+    }
+    if (got == FETCH_RR_ABSENT) {
+        snprintf(err, errlen, "the server does not offer streamed remote read");
+        promq_count_failure(q);
+        return FETCH_RR_ERROR;
+    }
+    if (got == FETCH_RR_OK && probe)
+        promq_set_remote_read(q, 1);
+    return got;
+}
+
+/* The raw read rules with the same selector share (fetch_rules plans them). */
+struct fetch_raw_read {
+    const char *sel;
+    double start; /* the earliest read start of the rules that share it */
+    size_t uses;  /* rules still to use it */
+    bool done;
+    enum fetch_read path;
+    int rc;
+    char err[256];
+    struct matrix m;
+};
+
+/* The first sample time rule `r` needs at `now` (raw_read_start of its grid). */
+static struct raw_grid fetch_grid(const struct rule *r, double now)
+{
+    return (struct raw_grid){
+        .start = now - decide_lookback(r),
+        .end = now,
+        .step = fetch_step(r),
+        .gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * fetch_step(r),
+    };
+}
+
+/*
+ * The activity and exact coverage of a selector rule from its raw samples. One read serves
+ * every rule with the same selector (over the widest range they need: earlier samples do not
+ * change a grid, raw.h); each rule gets a copy but the last, which takes the samples. Returns
+ * 1 when the rule must use the PromQL plan instead (no raw path on this server), 0 on
+ * success, -1 with the rule's error set.
+ */
+static int fetch_raw(struct promq *q, struct fetch_raw_read *reads, size_t nreads,
+                     const struct rule *r, struct rule_data *d)
+{
+    enum fetch_read path;
+    bool probe;
+    char err[256] = "";
+    if (fetch_choose(q, &path, &probe, err, sizeof(err)) < 0) {
+        snprintf(d->errmsg, sizeof(d->errmsg), "activity query: %s", err);
+        d->error = 1;
+        return -1;
+    }
+    if (path == FETCH_READ_PROMQL)
+        return 1;
+    struct raw_grid g = fetch_grid(r, d->end);
+    struct fetch_raw_read *e = NULL, one = {.sel = r->q_activity, .uses = 1};
+    for (size_t i = 0; i < nreads && !e; i++)
+        if (strcmp(reads[i].sel, r->q_activity) == 0)
+            e = &reads[i];
+    if (!e) {
+        e = &one;
+        e->start = raw_read_start(&g);
+    }
+    if (!e->done || e->path != path) {
+        matrix_free(&e->m);
+        enum fetch_rr got =
+            fetch_read_raw(q, path, probe, e->sel, e->start, d->end, &e->m, e->err, sizeof(e->err));
+        if (got == FETCH_RR_ABSENT)
+            return 1;
+        e->done = true;
+        e->path = path;
+        e->rc = got == FETCH_RR_OK ? 0 : -1;
+    }
+    d->read_path = fetch_read_label(path);
+    struct matrix raw = {0};
+    int rc = e->rc;
+    snprintf(err, sizeof(err), "%s", e->err);
+    if (e->uses)
+        e->uses--;
+    if (rc == 0 && e->uses == 0) {
+        raw = e->m;
+        e->m = (struct matrix){0};
+    } else if (rc == 0) {
+        fetch_matrix_copy(&raw, &e->m);
+    }
+    if (rc == 0)
+        rc = raw_to_grid(&raw, &g, &d->activity, &d->coverage, err, sizeof(err));
+    matrix_free(&raw);
+    if (e == &one)
+        matrix_free(&one.m);
+    if (rc < 0) {
+        snprintf(d->errmsg, sizeof(d->errmsg), "activity query (%s): %s", d->read_path, err);
+        d->error = 1;
+        return -1;
+    }
+    d->raw_coverage = true;
+    d->coverage_tail = true;
+    log_debug("rule '%s': activity of %zu series read through %s", r->name, d->activity.n,
+              d->read_path);
+    return 0;
+}
+
+/*
+ * Plan the raw reads of a cycle: one per distinct selector of the enabled rules, over the
+ * earliest start any of them needs.
+ */
+static size_t fetch_plan_raw(const struct ruleset *rs, double now, struct fetch_raw_read **out)
+{
+    struct fetch_raw_read *v = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        const struct rule *r = &rs->rules[i];
+        if (!r->enabled || !r->q_activity || !r->q_allocation || !fetch_is_selector(r->q_activity))
+            continue;
+        struct raw_grid g = fetch_grid(r, now);
+        double start = raw_read_start(&g);
+        size_t k = 0;
+        while (k < n && strcmp(v[k].sel, r->q_activity) != 0)
+            k++;
+        if (k == n) {
+            v = xrealloc(v, (n + 1) * sizeof(*v));
+            v[n++] = (struct fetch_raw_read){.sel = r->q_activity, .start = start};
+        }
+        v[k].uses++;
+        if (start < v[k].start)
+            v[k].start = start;
+    }
+    *out = v;
+    return n;
+}
+
 /* Per rule, the answers that are folded into its data once every query has run. */
 struct fetch_side {
     struct matrix subpoints; /* sub-points per step, to divide the coverage by */
-    struct matrix nonfinite; /* steps holding a NaN or +-Inf sample */
 };
 
 static int fetch_rule(struct promq *q, struct fetch_cache *c, const struct rule *r, double now,
@@ -398,7 +729,11 @@ static int fetch_rule(struct promq *q, struct fetch_cache *c, const struct rule 
 
     int ret = 0;
     char expr[8192];
-    if (fetch_activity_expr(r, expr, sizeof(expr)) < 0) {
+    d->read_path = "promql";
+    int raw = fetch_is_selector(r->q_activity) ? fetch_raw(q, c->raw, c->nraw, r, d) : 1;
+    if (raw <= 0) {
+        ret = raw;
+    } else if (fetch_activity_expr(r, expr, sizeof(expr)) < 0) {
         snprintf(d->errmsg, sizeof(d->errmsg), "activity query is longer than %zu bytes",
                  sizeof(expr) - 1);
         d->error = 1;
@@ -412,11 +747,6 @@ static int fetch_rule(struct promq *q, struct fetch_cache *c, const struct rule 
         ret = -1;
     } else if (fetch_get(q, c, d, "activity", true, expr, d->start, d->end, step, &d->activity) <
                0) {
-        d->error = 1;
-        ret = -1;
-    } else if (fetch_nonfinite_expr(r, expr, sizeof(expr)) < 0 ||
-               fetch_get(q, c, d, "activity", true, expr, d->start, d->end, step,
-                         &side->nonfinite) < 0) {
         d->error = 1;
         ret = -1;
     } else {
@@ -470,6 +800,7 @@ int fetch_rules(struct promq *q, const struct ruleset *rs, double now, struct ru
     struct fetch_cache cache = {0};
     struct fetch_side *side = xcalloc(rs->n ? rs->n : 1, sizeof(*side));
     int ret = 0;
+    cache.nraw = fetch_plan_raw(rs, now, &cache.raw);
     for (size_t i = 0; i < rs->n; i++) {
         out[i] = (struct rule_data){.rule = &rs->rules[i]};
         if (fetch_rule(q, &cache, &rs->rules[i], now, &out[i], &side[i]) < 0)
@@ -477,14 +808,16 @@ int fetch_rules(struct promq *q, const struct ruleset *rs, double now, struct ru
     }
     fetch_deliver(&cache);
     for (size_t i = 0; i < rs->n; i++) {
-        fetch_mark_nonfinite(&out[i].activity, &side[i].nonfinite);
-        if (out[i].raw_coverage)
+        /* The raw path's coverage is exact already (raw_to_grid). */
+        if (out[i].raw_coverage && strcmp(out[i].read_path, "promql") == 0)
             fetch_coverage_ratio(&out[i].coverage, &side[i].subpoints);
         matrix_free(&side[i].subpoints);
-        matrix_free(&side[i].nonfinite);
     }
     free(side);
     log_debug("cycle: %zu rules, %zu queries", rs->n, cache.n);
+    for (size_t i = 0; i < cache.nraw; i++)
+        matrix_free(&cache.raw[i].m);
+    free(cache.raw);
     fetch_cache_free(&cache);
     return ret;
 }

@@ -28,18 +28,34 @@
 
 /*
  * Write the activity expression of rule `r` into buf:
- *   `max_over_time(EXPR[STEP])` when EXPR is a plain series selector (a metric name with
- *   optional {matchers}, or only {matchers}), else `max_over_time((EXPR)[STEP:RES])` with
- *   RES = min(step, 15s). Durations are whole seconds ("60s") or milliseconds ("1500ms").
+ *   `(sum_over_time(R) * 0 != 0) or max_over_time(R)` with R = `EXPR[STEP]` when EXPR is a
+ *   plain series selector (a metric name with optional {matchers}, or only {matchers}), else
+ *   R = `(EXPR)[STEP:RES]` with RES = min(step, 15s): per step the largest sample, or NaN
+ *   when the step holds a NaN or +-Inf sample (which max_over_time alone skips). Durations
+ *   are whole seconds ("60s") or milliseconds ("1500ms").
  * Returns 0, or -1 when the expression does not fit in `len` bytes.
  */
 int fetch_activity_expr(const struct rule *r, char *buf, size_t len);
 
 /*
- * `sum_over_time(RANGE) * 0 != 0` over the same range as the activity: only the steps that
- * hold a NaN or +-Inf sample (their activity point is then set to NaN). Returns 0 or -1.
+ * How a rule whose activity is a plain selector reads it (docs/promql-plan.md §5.7):
+ *   AUTO         remote read where the server offers it, VictoriaMetrics' export on
+ *                VictoriaMetrics, else the PromQL plan; asked once per server;
+ *   REMOTE_READ  always remote read (a server without it fails those rules' queries);
+ *   EXPORT       always /api/v1/export;
+ *   PROMQL       always the PromQL plan.
+ * Rules whose activity is an expression always use the PromQL plan.
  */
-int fetch_nonfinite_expr(const struct rule *r, char *buf, size_t len);
+enum fetch_read {
+    FETCH_READ_AUTO = 0,
+    FETCH_READ_REMOTE_READ,
+    FETCH_READ_EXPORT,
+    FETCH_READ_PROMQL
+};
+
+/* Set the read path for every later fetch_rules from its flag value ("auto", "remote-read",
+   "export", "promql"); -1 for any other name. */
+int fetch_set_read_path(const char *name);
 
 /* R of the coverage query: min(step, 15 s, toleratedGap / 4), whole milliseconds. */
 double fetch_resolution(const struct rule *r);
@@ -67,11 +83,15 @@ void fetch_coverage_ratio(struct matrix *cov, const struct matrix *subpoints);
 /*
  * Fetch data for every rule of `rs` at time `now` (Unix seconds) into out[0 .. rs->n - 1],
  * which is overwritten (free it with fetch_free):
- *   activity   range query of fetch_activity_expr() over [now - decide_lookback(), now],
- *              step rule->step, and of fetch_nonfinite_expr(), whose steps become NaN;
- *   coverage   range queries of fetch_coverage_expr() and fetch_subpoints_expr() over the
- *              same range, for selectors, divided into rule_data.coverage (sets
- *              raw_coverage); not sent when the activity query failed;
+ *   activity   for a selector on the raw path (fetch_set_read_path): the raw samples over
+ *              [now - decide_lookback() - step - toleratedGap, now] by remote read or
+ *              VictoriaMetrics export (one read per distinct selector, over the widest range
+ *              its rules need), turned into activity and exact coverage by raw_to_grid()
+ *              (sets raw_coverage and coverage_tail); otherwise the range query of
+ *              fetch_activity_expr() over [now - decide_lookback(), now], step rule->step;
+ *   coverage   PromQL path only: range queries of fetch_coverage_expr() and
+ *              fetch_subpoints_expr() over the same range, for selectors, divided into
+ *              rule_data.coverage (sets raw_coverage); not sent when the activity failed;
  *   allocation instant query of q_allocation at now;
  *   pending    instant query of q_pending at now, only for DuringGPUPressure rules;
  *   priority   instant query of q_priority at now, only when set.

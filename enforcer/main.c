@@ -67,6 +67,7 @@ enum {
     F_PROM_CA,
     F_PROM_INSECURE,
     F_PROM_MAX_ANSWER,
+    F_PROM_READ_PATH,
     F_PROM_INSECURE_CREDS,
     F_DRY_RUN,
     F_AT,
@@ -133,6 +134,10 @@ static struct flags_def flags[NFLAGS] = {
                            "cap on one answer's series once parsed; a larger answer fails the "
                            "query of the rules that use it",
                            .min = 1024, .max = 9007199254740992.0},
+    [F_PROM_READ_PATH] = {"prometheus.read-path", FLAGS_STRING, "auto",
+                          "how rules with a selector as activity read it: auto (remote read or "
+                          "VictoriaMetrics export where offered, else PromQL), remote-read, "
+                          "export or promql"},
     [F_PROM_INSECURE_CREDS] = {"prometheus.allow-insecure-credentials", FLAGS_BOOL, "false",
                                "send the bearer token or basic auth password over plain http://"},
     [F_DRY_RUN] = {"dry-run", FLAGS_BOOL, "true",
@@ -283,6 +288,13 @@ static int prom_config(struct promq_cfg *c)
         return -1;
     }
     c->max_answer_bytes = (size_t)flags[F_PROM_MAX_ANSWER].num;
+    if (fetch_set_read_path(flags[F_PROM_READ_PATH].value) < 0) {
+        fprintf(stderr,
+                "error: invalid read path '%s' for '--%s': want auto, remote-read, export or "
+                "promql\n",
+                flags[F_PROM_READ_PATH].value, flags[F_PROM_READ_PATH].name);
+        return -1;
+    }
     /* Credentials in clear text can be read and replayed by anyone on the path. */
     if ((c->bearer_file || c->basic_user || c->basic_pass_file) &&
         strncasecmp(c->url, "http://", 7) == 0 && !flag_bool(F_PROM_INSECURE_CREDS)) {
@@ -372,7 +384,8 @@ struct evaluation {
     struct decisions decisions;
     double fetch_seconds, decide_seconds;
     unsigned long requests, failures;
-    bool *failed; /* per rule: a query of the rule failed in this evaluation */
+    bool *failed;           /* per rule: a query of the rule failed in this evaluation */
+    struct sbuf read_paths; /* "rule:path,..." for --stats */
 };
 
 static void evaluation_free(struct evaluation *ev)
@@ -381,6 +394,7 @@ static void evaluation_free(struct evaluation *ev)
     fetch_free(ev->data, ev->rules.n);
     free(ev->data);
     free(ev->failed);
+    sbuf_free(&ev->read_paths);
     rules_free(&ev->rules);
 }
 
@@ -471,6 +485,10 @@ static void evaluate(struct promq *q, double at, struct evaluation *ev)
        loop would act on. */
     fetch_evaluate(q, &ev->rules, at, flag_bool(F_DRY_RUN), &ev->data, &ev->decisions,
                    &ev->fetch_seconds, &ev->decide_seconds);
+    for (size_t i = 0; i < n; i++)
+        if (ev->data[i].read_path && ev->data[i].read_path[0])
+            sbuf_printf(&ev->read_paths, "%s%s:%s", ev->read_paths.len ? "," : "",
+                        ev->rules.rules[i].name, ev->data[i].read_path);
 
     ev->failed = xcalloc(n ? n : 1, sizeof(*ev->failed));
     for (size_t i = 0; i < n; i++) {
@@ -547,9 +565,9 @@ static int cmd_plan(void)
     if (flag_bool(F_STATS))
         fprintf(stderr,
                 "stats: rules=%zu decisions=%zu requests=%lu failures=%lu fetch_seconds=%.3f "
-                "decide_seconds=%.3f total_seconds=%.3f\n",
+                "decide_seconds=%.3f total_seconds=%.3f read=%s\n",
                 ev.rules.n, ev.decisions.n, ev.requests, ev.failures, ev.fetch_seconds,
-                ev.decide_seconds, mono_now() - t0);
+                ev.decide_seconds, mono_now() - t0, ev.read_paths.buf ? ev.read_paths.buf : "");
     sbuf_free(&out);
     int status = 0;
     for (size_t i = 0; i < ev.rules.n; i++)

@@ -241,6 +241,90 @@ int match_parse(const char *s, struct matcher *out, char *err, size_t errlen)
     return 0;
 }
 
+/* The end of one matcher inside braces: the next top-level ',' or '}' (quotes skipped). */
+static const char *matcher_end(const char *p)
+{
+    while (*p && *p != ',' && *p != '}') {
+        if (*p == '"' || *p == '\'' || *p == '`') {
+            char q = *p++;
+            while (*p && *p != q) {
+                if (*p == '\\' && q != '`' && p[1])
+                    p++;
+                p++;
+            }
+            if (!*p)
+                return p;
+        }
+        p++;
+    }
+    return p;
+}
+
+int match_parse_selector(const char *s, struct matcher **out, size_t *n, char *err, size_t errlen)
+{
+    *out = NULL;
+    *n = 0;
+    const char *p = s;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (isalpha((unsigned char)*p) || *p == '_' || *p == ':') {
+        const char *name = p;
+        while (isalnum((unsigned char)*p) || *p == '_' || *p == ':')
+            p++;
+        *out = xcalloc(1, sizeof(**out));
+        (*out)[0] = (struct matcher){.name = xstrdup("__name__"),
+                                     .op = MATCH_EQ,
+                                     .value = xstrndup(name, (size_t)(p - name)),
+                                     .value_len = (size_t)(p - name)};
+        *n = 1;
+        while (isspace((unsigned char)*p))
+            p++;
+    }
+    if (*p == '{') {
+        p++;
+        for (;;) {
+            while (isspace((unsigned char)*p))
+                p++;
+            if (*p == '}')
+                break;
+            const char *e = matcher_end(p);
+            if (*e != ',' && *e != '}') {
+                snprintf(err, errlen, "invalid selector '%s': unterminated '{'", s);
+                goto fail;
+            }
+            char *one = xstrndup(p, (size_t)(e - p));
+            *out = xrealloc(*out, (*n + 1) * sizeof(**out));
+            int rc = match_parse(one, &(*out)[*n], err, errlen);
+            free(one);
+            if (rc < 0)
+                goto fail;
+            (*n)++;
+            p = *e == ',' ? e + 1 : e;
+        }
+        p++;
+    }
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p || *n == 0) {
+        snprintf(err, errlen, "invalid selector '%s': %s", s,
+                 *n ? "unexpected text after it" : "no metric name and no matchers");
+        goto fail;
+    }
+    return 0;
+fail:
+    match_free_all(*out, *n);
+    *out = NULL;
+    *n = 0;
+    return -1;
+}
+
+void match_free_all(struct matcher *ms, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        match_free(&ms[i]);
+    free(ms);
+}
+
 bool match_eval(const struct matcher *m, const struct labels *ls)
 {
     const char *v = labels_get(ls, m->name);

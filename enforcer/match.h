@@ -43,4 +43,13 @@ bool match_eval(const struct matcher *m, const struct labels *ls);
 bool match_all(const struct matcher *ms, size_t n, const struct labels *ls);
 void match_free(struct matcher *m);
 
+/*
+ * Parse a series selector, `name`, `name{m, ...}` or `{m, ...}` (a trailing comma allowed),
+ * into `*n` matchers (an array the caller frees with match_free_all); the metric name becomes
+ * `__name__="name"`. Used to send a rule's activity selector as remote-read matchers. Returns
+ * 0, or -1 with a message naming the selector.
+ */
+int match_parse_selector(const char *s, struct matcher **out, size_t *n, char *err, size_t errlen);
+void match_free_all(struct matcher *ms, size_t n);
+
 #endif

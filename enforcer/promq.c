@@ -67,7 +67,9 @@ struct promq {
     /* What /flags told of a VictoriaMetrics server (promq_vm_probe), read once. */
     pthread_mutex_t vm_lock;
     bool vm_probed, vm;
+    atomic_bool vm_warned;
     double vm_latency, vm_max_step; /* -search.latencyOffset, -search.maxStepForPointsAdjustment */
+    atomic_int remote_read;         /* promq_remote_read: -1 not tried yet, 0 absent, 1 offered */
 };
 
 static char *promq_strdup_opt(const char *s)
@@ -78,6 +80,7 @@ static char *promq_strdup_opt(const char *s)
 struct promq *promq_new(const struct promq_cfg *cfg)
 {
     struct promq *q = xcalloc(1, sizeof(*q));
+    atomic_init(&q->remote_read, -1);
     q->url = xstrdup(cfg->url ? cfg->url : "");
     size_t n = strlen(q->url);
     while (n > 0 && q->url[n - 1] == '/')
@@ -1574,24 +1577,46 @@ static int promq_sink(void *arg, const char *data, size_t len)
     return p->state == T_STOP ? -1 : 0;
 }
 
-static int promq_request(struct promq *q, const char *path, const struct sbuf *form, unsigned want,
-                         struct matrix *out, char *err, size_t errlen)
+/*
+ * One request to the server with this client's authentication, TLS settings and timeout,
+ * the only place they are applied: the PromQL queries, the /flags probe and the raw-sample
+ * reads (promq_post) all go through it. The bearer token and password are re-read from
+ * their files on every request. Returns httpc_do's result.
+ */
+static int promq_http(struct promq *q, struct httpc_req *req, struct httpc_resp *resp, char *err,
+                      size_t errlen)
 {
-    char *url = xasprintf("%s%s", q->url, path);
     char *token = NULL, *pass = NULL;
-    struct httpc_resp resp = {0};
-    struct ps *ps = xmalloc(sizeof(*ps));
     int ret = -1;
-
-    ps_init(ps, want, q->max_answer);
-
     atomic_fetch_add(&q->requests, 1);
-    *out = (struct matrix){0};
     if (q->bearer_file && !(token = secret_read(q->bearer_file, "bearer token", err, errlen)))
         goto out;
     if (q->basic_user && q->basic_pass_file &&
         !(pass = secret_read(q->basic_pass_file, "password", err, errlen)))
         goto out;
+    req->timeout = q->timeout;
+    req->ca_file = q->ca_file;
+    req->insecure = q->insecure;
+    req->bearer_token = token;
+    req->basic_user = q->basic_user;
+    req->basic_pass = pass;
+    ret = httpc_do(req, resp, err, errlen);
+out:
+    secret_free(token);
+    secret_free(pass);
+    return ret;
+}
+
+static int promq_request(struct promq *q, const char *path, const struct sbuf *form, unsigned want,
+                         struct matrix *out, char *err, size_t errlen)
+{
+    char *url = xasprintf("%s%s", q->url, path);
+    struct httpc_resp resp = {0};
+    struct ps *ps = xmalloc(sizeof(*ps));
+    int ret = -1;
+
+    ps_init(ps, want, q->max_answer);
+    *out = (struct matrix){0};
 
     static const char *const headers[] = {
         "Content-Type: application/x-www-form-urlencoded",
@@ -1604,16 +1629,10 @@ static int promq_request(struct promq *q, const char *path, const struct sbuf *f
         .nheaders = ARRAY_LEN(headers),
         .body = form->buf,
         .body_len = form->len,
-        .timeout = q->timeout,
-        .ca_file = q->ca_file,
-        .insecure = q->insecure,
-        .bearer_token = token,
-        .basic_user = q->basic_user,
-        .basic_pass = pass,
         .sink = promq_sink,
         .sink_arg = ps,
     };
-    if (httpc_do(&req, &resp, err, errlen) < 0)
+    if (promq_http(q, &req, &resp, err, errlen) < 0)
         goto out;
     ret = ps_finish(ps, resp.status, out, err, errlen);
     log_debug("prometheus %s %s: HTTP %ld, %zu bytes%s, %.3f s%s", path, form->buf, resp.status,
@@ -1624,10 +1643,58 @@ out:
     httpc_resp_free(&resp);
     ps_free(ps);
     free(ps);
-    secret_free(token);
-    secret_free(pass);
     free(url);
     return ret;
+}
+
+int promq_post(struct promq *q, const char *path, const char *const *headers, size_t nheaders,
+               const char *body, size_t len, int (*sink)(void *, const char *, size_t), void *arg,
+               long *status, char *ctype, size_t ctlen, char *err, size_t errlen)
+{
+    static const char *const want[] = {"Content-Type"};
+    char *url = xasprintf("%s%s", q->url, path);
+    struct httpc_resp resp = {0};
+    struct httpc_req req = {
+        .method = "POST",
+        .url = url,
+        .headers = headers,
+        .nheaders = nheaders,
+        .body = body,
+        .body_len = len,
+        .sink = sink,
+        .sink_arg = arg,
+        .want_headers = want,
+        .nwant_headers = 1,
+    };
+    int ret = promq_http(q, &req, &resp, err, errlen);
+    *status = ret == 0 ? resp.status : 0;
+    if (ctype) {
+        const char *ct = ret == 0 ? httpc_resp_header(&resp, "Content-Type") : NULL;
+        snprintf(ctype, ctlen, "%s", ct ? ct : "");
+    }
+    if (ret == 0)
+        log_debug("prometheus %s: HTTP %ld, %zu-byte request%s, %.3f s", path, resp.status, len,
+                  resp.stopped ? " (stopped)" : "", resp.elapsed);
+    if (ret < 0)
+        atomic_fetch_add(&q->failures, 1);
+    httpc_resp_free(&resp);
+    free(url);
+    return ret;
+}
+
+const char *promq_url(const struct promq *q)
+{
+    return q->url;
+}
+
+size_t promq_max_answer(const struct promq *q)
+{
+    return q->max_answer;
+}
+
+void promq_count_failure(struct promq *q)
+{
+    atomic_fetch_add(&q->failures, 1);
 }
 
 /* ---- VictoriaMetrics' rewritten newest points ----------------------------------------------- */
@@ -1695,7 +1762,7 @@ static double promq_vm_flag(const char *body, const char *name, double def)
  * adjustLastPoints). A workload that turned busy in the last 30 s then reads idle, and one
  * that stopped reporting reads fresh. Its /flags page lists the flags set on its command
  * line ("-search.latencyOffset=\"0s\""); Prometheus answers it with its web UI. Read once;
- * a server that cannot be reached is asked again next time.
+ * a server that cannot be reached, or answers 5xx, is asked again next time.
  */
 static int promq_vm_probe(struct promq *q, char *err, size_t errlen)
 {
@@ -1705,48 +1772,50 @@ static int promq_vm_probe(struct promq *q, char *err, size_t errlen)
         return 0;
     }
     char *url = xasprintf("%s/flags", q->url);
-    char *token = NULL, *pass = NULL;
     struct httpc_resp resp = {0};
     int ret = -1;
-    atomic_fetch_add(&q->requests, 1);
-    if (q->bearer_file && !(token = secret_read(q->bearer_file, "bearer token", err, errlen)))
-        goto out;
-    if (q->basic_user && q->basic_pass_file &&
-        !(pass = secret_read(q->basic_pass_file, "password", err, errlen)))
-        goto out;
     struct httpc_req req = {
         .url = url,
-        .timeout = q->timeout,
-        .ca_file = q->ca_file,
-        .insecure = q->insecure,
-        .bearer_token = token,
-        .basic_user = q->basic_user,
-        .basic_pass = pass,
         .max_body = 1u << 20,
     };
-    if (httpc_do(&req, &resp, err, errlen) < 0)
+    if (promq_http(q, &req, &resp, err, errlen) < 0)
         goto out;
+    /* A server error says nothing of what the server is: ask again next time. */
+    if (resp.status >= 500) {
+        snprintf(err, errlen, "'%s/flags' answered HTTP %ld", q->url, resp.status);
+        goto out;
+    }
     ret = 0;
     q->vm_probed = true;
     q->vm = resp.status == 200 && resp.body.len > 0 && resp.body.buf[0] == '-';
     if (q->vm) {
         q->vm_latency = promq_vm_flag(resp.body.buf, "search.latencyOffset", 30);
         q->vm_max_step = promq_vm_flag(resp.body.buf, "search.maxStepForPointsAdjustment", 60);
-        if (q->vm_latency > 0)
-            log_warn("'%s' is VictoriaMetrics with -search.latencyOffset=%gs: range queries "
-                     "with a step under %gs ending within %gs of now fail; start it with "
-                     "-search.latencyOffset=0s",
-                     q->url, q->vm_latency, q->vm_max_step, q->vm_latency);
     }
 out:
     if (ret < 0)
         atomic_fetch_add(&q->failures, 1);
     pthread_mutex_unlock(&q->vm_lock);
     httpc_resp_free(&resp);
-    secret_free(token);
-    secret_free(pass);
     free(url);
     return ret;
+}
+
+int promq_remote_read(const struct promq *q)
+{
+    return atomic_load(&((struct promq *)q)->remote_read);
+}
+
+void promq_set_remote_read(struct promq *q, int offered)
+{
+    atomic_store(&q->remote_read, offered ? 1 : 0);
+}
+
+int promq_is_victoria(struct promq *q, char *err, size_t errlen)
+{
+    if (promq_vm_probe(q, err, errlen) < 0)
+        return -1;
+    return q->vm ? 1 : 0;
 }
 
 /*
@@ -1763,6 +1832,12 @@ static int promq_vm_check(struct promq *q, double end, double step, char *err, s
         return 0;
     if (promq_vm_probe(q, err, errlen) < 0)
         return 0; /* unreachable: the query itself will say so */
+    /* Said once, where it matters: rules reading raw samples never send range queries. */
+    if (q->vm && q->vm_latency > 0 && !atomic_exchange(&q->vm_warned, true))
+        log_warn("'%s' is VictoriaMetrics with -search.latencyOffset=%gs: range queries "
+                 "with a step under %gs ending within %gs of now fail; start it with "
+                 "-search.latencyOffset=0s",
+                 q->url, q->vm_latency, q->vm_max_step, q->vm_latency);
     /* A minute of clock skew between us and the server counts as near. */
     if (q->vm && q->vm_latency > 0 && step < q->vm_max_step && end > wall - q->vm_latency - 60) {
         snprintf(err, errlen,

@@ -49,6 +49,37 @@ int promq_range(struct promq *q, const char *expr, double start, double end, dou
 int promq_instant(struct promq *q, const char *expr, double t, struct matrix *out, char *err,
                   size_t errlen);
 
+/*
+ * POST `body` to the server's base URL + `path` with the client's authentication, TLS
+ * settings and timeout (the same code as the PromQL queries), `headers` added. The answer
+ * goes to `sink` as it arrives (a non-zero return stops the transfer); `*status` gets the
+ * HTTP status and `ctype` (when not NULL) the answer's Content-Type ("" when none). For the
+ * raw-sample reads (fetch.c), which parse and cap the answer themselves (promq_max_answer). Returns
+ * 0 when an HTTP answer came, whatever its status, else -1 with a message in err; the caller judges
+ * the status and calls promq_count_failure on a bad one.
+ */
+int promq_post(struct promq *q, const char *path, const char *const *headers, size_t nheaders,
+               const char *body, size_t len, int (*sink)(void *, const char *, size_t), void *arg,
+               long *status, char *ctype, size_t ctlen, char *err, size_t errlen);
+/* The base URL, without a trailing slash. */
+const char *promq_url(const struct promq *q);
+/* The cap on the parsed data of one answer (promq_cfg.max_answer_bytes or its default). */
+size_t promq_max_answer(const struct promq *q);
+/* Count a failed request that promq_post returned as an HTTP answer. */
+void promq_count_failure(struct promq *q);
+/*
+ * 1 when the server is VictoriaMetrics (its /flags page, read once per client), 0 when it is
+ * not, -1 with a message when it could not be asked (asked again next time).
+ */
+int promq_is_victoria(struct promq *q, char *err, size_t errlen);
+/*
+ * Whether the server answers remote read with streamed chunks, as the fetch layer found out
+ * (it tries once per client): -1 not tried yet, 0 absent, 1 offered. Kept on the client, so
+ * that a new client (another server, or a new client at a freed one's address) asks anew.
+ */
+int promq_remote_read(const struct promq *q);
+void promq_set_remote_read(struct promq *q, int offered);
+
 /* HTTP requests made and failed since promq_new (for metrics and the benchmark). */
 unsigned long promq_requests(const struct promq *q);
 unsigned long promq_failures(const struct promq *q);

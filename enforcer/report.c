@@ -447,8 +447,9 @@ static bool has_point(const struct series *g, double t, double step, double min)
 
 /*
  * Per slot, whether one series (`only`) or every activity series of the workload proves its
- * step the way decide() judges it: the raw coverage is 1 there, or (an expression, without
- * raw coverage) the series has a point there.
+ * step the way decide() judges it: the raw coverage is 1 there (or, for raw samples, covers
+ * the part of the step inside the window), or (an expression, without raw coverage) the
+ * series has a point there.
  */
 static bool *slots_covered(const struct rule_data *rd, const struct decision_rec *r,
                            const struct series *only, const struct slot *sl, size_t nslots,
@@ -463,7 +464,18 @@ static bool *slots_covered(const struct rule_data *rd, const struct decision_rec
         const struct series *g = rd->raw_coverage ? find_coverage(rd, s) : s;
         double min = rd->raw_coverage ? 1.0 : NAN; /* NaN: any point, even a NaN one */
         for (size_t k = 0; k < nslots; k++) {
-            bool ok = has_point(g, sl[k].t, step, min);
+            /* Raw coverage of a step that begins before the window start counts from the
+               window start on, as decide() judges it (rule_data.coverage_tail). */
+            double m = min;
+            if (rd->coverage_tail && sl[k].t - step < r->window_start - 1e-6) {
+                m = (sl[k].t - r->window_start) / step - 1e-9;
+                if (m < 0)
+                    m = 0;
+            }
+            bool ok = has_point(g, sl[k].t, step, m);
+            /* Raw samples list only the steps not wholly covered. */
+            if (rd->coverage_tail && g && !has_point(g, sl[k].t, step, NAN))
+                ok = true;
             c[k] = any ? c[k] && ok : ok;
         }
         any = true;

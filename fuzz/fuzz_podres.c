@@ -1,6 +1,6 @@
 /*
- * libFuzzer target for exporter/podres.c (the pod-resources messages), pbwire.c (the protobuf
- * wire format under them) and grpc.c (the gRPC unframer and the response-header parser),
+ * libFuzzer target for exporter/podres.c (the pod-resources messages), common/pbwire.c (the
+ * protobuf wire format under them) and grpc.c (the gRPC unframer and the response-header parser),
  * i.e. everything that reads bytes a (possibly broken or hostile) kubelet socket sends us.
  * The first input byte picks the entry point; the rest is its input. Decoded lists are
  * checked for the invariants callers rely on (no NULL strings, bounded counts), so a logic

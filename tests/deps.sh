@@ -9,7 +9,7 @@
 set -eu
 PKGS="build-essential pkg-config ca-certificates curl git python3 \
  libmicrohttpd-dev libdrm-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev \
- libgnutls28-dev libcrypt-dev openssl libre2-dev tzdata \
+ libgnutls28-dev libcrypt-dev openssl libre2-dev libsnappy-dev tzdata \
  prometheus prometheus-node-exporter \
  clang libclang-rt-14-dev valgrind clang-format \
  podman runc busybox-static uidmap docker.io \

@@ -116,11 +116,14 @@ wait_http() {
     return 1
 }
 
-# start_prometheus CONFIG DATA_DIR: starts Prometheus on a free loopback port, sets $PROM_URL.
+# start_prometheus CONFIG DATA_DIR [FLAG...]: starts Prometheus on a free loopback port, sets
+# $PROM_URL.
 start_prometheus() {
     _port=$(free_port)
-    start_bg "$TMP/prometheus.log" prometheus --config.file="$1" --storage.tsdb.path="$2" \
-        --web.listen-address="127.0.0.1:$_port" --log.level=warn
+    _cfg=$1 _dir=$2
+    shift 2
+    start_bg "$TMP/prometheus.log" prometheus --config.file="$_cfg" --storage.tsdb.path="$_dir" \
+        --web.listen-address="127.0.0.1:$_port" --log.level=warn "$@"
     PROM_PID=$LAST_PID
     PROM_URL="http://127.0.0.1:$_port"
     wait_http "$PROM_URL/-/ready" 30

@@ -62,9 +62,47 @@ check plan-table-summary grep -q '^28 workloads: 5 reclaim, 23 keep (8 active, 2
 
 # --stats reports the HTTP requests: one per distinct query, not per workload.
 plan --at $AT --output json --stats >/dev/null 2>"$TMP/stats.txt"
-# activity, its non-finite steps, its raw coverage and sub-point count, allocation (all
-# shared by both rules) and pending.
-check plan-stats-requests grep -q 'requests=6 failures=0' "$TMP/stats.txt"
+# /flags (is it VictoriaMetrics?), one remote read (both rules have the same selector),
+# allocation (shared by both rules) and pending.
+check plan-stats-requests grep -q 'requests=4 failures=0' "$TMP/stats.txt"
+check plan-stats-remote-read grep -q 'read=always:remote_read,pressure:remote_read$' "$TMP/stats.txt"
+plan --at $AT --output json --stats --prometheus.read-path=promql >"$TMP/plan-promql.json" \
+    2>"$TMP/stats-promql.txt"
+# activity (its non-finite steps folded in), raw coverage and sub-point count (all shared by
+# both rules), allocation and pending.
+check plan-stats-promql-requests grep -q 'requests=5 failures=0 .* read=always:promql,pressure:promql$' "$TMP/stats-promql.txt"
+
+# --- the same decisions on both paths -----------------------------------------------------
+# same_decisions NAME A B: every rule/workload has the same decision, reason, idleSince and
+# window sample count in the plan JSON files A and B.
+same_decisions() {
+    python3 - "$2" "$3" <<'PY' >"$TMP/$1.diff"
+import json, sys
+def key(f):
+    return {(d["rule"], json.dumps(d["workload"], sort_keys=True)):
+            (d["decision"], d["reason"], d["idleSince"], d["window"]["samples"])
+            for d in json.load(open(f))}
+a, b = key(sys.argv[1]), key(sys.argv[2])
+for k in sorted(set(a) | set(b)):
+    if a.get(k) != b.get(k):
+        print(k, a.get(k), b.get(k))
+PY
+    check "$1" test ! -s "$TMP/$1.diff"
+}
+SUITE=$SUITE-promql python3 "$DATA/check_plan.py" "$TMP/plan-promql.json" "$TMP/expect.json" ||
+    TEST_FAILED=$((TEST_FAILED + 1))
+same_decisions paths-remote-read-promql "$TMP/plan.json" "$TMP/plan-promql.json"
+plan --at $AT --output json --prometheus.read-path=remote-read >"$TMP/plan-rr.json" 2>/dev/null
+check forced-remote-read-exit-0 test $? -eq 0
+same_decisions paths-forced-remote-read "$TMP/plan.json" "$TMP/plan-rr.json"
+# Forcing VictoriaMetrics' export on Prometheus fails loudly: every workload kept.
+plan --at $AT --output json --prometheus.read-path=export >"$TMP/plan-export.json" 2>"$TMP/plan-export.err"
+check forced-export-exit-3 test $? -eq 3
+check forced-export-message grep -q "activity query (export): export: HTTP 404 from '/api/v1/export'" "$TMP/plan-export.err"
+check forced-export-no-reclaim sh -c '! grep -q "\"decision\": *\"reclaim\"" "$1"' sh "$TMP/plan-export.json"
+plan --at $AT --prometheus.read-path=foo >/dev/null 2>"$TMP/plan-badpath.err"
+check bad-read-path-exit-1 test $? -eq 1
+check bad-read-path-message grep -q "invalid read path 'foo' for '--prometheus.read-path'" "$TMP/plan-badpath.err"
 
 # --- explain --------------------------------------------------------------------------------
 explain() {
@@ -141,8 +179,12 @@ for pod in $(python3 -c 'import json,sys; print(" ".join(d["workload"]["pod"] fo
 done
 "$ENF" plan --rules.file "$JR" --prometheus.url "$PROM_URL" --at $AT --output json --stats \
     >/dev/null 2>"$TMP/judge-stats.txt"
-# raw: activity, non-finite, coverage, sub-points; expr: activity, non-finite; allocation.
-check judge-requests grep -q 'requests=7 failures=0' "$TMP/judge-stats.txt"
+# /flags; raw: one remote read; expr: activity (non-finite folded in); allocation.
+check judge-requests grep -q 'requests=4 failures=0 .* read=raw:remote_read,expr:promql$' "$TMP/judge-stats.txt"
+# The judgment scenarios decide the same through PromQL.
+"$ENF" plan --rules.file "$JR" --prometheus.url "$PROM_URL" --at $AT --output json \
+    --prometheus.read-path=promql >"$TMP/judge-promql.json" 2>/dev/null
+same_decisions judge-paths-remote-read-promql "$TMP/judge.json" "$TMP/judge-promql.json"
 "$ENF" check "$JR" >"$TMP/check-judge.txt" 2>&1
 check judge-check-exit-0 test $? -eq 0
 check judge-check-warns-expression grep -q "rules-judge.yaml:25:15: warning: rule 'expr': 'activity' (max by (namespace, pod) (judge_expr_busy_ratio)) is an expression" "$TMP/check-judge.txt"
@@ -168,6 +210,50 @@ check broken-rule-explain-exit-3 test $? -eq 3
 "$ENF" explain --rules.file "$DATA/rules-judge-broken.yaml" --prometheus.url "$PROM_URL" --at $AT \
     --rule raw --workload 'pod="idle"' >/dev/null 2>&1
 check broken-rule-explain-other-rule-exit-0 test $? -eq 0
+
+# --- raw reads over TLS: the same client settings as the queries ----------------------------
+# The same history behind HTTPS (Prometheus' --web.config.file): remote read works with
+# --prometheus.ca-file and fails loudly without it, like the queries.
+P=$TMP/pki
+mkdir -p "$P"
+if openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$P/ca.key" \
+    -out "$P/ca.crt" -days 2 -subj /CN=test-ca 2>/dev/null &&
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$P/srv.key" \
+        -out "$P/srv.csr" -subj /CN=127.0.0.1 2>/dev/null &&
+    printf 'subjectAltName=IP:127.0.0.1\n' >"$P/srv.ext" &&
+    openssl x509 -req -in "$P/srv.csr" -CA "$P/ca.crt" -CAkey "$P/ca.key" -CAcreateserial \
+        -out "$P/srv.crt" -days 2 -extfile "$P/srv.ext" 2>/dev/null; then
+    stop_pid "$PROM_PID"
+    printf 'tls_server_config:\n  cert_file: %s\n  key_file: %s\n' "$P/srv.crt" "$P/srv.key" \
+        >"$TMP/web.yml"
+    _port=$(free_port)
+    start_bg "$TMP/prometheus-tls.log" prometheus --config.file="$TMP/prometheus.yml" \
+        --storage.tsdb.path="$TMP/tsdb" --web.listen-address="127.0.0.1:$_port" --log.level=warn \
+        --web.config.file="$TMP/web.yml"
+    TLS_PID=$LAST_PID
+    for _ in $(seq 1 300); do
+        curl -sf --cacert "$P/ca.crt" -o /dev/null "https://127.0.0.1:$_port/-/ready" && break
+        sleep 0.1
+    done
+    if curl -sf --cacert "$P/ca.crt" -o /dev/null "https://127.0.0.1:$_port/-/ready"; then
+        "$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "https://127.0.0.1:$_port" \
+            --prometheus.ca-file "$P/ca.crt" --at $AT --output json --stats \
+            >"$TMP/plan-tls.json" 2>"$TMP/stats-tls.txt"
+        check tls-remote-read-exit-0 test $? -eq 0
+        check tls-remote-read-path grep -q 'read=always:remote_read,pressure:remote_read$' "$TMP/stats-tls.txt"
+        same_decisions tls-remote-read-same "$TMP/plan.json" "$TMP/plan-tls.json"
+        "$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "https://127.0.0.1:$_port" \
+            --at $AT --output json --prometheus.read-path=remote-read >"$TMP/plan-notls.json" \
+            2>"$TMP/plan-notls.err"
+        check tls-unverified-exit-3 test $? -eq 3
+        check tls-unverified-no-reclaim sh -c '! grep -q "\"decision\": *\"reclaim\"" "$1"' sh "$TMP/plan-notls.json"
+    else
+        fail tls-prometheus-ready "$(tail -n 5 "$TMP/prometheus-tls.log")"
+    fi
+    stop_pid "$TLS_PID"
+else
+    fail tls-setup "openssl could not make the test certificates"
+fi
 
 # --- check ----------------------------------------------------------------------------------
 set -- "$TOP"/rules/*.yaml

@@ -18,7 +18,7 @@ require python3 curl "$ENF" "$FAKE"
 python3 "$DATA/gen_matrix.py" "$TMP/range.json" "$TMP/instant.json" "$TMP/coverage.json" \
     "$TMP/subpoints.json" "$TMP/empty.json"
 if ! start_fake_http "$TMP/fake.log" "$FAKE" -A present_over_time "$TMP/coverage.json" \
-    -A 'vector(1)' "$TMP/subpoints.json" -A sum_over_time "$TMP/empty.json" 0 ok \
+    -A 'vector(1)' "$TMP/subpoints.json" 0 ok \
     "$TMP/range.json" "$TMP/instant.json"; then
     fail setup "fake_prom did not start"
     exit 1
@@ -92,6 +92,10 @@ n=$(metric "$URL" gpureclaim_enforcer_prometheus_requests_total)
 check prometheus-requests test "${n:-0}" -ge 4
 check prometheus-errors test "$(metric "$URL" gpureclaim_enforcer_prometheus_errors_total)" = 0
 check rule-evaluation-ok test "$(metric "$URL" 'gpureclaim_enforcer_rule_evaluation_failed{rule="always"}')" = 0
+# The fake offers no raw read (no /flags, no /api/v1/read): the rule took the PromQL plan, and
+# the log says so once.
+check rule-read-path test "$(metric "$URL" 'gpureclaim_enforcer_rule_read_path{rule="always",path="promql"}')" = 1
+check rule-read-path-logged-once test "$(grep -c "rule 'always': activity read through promql (the PromQL plan)" "$TMP/run1.log")" = 1
 check rule-evaluation-errors-0 test "$(metric "$URL" 'gpureclaim_enforcer_rule_evaluation_errors_total{rule="always"}')" = 0
 check reclaim-logged grep -q 'msg="reclaim rule=always namespace=ml pod=idle reason=idle idle_since=2023-11-14T21:43:20Z dry_run=true' "$TMP/run1.log"
 

@@ -13,6 +13,10 @@
 # - near "now", vmselect rewrites the newest points of a range answer with older values
 #   (-search.latencyOffset, 30 s by default): the enforcer refuses such queries (the rule
 #   fails loudly, nothing is reclaimed) and decides correctly with -search.latencyOffset=0s.
+# Those checks force the PromQL plan (--prometheus.read-path=promql). By default a rule whose
+# activity is a selector reads raw samples through /api/v1/export on VictoriaMetrics: the
+# same decisions (checked below), closed steps as on Prometheus 2.x, and no rewritten points,
+# so the default -search.latencyOffset does not get in the way.
 . "$(dirname "$0")/../lib.sh"
 
 DATA=$TOP/tests/e2e/data/enforcer
@@ -40,8 +44,10 @@ vm_import() {
         curl -sf "$VM_URL/internal/force_flush" >/dev/null
 }
 
+# The PromQL plan (forced: on VictoriaMetrics a selector rule would read /api/v1/export).
 plan() {
-    "$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "$VM_URL" "$@"
+    "$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "$VM_URL" \
+        --prometheus.read-path=promql "$@"
 }
 
 python3 "$DATA/gen_history.py" scenario "$TMP/history.om"
@@ -89,7 +95,8 @@ n=$(sed -n 's/.* requests=\([0-9]*\) failures=0 .*/\1/p' "$TMP/stats.txt")
 check plan-stats-requests test "${n:-99}" -le 8
 
 explain() {
-    "$ENF" explain --rules.file "$DATA/rules.yaml" --prometheus.url="$VM_URL" --at $AT "$@"
+    "$ENF" explain --rules.file "$DATA/rules.yaml" --prometheus.url="$VM_URL" --at $AT \
+        --prometheus.read-path=promql "$@"
 }
 explain --rule always --workload '{pod="gappy"}' >"$TMP/explain-gappy.txt" 2>&1
 # The raw hole runs from the sample at 22:05:20 to the one at 22:08:20; Prometheus 2.x's closed
@@ -121,6 +128,42 @@ rc=$?
 check over-cap-message grep -q 'prometheus answer too large: its series need more than the cap of 1024 bytes' "$TMP/plan-cap.err"
 check over-cap-no-reclaim sh -c '! grep -q "\"decision\": *\"reclaim\"" "$1"' sh "$TMP/plan-cap.json"
 check over-cap-exit-nonzero test "$rc" -ne 0
+
+# --- raw samples through /api/v1/export (the default for selectors on VictoriaMetrics) -------
+"$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "$VM_URL" --at $AT --output json \
+    --stats >"$TMP/plan-export.json" 2>"$TMP/stats-export.txt"
+check export-exit-0 test $? -eq 0
+# /flags, one export (both rules have the same selector), allocation and pending; and no
+# warning on stderr.
+check export-stats grep -q '^stats: .* requests=4 failures=0 .* read=always:export,pressure:export$' "$TMP/stats-export.txt"
+check export-stderr-only-stats test "$(wc -l <"$TMP/stats-export.txt")" -eq 1
+SUITE=$SUITE-export python3 "$DATA/check_plan.py" "$TMP/plan-export.json" "$TMP/expect.json" ||
+    TEST_FAILED=$((TEST_FAILED + 1))
+# The same decisions and reasons as the PromQL plan; idleSince may differ by a sample (raw
+# steps are closed like Prometheus 2.x's, MetricsQL's rollups left-open), not the decision.
+python3 - "$TMP/plan.json" "$TMP/plan-export.json" <<'PY' >"$TMP/export.diff"
+import json, sys
+def key(f):
+    return {(d["rule"], json.dumps(d["workload"], sort_keys=True)): (d["decision"], d["reason"])
+            for d in json.load(open(f))}
+a, b = key(sys.argv[1]), key(sys.argv[2])
+for k in sorted(set(a) | set(b)):
+    if a.get(k) != b.get(k):
+        print(k, a.get(k), b.get(k))
+PY
+check export-same-decisions-as-promql test ! -s "$TMP/export.diff"
+got=$(python3 -c '
+import json, sys
+for d in json.load(open(sys.argv[1])):
+    if d["rule"] == "always" and d["workload"]["pod"] == "went-idle":
+        print(d["idleSince"])' "$TMP/plan-export.json")
+# Closed steps on raw samples: the idle run starts where it does on Prometheus 2.x.
+check export-idle-since test "$got" = 2023-11-14T21:53:50Z
+"$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "$VM_URL" --at $AT --output json \
+    --prometheus.max-answer-bytes=1024 >"$TMP/plan-export-cap.json" 2>"$TMP/plan-export-cap.err"
+check export-over-cap-exit-3 test $? -eq 3
+check export-over-cap-message grep -q 'activity query (export): export: export answer line 1: longer than the cap of 1024 bytes' "$TMP/plan-export-cap.err"
+check export-over-cap-no-reclaim sh -c '! grep -q "\"decision\": *\"reclaim\"" "$1"' sh "$TMP/plan-export-cap.json"
 stop_pid "$VM_PID"
 
 # --- at wall-clock now: the newest points ----------------------------------------------------
@@ -152,7 +195,7 @@ rules:
 EOF
 plan_now() {
     "$ENF" plan --rules.file "$TMP/rules-now.yaml" --prometheus.url "$VM_URL" --at "$NOW" \
-        --output json "$@"
+        --output json --prometheus.read-path=promql "$@"
 }
 # decision POD FILE: "decision/reason" of POD in plan JSON FILE.
 decision() {
@@ -174,6 +217,11 @@ if start_vm vm-default && vm_import "$TMP/now.om"; then
     got=$(decision busy-now "$TMP/plan-now-default.json")
     check now-default-busy-not-reclaimed test "$got" != reclaim/idle
     check now-default-exit-nonzero test "$rc" -ne 0
+    # Raw samples are not rewritten: the export path decides right with the default flags.
+    plan_now --prometheus.read-path=auto >"$TMP/plan-now-export.json" 2>/dev/null
+    check now-export-exit-0 test $? -eq 0
+    check now-export-busy-kept test "$(decision busy-now "$TMP/plan-now-export.json")" = keep/active
+    check now-export-idle-reclaimed test "$(decision idle-now "$TMP/plan-now-export.json")" = reclaim/idle
     stop_pid "$VM_PID"
 else
     fail vm-default-ready "$(tail -n 5 "$TMP/vm-default.log")"

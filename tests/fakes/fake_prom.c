@@ -4,15 +4,17 @@
  * shows (error envelopes with their real status codes, a proxy's HTML error page, invalid or
  * truncated JSON, a slow server, a partial answer with warnings).
  *
- * usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] PORT MODE [ARGS]
+ * usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] [-R FILE] PORT MODE [ARGS]
  *   ok FILE [INSTANT_FILE]  answer FILE for every query (INSTANT_FILE for /api/v1/query)
- *   status CODE             that HTTP status with an HTML body
+ *   status CODE             that HTTP status with an HTML body, on every path (a proxy)
  *   error TYPE MSG          the error envelope with the status Prometheus uses for TYPE
  *   garbage                 200 with a body that is not JSON
  *   slow SECONDS            sleep, then an empty result
  *   partial                 200 with a matrix and "warnings"
  *   truncated               200 with a JSON document cut in the middle
  *   -E SUBSTR               any query containing SUBSTR gets a bad_data error instead
+ *   -R FILE                 answer POST /api/v1/read with FILE's bytes as a streamed
+ *                           remote-read answer (a capture, or a damaged one)
  *   -A SUBSTR FILE          ok mode: any query containing SUBSTR gets FILE instead (e.g. the
  *                           enforcer's coverage queries, 'present_over_time' and
  *                           'vector(1)'); up to 4, the first match wins
@@ -20,11 +22,14 @@
  * In ok mode, the enforcer's raw-coverage and non-finite range queries that no -A matches are
  * answered as Prometheus would if FILE's points were the raw samples: the coverage count and
  * the sub-point count are FILE with every value replaced by "1" (each step fully covered
- * where FILE has a point), the non-finite check ('* 0 != 0') is an empty matrix.
+ * where FILE has a point); the activity query, whose non-finite check
+ * `(sum_over_time(X) * 0 != 0) or ...` finds nothing in finite points, gets FILE.
  *
  * PORT 0 picks a free port; "listening on PORT" goes to stdout once the socket is bound.
  * Every request is logged to stderr as "request METHOD PATH BODY" (plus " authorization=..."
- * when that header was sent) so tests can count requests and check credentials.
+ * when that header was sent; a binary body as "(N bytes of binary)") so tests can count
+ * requests and check credentials. Other paths (/flags, /api/v1/read) get 404, as from a
+ * server that is neither VictoriaMetrics nor offers remote read.
  * SIGTERM or SIGINT stops it.
  */
 #include <errno.h>
@@ -51,6 +56,8 @@ static const char *fp_alt_on[FP_MAX_ALT]; /* -A, in order */
 static char *fp_alt_body[FP_MAX_ALT];
 static size_t fp_nalt;
 static pthread_mutex_t fp_log_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *fp_rr_body; /* -R: the remote-read answer, binary */
+static size_t fp_rr_len;
 
 static const char fp_empty_matrix[] =
     "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]}}";
@@ -148,8 +155,6 @@ static MHD_RESULT fp_answer(struct MHD_Connection *conn, bool instant, const cha
         for (size_t i = 0; i < fp_nalt; i++)
             if (query && strstr(query, fp_alt_on[i]))
                 return fakehttp_reply(conn, 200, json, fp_alt_body[i]);
-        if (!instant && query && strstr(query, "* 0 != 0"))
-            return fakehttp_reply(conn, 200, json, fp_empty_matrix);
         if (!instant && query &&
             (strstr(query, "present_over_time(") || strstr(query, "count_over_time(vector(1)")))
             return fakehttp_reply(conn, 200, json, fp_ones_body);
@@ -190,15 +195,33 @@ static MHD_RESULT fp_handler(struct MHD_Connection *conn, const char *url, const
 
     const char *auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     pthread_mutex_lock(&fp_log_lock);
-    fprintf(stderr, "request %s %s %s%s%s\n", method, url, body->buf, auth ? " authorization=" : "",
+    /* A binary body (remote read's snappy protobuf) is logged by its size only. */
+    bool text = true;
+    for (size_t i = 0; i < body->len && text; i++)
+        text = (unsigned char)body->buf[i] >= 0x20 && (unsigned char)body->buf[i] < 0x7f;
+    char size[48];
+    snprintf(size, sizeof(size), "(%zu bytes of binary)", body->len);
+    fprintf(stderr, "request %s %s %s%s%s\n", method, url,
+            text ? (body->buf ? body->buf : "") : size, auth ? " authorization=" : "",
             auth ? auth : "");
     fflush(stderr);
     pthread_mutex_unlock(&fp_log_lock);
 
     if (strcmp(url, "/-/ready") == 0)
         return fakehttp_reply(conn, 200, "text/plain", "Prometheus Server is Ready.\n");
+    if (fp_rr_body && strcmp(url, "/api/v1/read") == 0) {
+        struct MHD_Response *r =
+            MHD_create_response_from_buffer(fp_rr_len, fp_rr_body, MHD_RESPMEM_PERSISTENT);
+        MHD_add_response_header(r, "Content-Type",
+                                "application/x-streamed-protobuf; "
+                                "proto=prometheus.ChunkedReadResponse");
+        MHD_RESULT ret = MHD_queue_response(conn, 200, r);
+        MHD_destroy_response(r);
+        return ret;
+    }
     bool instant = strcmp(url, "/api/v1/query") == 0;
-    if (!instant && strcmp(url, "/api/v1/query_range") != 0)
+    /* A proxy in front of the server answers every path with its status. */
+    if (!instant && strcmp(url, "/api/v1/query_range") != 0 && fp_mode != FP_STATUS)
         return fakehttp_reply(conn, 404, "text/plain", "404 page not found\n");
     if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0)
         return fakehttp_reply(conn, 405, "text/plain", "method not allowed\n");
@@ -258,10 +281,9 @@ static char *fp_ones(const char *body)
 
 static void fp_usage(void)
 {
-    fprintf(
-        stderr,
-        "usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] PORT ok FILE [INSTANT_FILE] | status CODE | "
-        "error TYPE MSG | garbage | slow SECONDS | partial | truncated\n");
+    fprintf(stderr, "usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] [-R FILE] PORT ok FILE "
+                    "[INSTANT_FILE] | status CODE | "
+                    "error TYPE MSG | garbage | slow SECONDS | partial | truncated\n");
     exit(2);
 }
 
@@ -271,6 +293,13 @@ static void fp_parse_args(int argc, char **argv)
     for (;;) {
         if (i + 1 < argc && strcmp(argv[i], "-E") == 0) {
             fp_error_on = argv[i + 1];
+            i += 2;
+        } else if (i + 1 < argc && strcmp(argv[i], "-R") == 0) {
+            fp_rr_body = fp_read_file(argv[i + 1]);
+            FILE *f = fopen(argv[i + 1], "rb");
+            fseek(f, 0, SEEK_END);
+            fp_rr_len = (size_t)ftell(f);
+            fclose(f);
             i += 2;
         } else if (i + 2 < argc && strcmp(argv[i], "-A") == 0 && fp_nalt < FP_MAX_ALT) {
             fp_alt_on[fp_nalt] = argv[i + 1];

@@ -103,10 +103,9 @@ TEST(activity_expr)
         r.step = cases[i].step;
         char buf[512];
         TEST_CHECK_INT(fetch_activity_expr(&r, buf, sizeof(buf)), 0);
-        TEST_CHECK_STR(buf, cases[i].want);
-        /* The non-finite check runs sum_over_time over the very same range. */
-        char *want = xasprintf("sum%s * 0 != 0", cases[i].want + 3);
-        TEST_CHECK_INT(fetch_nonfinite_expr(&r, buf, sizeof(buf)), 0);
+        /* The non-finite check runs sum_over_time over the very same range, in the same
+           request: its steps take the place of max_over_time's. */
+        char *want = xasprintf("(sum%s * 0 != 0) or %s", cases[i].want + 3, cases[i].want);
         TEST_CHECK_STR(buf, want);
         free(want);
     }
@@ -151,38 +150,6 @@ TEST(coverage_expr)
     r.step = 15;
     TEST_CHECK_INT(fetch_subpoints_expr(&r, buf, sizeof(buf)), 0);
     TEST_CHECK_STR(buf, "count_over_time(vector(1)[15s:7500ms])");
-}
-
-/* Steps the non-finite check answered become NaN, in the series with the same labels. */
-TEST(mark_nonfinite)
-{
-    struct matrix act = {0}, bad = {0};
-    for (int i = 0; i < 3; i++) {
-        struct series *s = matrix_push(&act);
-        char pod[8];
-        snprintf(pod, sizeof(pod), "p%d", 2 - i);
-        labels_set(&s->labels, "pod", pod);
-        s->n = 3;
-        s->p = xcalloc(3, sizeof(*s->p));
-        for (int j = 0; j < 3; j++)
-            s->p[j] = (struct point){NOW - 120 + 60 * j, 0.5};
-    }
-    struct series *b = matrix_push(&bad);
-    labels_set(&b->labels, "pod", "p1");
-    b->n = 2;
-    b->p = xcalloc(2, sizeof(*b->p));
-    b->p[0] = (struct point){NOW - 60, NAN};
-    b->p[1] = (struct point){NOW + 60, NAN}; /* no such step: ignored */
-    struct series *u = matrix_push(&bad);
-    labels_set(&u->labels, "pod", "unknown");
-    fetch_mark_nonfinite(&act, &bad);
-    for (int i = 0; i < 3; i++)
-        for (int j = 0; j < 3; j++) {
-            bool want_nan = i == 1 && j == 1; /* act.s[1] is p1 */
-            TEST_CHECK(isnan(act.s[i].p[j].v) == want_nan);
-        }
-    matrix_free(&act);
-    matrix_free(&bad);
 }
 
 /* The covered share: the count divided by the sub-points of the same step; none is 0. */
@@ -260,6 +227,10 @@ TEST(fetch_queries_and_dedupe)
         TEST_CHECK_INT(d[2].activity.n, workloads[k]);
         TEST_CHECK_INT(d[0].allocation.n, 1);
         TEST_CHECK_INT(d[2].allocation.n, 1);
+        /* No raw path on this server: PromQL for every rule, the disabled one read nothing. */
+        TEST_CHECK_STR(d[0].read_path, "promql");
+        TEST_CHECK_STR(d[2].read_path, "promql");
+        TEST_CHECK(d[3].read_path == NULL);
         /* Selector rules get the raw coverage too. */
         TEST_CHECK(d[0].raw_coverage && d[2].raw_coverage);
         TEST_CHECK_INT(d[0].coverage.n, workloads[k]);
@@ -284,12 +255,14 @@ TEST(fetch_queries_and_dedupe)
 
         TEST_CHECK_INT(fake_log_count(f.log, "request "), 11);
         char *log = test_read_file(f.log, NULL);
+        /* The server has neither /flags (not VictoriaMetrics) nor remote read: PromQL. */
+        TEST_CHECK_CONTAINS(log, "request GET /flags");
+        TEST_CHECK_CONTAINS(log, "request POST /api/v1/read ");
         TEST_CHECK_CONTAINS(log, "request POST /api/v1/query_range "
-                                 "query=max_over_time%28gpureclaim%3Aworkload_busy%3Aratio%5B60s"
-                                 "%5D%29&start=1699998800.000&end=1700000000.000&step=60.000");
-        TEST_CHECK_CONTAINS(log, "request POST /api/v1/query_range query=sum_over_time%28gpureclaim"
-                                 "%3Aworkload_busy%3Aratio%5B60s%5D%29%20%2A%200%20%21%3D%200&"
-                                 "start=1699998800.000&end=1700000000.000&step=60.000");
+                                 "query=%28sum_over_time%28gpureclaim%3Aworkload_busy%3Aratio%5B"
+                                 "60s%5D%29%20%2A%200%20%21%3D%200%29%20or%20max_over_time%28"
+                                 "gpureclaim%3Aworkload_busy%3Aratio%5B60s%5D%29&start="
+                                 "1699998800.000&end=1700000000.000&step=60.000");
         TEST_CHECK_CONTAINS(log, "request POST /api/v1/query_range query=count_over_time%28present_"
                                  "over_time%28gpureclaim%3Aworkload_busy%3Aratio%5B105s%5D%29%5B"
                                  "60s%3A15s%5D%29&start=1699998800.000&end=1700000000.000&step="
@@ -365,9 +338,10 @@ TEST(fetch_error_isolation)
     TEST_CHECK_INT(d[4].error, 1);
     TEST_CHECK_CONTAINS(d[4].errmsg, "priority query: ");
     fetch_free(d, 5);
-    /* fine: 6; bad-activity: 1 (nothing more after a failed activity; allocation shared);
-     * bad-pending: 1; bad-allocation: 1; bad-priority: 1. */
-    TEST_CHECK_INT(promq_requests(q), 10);
+    /* /flags and /api/v1/read (asked once: neither is offered); fine: 5; bad-activity: 1
+     * (nothing more after a failed activity; allocation shared); bad-pending: 1;
+     * bad-allocation: 1; bad-priority: 1. */
+    TEST_CHECK_INT(promq_requests(q), 11);
     TEST_CHECK_INT(promq_failures(q), 4);
     promq_free(q);
     fake_stop(&f);
@@ -514,6 +488,81 @@ TEST(deliver_moves_last_use)
     TEST_CHECK(copy.n == 0 && copy.s == NULL);
 }
 
+/*
+ * Remote read where the server offers it (a real Prometheus 2.42 capture served by the fake):
+ * the rule reads raw samples; a stream cut short or with a damaged byte fails the rule's
+ * query with a message, never a shorter series.
+ */
+TEST(fetch_remote_read_faults)
+{
+    size_t len = 0;
+    char *cap = test_read_file("tests/fixtures/remoteread/scrape.bin", &len);
+    TEST_CHECK(cap && len > 64);
+    if (!cap || len <= 64)
+        return;
+    char *range = range_answer(1);
+    char *range_file = write_tmp("rr-range.json", range);
+    char *instant_file = write_tmp("rr-instant.json", instant_answer);
+    struct {
+        const char *name;
+        size_t len;
+        size_t flip; /* 0: none */
+        bool fails;
+    } cases[] = {
+        {"whole", len, 0, false},
+        {"cut", len / 2, 0, true},
+        {"damaged", len, len / 3, true},
+    };
+    for (size_t k = 0; k < ARRAY_LEN(cases); k++) {
+        char *path = xasprintf("%s/rr-%s.bin", tmpdir, cases[k].name);
+        FILE *f = fopen(path, "wb");
+        TEST_CHECK(f != NULL);
+        if (!f) {
+            free(path);
+            continue;
+        }
+        if (cases[k].flip)
+            cap[cases[k].flip] ^= 0x5a;
+        fwrite(cap, 1, cases[k].len, f);
+        if (cases[k].flip)
+            cap[cases[k].flip] ^= 0x5a;
+        fclose(f);
+        struct fake fk;
+        if (fake_start(&fk, fake_path, tmpdir, "-R", path, "0", "ok", range_file, instant_file,
+                       NULL) < 0) {
+            TEST_CHECK(!"fake_prom started");
+            free(path);
+            continue;
+        }
+        struct rule rules[] = {mkrule("r", POLICY_ALWAYS, 600)};
+        rules[0].q_activity = "{__name__=~\"rr_scrape_.*\"}";
+        struct ruleset rs = {.rules = rules, .n = 1};
+        struct promq *q = client(fk.port);
+        struct rule_data d[1];
+        int rc = fetch_rules(q, &rs, NOW, d);
+        TEST_CHECK_INT(rc, cases[k].fails ? -1 : 0);
+        TEST_CHECK_INT(d[0].error, cases[k].fails ? 1 : 0);
+        TEST_CHECK_STR(d[0].read_path, "remote_read");
+        if (cases[k].fails) {
+            TEST_CHECK_CONTAINS(d[0].errmsg, "activity query (remote_read): remote read: ");
+            TEST_CHECK_INT(d[0].activity.n, 0);
+        } else {
+            TEST_CHECK(d[0].raw_coverage && d[0].coverage_tail);
+            TEST_CHECK_STR(d[0].errmsg, "");
+        }
+        fetch_free(d, 1);
+        promq_free(q);
+        fake_stop(&fk);
+        TEST_CHECK_INT(fake_log_count(fk.log, "request POST /api/v1/read "), 1);
+        TEST_CHECK_INT(fake_log_count(fk.log, "request POST /api/v1/query_range "), 0);
+        free(path);
+    }
+    free(cap);
+    free(range);
+    free(range_file);
+    free(instant_file);
+}
+
 int main(int argc, char **argv)
 {
     fake_bin_path(fake_path, sizeof(fake_path), argv[0], "fake_prom");
@@ -527,12 +576,12 @@ int main(int argc, char **argv)
     RUN(activity_expr);
     RUN(coverage_expr);
     RUN(coverage_ratio);
-    RUN(mark_nonfinite);
     RUN(fetch_queries_and_dedupe);
     RUN(fetch_error_isolation);
     RUN(fetch_coverage_error);
     RUN(fetch_server_down);
     RUN(deliver_moves_last_use);
+    RUN(fetch_remote_read_faults);
 
     tmptree_finish(tmpdir);
     curl_global_cleanup();

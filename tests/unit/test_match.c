@@ -211,8 +211,49 @@ TEST(pathological_patterns_are_bounded)
     sbuf_free(&b);
 }
 
+TEST(selectors)
+{
+    struct matcher *m;
+    size_t n;
+    char err[256] = "";
+    TEST_CHECK_INT(
+        match_parse_selector(" gpureclaim:workload_busy:ratio ", &m, &n, err, sizeof(err)), 0);
+    TEST_CHECK_INT(n, 1);
+    TEST_CHECK_STR(m[0].name, "__name__");
+    TEST_CHECK_STR(m[0].value, "gpureclaim:workload_busy:ratio");
+    match_free_all(m, n);
+
+    TEST_CHECK_INT(
+        match_parse_selector("x{a=\"b,}\", c!~'d\\'}', e=~`f|g`,}", &m, &n, err, sizeof(err)), 0);
+    TEST_CHECK_INT(n, 4);
+    if (n == 4) {
+        TEST_CHECK_STR(m[1].name, "a");
+        TEST_CHECK_STR(m[1].value, "b,}");
+        TEST_CHECK(m[1].op == MATCH_EQ);
+        TEST_CHECK_STR(m[2].value, "d'}");
+        TEST_CHECK(m[2].op == MATCH_NRE);
+        TEST_CHECK_STR(m[3].value, "f|g");
+        TEST_CHECK(m[3].op == MATCH_RE);
+    }
+    match_free_all(m, n);
+
+    TEST_CHECK_INT(match_parse_selector("{pod=\"a\"}", &m, &n, err, sizeof(err)), 0);
+    TEST_CHECK_INT(n, 1);
+    match_free_all(m, n);
+
+    TEST_CHECK_INT(match_parse_selector("x{a=\"b\"", &m, &n, err, sizeof(err)), -1);
+    TEST_CHECK(strstr(err, "unterminated") != NULL);
+    TEST_CHECK_INT(match_parse_selector("x{a=\"b}", &m, &n, err, sizeof(err)), -1);
+    TEST_CHECK_INT(match_parse_selector("x offset 5m", &m, &n, err, sizeof(err)), -1);
+    TEST_CHECK(strstr(err, "unexpected text") != NULL);
+    TEST_CHECK_INT(match_parse_selector("{}", &m, &n, err, sizeof(err)), -1);
+    TEST_CHECK_INT(match_parse_selector("x{a=~\"(\"}", &m, &n, err, sizeof(err)), -1);
+    TEST_CHECK(m == NULL && n == 0);
+}
+
 int main(void)
 {
+    RUN(selectors);
     RUN(prometheus_results);
     RUN(prometheus_rejects);
     RUN(promql_style_exemption);

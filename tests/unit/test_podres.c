@@ -1,5 +1,5 @@
 /*
- * Unit tests of exporter/podres.c and the pbwire.c under it: the protobuf decoder on
+ * Unit tests of exporter/podres.c and the common/pbwire.c under it: the protobuf decoder on
  * hand-encoded messages (a tiny encoder below builds them field by field); of grpc.c: the
  * gRPC unframer, the header callback and the argument checks of the transport. The transport
  * itself is tested against a real gRPC server in tests/e2e/podres.sh.

@@ -73,6 +73,25 @@ static const char matrix_body[] =
     "[1700000060.5,\"NaN\"],[1700000120,\"+Inf\"],[1700000180,\"-Inf\"],[1700000240,\"1e-3\"]]},"
     "{\"metric\":{\"pod\":\"b\"},\"values\":[[1700000000,\"0\"]]}]},\"infos\":[\"x\"]}";
 
+/* What remote read told of a server is the client's own: a second client (another server, or
+   one allocated where a freed client was, which a cache keyed by address took for the same)
+   tries anew. */
+TEST(remote_read_known_per_client)
+{
+    struct promq_cfg cfg = {.url = "http://127.0.0.1:1", .timeout = 1};
+    struct promq *a = promq_new(&cfg);
+    TEST_CHECK_INT(promq_remote_read(a), -1);
+    promq_set_remote_read(a, 0);
+    TEST_CHECK_INT(promq_remote_read(a), 0);
+    struct promq *b = promq_new(&cfg);
+    TEST_CHECK_INT(promq_remote_read(b), -1);
+    promq_set_remote_read(b, 1);
+    TEST_CHECK_INT(promq_remote_read(a), 0);
+    TEST_CHECK_INT(promq_remote_read(b), 1);
+    promq_free(a);
+    promq_free(b);
+}
+
 TEST(parse_matrix)
 {
     struct matrix m;
@@ -1035,6 +1054,18 @@ TEST(client_credentials)
     write_file(tok, "second-token");
     TEST_CHECK_INT(promq_range(q, "up", 0, 60, 60, &m, err, sizeof(err)), 0);
     matrix_free(&m);
+    /* The raw-sample reads and the /flags probe carry the same credentials (promq_http). */
+    write_file(tok, "third-token");
+    static const char *const rr_headers[] = {"Content-Type: application/x-protobuf"};
+    long status = 0;
+    char ctype[96] = "";
+    TEST_CHECK_INT(promq_post(q, "/api/v1/read", rr_headers, 1, "\x01\x00\x02", 3, NULL, NULL,
+                              &status, ctype, sizeof(ctype), err, sizeof(err)),
+                   0);
+    TEST_CHECK_INT(status, 404); /* the fake offers no remote read */
+    TEST_CHECK_CONTAINS(ctype, "text/plain");
+    write_file(tok, "fourth-token");
+    TEST_CHECK_INT(promq_is_victoria(q, err, sizeof(err)), 0);
     promq_free(q);
 
     cfg.bearer_file = missing;
@@ -1055,10 +1086,13 @@ TEST(client_credentials)
     fake_stop(&c);
 
     /* The missing-token request was never sent. */
-    TEST_CHECK_INT(fake_log_count(c.log, "request "), 3);
+    TEST_CHECK_INT(fake_log_count(c.log, "request "), 5);
     char *log = test_read_file(c.log, NULL);
     TEST_CHECK_CONTAINS(log, " authorization=Bearer first-token\n");
     TEST_CHECK_CONTAINS(log, " authorization=Bearer second-token\n");
+    TEST_CHECK_CONTAINS(log, "request POST /api/v1/read (3 bytes of binary) authorization=Bearer "
+                             "third-token\n");
+    TEST_CHECK_CONTAINS(log, "request GET /flags  authorization=Bearer fourth-token\n");
     TEST_CHECK_CONTAINS(log, " authorization=Basic dXNlcjpwYXNz\n"); /* user:pass */
     free(log);
 out:
@@ -1331,6 +1365,30 @@ out:
     free(plog);
 }
 
+/* A 5xx from /flags says nothing of the server: not remembered, asked again; a 404 is. */
+TEST(victoria_probe_retried_after_5xx)
+{
+    const char *codes[] = {"503", "404"};
+    for (size_t k = 0; k < 2; k++) {
+        struct fake c;
+        TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "status", codes[k], NULL), 0);
+        if (c.pid <= 0)
+            continue;
+        char url[64], err[256] = "";
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d", c.port);
+        struct promq_cfg cfg = {.url = url, .timeout = 5};
+        struct promq *q = promq_new(&cfg);
+        int want = k == 0 ? -1 : 0;
+        TEST_CHECK_INT(promq_is_victoria(q, err, sizeof(err)), want);
+        TEST_CHECK_INT(promq_is_victoria(q, err, sizeof(err)), want);
+        if (k == 0)
+            TEST_CHECK_CONTAINS(err, "/flags' answered HTTP 503");
+        promq_free(q);
+        fake_stop(&c);
+        TEST_CHECK_INT(fake_log_count(c.log, "request GET /flags"), k == 0 ? 2 : 1);
+    }
+}
+
 int main(int argc, char **argv)
 {
     /* build/tests/test_promq -> build/fakes/fake_prom (build/san/... under sanitizers). */
@@ -1342,6 +1400,7 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     log_threshold = LOG_ERROR;
 
+    RUN(remote_read_known_per_client);
     RUN(parse_matrix);
     RUN(parse_vector_scalar_empty);
     RUN(parse_error_envelopes);
@@ -1364,6 +1423,7 @@ int main(int argc, char **argv)
     RUN(client_slow_times_out);
     RUN(client_connection_refused);
     RUN(client_credentials);
+    RUN(victoria_probe_retried_after_5xx);
     RUN(client_invalid_arguments);
     RUN(httpc_basics);
     RUN(real_prometheus);

@@ -2,14 +2,17 @@
  * A reader of the protobuf wire format (protobuf.dev/programming-guides/encoding): the fields
  * of a message one by one, varints, fixed-width values, length-delimited payloads, skipped
  * groups and nested messages up to a depth limit, with errors that name the message and the
- * byte offset. What the fields mean is the caller's (podres.c for the kubelet's
- * pod-resources messages); this knows only the encoding.
+ * byte offset; and the few writers a request needs (varint and length-delimited fields). What
+ * the fields mean is the caller's (exporter/podres.c for the kubelet's pod-resources messages,
+ * enforcer/remoteread.c for Prometheus remote read); this knows only the encoding.
  */
 #ifndef GPURECLAIM_PBWIRE_H
 #define GPURECLAIM_PBWIRE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "util.h"
 
 /* Wire types (the low 3 bits of a field key). */
 enum { PB_VARINT = 0, PB_I64 = 1, PB_LEN = 2, PB_SGROUP = 3, PB_EGROUP = 4, PB_I32 = 5 };
@@ -73,5 +76,17 @@ int pb_int64s(struct pb_dec *d, const struct pb_reader *r, const struct pb_field
 typedef int (*pb_field_fn)(struct pb_dec *d, struct pb_reader *r, const struct pb_field *f);
 int pb_walk(struct pb_dec *d, const struct pb_reader *parent, const struct pb_field *f,
             const char *name, pb_field_fn fn);
+
+/*
+ * Writers, appending to a struct sbuf (binary-safe: sbuf_add). A sub-message is built in its
+ * own buffer and appended with pb_put_bytes, since its length comes first.
+ */
+void pb_put_varint(struct sbuf *b, uint64_t v);
+/* Key of field `num` with wire type `wire`. */
+void pb_put_key(struct sbuf *b, uint32_t num, unsigned wire);
+/* A VARINT field (int32, int64, uint64, bool, enum; a negative int64 takes 10 bytes). */
+void pb_put_uint(struct sbuf *b, uint32_t num, uint64_t v);
+/* A LEN field: string, bytes, a sub-message or a packed run. */
+void pb_put_bytes(struct sbuf *b, uint32_t num, const void *data, size_t len);
 
 #endif

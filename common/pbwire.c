@@ -10,6 +10,10 @@
  * longer than 10 bytes or above 2^64, lengths past the end of their message, truncated
  * fixed-width fields, field number 0 and wire types 6/7 are errors, as are kept strings that
  * are too long, contain NUL or are not UTF-8 (they become Prometheus labels).
+ *
+ * The writers at the end produce what a request needs (the remote-read ReadRequest), nothing
+ * more: varints, keys and length-delimited fields. Moved here from exporter/ when the
+ * enforcer started speaking protobuf to Prometheus.
  */
 #include "pbwire.h"
 
@@ -228,4 +232,35 @@ int pb_walk(struct pb_dec *d, const struct pb_reader *parent, const struct pb_fi
     }
     pb_leave(d);
     return rc;
+}
+
+void pb_put_varint(struct sbuf *b, uint64_t v)
+{
+    char buf[10];
+    size_t n = 0;
+
+    while (v >= 0x80) {
+        buf[n++] = (char)(v | 0x80);
+        v >>= 7;
+    }
+    buf[n++] = (char)v;
+    sbuf_add(b, buf, n);
+}
+
+void pb_put_key(struct sbuf *b, uint32_t num, unsigned wire)
+{
+    pb_put_varint(b, (uint64_t)num << 3 | (wire & 7));
+}
+
+void pb_put_uint(struct sbuf *b, uint32_t num, uint64_t v)
+{
+    pb_put_key(b, num, PB_VARINT);
+    pb_put_varint(b, v);
+}
+
+void pb_put_bytes(struct sbuf *b, uint32_t num, const void *data, size_t len)
+{
+    pb_put_key(b, num, PB_LEN);
+    pb_put_varint(b, len);
+    sbuf_add(b, data, len);
 }

@@ -1,0 +1,212 @@
+/*
+ * Raw samples to decide()'s step grid (raw.h). Everything is computed in whole milliseconds,
+ * the unit Prometheus and VictoriaMetrics store, so boundaries compare exactly.
+ *
+ * Coverage works on doubled milliseconds so that closed and open interval ends become
+ * half-open ranges [a, b) of integers: a sample at r covers the instants [r, r + gap]
+ * (doubled: [2r, 2r + 2gap + 1)), cut short before a staleness marker m after it (doubled:
+ * up to 2m, exclusive, since at m the series is gone). Consecutive covers are merged; a step
+ * [t - step, t] (doubled: [2(t - step), 2t]) is covered when one merged range holds it
+ * whole, and then not listed; otherwise its value is the share of the step, counted back from
+ * its end, that one range holds (decide() accepts a step that begins before the window start when
+ * that tail reaches back to it). No resolution is involved, so a gap of gap + 1 ms is found and a
+ * gap of exactly `gap` is not (docs/decision-semantics.md §3).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raw.h"
+#include "util.h"
+
+bool raw_is_stale(double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof(bits));
+    return bits == RAW_STALE_NAN_BITS;
+}
+
+double raw_read_start(const struct raw_grid *g)
+{
+    return g->start - g->step - g->gap;
+}
+
+/* A covered range of doubled milliseconds, [a, b). */
+struct raw_span {
+    int64_t a, b;
+};
+
+static int64_t raw_ms(double t)
+{
+    return (int64_t)llround(t * 1000.0);
+}
+
+/* The merged covered ranges of one series (times in ms, strictly ascending). */
+static size_t raw_spans(const int64_t *t, const double *v, size_t n, int64_t gap,
+                        struct raw_span *out)
+{
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (raw_is_stale(v[i]))
+            continue;
+        int64_t a = 2 * t[i], b = 2 * (t[i] + gap) + 1;
+        /* A staleness marker before the cover ends cuts it at the marker. */
+        for (size_t j = i + 1; j < n && 2 * t[j] < b; j++) {
+            if (raw_is_stale(v[j])) {
+                b = 2 * t[j];
+                break;
+            }
+        }
+        if (ns && out[ns - 1].b >= a) {
+            if (b > out[ns - 1].b)
+                out[ns - 1].b = b;
+        } else {
+            out[ns++] = (struct raw_span){a, b};
+        }
+    }
+    return ns;
+}
+
+/* Labels without __name__ (copied). */
+static void raw_drop_name(struct labels *dst, const struct labels *src)
+{
+    struct label small[16], *v = src->n <= 16 ? small : xmalloc(src->n * sizeof(*v));
+    size_t k = 0;
+    for (size_t i = 0; i < src->n; i++)
+        if (strcmp(src->v[i].name, "__name__") != 0)
+            v[k++] = src->v[i];
+    labels_from(dst, v, k);
+    if (v != small)
+        free(v);
+}
+
+static int raw_cmp_series(const void *a, const void *b)
+{
+    return labels_compare(&(*(const struct series *const *)a)->labels,
+                          &(*(const struct series *const *)b)->labels);
+}
+
+/* Convert one series; false with a message when its samples are out of order. */
+static bool raw_series(const struct series *s, int64_t start, int64_t step, size_t npts,
+                       int64_t gap, struct series *act, struct series *cov, char *err,
+                       size_t errlen)
+{
+    int64_t *t = xmalloc((s->n ? s->n : 1) * sizeof(*t));
+    double *v = xmalloc((s->n ? s->n : 1) * sizeof(*v));
+    for (size_t i = 0; i < s->n; i++) {
+        t[i] = raw_ms(s->p[i].t);
+        v[i] = s->p[i].v;
+        if (!isfinite(s->p[i].t) || (i > 0 && t[i] <= t[i - 1])) {
+            char *l = labels_format(&s->labels);
+            snprintf(err, errlen, "raw samples of %.120s out of order at %.3f", l, s->p[i].t);
+            free(l);
+            free(t);
+            free(v);
+            return false;
+        }
+    }
+    act->p = xmalloc(npts * sizeof(*act->p));
+    cov->p = xmalloc(npts * sizeof(*cov->p));
+    struct raw_span *sp = xmalloc((s->n ? s->n : 1) * sizeof(*sp));
+    size_t nsp = raw_spans(t, v, s->n, gap, sp);
+    size_t lo = 0, k = 0;
+    for (size_t i = 0; i < npts; i++) {
+        int64_t te = start + (int64_t)i * step, ts = te - step;
+        while (lo < s->n && t[lo] < ts)
+            lo++;
+        bool any = false, nonfinite = false;
+        double max = 0;
+        for (size_t j = lo; j < s->n && t[j] <= te; j++) {
+            if (raw_is_stale(v[j]))
+                continue;
+            if (!isfinite(v[j]))
+                nonfinite = true;
+            else if (!any || v[j] > max)
+                max = v[j];
+            any = true;
+        }
+        double when = (double)te / 1000.0;
+        if (any)
+            act->p[act->n++] = (struct point){when, nonfinite ? NAN : max};
+        while (k < nsp && sp[k].b <= 2 * te)
+            k++;
+        /* The covered tail: the part of the step, up to its end, that one range holds. */
+        double share = 0;
+        if (k < nsp && sp[k].a <= 2 * te)
+            share = sp[k].a <= 2 * ts ? 1.0 : (double)(2 * te - sp[k].a) / (double)(2 * step);
+        if (share >= 1.0 && sp[k].a > 2 * ts)
+            share = nextafter(1.0, 0.0);
+        /* Only the steps not wholly covered are listed (raw.h): most steps are covered. */
+        if (share < 1.0)
+            cov->p[cov->n++] = (struct point){when, share};
+    }
+    free(sp);
+    free(t);
+    free(v);
+    return true;
+}
+
+int raw_to_grid(struct matrix *raw, const struct raw_grid *g, struct matrix *activity,
+                struct matrix *coverage, char *err, size_t errlen)
+{
+    *activity = (struct matrix){0};
+    *coverage = (struct matrix){0};
+    int64_t start = raw_ms(g->start), end = raw_ms(g->end), step = raw_ms(g->step);
+    int64_t gap = raw_ms(g->gap);
+    int ret = 0;
+    if (!isfinite(g->start) || !isfinite(g->end) || step <= 0 || gap < 0 || end < start ||
+        (end - start) % step != 0) {
+        snprintf(err, errlen, "invalid grid [%.3f, %.3f] with step %g", g->start, g->end, g->step);
+        ret = -1;
+    }
+    size_t npts = ret == 0 ? (size_t)((end - start) / step) + 1 : 0;
+    if (raw->n && ret == 0) {
+        activity->s = xcalloc(raw->n, sizeof(*activity->s));
+        coverage->s = xcalloc(raw->n, sizeof(*coverage->s));
+    }
+    for (size_t i = 0; i < raw->n; i++) {
+        struct series *s = &raw->s[i];
+        if (ret == 0) {
+            struct series *a = &activity->s[activity->n], *c = &coverage->s[coverage->n];
+            if (!raw_series(s, start, step, npts, gap, a, c, err, errlen)) {
+                ret = -1;
+            } else if (a->n == 0) {
+                free(a->p);
+                free(c->p);
+                *a = *c = (struct series){0};
+            } else {
+                if (c->n < npts)
+                    c->p = xrealloc(c->p, (c->n ? c->n : 1) * sizeof(*c->p));
+                raw_drop_name(&a->labels, &s->labels);
+                labels_copy(&c->labels, &a->labels);
+                activity->n++;
+                coverage->n++;
+            }
+        }
+        series_free(s);
+    }
+    free(raw->s);
+    *raw = (struct matrix){0};
+    if (ret == 0 && activity->n > 1) {
+        const struct series **idx = xmalloc(activity->n * sizeof(*idx));
+        for (size_t i = 0; i < activity->n; i++)
+            idx[i] = &activity->s[i];
+        qsort(idx, activity->n, sizeof(*idx), raw_cmp_series);
+        for (size_t i = 1; i < activity->n && ret == 0; i++) {
+            if (labels_equal(&idx[i - 1]->labels, &idx[i]->labels)) {
+                char *l = labels_format(&idx[i]->labels);
+                snprintf(err, errlen, "two series differ only in their metric name: %.160s", l);
+                free(l);
+                ret = -1;
+            }
+        }
+        free(idx);
+    }
+    if (ret < 0) {
+        matrix_free(activity);
+        matrix_free(coverage);
+    }
+    return ret;
+}

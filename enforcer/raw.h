@@ -1,0 +1,65 @@
+/*
+ * Raw samples to the step grid decide() reads: the exact counterpart of the PromQL plan for a
+ * rule whose activity is a plain series selector read as raw samples (remote read or
+ * VictoriaMetrics export, docs/promql-plan.md §5.7).
+ *
+ * From the raw samples of each series it computes, per grid step, what the PromQL path
+ * asks Prometheus for: the largest sample of the step (NaN when the step holds a NaN or
+ * +-Inf sample), and whether the raw samples cover the step. Coverage here is exact, on the
+ * sample times in milliseconds, with no sub-point resolution: a step is covered when every
+ * instant of it has a sample no more than the tolerated gap before it and no staleness
+ * marker between that sample and the instant. A staleness marker (the NaN with bits
+ * 0x7ff0000000000002 that Prometheus writes when a series disappears) is not a value and
+ * ends the series at its time, as it does in PromQL.
+ */
+#ifndef GPURECLAIM_RAW_H
+#define GPURECLAIM_RAW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "series.h"
+
+/* Prometheus' staleness marker (prometheus/prometheus model/value/value.go, StaleNaN). */
+#define RAW_STALE_NAN_BITS UINT64_C(0x7ff0000000000002)
+
+/* True when v has exactly the bits of a staleness marker. */
+bool raw_is_stale(double v);
+
+/* What the grid computation needs of a rule: its range, step and tolerated gap (seconds). */
+struct raw_grid {
+    double start, end; /* first and last grid point; end - start whole steps */
+    double step;
+    double gap;
+};
+
+/*
+ * The first sample time the grid needs: start - step - gap (a step's samples reach one step
+ * back, and its coverage a tolerated gap further).
+ */
+double raw_read_start(const struct raw_grid *g);
+
+/*
+ * Turn the raw samples in `raw` (one series per stored series, points strictly ascending,
+ * values bit-exact) into `activity` and `coverage` on the grid of `g`, the shapes fetch.c
+ * produces on the PromQL path (fetch.h, rule_data):
+ *   activity  per grid point t, the largest value of the samples in [t - step, t] (closed,
+ *             as in Prometheus 2.x's range selectors), NaN when one of them is NaN or +-Inf;
+ *             no point when the step has no sample; staleness markers are skipped;
+ *   coverage  one series per activity series (same labels), listing only the grid points t
+ *             whose step is not covered, with the covered tail as value: the share of the
+ *             step, counted back from t, whose instants all are (0 when t itself is not),
+ *             always below 1. A step is covered when every instant u of [t - step, t] has a
+ *             sample in [u - gap, u] with no staleness marker after it up to u. A step not
+ *             listed is covered (with 100,000 series, listing every step cost some 50 MB).
+ * Series labels lose `__name__`, as function results do in PromQL; two series that then
+ * have the same labels fail. Series without any sample in the grid's reach are dropped.
+ * `raw` is consumed (its series are freed as they are converted, so a cycle holds the raw
+ * samples and the grid of one series, not two copies). Returns 0, or -1 with a message
+ * (points out of order, duplicate label sets, an invalid grid); then both outputs are empty.
+ */
+int raw_to_grid(struct matrix *raw, const struct raw_grid *g, struct matrix *activity,
+                struct matrix *coverage, char *err, size_t errlen);
+
+#endif
