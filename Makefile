@@ -165,25 +165,37 @@ check:
 	@sh tests/deps.sh
 	@$(MAKE) --no-print-directory check-all
 
+# The demo suite spends about four minutes waiting on idle timers with the CPU nearly idle, so
+# it runs beside the CPU-bound stages (unit, sanitizer, valgrind and fuzz runs), which run at
+# the lowest priority: the demo's exporter, Prometheus and enforcer keep their timing, and its
+# wait no longer adds to the total. The suites that measure time (check-e2e) start after it
+# has ended. Its lines are printed when it ends.
+DEMO_PID = $(RESULTS)/e2e-demo.pid
 check-all:
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
 	@$(MAKE) --no-print-directory -j$(JOBS) all tests
-	@$(MAKE) --no-print-directory check-unit-run || \
+	@{ BUILD=$(BUILD) sh tests/run-suite.sh e2e-demo sh tests/e2e/demo.sh \
+	    >$(RESULTS)/e2e-demo.out 2>&1 & echo $$! >$(DEMO_PID); }
+	@nice -n 19 $(MAKE) --no-print-directory check-unit-run || \
 	    { echo "FAIL: make check-unit-run"; echo "0 1" >$(RESULTS)/make-check-unit-run.count; }
-	@$(MAKE) --no-print-directory check-san || \
+	@nice -n 19 $(MAKE) --no-print-directory check-san || \
 	    { echo "FAIL: make check-san"; echo "0 1" >$(RESULTS)/make-check-san.count; }
+	@nice -n 19 $(MAKE) --no-print-directory check-valgrind || \
+	    { echo "FAIL: make check-valgrind"; echo "0 1" >$(RESULTS)/make-check-valgrind.count; }
+	@nice -n 19 $(MAKE) --no-print-directory -j$(JOBS) check-fuzz \
+	    FUZZ_SECONDS=$${FUZZ_SECONDS_CHECK:-3} || \
+	    { echo "FAIL: make check-fuzz"; echo "0 1" >$(RESULTS)/make-check-fuzz.count; }
+	@while kill -0 $$(cat $(DEMO_PID)) 2>/dev/null; do sleep 1; done; cat $(RESULTS)/e2e-demo.out
+	@test -f $(RESULTS)/e2e-demo.count || \
+	    { echo "FAIL: e2e-demo (no result)"; echo "0 1" >$(RESULTS)/e2e-demo.count; }
 	@$(MAKE) --no-print-directory check-fixtures || \
 	    { echo "FAIL: make check-fixtures"; echo "0 1" >$(RESULTS)/make-check-fixtures.count; }
 	@$(MAKE) --no-print-directory check-citations || \
 	    { echo "FAIL: make check-citations"; echo "0 1" >$(RESULTS)/make-check-citations.count; }
-	@$(MAKE) --no-print-directory check-e2e || \
+	@$(MAKE) --no-print-directory check-e2e E2E_SKIP=demo || \
 	    { echo "FAIL: make check-e2e"; echo "0 1" >$(RESULTS)/make-check-e2e.count; }
 	@$(MAKE) --no-print-directory check-rules || \
 	    { echo "FAIL: make check-rules"; echo "0 1" >$(RESULTS)/make-check-rules.count; }
-	@$(MAKE) --no-print-directory check-valgrind || \
-	    { echo "FAIL: make check-valgrind"; echo "0 1" >$(RESULTS)/make-check-valgrind.count; }
-	@$(MAKE) --no-print-directory -j$(JOBS) check-fuzz FUZZ_SECONDS=$${FUZZ_SECONDS_CHECK:-3} || \
-	    { echo "FAIL: make check-fuzz"; echo "0 1" >$(RESULTS)/make-check-fuzz.count; }
 	@$(MAKE) --no-print-directory format-check || \
 	    { echo "FAIL: make format-check"; echo "0 1" >$(RESULTS)/make-format-check.count; }
 	@sh tests/summarize.sh
@@ -200,8 +212,9 @@ check-san:
 	@$(MAKE) --no-print-directory -j$(JOBS) SANITIZE=address,undefined SUITE_PREFIX=san- \
 	    check-unit-run
 
+# E2E_SKIP: suites (names without .sh) that check-all runs on their own.
 check-e2e: all $(FAKE_BIN)
-	@for t in $(sort $(wildcard tests/e2e/*.sh)); do \
+	@for t in $(sort $(filter-out $(patsubst %,tests/e2e/%.sh,$(E2E_SKIP)),$(wildcard tests/e2e/*.sh))); do \
 	    BUILD=$(BUILD) sh tests/run-suite.sh e2e-$$(basename $$t .sh) sh $$t; \
 	done
 
