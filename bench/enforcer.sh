@@ -1,8 +1,9 @@
 #!/bin/sh
 # Enforcer benchmark: one `plan` cycle over 1,000, 10,000 and 100,000 workloads (SIZES).
 #
-# For each size: backfills 18 minutes of history at the fixed epoch 1700000000 with
-# `promtool tsdb create-blocks-from openmetrics` (one sample every INTERVAL s, default 30;
+# For each size: backfills HISTORY seconds of history (default 1800, the rule's 30m lookback)
+# at the fixed epoch 1700000000 with `promtool tsdb create-blocks-from openmetrics` (one sample
+# every INTERVAL s, default 15: issue 19's shape, 121 samples per series;
 # pod-i busy at 50 % when i % 10 == 0, idle at 1 % otherwise), starts Prometheus on a free
 # loopback port, sends the activity query once to warm it, then runs
 # the floor RUNS times (the instant query count_over_time(x[30m]) over every series: Prometheus
@@ -27,7 +28,8 @@ SUITE=enforcer-bench
 
 SIZES=${SIZES:-1000 10000 100000}
 RUNS=${RUNS:-3}
-INTERVAL=${INTERVAL:-30}
+INTERVAL=${INTERVAL:-15}
+HISTORY=${HISTORY:-1800}
 ENF=${ENF:-$TOP/bin/gpureclaim-enforcer}
 DATA=$TOP/tests/e2e/data/enforcer
 RULES=$TOP/bench/enforcer-rules.yaml
@@ -84,13 +86,13 @@ for x in d:
 print("%d/%d" % (right if len(seen) == len(d) == n else 0, n))' "$1" "$2"
 }
 
-echo "== enforcer plan benchmark: 15m idle timer, 1m step, samples every ${INTERVAL}s =="
+echo "== enforcer plan benchmark: 15m idle timer, 1m step, ${HISTORY}s of history, samples every ${INTERVAL}s =="
 printf 'load before: %s\n' "$(uptime | sed 's/.*load average: //')"
 results=""
 for n in $SIZES; do
     t0=$(date +%s.%N)
     rm -rf "$TMP/tsdb" "$TMP/history.om"
-    python3 "$DATA/gen_history.py" bench "$n" "$TMP/history.om" "$INTERVAL"
+    python3 "$DATA/gen_history.py" bench "$n" "$TMP/history.om" "$INTERVAL" "$HISTORY"
     promtool tsdb create-blocks-from openmetrics "$TMP/history.om" "$TMP/tsdb" >"$TMP/promtool.log" 2>&1 ||
         { tail -n 5 "$TMP/promtool.log" >&2; exit 1; }
     lines=$(wc -l <"$TMP/history.om")

@@ -907,6 +907,7 @@ void decisions_free(struct decisions *d)
         labels_free(&d->v[i].all);
         free(d->v[i].target);
         free(d->v[i].target_kept);
+        free(d->v[i].note);
     }
     free(d->v);
     d->v = NULL;

@@ -439,16 +439,27 @@ static int fetch_export(struct promq *q, const char *sel, double start, double e
 /* What a remote read found: samples, or a server that does not offer it. */
 enum fetch_rr { FETCH_RR_OK, FETCH_RR_ABSENT, FETCH_RR_ERROR };
 
+/* rr_stream_on_series for a remote read streamed into one rule's grids. */
+static int fetch_grid_series(void *arg, size_t query, const struct series *s, char *err,
+                             size_t errlen)
+{
+    (void)query;
+    return raw_grids_add(arg, s, err, errlen);
+}
+
 /*
  * The raw samples of `sel` over [start, end] by Prometheus remote read (POST /api/v1/read, a
  * snappy-compressed ReadRequest accepting only STREAMED_XOR_CHUNKS; prometheus/prometheus
  * storage/remote/codec.go and web/api/v1/api.go, remoteRead). An answer of 404, 405 or 501,
  * or a 200 that is not the streamed type (a server too old to stream), means the server
  * does not offer it: FETCH_RR_ABSENT, and the caller uses PromQL. Anything else that is not
- * a complete stream is an error.
+ * a complete stream is an error. With `grids`, each series goes into them as soon as it is
+ * complete and *out stays empty; whatever the answer, the caller discards `grids` unless
+ * FETCH_RR_OK.
  */
 static enum fetch_rr fetch_remote_read(struct promq *q, const char *sel, double start, double end,
-                                       struct matrix *out, char *err, size_t errlen)
+                                       struct raw_grids *grids, struct matrix *out, char *err,
+                                       size_t errlen)
 {
     struct matcher *ms = NULL;
     size_t nm = 0;
@@ -480,6 +491,8 @@ static enum fetch_rr fetch_remote_read(struct promq *q, const char *sel, double 
     size_t cap = promq_max_answer(q);
     struct fetch_sink k = {.rr = rr_stream_new(1, cap, cap)};
     rr_stream_clip(k.rr, 0, s_ms, e_ms);
+    if (grids)
+        rr_stream_on_series(k.rr, fetch_grid_series, grids);
     long status = 0;
     char ctype[128] = "";
     int rc = promq_post(q, "/api/v1/read", headers, ARRAY_LEN(headers), body, blen, fetch_sink, &k,
@@ -557,16 +570,18 @@ static const char *fetch_read_label(enum fetch_read p)
 /*
  * One raw read of `sel` over [start, end] through `path`: FETCH_RR_OK with the samples in
  * *out, FETCH_RR_ABSENT when remote read was being tried on this server (`probe`) and it
- * does not offer it, else FETCH_RR_ERROR with a message.
+ * does not offer it, else FETCH_RR_ERROR with a message. A remote read with `grids` streams
+ * into them (fetch_remote_read).
  */
 static enum fetch_rr fetch_read_raw(struct promq *q, enum fetch_read path, bool probe,
-                                    const char *sel, double start, double end, struct matrix *out,
-                                    char *err, size_t errlen)
+                                    const char *sel, double start, double end,
+                                    struct raw_grids *grids, struct matrix *out, char *err,
+                                    size_t errlen)
 {
     if (path == FETCH_READ_EXPORT)
         return fetch_export(q, sel, start, end, out, err, errlen) == 0 ? FETCH_RR_OK
                                                                        : FETCH_RR_ERROR;
-    enum fetch_rr got = fetch_remote_read(q, sel, start, end, out, err, errlen);
+    enum fetch_rr got = fetch_remote_read(q, sel, start, end, grids, out, err, errlen);
     if (got == FETCH_RR_ABSENT && probe) {
         /* Asked once per server: the answer says it has no (streamed) remote read. */
         log_debug("'%s' does not offer streamed remote read (%s): rules with a selector as "
@@ -611,7 +626,10 @@ static struct raw_grid fetch_grid(const struct rule *r, double now)
 /*
  * The activity and exact coverage of a selector rule from its raw samples. One read serves
  * every rule with the same selector (over the widest range they need: earlier samples do not
- * change a grid, raw.h); each rule gets a copy but the last, which takes the samples. Returns
+ * change a grid, raw.h); each rule gets a copy but the last, which takes the samples. A read
+ * that serves this rule alone, through remote read, goes straight into its grids series by
+ * series (rr_stream_on_series), so that the raw samples of the whole answer are never held at
+ * once; its grids are used only when the whole answer was read. Returns
  * 1 when the rule must use the PromQL plan instead (no raw path on this server), 0 on
  * success, -1 with the rule's error set.
  */
@@ -637,31 +655,56 @@ static int fetch_raw(struct promq *q, struct fetch_raw_read *reads, size_t nread
         e = &one;
         e->start = raw_read_start(&g);
     }
-    if (!e->done || e->path != path) {
+    bool stream = (!e->done || e->path != path) && e->uses <= 1 && path == FETCH_READ_REMOTE_READ;
+    struct raw_grids grids = {0};
+    int rc = 0;
+    if (stream && raw_grids_begin(&grids, &g, err, sizeof(err)) < 0) {
+        rc = -1;
+    } else if (stream) {
         matrix_free(&e->m);
-        enum fetch_rr got =
-            fetch_read_raw(q, path, probe, e->sel, e->start, d->end, &e->m, e->err, sizeof(e->err));
-        if (got == FETCH_RR_ABSENT)
+        enum fetch_rr got = fetch_read_raw(q, path, probe, e->sel, e->start, d->end, &grids, &e->m,
+                                           e->err, sizeof(e->err));
+        if (got == FETCH_RR_ABSENT) {
+            raw_grids_discard(&grids);
             return 1;
+        }
         e->done = true;
         e->path = path;
-        e->rc = got == FETCH_RR_OK ? 0 : -1;
+        e->rc = rc = got == FETCH_RR_OK ? 0 : -1;
+        snprintf(err, sizeof(err), "%s", e->err);
+        if (e->uses)
+            e->uses--;
+        /* A failed answer leaves nothing of what its first series built. */
+        if (rc == 0)
+            rc = raw_grids_end(&grids, &d->activity, &d->coverage, err, sizeof(err));
+        raw_grids_discard(&grids);
+    } else {
+        if (!e->done || e->path != path) {
+            matrix_free(&e->m);
+            enum fetch_rr got = fetch_read_raw(q, path, probe, e->sel, e->start, d->end, NULL,
+                                               &e->m, e->err, sizeof(e->err));
+            if (got == FETCH_RR_ABSENT)
+                return 1;
+            e->done = true;
+            e->path = path;
+            e->rc = got == FETCH_RR_OK ? 0 : -1;
+        }
+        struct matrix raw = {0};
+        rc = e->rc;
+        snprintf(err, sizeof(err), "%s", e->err);
+        if (e->uses)
+            e->uses--;
+        if (rc == 0 && e->uses == 0) {
+            raw = e->m;
+            e->m = (struct matrix){0};
+        } else if (rc == 0) {
+            fetch_matrix_copy(&raw, &e->m);
+        }
+        if (rc == 0)
+            rc = raw_to_grid(&raw, &g, &d->activity, &d->coverage, err, sizeof(err));
+        matrix_free(&raw);
     }
     d->read_path = fetch_read_label(path);
-    struct matrix raw = {0};
-    int rc = e->rc;
-    snprintf(err, sizeof(err), "%s", e->err);
-    if (e->uses)
-        e->uses--;
-    if (rc == 0 && e->uses == 0) {
-        raw = e->m;
-        e->m = (struct matrix){0};
-    } else if (rc == 0) {
-        fetch_matrix_copy(&raw, &e->m);
-    }
-    if (rc == 0)
-        rc = raw_to_grid(&raw, &g, &d->activity, &d->coverage, err, sizeof(err));
-    matrix_free(&raw);
     if (e == &one)
         matrix_free(&one.m);
     if (rc < 0) {

@@ -463,10 +463,12 @@ static int resolve_targets(struct evaluation *ev, const struct labels *want, dou
             (want && !report_labels_match(want, &r->identity) &&
              !report_labels_match(want, &r->all)))
             continue;
-        char *how = NULL;
+        char *how = NULL, note[400] = "";
         err[0] = '\0';
-        enum act_result ar = act_describe(b, r, flags[F_PROTECTED].value, at, &how, r->note,
-                                          sizeof(r->note), err, sizeof(err));
+        enum act_result ar = act_describe(b, r, flags[F_PROTECTED].value, at, &how, note,
+                                          sizeof(note), err, sizeof(err));
+        if (note[0])
+            r->note = xstrdup(note);
         if (ar == ACT_OK)
             r->target = how;
         else if (str_has_prefix(err, "kept: "))

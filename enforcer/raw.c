@@ -148,53 +148,78 @@ static bool raw_series(const struct series *s, int64_t start, int64_t step, size
     return true;
 }
 
-int raw_to_grid(struct matrix *raw, const struct raw_grid *g, struct matrix *activity,
-                struct matrix *coverage, char *err, size_t errlen)
+int raw_grids_begin(struct raw_grids *b, const struct raw_grid *g, char *err, size_t errlen)
+{
+    *b = (struct raw_grids){0};
+    b->start = raw_ms(g->start);
+    b->step = raw_ms(g->step);
+    b->gap = raw_ms(g->gap);
+    int64_t end = raw_ms(g->end);
+    if (!isfinite(g->start) || !isfinite(g->end) || b->step <= 0 || b->gap < 0 || end < b->start ||
+        (end - b->start) % b->step != 0) {
+        snprintf(err, errlen, "invalid grid [%.3f, %.3f] with step %g", g->start, g->end, g->step);
+        b->failed = true;
+        return -1;
+    }
+    b->npts = (size_t)((end - b->start) / b->step) + 1;
+    return 0;
+}
+
+int raw_grids_add(struct raw_grids *b, const struct series *s, char *err, size_t errlen)
+{
+    if (b->failed) {
+        snprintf(err, errlen, "raw grids already failed");
+        return -1;
+    }
+    if (b->activity.n == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 64;
+        b->activity.s = xrealloc(b->activity.s, b->cap * sizeof(*b->activity.s));
+        b->coverage.s = xrealloc(b->coverage.s, b->cap * sizeof(*b->coverage.s));
+    }
+    struct series *a = &b->activity.s[b->activity.n], *c = &b->coverage.s[b->coverage.n];
+    *a = *c = (struct series){0};
+    if (!raw_series(s, b->start, b->step, b->npts, b->gap, a, c, err, errlen)) {
+        free(a->p);
+        free(c->p);
+        *a = *c = (struct series){0};
+        raw_grids_discard(b);
+        b->failed = true;
+        return -1;
+    }
+    if (a->n == 0) {
+        free(a->p);
+        free(c->p);
+        *a = *c = (struct series){0};
+        return 0;
+    }
+    if (a->n < b->npts)
+        a->p = xrealloc(a->p, a->n * sizeof(*a->p));
+    if (c->n < b->npts)
+        c->p = xrealloc(c->p, (c->n ? c->n : 1) * sizeof(*c->p));
+    raw_drop_name(&a->labels, &s->labels);
+    labels_copy(&c->labels, &a->labels);
+    b->activity.n++;
+    b->coverage.n++;
+    return 0;
+}
+
+int raw_grids_end(struct raw_grids *b, struct matrix *activity, struct matrix *coverage, char *err,
+                  size_t errlen)
 {
     *activity = (struct matrix){0};
     *coverage = (struct matrix){0};
-    int64_t start = raw_ms(g->start), end = raw_ms(g->end), step = raw_ms(g->step);
-    int64_t gap = raw_ms(g->gap);
+    if (b->failed) {
+        raw_grids_discard(b);
+        snprintf(err, errlen, "raw grids already failed");
+        return -1;
+    }
     int ret = 0;
-    if (!isfinite(g->start) || !isfinite(g->end) || step <= 0 || gap < 0 || end < start ||
-        (end - start) % step != 0) {
-        snprintf(err, errlen, "invalid grid [%.3f, %.3f] with step %g", g->start, g->end, g->step);
-        ret = -1;
-    }
-    size_t npts = ret == 0 ? (size_t)((end - start) / step) + 1 : 0;
-    if (raw->n && ret == 0) {
-        activity->s = xcalloc(raw->n, sizeof(*activity->s));
-        coverage->s = xcalloc(raw->n, sizeof(*coverage->s));
-    }
-    for (size_t i = 0; i < raw->n; i++) {
-        struct series *s = &raw->s[i];
-        if (ret == 0) {
-            struct series *a = &activity->s[activity->n], *c = &coverage->s[coverage->n];
-            if (!raw_series(s, start, step, npts, gap, a, c, err, errlen)) {
-                ret = -1;
-            } else if (a->n == 0) {
-                free(a->p);
-                free(c->p);
-                *a = *c = (struct series){0};
-            } else {
-                if (c->n < npts)
-                    c->p = xrealloc(c->p, (c->n ? c->n : 1) * sizeof(*c->p));
-                raw_drop_name(&a->labels, &s->labels);
-                labels_copy(&c->labels, &a->labels);
-                activity->n++;
-                coverage->n++;
-            }
-        }
-        series_free(s);
-    }
-    free(raw->s);
-    *raw = (struct matrix){0};
-    if (ret == 0 && activity->n > 1) {
-        const struct series **idx = xmalloc(activity->n * sizeof(*idx));
-        for (size_t i = 0; i < activity->n; i++)
-            idx[i] = &activity->s[i];
-        qsort(idx, activity->n, sizeof(*idx), raw_cmp_series);
-        for (size_t i = 1; i < activity->n && ret == 0; i++) {
+    if (b->activity.n > 1) {
+        const struct series **idx = xmalloc(b->activity.n * sizeof(*idx));
+        for (size_t i = 0; i < b->activity.n; i++)
+            idx[i] = &b->activity.s[i];
+        qsort(idx, b->activity.n, sizeof(*idx), raw_cmp_series);
+        for (size_t i = 1; i < b->activity.n && ret == 0; i++) {
             if (labels_equal(&idx[i - 1]->labels, &idx[i]->labels)) {
                 char *l = labels_format(&idx[i]->labels);
                 snprintf(err, errlen, "two series differ only in their metric name: %.160s", l);
@@ -205,8 +230,47 @@ int raw_to_grid(struct matrix *raw, const struct raw_grid *g, struct matrix *act
         free(idx);
     }
     if (ret < 0) {
-        matrix_free(activity);
-        matrix_free(coverage);
+        raw_grids_discard(b);
+        b->failed = true;
+        return -1;
     }
-    return ret;
+    if (b->activity.n == 0) {
+        raw_grids_discard(b);
+    } else if (b->activity.n < b->cap) {
+        b->activity.s = xrealloc(b->activity.s, b->activity.n * sizeof(*b->activity.s));
+        b->coverage.s = xrealloc(b->coverage.s, b->coverage.n * sizeof(*b->coverage.s));
+    }
+    *activity = b->activity;
+    *coverage = b->coverage;
+    b->activity = b->coverage = (struct matrix){0};
+    b->cap = 0;
+    b->failed = true; /* used up */
+    return 0;
+}
+
+void raw_grids_discard(struct raw_grids *b)
+{
+    matrix_free(&b->activity);
+    matrix_free(&b->coverage);
+    b->cap = 0;
+}
+
+int raw_to_grid(struct matrix *raw, const struct raw_grid *g, struct matrix *activity,
+                struct matrix *coverage, char *err, size_t errlen)
+{
+    struct raw_grids b;
+    int ret = raw_grids_begin(&b, g, err, errlen);
+    for (size_t i = 0; i < raw->n; i++) {
+        if (ret == 0)
+            ret = raw_grids_add(&b, &raw->s[i], err, errlen);
+        series_free(&raw->s[i]);
+    }
+    free(raw->s);
+    *raw = (struct matrix){0};
+    if (ret == 0)
+        return raw_grids_end(&b, activity, coverage, err, errlen);
+    raw_grids_discard(&b);
+    *activity = (struct matrix){0};
+    *coverage = (struct matrix){0};
+    return -1;
 }

@@ -62,4 +62,26 @@ double raw_read_start(const struct raw_grid *g);
 int raw_to_grid(struct matrix *raw, const struct raw_grid *g, struct matrix *activity,
                 struct matrix *coverage, char *err, size_t errlen);
 
+/*
+ * The same conversion one series at a time, for a reader that hands each series over as soon
+ * as it is complete (remote read, remoteread.h rr_stream_on_series): memory then holds the raw
+ * samples of one series plus the grids. raw_grids_begin checks the grid; raw_grids_add
+ * converts one series (not consumed: the caller frees it); raw_grids_end checks that no two
+ * series have the same labels without `__name__` and hands the grids over. Any failure
+ * (-1 with a message) frees what was built, and every later call fails: no partial grid is
+ * ever handed over. raw_grids_discard frees what was built, for an answer that failed after
+ * some series were added; it may be called at any time, also after raw_grids_end.
+ */
+struct raw_grids {
+    int64_t start, step, gap; /* ms */
+    size_t npts, cap;
+    bool failed;
+    struct matrix activity, coverage;
+};
+int raw_grids_begin(struct raw_grids *b, const struct raw_grid *g, char *err, size_t errlen);
+int raw_grids_add(struct raw_grids *b, const struct series *s, char *err, size_t errlen);
+int raw_grids_end(struct raw_grids *b, struct matrix *activity, struct matrix *coverage, char *err,
+                  size_t errlen);
+void raw_grids_discard(struct raw_grids *b);
+
 #endif

@@ -185,6 +185,8 @@ struct rr_stream {
     uint8_t *pend; /* bytes of an unfinished frame */
     size_t npend, cap_pend;
     bool fed, failed;
+    rr_series_fn on_series; /* hand each complete series over (rr_stream_on_series) */
+    void *arg;
     char msg[512];
 };
 
@@ -209,6 +211,34 @@ int rr_stream_clip(struct rr_stream *s, size_t query, int64_t start_ms, int64_t 
     s->q[query].min_ms = start_ms;
     s->q[query].max_ms = end_ms;
     return 0;
+}
+
+int rr_stream_on_series(struct rr_stream *s, rr_series_fn fn, void *arg)
+{
+    if (s->fed)
+        return -1;
+    s->on_series = fn;
+    s->arg = arg;
+    return 0;
+}
+
+/*
+ * The last series of query `qi` is complete: hand it to the callback and free its points (its
+ * labels stay, for the check that a series does not come again). A series without a sample
+ * (all clipped, or sent without chunks) is not handed over, as rr_stream_finish drops it.
+ */
+static int deliver(struct rr_stream *s, size_t qi, char *err, size_t errlen)
+{
+    struct rr_result *r = &s->q[qi];
+    if (!s->on_series || !r->m.n)
+        return 0;
+    struct series *last = &r->m.s[r->m.n - 1];
+    int rc = last->n ? s->on_series(s->arg, qi, last, err, errlen) : 0;
+    free(last->p);
+    last->p = NULL;
+    last->n = 0;
+    r->sink.cap = 0;
+    return rc;
 }
 
 size_t rr_stream_frames(const struct rr_stream *s)
@@ -485,6 +515,10 @@ static int read_frame(struct rr_stream *s, const uint8_t *data, size_t len, char
                 labels_free(&ls);
                 return -1;
             }
+            if (deliver(s, (size_t)qi, err, errlen) < 0) {
+                labels_free(&ls);
+                return -1;
+            }
             shrink(q);
             if (q->m.n == q->cap) {
                 q->cap = q->cap ? 2 * q->cap : 16;
@@ -653,6 +687,13 @@ int rr_stream_finish(struct rr_stream *s, struct matrix *out, char *err, size_t 
                  "remote read answer truncated: it ends %zu bytes into frame %zu (byte %zu)",
                  s->npend, s->frames + 1, s->consumed);
         s->failed = true;
+    }
+    for (size_t i = 0; i < s->nq && !s->failed; i++) {
+        char why[400];
+        if (deliver(s, i, why, sizeof(why)) < 0) {
+            snprintf(s->msg, sizeof(s->msg), "remote read answer: %s", why);
+            s->failed = true;
+        }
     }
     if (s->failed) {
         results_free(s);

@@ -66,6 +66,26 @@ struct rr_stream *rr_stream_new(size_t nqueries, size_t max_frame_bytes, size_t 
 int rr_stream_clip(struct rr_stream *s, size_t query, int64_t start_ms, int64_t end_ms);
 
 /*
+ * A series handed over complete: `s` (labels sorted, points ascending, t in seconds, as in
+ * rr_stream_finish) is only lent for the call; the reader frees its points after it. 0, or -1
+ * with a message in err, which fails the whole answer.
+ */
+typedef int (*rr_series_fn)(void *arg, size_t query, const struct series *s, char *err,
+                            size_t errlen);
+
+/*
+ * Optional: hand each series to `fn` as soon as it is complete (when another series of the
+ * same query begins, since the frames of one series are consecutive, or at rr_stream_finish)
+ * instead of keeping it for rr_stream_finish, so that the reader holds the raw samples of one
+ * series per query at a time. Series without a sample are not handed over. Every check is
+ * kept (a series that comes again after another one still fails, its labels are kept for
+ * that); a failure after some series were handed over fails the answer all the same, and the
+ * caller must then drop what it built from them. rr_stream_finish then leaves out[] empty.
+ * Call before the first rr_stream_feed; -1 otherwise.
+ */
+int rr_stream_on_series(struct rr_stream *s, rr_series_fn fn, void *arg);
+
+/*
  * The next `len` bytes of the answer, cut anywhere. 0, or -1 with a message in err; after a
  * failure every later call fails with the same message.
  */

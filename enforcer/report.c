@@ -271,7 +271,7 @@ void report_render_table(const struct decisions *d, struct sbuf *out)
     sbuf_putc(out, '\n');
     /* What the objects say beyond the data (keep-until, a restart), one line per workload. */
     for (size_t i = 0; i < d->n; i++) {
-        if (!d->v[i].note[0])
+        if (!d->v[i].note || !d->v[i].note[0])
             continue;
         char *wl = format_workload(&d->v[i].identity);
         sbuf_printf(out, "note: %s, rule '%s': %s\n", wl, d->v[i].rule ? d->v[i].rule->name : "-",
@@ -337,7 +337,7 @@ static struct json_object *decision_json(const struct decision_rec *r)
         json_object_object_add(o, "target", json_object_new_string(r->target));
     if (r->target_kept)
         json_object_object_add(o, "targetKept", json_object_new_string(r->target_kept));
-    if (r->note[0])
+    if (r->note && r->note[0])
         json_object_object_add(o, "note", json_object_new_string(r->note));
     return o;
 }
@@ -739,7 +739,7 @@ static void explain_one(const struct rule_data *rd, const struct decision_rec *r
         sbuf_printf(out, "  would: %s\n", r->target);
     else if (r->target_kept)
         sbuf_printf(out, "  would do nothing: %s\n", r->target_kept);
-    if (r->note[0])
+    if (r->note && r->note[0])
         sbuf_printf(out, "  note: %s\n", r->note);
     free(pts);
 }

@@ -5,6 +5,9 @@
  *        fed once whole and once in pieces of pseudo-random sizes (as libcurl cuts it), which
  *        must agree exactly: both fail with the same message, or both give the same matrices.
  *        On success every series has points, ascending, and labels sorted with unique names.
+ *        A third run in pieces hands the series over as they complete (rr_stream_on_series):
+ *        the same outcome and message, the same series in the same order, finish's matrices
+ *        empty, and at each hand-over the reader holds points of one series per query only.
  *   3    a request: queries and matchers drawn from the bytes, encoded, uncompressed with
  *        snappy and decoded back with pbwire; every field must come back as it went in.
  *   4    samples drawn from the bytes, encoded as XOR chunks in frames of one or more series
@@ -28,12 +31,42 @@ static uint64_t hash(const uint8_t *p, size_t n)
     return h | 1;
 }
 
-static int run(const uint8_t *p, size_t n, size_t nq, uint64_t cut, struct matrix *out, char *err,
-               size_t errlen)
+/* What rr_stream_on_series hands over, per query. */
+struct collected {
+    const struct rr_stream *s;
+    struct matrix m[4];
+};
+
+static int collect(void *arg, size_t query, const struct series *se, char *err, size_t errlen)
+{
+    struct collected *c = arg;
+    (void)err;
+    (void)errlen;
+    /* Only the last series of each query may still hold points: the one being read. */
+    for (size_t i = 0; i < c->s->nq; i++)
+        for (size_t j = 0; j + 1 < c->s->q[i].m.n; j++)
+            if (c->s->q[i].m.s[j].n)
+                __builtin_trap();
+    if (se->n == 0 || query >= c->s->nq)
+        __builtin_trap();
+    struct series *d = matrix_push(&c->m[query]);
+    labels_copy(&d->labels, &se->labels);
+    d->p = malloc(se->n * sizeof(*d->p));
+    memcpy(d->p, se->p, se->n * sizeof(*d->p));
+    d->n = se->n;
+    return 0;
+}
+
+static int run_with(const uint8_t *p, size_t n, size_t nq, uint64_t cut, struct collected *c,
+                    struct matrix *out, char *err, size_t errlen)
 {
     struct rr_stream *s = rr_stream_new(nq, 1 << 16, 1 << 20);
     size_t off = 0;
     int rc = 0;
+    if (c) {
+        c->s = s;
+        rr_stream_on_series(s, collect, c);
+    }
     while (off < n && rc == 0) {
         size_t k = n - off;
         if (cut) {
@@ -55,6 +88,18 @@ static int run(const uint8_t *p, size_t n, size_t nq, uint64_t cut, struct matri
         __builtin_trap();
     rr_stream_free(s);
     return rc;
+}
+
+static int run(const uint8_t *p, size_t n, size_t nq, uint64_t cut, struct matrix *out, char *err,
+               size_t errlen)
+{
+    return run_with(p, n, nq, cut, NULL, out, err, errlen);
+}
+
+static bool same_series(const struct series *x, const struct series *y)
+{
+    return labels_equal(&x->labels, &y->labels) && x->n == y->n &&
+           memcmp(x->p, y->p, x->n * sizeof(*x->p)) == 0;
 }
 
 static void check_matrix(const struct matrix *m)
@@ -81,29 +126,36 @@ static void fuzz_stream(const uint8_t *p, size_t n)
     char ea[600] = "", eb[600] = "";
     int ra = run(p + 1, n - 1, nq, 0, a, ea, sizeof(ea));
     int rb = run(p + 1, n - 1, nq, hash(p, n), b, eb, sizeof(eb));
-    if (ra != rb)
+    struct collected col = {0};
+    struct matrix e[4];
+    char ec[600] = "";
+    int rc = run_with(p + 1, n - 1, nq, hash(p, n) * 3, &col, e, ec, sizeof(ec));
+    if (ra != rb || ra != rc)
         __builtin_trap();
+    for (size_t i = 0; i < nq; i++)
+        if (e[i].n)
+            __builtin_trap();
     if (ra < 0) {
         /* The message may say how far the stream got, which is the same either way. */
-        if (strcmp(ea, eb) != 0 || !ea[0])
+        if (strcmp(ea, eb) != 0 || strcmp(ea, ec) != 0 || !ea[0])
             __builtin_trap();
-        for (size_t i = 0; i < nq; i++)
+        for (size_t i = 0; i < nq; i++) {
             if (a[i].n || b[i].n)
                 __builtin_trap();
+            matrix_free(&col.m[i]);
+        }
         return;
     }
     for (size_t i = 0; i < nq; i++) {
         check_matrix(&a[i]);
-        if (a[i].n != b[i].n)
+        if (a[i].n != b[i].n || a[i].n != col.m[i].n)
             __builtin_trap();
-        for (size_t j = 0; j < a[i].n; j++) {
-            const struct series *x = &a[i].s[j], *y = &b[i].s[j];
-            if (!labels_equal(&x->labels, &y->labels) || x->n != y->n ||
-                memcmp(x->p, y->p, x->n * sizeof(*x->p)) != 0)
+        for (size_t j = 0; j < a[i].n; j++)
+            if (!same_series(&a[i].s[j], &b[i].s[j]) || !same_series(&a[i].s[j], &col.m[i].s[j]))
                 __builtin_trap();
-        }
         matrix_free(&a[i]);
         matrix_free(&b[i]);
+        matrix_free(&col.m[i]);
     }
 }
 

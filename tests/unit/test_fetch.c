@@ -491,8 +491,14 @@ TEST(deliver_moves_last_use)
 /*
  * Remote read where the server offers it (a real Prometheus 2.42 capture served by the fake):
  * the rule reads raw samples; a stream cut short or with a damaged byte fails the rule's
- * query with a message, never a shorter series.
+ * query with a message, never a shorter series. A rule alone on its selector streams the
+ * answer into its grids series by series: a stream cut inside its last frame, after every
+ * other series went into the grids, fails the rule with no activity at all; and the streamed
+ * grids are those of two rules sharing the selector, which read the answer whole.
  */
+/* The end of the capture's samples (scrape.expected). */
+#define RR_NOW 1795668540.0
+
 TEST(fetch_remote_read_faults)
 {
     size_t len = 0;
@@ -512,6 +518,7 @@ TEST(fetch_remote_read_faults)
         {"whole", len, 0, false},
         {"cut", len / 2, 0, true},
         {"damaged", len, len / 3, true},
+        {"last-frame-cut", len - 3, 0, true},
     };
     for (size_t k = 0; k < ARRAY_LEN(cases); k++) {
         char *path = xasprintf("%s/rr-%s.bin", tmpdir, cases[k].name);
@@ -539,21 +546,35 @@ TEST(fetch_remote_read_faults)
         struct ruleset rs = {.rules = rules, .n = 1};
         struct promq *q = client(fk.port);
         struct rule_data d[1];
-        int rc = fetch_rules(q, &rs, NOW, d);
+        int rc = fetch_rules(q, &rs, RR_NOW, d);
         TEST_CHECK_INT(rc, cases[k].fails ? -1 : 0);
         TEST_CHECK_INT(d[0].error, cases[k].fails ? 1 : 0);
         TEST_CHECK_STR(d[0].read_path, "remote_read");
         if (cases[k].fails) {
             TEST_CHECK_CONTAINS(d[0].errmsg, "activity query (remote_read): remote read: ");
             TEST_CHECK_INT(d[0].activity.n, 0);
+            TEST_CHECK_INT(d[0].coverage.n, 0);
         } else {
             TEST_CHECK(d[0].raw_coverage && d[0].coverage_tail);
             TEST_CHECK_STR(d[0].errmsg, "");
+            TEST_CHECK(d[0].activity.n > 1);
+            /* Two rules on one selector: one read, kept whole, the same grids. */
+            struct rule two[] = {mkrule("r", POLICY_ALWAYS, 600), mkrule("s", POLICY_ALWAYS, 600)};
+            two[0].q_activity = two[1].q_activity = rules[0].q_activity;
+            struct ruleset rs2 = {.rules = two, .n = 2};
+            struct rule_data d2[2];
+            TEST_CHECK_INT(fetch_rules(q, &rs2, RR_NOW, d2), 0);
+            for (size_t i = 0; i < 2; i++) {
+                TEST_CHECK(same_content(&d2[i].activity, &d[0].activity));
+                TEST_CHECK(same_content(&d2[i].coverage, &d[0].coverage));
+            }
+            fetch_free(d2, 2);
         }
         fetch_free(d, 1);
         promq_free(q);
         fake_stop(&fk);
-        TEST_CHECK_INT(fake_log_count(fk.log, "request POST /api/v1/read "), 1);
+        TEST_CHECK_INT(fake_log_count(fk.log, "request POST /api/v1/read "),
+                       cases[k].fails ? 1 : 2);
         TEST_CHECK_INT(fake_log_count(fk.log, "request POST /api/v1/query_range "), 0);
         free(path);
     }

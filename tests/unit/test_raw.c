@@ -207,6 +207,88 @@ TEST(test_failures)
     TEST_CHECK_DBL(raw_read_start(&G), 880, 0);
 }
 
+/* One series at a time (raw_grids_*): the grids of raw_to_grid, and nothing after a failure. */
+TEST(test_series_by_series)
+{
+    struct matrix raw = {0}, act, cov, act2, cov2;
+    struct raw_grids b;
+    char err[256] = "";
+    struct point p[32], gap[] = {{1000, 0.01}, {1200, 0.01}, {1240, 0.02}};
+    size_t n = 0;
+    for (double t = 925; t <= 1240; t += 15)
+        p[n++] = (struct point){t, t == 1060 ? 0.5 : 0.01};
+    mk(&raw, "a", p, n);
+    mk(&raw, "b", gap, 3);
+    mk(&raw, "c", p, 0); /* no sample: no series */
+    TEST_CHECK_INT(raw_grids_begin(&b, &G, err, sizeof(err)), 0);
+    for (size_t i = 0; i < raw.n; i++)
+        TEST_CHECK_INT(raw_grids_add(&b, &raw.s[i], err, sizeof(err)), 0);
+    TEST_CHECK_INT(raw_grids_end(&b, &act2, &cov2, err, sizeof(err)), 0);
+    raw_grids_discard(&b); /* a no-op once handed over */
+    TEST_CHECK_INT(raw_to_grid(&raw, &G, &act, &cov, err, sizeof(err)), 0);
+    TEST_CHECK_INT(act.n, 2);
+    TEST_CHECK_INT(act2.n, act.n);
+    TEST_CHECK_INT(cov2.n, cov.n);
+    for (size_t i = 0; i < act.n && i < act2.n; i++) {
+        TEST_CHECK(labels_equal(&act.s[i].labels, &act2.s[i].labels));
+        TEST_CHECK_INT(act2.s[i].n, act.s[i].n);
+        TEST_CHECK(memcmp(act.s[i].p, act2.s[i].p, act.s[i].n * sizeof(struct point)) == 0);
+        TEST_CHECK_INT(cov2.s[i].n, cov.s[i].n);
+        TEST_CHECK(memcmp(cov.s[i].p, cov2.s[i].p, cov.s[i].n * sizeof(struct point)) == 0);
+    }
+    matrix_free(&act);
+    matrix_free(&cov);
+    matrix_free(&act2);
+    matrix_free(&cov2);
+
+    /* A bad series after good ones: the whole build fails and holds nothing. */
+    struct point bad[] = {{1000, 0}, {1060, 0}, {1060, 0}};
+    mk(&raw, "a", p, n);
+    mk(&raw, "b", bad, 3);
+    mk(&raw, "c", p, n);
+    TEST_CHECK_INT(raw_grids_begin(&b, &G, err, sizeof(err)), 0);
+    TEST_CHECK_INT(raw_grids_add(&b, &raw.s[0], err, sizeof(err)), 0);
+    TEST_CHECK_INT(b.activity.n, 1);
+    TEST_CHECK_INT(raw_grids_add(&b, &raw.s[1], err, sizeof(err)), -1);
+    TEST_CHECK(strstr(err, "out of order") != NULL);
+    TEST_CHECK_INT(b.activity.n, 0);
+    TEST_CHECK_INT(raw_grids_add(&b, &raw.s[2], err, sizeof(err)), -1);
+    TEST_CHECK_INT(raw_grids_end(&b, &act, &cov, err, sizeof(err)), -1);
+    TEST_CHECK_INT(act.n, 0);
+    TEST_CHECK_INT(cov.n, 0);
+    matrix_free(&raw);
+
+    /* The answer failed after some series were added: the caller discards them. */
+    mk(&raw, "a", p, n);
+    TEST_CHECK_INT(raw_grids_begin(&b, &G, err, sizeof(err)), 0);
+    TEST_CHECK_INT(raw_grids_add(&b, &raw.s[0], err, sizeof(err)), 0);
+    raw_grids_discard(&b);
+    TEST_CHECK_INT(b.activity.n, 0);
+    TEST_CHECK(b.activity.s == NULL);
+    matrix_free(&raw);
+
+    /* Two series that differ only by name, added one by one: found at the end. */
+    mk(&raw, "a", p, n);
+    mk(&raw, "a", p, n);
+    labels_free(&raw.s[1].labels);
+    struct label l[] = {{"__name__", "y"}, {"pod", "a"}};
+    labels_from(&raw.s[1].labels, l, 2);
+    TEST_CHECK_INT(raw_grids_begin(&b, &G, err, sizeof(err)), 0);
+    TEST_CHECK_INT(raw_grids_add(&b, &raw.s[0], err, sizeof(err)), 0);
+    TEST_CHECK_INT(raw_grids_add(&b, &raw.s[1], err, sizeof(err)), 0);
+    TEST_CHECK_INT(raw_grids_end(&b, &act, &cov, err, sizeof(err)), -1);
+    TEST_CHECK(strstr(err, "differ only in their metric name") != NULL);
+    TEST_CHECK_INT(act.n, 0);
+    TEST_CHECK_INT(b.activity.n, 0);
+    matrix_free(&raw);
+
+    /* An invalid grid fails at the start. */
+    struct raw_grid inval = {.start = 1000, .end = 1090, .step = 60, .gap = 60};
+    TEST_CHECK_INT(raw_grids_begin(&b, &inval, err, sizeof(err)), -1);
+    TEST_CHECK(strstr(err, "invalid grid") != NULL);
+    raw_grids_discard(&b);
+}
+
 int main(void)
 {
     RUN(test_max_per_closed_step);
@@ -215,5 +297,6 @@ int main(void)
     RUN(test_staleness_marker_ends_series);
     RUN(test_first_step_unproven);
     RUN(test_failures);
+    RUN(test_series_by_series);
     return test_done();
 }

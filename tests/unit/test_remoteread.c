@@ -34,17 +34,62 @@ static uint64_t vbits(const struct point *p)
 /* ---- reading a stream in pieces -------------------------------------------------------- */
 
 /*
+ * What rr_stream_on_series hands over, copied per query; the callback fails at call `fail_at`
+ * (0: never). held: the points the reader held in all at the last call, through its series.
+ */
+struct collect {
+    struct matrix m[8];
+    size_t calls, fail_at;
+    const struct rr_stream *s;
+    size_t max_held;
+};
+
+static size_t points_held(const struct rr_stream *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->nq; i++)
+        for (size_t j = 0; j < s->q[i].m.n; j++)
+            n += s->q[i].m.s[j].n;
+    return n;
+}
+
+static int collect(void *arg, size_t query, const struct series *se, char *err, size_t errlen)
+{
+    struct collect *c = arg;
+    c->calls++;
+    size_t held = points_held(c->s);
+    if (held > c->max_held)
+        c->max_held = held;
+    if (c->fail_at && c->calls == c->fail_at)
+        return err_printf(err, errlen, "callback refuses series %zu", c->calls);
+    struct matrix *m = &c->m[query];
+    m->s = xrealloc(m->s, (m->n + 1) * sizeof(*m->s));
+    struct series *d = &m->s[m->n++];
+    labels_copy(&d->labels, &se->labels);
+    d->n = se->n;
+    d->p = xmalloc(se->n * sizeof(*d->p));
+    memcpy(d->p, se->p, se->n * sizeof(*d->p));
+    return 0;
+}
+
+/*
  * Feed b[0..len) to a fresh reader in pieces: way 0 whole, 1 a byte at a time, otherwise
  * pseudo-random sizes from 1 to 300 seeded by `way`. clip: NULL or {start, end} per query.
+ * With c, series are handed to collect() as they complete.
  */
-static int read_stream(const uint8_t *b, size_t len, size_t nq, unsigned way, const int64_t *clip,
-                       struct matrix *out, char *err, size_t errlen)
+static int read_stream_with(const uint8_t *b, size_t len, size_t nq, unsigned way,
+                            const int64_t *clip, struct collect *c, struct matrix *out, char *err,
+                            size_t errlen)
 {
     struct rr_stream *s = rr_stream_new(nq, 0, 0);
     uint64_t x = way * 2654435761u + 1;
     size_t off = 0;
     int rc = 0;
 
+    if (c) {
+        c->s = s;
+        TEST_CHECK_INT(rr_stream_on_series(s, collect, c), 0);
+    }
     for (size_t i = 0; clip && i < nq; i++)
         rr_stream_clip(s, i, clip[2 * i], clip[2 * i + 1]);
     while (off < len && rc == 0) {
@@ -64,8 +109,16 @@ static int read_stream(const uint8_t *b, size_t len, size_t nq, unsigned way, co
         rc = rr_stream_finish(s, out, err, errlen);
     else
         rr_stream_finish(s, out, NULL, 0);
+    if (len)
+        TEST_CHECK_INT(rr_stream_on_series(s, collect, c), -1); /* too late */
     rr_stream_free(s);
     return rc;
+}
+
+static int read_stream(const uint8_t *b, size_t len, size_t nq, unsigned way, const int64_t *clip,
+                       struct matrix *out, char *err, size_t errlen)
+{
+    return read_stream_with(b, len, nq, way, clip, NULL, out, err, errlen);
 }
 
 static bool matrix_same(const struct matrix *a, const struct matrix *b)
@@ -227,13 +280,24 @@ static int fixture(const char *name, size_t nq, struct matrix *out, size_t *fram
         fprintf(stderr, "%s: %s\n", name, err);
     TEST_CHECK_INT(compare_expected(path, out, nq), 0);
 
-    /* Every other way of cutting the stream gives the same matrices. */
+    /*
+     * Every other way of cutting the stream gives the same matrices, and so do the series
+     * handed over one by one (rr_stream_on_series), while finish then returns none.
+     */
     for (unsigned way = 1; way < 6; way++) {
         struct matrix again[8];
         TEST_CHECK_INT(read_stream(b, len, nq, way, clip, again, err, sizeof(err)), 0);
         for (size_t i = 0; i < nq; i++)
             TEST_CHECK(matrix_same(&out[i], &again[i]));
         matrices_free(again, nq);
+        struct collect c = {0};
+        TEST_CHECK_INT(read_stream_with(b, len, nq, way, clip, &c, again, err, sizeof(err)), 0);
+        for (size_t i = 0; i < nq; i++) {
+            TEST_CHECK(matrix_same(&out[i], &c.m[i]));
+            TEST_CHECK_INT(again[i].n, 0);
+        }
+        matrices_free(again, nq);
+        matrices_free(c.m, nq);
     }
     if (frames) {
         struct rr_stream *s = rr_stream_new(nq, 0, 0);
@@ -731,6 +795,118 @@ TEST(order_and_repeats)
     free(e2);
 }
 
+/* Series handed over as they complete: what is held, and failures after some were handed over. */
+TEST(series_callback)
+{
+    struct xorenc *e = malloc(sizeof(*e));
+    struct sbuf st = {0};
+    struct matrix m[2];
+    char err[512];
+    struct chunk_spec c;
+
+    /* A (6 points over 2 frames) is handed over when B begins; B at the end. */
+    good_stream(&st, e);
+    struct collect col = {0};
+    TEST_CHECK_INT(
+        read_stream_with((const uint8_t *)st.buf, st.len, 1, 0, NULL, &col, m, err, sizeof(err)),
+        0);
+    TEST_CHECK_INT(col.calls, 2);
+    TEST_CHECK_INT(m[0].n, 0);
+    TEST_CHECK_INT(col.m[0].n, 2);
+    if (col.m[0].n == 2) {
+        TEST_CHECK_INT(col.m[0].s[0].n, 6);
+        TEST_CHECK_INT(col.m[0].s[1].n, 2);
+        char *f = labels_format(&col.m[0].s[1].labels);
+        TEST_CHECK_STR(f, "{__name__=\"x\",pod=\"b\"}");
+        free(f);
+    }
+    /* When B is handed over, A's points are gone: one series' points at a time. */
+    TEST_CHECK_INT(col.max_held, 6);
+    matrices_free(col.m, 1);
+
+    /* Byte by byte: the same. */
+    col = (struct collect){0};
+    TEST_CHECK_INT(
+        read_stream_with((const uint8_t *)st.buf, st.len, 1, 1, NULL, &col, m, err, sizeof(err)),
+        0);
+    TEST_CHECK_INT(col.calls, 2);
+    TEST_CHECK_INT(col.max_held, 6);
+    matrices_free(col.m, 1);
+
+    /* The callback fails on the second series (at finish): the answer fails, with its message. */
+    col = (struct collect){.fail_at = 2};
+    TEST_CHECK_INT(
+        read_stream_with((const uint8_t *)st.buf, st.len, 1, 0, NULL, &col, m, err, sizeof(err)),
+        -1);
+    TEST_CHECK_CONTAINS(err, "callback refuses series 2");
+    TEST_CHECK_INT(m[0].n, 0);
+    matrices_free(col.m, 1);
+
+    /* ... or on the first, while frames are read: the feed fails, later feeds too. */
+    col = (struct collect){.fail_at = 1};
+    TEST_CHECK_INT(
+        read_stream_with((const uint8_t *)st.buf, st.len, 1, 1, NULL, &col, m, err, sizeof(err)),
+        -1);
+    TEST_CHECK_CONTAINS(err, "remote read frame 3");
+    TEST_CHECK_CONTAINS(err, "callback refuses series 1");
+    TEST_CHECK_INT(col.calls, 1);
+    TEST_CHECK_INT(m[0].n, 0);
+    matrices_free(col.m, 1);
+
+    /*
+     * Cut inside C's frame after A was handed over (B is complete only once C's frame is
+     * whole): the answer fails all the same.
+     */
+    static const char *const LC[] = {"__name__", "x", "pod", "c"};
+    c = mkchunk(e, 1000, 1000, 4);
+    add_frame(&st, 0, LC, 4, &c, 1);
+    col = (struct collect){0};
+    TEST_CHECK_INT(read_stream_with((const uint8_t *)st.buf, st.len - 3, 1, 0, NULL, &col, m, err,
+                                    sizeof(err)),
+                   -1);
+    TEST_CHECK_CONTAINS(err, "remote read answer truncated");
+    TEST_CHECK_INT(col.calls, 1);
+    TEST_CHECK_INT(m[0].n, 0);
+    matrices_free(col.m, 1);
+
+    /* A series that comes back after it was handed over still fails. */
+    sbuf_reset(&st);
+    c = mkchunk(e, 1000, 1000, 3);
+    add_frame(&st, 0, LA, 4, &c, 1);
+    add_frame(&st, 0, LB, 4, &c, 1);
+    c = mkchunk(e, 9000, 1000, 3);
+    add_frame(&st, 0, LA, 4, &c, 1);
+    col = (struct collect){0};
+    TEST_CHECK_INT(
+        read_stream_with((const uint8_t *)st.buf, st.len, 1, 0, NULL, &col, m, err, sizeof(err)),
+        -1);
+    TEST_CHECK_CONTAINS(err, "comes again after another series began");
+    TEST_CHECK_INT(col.calls, 1); /* refused before B would be handed over */
+    matrices_free(col.m, 1);
+
+    /* Two queries interleaved: each query's series is complete when its next one begins. */
+    sbuf_reset(&st);
+    c = mkchunk(e, 1000, 1000, 3);
+    add_frame(&st, 0, LA, 4, &c, 1);
+    add_frame(&st, 1, LA, 4, &c, 1);
+    c = mkchunk(e, 4000, 1000, 2);
+    add_frame(&st, 0, LA, 4, &c, 1);
+    add_frame(&st, 1, LB, 4, &c, 1);
+    col = (struct collect){0};
+    TEST_CHECK_INT(
+        read_stream_with((const uint8_t *)st.buf, st.len, 2, 0, NULL, &col, m, err, sizeof(err)),
+        0);
+    TEST_CHECK_INT(col.calls, 3);
+    TEST_CHECK_INT(col.m[0].n, 1);
+    TEST_CHECK_INT(col.m[1].n, 2);
+    if (col.m[0].n == 1)
+        TEST_CHECK_INT(col.m[0].s[0].n, 5);
+    matrices_free(col.m, 2);
+    matrices_free(m, 2);
+    sbuf_free(&st);
+    free(e);
+}
+
 /* ---- the request -------------------------------------------------------------------------- */
 
 TEST(request_bytes)
@@ -871,6 +1047,7 @@ int main(void)
     RUN(crc_and_caps);
     RUN(malformed_and_unknown);
     RUN(order_and_repeats);
+    RUN(series_callback);
     RUN(request_bytes);
     RUN(request_errors);
     return test_done();

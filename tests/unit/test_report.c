@@ -48,6 +48,8 @@ static void free_recs(struct decisions *d)
     for (size_t i = 0; i < d->n; i++) {
         labels_free(&d->v[i].identity);
         labels_free(&d->v[i].all);
+        free(d->v[i].note);
+        d->v[i].note = NULL;
     }
 }
 
@@ -482,9 +484,8 @@ TEST(notes_are_shown)
     struct rule r = make_rule("notebooks");
     struct decision_rec v[2];
     two_decisions(&r, v);
-    snprintf(v[0].note, sizeof(v[0].note),
-             "kept until 2023-11-15T10:00:00Z at the owner's request (gpureclaim.io/keep-until "
-             "on Notebook ml/alice)");
+    v[0].note = xstrdup("kept until 2023-11-15T10:00:00Z at the owner's request "
+                        "(gpureclaim.io/keep-until on Notebook ml/alice)");
     struct decisions d = {.v = v, .n = 2};
     struct sbuf out = {0};
     report_render_table(&d, &out);

@@ -6,8 +6,9 @@ decisions are the same on every run (prometheus/prometheus docs/storage.md, "Bac
 ending at END (default 1700000000), timestamps in seconds, families contiguous, `# EOF`.
 
   gen_history.py scenario OUT      the e2e workloads (see SCENARIO below), 1 h of history
-  gen_history.py bench N OUT [S]   N workloads over 18 minutes, one sample every S seconds
-                                   (default 15): pod-i is busy when i % 10 == 0, else idle
+  gen_history.py bench N OUT [S [H]]  N workloads over H seconds (default 1800: the bench rule's
+                                   lookback), one sample every S seconds (default 15): pod-i is
+                                   busy when i % 10 == 0, else idle
 
 The expected decision of every scenario workload is printed by `gen_history.py expect`
 as JSON {rule: {pod: [decision, reason]}}, so the shell test and this file cannot drift.
@@ -121,11 +122,12 @@ def write_scenario(out):
     out.write("# EOF\n")
 
 
-def write_bench(n, out, interval=STEP):
-    # One write per series: 100,000 workloads are some 3 million lines. The history starts
-    # 3 minutes before the 15-minute window, so that the raw samples of its first step (and
-    # the step before) exist: a workload is only proven idle from its first covered step.
-    offs = range(-1080, 1, interval)
+def write_bench(n, out, interval=STEP, history=1800):
+    # One write per series: 100,000 workloads over 30 minutes at 15 s are some 12 million
+    # lines. The history must start at least 3 minutes before the 15-minute window, so that the
+    # raw samples of its first step (and the step before) exist: a workload is only proven idle
+    # from its first covered step.
+    offs = range(-history, 1, interval)
     out.write("# TYPE %s gauge\n" % BUSY)
     for i in range(n):
         head = '%s{namespace="ns%d",pod="pod-%05d"} %s ' % (
@@ -146,11 +148,12 @@ def main():
     elif len(sys.argv) == 3 and sys.argv[1] == "scenario":
         with open(sys.argv[2], "w") as f:
             write_scenario(f)
-    elif len(sys.argv) in (4, 5) and sys.argv[1] == "bench":
+    elif len(sys.argv) in (4, 5, 6) and sys.argv[1] == "bench":
         with open(sys.argv[3], "w") as f:
-            write_bench(int(sys.argv[2]), f, int(sys.argv[4]) if len(sys.argv) == 5 else STEP)
+            write_bench(int(sys.argv[2]), f, int(sys.argv[4]) if len(sys.argv) >= 5 else STEP,
+                        int(sys.argv[5]) if len(sys.argv) == 6 else 1800)
     else:
-        sys.exit("usage: gen_history.py expect | scenario OUT | bench N OUT [S]")
+        sys.exit("usage: gen_history.py expect | scenario OUT | bench N OUT [S [H]]")
 
 
 if __name__ == "__main__":
