@@ -108,7 +108,8 @@ for c in cases:
         if c["restore"] == "refuse":
             acts = [r for r in w if not r["path"].endswith("/events")]
             out(rc == "1" and "%s %s/%s" % (c["kind"], ns, c["name"]) in said
-                and "not found" in said and not acts, n + "/restore-refused",
+                and "not found" in said and "cannot be undone" in said and not acts,
+                n + "/restore-refused",
                 "exit %s: %s; %d writes" % (rc, said, len(acts)))
             continue
         o = get(c["path"])
