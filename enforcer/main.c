@@ -989,6 +989,15 @@ static int cmd_restore(const char *target)
              def->version);
     struct kube_ref ref = {api_version, (char *)def->kind, ns, name, NULL};
     enum kube_result r = kube_get(k, &ref, &obj, err, sizeof(err));
+    if (r == KUBE_NOT_FOUND) {
+        /* The record of a reclaim lives on the object: a reclaim by delete took it with it. */
+        snprintf(msg, sizeof(msg),
+                 "%s %s/%s does not exist: nothing to restore (a reclaim by delete cannot be "
+                 "undone: re-create it from its source); %s",
+                 def->kind, ns, name, err);
+        status = restore_fail(au, &ref, NULL, kube_result_name(r), kube_last_status(k), msg);
+        goto out;
+    }
     if (r != KUBE_OK) {
         snprintf(msg, sizeof(msg), "cannot read %s %s/%s: %s", def->kind, ns, name, err);
         status = restore_fail(au, &ref, NULL, kube_result_name(r), kube_last_status(k), msg);

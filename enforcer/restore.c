@@ -371,6 +371,10 @@ char *restore_hint(enum kind_method method, const char *kind, const char *ns, co
         return xasprintf("to bring it back: %s, or remove the annotation %s from %s %s (the "
                          "platform's own start does that)",
                          cmd, key ? key : "", kind, name);
+    case KIND_DELETE:
+        return xasprintf("there is no way back through gpureclaim after a delete: re-create %s "
+                         "%s from its source",
+                         kind, name);
     default:
         return NULL;
     }

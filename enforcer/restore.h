@@ -109,8 +109,8 @@ void restore_op_free(struct restore_op *op);
 /*
  * The sentence telling an owner how to bring a workload back after `method` on KIND NS/NAME:
  * the restore command, and the platform's own path (scale back, remove the annotation, apply
- * the undo patch). `key` and `undo` as in kind_way. NULL when there is no way back (delete,
- * evict, none). Caller frees.
+ * the undo patch), or, after a delete, that there is none. `key` and `undo` as in kind_way.
+ * NULL for evict and none (the controller re-creates an evicted pod). Caller frees.
  */
 char *restore_hint(enum kind_method method, const char *kind, const char *ns, const char *name,
                    const char *key, const char *undo);

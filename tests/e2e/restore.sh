@@ -122,7 +122,7 @@ refused started ml/notebook/bob "no longer has the annotation 'kubeflow-resource
 refused restopped ml/notebook/carol "annotation 'kubeflow-resource-stopped' is '2023-11-15T08:00:00Z'"
 refused never ml/deployment/fresh 'gpureclaim did not reclaim it, nothing to undo'
 refused norecord ml/deployment/old 'does not record how'
-refused missing ml/deployment/nope 'cannot read Deployment ml/nope'
+refused missing ml/deployment/nope 'Deployment ml/nope does not exist: nothing to restore (a reclaim by delete cannot be undone'
 check refusals-audited test "$(grep -c '"event":"restore".*"result":"refused"' "$AUDIT")" -ge 6
 
 # --- usage ----------------------------------------------------------------------------------------

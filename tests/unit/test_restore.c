@@ -250,7 +250,12 @@ TEST(hints)
     TEST_CHECK_CONTAINS(h,
                         "or apply the merge patch {\"spec\":{\"suspend\":false}} to RayCluster r");
     free(h);
-    TEST_CHECK(restore_hint(KIND_DELETE, "Pod", "ml", "p", NULL, NULL) == NULL);
+    /* After a delete, the owner is told there is no way back, not left to guess. */
+    char *del_hint = restore_hint(KIND_DELETE, "Pod", "ml", "p", NULL, NULL);
+    TEST_CHECK_CONTAINS(del_hint ? del_hint : "", "no way back");
+    TEST_CHECK_CONTAINS(del_hint ? del_hint : "", "re-create Pod p");
+    free(del_hint);
+    TEST_CHECK(restore_hint(KIND_EVICT, "Pod", "ml", "p", NULL, NULL) == NULL);
 }
 
 int main(void)

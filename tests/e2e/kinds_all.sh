@@ -1,0 +1,92 @@
+#!/bin/sh
+# End to end, every built-in row of the workload kinds table (enforcer/kinds.c) through the
+# whole way: notice -> action -> restore -> not reclaimed again at once. data/kinds_all/gen.py
+# reads the built-in rows from enforcer/kinds.c and the suite's table (data/kinds_all/kinds.txt:
+# one line per row, with the chain of owners above an idle pod, the rule's action, the object
+# acted on and the one request expected on it, whether restore applies) and fails, naming the
+# rows, when a row has no line, so a row cannot be added without its end to end. From the table
+# it writes one cluster (one namespace per line) served by fake_kube, one rule per namespace
+# (notice period 0) and fake_prom's answers (every pod idle). Then:
+#   1. one `run --once --no-dry-run`: per line, the notice annotation and its Event land on the
+#      topmost known owner, the one write besides the notice is the expected request on it, and
+#      nothing else in the namespace (no child, no CronJob or RayCronJob above, no Knative
+#      object) is written;
+#   2. `restore` of each target: scaled back, unsuspended or unannotated, with one Event; the
+#      delete-only kinds (Pod, AIMService of both groups, KaiwoJob, KaiwoService) refused
+#      (exit 1, a sentence naming the delete) with no write;
+#   3. a second `run --once` two minutes later writes nothing: the restored workloads are
+#      kept as restarted, the deleted ones kept (or gone).
+. "$(dirname "$0")/../lib.sh"
+
+DATA=$TOP/tests/e2e/data/kinds_all
+ENF=$BIN/gpureclaim-enforcer
+KUBE_FAKE=$(fake_bin fake_kube)
+PROM_FAKE=$(fake_bin fake_prom)
+T0=1700000000
+
+require python3 "$ENF" "$KUBE_FAKE" "$PROM_FAKE"
+mkdir -p "$TMP/kube"
+if rows=$(python3 "$DATA/gen.py" "$TOP/enforcer/kinds.c" "$DATA/kinds.txt" "$TMP" 2>&1); then
+    pass "table-covers-all-$rows-builtin-rows"
+else
+    fail table-covers-builtin-rows "$rows"
+    finish
+    exit 1
+fi
+mv "$TMP/cluster.json" "$TMP/kube/"
+echo tok-t >"$TMP/token"
+start_fake_http "$TMP/prom.out" "$PROM_FAKE" 0 ok "$TMP/range.json" "$TMP/instant.json" ||
+    { fail prom-start "$(cat "$TMP/prom.out")"; exit 1; }
+PURL=$FAKE_URL
+KLOG=$TMP/kube.requests
+: >"$KLOG"
+start_fake_http "$TMP/kube.out" "$KUBE_FAKE" --data "$TMP/kube" --log "$KLOG" --token tok-t ||
+    { fail kube-start "$(cat "$TMP/kube.out")"; exit 1; }
+KURL=$FAKE_URL
+KFLAGS="--kube.api-url=$KURL --kube.token-file=$TMP/token --kube.allow-insecure-credentials \
+--kube.timeout=2s"
+
+lines() { wc -l <"$KLOG" | tr -d ' '; }
+# checks STAGE FROM: the per-line checks of data/kinds_all/check.py, each a PASS or a FAIL.
+checks() {
+    python3 "$DATA/check.py" "$1" "$TMP/cases.json" "$KLOG" "$2" "$TMP" "$KURL" \
+        >"$TMP/$1.checks" 2>&1 || fail "$1-checker" "$(tail -3 "$TMP/$1.checks")"
+    while read -r _res _name _why; do
+        case $_res in
+        PASS) pass "$_name" ;;
+        FAIL) fail "$_name" "$_why" ;;
+        *) fail "$1-checker" "$_res $_name $_why" ;;
+        esac
+    done <"$TMP/$1.checks"
+}
+run_once() { # AT LOG
+    # shellcheck disable=SC2086
+    "$ENF" run --once --rules.file="$TMP/rules.yaml" --prometheus.url="$PURL" --at="$1" \
+        --state.file="$TMP/state.json" --audit.file="$TMP/audit.jsonl" $KFLAGS \
+        --enforce.max-actions-per-hour=0 --no-dry-run >"$TMP/$2" 2>&1
+}
+
+# --- 1. notice and action, each on the topmost known owner -------------------------------------
+from=$(lines)
+check run-exit-0 run_once $T0 run1.log
+checks acted "$from"
+
+# --- 2. restore each, or refused for the delete-only kinds -------------------------------------
+from=$(lines)
+for t in $(python3 -c 'import json, sys
+for c in json.load(open(sys.argv[1])):
+    if c["action"] != "-":
+        print(c["ns"] + "=" + c["restore_target"])' "$TMP/cases.json"); do
+    # shellcheck disable=SC2086
+    "$ENF" restore --rules.file="$TMP/rules.yaml" $KFLAGS --audit.file="$TMP/audit.jsonl" \
+        "${t#*=}" >"$TMP/restore-${t%%=*}.out" 2>&1
+    echo $? >"$TMP/restore-${t%%=*}.rc"
+done
+checks restored "$from"
+
+# --- 3. the next run reclaims none of them again at once ---------------------------------------
+from=$(lines)
+check run-again-exit-0 run_once $((T0 + 120)) run2.log
+checks again "$from"
+stop_pid "$FAKE_PID"
+finish
