@@ -356,24 +356,32 @@ static bool authorized(struct httpd *h, const struct webcfg *c, struct MHD_Conne
     return ok;
 }
 
+/* The server's own families, published by both programs (see httpd.h). */
+const struct expo_family httpd_family[HX_COUNT] = {
+    [HX_HTTP_CONNECTIONS_REFUSED_TOTAL] =
+        {"gpureclaim_http_connections_refused_total", EXPO_COUNTER,
+         "Connections the HTTP server closed before answering: per_ip_limit (the "
+         "client held --web.max-connections-per-ip), header_timeout (no complete "
+         "request in time), client_certificate (rejected by client_auth_type)."},
+    [HX_WEB_CONFIG_RELOAD_SUCCESS] =
+        {"gpureclaim_web_config_reload_success", EXPO_GAUGE,
+         "1 when the last load of --web.config.file (and the files it names) succeeded."},
+    [HX_WEB_CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS] =
+        {"gpureclaim_web_config_last_reload_success_timestamp_seconds", EXPO_GAUGE,
+         "Unix time of the last successful load of --web.config.file."},
+};
+
 /* The server's own series, appended to the metrics body of both programs. */
 static void own_metrics(struct httpd *h, struct sbuf *out)
 {
     struct expo *e = expo_new();
     pthread_mutex_lock(&h->mu);
     for (int i = 0; i < NREFUSALS; i++)
-        expo_add(e, "gpureclaim_http_connections_refused_total", EXPO_COUNTER,
-                 "Connections the HTTP server closed before answering: per_ip_limit (the "
-                 "client held --web.max-connections-per-ip), header_timeout (no complete "
-                 "request in time), client_certificate (rejected by client_auth_type).",
-                 (double)h->refused[i], "reason", refusal_names[i], NULL);
+        expo_put(e, HX(HTTP_CONNECTIONS_REFUSED_TOTAL), (double)h->refused[i], "reason",
+                 refusal_names[i], NULL);
     if (h->config_file) {
-        expo_add(e, "gpureclaim_web_config_reload_success", EXPO_GAUGE,
-                 "1 when the last load of --web.config.file (and the files it names) succeeded.",
-                 h->reload_ok ? 1 : 0, NULL);
-        expo_add(e, "gpureclaim_web_config_last_reload_success_timestamp_seconds", EXPO_GAUGE,
-                 "Unix time of the last successful load of --web.config.file.", h->reload_ok_time,
-                 NULL);
+        expo_put(e, HX(WEB_CONFIG_RELOAD_SUCCESS), h->reload_ok ? 1 : 0, NULL);
+        expo_put(e, HX(WEB_CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS), h->reload_ok_time, NULL);
     }
     pthread_mutex_unlock(&h->mu);
     expo_render(e, out);

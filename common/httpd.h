@@ -18,7 +18,22 @@
 
 #include <stddef.h>
 
+#include "expo.h"
 #include "util.h"
+
+/*
+ * The server's own metric families, published by both programs after their own metrics and
+ * declared once here like the programs' tables (exporter/metrics.h, enforcer/enfmetrics.h).
+ * Names are gpureclaim_<id in lower case>.
+ */
+enum hx_id {
+    HX_HTTP_CONNECTIONS_REFUSED_TOTAL,
+    HX_WEB_CONFIG_RELOAD_SUCCESS,
+    HX_WEB_CONFIG_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS,
+    HX_COUNT
+};
+extern const struct expo_family httpd_family[HX_COUNT];
+#define HX(id) (&httpd_family[HX_##id])
 
 /* Render the metrics body into `out`. Return 0, or -1 to answer 500 with `out` as text. */
 typedef int (*httpd_metrics_fn)(void *arg, struct sbuf *out);

@@ -25,6 +25,7 @@
 #include "act.h"
 #include "audit.h"
 #include "dur.h"
+#include "enfmetrics.h"
 #include "keep.h"
 #include "lifecycle.h"
 #include "log.h"
@@ -1589,38 +1590,29 @@ void act_cycle(struct act *a, const struct decisions *ds, double now)
 
 void act_metrics(const struct act *a, struct expo *e)
 {
-    static const char actions_help[] = "Mutating calls made by the action engine, by result.";
     for (size_t i = 0; i < a->actions.n; i++) {
         const struct act_count *c = &a->actions.v[i];
-        expo_add(e, "gpureclaim_enforcer_actions_total", EXPO_COUNTER, actions_help, c->n, "rule",
-                 c->rule, "action", c->a, "result", c->b, (const char *)NULL);
+        expo_put(e, EMX(ACTIONS_TOTAL), c->n, "rule", c->rule, "action", c->a, "result", c->b,
+                 (const char *)NULL);
     }
     for (size_t i = 0; i < a->notices.n; i++)
-        expo_add(e, "gpureclaim_enforcer_notices_total", EXPO_COUNTER,
-                 "Reclaim notices posted before acting.", a->notices.v[i].n, "rule",
-                 a->notices.v[i].rule, (const char *)NULL);
-    for (size_t i = 0; i < a->spared.n; i++)
-        expo_add(e, "gpureclaim_enforcer_spared_total", EXPO_COUNTER,
-                 "Notices withdrawn because the workload was no longer idle.", a->spared.v[i].n,
-                 "rule", a->spared.v[i].rule, (const char *)NULL);
-    for (size_t i = 0; i < a->skipped.n; i++)
-        expo_add(e, "gpureclaim_enforcer_skipped_total", EXPO_COUNTER,
-                 "Reclaim candidates left alone (counted once per workload and reason).",
-                 a->skipped.v[i].n, "rule", a->skipped.v[i].rule, "reason", a->skipped.v[i].a,
+        expo_put(e, EMX(NOTICES_TOTAL), a->notices.v[i].n, "rule", a->notices.v[i].rule,
                  (const char *)NULL);
+    for (size_t i = 0; i < a->spared.n; i++)
+        expo_put(e, EMX(SPARED_TOTAL), a->spared.v[i].n, "rule", a->spared.v[i].rule,
+                 (const char *)NULL);
+    for (size_t i = 0; i < a->skipped.n; i++)
+        expo_put(e, EMX(SKIPPED_TOTAL), a->skipped.v[i].n, "rule", a->skipped.v[i].rule, "reason",
+                 a->skipped.v[i].a, (const char *)NULL);
     size_t pending = 0;
     for (size_t i = 0; i < a->ledger.n; i++)
         pending += a->ledger.v[i].state == LEDGER_PENDING;
-    expo_add(e, "gpureclaim_enforcer_pending_notices", EXPO_GAUGE,
-             "Notices waiting for their planned action time.", (double)pending, (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_actions_last_hour", EXPO_GAUGE,
-             "Mutating calls in the last hour, as counted by the hourly cap.",
+    expo_put(e, EMX(PENDING_NOTICES), (double)pending, (const char *)NULL);
+    expo_put(e, EMX(ACTIONS_LAST_HOUR),
              isnan(a->last_now) ? 0.0 : (double)ledger_actions_last_hour(&a->ledger, a->last_now),
              (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_state_save_failures_total", EXPO_COUNTER,
-             "Writes of the state file that failed.", (double)a->save_failures, (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_audit_write_failures_total", EXPO_COUNTER,
-             "Audit lines that could not be written.", (double)audit_failures(a->audit),
+    expo_put(e, EMX(STATE_SAVE_FAILURES_TOTAL), (double)a->save_failures, (const char *)NULL);
+    expo_put(e, EMX(AUDIT_WRITE_FAILURES_TOTAL), (double)audit_failures(a->audit),
              (const char *)NULL);
     notify_metrics(a->notify, e);
 }

@@ -26,6 +26,7 @@
 #include <time.h>
 
 #include "act.h"
+#include "enfmetrics.h"
 #include "fetch.h"
 #include "decide.h"
 #include "expo.h"
@@ -162,11 +163,10 @@ static void idle_free(struct daemon *dm)
     dm->nidle = 0;
 }
 
-static void add_tallies(struct expo *e, const char *name, enum expo_type type, const char *help,
-                        const struct tallies *t)
+static void add_tallies(struct expo *e, const struct expo_family *f, const struct tallies *t)
 {
     for (size_t i = 0; i < t->n; i++)
-        expo_add(e, name, type, help, t->v[i].n, "rule", t->v[i].rule, "decision",
+        expo_put(e, f, t->v[i].n, "rule", t->v[i].rule, "decision",
                  decide_decision_name(t->v[i].decision), "reason",
                  decide_reason_name(t->v[i].reason), (const char *)NULL);
 }
@@ -184,85 +184,61 @@ static void add_idle(struct expo *e, const struct idle_entry *w)
         lv[2 * n] = w->identity.v[i].name;
         lv[2 * n++ + 1] = w->identity.v[i].value;
     }
-    expo_addv(e, "gpureclaim_enforcer_workload_idle_since_timestamp_seconds", EXPO_GAUGE,
-              "Start of the current idle run of a workload decided idle in the last cycle.",
-              w->since, lv, n);
+    expo_putv(e, EMX(WORKLOAD_IDLE_SINCE_TIMESTAMP_SECONDS), w->since, lv, n);
     free(lv);
 }
 
-/* Render every self-metric into a new snapshot and swap it in. */
-static void publish(struct daemon *dm)
+/* Add every self-metric to `e`: the loop's, then the action engine's, the lease's, perm's. */
+static void add_metrics(struct daemon *dm, struct expo *e)
 {
-    struct expo *e = expo_new();
-    expo_add(e, "gpureclaim_enforcer_build_info", EXPO_GAUGE,
-             "Version of gpureclaim-enforcer; the value is always 1.", 1.0, "version",
-             GPURECLAIM_VERSION, (const char *)NULL);
-    const char *h = "Evaluation cycles by result (error: a Prometheus query failed).";
-    expo_add(e, "gpureclaim_enforcer_cycles_total", EXPO_COUNTER, h, dm->cycles_ok, "result",
-             "success", (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_cycles_total", EXPO_COUNTER, h, dm->cycles_err, "result",
-             "error", (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_cycle_duration_seconds", EXPO_GAUGE,
-             "Duration of the last evaluation cycle.", dm->cycle_duration, (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_last_success_timestamp_seconds", EXPO_GAUGE,
-             "Time the last cycle without a query error ended (0: never).", dm->last_success,
-             (const char *)NULL);
+    expo_put(e, EMX(BUILD_INFO), 1.0, "version", GPURECLAIM_VERSION, (const char *)NULL);
+    expo_put(e, EMX(CYCLES_TOTAL), dm->cycles_ok, "result", "success", (const char *)NULL);
+    expo_put(e, EMX(CYCLES_TOTAL), dm->cycles_err, "result", "error", (const char *)NULL);
+    expo_put(e, EMX(CYCLE_DURATION_SECONDS), dm->cycle_duration, (const char *)NULL);
+    expo_put(e, EMX(LAST_SUCCESS_TIMESTAMP_SECONDS), dm->last_success, (const char *)NULL);
     /* Every rule in force, so an alert on the gauge sees 0 before the first failure. */
     for (size_t i = 0; i < dm->rules.n; i++) {
         struct rule_eval *re = rule_eval_get(dm, dm->rules.rules[i].name);
-        expo_add(e, "gpureclaim_enforcer_rule_evaluation_failed", EXPO_GAUGE,
-                 "Whether the last cycle could not evaluate the rule (a query failed: error, "
-                 "timeout, partial or too large an answer); its workloads were kept.",
-                 re->failed ? 1.0 : 0.0, "rule", re->rule, (const char *)NULL);
+        expo_put(e, EMX(RULE_EVALUATION_FAILED), re->failed ? 1.0 : 0.0, "rule", re->rule,
+                 (const char *)NULL);
     }
     for (size_t i = 0; i < dm->rules.n; i++) {
         struct rule_eval *re = rule_eval_get(dm, dm->rules.rules[i].name);
         if (re->read_path)
-            expo_add(e, "gpureclaim_enforcer_rule_read_path", EXPO_GAUGE,
-                     "How the rule's activity was read in the last cycle (remote_read, export: "
-                     "raw samples; promql: the PromQL plan); the value is always 1.",
-                     1.0, "rule", re->rule, "path", re->read_path, (const char *)NULL);
+            expo_put(e, EMX(RULE_READ_PATH), 1.0, "rule", re->rule, "path", re->read_path,
+                     (const char *)NULL);
     }
     for (size_t i = 0; i < dm->nevals; i++)
-        expo_add(e, "gpureclaim_enforcer_rule_evaluation_errors_total", EXPO_COUNTER,
-                 "Cycles in which the rule could not be evaluated.", dm->evals[i].errors, "rule",
+        expo_put(e, EMX(RULE_EVALUATION_ERRORS_TOTAL), dm->evals[i].errors, "rule",
                  dm->evals[i].rule, (const char *)NULL);
-    add_tallies(e, "gpureclaim_enforcer_decisions_total", EXPO_COUNTER,
-                "Decisions made, summed over cycles.", &dm->total);
-    add_tallies(e, "gpureclaim_enforcer_decisions", EXPO_GAUGE, "Decisions of the last cycle.",
-                &dm->last);
-    expo_add(e, "gpureclaim_enforcer_prometheus_requests_total", EXPO_COUNTER,
-             "HTTP requests sent to Prometheus.", (double)promq_requests(dm->q),
-             (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_prometheus_errors_total", EXPO_COUNTER,
-             "Prometheus requests that failed.", (double)promq_failures(dm->q), (const char *)NULL);
+    add_tallies(e, EMX(DECISIONS_TOTAL), &dm->total);
+    add_tallies(e, EMX(DECISIONS), &dm->last);
+    expo_put(e, EMX(PROMETHEUS_REQUESTS_TOTAL), (double)promq_requests(dm->q), (const char *)NULL);
+    expo_put(e, EMX(PROMETHEUS_ERRORS_TOTAL), (double)promq_failures(dm->q), (const char *)NULL);
     if (dm->rules.file)
-        expo_add(e, "gpureclaim_enforcer_rules_info", EXPO_GAUGE,
-                 "The rules in force: file, apiVersion and content hash; the value is always 1.",
-                 1.0, "file", dm->rules.file, "version",
+        expo_put(e, EMX(RULES_INFO), 1.0, "file", dm->rules.file, "version",
                  dm->rules.api_version ? dm->rules.api_version : "", "hash", dm->rules.hash,
                  (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_rules_reload_success", EXPO_GAUGE,
-             "Whether the last load of the rules file succeeded.", dm->reload_success,
+    expo_put(e, EMX(RULES_RELOAD_SUCCESS), dm->reload_success, (const char *)NULL);
+    expo_put(e, EMX(RULES_LAST_RELOAD_SUCCESS_TIMESTAMP_SECONDS), dm->last_reload_ok,
              (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_rules_last_reload_success_timestamp_seconds", EXPO_GAUGE,
-             "Time the rules file was last loaded successfully.", dm->last_reload_ok,
+    expo_put(e, EMX(RULES_RELOADS_TOTAL), dm->reloads_ok, "result", "success", (const char *)NULL);
+    expo_put(e, EMX(RULES_RELOADS_TOTAL), dm->reloads_fail, "result", "failure",
              (const char *)NULL);
-    h = "Reloads of the rules file after start, by result.";
-    expo_add(e, "gpureclaim_enforcer_rules_reloads_total", EXPO_COUNTER, h, dm->reloads_ok,
-             "result", "success", (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_rules_reloads_total", EXPO_COUNTER, h, dm->reloads_fail,
-             "result", "failure", (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_dry_run", EXPO_GAUGE,
-             "Whether the enforcer only reports its decisions (--dry-run).",
-             dm->cfg->dry_run ? 1.0 : 0.0, (const char *)NULL);
+    expo_put(e, EMX(DRY_RUN), dm->cfg->dry_run ? 1.0 : 0.0, (const char *)NULL);
     for (size_t i = 0; i < dm->nidle; i++)
         add_idle(e, &dm->idle[i]);
     if (dm->cfg->act)
         act_metrics(dm->cfg->act, e);
     lease_metrics(dm->cfg->lease, e);
     perm_metrics(dm->cfg->perm, e);
+}
 
+/* Render every self-metric into a new snapshot and swap it in. */
+static void publish(struct daemon *dm)
+{
+    struct expo *e = expo_new();
+    add_metrics(dm, e);
     struct sbuf out = {0};
     expo_render(e, &out);
     expo_free(e);

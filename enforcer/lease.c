@@ -19,6 +19,7 @@
 
 #include <json-c/json.h>
 
+#include "enfmetrics.h"
 #include "jsonparse.h"
 #include "lease.h"
 #include "log.h"
@@ -410,20 +411,13 @@ bool lease_gate(void *lease)
 void lease_metrics(struct lease *l, struct expo *e)
 {
     bool leader = lease_is_leader(l);
-    expo_add(e, "gpureclaim_enforcer_leader", EXPO_GAUGE,
-             "1 when this replica holds the leader-election Lease and may act (always 1 "
-             "without --leader-elect)",
-             leader ? 1 : 0, NULL);
+    expo_put(e, EMX(LEADER), leader ? 1 : 0, NULL);
     if (!l)
         return;
     pthread_mutex_lock(&l->mu);
     unsigned long long became = l->became_leader, lost = l->lost_leader, errs = l->errors;
     pthread_mutex_unlock(&l->mu);
-    const char *h = "Times this replica became or stopped being the leader";
-    expo_add(e, "gpureclaim_enforcer_leader_changes_total", EXPO_COUNTER, h, (double)became,
-             "change", "acquired", NULL);
-    expo_add(e, "gpureclaim_enforcer_leader_changes_total", EXPO_COUNTER, h, (double)lost, "change",
-             "lost", NULL);
-    expo_add(e, "gpureclaim_enforcer_leader_election_errors_total", EXPO_COUNTER,
-             "Lease reads or writes that failed (a 409 lost race included)", (double)errs, NULL);
+    expo_put(e, EMX(LEADER_CHANGES_TOTAL), (double)became, "change", "acquired", NULL);
+    expo_put(e, EMX(LEADER_CHANGES_TOTAL), (double)lost, "change", "lost", NULL);
+    expo_put(e, EMX(LEADER_ELECTION_ERRORS_TOTAL), (double)errs, NULL);
 }

@@ -20,6 +20,7 @@
 
 #include "act.h"
 #include "dur.h"
+#include "enfmetrics.h"
 #include "file.h"
 #include "httpc.h"
 #include "keep.h"
@@ -489,17 +490,10 @@ void notify_metrics(struct notify *n, struct expo *e)
     if (!n)
         return;
     notify_get_stats(n, &s);
-    const char *h = "Webhook notifications by outcome: sent (2xx), failed (refused, or every "
-                    "attempt failed) and dropped (queue full, or left at shutdown).";
-    expo_add(e, "gpureclaim_enforcer_notifications_total", EXPO_COUNTER, h, (double)s.sent,
-             "result", "sent", (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_notifications_total", EXPO_COUNTER, h, (double)s.failed,
-             "result", "failed", (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_notifications_total", EXPO_COUNTER, h, (double)s.dropped,
-             "result", "dropped", (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_notification_retries_total", EXPO_COUNTER,
-             "Webhook attempts that failed and were retried.", (double)s.retries,
+    expo_put(e, EMX(NOTIFICATIONS_TOTAL), (double)s.sent, "result", "sent", (const char *)NULL);
+    expo_put(e, EMX(NOTIFICATIONS_TOTAL), (double)s.failed, "result", "failed", (const char *)NULL);
+    expo_put(e, EMX(NOTIFICATIONS_TOTAL), (double)s.dropped, "result", "dropped",
              (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_notification_queue_length", EXPO_GAUGE,
-             "Webhook notifications waiting or being sent.", (double)s.queued, (const char *)NULL);
+    expo_put(e, EMX(NOTIFICATION_RETRIES_TOTAL), (double)s.retries, (const char *)NULL);
+    expo_put(e, EMX(NOTIFICATION_QUEUE_LENGTH), (double)s.queued, (const char *)NULL);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "enfmetrics.h"
 #include "kinds.h"
 #include "log.h"
 #include "util.h"
@@ -348,34 +349,25 @@ void perm_metrics(const struct perm *p, struct expo *e)
     double granted = 0, missing = 0, unknown = 0;
     for (size_t i = 0; i < p->n; i++) {
         const struct perm_need *n = &p->needs[i];
-        const char *name = NULL, *help = NULL;
+        const struct expo_family *f;
         if (n->verdict == KUBE_ACCESS_ALLOWED) {
             granted++;
             continue;
         }
         if (n->verdict == KUBE_ACCESS_DENIED) {
             missing++;
-            name = "gpureclaim_enforcer_permission_missing";
-            help = "A permission the rules can use that the service account lacks "
-                   "(SelfSubjectAccessReview denied it); namespace \"\" is every namespace.";
+            f = EMX(PERMISSION_MISSING);
         } else {
             unknown++;
-            name = "gpureclaim_enforcer_permission_unknown";
-            help = "A permission the rules can use that could not be checked (the review "
-                   "failed or decided nothing); never assumed granted.";
+            f = EMX(PERMISSION_UNKNOWN);
         }
         /* A kind's resource unknown (a user row): the kind names it instead. */
-        expo_add(e, name, EXPO_GAUGE, help, 1.0, "group", n->group, "resource",
-                 n->resource[0] ? n->resource : n->kind, "subresource", n->subresource, "verb",
-                 n->verb, "namespace", n->ns, (const char *)NULL);
+        expo_put(e, f, 1.0, "group", n->group, "resource", n->resource[0] ? n->resource : n->kind,
+                 "subresource", n->subresource, "verb", n->verb, "namespace", n->ns,
+                 (const char *)NULL);
     }
-    const char *h = "Permissions of the last check, by result.";
-    expo_add(e, "gpureclaim_enforcer_permission_checks", EXPO_GAUGE, h, granted, "result",
-             "granted", (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_permission_checks", EXPO_GAUGE, h, missing, "result",
-             "missing", (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_permission_checks", EXPO_GAUGE, h, unknown, "result",
-             "unknown", (const char *)NULL);
-    expo_add(e, "gpureclaim_enforcer_permission_last_check_timestamp_seconds", EXPO_GAUGE,
-             "Time of the last permission check.", p->last_check, (const char *)NULL);
+    expo_put(e, EMX(PERMISSION_CHECKS), granted, "result", "granted", (const char *)NULL);
+    expo_put(e, EMX(PERMISSION_CHECKS), missing, "result", "missing", (const char *)NULL);
+    expo_put(e, EMX(PERMISSION_CHECKS), unknown, "result", "unknown", (const char *)NULL);
+    expo_put(e, EMX(PERMISSION_LAST_CHECK_TIMESTAMP_SECONDS), p->last_check, (const char *)NULL);
 }
