@@ -1,7 +1,8 @@
 /*
  * Prometheus HTTP API client: /api/v1/query and /api/v1/query_range over libcurl, with
- * results parsed into `struct matrix` by a purpose-built strict JSON parser (checked against
- * json-c, which it replaced, in tests and fuzzing).
+ * results parsed into `struct matrix` as they arrive by a purpose-built strict parser
+ * (promjson.h over the JSON tokenizer jsonpush.h; checked against json-c, which it
+ * replaced, in tests and fuzzing).
  *
  * Requests are POSTed as application/x-www-form-urlencoded so long rule expressions never
  * hit URL limits, `time` or `start`/`end` are always explicit (tests evaluate history at a

@@ -12,6 +12,8 @@
  * Seeds: fuzz/corpus/promq.
  */
 #include "httpc.c"
+#include "jsonpush.c"
+#include "promjson.c"
 #include "promq.c"
 #include "../tests/unit/promq_ref.c"
 #include "series.c"
@@ -19,8 +21,8 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const long fuzz_status[] = {200, 200, 200, 400, 422, 500, 502, 503};
-static const unsigned fuzz_want[] = {PROMQ_ANY, PROMQ_MATRIX, PROMQ_VECTOR | PROMQ_SCALAR,
-                                     PROMQ_ANY};
+static const unsigned fuzz_want[] = {PROMJSON_ANY, PROMJSON_MATRIX,
+                                     PROMJSON_VECTOR | PROMJSON_SCALAR, PROMJSON_ANY};
 
 static void fuzz_check_matrix(const struct matrix *m)
 {

@@ -1,13 +1,13 @@
 /*
  * The json-c reference parser for Prometheus answers (tests and fuzzing only, never in the
- * enforcer): the parser promq used before pj_*, json-c builds the whole document, then promq
- * walks it. Kept verbatim (with json-c in strict mode) so tests and fuzz/fuzz_promq.c can
- * check that the new parser gives the same matrix, or an error of the same class, on every
+ * enforcer): the parser promq used before jsonpush and promjson, json-c builds the whole document,
+ * then promq walks it. Kept verbatim (with json-c in strict mode) so tests and fuzz/fuzz_promq.c
+ * can check that the new parser gives the same matrix, or an error of the same class, on every
  * input.
  *
- * It uses promq.c's static parts (the push parser, promq_parse_as, the result types): a
- * file #includes enforcer/promq.c first, then this one (tests/unit/test_promq.c,
- * fuzz/fuzz_promq.c).
+ * It uses static parts of promjson.c (promjson_type_desc, promjson_is_2xx) and promq.c
+ * (promq_parse_as): a file #includes enforcer/promjson.c and enforcer/promq.c first, then
+ * this one (tests/unit/test_promq.c, fuzz/fuzz_promq.c).
  */
 #include <json-c/json.h>
 
@@ -164,20 +164,20 @@ static int promq_ref_data(json_object *root, unsigned want, struct matrix *m, ch
         return -1;
     }
     const char *type = json_object_get_string(rt);
-    unsigned got = strcmp(type, "matrix") == 0   ? PROMQ_MATRIX
-                   : strcmp(type, "vector") == 0 ? PROMQ_VECTOR
-                   : strcmp(type, "scalar") == 0 ? PROMQ_SCALAR
+    unsigned got = strcmp(type, "matrix") == 0   ? PROMJSON_MATRIX
+                   : strcmp(type, "vector") == 0 ? PROMJSON_VECTOR
+                   : strcmp(type, "scalar") == 0 ? PROMJSON_SCALAR
                                                  : 0;
     if (!(got & want)) {
         snprintf(err, errlen, "prometheus answer: expected %s, got resultType '%.32s'",
-                 promq_type_desc(want), type);
+                 promjson_type_desc(want), type);
         return -1;
     }
     if (!json_object_object_get_ex(data, "result", &result)) {
         snprintf(err, errlen, "prometheus answer: 'data.result' is missing");
         return -1;
     }
-    if (got == PROMQ_SCALAR) {
+    if (got == PROMJSON_SCALAR) {
         struct series *s = matrix_push(m);
         s->p = xmalloc(sizeof(*s->p));
         s->n = 1;
@@ -189,8 +189,8 @@ static int promq_ref_data(json_object *root, unsigned want, struct matrix *m, ch
     }
     size_t n = json_object_array_length(result);
     for (size_t i = 0; i < n; i++)
-        if (promq_ref_series(json_object_array_get_idx(result, i), i, got == PROMQ_MATRIX, m, err,
-                             errlen) < 0)
+        if (promq_ref_series(json_object_array_get_idx(result, i), i, got == PROMJSON_MATRIX, m,
+                             err, errlen) < 0)
             return -1;
     return 0;
 }
@@ -216,7 +216,7 @@ static int promq_ref_envelope(json_object *root, long http_status, unsigned want
         return -1;
     }
     /* A 2xx-less answer without the error envelope comes from something in front of it. */
-    if (!promq_is_2xx(http_status)) {
+    if (!promjson_is_2xx(http_status)) {
         snprintf(err, errlen, "HTTP %ld from prometheus", http_status);
         return -1;
     }
@@ -249,12 +249,12 @@ static int promq_ref_parse_as(const char *body, size_t len, long http_status, un
                               struct matrix *out, char *err, size_t errlen)
 {
     *out = (struct matrix){0};
-    json_tokener *tok = json_tokener_new_ex(PROMQ_JSON_DEPTH);
+    json_tokener *tok = json_tokener_new_ex(JSONPUSH_DEPTH);
     if (!tok) {
         snprintf(err, errlen, "cannot create a JSON parser");
         return -1;
     }
-    /* The strict mode is the closest json-c comes to RFC 8259 (see pj_err for the rest). */
+    /* The strict mode is the closest json-c comes to RFC 8259 (see jsonpush_err for the rest). */
     json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS |
                                     JSON_TOKENER_VALIDATE_UTF8);
     json_object *root = NULL;
@@ -266,7 +266,7 @@ static int promq_ref_parse_as(const char *body, size_t len, long http_status, un
     int ret = -1;
 
     if (!root || jerr != json_tokener_success) {
-        if (!promq_is_2xx(http_status))
+        if (!promjson_is_2xx(http_status))
             snprintf(err, errlen, "HTTP %ld from prometheus", http_status);
         else if (len == 0)
             snprintf(err, errlen, "empty answer from prometheus");
@@ -282,14 +282,14 @@ static int promq_ref_parse_as(const char *body, size_t len, long http_status, un
     while (end < len && body[end] != '\0' && strchr(" \t\r\n", body[end]))
         end++;
     if (end < len) {
-        if (!promq_is_2xx(http_status))
+        if (!promjson_is_2xx(http_status))
             snprintf(err, errlen, "HTTP %ld from prometheus", http_status);
         else
             snprintf(err, errlen, "invalid JSON from prometheus: trailing data at offset %zu", end);
         goto out;
     }
     if (!json_object_is_type(root, json_type_object)) {
-        if (!promq_is_2xx(http_status))
+        if (!promjson_is_2xx(http_status))
             snprintf(err, errlen, "HTTP %ld from prometheus", http_status);
         else
             snprintf(err, errlen, "prometheus answer is not a JSON object");
@@ -340,24 +340,37 @@ static bool promq_ref_same_matrix(const struct matrix *a, const struct matrix *b
     return true;
 }
 
-/* The syntax check alone: the error and its offset, as the stream reports them. */
-static enum pj_err pj_check(const char *body, size_t len, size_t *pos)
+static int pj_check_value(void *arg, size_t depth, enum jsonpush_kind kind, const char *s,
+                          size_t len)
 {
-    struct ps *p = xmalloc(sizeof(*p));
-    ps_init(p, 0, SIZE_MAX);
-    ps_feed(p, body, len);
-    enum pj_err e = ps_end(p);
-    *pos = p->err_pos;
-    ps_free(p);
-    free(p);
+    return 0;
+}
+
+static void pj_check_key(void *arg, size_t depth, const char *s, size_t len)
+{
+}
+
+static int pj_check_close(void *arg, size_t depth)
+{
+    return 0;
+}
+
+/* The syntax check alone: the error and its offset, as the stream reports them. */
+static enum jsonpush_err pj_check(const char *body, size_t len, size_t *pos)
+{
+    static const struct jsonpush_events none = {pj_check_value, pj_check_key, pj_check_close};
+    struct jsonpush *p = jsonpush_new(&none, NULL, SIZE_MAX);
+    jsonpush_feed(p, body, len);
+    enum jsonpush_err e = jsonpush_end(p, pos);
+    jsonpush_free(p);
     return e;
 }
 
 /*
  * Parse with both parsers and compare. Returns 0 when they agree: the same matrix bit for
  * bit, or errors of the same class (the same message, except for the wording of JSON syntax
- * errors). Where json-c accepts a construct pj_check refuses on purpose (pj_err from
- * PJ_CONTROL on), only the new parser's failure is required. Otherwise -1 with `why`.
+ * errors). Where json-c accepts a construct pj_check refuses on purpose (jsonpush_err
+ * from JSONPUSH_E_CONTROL on), only the new parser's failure is required. Otherwise -1 with `why`.
  */
 static int promq_ref_compare(const char *body, size_t len, long http_status, unsigned want,
                              char *why, size_t whylen)
@@ -367,18 +380,18 @@ static int promq_ref_compare(const char *body, size_t len, long http_status, uns
     int ra = promq_parse_as(body, len, http_status, want, &a, ea, sizeof(ea));
     int rb = promq_ref_parse_as(body, len, http_status, want, &b, eb, sizeof(eb));
     size_t pos;
-    enum pj_err jerr = len ? pj_check(body, len, &pos) : PJ_TRUNCATED;
+    enum jsonpush_err jerr = len ? pj_check(body, len, &pos) : JSONPUSH_E_TRUNCATED;
     /* json-c returns no object for a top-level null, which promq_ref took for truncation. */
     size_t lead = 0;
-    while (lead < len && pj_is_ws((unsigned char)body[lead]))
+    while (lead < len && strchr(" \t\n\r", body[lead]) && body[lead] != '\0')
         lead++;
     bool null_root = len - lead >= 4 && memcmp(body + lead, "null", 4) == 0;
     int ret = 0;
     if (null_root && ra != 0 && rb != 0) {
         /* Both refuse it; the class is json-c's accident. */
-    } else if (jerr >= PJ_CONTROL) {
+    } else if (jerr >= JSONPUSH_E_CONTROL) {
         if (ra == 0) {
-            snprintf(why, whylen, "accepted a body with %s at %zu", pj_err_desc[jerr], pos);
+            snprintf(why, whylen, "accepted a body with %s at %zu", jsonpush_strerror(jerr), pos);
             ret = -1;
         }
     } else if (ra != rb) {
@@ -406,20 +419,18 @@ static int promq_ref_chunked(const char *body, size_t len, long http_status, uns
     struct matrix a, b;
     char ea[256] = "", eb[256] = "";
     int ra = promq_parse_as(body, len, http_status, want, &a, ea, sizeof(ea));
-    struct ps *p = xmalloc(sizeof(*p));
-    ps_init(p, want, PROMQ_DEFAULT_MAX_ANSWER);
+    struct promjson *p = promjson_new(want, PROMQ_DEFAULT_MAX_ANSWER);
     uint64_t x = seed | 1;
     for (size_t i = 0; i < len;) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
         size_t n = 1 + (size_t)(x % ((x >> 32) % 4 == 0 ? 64 : 4));
         if (n > len - i)
             n = len - i;
-        ps_feed(p, body + i, n);
+        promjson_feed(p, body + i, n);
         i += n;
     }
-    int rb = ps_finish(p, http_status, &b, eb, sizeof(eb));
-    ps_free(p);
-    free(p);
+    int rb = promjson_finish(p, http_status, &b, eb, sizeof(eb));
+    promjson_free(p);
     int ret = 0;
     if (ra != rb || strcmp(ea, eb) != 0) {
         snprintf(why, whylen, "whole %s, chunked %s", ra ? ea : "ok", rb ? eb : "ok");

@@ -20,6 +20,7 @@
 
 #include <curl/curl.h>
 
+#include "promjson.c"
 #include "promq.c"
 #include "promq_ref.c"
 #include "fake.h"
@@ -280,11 +281,11 @@ TEST(parse_expected_type)
         "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]}}";
     struct matrix m;
     char err[256] = "";
-    TEST_CHECK_INT(promq_parse_as(vector, strlen(vector), 200, PROMQ_MATRIX, &m, err, sizeof(err)),
-                   -1);
+    TEST_CHECK_INT(
+        promq_parse_as(vector, strlen(vector), 200, PROMJSON_MATRIX, &m, err, sizeof(err)), -1);
     TEST_CHECK_STR(err, "prometheus answer: expected a matrix, got resultType 'vector'");
     TEST_CHECK_INT(promq_parse_as(matrix_body, strlen(matrix_body), 200,
-                                  PROMQ_VECTOR | PROMQ_SCALAR, &m, err, sizeof(err)),
+                                  PROMJSON_VECTOR | PROMJSON_SCALAR, &m, err, sizeof(err)),
                    -1);
     TEST_CHECK_STR(err, "prometheus answer: expected a vector or scalar, got resultType 'matrix'");
     TEST_CHECK_INT(m.n, 0);
@@ -293,7 +294,8 @@ TEST(parse_expected_type)
 /* ---- the purpose-built parser against json-c -------------------------------------------- */
 
 static const long diff_status[] = {200, 400, 503};
-static const unsigned diff_want[] = {PROMQ_ANY, PROMQ_MATRIX, PROMQ_VECTOR | PROMQ_SCALAR};
+static const unsigned diff_want[] = {PROMJSON_ANY, PROMJSON_MATRIX,
+                                     PROMJSON_VECTOR | PROMJSON_SCALAR};
 
 /* Compare both parsers on body under every status and expected type; returns the failures. */
 static int diff_body(const char *body, size_t len, const char *label)
@@ -507,7 +509,7 @@ TEST(strict_refusals)
         }
         struct matrix m;
         char err[256] = "";
-        int ref = promq_ref_parse_as(body, strlen(body), 200, PROMQ_ANY, &m, err, sizeof(err));
+        int ref = promq_ref_parse_as(body, strlen(body), 200, PROMJSON_ANY, &m, err, sizeof(err));
         if (ref != 0)
             fprintf(stderr, "json-c refused %s: %s\n", body, err);
         TEST_CHECK_INT(ref, 0);
@@ -518,7 +520,8 @@ TEST(strict_refusals)
         TEST_CHECK_INT(m.n, 0);
         /* And promq_ref_compare lets exactly this difference through. */
         char why[600];
-        TEST_CHECK_INT(promq_ref_compare(body, strlen(body), 200, PROMQ_ANY, why, sizeof(why)), 0);
+        TEST_CHECK_INT(promq_ref_compare(body, strlen(body), 200, PROMJSON_ANY, why, sizeof(why)),
+                       0);
         free(body);
     }
     /* A key in single quotes. */
@@ -570,7 +573,7 @@ TEST(parse_duplicates_and_escapes)
     TEST_CHECK_STR(err, "prometheus answer: value 'x' in 'data.result[0].value' is not a number");
 }
 
-/* The fast path of promq_value_n gives strtod's bits on every decimal it takes. */
+/* The fast path of promjson_value_n gives strtod's bits on every decimal it takes. */
 TEST(fast_decimal_matches_strtod)
 {
     unsigned long long x = 88172645463325252ull;
@@ -589,7 +592,7 @@ TEST(fast_decimal_matches_strtod)
         }
         s[n] = '\0';
         double fast, slow = strtod(s, NULL);
-        if (promq_fast_decimal(s, n, &fast)) {
+        if (promjson_decimal(s, n, &fast)) {
             taken++;
             if (memcmp(&fast, &slow, sizeof(fast)) != 0) {
                 fprintf(stderr, "'%s': %.17g != %.17g\n", s, fast, slow);
@@ -600,10 +603,10 @@ TEST(fast_decimal_matches_strtod)
     TEST_CHECK(taken > 100000);
     TEST_CHECK_INT(bad, 0);
     double v;
-    TEST_CHECK(!promq_fast_decimal("1234567890123456", 16, &v)); /* 16 digits: strtod's job */
-    TEST_CHECK(!promq_fast_decimal("1e5", 3, &v));
-    TEST_CHECK(!promq_fast_decimal("+.", 2, &v));
-    TEST_CHECK(promq_fast_decimal("-0", 2, &v) && v == 0 && signbit(v));
+    TEST_CHECK(!promjson_decimal("1234567890123456", 16, &v)); /* 16 digits: strtod's job */
+    TEST_CHECK(!promjson_decimal("1e5", 3, &v));
+    TEST_CHECK(!promjson_decimal("+.", 2, &v));
+    TEST_CHECK(promjson_decimal("-0", 2, &v) && v == 0 && signbit(v));
 }
 
 /* A large answer shaped like Prometheus' (2,000 series of 121 points) parses identically. */
@@ -636,7 +639,7 @@ TEST(differential_large)
     TEST_CHECK(m.n == 2000 && m.s[1999].n == 121);
     matrix_free(&m);
     char why[600] = "";
-    TEST_CHECK_INT(promq_ref_compare(b.buf, b.len, 200, PROMQ_MATRIX, why, sizeof(why)), 0);
+    TEST_CHECK_INT(promq_ref_compare(b.buf, b.len, 200, PROMJSON_MATRIX, why, sizeof(why)), 0);
     TEST_CHECK_STR(why, "");
     sbuf_free(&b);
 }
@@ -654,7 +657,7 @@ TEST(value_strings)
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         double v = 12345;
-        int rc = promq_value_n(cases[i].s, strlen(cases[i].s), &v);
+        int rc = promjson_value_n(cases[i].s, strlen(cases[i].s), &v);
         TEST_CHECK_INT(rc, cases[i].rc);
         if (rc == 0 && isinf(v))
             TEST_CHECK(v > 0 ? cases[i].v > 0 : cases[i].v < 0);
@@ -662,7 +665,7 @@ TEST(value_strings)
             TEST_CHECK_DBL(v, cases[i].v, 0);
     }
     double v;
-    TEST_CHECK_INT(promq_value_n("NaN", 3, &v), 0);
+    TEST_CHECK_INT(promjson_value_n("NaN", 3, &v), 0);
     TEST_CHECK(isnan(v));
 }
 
@@ -785,11 +788,12 @@ TEST(answer_over_cap)
     TEST_CHECK(body != NULL);
     struct matrix m = {0};
     char err[256] = "";
-    TEST_CHECK_INT(promq_parse_max(body, len, 200, PROMQ_MATRIX, 65536, &m, err, sizeof(err)), -1);
+    TEST_CHECK_INT(promjson_parse(body, len, 200, PROMJSON_MATRIX, 65536, &m, err, sizeof(err)),
+                   -1);
     TEST_CHECK_CONTAINS(err, "prometheus answer too large: its series need more than the cap "
                              "of 65536 bytes");
     TEST_CHECK_INT(m.n, 0);
-    TEST_CHECK_INT(promq_parse_max(body, len, 200, PROMQ_MATRIX, 4u << 20, &m, err, sizeof(err)),
+    TEST_CHECK_INT(promjson_parse(body, len, 200, PROMJSON_MATRIX, 4u << 20, &m, err, sizeof(err)),
                    0);
     TEST_CHECK_INT(m.n, 2000);
     matrix_free(&m);
@@ -1264,8 +1268,8 @@ TEST(real_prometheus)
         char why[600] = "";
         TEST_CHECK_INT(httpc_do(&rr, &resp, err, sizeof(err)), 0);
         TEST_CHECK(resp.body.len > 50);
-        TEST_CHECK_INT(promq_ref_compare(resp.body.buf, resp.body.len, resp.status, PROMQ_ANY, why,
-                                         sizeof(why)),
+        TEST_CHECK_INT(promq_ref_compare(resp.body.buf, resp.body.len, resp.status, PROMJSON_ANY,
+                                         why, sizeof(why)),
                        0);
         TEST_CHECK_STR(why, "");
         if (i < 2)
