@@ -358,22 +358,35 @@ int kube_parse_obj(const char *body, size_t len, struct kube_obj *out, char *err
     return ret;
 }
 
+/*
+ * A list answer's envelope: the parsed root (the caller puts it) and its "items" array in
+ * *items. The API always sends "items", even an empty one ("items": []), so a missing one is
+ * an error. NULL with a message.
+ */
+static json_object *kube_list_parse(const char *body, size_t len, const char *what,
+                                    json_object **items, char *err, size_t errlen)
+{
+    json_object *root = kube_json_parse(body, len, what, err, errlen);
+    if (!root)
+        return NULL;
+    int r = kube_member(root, "items", json_type_array, items, "", err, errlen);
+    if (r <= 0) {
+        if (r == 0)
+            snprintf(err, errlen, "'items' is missing");
+        json_object_put(root);
+        return NULL;
+    }
+    return root;
+}
+
 int kube_parse_list(const char *body, size_t len, struct kube_obj **items, size_t *n, char *err,
                     size_t errlen)
 {
     *items = NULL;
     *n = 0;
-    json_object *root = kube_json_parse(body, len, "list", err, errlen), *arr;
+    json_object *arr, *root = kube_list_parse(body, len, "list", &arr, err, errlen);
     if (!root)
         return -1;
-    int r = kube_member(root, "items", json_type_array, &arr, "", err, errlen);
-    if (r <= 0) {
-        /* The API always sends "items", even an empty one ("items": []). */
-        if (r == 0)
-            snprintf(err, errlen, "'items' is missing");
-        json_object_put(root);
-        return -1;
-    }
     size_t cnt = json_object_array_length(arr);
     *items = xcalloc(cnt + 1, sizeof(**items));
     for (size_t i = 0; i < cnt; i++) {
@@ -586,16 +599,9 @@ int kube_parse_pending(const char *body, size_t len, const char *resource, size_
 {
     *count = 0;
     *requested = 0;
-    json_object *root = kube_json_parse(body, len, "pod list", err, errlen), *arr;
+    json_object *arr, *root = kube_list_parse(body, len, "pod list", &arr, err, errlen);
     if (!root)
         return -1;
-    int r = kube_member(root, "items", json_type_array, &arr, "", err, errlen);
-    if (r <= 0) {
-        if (r == 0)
-            snprintf(err, errlen, "'items' is missing");
-        json_object_put(root);
-        return -1;
-    }
     int ret = 0;
     for (size_t i = 0; i < json_object_array_length(arr) && ret == 0; i++) {
         json_object *e = json_object_array_get_idx(arr, i), *spec = NULL, *cs = NULL, *ics = NULL;
@@ -710,16 +716,9 @@ int kube_parse_kueue_waiting(const char *body, size_t len, const char *resource,
                              size_t errlen)
 {
     *count = 0;
-    json_object *root = kube_json_parse(body, len, "workload list", err, errlen), *arr;
+    json_object *arr, *root = kube_list_parse(body, len, "workload list", &arr, err, errlen);
     if (!root)
         return -1;
-    int r = kube_member(root, "items", json_type_array, &arr, "", err, errlen);
-    if (r <= 0) {
-        if (r == 0)
-            snprintf(err, errlen, "'items' is missing");
-        json_object_put(root);
-        return -1;
-    }
     int ret = 0;
     for (size_t i = 0; i < json_object_array_length(arr); i++) {
         json_object *e = json_object_array_get_idx(arr, i);
