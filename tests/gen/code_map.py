@@ -44,8 +44,8 @@ LAYERS = [
     ("enforcer", "gpureclaim-enforcer", [
         ("Data model and parsers", "series, label matchers, rules and kinds, metric families, "
          "the formats of Prometheus' answers",
-         ["annot", "series", "re2_shim", "match", "promsel", "tz", "kinds", "rules", "enfmetrics",
-          "jsonpush", "promjson", "xorchunk", "remoteread", "vmexport"]),
+         ["annot", "action", "series", "re2_shim", "match", "promsel", "tz", "kinds", "rules",
+          "enfmetrics", "jsonpush", "promjson", "xorchunk", "remoteread", "vmexport"]),
         ("Proof and decision", "pure: what raw samples prove, keep or reclaim",
          ["raw", "proof", "decide"]),
         ("Reading Prometheus", "queries, raw samples, the per-cycle fetch, replay over a range",
