@@ -46,7 +46,7 @@ LAYERS = [
          "the formats of Prometheus' answers",
          ["annot", "action", "series", "re2_shim", "match", "promsel", "tz", "kinds", "rules",
           "enfmetrics", "jsonpush", "promjson", "xorchunk", "remoteread", "vmexport"]),
-        ("Proof and decision", "pure: what raw samples prove, keep or reclaim",
+        ("Proof and decision", "pure functions: what the raw samples prove, then keep or reclaim",
          ["raw", "proof", "decide"]),
         ("Reading Prometheus", "queries, raw samples, the per-cycle fetch, replay over a range",
          ["promq", "rawread", "fetch", "replay"]),
@@ -55,7 +55,7 @@ LAYERS = [
         ("Action engine", "notice, wait, re-check, act once; ledger, audit, webhooks, restore",
          ["lifecycle", "ledger", "notice", "keep", "audit", "notify", "act", "act_kube",
           "act_runtime", "restore"]),
-        ("Commands and daemon", "the commands' output, backtest, the run loop, flags",
+        ("Commands and daemon", "what the commands print, backtest, the run loop, main.c's flags",
          ["report", "backtest", "btreport", "daemon", "main"]),
     ]),
 ]
