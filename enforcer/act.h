@@ -77,6 +77,14 @@ enum act_result {
 /* "ok", "gone", "conflict", "retry", "forbidden", "unsupported", "error", "cancelled". */
 const char *act_result_name(enum act_result r);
 
+/* What became of an object acted on (act_backend.back). */
+enum act_back {
+    ACT_BACK_STOPPED = 0, /* still as the action left it */
+    ACT_BACK_RUNNING,     /* runs again: restored, or started through its platform */
+    ACT_BACK_GONE,        /* deleted or replaced (another uid) */
+    ACT_BACK_UNKNOWN,     /* could not be read: this interval is not counted */
+};
+
 #define ACT_CHAIN_MAX 10
 
 struct act_obj {
@@ -145,6 +153,11 @@ struct act_backend {
                               const struct act_notice *n, char *err, size_t errlen);
     /* Optional: the workload-kinds table to choose targets by (act_set_kinds). */
     void (*set_kinds)(struct act_backend *b, const struct kinds *t);
+    /* Optional: after an action with a way back, what became of the object acted on (the
+       root of acted entry `e`), for the GPU time the action freed (act_freed); *when gets
+       the time it ran again when the backend knows it (restored-at), else NaN. */
+    enum act_back (*back)(struct act_backend *b, const struct ledger_entry *e, double *when,
+                          char *err, size_t errlen);
 };
 
 struct kinds;

@@ -642,6 +642,61 @@ static void act_kube_free(struct act_backend *b)
     free(ak);
 }
 
+/*
+ * What became of the object an acted entry stopped: read it and ask restore whether it is
+ * still as the action left it (the same uid, the same generation for a scale or a patch, the
+ * stop annotation still there with the value written). Anything else means it runs again:
+ * restored (restored-at says when), or started through its platform or edited since.
+ */
+static enum act_back act_kube_back(struct act_backend *b, const struct ledger_entry *e,
+                                   double *when, char *err, size_t errlen)
+{
+    struct act_kube *ak = act_kube_of(b);
+    *when = NAN;
+    struct kube_ref ref = {e->root_api, e->root_kind, e->root_ns, e->root_name, NULL};
+    struct kube_obj obj = {0};
+    enum kube_result r = kube_get(ak->k, &ref, &obj, err, errlen);
+    if (r == KUBE_NOT_FOUND) {
+        kube_obj_free(&obj);
+        return ACT_BACK_GONE;
+    }
+    if (r != KUBE_OK || !obj.raw) {
+        if (r == KUBE_OK)
+            snprintf(err, errlen, "no JSON for %s '%s/%s'", e->root_kind, e->root_ns, e->root_name);
+        kube_obj_free(&obj);
+        return ACT_BACK_UNKNOWN;
+    }
+    if (e->root_uid[0] && obj.ref.uid && strcmp(obj.ref.uid, e->root_uid) != 0) {
+        snprintf(err, errlen, "replaced: uid %s, acted on %s", obj.ref.uid, e->root_uid);
+        kube_obj_free(&obj);
+        return ACT_BACK_GONE;
+    }
+    struct restore_obj o = {0};
+    struct restore_op op = {0};
+    enum act_back res = ACT_BACK_UNKNOWN;
+    char msg[256];
+    if (restore_obj_parse(obj.raw, obj.raw_len, &o, err, errlen) < 0) {
+        res = ACT_BACK_UNKNOWN;
+    } else if (o.restored_at && rfc3339_parse(o.restored_at, when, msg, sizeof(msg)) == 0 &&
+               *when >= e->updated) {
+        res = ACT_BACK_RUNNING;
+    } else if (o.rec.method == KIND_NONE) {
+        /* No record of ours: nothing tells what "as the action left it" is. */
+        *when = NAN;
+        snprintf(err, errlen, "no record of the action on it%s%s", o.rec_err[0] ? ": " : "",
+                 o.rec_err);
+        res = ACT_BACK_UNKNOWN;
+    } else {
+        *when = NAN;
+        res = restore_plan(&o, (double)time(NULL), &op, msg, sizeof(msg)) == 0 ? ACT_BACK_STOPPED
+                                                                               : ACT_BACK_RUNNING;
+    }
+    restore_op_free(&op);
+    restore_obj_free(&o);
+    kube_obj_free(&obj);
+    return res;
+}
+
 struct act_backend *act_kube_new(struct kube *k)
 {
     struct act_kube *ak = xcalloc(1, sizeof(*ak));
@@ -654,6 +709,7 @@ struct act_backend *act_kube_new(struct kube *k)
         .act = act_kube_act,
         .target_free = act_kube_target_free,
         .set_kinds = act_kube_set_kinds,
+        .back = act_kube_back,
         .free = act_kube_free,
     };
     ak->k = k;

@@ -15,7 +15,9 @@
 #      delete-only kinds (Pod, AIMService of both groups, KaiwoJob, KaiwoService) refused
 #      (exit 1, a sentence naming the delete) with no write;
 #   3. a second `run --once` two minutes later writes nothing: the restored workloads are
-#      kept as restarted, the deleted ones kept (or gone).
+#      kept as restarted, the deleted ones kept (or gone); and the freed GPU time (act_freed)
+#      ends for every restored target: the engine reads it, finds it running again, logs it and
+#      records `returned` in the state file, while a delete's entry ends at its action.
 . "$(dirname "$0")/../lib.sh"
 
 DATA=$TOP/tests/e2e/data/kinds_all
@@ -88,5 +90,37 @@ checks restored "$from"
 from=$(lines)
 check run-again-exit-0 run_once $((T0 + 120)) run2.log
 checks again "$from"
+# The freed GPU time of each acted entry ends as the table says (restore yes: running again).
+python3 - "$TMP/state.json" "$TMP/cases.json" "$TMP/run2.log" >"$TMP/freed.checks" 2>&1 <<'PY' ||
+import json, sys
+state = json.load(open(sys.argv[1]))["entries"]
+cases = json.load(open(sys.argv[2]))
+log = open(sys.argv[3]).read()
+for c in cases:
+    if c["action"] == "-":
+        continue
+    kind, name = c["target"].split("/", 1)
+    want = "%s %s/%s" % (kind, c["ns"], name)
+    es = [e for e in state if e["state"] == "acted" and e["target"].endswith(want)]
+    if not es:
+        print("FAIL freed-%s no acted entry for %s" % (c["ns"], want))
+        continue
+    e = es[0]
+    if c["restore"] == "yes":
+        ok = "returned" in e and "%s, acted on by rule" % e["target"] in log and \
+             "runs again" in log
+        why = "returned=%s" % e.get("returned")
+    else:
+        ok = e.get("returned") == e["updated"]
+        why = "returned=%s updated=%s" % (e.get("returned"), e["updated"])
+    print("%s freed-ends-%s %s" % ("PASS" if ok else "FAIL", c["ns"], why))
+PY
+    fail freed-checker "$(tail -3 "$TMP/freed.checks")"
+while read -r _res _name _why; do
+    case $_res in
+    PASS) pass "$_name" ;;
+    *) fail "$_name" "$_why" ;;
+    esac
+done <"$TMP/freed.checks"
 stop_pid "$FAKE_PID"
 finish
