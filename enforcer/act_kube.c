@@ -217,15 +217,23 @@ static int act_kube_choose(const struct kinds *kinds, struct act_kube_target *kt
 }
 
 /* How the owner brings the workload back after acting on `top` by `way` (restore.h). */
-static char *act_kube_hint(const struct kind_way *way, const struct kube_obj *top, bool kueue)
+static char *act_kube_hint(const struct kinds *kinds, const struct kind_way *way,
+                           const struct kube_obj *top, bool kueue)
 {
     if (kueue && way->method == KIND_PATCH) /* Kueue owns spec.suspend: its Workload is used */
         return xasprintf("to bring it back: set spec.active to true on the Kueue Workload of "
                          "%s %s/%s",
                          top->ref.kind, top->ref.ns, top->ref.name);
-    if (way->method == KIND_COMMAND)
-        return restore_hint(way->method, top->ref.kind, top->ref.ns, top->ref.name,
-                            way->command.kind, way->command.undo);
+    if (way->method == KIND_COMMAND) {
+        /* `restore` takes a bare kind as Kubernetes' own (a Job is batch's): name its group */
+        const struct kind_def *d = kinds_find(kinds, top->ref.api_version, top->ref.kind);
+        char *kind =
+            d && d->group[0] ? xasprintf("%s.%s", d->kind, d->group) : xstrdup(top->ref.kind);
+        char *h = restore_hint(way->method, kind, top->ref.ns, top->ref.name, way->command.kind,
+                               way->command.undo);
+        free(kind);
+        return h;
+    }
     return restore_hint(way->method, top->ref.kind, top->ref.ns, top->ref.name, way->key,
                         way->unpatch);
 }
@@ -361,7 +369,7 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
         act_kube_how(kt->way, action == ACTION_EVICT ? &chain->obj[0] : &chain->obj[chain->n - 1],
                      chain->kueue && kt->way->method == KIND_PATCH);
     if (action != ACTION_EVICT)
-        t->restore_hint = act_kube_hint(kt->way, &chain->obj[chain->n - 1], chain->kueue);
+        t->restore_hint = act_kube_hint(kinds, kt->way, &chain->obj[chain->n - 1], chain->kueue);
     t->priv = kt;
     return ACT_OK;
 }

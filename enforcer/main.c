@@ -902,6 +902,14 @@ static const struct kind_def *restore_kind(const struct kinds *t, const char *wa
             continue;
         sbuf_printf(&names, "%s%s%s%s", names.len ? ", " : "", d->kind, d->group[0] ? "." : "",
                     d->group);
+        /* As kubectl resolves "job": a Kubernetes group (no dot: "", "apps", "batch") before
+           a custom resource's of the same name (batch.volcano.sh's Job). */
+        bool builtin = !strchr(d->group, '.');
+        if (found && builtin != !strchr(found->group, '.')) {
+            if (builtin)
+                found = d;
+            continue;
+        }
         if (found) {
             snprintf(err, errlen, "kind '%s' is ambiguous: %s; name it with its group", want,
                      names.buf);

@@ -68,6 +68,11 @@ def request_ok(c, rs):
     if want.startswith("patch:"):
         spec = json.loads(want[6:])["spec"]
         return r["method"] == "PATCH" and r["path"] == c["path"] and body(r).get("spec") == spec
+    if want.startswith("command:"):
+        b = body(r)
+        return r["method"] == "POST" and r["path"] == c["command_path"] \
+            and b.get("action") == want[8:] and (b.get("target") or {}).get("name") == c["name"] \
+            and (b.get("target") or {}).get("controller") is True
     if want.startswith("annotate:"):
         ann = (body(r).get("metadata") or {}).get("annotations") or {}
         return r["method"] == "PATCH" and r["path"] == c["path"] and want[9:] in ann \
@@ -118,6 +123,14 @@ for c in cases:
             ok, why = False, "GET %d" % o
         elif ok and c["request"] == "scale":
             ok, why = o["spec"].get("replicas") == 1, o["spec"]
+        elif ok and c["request"].startswith("command:"):
+            # the undo command was posted, and its controller carried it out
+            phase = ((o.get("status") or {}).get("state") or {}).get("phase")
+            posted = [body(r).get("action") for r in w if r["method"] == "POST"
+                      and r["path"] == c["command_path"]]
+            ann = o["metadata"].get("annotations") or {}
+            ok = phase == "Running" and posted == ["ResumeJob"] and NOTICE not in ann
+            why = (phase, posted, list(ann))
         elif ok and c["request"].startswith("patch:"):
             spec = json.dumps(o["spec"])
             ok, why = '"suspend": false' in spec, spec
