@@ -80,6 +80,17 @@ def request_ok(c, rs):
     return False
 
 
+if stage == "planned":
+    plan = {d["workload"].get("namespace"): d for d in json.load(open(os.path.join(d, "plan.json")))}
+    out(all(r["method"] == "GET" for r in reqs if "selfsubjectaccessreviews" not in r["path"]),
+        "plan-only-reads", [(r["method"], r["path"]) for r in reqs if r["method"] != "GET"])
+    words = {"scale": "scale %s to 0", "delete": "delete %s", "patch": "patch %s ",
+             "annotate": "annotate %s ", "command": "create a bus.volcano.sh/v1alpha1 Command "
+             "AbortJob for %s"}
+    for c in cases:
+        want = words[c["request"].split(":")[0]] % ("%s %s/%s" % (c["kind"], c["ns"], c["name"]))
+        got = (plan.get(c["ns"]) or {}).get("target") or ""
+        out(got.startswith(want), c["row"] + "/plan-target", "%r, want %r" % (got, want))
 if stage == "acted":
     # the rows only climbed through (Knative): read on the way up, never written
     for c in allcases:
