@@ -72,11 +72,15 @@
     }
 /* Volcano's job controller aborts a Job on a Command AbortJob (killing its running and pending
    pods, phase Aborting then Aborted) and restarts it on ResumeJob; `vcctl job suspend` and
-   `vcctl job resume` create exactly these. */
+   `vcctl job resume` create exactly these. It takes and deletes a command in any phase but
+   acts on AbortJob only from Pending or Running: from Restarting or Completing the command
+   would be gone and the job not stopped, so the way requires Running (a job with idle GPU
+   pods runs). */
 #define VOLCANO_ABORT                                                                              \
     {                                                                                              \
         .method = KIND_COMMAND,                                                                    \
         .command = {"bus.volcano.sh", "v1alpha1", "Command", "commands", "AbortJob", "ResumeJob"}, \
+        .requires = "{\"status\":{\"state\":{\"phase\":\"Running\"}}}",                            \
         .stopped = "[{\"status\":{\"state\":{\"phase\":\"Aborting\"}}},"                           \
                    "{\"status\":{\"state\":{\"phase\":\"Aborted\"}}}]"                             \
     }

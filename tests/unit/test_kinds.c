@@ -630,6 +630,13 @@ TEST(test_command_way)
     for (size_t i = 0; i < ARRAY_LEN(objs); i++)
         TEST_CHECK_INT(kinds_is_stopped(w, objs[i].json, strlen(objs[i].json), err, sizeof(err)),
                        objs[i].stopped);
+    /* Volcano takes a command in any phase but aborts only from Pending or Running: a command
+       sent from Restarting would be gone with the job not stopped, so it must run */
+    static const char run[] = "{\"status\":{\"state\":{\"phase\":\"Running\"}}}";
+    static const char restarting[] = "{\"status\":{\"state\":{\"phase\":\"Restarting\"}}}";
+    TEST_CHECK_INT(kinds_can_act(w, run, strlen(run), err, sizeof(err)), 1);
+    TEST_CHECK_INT(kinds_can_act(w, restarting, strlen(restarting), err, sizeof(err)), 0);
+    TEST_CHECK_STR(err, "status.state.phase must be \"Running\"");
     char *name = NULL;
     char *body = kinds_command_body(w, "batch.volcano.sh/v1alpha1", "Job", "ml", "train", "u-1",
                                     false, &name);
