@@ -62,7 +62,8 @@ ENFORCER_PKGS := libmicrohttpd libcurl json-c yaml-0.1 gnutls libcrypt re2 snapp
 ALL_PKGS := $(sort $(EXPORTER_PKGS) $(ENFORCER_PKGS))
 
 # Goals that must work before any library is installed skip the pkg-config checks.
-NO_PKG_GOALS := deps clean help check demo bench format format-check fixtures check-fixtures
+NO_PKG_GOALS := deps clean help check demo bench format format-check fixtures check-fixtures \
+                check-citations check-includes
 ifneq ($(filter-out $(NO_PKG_GOALS),$(or $(MAKECMDGOALS),all)),)
 pkg_missing = $(strip $(foreach p,$(1),$(if $(shell $(PKG_CONFIG) --exists $(p) && echo y),,$(p))))
 MISSING := $(call pkg_missing,$(ALL_PKGS))
@@ -98,7 +99,7 @@ PROGRAMS := $(OUT)/gpureclaim-exporter $(OUT)/gpureclaim-enforcer
 .SECONDARY:
 
 .PHONY: all deps check check-all check-unit check-unit-run check-san check-e2e check-valgrind \
-        check-fuzz check-rules check-fixtures fixtures fuzz bench demo install uninstall clean \
+        check-fuzz check-rules check-fixtures check-citations check-includes fixtures fuzz bench demo install uninstall clean \
         format format-check update-golden tests help
 
 all: $(PROGRAMS)
@@ -192,6 +193,8 @@ check-all:
 	    { echo "FAIL: make check-fixtures"; echo "0 1" >$(RESULTS)/make-check-fixtures.count; }
 	@$(MAKE) --no-print-directory check-citations || \
 	    { echo "FAIL: make check-citations"; echo "0 1" >$(RESULTS)/make-check-citations.count; }
+	@$(MAKE) --no-print-directory check-includes || \
+	    { echo "FAIL: make check-includes"; echo "0 1" >$(RESULTS)/make-check-includes.count; }
 	@$(MAKE) --no-print-directory check-e2e E2E_SKIP=demo || \
 	    { echo "FAIL: make check-e2e"; echo "0 1" >$(RESULTS)/make-check-e2e.count; }
 	@$(MAKE) --no-print-directory check-rules || \
@@ -235,6 +238,10 @@ check-fixtures:
 check-citations:
 	@sh tests/run-suite.sh citations sh tests/check-citations.sh
 	@sh tests/run-suite.sh code-map python3 tests/gen/code_map.py --check
+
+# No include cycle between the modules, no unused project header (tests/check-includes.py).
+check-includes:
+	@sh tests/run-suite.sh includes python3 tests/check-includes.py --self-test
 
 update-golden: all
 	UPDATE_GOLDEN=1 sh tests/e2e/exporter_golden.sh

@@ -30,7 +30,6 @@
 #include "act.h"
 #include "audit.h"
 #include "fetch.h"
-#include "keep.h"
 #include "kinds.h"
 #include "file.h"
 #include "flags.h"

@@ -184,13 +184,13 @@ TEST(request_bodies_exact)
         char *got;
         const char *want;
     } cases[] = {
-        {"annotate", kube_body_annotate(UID("0001"), KUBE_ANN_NOTICE, "2026-11-24T12:00:00Z"),
+        {"annotate", kube_body_annotate(UID("0001"), ANNOT_NOTICE, "2026-11-24T12:00:00Z"),
          "{\"metadata\":{\"uid\":\"" UID("0001") "\",\"annotations\":{\"gpureclaim.io/"
                                                  "reclaim-notice\":\"2026-11-24T12:00:00Z\"}}}"},
         {"annotate escaped", kube_body_annotate(ODD, "k" ODD, ODD),
          "{\"metadata\":{\"uid\":\"" ODD_JSON "\",\"annotations\":{\"k" ODD_JSON "\":\"" ODD_JSON
          "\"}}}"},
-        {"annotate remove", kube_body_annotate(UID("0001"), KUBE_ANN_NOTICE, NULL),
+        {"annotate remove", kube_body_annotate(UID("0001"), ANNOT_NOTICE, NULL),
          "{\"metadata\":{\"uid\":\"" UID("0001") "\",\"annotations\":{\"gpureclaim.io/"
                                                  "reclaim-notice\":null}}}"},
         {"annotate no uid", kube_body_annotate(NULL, "k", "v"),
@@ -707,7 +707,7 @@ TEST(deployment_scale_to_zero)
         struct kube_obj d;
         TEST_CHECK_INT(kube_get(e.k, &ch.obj[2].ref, &d, err, sizeof(err)), KUBE_OK);
         TEST_CHECK(d.has_replicas && d.replicas == 0);
-        TEST_CHECK_STR(kube_annotation(&d, KUBE_ANN_REPLICAS_BEFORE), "3");
+        TEST_CHECK_STR(kube_annotation(&d, ANNOT_REPLICAS_BEFORE), "3");
         TEST_CHECK_STR(kube_annotation(&d, "deployment.kubernetes.io/revision"), "1");
         kube_obj_free(&d);
         int64_t prev = -1;
@@ -1300,18 +1300,18 @@ TEST(event_and_annotation)
         kube_post_event(e.k, &dep, "IdleGPUReclaimed", "scaled to 0", NULL, NULL, err, sizeof(err)),
         KUBE_OK);
     const char *notice = "2026-03-02T10:00:00Z rule=idle-30m window=30m threshold=0.05";
-    TEST_CHECK_INT(kube_annotate(e.k, &dep, KUBE_ANN_NOTICE, notice, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(kube_annotate(e.k, &dep, ANNOT_NOTICE, notice, err, sizeof(err)), KUBE_OK);
     struct kube_obj d;
     TEST_CHECK_INT(kube_get(e.k, &dep, &d, err, sizeof(err)), KUBE_OK);
-    TEST_CHECK_STR(kube_annotation(&d, KUBE_ANN_NOTICE), notice);
+    TEST_CHECK_STR(kube_annotation(&d, ANNOT_NOTICE), notice);
     kube_obj_free(&d);
-    TEST_CHECK_INT(kube_annotate(e.k, &dep, KUBE_ANN_NOTICE, NULL, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(kube_annotate(e.k, &dep, ANNOT_NOTICE, NULL, err, sizeof(err)), KUBE_OK);
     TEST_CHECK_INT(kube_get(e.k, &dep, &d, err, sizeof(err)), KUBE_OK);
-    TEST_CHECK(kube_annotation(&d, KUBE_ANN_NOTICE) == NULL);
+    TEST_CHECK(kube_annotation(&d, ANNOT_NOTICE) == NULL);
     TEST_CHECK_STR(kube_annotation(&d, "deployment.kubernetes.io/revision"), "1");
     kube_obj_free(&d);
     dep.uid = (char *)"other";
-    TEST_CHECK_INT(kube_annotate(e.k, &dep, KUBE_ANN_NOTICE, "x", err, sizeof(err)), KUBE_CONFLICT);
+    TEST_CHECK_INT(kube_annotate(e.k, &dep, ANNOT_NOTICE, "x", err, sizeof(err)), KUBE_CONFLICT);
 
     TEST_CHECK_INT(env_load_log(&e), 7);
     CHECK_REQ(&e, 0, "POST", "/api/v1/namespaces/ml/events");
@@ -2084,7 +2084,7 @@ TEST(act_stops_below_a_cronjob_and_on_a_changed_object)
     struct kube_obj o;
     TEST_CHECK_INT(kube_get(e.k, &lws, &o, err, sizeof(err)), KUBE_OK);
     TEST_CHECK(o.has_replicas && o.replicas == 0);
-    TEST_CHECK_STR(kube_annotation(&o, KUBE_ANN_REPLICAS_BEFORE), "2");
+    TEST_CHECK_STR(kube_annotation(&o, ANNOT_REPLICAS_BEFORE), "2");
     kube_obj_free(&o);
     backend_free(&e, b);
     env_stop(&e);

@@ -24,7 +24,7 @@ static char *object(const struct restore_record *rec, const char *uid, int gener
     char *obj = xasprintf("{\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"Notebook\",\"metadata\":"
                           "{\"name\":\"alice\",\"namespace\":\"ml\",\"uid\":\"%s\",\"generation\":"
                           "%d,\"annotations\":{%s%s%s%s}},\"spec\":{}}",
-                          uid, generation, n ? "\"" KUBE_ANN_NOTICE "\":" : "",
+                          uid, generation, n ? "\"" ANNOT_NOTICE "\":" : "",
                           n ? json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN) : "",
                           n && ann ? "," : "", ann ? ann : "");
     json_object_put(s);
@@ -82,7 +82,7 @@ TEST(scale_back_to_the_recorded_replicas)
                                .has_generation = true,
                                .generation = 7,
                                .replicas_before = 3};
-    char *obj = object(&w, "root-1", 7, "\"" KUBE_ANN_REPLICAS_BEFORE "\":\"3\"");
+    char *obj = object(&w, "root-1", 7, "\"" ANNOT_REPLICAS_BEFORE "\":\"3\"");
     struct restore_op op;
     char msg[512] = "";
     TEST_CHECK_INT(plan(obj, &op, msg, sizeof(msg)), 0);
@@ -125,7 +125,7 @@ TEST(unpatch_with_the_recorded_undo)
     char *n = restore_record_add(notice, &w);
     json_object *s = json_object_new_string(n);
     obj = xasprintf("{\"kind\":\"RayCluster\",\"metadata\":{\"name\":\"r\",\"namespace\":\"ml\","
-                    "\"uid\":\"root-2\",\"annotations\":{\"" KUBE_ANN_NOTICE "\":%s}}}",
+                    "\"uid\":\"root-2\",\"annotations\":{\"" ANNOT_NOTICE "\":%s}}}",
                     json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN));
     TEST_CHECK_INT(plan(obj, &op, msg, sizeof(msg)), -1);
     TEST_CHECK_CONTAINS(msg, "no metadata.generation on the object");
@@ -201,17 +201,16 @@ TEST(refuse_what_was_never_reclaimed)
     TEST_CHECK_CONTAINS(msg, "was already restored at 2023-11-14T23:00:00Z");
     free(obj);
     /* noticed, not acted on */
-    const char *noticed =
-        "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\",\"namespace\":"
-        "\"ml\",\"uid\":\"u\",\"generation\":1,\"annotations\":{\"" KUBE_ANN_NOTICE
-        "\":\"{\\\"rule\\\":\\\"r\\\",\\\"actAt\\\":\\\"2023-11-14T22:13:20Z\\\"}"
-        "\"}}}";
+    const char *noticed = "{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\",\"namespace\":"
+                          "\"ml\",\"uid\":\"u\",\"generation\":1,\"annotations\":{\"" ANNOT_NOTICE
+                          "\":\"{\\\"rule\\\":\\\"r\\\",\\\"actAt\\\":\\\"2023-11-14T22:13:20Z\\\"}"
+                          "\"}}}";
     TEST_CHECK_INT(plan(noticed, &op, msg, sizeof(msg)), -1);
     TEST_CHECK_CONTAINS(msg, "has a reclaim notice but was not acted on");
     /* acted on before records existed */
     TEST_CHECK_INT(
         plan("{\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\",\"namespace\":\"ml\","
-             "\"uid\":\"u\",\"generation\":1,\"annotations\":{\"" KUBE_ANN_NOTICE
+             "\"uid\":\"u\",\"generation\":1,\"annotations\":{\"" ANNOT_NOTICE
              "\":\"{\\\"actedAt\\\":\\\"2023-11-14T22:13:20Z\\\"}\"}}}",
              &op, msg, sizeof(msg)),
         -1);
