@@ -188,7 +188,7 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(EXPORTER_LIB) $(ENFORCER_LIB) $(
 # The unit tests that start a fake server run the one built next to them (tests/unit/fake.h):
 # built with the test, so that `make check-unit T=kube` (or build/tests/test_kube after
 # `make build/tests/test_kube`) runs on a fresh tree instead of failing to start it.
-$(BUILD)/tests/test_kube: | $(BUILD)/fakes/fake_kube
+$(BUILD)/tests/test_kube $(BUILD)/tests/test_act_kube: | $(BUILD)/fakes/fake_kube
 $(BUILD)/tests/test_fetch $(BUILD)/tests/test_promq: | $(BUILD)/fakes/fake_prom
 
 $(BUILD)/fakes/%: $(BUILD)/obj/tests/fakes/%.o $(ENFORCER_LIB) $(EXPORTER_LIB) $(COMMON_LIB)
