@@ -1,6 +1,6 @@
 /*
- * The way back (restore.c): the record added to the notice at action time reads back; a
- * restore of each way undoes exactly what the record says (replicas, undo patch, stop
+ * The way back (restore.c, restore_cmd.c): the record added to the notice at action time reads
+ * back; a restore of each way undoes exactly what the record says (replicas, undo patch, stop
  * annotation) and writes restored-at; it refuses a replaced object (another uid), one
  * changed since (generation, or the stop annotation no longer exactly ours), one never
  * reclaimed, one noticed but not acted on, and a way that cannot be undone. The `restore`
@@ -9,6 +9,7 @@
  * call goes no further; the target and kind look-ups of its command line.
  */
 #include "restore.c"
+#include "restore_cmd.c"
 
 #include "test.h"
 #include "tmptree.h"
