@@ -55,6 +55,7 @@
 #include "decide.h"
 #include "docker.h"
 #include "expo.h"
+#include "kube.h"
 #include "ledger.h"
 #include "rules.h"
 
@@ -269,6 +270,21 @@ struct act_backend *act_kube_new(struct kube *k);
  * reloaded. NULL: the built-in table. Not taken over.
  */
 void act_kube_set_kinds(struct act_backend *b, const struct kinds *t);
+/*
+ * Create the command of a KIND_COMMAND way (kinds.h) about `o` as read: its stop action, or
+ * its undo action when `undo` is set (`restore`). 201 is KUBE_OK; a command of ours still there
+ * (not yet carried out by the platform's controller) is KUBE_CONFLICT, with a message saying so.
+ */
+struct kind_way;
+enum kube_result act_kube_command(struct kube *k, const struct kind_way *way,
+                                  const struct kube_obj *o, bool undo, char *err, size_t errlen);
+/*
+ * The Kubernetes calls of `restore` (restore.h) on client `k`: kube_get, kube_scale,
+ * kube_patch, kube_post_event, kube_last_status, kube_last_resource_version and
+ * act_kube_command.
+ */
+struct restore_api;
+void act_kube_restore_api(struct kube *k, struct restore_api *api);
 /*
  * The act_confirm_fn of --kube.confirm-pressure, for a backend from act_kube_new: lists the
  * Pending pods and confirms when one is unschedulable for lack of the workload's GPU

@@ -152,6 +152,10 @@ static char *act_kube_how(const struct kind_way *way, const struct kube_obj *o, 
     case KIND_EVICT:
         how = xasprintf("evict %s", name);
         break;
+    case KIND_COMMAND:
+        how = xasprintf("create a %s/%s %s %s for %s", way->command.group, way->command.version,
+                        way->command.kind, way->command.stop, name);
+        break;
     default:
         how = xasprintf("nothing on %s", name);
         break;
@@ -213,12 +217,23 @@ static int act_kube_choose(const struct kinds *kinds, struct act_kube_target *kt
 }
 
 /* How the owner brings the workload back after acting on `top` by `way` (restore.h). */
-static char *act_kube_hint(const struct kind_way *way, const struct kube_obj *top, bool kueue)
+static char *act_kube_hint(const struct kinds *kinds, const struct kind_way *way,
+                           const struct kube_obj *top, bool kueue)
 {
     if (kueue && way->method == KIND_PATCH) /* Kueue owns spec.suspend: its Workload is used */
         return xasprintf("to bring it back: set spec.active to true on the Kueue Workload of "
                          "%s %s/%s",
                          top->ref.kind, top->ref.ns, top->ref.name);
+    if (way->method == KIND_COMMAND) {
+        /* `restore` takes a bare kind as Kubernetes' own (a Job is batch's): name its group */
+        const struct kind_def *d = kinds_find(kinds, top->ref.api_version, top->ref.kind);
+        char *kind =
+            d && d->group[0] ? xasprintf("%s.%s", d->kind, d->group) : xstrdup(top->ref.kind);
+        char *h = restore_hint(way->method, kind, top->ref.ns, top->ref.name, way->command.kind,
+                               way->command.undo);
+        free(kind);
+        return h;
+    }
     return restore_hint(way->method, top->ref.kind, top->ref.ns, top->ref.name, way->key,
                         way->unpatch);
 }
@@ -241,8 +256,10 @@ static void act_kube_note_acted(struct act_kube *ak, const struct kind_way *way,
     if (!changed || !root_uid)
         return;
     if (root->generation > 0) {
+        /* A command changes the object's status, not its spec (its controller does the rest). */
         ak->last.has_generation = true;
-        ak->last.generation = root->generation + (way->method != KIND_ANNOTATE ? 1 : 0);
+        ak->last.generation =
+            root->generation + (way->method == KIND_SCALE || way->method == KIND_PATCH ? 1 : 0);
     }
     switch (way->method) {
     case KIND_SCALE:
@@ -261,6 +278,8 @@ static void act_kube_note_acted(struct act_kube *ak, const struct kind_way *way,
         ak->last.key = xstrdup(way->key);
         ak->last.value = xstrdup(value);
         break;
+    case KIND_COMMAND:
+        break; /* restore creates the row's undo command */
     default:
         return;
     }
@@ -350,7 +369,7 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
         act_kube_how(kt->way, action == ACTION_EVICT ? &chain->obj[0] : &chain->obj[chain->n - 1],
                      chain->kueue && kt->way->method == KIND_PATCH);
     if (action != ACTION_EVICT)
-        t->restore_hint = act_kube_hint(kt->way, &chain->obj[chain->n - 1], chain->kueue);
+        t->restore_hint = act_kube_hint(kinds, kt->way, &chain->obj[chain->n - 1], chain->kueue);
     t->priv = kt;
     return ACT_OK;
 }
@@ -430,6 +449,49 @@ static enum act_result act_kube_withdraw(struct act_backend *b, const struct led
     return act_kube_map(r);
 }
 
+/*
+ * Create `way`'s command about `o` (its undo command when `undo` is set), as the platform's
+ * CLI does. The platform's controller carries it out later and deletes it: the object's status
+ * says when it has (kinds_is_stopped). A command of ours it has not carried out yet is still
+ * there under the same name, so a second one is 409 AlreadyExists (KUBE_CONFLICT), said as such.
+ */
+enum kube_result act_kube_command(struct kube *k, const struct kind_way *way,
+                                  const struct kube_obj *o, bool undo, char *err, size_t errlen)
+{
+    char *name = NULL;
+    char *body = kinds_command_body(way, o->ref.api_version, o->ref.kind, o->ref.ns, o->ref.name,
+                                    o->ref.uid, undo, &name);
+    if (!body) {
+        snprintf(err, errlen, "cannot make a command for %s '%s': no command way, or no uid",
+                 o->ref.kind, o->ref.name);
+        return KUBE_UNSUPPORTED;
+    }
+    const struct kind_command *c = &way->command;
+    char *path =
+        xasprintf("/apis/%s/%s/namespaces/%s/%s", c->group, c->version, o->ref.ns, c->resource);
+    char *what = xasprintf("create %s %s '%s' for %s '%s/%s'", c->kind, undo ? c->undo : c->stop,
+                           name, o->ref.kind, o->ref.ns, o->ref.name);
+    long status = 0;
+    char *resp = NULL;
+    size_t rlen = 0;
+    enum kube_result r =
+        kube_request(k, "POST", path, body, what, &status, &resp, &rlen, err, errlen);
+    if (r == KUBE_CONFLICT) {
+        char why[512];
+        snprintf(why, sizeof(why), "%s", err);
+        snprintf(err, errlen,
+                 "%s: %s %s '%s' is still there, not carried out: is the %s controller running "
+                 "and taking commands? (%s)",
+                 what, c->kind, undo ? c->undo : c->stop, name, o->ref.kind, why);
+    }
+    free(resp);
+    free(what);
+    free(path);
+    free(body);
+    free(name);
+    return r;
+}
+
 /* Carry out kt->way on the chosen object (the pod for evict). */
 static enum kube_result act_kube_do(struct act_kube *ak, const struct act_kube_target *kt,
                                     int64_t *previous, char *value, size_t valuelen, char *err,
@@ -467,6 +529,8 @@ static enum kube_result act_kube_do(struct act_kube *ak, const struct act_kube_t
         return kube_delete(ak->k, &top->ref, "Background", top->resource_version, err, errlen);
     case KIND_EVICT:
         return kube_evict(ak->k, pod->ref.ns, pod->ref.name, pod->ref.uid, err, errlen);
+    case KIND_COMMAND:
+        return act_kube_command(ak->k, way, top, false, err, errlen);
     default:
         snprintf(err, errlen, "no way to act on %s '%s'", top->ref.kind, top->ref.name);
         return KUBE_UNSUPPORTED;
@@ -714,4 +778,62 @@ struct act_backend *act_kube_new(struct kube *k)
     };
     ak->k = k;
     return &ak->base;
+}
+
+/* ---- the calls of `restore` --------------------------------------------------------------- */
+
+static enum kube_result act_kube_r_get(void *arg, const struct kube_ref *ref, struct kube_obj *obj,
+                                       char *err, size_t errlen)
+{
+    return kube_get(arg, ref, obj, err, errlen);
+}
+
+static enum kube_result act_kube_r_scale(void *arg, const struct kube_ref *ref,
+                                         const char *resource_version, int64_t replicas,
+                                         int64_t *previous, char *err, size_t errlen)
+{
+    return kube_scale(arg, ref, resource_version, replicas, previous, err, errlen);
+}
+
+static enum kube_result act_kube_r_patch(void *arg, const struct kube_ref *ref,
+                                         const char *resource_version, const char *merge_patch,
+                                         char *err, size_t errlen)
+{
+    return kube_patch(arg, ref, resource_version, merge_patch, err, errlen);
+}
+
+static enum kube_result act_kube_r_event(void *arg, const struct kube_ref *involved,
+                                         const char *reason, const char *message, const char *type,
+                                         const char *action, char *err, size_t errlen)
+{
+    return kube_post_event(arg, involved, reason, message, type, action, err, errlen);
+}
+
+static long act_kube_r_status(void *arg)
+{
+    return kube_last_status(arg);
+}
+
+static const char *act_kube_r_rv(void *arg)
+{
+    return kube_last_resource_version(arg);
+}
+
+static enum kube_result act_kube_r_command(void *arg, const struct kind_way *way,
+                                           const struct kube_obj *obj, bool undo, char *err,
+                                           size_t errlen)
+{
+    return act_kube_command(arg, way, obj, undo, err, errlen);
+}
+
+void act_kube_restore_api(struct kube *k, struct restore_api *api)
+{
+    *api = (struct restore_api){k,
+                                act_kube_r_get,
+                                act_kube_r_scale,
+                                act_kube_r_patch,
+                                act_kube_r_event,
+                                act_kube_r_status,
+                                act_kube_r_rv,
+                                act_kube_r_command};
 }

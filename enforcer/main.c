@@ -899,7 +899,8 @@ static int cmd_restore(const char *target)
         if (!au)
             log_warn("%s: no audit line for this restore (the Event on the object remains)", err);
     }
-    struct restore_api api = restore_api_kube(k);
+    struct restore_api api;
+    act_kube_restore_api(k, &api);
     status = restore_run(&api, def, t.ns, t.name, dry, au, stdout, stderr);
 out:
     audit_close(au);

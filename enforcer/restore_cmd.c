@@ -2,7 +2,7 @@
  * The `restore` command (restore.h): the target and kind a user typed, then read, decide
  * (restore_plan, restore.c), undo, tell the owner (an Event) and audit, through the
  * Kubernetes calls of a struct restore_api, so that the command's whole path is tested against
- * a fake as the action engine's is; restore_api_kube gives the real calls.
+ * a fake as the action engine's is; act_kube_restore_api (act_kube.c) gives the real calls.
  */
 #include "restore.h"
 
@@ -76,6 +76,14 @@ const struct kind_def *restore_kind(const struct kinds *t, const char *want, cha
             continue;
         sbuf_printf(&names, "%s%s%s%s", names.len ? ", " : "", d->kind, d->group[0] ? "." : "",
                     d->group);
+        /* As kubectl resolves "job": a Kubernetes group (no dot: "", "apps", "batch") before
+           a custom resource's of the same name (batch.volcano.sh's Job). */
+        bool builtin = !strchr(d->group, '.');
+        if (found && builtin != !strchr(found->group, '.')) {
+            if (builtin)
+                found = d;
+            continue;
+        }
         if (found) {
             snprintf(err, errlen, "kind '%s' is ambiguous: %s; name it with its group", want,
                      names.buf);
@@ -89,55 +97,6 @@ const struct kind_def *restore_kind(const struct kinds *t, const char *want, cha
         snprintf(err, errlen, "kind '%s' is not in the workload kinds table: %s", want,
                  KINDS_HOW_TO_ADD);
     return found;
-}
-
-static enum kube_result restore_kube_get(void *arg, const struct kube_ref *ref,
-                                         struct kube_obj *obj, char *err, size_t errlen)
-{
-    return kube_get(arg, ref, obj, err, errlen);
-}
-
-static enum kube_result restore_kube_scale(void *arg, const struct kube_ref *ref,
-                                           const char *resource_version, int64_t replicas,
-                                           int64_t *previous, char *err, size_t errlen)
-{
-    return kube_scale(arg, ref, resource_version, replicas, previous, err, errlen);
-}
-
-static enum kube_result restore_kube_patch(void *arg, const struct kube_ref *ref,
-                                           const char *resource_version, const char *merge_patch,
-                                           char *err, size_t errlen)
-{
-    return kube_patch(arg, ref, resource_version, merge_patch, err, errlen);
-}
-
-static enum kube_result restore_kube_event(void *arg, const struct kube_ref *involved,
-                                           const char *reason, const char *message,
-                                           const char *type, const char *action, char *err,
-                                           size_t errlen)
-{
-    return kube_post_event(arg, involved, reason, message, type, action, err, errlen);
-}
-
-static long restore_kube_status(void *arg)
-{
-    return kube_last_status(arg);
-}
-
-static const char *restore_kube_rv(void *arg)
-{
-    return kube_last_resource_version(arg);
-}
-
-struct restore_api restore_api_kube(struct kube *k)
-{
-    return (struct restore_api){k,
-                                restore_kube_get,
-                                restore_kube_scale,
-                                restore_kube_patch,
-                                restore_kube_event,
-                                restore_kube_status,
-                                restore_kube_rv};
 }
 
 /* Say why on `errout` and in the audit trail; returns restore_run's status for it. */
@@ -205,6 +164,13 @@ int restore_run(const struct restore_api *api, const struct kind_def *def, const
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     double now = (double)ts.tv_sec;
+    /* A command's effect is in the object's status, which the row's way reads. */
+    const struct kind_way *cmd_way = NULL;
+    for (size_t wi = 0; wi < KINDS_NACTIONS && !cmd_way; wi++)
+        if (def->ways[wi].method == KIND_COMMAND)
+            cmd_way = &def->ways[wi];
+    if (o.rec.method == KIND_COMMAND && cmd_way)
+        o.stopped = kinds_is_stopped(cmd_way, obj.raw, obj.raw_len, err, sizeof(err));
     if (restore_plan(&o, now, &op, msg, sizeof(msg)) < 0) {
         status = restore_fail(au, errout, &ref, &o, "refused", 0, msg);
         goto out;
@@ -222,6 +188,12 @@ int restore_run(const struct restore_api *api, const struct kind_def *def, const
         if (r == KUBE_OK)
             r = api->patch(api->arg, &ref, api->last_resource_version(api->arg), op.patch, err,
                            sizeof(err));
+    } else if (op.method == KIND_COMMAND) {
+        /* The command first: its controller then changes the object's status at any time, so
+           the annotations follow with the uid precondition only (what was read was checked). */
+        r = api->command(api->arg, cmd_way, &obj, true, err, sizeof(err));
+        if (r == KUBE_OK)
+            r = api->patch(api->arg, &ref, NULL, op.patch, err, sizeof(err));
     } else {
         r = api->patch(api->arg, &ref, obj.resource_version, op.patch, err, sizeof(err));
     }

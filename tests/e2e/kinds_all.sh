@@ -7,6 +7,8 @@
 # rows, when a row has no line, so a row cannot be added without its end to end. From the table
 # it writes one cluster (one namespace per line) served by fake_kube, one rule per namespace
 # (notice period 0) and fake_prom's answers (every pod idle). Then:
+#   0. `plan`: per line, the target it names is the expected object with the expected way, and
+#      it only reads;
 #   1. one `run --once --no-dry-run`: per line, the notice annotation and its Event land on the
 #      topmost known owner, the one write besides the notice is the expected request on it, and
 #      nothing else in the namespace (no child, no CronJob or RayCronJob above, no Knative
@@ -67,6 +69,14 @@ run_once() { # AT LOG
         --state.file="$TMP/state.json" --audit.file="$TMP/audit.jsonl" $KFLAGS \
         --enforce.max-actions-per-hour=0 --no-dry-run >"$TMP/$2" 2>&1
 }
+
+# --- 0. plan names each line's target and how, reading only -----------------------------------
+from=$(lines)
+# shellcheck disable=SC2086
+"$ENF" plan --rules.file="$TMP/rules.yaml" --prometheus.url="$PURL" --at=$T0 $KFLAGS \
+    --output=json >"$TMP/plan.json" 2>"$TMP/plan.err"
+check plan-exit-0 test $? = 0
+checks planned "$from"
 
 # --- 1. notice and action, each on the topmost known owner -------------------------------------
 from=$(lines)

@@ -176,6 +176,61 @@ TEST(remove_the_stop_annotation_only_if_exactly_ours)
     free(obj);
 }
 
+/* A command way (a Volcano Job): the record reads back; restore needs the object still stopped
+   by the row's way (the caller's o.stopped) and an unchanged generation. */
+static int plan_stopped(const char *json, int stopped, struct restore_op *op, char *msg, size_t len)
+{
+    struct restore_obj o;
+    char err[160] = "";
+    int rc = restore_obj_parse(json, strlen(json), &o, err, sizeof(err));
+    TEST_CHECK_INT(rc, 0);
+    TEST_CHECK_INT(o.stopped, -1); /* unknown until the caller asks the row */
+    o.stopped = stopped;
+    if (rc == 0)
+        rc = restore_plan(&o, NOW, op, msg, len);
+    restore_obj_free(&o);
+    return rc;
+}
+
+TEST(command_resumes_only_what_is_still_stopped)
+{
+    struct restore_record w = {
+        .method = KIND_COMMAND, .uid = "job-1", .has_generation = true, .generation = 2};
+    char *n = restore_record_add(notice, &w);
+    TEST_CHECK_CONTAINS(n, "\"acted\":{\"way\":\"command\",\"uid\":\"job-1\",\"generation\":2}");
+    struct restore_record r;
+    char err[160] = "";
+    TEST_CHECK_INT(restore_record_parse(n, &r, err, sizeof(err)), 0);
+    TEST_CHECK_INT(r.method, KIND_COMMAND);
+    restore_record_free(&r);
+    free(n);
+    char *obj = object(&w, "job-1", 2, NULL);
+    struct restore_op op;
+    char msg[512] = "";
+    TEST_CHECK_INT(plan_stopped(obj, 1, &op, msg, sizeof(msg)), 0);
+    TEST_CHECK_INT(op.method, KIND_COMMAND);
+    TEST_CHECK_STR(op.patch, "{\"metadata\":{\"annotations\":{\"gpureclaim.io/reclaim-notice\":"
+                             "null,\"gpureclaim.io/restored-at\":\"2023-11-14T23:13:20Z\"}}}");
+    TEST_CHECK_STR(op.what, "create the command that resumes Notebook ml/alice");
+    restore_op_free(&op);
+    /* resumed (or ended) since: its status no longer reads as stopped */
+    TEST_CHECK_INT(plan_stopped(obj, 0, &op, msg, sizeof(msg)), -1);
+    TEST_CHECK_CONTAINS(msg, "is not stopped as the action left it");
+    TEST_CHECK(op.patch == NULL);
+    TEST_CHECK_INT(plan_stopped(obj, -1, &op, msg, sizeof(msg)), -1);
+    TEST_CHECK_CONTAINS(msg, "unreadable");
+    free(obj);
+    /* stopped, but its spec changed since */
+    obj = object(&w, "job-1", 3, NULL);
+    TEST_CHECK_INT(plan_stopped(obj, 1, &op, msg, sizeof(msg)), -1);
+    TEST_CHECK_CONTAINS(msg, "changed since the action");
+    free(obj);
+    char *hint = restore_hint(KIND_COMMAND, "Job", "ml", "train", "Command", "ResumeJob");
+    TEST_CHECK_STR(hint, "to bring it back: gpureclaim-enforcer restore ml/Job/train, or create a "
+                         "Command ResumeJob for Job train (as its platform's CLI resumes it)");
+    free(hint);
+}
+
 TEST(refuse_a_replaced_object)
 {
     struct restore_record w = {.method = KIND_SCALE,
@@ -267,7 +322,7 @@ TEST(hints)
 struct fake_api {
     char *obj; /* what get returns (KUBE_OK), with uid `uid` */
     const char *uid;
-    enum kube_result get_res, scale_res, patch_res, event_res;
+    enum kube_result get_res, scale_res, patch_res, event_res, command_res;
     struct sbuf calls; /* one line per call */
     const char *rv;    /* resourceVersion of the last successful patch */
 };
@@ -325,6 +380,17 @@ static enum kube_result fake_event(void *arg, const struct kube_ref *ref, const 
     return f->event_res;
 }
 
+static enum kube_result fake_command(void *arg, const struct kind_way *way,
+                                     const struct kube_obj *obj, bool undo, char *err,
+                                     size_t errlen)
+{
+    struct fake_api *f = arg;
+    sbuf_printf(&f->calls, "command %s %s uid=%s\n", way->command.kind,
+                undo ? way->command.undo : way->command.stop, obj->ref.uid);
+    snprintf(err, errlen, "fake command %s", kube_result_name(f->command_res));
+    return f->command_res;
+}
+
 static long fake_status(void *arg)
 {
     return ((struct fake_api *)arg)->get_res == KUBE_NOT_FOUND ? 404 : 409;
@@ -343,8 +409,14 @@ struct run {
 
 static struct run run_restore(struct fake_api *f, const char *kind, bool dry_run)
 {
-    struct restore_api api = {f,          fake_get,    fake_scale, fake_patch,
-                              fake_event, fake_status, fake_rv};
+    struct restore_api api = {.arg = f,
+                              .get = fake_get,
+                              .scale = fake_scale,
+                              .patch = fake_patch,
+                              .post_event = fake_event,
+                              .last_status = fake_status,
+                              .last_resource_version = fake_rv,
+                              .command = fake_command};
     struct run r = {0};
     char dir[PATH_MAX], path[PATH_MAX + 16], err[512] = "";
     size_t outlen = 0, errlen = 0;
@@ -474,6 +546,58 @@ TEST(run_refusals_and_failures_go_no_further)
     run_free(&r, &f);
 }
 
+/* The Volcano Job of `rec` in phase `phase`: a command way reads its status. */
+static char *volcano_job(const struct restore_record *rec, const char *phase)
+{
+    char *o = object(rec, "job-1", 2, NULL);
+    char *end = strstr(o, "\"spec\":{}}");
+    TEST_CHECK(end != NULL);
+    if (end)
+        *end = '\0';
+    /* the object's identity as the Volcano Job it stands for */
+    const char *nb = "\"apiVersion\":\"kubeflow.org/v1\",\"kind\":\"Notebook\",";
+    char *id = strstr(o, nb);
+    TEST_CHECK(id != NULL);
+    char *v = xasprintf("{\"apiVersion\":\"batch.volcano.sh/v1alpha1\",\"kind\":\"Job\",%s"
+                        "\"spec\":{},\"status\":{\"state\":{\"phase\":\"%s\"}}}",
+                        id ? id + strlen(nb) : o, phase);
+    free(o);
+    return v;
+}
+
+TEST(run_command_way_resumes_then_records)
+{
+    struct restore_record cmd = {
+        .method = KIND_COMMAND, .uid = "job-1", .has_generation = true, .generation = 2};
+    struct fake_api f = {.obj = volcano_job(&cmd, "Aborted"), .uid = "job-1"};
+    struct run r = run_restore(&f, "jobs.batch.volcano.sh", false);
+    TEST_CHECK_INT(r.status, 0);
+    /* The command first, then the annotations with the uid precondition only: the controller
+       changes the status (and the resourceVersion) as it carries the command out. */
+    TEST_CHECK_CONTAINS(f.calls.buf, "get batch.volcano.sh/v1alpha1 Job ml/alice\n"
+                                     "command Command ResumeJob uid=job-1\n"
+                                     "patch uid=job-1 rv=(null) {\"metadata\":");
+    TEST_CHECK_CONTAINS(r.out, "restored: create the command that resumes Job ml/alice");
+    run_free(&r, &f);
+
+    /* Running again since the action: not ours to resume, nothing is sent. */
+    f = (struct fake_api){.obj = volcano_job(&cmd, "Running"), .uid = "job-1"};
+    r = run_restore(&f, "jobs.batch.volcano.sh", false);
+    TEST_CHECK_INT(r.status, 1);
+    TEST_CHECK_STR(f.calls.buf, "get batch.volcano.sh/v1alpha1 Job ml/alice\n");
+    TEST_CHECK_CONTAINS(r.err, "is not stopped as the action left it");
+    run_free(&r, &f);
+
+    /* A command of ours still there: said so, and the annotations are left as they are. */
+    f = (struct fake_api){
+        .obj = volcano_job(&cmd, "Aborted"), .uid = "job-1", .command_res = KUBE_CONFLICT};
+    r = run_restore(&f, "jobs.batch.volcano.sh", false);
+    TEST_CHECK_INT(r.status, 1);
+    TEST_CHECK(strstr(f.calls.buf, "patch ") == NULL);
+    TEST_CHECK_CONTAINS(r.err, "fake command conflict");
+    run_free(&r, &f);
+}
+
 TEST(target_and_kind)
 {
     struct restore_target t;
@@ -502,6 +626,11 @@ TEST(target_and_kind)
     TEST_CHECK(restore_kind(kinds_builtin(), "deployment.batch", err, sizeof(err)) == NULL);
     TEST_CHECK(restore_kind(kinds_builtin(), "Widget", err, sizeof(err)) == NULL);
     TEST_CHECK_STR(err, "kind 'Widget' is not in the workload kinds table: " KINDS_HOW_TO_ADD);
+    /* As kubectl: a bare "job" is Kubernetes' (batch/v1), Volcano's needs its group. */
+    d = restore_kind(kinds_builtin(), "job", err, sizeof(err));
+    TEST_CHECK(d != NULL && strcmp(d->group, "batch") == 0);
+    d = restore_kind(kinds_builtin(), "jobs.batch.volcano.sh", err, sizeof(err));
+    TEST_CHECK(d != NULL && strcmp(d->group, "batch.volcano.sh") == 0);
 }
 
 int main(void)
@@ -510,6 +639,7 @@ int main(void)
     RUN(scale_back_to_the_recorded_replicas);
     RUN(unpatch_with_the_recorded_undo);
     RUN(remove_the_stop_annotation_only_if_exactly_ours);
+    RUN(command_resumes_only_what_is_still_stopped);
     RUN(refuse_a_replaced_object);
     RUN(refuse_what_was_never_reclaimed);
     RUN(not_an_object);
@@ -517,6 +647,7 @@ int main(void)
     RUN(run_scales_back_then_records_in_that_order);
     RUN(run_dry_run_only_reads);
     RUN(run_refusals_and_failures_go_no_further);
+    RUN(run_command_way_resumes_then_records);
     RUN(target_and_kind);
     return test_done();
 }
