@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "annot.h"
 #include "audit.h"
 #include "dur.h"
 #include "enfmetrics.h"
@@ -36,7 +37,6 @@
 #include "rfc3339.h"
 #include "notice.h"
 #include "notify.h"
-#include "report.h"
 #include "util.h"
 
 struct act_count {
@@ -179,7 +179,7 @@ struct act *act_new(const struct act_cfg *cfg, char *err, size_t errlen)
 {
     struct act *a = xcalloc(1, sizeof(*a));
     a->protected_ns =
-        xstrdup(cfg->protected_namespaces ? cfg->protected_namespaces : ACT_PROTECTED_DEFAULT);
+        xstrdup(cfg->protected_namespaces ? cfg->protected_namespaces : ANNOT_PROTECTED_DEFAULT);
     a->max_per_hour = cfg->max_actions_per_hour;
     a->pending_ttl = cfg->pending_ttl > 0 ? cfg->pending_ttl : ACT_PENDING_TTL;
     a->done_ttl = cfg->done_ttl > 0 ? cfg->done_ttl : ACT_DONE_TTL;
@@ -476,7 +476,7 @@ static void act_build_notice(const struct decision_rec *d, double noticed, doubl
         snprintf(keep, sizeof(keep),
                  "; to postpone it, annotate the workload %s=<RFC 3339 time> (at most %s after "
                  "this notice, %s)",
-                 KEEP_ANN_UNTIL, limit, until);
+                 ANNOT_KEEP_UNTIL, limit, until);
     }
     n->message =
         xasprintf("GPU activity below %g%% for %s (max %.3g%%, mean %.3g%% over %zu "
@@ -581,7 +581,7 @@ enum act_result act_describe(struct act_backend *b, const struct decision_rec *d
     if (note && notelen)
         note[0] = '\0';
     struct act pa = {.protected_ns = (char *)(protected_namespaces ? protected_namespaces
-                                                                   : ACT_PROTECTED_DEFAULT)};
+                                                                   : ANNOT_PROTECTED_DEFAULT)};
     const char *ns = NULL;
     if (act_protected(&pa, d, NULL, &ns)) {
         snprintf(err, errlen, "kept: namespace '%s' is protected", ns);
@@ -601,7 +601,7 @@ enum act_result act_describe(struct act_backend *b, const struct decision_rec *d
         snprintf(err, errlen, "kept: namespace '%s' is protected", ns);
         r = ACT_UNSUPPORTED;
     } else if (t.exempt) {
-        snprintf(err, errlen, "kept: labelled " ACT_EXEMPT_KEY "=true in its owner chain");
+        snprintf(err, errlen, "kept: labelled " ANNOT_EXEMPT "=true in its owner chain");
         r = ACT_UNSUPPORTED;
     } else if (t.out_of_scope) {
         snprintf(err, errlen, "kept: without the runtime scope label");
@@ -875,7 +875,7 @@ static void act_young_msg(const struct decision_rec *d, const struct act_target 
             snprintf(msg, len,
                      "restarted: %s on %s cannot be read, so a restart after the idle window "
                      "start %s cannot be ruled out",
-                     ACT_RESTORED_AT_KEY, t->chain[t->nchain - 1].name, start);
+                     ANNOT_RESTORED_AT, t->chain[t->nchain - 1].name, start);
         else
             snprintf(msg, len,
                      "restarted: %s %s was brought back at %s, after the idle window start %s: "
@@ -1468,7 +1468,7 @@ static bool act_guarded(struct act_ctx *c, struct act_target *t)
     if (e && act_stopping(a))
         return true; /* the withdrawal waits for the next start, with the entry */
     if (e && e->root_kind[0] &&
-        c->b->withdraw(c->b, e, "the workload is labelled " ACT_EXEMPT_KEY "=true", c->err,
+        c->b->withdraw(c->b, e, "the workload is labelled " ANNOT_EXEMPT "=true", c->err,
                        sizeof(c->err)) != ACT_OK)
         log_warn("cannot withdraw the notice on %s: %s", e->target, c->err);
     if (e) {
@@ -1476,7 +1476,7 @@ static bool act_guarded(struct act_ctx *c, struct act_target *t)
         c->e = NULL;
         act_save(a);
     }
-    act_skip(a, c->now, c->d, c->workload, t, "exempt", "labelled " ACT_EXEMPT_KEY "=true");
+    act_skip(a, c->now, c->d, c->workload, t, "exempt", "labelled " ANNOT_EXEMPT "=true");
     return true;
 }
 

@@ -59,10 +59,8 @@
 #include "ledger.h"
 #include "rules.h"
 
-#define ACT_PROTECTED_DEFAULT "kube-system,kube-public,kube-node-lease,gpureclaim"
-#define ACT_EXEMPT_KEY        "gpureclaim.io/exempt"
-#define ACT_PENDING_TTL       (24 * 3600.0)
-#define ACT_DONE_TTL          (7 * 24 * 3600.0)
+#define ACT_PENDING_TTL (24 * 3600.0)
+#define ACT_DONE_TTL    (7 * 24 * 3600.0)
 
 enum act_result {
     ACT_OK = 0,
@@ -92,9 +90,6 @@ struct act_obj {
     char *api_version, *kind, *ns, *name, *uid; /* never NULL once resolved ("" if unknown) */
     char *keep_until; /* its gpureclaim.io/keep-until annotation (keep.h), or NULL */
 };
-
-/* Written by `restore` on the object it brought back: when it did (RFC 3339). */
-#define ACT_RESTORED_AT_KEY "gpureclaim.io/restored-at"
 
 /* The live object behind a decision and its owner chain. */
 struct act_target {
@@ -176,7 +171,7 @@ typedef enum act_result (*act_confirm_fn)(struct act_backend *b, const struct de
 struct act_cfg {
     const char *state_file;           /* --state.file; NULL: memory only (tests) */
     const char *audit_file;           /* --audit.file; "-" stdout; NULL: none */
-    const char *protected_namespaces; /* comma list; NULL: ACT_PROTECTED_DEFAULT; "": none */
+    const char *protected_namespaces; /* comma list; NULL: ANNOT_PROTECTED_DEFAULT; "": none */
     unsigned max_actions_per_hour;    /* --enforce.max-actions-per-hour; 0: no cap */
     double pending_ttl;               /* 0: ACT_PENDING_TTL */
     double done_ttl;                  /* 0: ACT_DONE_TTL */
@@ -283,6 +278,13 @@ void act_kube_set_kinds(struct act_backend *b, const struct kinds *t);
 struct kind_way;
 enum kube_result act_kube_command(struct kube *k, const struct kind_way *way,
                                   const struct kube_obj *o, bool undo, char *err, size_t errlen);
+/*
+ * The Kubernetes calls of `restore` (restore.h) on client `k`: kube_get, kube_scale,
+ * kube_patch, kube_post_event, kube_last_status, kube_last_resource_version and
+ * act_kube_command.
+ */
+struct restore_api;
+void act_kube_restore_api(struct kube *k, struct restore_api *api);
 /*
  * The act_confirm_fn of --kube.confirm-pressure, for a backend from act_kube_new: lists the
  * Pending pods and confirms when one is unschedulable for lack of the workload's GPU

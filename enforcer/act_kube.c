@@ -19,7 +19,7 @@
  * KIND_DELETE and KIND_EVICT (always the pod, with the Pod row's way). Every write names the
  * object by uid and by the resourceVersion read in this cycle.
  *
- * Notices are an annotation (KUBE_ANN_NOTICE) on the object acted on, which is required, and
+ * Notices are an annotation (ANNOT_NOTICE) on the object acted on, which is required, and
  * a Warning Event on it, which is best effort: without RBAC for events the annotation still
  * tells the owner, and failing the notice for it would block every action. With
  * --kube.confirm-pressure the engine also asks this backend, before acting on a
@@ -34,7 +34,7 @@
 #include <time.h>
 
 #include "act.h"
-#include "keep.h"
+#include "annot.h"
 #include "kinds.h"
 #include "kube.h"
 #include "log.h"
@@ -92,8 +92,8 @@ static char *act_kube_dup(const char *s)
 
 static bool act_kube_exempt(const struct kube_obj *o)
 {
-    const char *l = kube_label(o, ACT_EXEMPT_KEY);
-    const char *a = kube_annotation(o, ACT_EXEMPT_KEY);
+    const char *l = kube_label(o, ANNOT_EXEMPT);
+    const char *a = kube_annotation(o, ANNOT_EXEMPT);
     return (l && strcmp(l, "true") == 0) || (a && strcmp(a, "true") == 0);
 }
 
@@ -325,7 +325,7 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
     t->restarted = NAN;
     for (size_t i = 0; i < chain->n; i++) {
         const struct kube_obj *o = &chain->obj[i];
-        const char *keep = kube_annotation(o, KEEP_ANN_UNTIL);
+        const char *keep = kube_annotation(o, ANNOT_KEEP_UNTIL);
         t->chain[i] = (struct act_obj){act_kube_dup(o->ref.api_version),
                                        act_kube_dup(o->ref.kind),
                                        act_kube_dup(o->ref.ns ? o->ref.ns : ns),
@@ -336,7 +336,7 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
         t->terminating |= o->deletion_timestamp != NULL;
         /* Brought back by `restore`: the latest time counts; one that cannot be read counts
            as a restart that cannot be ruled out (act_young keeps it). */
-        const char *restored = kube_annotation(o, ACT_RESTORED_AT_KEY);
+        const char *restored = kube_annotation(o, ANNOT_RESTORED_AT);
         double at;
         char rerr[128];
         if (restored && rfc3339_parse(restored, &at, rerr, sizeof(rerr)) < 0)
@@ -363,7 +363,7 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
     const char *created = chain->obj[0].creation_timestamp;
     if (!created || rfc3339_parse(created, &t->created, perr, sizeof(perr)) < 0)
         t->created = NAN;
-    const char *notice = kube_annotation(&chain->obj[chain->n - 1], KUBE_ANN_NOTICE);
+    const char *notice = kube_annotation(&chain->obj[chain->n - 1], ANNOT_NOTICE);
     t->notice = notice && *notice ? xstrdup(notice) : NULL;
     t->how =
         act_kube_how(kt->way, action == ACTION_EVICT ? &chain->obj[0] : &chain->obj[chain->n - 1],
@@ -384,7 +384,7 @@ static enum act_result act_kube_notice(struct act_backend *b, const struct act_t
 {
     struct act_kube *ak = act_kube_of(b);
     struct kube_ref root = act_kube_ref(&t->chain[t->nchain - 1]);
-    enum kube_result r = kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, n->annotation, err, errlen);
+    enum kube_result r = kube_annotate(ak->k, &root, ANNOT_NOTICE, n->annotation, err, errlen);
     if (r != KUBE_OK)
         return act_kube_map(r);
     /* Our own annotation changed the object's resourceVersion: an action in this same cycle
@@ -419,7 +419,7 @@ static enum act_result act_kube_record(struct act_backend *b, const struct act_t
         with = restore_record_add(n->annotation, &ak->last);
     restore_record_free(&ak->last);
     enum kube_result r =
-        kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, with ? with : n->annotation, err, errlen);
+        kube_annotate(ak->k, &root, ANNOT_NOTICE, with ? with : n->annotation, err, errlen);
     free(with);
     return act_kube_map(r);
 }
@@ -431,7 +431,7 @@ static enum act_result act_kube_withdraw(struct act_backend *b, const struct led
     if (!e->root_kind[0])
         return ACT_OK;
     struct kube_ref root = {e->root_api, e->root_kind, e->root_ns, e->root_name, e->root_uid};
-    enum kube_result r = kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, NULL, err, errlen);
+    enum kube_result r = kube_annotate(ak->k, &root, ANNOT_NOTICE, NULL, err, errlen);
     /* gone or replaced: there is no annotation left to remove, nor anyone to tell */
     if (r == KUBE_NOT_FOUND || r == KUBE_CONFLICT)
         return ACT_OK;
@@ -618,7 +618,7 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
             kt->way->method == KIND_SCALE
                 ? xasprintf("idle GPU reclaimed: scaled from %lld to 0 replicas "
                             "(previous count in annotation %s)",
-                            (long long)previous, KUBE_ANN_REPLICAS_BEFORE)
+                            (long long)previous, ANNOT_REPLICAS_BEFORE)
                 : xasprintf("idle GPU reclaimed: %s", t->how ? t->how : rules_action_name(action));
         char *msg = t->restore_hint && *t->restore_hint ? xasprintf("%s; %s", done, t->restore_hint)
                                                         : xstrdup(done);
@@ -778,4 +778,62 @@ struct act_backend *act_kube_new(struct kube *k)
     };
     ak->k = k;
     return &ak->base;
+}
+
+/* ---- the calls of `restore` --------------------------------------------------------------- */
+
+static enum kube_result act_kube_r_get(void *arg, const struct kube_ref *ref, struct kube_obj *obj,
+                                       char *err, size_t errlen)
+{
+    return kube_get(arg, ref, obj, err, errlen);
+}
+
+static enum kube_result act_kube_r_scale(void *arg, const struct kube_ref *ref,
+                                         const char *resource_version, int64_t replicas,
+                                         int64_t *previous, char *err, size_t errlen)
+{
+    return kube_scale(arg, ref, resource_version, replicas, previous, err, errlen);
+}
+
+static enum kube_result act_kube_r_patch(void *arg, const struct kube_ref *ref,
+                                         const char *resource_version, const char *merge_patch,
+                                         char *err, size_t errlen)
+{
+    return kube_patch(arg, ref, resource_version, merge_patch, err, errlen);
+}
+
+static enum kube_result act_kube_r_event(void *arg, const struct kube_ref *involved,
+                                         const char *reason, const char *message, const char *type,
+                                         const char *action, char *err, size_t errlen)
+{
+    return kube_post_event(arg, involved, reason, message, type, action, err, errlen);
+}
+
+static long act_kube_r_status(void *arg)
+{
+    return kube_last_status(arg);
+}
+
+static const char *act_kube_r_rv(void *arg)
+{
+    return kube_last_resource_version(arg);
+}
+
+static enum kube_result act_kube_r_command(void *arg, const struct kind_way *way,
+                                           const struct kube_obj *obj, bool undo, char *err,
+                                           size_t errlen)
+{
+    return act_kube_command(arg, way, obj, undo, err, errlen);
+}
+
+void act_kube_restore_api(struct kube *k, struct restore_api *api)
+{
+    *api = (struct restore_api){k,
+                                act_kube_r_get,
+                                act_kube_r_scale,
+                                act_kube_r_patch,
+                                act_kube_r_event,
+                                act_kube_r_status,
+                                act_kube_r_rv,
+                                act_kube_r_command};
 }

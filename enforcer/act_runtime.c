@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "annot.h"
 #include "rfc3339.h"
 #include "util.h"
 
@@ -76,7 +77,7 @@ static enum act_result act_runtime_resolve(struct act_backend *b, const struct d
         const char *v = docker_label(&c, rt->scope_key);
         t->out_of_scope = !v || (rt->scope_value && strcmp(v, rt->scope_value) != 0);
     }
-    const char *ex = docker_label(&c, ACT_EXEMPT_KEY);
+    const char *ex = docker_label(&c, ANNOT_EXEMPT);
     t->exempt = ex && strcmp(ex, "true") == 0;
     t->running = c.running;
     t->terminating = false;

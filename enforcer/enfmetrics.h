@@ -4,7 +4,7 @@
  * A family used to be described at each call that added a sample, and where two calls
  * described it differently the first HELP of a scrape won silently. Now a sample refers to
  * its family by id (expo_put(e, EMX(CYCLES_TOTAL), value, labels..., NULL)), so one family
- * has one description; tests/unit/test_enforcer_metrics.c checks that every id is declared,
+ * has one description; tests/unit/test_enfmetrics.c checks that every id is declared,
  * that no name is declared twice (here or in the HTTP server's table, common/httpd.h), that
  * no enforcer source adds a sample by a raw name, and that the metric functions publish only
  * declared families exactly as declared. Names are gpureclaim_enforcer_<id in lower case>.

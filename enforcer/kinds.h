@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "rules.h"
+#include "action.h"
 
 /* How one rule action is carried out on a kind. */
 enum kind_method {

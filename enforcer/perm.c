@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "act.h"
+#include "annot.h"
 #include "enfmetrics.h"
 #include "kinds.h"
 #include "log.h"
@@ -186,7 +186,7 @@ size_t perm_needs(const struct ruleset *rs, const struct perm_cfg *cfg, struct p
         if (r->nnamespaces == 0)
             needs_rule(&v, r, t, cfg, "");
         const char *prot =
-            cfg->protected_namespaces ? cfg->protected_namespaces : ACT_PROTECTED_DEFAULT;
+            cfg->protected_namespaces ? cfg->protected_namespaces : ANNOT_PROTECTED_DEFAULT;
         for (size_t j = 0; j < r->nnamespaces; j++)
             if (!perm_listed(prot, r->namespaces[j]))
                 needs_rule(&v, r, t, cfg, r->namespaces[j]);

@@ -30,7 +30,12 @@
  * idle window: a restored workload is not reclaimed again until it has been idle for a whole idle
  * timer after the restore.
  *
- * Everything here is pure (JSON in, JSON and sentences out); the calls are in main.c.
+ * The record, the reading of the object and the decision are pure (restore.c: JSON in, JSON
+ * and sentences out). The command itself (restore_run, restore_cmd.c) makes its Kubernetes
+ * calls through a small vtable, struct restore_api, as the action engine does through its
+ * backends (act.h), so that its whole path is tested against a fake
+ * (tests/unit/test_restore.c); main.c only turns the flags into a kube client, a kinds table
+ * and an audit file, and calls it.
  */
 #ifndef GPURECLAIM_RESTORE_H
 #define GPURECLAIM_RESTORE_H
@@ -38,8 +43,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "kinds.h"
+#include "kube.h"
 
 /* How an object was acted on, as recorded in its notice annotation's `acted` record. */
 struct restore_record {
@@ -123,5 +130,68 @@ void restore_op_free(struct restore_op *op);
  */
 char *restore_hint(enum kind_method method, const char *kind, const char *ns, const char *name,
                    const char *key, const char *undo);
+
+/* ---- the `restore` command (restore_cmd.c) ------------------------------------------------- */
+
+/* What `restore` was asked for: [NS/]KIND/NAME split, the strings pointing into `spec`. */
+struct restore_target {
+    char *spec;
+    const char *ns, *kind, *name;
+};
+
+/*
+ * Split `target`, NS/KIND/NAME or KIND/NAME in namespace `ns_flag` (--namespace; `ns_set`: it
+ * was given, and then must agree with a target that names its namespace). 0, or -1 with the
+ * message (a usage error).
+ */
+int restore_target_parse(const char *target, const char *ns_flag, bool ns_set,
+                         struct restore_target *t, char *err, size_t errlen);
+void restore_target_free(struct restore_target *t);
+
+/*
+ * The row of table `t` for KIND as the user typed it: matched without regard to case against
+ * the rows' kinds and resources ("Notebook", "notebook", "notebooks"), optionally with its
+ * group ("notebooks.kubeflow.org"), as kubectl names resources. NULL with a message when no
+ * row or more than one matches.
+ */
+const struct kind_def *restore_kind(const struct kinds *t, const char *want, char *err,
+                                    size_t errlen);
+
+/*
+ * The Kubernetes calls `restore` makes, each as its kube.h namesake with `arg` for the
+ * client, and `command` as act_kube_command (a KIND_COMMAND way's undo command).
+ * act_kube_restore_api (act.h) gives the real ones: the Kubernetes backend owns the calls that
+ * act, and the ones that undo.
+ */
+struct restore_api {
+    void *arg;
+    enum kube_result (*get)(void *arg, const struct kube_ref *ref, struct kube_obj *obj, char *err,
+                            size_t errlen);
+    enum kube_result (*scale)(void *arg, const struct kube_ref *ref, const char *resource_version,
+                              int64_t replicas, int64_t *previous, char *err, size_t errlen);
+    enum kube_result (*patch)(void *arg, const struct kube_ref *ref, const char *resource_version,
+                              const char *merge_patch, char *err, size_t errlen);
+    enum kube_result (*post_event)(void *arg, const struct kube_ref *involved, const char *reason,
+                                   const char *message, const char *type, const char *action,
+                                   char *err, size_t errlen);
+    long (*last_status)(void *arg);
+    const char *(*last_resource_version)(void *arg);
+    enum kube_result (*command)(void *arg, const struct kind_way *way, const struct kube_obj *obj,
+                                bool undo, char *err, size_t errlen);
+};
+
+struct audit;
+
+/*
+ * `restore`: read the object KIND NS/NAME of row `def`, decide (restore_plan) and, unless
+ * `dry_run`, undo the stop with a resourceVersion precondition (a command way: its undo
+ * command, then the annotations with the uid precondition only), post an Event on the object
+ * and append an audit line to `au` (NULL: none). What it did, or would do, goes to `out`; the
+ * reason for a refusal or a failure to `errout` ("error: <sentence>") and, as result
+ * "refused" or the API's, to the audit trail. Returns 0 restored (or, with `dry_run`, would
+ * be), 1 refused or failed.
+ */
+int restore_run(const struct restore_api *api, const struct kind_def *def, const char *ns,
+                const char *name, bool dry_run, struct audit *au, FILE *out, FILE *errout);
 
 #endif

@@ -54,7 +54,7 @@ LAYERS = [
          ["kube", "kube_json", "pressure", "lease", "perm"]),
         ("Action engine", "notice, wait, re-check, act once; ledger, audit, webhooks, restore",
          ["lifecycle", "ledger", "notice", "keep", "audit", "notify", "act", "act_kube",
-          "act_runtime", "restore"]),
+          "act_runtime", "restore", "restore_cmd"]),
         ("Commands and daemon", "what the commands print, backtest, the run loop, main.c's flags",
          ["report", "backtest", "btreport", "daemon", "main"]),
     ]),

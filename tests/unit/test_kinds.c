@@ -7,6 +7,7 @@
 #include "kinds.c"
 
 #include "file.h"
+#include "rules.h"
 #include "test.h"
 
 static const char *const rules_tail = "rules:\n"
