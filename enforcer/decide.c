@@ -28,6 +28,7 @@
 #include <time.h>
 
 #include "decide.h"
+#include "pressure.h"
 #include "dur.h"
 #include "rfc3339.h"
 #include "util.h"
@@ -100,23 +101,6 @@ static void set_detail(struct decision_rec *d, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(d->detail, sizeof(d->detail), fmt, ap);
     va_end(ap);
-}
-
-/*
- * kube-state-metrics reports extended resources sanitised (`amd.com/gpu` -> `amd_com_gpu`,
- * docs/decision-semantics.md §9.1) while the exporter and Kueue keep the raw name, so both sides of
- * a comparison go through the same mapping.
- */
-static void sanitize_resource(const char *in, char *out, size_t len)
-{
-    size_t i = 0;
-    for (; in && in[i] && i + 1 < len; i++) {
-        char c = in[i];
-        bool ok =
-            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-        out[i] = ok ? c : '_';
-    }
-    out[i] = '\0';
 }
 
 static int cmp_entry(const void *a, const void *b)
@@ -223,7 +207,7 @@ static void pick_allocation(const struct rule *r, const struct entry *e, size_t 
             continue;
         const char *res = labels_get(&e[i].s->labels, r->resource_label);
         char key[96];
-        sanitize_resource(res ? res : "", key, sizeof(key));
+        pressure_sanitize(res ? res : "", key, sizeof(key));
         double sum = 0;
         for (size_t j = 0; j < ne; j++) {
             if (e[j].kind != ENTRY_ALLOCATION || e[j].s->n == 0 || !isfinite(e[j].s->p[0].v) ||
@@ -231,7 +215,7 @@ static void pick_allocation(const struct rule *r, const struct entry *e, size_t 
                 continue;
             const char *rj = labels_get(&e[j].s->labels, r->resource_label);
             char kj[96];
-            sanitize_resource(rj ? rj : "", kj, sizeof(kj));
+            pressure_sanitize(rj ? rj : "", kj, sizeof(kj));
             if (strcmp(key, kj) == 0)
                 sum += e[j].s->p[0].v;
         }
@@ -741,7 +725,7 @@ static double pending_demand(const struct rule_data *rd, const char *key)
         if (!res || !*res || s->n == 0 || !isfinite(s->p[0].v) || s->p[0].v <= 0)
             continue;
         char k[96];
-        sanitize_resource(res, k, sizeof(k));
+        pressure_sanitize(res, k, sizeof(k));
         if (strcmp(k, key) == 0)
             sum += s->p[0].v;
     }
@@ -783,7 +767,7 @@ static void apply_pressure(const struct rule_data *rd, struct decision_rec *v, s
             set_detail(d, "idle, but its GPU allocation is unknown");
         } else {
             c[nc].d = d;
-            sanitize_resource(d->resource, c[nc].key, sizeof(c[nc].key));
+            pressure_sanitize(d->resource, c[nc].key, sizeof(c[nc].key));
             nc++;
         }
     }

@@ -1500,26 +1500,6 @@ TEST(test_names)
     TEST_CHECK_STR(decide_decision_name(DECISION_KEEP), "keep");
 }
 
-TEST(test_sanitize_resource)
-{
-    static const struct {
-        const char *in, *want;
-    } t[] = {
-        {"amd.com/gpu", "amd_com_gpu"},
-        {"amd_com_gpu", "amd_com_gpu"},
-        {"amd.com/cpx-nps4", "amd_com_cpx_nps4"},
-        {"", ""},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(t); i++) {
-        char out[96];
-        sanitize_resource(t[i].in, out, sizeof(out));
-        TEST_CHECK_STR(out, t[i].want);
-    }
-    char small[4];
-    sanitize_resource("amd.com/gpu", small, sizeof(small));
-    TEST_CHECK_STR(small, "amd");
-}
-
 int main(void)
 {
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
@@ -1535,6 +1515,5 @@ int main(void)
     RUN(test_lookback);
     RUN(test_rule_active);
     RUN(test_names);
-    RUN(test_sanitize_resource);
     return test_done();
 }

@@ -484,66 +484,6 @@ TEST(classify)
     }
 }
 
-TEST(parse_pending)
-{
-    static const struct {
-        const char *msg;
-        bool want;
-    } words[] = {
-        {"0/4 nodes are available: 4 Insufficient amd.com/gpu.", true},
-        {"0/4 nodes are available: 2 Insufficient amd.com/gpu, 2 Insufficient cpu.", true},
-        {"Insufficient amd.com/gpu", true},
-        {"0/4 nodes are available: 4 Insufficient amd.com/gpu_xcp.", false},
-        {"0/4 nodes are available: 4 Insufficient amd.com/gpu-memory.", false},
-        {"0/4 nodes are available: 4 Insufficient amd.com/gpu.x", false},
-        {"0/4 nodes are available: 4 Insufficient cpu.", false},
-        {"insufficient amd.com/gpu", false},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(words); i++)
-        TEST_CHECK_INT(kube_insufficient(words[i].msg, "amd.com/gpu"), words[i].want);
-
-    char *path = xasprintf("%s/pending.json", data_dir);
-    size_t len = 0;
-    char *body = test_read_file(path, &len);
-    TEST_CHECK(body != NULL);
-    size_t count = 99;
-    int64_t req = 99;
-    char err[256] = "";
-    TEST_CHECK_INT(
-        kube_parse_pending(body ? body : "", len, "amd.com/gpu", &count, &req, err, sizeof(err)),
-        0);
-    TEST_CHECK_INT(count, 2); /* wait-gpu-1 (2 GPUs) and wait-gpu-2 (1 + 1, init 1) */
-    TEST_CHECK_INT(req, 4);
-    TEST_CHECK_INT(kube_parse_pending(body ? body : "", len, "amd.com/gpu_xcp", &count, &req, err,
-                                      sizeof(err)),
-                   0);
-    TEST_CHECK_INT(count, 1);
-    TEST_CHECK_INT(req, 0); /* it requests amd.com/gpu, not the partition resource */
-    free(body);
-    free(path);
-
-    /* An init container asking for more than all containers sets the effective request. */
-    const char init[] =
-        "{\"items\":[{\"metadata\":{\"name\":\"a\"},\"spec\":{\"containers\":[{\"resources\":"
-        "{\"limits\":{\"r/x\":\"1\"}}}],\"initContainers\":[{\"resources\":{\"requests\":"
-        "{\"r/x\":\"3\"}}}]},\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":"
-        "\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"1 "
-        "Insufficient r/x.\"}]}}]}";
-    TEST_CHECK_INT(kube_parse_pending(init, strlen(init), "r/x", &count, &req, err, sizeof(err)),
-                   0);
-    TEST_CHECK(count == 1 && req == 3);
-    const char frac[] =
-        "{\"items\":[{\"metadata\":{\"name\":\"a\"},\"spec\":{\"containers\":[{\"resources\":"
-        "{\"requests\":{\"r/x\":\"500m\"}}}]},\"status\":{\"phase\":\"Pending\",\"conditions\":"
-        "[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\","
-        "\"message\":\"Insufficient r/x\"}]}}]}";
-    TEST_CHECK_INT(kube_parse_pending(frac, strlen(frac), "r/x", &count, &req, err, sizeof(err)),
-                   -1);
-    TEST_CHECK_CONTAINS(err, "not a whole number");
-    TEST_CHECK(count == 0 && req == 0);
-    TEST_CHECK_INT(kube_parse_pending("{}", 2, "r/x", &count, &req, err, sizeof(err)), -1);
-}
-
 TEST(paths_and_config)
 {
     static const struct {
@@ -934,12 +874,15 @@ TEST(kueue_job_deactivates_workload)
     TEST_CHECK(ch.kueue);
     if (ch.n == 2)
         TEST_CHECK_INT(kube_suspend(e.k, &ch.obj[1], err, sizeof(err)), KUBE_OK);
-    TEST_CHECK_INT(env_load_log(&e), 4);
-    CHECK_REQ(&e, 2, "GET", "/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/workloads");
-    TEST_CHECK(jeq(e.req[2], "/query", "labelSelector=kueue.x-k8s.io/job-uid=" UID("000032")));
-    CHECK_REQ(&e, 3, "PATCH", "/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/workloads/job-kq-3f1a2");
-    TEST_CHECK(jeq(e.req[3], "/content_type", merge_ct));
-    TEST_CHECK(jeq(e.req[3], "/body",
+    /* Discovery first: the version Kueue's group prefers (this fake serves v1beta1 only). */
+    TEST_CHECK_INT(env_load_log(&e), 6);
+    CHECK_REQ(&e, 2, "GET", "/apis");
+    CHECK_REQ(&e, 3, "GET", "/apis/kueue.x-k8s.io/v1beta1");
+    CHECK_REQ(&e, 4, "GET", "/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/workloads");
+    TEST_CHECK(jeq(e.req[4], "/query", "labelSelector=kueue.x-k8s.io/job-uid=" UID("000032")));
+    CHECK_REQ(&e, 5, "PATCH", "/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/workloads/job-kq-3f1a2");
+    TEST_CHECK(jeq(e.req[5], "/content_type", merge_ct));
+    TEST_CHECK(jeq(e.req[5], "/body",
                    "{\"metadata\":{\"uid\":\"" UID("000033") "\"},\"spec\":{\"active\":false}}"));
 
     /* The Job itself is untouched (Kueue owns spec.suspend); the Workload is inactive. */
@@ -1372,68 +1315,6 @@ TEST(event_and_annotation)
     env_stop(&e);
 }
 
-/*
- * Kueue Workloads in tests/e2e/data/kube/kueue-pending.json (namespace queue): waiting for
- * amd.com/gpu are job-wait-gpu, job-own and job-two-sets (the second pod set's clause); the
- * others are reserved, finished, deactivated, deleting, too big for the queue ("insufficient
- * quota ... > maximum capacity"), or short of cpu or amd.com/gpu_xcp.
- */
-TEST(parse_kueue_waiting)
-{
-    char *path = xasprintf("%s/kueue-pending.json", data_dir);
-    size_t len = 0;
-    char *body = test_read_file(path, &len);
-    TEST_CHECK(body != NULL);
-    const char *b = body ? body : "";
-    size_t count = 99;
-    char err[256] = "";
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(b, len, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 3);
-    /* The candidate's own Workload, found by its owner's uid, its job-uid label or its uid. */
-    const char *own_job[] = {UID("000512")}, *own_wl[] = {UID("000511")};
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(b, len, "amd.com/gpu", own_job, 1, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 2);
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(b, len, "amd.com/gpu", own_wl, 1, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 2);
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(b, len, "amd.com/gpu_xcp", NULL, 0, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 1);
-    TEST_CHECK_INT(kube_parse_kueue_waiting(b, len, "amd.com", NULL, 0, &count, err, sizeof(err)),
-                   0);
-    TEST_CHECK_INT(count, 0); /* a prefix of the name is not the name */
-    free(body);
-    free(path);
-
-    /* The label alone (no owner reference) also marks the candidate's own Workload. */
-    const char lab[] =
-        "{\"items\":[{\"metadata\":{\"name\":\"w\",\"uid\":\"w1\",\"labels\":{"
-        "\"kueue.x-k8s.io/job-uid\":\"j1\"}},\"spec\":{\"active\":true},\"status\":{"
-        "\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"False\",\"message\":"
-        "\"insufficient unused quota for r/x in flavor f, 1 more needed\"}]}}]}";
-    const char *j1[] = {"j1"};
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(lab, strlen(lab), "r/x", NULL, 0, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 1);
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(lab, strlen(lab), "r/x", j1, 1, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 0);
-    /* No QuotaReserved condition yet (not looked at by the scheduler): nothing proven. */
-    const char fresh[] = "{\"items\":[{\"metadata\":{\"name\":\"w\"},\"status\":{}}]}";
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(fresh, strlen(fresh), "r/x", NULL, 0, &count, err, sizeof(err)),
-        0);
-    TEST_CHECK_INT(count, 0);
-    TEST_CHECK_INT(kube_parse_kueue_waiting("{}", 2, "r/x", NULL, 0, &count, err, sizeof(err)), -1);
-    TEST_CHECK_CONTAINS(err, "'items' is missing");
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting("{\"items\":[1]}", 11, "r/x", NULL, 0, &count, err, sizeof(err)),
-        -1);
-    TEST_CHECK_INT(count, 0);
-}
-
 /* The call: one list over all namespaces; 404 (Kueue not installed) is KUBE_NOT_FOUND. */
 TEST(kueue_waiting_pressure)
 {
@@ -1441,25 +1322,26 @@ TEST(kueue_waiting_pressure)
     if (env_start(&e, 5, NULL) < 0)
         return;
     char err[512] = "";
-    size_t count = 99;
+    struct pressure_demand d;
     const char *own[] = {UID("000512")};
     TEST_CHECK_INT(
-        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", own, 1, &count, err, sizeof(err)),
-        KUBE_OK);
-    TEST_CHECK_INT(count, 2);
-    TEST_CHECK_INT(env_load_log(&e), 1);
-    CHECK_REQ(&e, 0, "GET", "/apis/kueue.x-k8s.io/v1beta1/workloads");
-    TEST_CHECK(jeq(e.req[0], "/query", ""));
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", own, 1, &d, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(d.count, 2);
+    TEST_CHECK_INT(env_load_log(&e), 3);
+    CHECK_REQ(&e, 0, "GET", "/apis");
+    CHECK_REQ(&e, 1, "GET", "/apis/kueue.x-k8s.io/v1beta1");
+    CHECK_REQ(&e, 2, "GET", "/apis/kueue.x-k8s.io/v1beta1/workloads");
+    TEST_CHECK(jeq(e.req[2], "/query", ""));
     tmptree_put(e.dir, "faults",
                 "GET /apis/kueue.x-k8s.io/v1beta1/workloads=404x1\n"
                 "GET /apis/kueue.x-k8s.io/v1beta1/workloads=403x1\n");
-    count = 99;
+    d.count = 99;
     TEST_CHECK_INT(
-        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)),
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &d, err, sizeof(err)),
         KUBE_NOT_FOUND);
-    TEST_CHECK_INT(count, 0);
+    TEST_CHECK_INT(d.count, 0);
     TEST_CHECK_INT(
-        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)),
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &d, err, sizeof(err)),
         KUBE_FORBIDDEN);
     TEST_CHECK_CONTAINS(err, "list Kueue workloads waiting for 'amd.com/gpu'");
     env_stop(&e);
@@ -1571,15 +1453,12 @@ TEST(pending_pressure)
     if (env_start(&e, 5, NULL) < 0)
         return;
     char err[512] = "";
-    size_t count = 99;
-    int64_t req = -1;
-    TEST_CHECK_INT(kube_pending_for_resource(e.k, "amd.com/gpu", &count, &req, err, sizeof(err)),
-                   KUBE_OK);
-    TEST_CHECK_INT(count, 2);
-    TEST_CHECK_INT(req, 4);
-    TEST_CHECK_INT(kube_pending_for_resource(e.k, "nvidia.com/gpu", &count, NULL, err, sizeof(err)),
-                   KUBE_OK);
-    TEST_CHECK_INT(count, 0);
+    struct pressure_demand d;
+    TEST_CHECK_INT(kube_pending_for_resource(e.k, "amd.com/gpu", &d, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(d.count, 2);
+    TEST_CHECK_INT(d.requested, 4);
+    TEST_CHECK_INT(kube_pending_for_resource(e.k, "nvidia.com/gpu", &d, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(d.count, 0);
     TEST_CHECK_INT(env_load_log(&e), 2);
     CHECK_REQ(&e, 0, "GET", "/api/v1/pods");
     TEST_CHECK(jeq(e.req[0], "/query", "fieldSelector=status.phase=Pending"));
@@ -2095,20 +1974,7 @@ int main(int argc, char **argv)
     /* build/tests/test_kube -> build/fakes/fake_kube (build/san/... under sanitizers). */
     fake_bin_path(fake_path, sizeof(fake_path), argv[0], "fake_kube");
     /* The objects live in the source tree; walk up from the binary to find them. */
-    char self[4096];
-    snprintf(self, sizeof(self), "%s", argv[0]);
-    char *dir = dirname(self);
-    const char *env_data = getenv("KUBE_TEST_DATA");
-    snprintf(data_dir, sizeof(data_dir), "%s", env_data ? env_data : "tests/e2e/data/kube");
-    for (int up = 0; up < 4 && access(data_dir, R_OK) != 0; up++) {
-        struct sbuf b = {0};
-        sbuf_puts(&b, dir);
-        for (int i = 0; i <= up; i++)
-            sbuf_puts(&b, "/..");
-        sbuf_puts(&b, "/tests/e2e/data/kube");
-        snprintf(data_dir, sizeof(data_dir), "%s", b.buf);
-        sbuf_free(&b);
-    }
+    fake_data_dir(data_dir, sizeof(data_dir), argv[0], "KUBE_TEST_DATA", "tests/e2e/data/kube");
     if (tmptree_make(tmpdir, sizeof(tmpdir), "gpureclaim-test_kube") < 0) {
         perror("mkdtemp");
         return 1;
@@ -2122,7 +1988,6 @@ int main(int argc, char **argv)
     RUN(parse_malformed);
     RUN(parse_scale);
     RUN(classify);
-    RUN(parse_pending);
     RUN(paths_and_config);
     RUN(deployment_scale_to_zero);
     RUN(scale_patch_uid_precondition);
@@ -2139,7 +2004,6 @@ int main(int argc, char **argv)
     RUN(secret_files);
     RUN(event_and_annotation);
     RUN(pending_pressure);
-    RUN(parse_kueue_waiting);
     RUN(kueue_waiting_pressure);
     RUN(parse_ssar);
     RUN(access_review);
