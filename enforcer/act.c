@@ -1245,7 +1245,7 @@ static bool act_capped(struct act_ctx *c)
     return false;
 }
 
-/* Pressure (LC fact `unconfirmed`): asked only when an action is otherwise due. */
+/* Pressure (LC fact `unconfirmed`): asked only when a notice or an action is otherwise due. */
 static bool act_unconfirmed(struct act_ctx *c)
 {
     struct act *a = c->a;
@@ -1518,6 +1518,9 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
     f.object = LC_OBJ_SAME;
     if (!c.e) {
         act_step(&c, &f, &st);
+        /* Confirmed before the notice (an owner reads it as certain) and again before acting. */
+        if (st.why == LC_WHY_NOTICE && (f.unconfirmed = act_unconfirmed(&c)))
+            act_step(&c, &f, &st);
         if (st.why == LC_WHY_NOTICE || st.next == LC_DRY_RUN) {
             if (c.t && act_known_elsewhere(&c, dry))
                 goto out;
