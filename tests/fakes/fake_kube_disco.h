@@ -172,7 +172,7 @@ static json_object *fk_group_list(void)
         const struct fk_resource *res = &fk_resources[i];
         bool seen = !res->group[0] || !fk_served(res);
         for (size_t j = 0; j < i && !seen; j++)
-            seen = strcmp(fk_resources[j].group, res->group) == 0;
+            seen = strcmp(fk_resources[j].group, res->group) == 0 && fk_served(&fk_resources[j]);
         if (seen)
             continue;
         json_object *g = json_object_new_object(), *versions = json_object_new_array();
