@@ -732,6 +732,38 @@ static double pending_demand(const struct rule_data *rd, const char *key)
     return sum;
 }
 
+/*
+ * Two raw names of one sanitised key among the candidates' allocations and the pending demand
+ * (`amd.com/gpu` and `amd_com/gpu`, say): which resource is in demand cannot be told, so
+ * nothing of that key is reclaimed. A name already in sanitised form (kube-state-metrics')
+ * stands for whichever raw name it meets and is no second resource. True with the two names.
+ */
+static bool key_collides(const struct rule_data *rd, const struct cand *c, size_t b, size_t e,
+                         const char **x, const char **y)
+{
+    *x = *y = NULL;
+    for (size_t i = b; i <= e + rd->pending.n && !*y; i++) {
+        const char *name;
+        if (i < e) {
+            name = c[i].d->resource;
+        } else if (i > e) {
+            const struct series *s = &rd->pending.s[i - e - 1];
+            name = labels_get(&s->labels, rd->rule->resource_label);
+            if (!name || !pressure_same(name, c[b].key))
+                continue;
+        } else {
+            continue;
+        }
+        if (pressure_is_sanitized(name))
+            continue;
+        if (!*x)
+            *x = name;
+        else if (strcmp(*x, name) != 0)
+            *y = name;
+    }
+    return *y != NULL;
+}
+
 static void mark_reclaim(struct decision_rec *d, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -780,9 +812,17 @@ static void apply_pressure(const struct rule_data *rd, struct decision_rec *v, s
             total += c[e++].d->allocated;
         double demand = pending_demand(rd, c[b].key);
         double freed = 0;
+        const char *x, *y;
+        bool collides = key_collides(rd, c, b, e, &x, &y);
         for (size_t i = b; i < e; i++) {
             struct decision_rec *d = c[i].d;
-            if (demand <= 0) {
+            if (collides) {
+                d->reason = REASON_PRESSURE_UNKNOWN;
+                set_detail(d,
+                           "idle, but '%s' and '%s' are one resource once sanitised ('%s'): "
+                           "which one is pending is unknown",
+                           x, y, c[b].key);
+            } else if (demand <= 0) {
                 d->reason = REASON_NO_PRESSURE;
                 set_detail(d, "idle, but nothing is pending for '%s'", d->resource);
             } else if (total < demand) {
