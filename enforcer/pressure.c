@@ -96,6 +96,32 @@ static void pressure_settle(struct pressure_demand *d, const char *resource)
     }
 }
 
+/* Item i of a list answer, parsed into `o`: 0, or -1 with "items[i]: ..." in err. */
+static int pressure_item(json_object *arr, size_t i, json_object **e, struct kube_obj *o, char *err,
+                         size_t errlen)
+{
+    char sub[200] = "";
+    *e = json_object_array_get_idx(arr, i);
+    if (!json_object_is_type(*e, json_type_object) ||
+        kube_obj_from_json(*e, o, sub, sizeof(sub)) < 0) {
+        snprintf(err, errlen, "items[%zu]: %s", i, sub[0] ? sub : "not an object");
+        return -1;
+    }
+    return 0;
+}
+
+/* The end of a list's reading: an empty result on failure, else ambiguity settled. */
+static int pressure_finish(struct pressure_demand *out, const char *resource, json_object *root,
+                           int ret)
+{
+    if (ret < 0)
+        *out = (struct pressure_demand){0};
+    else
+        pressure_settle(out, resource);
+    json_object_put(root);
+    return ret;
+}
+
 void pressure_ambiguity(const struct pressure_demand *d, const char *resource, char *out,
                         size_t len)
 {
@@ -220,16 +246,11 @@ int pressure_parse_pending(const char *body, size_t len, const char *resource,
         return -1;
     int ret = 0;
     for (size_t i = 0; i < json_object_array_length(arr) && ret == 0; i++) {
-        json_object *e = json_object_array_get_idx(arr, i), *spec = NULL, *cs = NULL, *ics = NULL;
+        json_object *e, *spec = NULL, *cs = NULL, *ics = NULL;
         struct kube_obj pod;
         struct pressure_demand item = {0};
-        char sub[200] = "";
-        if (!json_object_is_type(e, json_type_object) ||
-            kube_obj_from_json(e, &pod, sub, sizeof(sub)) < 0) {
-            snprintf(err, errlen, "items[%zu]: %s", i, sub[0] ? sub : "not an object");
-            ret = -1;
+        if ((ret = pressure_item(arr, i, &e, &pod, err, errlen)) < 0)
             break;
-        }
         if (pressure_pod_waits(&pod, resource, &item)) {
             int64_t sum, init;
             json_object_object_get_ex(e, "spec", &spec);
@@ -250,12 +271,7 @@ int pressure_parse_pending(const char *body, size_t len, const char *resource,
         }
         kube_obj_free(&pod);
     }
-    if (ret < 0)
-        *out = (struct pressure_demand){0};
-    else
-        pressure_settle(out, resource);
-    json_object_put(root);
-    return ret;
+    return pressure_finish(out, resource, root, ret);
 }
 
 /* ---- Kueue ------------------------------------------------------------------------------ */
@@ -340,26 +356,16 @@ int pressure_parse_kueue(const char *body, size_t len, const char *resource,
         return -1;
     int ret = 0;
     for (size_t i = 0; i < json_object_array_length(arr); i++) {
-        json_object *e = json_object_array_get_idx(arr, i);
+        json_object *e;
         struct kube_obj wl;
         struct pressure_demand item = {0};
-        char sub[200] = "";
-        if (!json_object_is_type(e, json_type_object) ||
-            kube_obj_from_json(e, &wl, sub, sizeof(sub)) < 0) {
-            snprintf(err, errlen, "items[%zu]: %s", i, sub[0] ? sub : "not an object");
-            ret = -1;
+        if ((ret = pressure_item(arr, i, &e, &wl, err, errlen)) < 0)
             break;
-        }
         if (pressure_kueue_waits(e, &wl, resource, skip_uids, nskip, &item)) {
             out->count++;
             pressure_merge(out, &item);
         }
         kube_obj_free(&wl);
     }
-    if (ret < 0)
-        *out = (struct pressure_demand){0};
-    else
-        pressure_settle(out, resource);
-    json_object_put(root);
-    return ret;
+    return pressure_finish(out, resource, root, ret);
 }

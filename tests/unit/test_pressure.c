@@ -47,6 +47,18 @@ static char *workloads(const char *const *m, size_t n)
     return sbuf_take(&b);
 }
 
+/* tests/e2e/data/kube/NAME (NUL-terminated, "" when unreadable: the test then fails). */
+static char *canned(const char *name, size_t *len)
+{
+    char *path = xasprintf("%s/%s", data_dir, name);
+    char *body = test_read_file(path, len);
+    TEST_CHECK(body != NULL);
+    free(path);
+    if (!body)
+        *len = 0;
+    return body ? body : xstrdup("");
+}
+
 TEST(sanitize)
 {
     static const struct {
@@ -190,11 +202,9 @@ TEST(pending_collision)
 /* pending.json: the canned pods of the e2e tests, raw and sanitized rule names alike. */
 TEST(pending_canned)
 {
-    char *path = xasprintf("%s/pending.json", data_dir);
-    size_t len = 0;
-    char *body = test_read_file(path, &len);
-    TEST_CHECK(body != NULL);
-    const char *b = body ? body : "";
+    size_t len;
+    char *body = canned("pending.json", &len);
+    const char *b = body;
     struct pressure_demand d;
     char err[256] = "";
     const char *gpu[] = {"amd.com/gpu", "amd_com_gpu"};
@@ -207,7 +217,6 @@ TEST(pending_canned)
     TEST_CHECK_INT(d.count, 1);
     TEST_CHECK_INT(d.requested, 0); /* it requests amd.com/gpu, not the partition resource */
     free(body);
-    free(path);
 
     /* An init container asking for more than all containers sets the effective request. */
     const char init[] =
@@ -281,11 +290,9 @@ TEST(kueue_both_spellings_and_collision)
  */
 TEST(kueue_canned)
 {
-    char *path = xasprintf("%s/kueue-pending.json", data_dir);
-    size_t len = 0;
-    char *body = test_read_file(path, &len);
-    TEST_CHECK(body != NULL);
-    const char *b = body ? body : "";
+    size_t len;
+    char *body = canned("kueue-pending.json", &len);
+    const char *b = body;
     struct pressure_demand d;
     char err[256] = "";
     TEST_CHECK_INT(pressure_parse_kueue(b, len, "amd.com/gpu", NULL, 0, &d, err, sizeof(err)), 0);
@@ -305,7 +312,6 @@ TEST(kueue_canned)
     TEST_CHECK_INT(pressure_parse_kueue(b, len, "amd.com", NULL, 0, &d, err, sizeof(err)), 0);
     TEST_CHECK_INT(d.count, 0);
     free(body);
-    free(path);
 
     /* The label alone (no owner reference) also marks the candidate's own Workload. */
     const char lab[] =
