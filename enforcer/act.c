@@ -1521,7 +1521,7 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         /* Confirmed before the notice (an owner reads it as certain) and again before acting. */
         if (st.why == LC_WHY_NOTICE && (f.unconfirmed = act_unconfirmed(&c)))
             act_step(&c, &f, &st);
-        if (st.why == LC_WHY_NOTICE || st.next == LC_DRY_RUN) {
+        if ((st.why == LC_WHY_NOTICE || st.next == LC_DRY_RUN) && st.why != LC_WHY_UNCONFIRMED) {
             if (c.t && act_known_elsewhere(&c, dry))
                 goto out;
             act_build_notice(d, now, now + r->notice_period, c.t ? t.chain[0].uid : NULL, NAN,
