@@ -58,6 +58,7 @@
 #include "decide.h"
 #include "docker.h"
 #include "expo.h"
+#include "kube.h"
 #include "ledger.h"
 #include "rules.h"
 
@@ -79,6 +80,14 @@ enum act_result {
 
 /* "ok", "gone", "conflict", "retry", "forbidden", "unsupported", "error", "cancelled". */
 const char *act_result_name(enum act_result r);
+
+/* What became of an object acted on (act_backend.back). */
+enum act_back {
+    ACT_BACK_STOPPED = 0, /* still as the action left it */
+    ACT_BACK_RUNNING,     /* runs again: restored, or started through its platform */
+    ACT_BACK_GONE,        /* deleted or replaced (another uid) */
+    ACT_BACK_UNKNOWN,     /* could not be read: this interval is not counted */
+};
 
 #define ACT_CHAIN_MAX 10
 
@@ -148,6 +157,11 @@ struct act_backend {
                               const struct act_notice *n, char *err, size_t errlen);
     /* Optional: the workload-kinds table to choose targets by (act_set_kinds). */
     void (*set_kinds)(struct act_backend *b, const struct kinds *t);
+    /* Optional: after an action with a way back, what became of the object acted on (the
+       root of acted entry `e`), for the GPU time the action freed (act_freed); *when gets
+       the time it ran again when the backend knows it (restored-at), else NaN. */
+    enum act_back (*back)(struct act_backend *b, const struct ledger_entry *e, double *when,
+                          char *err, size_t errlen);
 };
 
 struct kinds;
@@ -265,6 +279,14 @@ struct act_backend *act_kube_new(struct kube *k);
  * reloaded. NULL: the built-in table. Not taken over.
  */
 void act_kube_set_kinds(struct act_backend *b, const struct kinds *t);
+/*
+ * Create the command of a KIND_COMMAND way (kinds.h) about `o` as read: its stop action, or
+ * its undo action when `undo` is set (`restore`). 201 is KUBE_OK; a command of ours still there
+ * (not yet carried out by the platform's controller) is KUBE_CONFLICT, with a message saying so.
+ */
+struct kind_way;
+enum kube_result act_kube_command(struct kube *k, const struct kind_way *way,
+                                  const struct kube_obj *o, bool undo, char *err, size_t errlen);
 /*
  * The act_confirm_fn of --kube.confirm-pressure, for a backend from act_kube_new: lists the
  * Pending pods and confirms when one is unschedulable for lack of the workload's GPU

@@ -902,6 +902,14 @@ static const struct kind_def *restore_kind(const struct kinds *t, const char *wa
             continue;
         sbuf_printf(&names, "%s%s%s%s", names.len ? ", " : "", d->kind, d->group[0] ? "." : "",
                     d->group);
+        /* As kubectl resolves "job": a Kubernetes group (no dot: "", "apps", "batch") before
+           a custom resource's of the same name (batch.volcano.sh's Job). */
+        bool builtin = !strchr(d->group, '.');
+        if (found && builtin != !strchr(found->group, '.')) {
+            if (builtin)
+                found = d;
+            continue;
+        }
         if (found) {
             snprintf(err, errlen, "kind '%s' is ambiguous: %s; name it with its group", want,
                      names.buf);
@@ -1013,6 +1021,13 @@ static int cmd_restore(const char *target)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     double now = (double)ts.tv_sec;
+    /* A command's effect is in the object's status, which the row's way reads. */
+    const struct kind_way *cmd_way = NULL;
+    for (size_t wi = 0; wi < KINDS_NACTIONS && !cmd_way; wi++)
+        if (def->ways[wi].method == KIND_COMMAND)
+            cmd_way = &def->ways[wi];
+    if (o.rec.method == KIND_COMMAND && cmd_way)
+        o.stopped = kinds_is_stopped(cmd_way, obj.raw, obj.raw_len, err, sizeof(err));
     if (restore_plan(&o, now, &op, msg, sizeof(msg)) < 0) {
         status = restore_fail(au, &ref, &o, "refused", 0, msg);
         goto out;
@@ -1028,6 +1043,12 @@ static int cmd_restore(const char *target)
         r = kube_scale(k, &ref, obj.resource_version, op.replicas, &previous, err, sizeof(err));
         if (r == KUBE_OK)
             r = kube_patch(k, &ref, kube_last_resource_version(k), op.patch, err, sizeof(err));
+    } else if (op.method == KIND_COMMAND) {
+        /* The command first: its controller then changes the object's status at any time, so
+           the annotations follow with the uid precondition only (what was read was checked). */
+        r = act_kube_command(k, cmd_way, &obj, true, err, sizeof(err));
+        if (r == KUBE_OK)
+            r = kube_patch(k, &ref, NULL, op.patch, err, sizeof(err));
     } else {
         r = kube_patch(k, &ref, obj.resource_version, op.patch, err, sizeof(err));
     }

@@ -107,8 +107,13 @@ static void needs_add_perms(struct needs *v, const struct kind_def *d, const str
                             size_t np, const char *ns, const char *why)
 {
     for (size_t i = 0; i < np; i++)
-        needs_add_kind(v, d->group, d->resource, p[i].subresource, p[i].verb, ns, NULL, d->kind,
-                       perm_api_version(d), why);
+        /* another resource's (a command way's command objects): named by its resource only */
+        if (p[i].resource)
+            needs_add(v, p[i].group, p[i].resource, p[i].subresource, p[i].verb, ns, NULL, NULL,
+                      why);
+        else
+            needs_add_kind(v, d->group, d->resource, p[i].subresource, p[i].verb, ns, NULL, d->kind,
+                           perm_api_version(d), why);
 }
 
 static bool perm_kube_action(enum rule_action a)

@@ -36,7 +36,7 @@ static const struct {
     enum kind_method m;
 } restore_ways[] = {
     {"scale", KIND_SCALE},   {"patch", KIND_PATCH}, {"annotate", KIND_ANNOTATE},
-    {"delete", KIND_DELETE}, {"evict", KIND_EVICT},
+    {"delete", KIND_DELETE}, {"evict", KIND_EVICT}, {"command", KIND_COMMAND},
 };
 
 static const char *restore_way_name(enum kind_method m)
@@ -169,6 +169,7 @@ int restore_obj_parse(const char *json, size_t len, struct restore_obj *o, char 
 {
     memset(o, 0, sizeof(*o));
     o->rec.acted = NAN;
+    o->stopped = -1;
     json_object *root =
         jsonparse_strict(json, len, JSON_TOKENER_DEFAULT_DEPTH, "object", err, errlen);
     json_object *md = NULL, *ann = NULL;
@@ -305,6 +306,17 @@ int restore_plan(const struct restore_obj *obj, double now, struct restore_op *o
                  what, obj->uid ? obj->uid : "", r->uid);
         return -1;
     }
+    if (r->method == KIND_COMMAND && obj->stopped != 1) {
+        /* The platform carried out a command since (resumed it, or the run ended), or the
+           object cannot say: undoing could restart what someone else stopped. */
+        snprintf(msg, msglen,
+                 "%s is not stopped as the action left it (%s): it was resumed or ended since "
+                 "%s; refusing",
+                 what,
+                 obj->stopped == 0 ? "its status no longer says so" : "its status is unreadable",
+                 t);
+        return -1;
+    }
     if (r->method == KIND_ANNOTATE) {
         if (!obj->has_stop) {
             snprintf(msg, msglen,
@@ -345,6 +357,10 @@ int restore_plan(const struct restore_obj *obj, double now, struct restore_op *o
         op->patch = restore_patch(r->undo, NULL, now);
         snprintf(op->what, sizeof(op->what), "patch %s with %.120s", what, r->undo);
         break;
+    case KIND_COMMAND:
+        op->patch = restore_patch(NULL, NULL, now);
+        snprintf(op->what, sizeof(op->what), "create the command that resumes %s", what);
+        break;
     default: /* KIND_ANNOTATE */
         op->patch = restore_patch(NULL, r->key, now);
         snprintf(op->what, sizeof(op->what), "remove annotation %s from %s", r->key, what);
@@ -375,6 +391,10 @@ char *restore_hint(enum kind_method method, const char *kind, const char *ns, co
         return xasprintf("there is no way back through gpureclaim after a delete: re-create %s "
                          "%s from its source",
                          kind, name);
+    case KIND_COMMAND: /* key: the command's kind, undo: its action that undoes the stop */
+        return xasprintf("to bring it back: %s, or create a %s %s for %s %s (as its platform's "
+                         "CLI resumes it)",
+                         cmd, key ? key : "command", undo ? undo : "", kind, name);
     default:
         return NULL;
     }

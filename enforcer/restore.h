@@ -21,11 +21,14 @@
  *     still be there with exactly the value the engine wrote (Kubeflow's "Start" removes it:
  *     the workload was restarted through the platform already).
  *
- * Otherwise it undoes the stop (the /scale back to the recorded replicas, the undo patch, or
- * removing the stop annotation) with a resourceVersion precondition, removes the notice and
- * writes gpureclaim.io/restored-at, from which the engine counts a fresh idle window: a
- * restored workload is not reclaimed again until it has been idle for a whole idle timer
- * after the restore.
+ *   - command way (a Volcano Job): a command changes the object's status only, so the object
+ *     must still read as stopped by the row's way (obj.stopped), besides the generation.
+ *
+ * Otherwise it undoes the stop (the /scale back to the recorded replicas, the undo patch,
+ * removing the stop annotation, or the row's undo command) with a resourceVersion precondition,
+ * removes the notice and writes gpureclaim.io/restored-at, from which the engine counts a fresh
+ * idle window: a restored workload is not reclaimed again until it has been idle for a whole idle
+ * timer after the restore.
  *
  * Everything here is pure (JSON in, JSON and sentences out); the calls are in main.c.
  */
@@ -74,6 +77,10 @@ struct restore_obj {
     char rec_err[160];         /* why the notice's record could not be read, "" if it could */
     char *stop_value;          /* the value of the record's stop annotation (KIND_ANNOTATE) */
     bool has_stop;             /* that annotation is present */
+    /* KIND_COMMAND: whether the object still reads as stopped by the row's command way
+       (kinds_is_stopped; the caller sets it, -1 unknown): a command is carried out by the
+       platform, and nothing else on the object says whether it was undone since. */
+    int stopped;
 };
 
 /* Parse an object. 0, or -1 with a message when it is not a JSON object with metadata. */
@@ -87,12 +94,13 @@ int restore_record_parse(const char *notice_json, struct restore_record *r, char
 
 /* What restore will do. */
 struct restore_op {
-    enum kind_method method; /* KIND_SCALE, KIND_PATCH or KIND_ANNOTATE */
+    enum kind_method method; /* KIND_SCALE, KIND_PATCH, KIND_ANNOTATE or KIND_COMMAND */
     int64_t replicas;        /* KIND_SCALE: scale back to this */
     /*
      * KIND_PATCH, KIND_ANNOTATE: the one merge patch that undoes the stop and updates the
      * annotations (notice removed, restored-at written), sent with a resourceVersion
-     * precondition. KIND_SCALE: the annotation patch sent after the /scale.
+     * precondition. KIND_SCALE, KIND_COMMAND: the annotation patch sent after the /scale or
+     * the undo command.
      */
     char *patch;
     char what[256]; /* "scale Deployment ml/x back to 2 replicas", for output and audit */
@@ -109,7 +117,8 @@ void restore_op_free(struct restore_op *op);
 /*
  * The sentence telling an owner how to bring a workload back after `method` on KIND NS/NAME:
  * the restore command, and the platform's own path (scale back, remove the annotation, apply
- * the undo patch), or, after a delete, that there is none. `key` and `undo` as in kind_way.
+ * the undo patch, create the undo command), or, after a delete, that there is none. `key` and
+ * `undo` as in kind_way; for KIND_COMMAND the command's kind and its undo action.
  * NULL for evict and none (the controller re-creates an evicted pod). Caller frees.
  */
 char *restore_hint(enum kind_method method, const char *kind, const char *ns, const char *name,

@@ -1969,6 +1969,77 @@ TEST(act_stops_below_a_cronjob_and_on_a_changed_object)
     env_stop(&e);
 }
 
+/* A Volcano Job: the command way (kinds.h KIND_COMMAND), a Command AbortJob its controller takes.
+ */
+TEST(act_volcano_job_by_command)
+{
+    struct env e;
+    if (env_start(&e, 5, NULL) < 0)
+        return;
+    struct act_backend *b = backend_of(&e);
+    char err[1024] = "";
+    struct act_target t;
+    long status = 0;
+    TEST_CHECK_INT(resolve_pod(b, "vj-worker-0", ACTION_SUSPEND, &t, err, sizeof(err)), ACT_OK);
+    TEST_CHECK_INT(t.nchain, 2);
+    TEST_CHECK_STR(t.how, "create a bus.volcano.sh/v1alpha1 Command AbortJob for Job ml/vj");
+    /* the group named: a bare "Job" is batch/v1's to `restore` */
+    TEST_CHECK_CONTAINS(t.restore_hint, "gpureclaim-enforcer restore ml/Job.batch.volcano.sh/vj");
+    TEST_CHECK_CONTAINS(t.restore_hint, "Command ResumeJob");
+    /* a command of ours still there (its controller not taking commands): 409, said so, and
+       nothing else written */
+    size_t n = env_load_log(&e);
+    TEST_CHECK(tmptree_put(e.dir, "faults",
+                           "POST /apis/bus.volcano.sh/v1alpha1/namespaces/ml/commands=409x1\n") ==
+               0);
+    TEST_CHECK_INT(b->act(b, &t, ACTION_SUSPEND, &status, err, sizeof(err)), ACT_CONFLICT);
+    TEST_CHECK_CONTAINS(err, "Command AbortJob 'vj-gpureclaim-abortjob' is still there, not "
+                             "carried out");
+    size_t m = env_load_log(&e);
+    TEST_CHECK_INT(m, n + 1);
+    CHECK_REQ(&e, n, "POST", "/apis/bus.volcano.sh/v1alpha1/namespaces/ml/commands");
+    TEST_CHECK(act_kube_of(b)->last.method == KIND_NONE); /* nothing to undo recorded */
+    /* the command as vcctl makes it, then the Event */
+    TEST_CHECK_INT(b->act(b, &t, ACTION_SUSPEND, &status, err, sizeof(err)), ACT_OK);
+    TEST_CHECK_INT(status, 201);
+    m = env_load_log(&e);
+    TEST_CHECK_INT(m, n + 3);
+    CHECK_REQ(&e, n + 1, "POST", "/apis/bus.volcano.sh/v1alpha1/namespaces/ml/commands");
+    json_object *c = n + 1 < e.nreq ? e.req[n + 1] : NULL;
+    TEST_CHECK(jeq(c, "/content_type", "application/json"));
+    TEST_CHECK(jeq(c, "/body/kind", "Command") &&
+               jeq(c, "/body/apiVersion", "bus.volcano.sh/v1alpha1"));
+    TEST_CHECK(jeq(c, "/body/action", "AbortJob"));
+    TEST_CHECK(jeq(c, "/body/metadata/name", "vj-gpureclaim-abortjob") &&
+               jeq(c, "/body/metadata/namespace", "ml"));
+    TEST_CHECK(jeq(c, "/body/target/apiVersion", "batch.volcano.sh/v1alpha1") &&
+               jeq(c, "/body/target/kind", "Job") && jeq(c, "/body/target/name", "vj") &&
+               jeq(c, "/body/target/uid", UID("000301")) &&
+               jeq(c, "/body/target/controller", "true"));
+    TEST_CHECK(jeq(c, "/body/metadata/ownerReferences/0/uid", UID("000301")));
+    CHECK_REQ(&e, n + 2, "POST", "/api/v1/namespaces/ml/events");
+    /* recorded for restore: the command way, the Job's uid, its generation unchanged */
+    struct restore_record *rec = &act_kube_of(b)->last;
+    TEST_CHECK(rec->method == KIND_COMMAND && rec->uid && strcmp(rec->uid, UID("000301")) == 0);
+    TEST_CHECK(rec->has_generation && rec->generation == 1);
+    b->target_free(b, &t);
+    /* Volcano's controller took it (tests/fakes/fake_kube_ctl.h): Aborted, its pod gone */
+    struct kube_ref vj = {(char *)"batch.volcano.sh/v1alpha1", (char *)"Job", (char *)"ml",
+                          (char *)"vj", NULL};
+    struct kube_obj o;
+    TEST_CHECK_INT(kube_get(e.k, &vj, &o, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK(o.raw && strstr(o.raw, "\"phase\":\"Aborted\""));
+    const struct kind_def *d = kinds_find(NULL, "batch.volcano.sh/v1alpha1", "Job");
+    char serr[128];
+    TEST_CHECK(d && o.raw &&
+               kinds_is_stopped(&d->ways[ACTION_SUSPEND], o.raw, o.raw_len, serr, sizeof(serr)) ==
+                   1);
+    kube_obj_free(&o);
+    TEST_CHECK_INT(resolve_pod(b, "vj-worker-0", ACTION_SUSPEND, &t, err, sizeof(err)), ACT_GONE);
+    backend_free(&e, b);
+    env_stop(&e);
+}
+
 int main(int argc, char **argv)
 {
     /* build/tests/test_kube -> build/fakes/fake_kube (build/san/... under sanitizers). */
@@ -2014,6 +2085,7 @@ int main(int argc, char **argv)
     RUN(generic_patch_scale_delete);
     RUN(act_at_the_top_of_custom_resources);
     RUN(act_stops_below_a_cronjob_and_on_a_changed_object);
+    RUN(act_volcano_job_by_command);
 
     tmptree_finish(tmpdir);
     curl_global_cleanup();

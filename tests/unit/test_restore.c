@@ -171,6 +171,61 @@ TEST(remove_the_stop_annotation_only_if_exactly_ours)
     free(obj);
 }
 
+/* A command way (a Volcano Job): the record reads back; restore needs the object still stopped
+   by the row's way (the caller's o.stopped) and an unchanged generation. */
+static int plan_stopped(const char *json, int stopped, struct restore_op *op, char *msg, size_t len)
+{
+    struct restore_obj o;
+    char err[160] = "";
+    int rc = restore_obj_parse(json, strlen(json), &o, err, sizeof(err));
+    TEST_CHECK_INT(rc, 0);
+    TEST_CHECK_INT(o.stopped, -1); /* unknown until the caller asks the row */
+    o.stopped = stopped;
+    if (rc == 0)
+        rc = restore_plan(&o, NOW, op, msg, len);
+    restore_obj_free(&o);
+    return rc;
+}
+
+TEST(command_resumes_only_what_is_still_stopped)
+{
+    struct restore_record w = {
+        .method = KIND_COMMAND, .uid = "job-1", .has_generation = true, .generation = 2};
+    char *n = restore_record_add(notice, &w);
+    TEST_CHECK_CONTAINS(n, "\"acted\":{\"way\":\"command\",\"uid\":\"job-1\",\"generation\":2}");
+    struct restore_record r;
+    char err[160] = "";
+    TEST_CHECK_INT(restore_record_parse(n, &r, err, sizeof(err)), 0);
+    TEST_CHECK_INT(r.method, KIND_COMMAND);
+    restore_record_free(&r);
+    free(n);
+    char *obj = object(&w, "job-1", 2, NULL);
+    struct restore_op op;
+    char msg[512] = "";
+    TEST_CHECK_INT(plan_stopped(obj, 1, &op, msg, sizeof(msg)), 0);
+    TEST_CHECK_INT(op.method, KIND_COMMAND);
+    TEST_CHECK_STR(op.patch, "{\"metadata\":{\"annotations\":{\"gpureclaim.io/reclaim-notice\":"
+                             "null,\"gpureclaim.io/restored-at\":\"2023-11-14T23:13:20Z\"}}}");
+    TEST_CHECK_STR(op.what, "create the command that resumes Notebook ml/alice");
+    restore_op_free(&op);
+    /* resumed (or ended) since: its status no longer reads as stopped */
+    TEST_CHECK_INT(plan_stopped(obj, 0, &op, msg, sizeof(msg)), -1);
+    TEST_CHECK_CONTAINS(msg, "is not stopped as the action left it");
+    TEST_CHECK(op.patch == NULL);
+    TEST_CHECK_INT(plan_stopped(obj, -1, &op, msg, sizeof(msg)), -1);
+    TEST_CHECK_CONTAINS(msg, "unreadable");
+    free(obj);
+    /* stopped, but its spec changed since */
+    obj = object(&w, "job-1", 3, NULL);
+    TEST_CHECK_INT(plan_stopped(obj, 1, &op, msg, sizeof(msg)), -1);
+    TEST_CHECK_CONTAINS(msg, "changed since the action");
+    free(obj);
+    char *hint = restore_hint(KIND_COMMAND, "Job", "ml", "train", "Command", "ResumeJob");
+    TEST_CHECK_STR(hint, "to bring it back: gpureclaim-enforcer restore ml/Job/train, or create a "
+                         "Command ResumeJob for Job train (as its platform's CLI resumes it)");
+    free(hint);
+}
+
 TEST(refuse_a_replaced_object)
 {
     struct restore_record w = {.method = KIND_SCALE,
@@ -264,6 +319,7 @@ int main(void)
     RUN(scale_back_to_the_recorded_replicas);
     RUN(unpatch_with_the_recorded_undo);
     RUN(remove_the_stop_annotation_only_if_exactly_ours);
+    RUN(command_resumes_only_what_is_still_stopped);
     RUN(refuse_a_replaced_object);
     RUN(refuse_what_was_never_reclaimed);
     RUN(not_an_object);
