@@ -1278,7 +1278,7 @@ static bool act_capped(struct act_ctx *c)
     return false;
 }
 
-/* Pressure (LC fact `unconfirmed`): asked only when an action is otherwise due. */
+/* Pressure (LC fact `unconfirmed`): asked only when a notice or an action is otherwise due. */
 static bool act_unconfirmed(struct act_ctx *c)
 {
     struct act *a = c->a;
@@ -1551,7 +1551,10 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
     f.object = LC_OBJ_SAME;
     if (!c.e) {
         act_step(&c, &f, &st);
-        if (st.why == LC_WHY_NOTICE || st.next == LC_DRY_RUN) {
+        /* Confirmed before the notice (an owner reads it as certain) and again before acting. */
+        if (st.why == LC_WHY_NOTICE && (f.unconfirmed = act_unconfirmed(&c)))
+            act_step(&c, &f, &st);
+        if ((st.why == LC_WHY_NOTICE || st.next == LC_DRY_RUN) && st.why != LC_WHY_UNCONFIRMED) {
             if (c.t && act_known_elsewhere(&c, dry))
                 goto out;
             act_build_notice(d, now, now + r->notice_period, c.t ? t.chain[0].uid : NULL, NAN,

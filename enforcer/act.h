@@ -11,7 +11,10 @@
  *    or annotation on the pod or its root owner, or a container label);
  *  - first cycle: resolve the target, post the notice (Kubernetes: Event + annotation on the
  *    root owner; containers: audit and log only), record it with act_after = now + notice
- *    period; with a notice period of 0 the action follows in the same cycle;
+ *    period; with a notice period of 0 the action follows in the same cycle. For
+ *    DuringGPUPressure rules with a pressure check set (act_set_kube_confirm) the notice is
+ *    posted only once the API confirms the pressure (else skipped "pressure_not_confirmed",
+ *    nothing posted), and the check is made again before the action;
  *  - an object created after the start of the idle window (a StatefulSet pod or a
  *    `jupyter-<user>` pod re-created under the same name, a container re-created under the
  *    same name) is not noticed nor acted on: the idle evidence before its creation belongs to
@@ -159,7 +162,8 @@ struct act_backend {
 struct kinds;
 
 /*
- * A check run before acting on a DuringGPUPressure decision, as the Prometheus signal cannot
+ * A check run before noticing and before acting on a DuringGPUPressure decision, as the
+ * Prometheus signal cannot
  * tell why a pod is pending: ACT_OK when the API confirms that something other than the
  * candidate `t` (the resolved target, NULL when unknown) waits for d->resource; otherwise
  * the action waits for a later cycle (ACT_RETRY: nothing waits for it; anything else: the
@@ -290,7 +294,9 @@ void act_kube_restore_api(struct kube *k, struct restore_api *api);
  * Pending pods and confirms when one is unschedulable for lack of the workload's GPU
  * resource (kube_pending_for_resource); else lists the Kueue Workloads and confirms when one
  * other than the candidate's own (any uid of `t`'s chain) waits for quota of that resource
- * (kube_kueue_waiting_for_resource). API not serving Kueue: nothing waits there.
+ * (kube_kueue_waiting_for_resource). API not serving Kueue: nothing waits there. Names are
+ * compared after sanitizing (pressure.h); a resource name that is ambiguous once sanitized
+ * confirms nothing (ACT_RETRY, err says which names).
  */
 enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct decision_rec *d,
                                           const struct act_target *t, char *err, size_t errlen);

@@ -38,6 +38,7 @@
 #include "kinds.h"
 #include "kube.h"
 #include "log.h"
+#include "pressure.h"
 #include "restore.h"
 #include "rfc3339.h"
 #include "util.h"
@@ -651,18 +652,23 @@ enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct de
         snprintf(err, errlen, "no GPU resource known for the workload: cannot confirm pressure");
         return ACT_RETRY;
     }
-    size_t count = 0;
-    int64_t requested = 0;
-    enum kube_result r =
-        kube_pending_for_resource(ak->k, d->resource, &count, &requested, err, errlen);
+    struct pressure_demand pd;
+    enum kube_result r = kube_pending_for_resource(ak->k, d->resource, &pd, err, errlen);
     if (r != KUBE_OK) {
         /* ACT_RETRY would read as "nothing waits": a throttled list proves nothing. */
         enum act_result ar = act_kube_map(r);
         return ar == ACT_RETRY ? ACT_ERROR : ar;
     }
-    if (count > 0) {
-        log_debug("GPU pressure confirmed: %zu Pending pods wait for %lld '%s'", count,
-                  (long long)requested, d->resource);
+    /* Two resources read alike once sanitized: which one waits is unknown, so nothing does. */
+    if (pd.ambiguous) {
+        char why[768];
+        pressure_ambiguity(&pd, d->resource, why, sizeof(why));
+        snprintf(err, errlen, "cannot tell which Pending pods wait for it: %s", why);
+        return ACT_RETRY;
+    }
+    if (pd.count > 0) {
+        log_debug("GPU pressure confirmed: %zu Pending pods wait for %lld '%s'", pd.count,
+                  (long long)pd.requested, d->resource);
         return ACT_OK;
     }
     /*
@@ -674,7 +680,7 @@ enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct de
     size_t nskip = 0;
     for (size_t i = 0; t && i < t->nchain && i < ACT_CHAIN_MAX; i++)
         skip[nskip++] = t->chain[i].uid;
-    r = kube_kueue_waiting_for_resource(ak->k, d->resource, skip, nskip, &count, err, errlen);
+    r = kube_kueue_waiting_for_resource(ak->k, d->resource, skip, nskip, &pd, err, errlen);
     if (r == KUBE_NOT_FOUND) {
         snprintf(err, errlen,
                  "no Pending pod is unschedulable for lack of '%s' (the API serves no Kueue "
@@ -686,14 +692,23 @@ enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct de
         enum act_result ar = act_kube_map(r);
         return ar == ACT_RETRY ? ACT_ERROR : ar;
     }
-    if (count == 0) {
+    if (pd.ambiguous) {
+        char why[768];
+        pressure_ambiguity(&pd, d->resource, why, sizeof(why));
+        snprintf(err, errlen,
+                 "no Pending pod is unschedulable for lack of '%s', and which Kueue Workloads "
+                 "wait for its quota is unknown: %s",
+                 d->resource, why);
+        return ACT_RETRY;
+    }
+    if (pd.count == 0) {
         snprintf(err, errlen,
                  "no Pending pod is unschedulable for lack of '%s' and no Kueue Workload waits "
                  "for its quota",
                  d->resource);
         return ACT_RETRY;
     }
-    log_debug("GPU pressure confirmed: %zu Kueue Workloads wait for quota of '%s'", count,
+    log_debug("GPU pressure confirmed: %zu Kueue Workloads wait for quota of '%s'", pd.count,
               d->resource);
     return ACT_OK;
 }

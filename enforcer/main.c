@@ -187,8 +187,8 @@ static struct flags_def flags[NFLAGS] = {
     [F_KUBE_TIMEOUT] = {"kube.timeout", FLAGS_DURATION, "10s",
                         "run: timeout of one Kubernetes API request"},
     [F_KUBE_CONFIRM] = {"kube.confirm-pressure", FLAGS_BOOL, "false",
-                        "run: act on DuringGPUPressure rules only while a Pending pod is "
-                        "unschedulable for lack of the workload's GPU resource"},
+                        "run: notice and act on DuringGPUPressure rules only while a Pending "
+                        "pod or a Kueue Workload waits for the workload's GPU resource"},
     [F_NAMESPACE] = {"namespace", FLAGS_STRING, "default",
                      "restore: namespace of KIND/NAME (-n; NS/KIND/NAME names it too)"},
     [F_LE] = {"leader-elect", FLAGS_BOOL, "false",

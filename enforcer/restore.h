@@ -46,7 +46,7 @@
 #include <stdio.h>
 
 #include "kinds.h"
-#include "kube.h"
+#include "kube_json.h"
 
 /* How an object was acted on, as recorded in its notice annotation's `acted` record. */
 struct restore_record {

@@ -400,12 +400,15 @@ TEST(kueue_job_deactivates_workload)
     TEST_CHECK(ch.kueue);
     if (ch.n == 2)
         TEST_CHECK_INT(kube_suspend(e.k, &ch.obj[1], err, sizeof(err)), KUBE_OK);
-    TEST_CHECK_INT(env_load_log(&e), 4);
-    CHECK_REQ(&e, 2, "GET", "/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/workloads");
-    TEST_CHECK(jeq(e.req[2], "/query", "labelSelector=kueue.x-k8s.io/job-uid=" UID("000032")));
-    CHECK_REQ(&e, 3, "PATCH", "/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/workloads/job-kq-3f1a2");
-    TEST_CHECK(jeq(e.req[3], "/content_type", merge_ct));
-    TEST_CHECK(jeq(e.req[3], "/body",
+    /* Discovery first: the version Kueue's group prefers (this fake serves v1beta1 only). */
+    TEST_CHECK_INT(env_load_log(&e), 6);
+    CHECK_REQ(&e, 2, "GET", "/apis");
+    CHECK_REQ(&e, 3, "GET", "/apis/kueue.x-k8s.io/v1beta1");
+    CHECK_REQ(&e, 4, "GET", "/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/workloads");
+    TEST_CHECK(jeq(e.req[4], "/query", "labelSelector=kueue.x-k8s.io/job-uid=" UID("000032")));
+    CHECK_REQ(&e, 5, "PATCH", "/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/workloads/job-kq-3f1a2");
+    TEST_CHECK(jeq(e.req[5], "/content_type", merge_ct));
+    TEST_CHECK(jeq(e.req[5], "/body",
                    "{\"metadata\":{\"uid\":\"" UID("000033") "\"},\"spec\":{\"active\":false}}"));
 
     /* The Job itself is untouched (Kueue owns spec.suspend); the Workload is inactive. */
@@ -845,25 +848,26 @@ TEST(kueue_waiting_pressure)
     if (env_start(&e, 5, NULL) < 0)
         return;
     char err[512] = "";
-    size_t count = 99;
+    struct pressure_demand d;
     const char *own[] = {UID("000512")};
     TEST_CHECK_INT(
-        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", own, 1, &count, err, sizeof(err)),
-        KUBE_OK);
-    TEST_CHECK_INT(count, 2);
-    TEST_CHECK_INT(env_load_log(&e), 1);
-    CHECK_REQ(&e, 0, "GET", "/apis/kueue.x-k8s.io/v1beta1/workloads");
-    TEST_CHECK(jeq(e.req[0], "/query", ""));
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", own, 1, &d, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(d.count, 2);
+    TEST_CHECK_INT(env_load_log(&e), 3);
+    CHECK_REQ(&e, 0, "GET", "/apis");
+    CHECK_REQ(&e, 1, "GET", "/apis/kueue.x-k8s.io/v1beta1");
+    CHECK_REQ(&e, 2, "GET", "/apis/kueue.x-k8s.io/v1beta1/workloads");
+    TEST_CHECK(jeq(e.req[2], "/query", ""));
     tmptree_put(e.dir, "faults",
                 "GET /apis/kueue.x-k8s.io/v1beta1/workloads=404x1\n"
                 "GET /apis/kueue.x-k8s.io/v1beta1/workloads=403x1\n");
-    count = 99;
+    d.count = 99;
     TEST_CHECK_INT(
-        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)),
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &d, err, sizeof(err)),
         KUBE_NOT_FOUND);
-    TEST_CHECK_INT(count, 0);
+    TEST_CHECK_INT(d.count, 0);
     TEST_CHECK_INT(
-        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)),
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &d, err, sizeof(err)),
         KUBE_FORBIDDEN);
     TEST_CHECK_CONTAINS(err, "list Kueue workloads waiting for 'amd.com/gpu'");
     env_stop(&e);
@@ -922,15 +926,12 @@ TEST(pending_pressure)
     if (env_start(&e, 5, NULL) < 0)
         return;
     char err[512] = "";
-    size_t count = 99;
-    int64_t req = -1;
-    TEST_CHECK_INT(kube_pending_for_resource(e.k, "amd.com/gpu", &count, &req, err, sizeof(err)),
-                   KUBE_OK);
-    TEST_CHECK_INT(count, 2);
-    TEST_CHECK_INT(req, 4);
-    TEST_CHECK_INT(kube_pending_for_resource(e.k, "nvidia.com/gpu", &count, NULL, err, sizeof(err)),
-                   KUBE_OK);
-    TEST_CHECK_INT(count, 0);
+    struct pressure_demand d;
+    TEST_CHECK_INT(kube_pending_for_resource(e.k, "amd.com/gpu", &d, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(d.count, 2);
+    TEST_CHECK_INT(d.requested, 4);
+    TEST_CHECK_INT(kube_pending_for_resource(e.k, "nvidia.com/gpu", &d, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(d.count, 0);
     TEST_CHECK_INT(env_load_log(&e), 2);
     CHECK_REQ(&e, 0, "GET", "/api/v1/pods");
     TEST_CHECK(jeq(e.req[0], "/query", "fieldSelector=status.phase=Pending"));

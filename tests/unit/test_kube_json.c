@@ -330,128 +330,6 @@ TEST(classify)
     }
 }
 
-TEST(parse_pending)
-{
-    static const struct {
-        const char *msg;
-        bool want;
-    } words[] = {
-        {"0/4 nodes are available: 4 Insufficient amd.com/gpu.", true},
-        {"0/4 nodes are available: 2 Insufficient amd.com/gpu, 2 Insufficient cpu.", true},
-        {"Insufficient amd.com/gpu", true},
-        {"0/4 nodes are available: 4 Insufficient amd.com/gpu_xcp.", false},
-        {"0/4 nodes are available: 4 Insufficient amd.com/gpu-memory.", false},
-        {"0/4 nodes are available: 4 Insufficient amd.com/gpu.x", false},
-        {"0/4 nodes are available: 4 Insufficient cpu.", false},
-        {"insufficient amd.com/gpu", false},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(words); i++)
-        TEST_CHECK_INT(kube_insufficient(words[i].msg, "amd.com/gpu"), words[i].want);
-
-    char *path = xasprintf("%s/pending.json", data_dir);
-    size_t len = 0;
-    char *body = test_read_file(path, &len);
-    TEST_CHECK(body != NULL);
-    size_t count = 99;
-    int64_t req = 99;
-    char err[256] = "";
-    TEST_CHECK_INT(
-        kube_parse_pending(body ? body : "", len, "amd.com/gpu", &count, &req, err, sizeof(err)),
-        0);
-    TEST_CHECK_INT(count, 2); /* wait-gpu-1 (2 GPUs) and wait-gpu-2 (1 + 1, init 1) */
-    TEST_CHECK_INT(req, 4);
-    TEST_CHECK_INT(kube_parse_pending(body ? body : "", len, "amd.com/gpu_xcp", &count, &req, err,
-                                      sizeof(err)),
-                   0);
-    TEST_CHECK_INT(count, 1);
-    TEST_CHECK_INT(req, 0); /* it requests amd.com/gpu, not the partition resource */
-    free(body);
-    free(path);
-
-    /* An init container asking for more than all containers sets the effective request. */
-    const char init[] =
-        "{\"items\":[{\"metadata\":{\"name\":\"a\"},\"spec\":{\"containers\":[{\"resources\":"
-        "{\"limits\":{\"r/x\":\"1\"}}}],\"initContainers\":[{\"resources\":{\"requests\":"
-        "{\"r/x\":\"3\"}}}]},\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":"
-        "\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"1 "
-        "Insufficient r/x.\"}]}}]}";
-    TEST_CHECK_INT(kube_parse_pending(init, strlen(init), "r/x", &count, &req, err, sizeof(err)),
-                   0);
-    TEST_CHECK(count == 1 && req == 3);
-    const char frac[] =
-        "{\"items\":[{\"metadata\":{\"name\":\"a\"},\"spec\":{\"containers\":[{\"resources\":"
-        "{\"requests\":{\"r/x\":\"500m\"}}}]},\"status\":{\"phase\":\"Pending\",\"conditions\":"
-        "[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\","
-        "\"message\":\"Insufficient r/x\"}]}}]}";
-    TEST_CHECK_INT(kube_parse_pending(frac, strlen(frac), "r/x", &count, &req, err, sizeof(err)),
-                   -1);
-    TEST_CHECK_CONTAINS(err, "not a whole number");
-    TEST_CHECK(count == 0 && req == 0);
-    TEST_CHECK_INT(kube_parse_pending("{}", 2, "r/x", &count, &req, err, sizeof(err)), -1);
-}
-
-/*
- * Kueue Workloads in tests/e2e/data/kube/kueue-pending.json (namespace queue): waiting for
- * amd.com/gpu are job-wait-gpu, job-own and job-two-sets (the second pod set's clause); the
- * others are reserved, finished, deactivated, deleting, too big for the queue ("insufficient
- * quota ... > maximum capacity"), or short of cpu or amd.com/gpu_xcp.
- */
-TEST(parse_kueue_waiting)
-{
-    char *path = xasprintf("%s/kueue-pending.json", data_dir);
-    size_t len = 0;
-    char *body = test_read_file(path, &len);
-    TEST_CHECK(body != NULL);
-    const char *b = body ? body : "";
-    size_t count = 99;
-    char err[256] = "";
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(b, len, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 3);
-    /* The candidate's own Workload, found by its owner's uid, its job-uid label or its uid. */
-    const char *own_job[] = {UID("000512")}, *own_wl[] = {UID("000511")};
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(b, len, "amd.com/gpu", own_job, 1, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 2);
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(b, len, "amd.com/gpu", own_wl, 1, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 2);
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(b, len, "amd.com/gpu_xcp", NULL, 0, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 1);
-    TEST_CHECK_INT(kube_parse_kueue_waiting(b, len, "amd.com", NULL, 0, &count, err, sizeof(err)),
-                   0);
-    TEST_CHECK_INT(count, 0); /* a prefix of the name is not the name */
-    free(body);
-    free(path);
-
-    /* The label alone (no owner reference) also marks the candidate's own Workload. */
-    const char lab[] =
-        "{\"items\":[{\"metadata\":{\"name\":\"w\",\"uid\":\"w1\",\"labels\":{"
-        "\"kueue.x-k8s.io/job-uid\":\"j1\"}},\"spec\":{\"active\":true},\"status\":{"
-        "\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"False\",\"message\":"
-        "\"insufficient unused quota for r/x in flavor f, 1 more needed\"}]}}]}";
-    const char *j1[] = {"j1"};
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(lab, strlen(lab), "r/x", NULL, 0, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 1);
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(lab, strlen(lab), "r/x", j1, 1, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 0);
-    /* No QuotaReserved condition yet (not looked at by the scheduler): nothing proven. */
-    const char fresh[] = "{\"items\":[{\"metadata\":{\"name\":\"w\"},\"status\":{}}]}";
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(fresh, strlen(fresh), "r/x", NULL, 0, &count, err, sizeof(err)),
-        0);
-    TEST_CHECK_INT(count, 0);
-    TEST_CHECK_INT(kube_parse_kueue_waiting("{}", 2, "r/x", NULL, 0, &count, err, sizeof(err)), -1);
-    TEST_CHECK_CONTAINS(err, "'items' is missing");
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting("{\"items\":[1]}", 11, "r/x", NULL, 0, &count, err, sizeof(err)),
-        -1);
-    TEST_CHECK_INT(count, 0);
-}
-
 /* SelfSubjectAccessReview answers: allowed, denied, undecided, malformed. */
 TEST(parse_ssar)
 {
@@ -567,8 +445,6 @@ int main(int argc, char **argv)
     RUN(parse_malformed);
     RUN(parse_scale);
     RUN(classify);
-    RUN(parse_pending);
-    RUN(parse_kueue_waiting);
     RUN(parse_ssar);
     RUN(parse_discovery);
 
