@@ -17,6 +17,8 @@
 #include "rules.h"
 #include "series.h"
 
+struct exprcov;
+
 enum decision { DECISION_KEEP = 0, DECISION_RECLAIM };
 
 enum reason {
@@ -69,6 +71,9 @@ struct rule_data {
     /* How the activity was read: "remote_read", "export" or "promql" ("" when not queried);
        a static string (fetch.c). */
     const char *read_path;
+    /* An expression rule's proof from the raw samples of its selectors (exprcov.h), owned
+       here (fetch_free); NULL for a selector rule. */
+    struct exprcov *inner;
     struct matrix allocation; /* instant at end: devices held per workload, with resource label */
     int pending_error;        /* non-zero: the pending-demand query failed */
     struct matrix pending;    /* instant at end: pending devices per resource label */

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "exprcov.h"
 #include "fetch.h"
 #include "httpc.h"
 #include "log.h"
@@ -748,6 +749,59 @@ static size_t fetch_plan_raw(const struct ruleset *rs, double now, struct fetch_
     return n;
 }
 
+/*
+ * The raw samples of every selector of an expression rule's activity (exprcov.h), each over
+ * its own reach, through the path a selector rule takes on this server. When the selectors
+ * cannot be extracted safely, or the server offers no raw read (remote read or
+ * VictoriaMetrics' export), nothing shows when the samples behind the expression were
+ * taken: the rule fails and every workload of it keeps, with the reason in its error.
+ */
+static int fetch_inner(struct promq *q, const struct rule *r, struct rule_data *d)
+{
+    char err[256] = "";
+    struct exprcov *ec = exprcov_new(r, err, sizeof(err));
+    if (!ec) {
+        snprintf(d->errmsg, sizeof(d->errmsg),
+                 "activity: its raw samples cannot be proven gap-free: %s", err);
+        d->error = 1;
+        return -1;
+    }
+    enum fetch_read path;
+    bool probe;
+    const char *sel = NULL;
+    int rc = fetch_choose(q, &path, &probe, err, sizeof(err));
+    for (size_t i = 0; rc == 0 && i < exprcov_count(ec); i++) {
+        sel = exprcov_selector(ec, i);
+        struct matrix m = {0};
+        enum fetch_rr got = FETCH_RR_ABSENT;
+        if (path != FETCH_READ_PROMQL)
+            got = fetch_read_raw(q, path, probe, sel, exprcov_read_start(ec, i, d->end), d->end,
+                                 NULL, &m, err, sizeof(err));
+        probe = false;
+        if (got == FETCH_RR_ABSENT) {
+            snprintf(err, sizeof(err),
+                     "the server offers no raw read (remote read or /api/v1/export), so its "
+                     "raw samples cannot be proven gap-free");
+            rc = -1;
+        } else if (got != FETCH_RR_OK || exprcov_add(ec, i, &m, d->end, err, sizeof(err)) < 0) {
+            rc = -1;
+        }
+        matrix_free(&m);
+    }
+    if (rc < 0) {
+        snprintf(d->errmsg, sizeof(d->errmsg), "activity selector '%.60s': %s", sel ? sel : "",
+                 err);
+        d->error = 1;
+        exprcov_free(ec);
+        return -1;
+    }
+    /* Indexed against the result once every answer is in (fetch_rules). */
+    d->inner = ec;
+    log_debug("rule '%s': %zu selectors of its activity expression read through %s", r->name,
+              exprcov_count(ec), fetch_read_label(path));
+    return 0;
+}
+
 /* Per rule, the answers that are folded into its data once every query has run. */
 struct fetch_side {
     struct matrix subpoints; /* sub-points per step, to divide the coverage by */
@@ -791,6 +845,8 @@ static int fetch_rule(struct promq *q, struct fetch_cache *c, const struct rule 
     } else if (fetch_get(q, c, d, "activity", true, expr, d->start, d->end, step, &d->activity) <
                0) {
         d->error = 1;
+        ret = -1;
+    } else if (!fetch_is_selector(r->q_activity) && fetch_inner(q, r, d) < 0) {
         ret = -1;
     } else {
         int cov = fetch_coverage_expr(r, expr, sizeof(expr));
@@ -854,6 +910,8 @@ int fetch_rules(struct promq *q, const struct ruleset *rs, double now, struct ru
         /* The raw path's coverage is exact already (raw_to_grid). */
         if (out[i].raw_coverage && strcmp(out[i].read_path, "promql") == 0)
             fetch_coverage_ratio(&out[i].coverage, &side[i].subpoints);
+        if (out[i].inner)
+            exprcov_index(out[i].inner, &out[i].activity);
         matrix_free(&side[i].subpoints);
     }
     free(side);
@@ -873,6 +931,8 @@ void fetch_free(struct rule_data *d, size_t n)
         matrix_free(&d[i].allocation);
         matrix_free(&d[i].pending);
         matrix_free(&d[i].priority);
+        exprcov_free(d[i].inner);
+        d[i].inner = NULL;
     }
 }
 
