@@ -373,8 +373,11 @@ TEST(fetch_coverage_error)
     TEST_CHECK_INT(d[0].error, 1);
     TEST_CHECK_CONTAINS(d[0].errmsg, "coverage query: prometheus error (bad_data)");
     TEST_CHECK(!d[0].raw_coverage);
-    /* An expression has no coverage query: judged on the grid, no error. */
-    TEST_CHECK_INT(d[1].error, 0);
+    /* An expression has no coverage query, and this server no raw read to prove its
+       selectors' samples with (exprcov.h): it fails, so its workloads keep. */
+    TEST_CHECK_INT(d[1].error, 1);
+    TEST_CHECK_CONTAINS(d[1].errmsg, "activity selector 'gpu_busy': the server offers no raw read");
+    TEST_CHECK(d[1].inner == NULL);
     TEST_CHECK(!d[1].raw_coverage);
     TEST_CHECK_INT(d[1].coverage.n, 0);
     TEST_CHECK_INT(d[1].activity.n, 2);
