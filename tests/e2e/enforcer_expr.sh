@@ -101,6 +101,10 @@ import json, sys
 d = [x for x in json.load(open(sys.argv[1])) if x["rule"] == "expr"]
 sys.exit(not d or any(x["decision"] != "keep" or x["reason"] != "query_error" for x in d))' "$TMP/at.json"
 
+"$ENF" check "$TMP/rules-at.yaml" >"$TMP/check-at.txt" 2>&1
+check unsafe-check-exit-0 test $? -eq 0
+check unsafe-check-warns grep -q "rules-at.yaml:26:15: warning: rule 'expr': .* its selectors cannot be extracted safely (the @ modifier reads samples at a fixed time, not in the window), so its raw samples cannot be proven gap-free and every workload of the rule is kept" "$TMP/check-at.txt"
+
 # No raw read (forced PromQL plan): nothing proves the samples behind an expression.
 "$ENF" plan --rules.file "$JR" --prometheus.url "$PROM_URL" --at $AT --output json \
     --prometheus.read-path=promql >"$TMP/promql.json" 2>"$TMP/promql.err"
