@@ -119,35 +119,42 @@ double exprcov_read_start(const struct exprcov *ec, size_t i, double now)
     return now - ec->lookback - ec->ps.sel[i].reach - ec->gap;
 }
 
+int exprcov_add_series(struct exprcov *ec, size_t i, const struct series *s, double now, char *err,
+                       size_t errlen)
+{
+    struct raw_cover c;
+    if (raw_cover_at(s, now, ec->gap, &c, err, errlen) < 0)
+        return -1;
+    /* Only staleness markers: gone before the window, as raw_to_grid drops it. */
+    if (isnan(c.last))
+        return 0;
+    if (ec->nrec == ec->cap) {
+        ec->cap = ec->cap ? 2 * ec->cap : 64;
+        ec->rec = xrealloc(ec->rec, ec->cap * sizeof(*ec->rec));
+    }
+    struct xrec *x = &ec->rec[ec->nrec++];
+    *x = (struct xrec){.sel = i, .c = c};
+    struct label small[16];
+    struct label *v = s->labels.n <= 16 ? small : xmalloc(s->labels.n * sizeof(*v));
+    size_t k = 0;
+    for (size_t l = 0; l < s->labels.n; l++)
+        if (strcmp(s->labels.v[l].name, "__name__") != 0)
+            v[k++] = s->labels.v[l];
+    labels_from(&x->labels, v, k);
+    if (v != small)
+        free(v);
+    labels_project(&x->id, &x->labels, ec->r->identity, ec->r->nidentity);
+    return 0;
+}
+
 int exprcov_add(struct exprcov *ec, size_t i, struct matrix *raw, double now, char *err,
                 size_t errlen)
 {
     int ret = 0;
     for (size_t j = 0; j < raw->n; j++) {
-        struct series *s = &raw->s[j];
-        struct raw_cover c;
-        if (ret == 0 && raw_cover_at(s, now, ec->gap, &c, err, errlen) < 0)
-            ret = -1;
-        /* Only staleness markers: gone before the window, as raw_to_grid drops it. */
-        if (ret == 0 && !isnan(c.last)) {
-            if (ec->nrec == ec->cap) {
-                ec->cap = ec->cap ? 2 * ec->cap : 64;
-                ec->rec = xrealloc(ec->rec, ec->cap * sizeof(*ec->rec));
-            }
-            struct xrec *x = &ec->rec[ec->nrec++];
-            *x = (struct xrec){.sel = i, .c = c};
-            struct label small[16];
-            struct label *v = s->labels.n <= 16 ? small : xmalloc(s->labels.n * sizeof(*v));
-            size_t k = 0;
-            for (size_t l = 0; l < s->labels.n; l++)
-                if (strcmp(s->labels.v[l].name, "__name__") != 0)
-                    v[k++] = s->labels.v[l];
-            labels_from(&x->labels, v, k);
-            if (v != small)
-                free(v);
-            labels_project(&x->id, &x->labels, ec->r->identity, ec->r->nidentity);
-        }
-        series_free(s);
+        if (ret == 0)
+            ret = exprcov_add_series(ec, i, &raw->s[j], now, err, errlen);
+        series_free(&raw->s[j]);
     }
     free(raw->s);
     *raw = (struct matrix){0};

@@ -54,6 +54,9 @@ double exprcov_read_start(const struct exprcov *ec, size_t i, double now);
  */
 int exprcov_add(struct exprcov *ec, size_t i, struct matrix *raw, double now, char *err,
                 size_t errlen);
+/* The same for one series as a raw read hands it over (rawread_series_fn; not consumed). */
+int exprcov_add_series(struct exprcov *ec, size_t i, const struct series *s, double now, char *err,
+                       size_t errlen);
 
 /*
  * Index the expression's result (rule_data.activity, which must outlive `ec`) by workload,

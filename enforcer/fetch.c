@@ -503,6 +503,19 @@ static size_t fetch_plan_raw(const struct ruleset *rs, double now, struct fetch_
  * VictoriaMetrics' export), nothing shows when the samples behind the expression were
  * taken: the rule fails and every workload of it keeps, with the reason in its error.
  */
+/* Where a raw read hands an expression's selector series: straight to their coverage. */
+struct fetch_inner_sink {
+    struct exprcov *ec;
+    size_t sel;
+    double now;
+};
+
+static int fetch_inner_series(void *arg, const struct series *s, char *err, size_t errlen)
+{
+    const struct fetch_inner_sink *k = arg;
+    return exprcov_add_series(k->ec, k->sel, s, k->now, err, errlen);
+}
+
 static int fetch_inner(struct promq *q, const struct rule *r, struct rule_data *d)
 {
     char err[256] = "";
@@ -513,27 +526,29 @@ static int fetch_inner(struct promq *q, const struct rule *r, struct rule_data *
         d->error = 1;
         return -1;
     }
-    enum fetch_read path;
+    enum promq_read_path path;
     bool probe;
     const char *sel = NULL;
-    int rc = fetch_choose(q, &path, &probe, err, sizeof(err));
+    int rc = rawread_choose(q, &path, &probe, err, sizeof(err));
     for (size_t i = 0; rc == 0 && i < exprcov_count(ec); i++) {
         sel = exprcov_selector(ec, i);
+        struct fetch_inner_sink k = {.ec = ec, .sel = i, .now = d->end};
         struct matrix m = {0};
-        enum fetch_rr got = FETCH_RR_ABSENT;
-        if (path != FETCH_READ_PROMQL)
-            got = fetch_read_raw(q, path, probe, sel, exprcov_read_start(ec, i, d->end), d->end,
-                                 NULL, &m, err, sizeof(err));
+        enum rawread_rc got = RAWREAD_ABSENT;
+        /* Each series is reduced to its coverage as it arrives; a failed read drops ec. */
+        if (path != PROMQ_READ_PROMQL)
+            got = rawread_read(q, path, probe, sel, exprcov_read_start(ec, i, d->end), d->end,
+                               fetch_inner_series, &k, &m, NULL, NULL, err, sizeof(err));
+        matrix_free(&m);
         probe = false;
-        if (got == FETCH_RR_ABSENT) {
+        if (got == RAWREAD_ABSENT) {
             snprintf(err, sizeof(err),
                      "the server offers no raw read (remote read or /api/v1/export), so its "
                      "raw samples cannot be proven gap-free");
             rc = -1;
-        } else if (got != FETCH_RR_OK || exprcov_add(ec, i, &m, d->end, err, sizeof(err)) < 0) {
+        } else if (got != RAWREAD_OK) {
             rc = -1;
         }
-        matrix_free(&m);
     }
     if (rc < 0) {
         snprintf(d->errmsg, sizeof(d->errmsg), "activity selector '%.60s': %s", sel ? sel : "",
@@ -545,7 +560,7 @@ static int fetch_inner(struct promq *q, const struct rule *r, struct rule_data *
     /* Indexed against the result once every answer is in (fetch_rules). */
     d->inner = ec;
     log_debug("rule '%s': %zu selectors of its activity expression read through %s", r->name,
-              exprcov_count(ec), fetch_read_label(path));
+              exprcov_count(ec), rawread_path_label(path));
     return 0;
 }
 
