@@ -229,6 +229,7 @@ struct fetch_query {
     bool range;
     char *expr;
     double start, end, step; /* instant: start = end = time, step = 0 */
+    double lookback;         /* per-query lookback (promq_range_lookback), 0 for none */
     int rc;
     struct matrix m;
     char err[256];
@@ -252,20 +253,25 @@ struct fetch_cache {
 };
 
 static size_t fetch_run(struct promq *q, struct fetch_cache *c, bool range, const char *expr,
-                        double start, double end, double step)
+                        double start, double end, double step, double lookback)
 {
     for (size_t i = 0; i < c->n; i++) {
         const struct fetch_query *e = &c->v[i];
         if (e->range == range && e->start == start && e->end == end && e->step == step &&
-            strcmp(e->expr, expr) == 0)
+            e->lookback == lookback && strcmp(e->expr, expr) == 0)
             return i;
     }
     c->v = xrealloc(c->v, (c->n + 1) * sizeof(*c->v));
     struct fetch_query *e = &c->v[c->n++];
-    *e = (struct fetch_query){
-        .range = range, .expr = xstrdup(expr), .start = start, .end = end, .step = step};
+    *e = (struct fetch_query){.range = range,
+                              .expr = xstrdup(expr),
+                              .start = start,
+                              .end = end,
+                              .step = step,
+                              .lookback = lookback};
     if (range)
-        e->rc = promq_range(q, expr, start, end, step, &e->m, e->err, sizeof(e->err));
+        e->rc = promq_range_lookback(q, expr, start, end, step, lookback, &e->m, e->err,
+                                     sizeof(e->err));
     else
         e->rc = promq_instant(q, expr, end, &e->m, e->err, sizeof(e->err));
     return c->n - 1;
@@ -323,11 +329,11 @@ static void fetch_deliver(struct fetch_cache *c)
  * Run one query for rule data `d`, its result to be delivered to `dst` by fetch_deliver;
  * on failure record "<what> query: <message>".
  */
-static int fetch_get(struct promq *q, struct fetch_cache *c, struct rule_data *d, const char *what,
-                     bool range, const char *expr, double start, double end, double step,
-                     struct matrix *dst)
+static int fetch_get_lookback(struct promq *q, struct fetch_cache *c, struct rule_data *d,
+                              const char *what, bool range, const char *expr, double start,
+                              double end, double step, double lookback, struct matrix *dst)
 {
-    size_t i = fetch_run(q, c, range, expr, start, end, step);
+    size_t i = fetch_run(q, c, range, expr, start, end, step, lookback);
     const struct fetch_query *e = &c->v[i];
     if (e->rc == 0) {
         c->uses = xrealloc(c->uses, (c->nuses + 1) * sizeof(*c->uses));
@@ -337,6 +343,13 @@ static int fetch_get(struct promq *q, struct fetch_cache *c, struct rule_data *d
     if (!d->errmsg[0])
         snprintf(d->errmsg, sizeof(d->errmsg), "%s query: %s", what, e->err);
     return -1;
+}
+
+static int fetch_get(struct promq *q, struct fetch_cache *c, struct rule_data *d, const char *what,
+                     bool range, const char *expr, double start, double end, double step,
+                     struct matrix *dst)
+{
+    return fetch_get_lookback(q, c, d, what, range, expr, start, end, step, 0, dst);
 }
 
 /* ---- the raw path: remote read and VictoriaMetrics export (rawread.h) -------------------- */
@@ -503,6 +516,20 @@ static size_t fetch_plan_raw(const struct ruleset *rs, double now, struct fetch_
  * VictoriaMetrics' export), nothing shows when the samples behind the expression were
  * taken: the rule fails and every workload of it keeps, with the reason in its error.
  */
+/*
+ * The per-query lookback of an expression rule's activity: the tolerated gap, so that on a
+ * server that honours it (Prometheus >= 2.43.0, VictoriaMetrics) a raw hole longer than that
+ * leaves the result without a point instead of being bridged for 5 minutes. Prometheus 2.42
+ * ignores it, which is why the raw samples of the selectors are proven too (fetch_inner).
+ * None for a selector rule: its range functions ignore the lookback.
+ */
+static double fetch_lookback(const struct rule *r)
+{
+    if (fetch_is_selector(r->q_activity))
+        return 0;
+    return r->tolerated_gap > 0 ? r->tolerated_gap : 2 * fetch_step(r);
+}
+
 /* Where a raw read hands an expression's selector series: straight to their coverage. */
 struct fetch_inner_sink {
     struct exprcov *ec;
@@ -604,8 +631,8 @@ static int fetch_rule(struct promq *q, struct fetch_cache *c, const struct rule 
                  d->end - d->start, step, FETCH_MAX_STEPS);
         d->error = 1;
         ret = -1;
-    } else if (fetch_get(q, c, d, "activity", true, expr, d->start, d->end, step, &d->activity) <
-               0) {
+    } else if (fetch_get_lookback(q, c, d, "activity", true, expr, d->start, d->end, step,
+                                  fetch_lookback(r), &d->activity) < 0) {
         d->error = 1;
         ret = -1;
     } else if (!fetch_is_selector(r->q_activity) && fetch_inner(q, r, d) < 0) {

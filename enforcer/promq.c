@@ -474,6 +474,12 @@ static int promq_drop_names(struct matrix *m, char *err, size_t errlen)
 int promq_range(struct promq *q, const char *expr, double start, double end, double step,
                 struct matrix *out, char *err, size_t errlen)
 {
+    return promq_range_lookback(q, expr, start, end, step, 0, out, err, errlen);
+}
+
+int promq_range_lookback(struct promq *q, const char *expr, double start, double end, double step,
+                         double lookback, struct matrix *out, char *err, size_t errlen)
+{
     if (!isfinite(start) || !isfinite(end) || !isfinite(step) || step <= 0 || end < start) {
         *out = (struct matrix){0};
         snprintf(err, errlen, "invalid range [%.3f, %.3f] with step %g", start, end, step);
@@ -489,6 +495,10 @@ int promq_range(struct promq *q, const char *expr, double start, double end, dou
     promq_form_num(&form, "end", end);
     promq_form_num(&form, "step", step);
     promq_form_num(&form, "timeout", q->timeout);
+    if (lookback > 0) {
+        promq_form_num(&form, "lookback_delta", lookback);
+        promq_form_num(&form, "max_lookback", lookback);
+    }
     /* VictoriaMetrics: not from its response cache, which may predate late samples. */
     promq_form(&form, "nocache", "1");
     int ret = promq_request(q, "/api/v1/query_range", &form, PROMJSON_MATRIX, out, err, errlen);
