@@ -77,6 +77,9 @@ int main(int argc, char **argv)
     while (replay_next(r, &t, data) == 1) {
         struct decisions d = {0};
         decide(data, rs.n, t, &d);
+        /* As `plan` prints them under its default --dry-run (fetch_evaluate). */
+        for (size_t i = 0; i < d.n; i++)
+            d.v[i].dry_run = true;
         fetch_free(data, rs.n);
         ndecisions += d.n;
         if (!quiet) {
