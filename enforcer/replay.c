@@ -523,9 +523,10 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
     const struct rp_fail *f = rp_failed(s, start, t);
     if (f) {
         char a[RFC3339_LEN], b[RFC3339_LEN];
-        snprintf(err, sizeof(err), "%s (the samples from %s to %s could not be read)", f->msg,
+        /* The part first: a decision's detail keeps only the start of the message. */
+        snprintf(err, sizeof(err), "samples from %s to %s not read: %s",
                  rfc3339_format(a, sizeof(a), f->a, RFC3339_MILLI_FRAC),
-                 rfc3339_format(b, sizeof(b), f->b, RFC3339_MILLI_FRAC));
+                 rfc3339_format(b, sizeof(b), f->b, RFC3339_MILLI_FRAC), f->msg);
         rc = -1;
     }
     struct raw_grid g = rp_grid(ru, t);

@@ -96,6 +96,73 @@ PY
         TEST_FAILED=$((TEST_FAILED + 1))
 }
 
+# failures: on the first seed's Prometheus, through a proxy that fails the 4th raw read
+# (tests/e2e/data/replay/failproxy.py): exit 3, the failed part named on stderr, and each
+# record either what the good replay gave or, for a selector rule whose window reaches into
+# that part, keep/query_error. Then a range that starts an hour before the data: where the
+# data starts is reported, and nothing is reclaimed before a whole idle timer of data.
+failures() {
+    start_bg "$TMP/proxy.log" python3 "$DATA/failproxy.py" "$PROM_URL" 4
+    _pport=$(listening "$TMP/proxy.log")
+    "$DUMP" "http://127.0.0.1:$_pport" "$RULES" $FROM $END $INTERVAL $CHUNK >"$TMP/failed.txt" \
+        2>"$TMP/failed.err"
+    check failed-read-exit-3 test $? -eq 3
+    check failed-read-named grep -Eq '^failed: 2023-11-14T[0-9:]+Z to 2023-11-14T[0-9:]+Z: activity .rp_busy_ratio. \(remote_read\): remote read: HTTP 503 from ./api/v1/read.: injected failure$' "$TMP/failed.err"
+    SUITE=$SUITE python3 - "$TMP/replay.txt" "$TMP/failed.txt" <<'PY' || TEST_FAILED=$((TEST_FAILED + 1))
+import json, os, sys
+def blocks(path):
+    out, cur, buf = {}, None, []
+    for line in open(path):
+        if line.startswith("@ "):
+            if cur is not None:
+                out[cur] = json.loads("".join(buf))
+            cur, buf = int(float(line.split()[1])), []
+        else:
+            buf.append(line)
+    if cur is not None:
+        out[cur] = json.loads("".join(buf))
+    return out
+good, failed = blocks(sys.argv[1]), blocks(sys.argv[2])
+same = err = gone = 0
+bad = []
+for t in sorted(good):
+    key = lambda d: (d["rule"], json.dumps(d["workload"], sort_keys=True))
+    a = {key(d): d for d in good[t]}
+    b = {key(d): d for d in failed.get(t, [])}
+    for k in sorted(set(a) | set(b)):
+        ra, rb = a.get(k), b.get(k)
+        if ra == rb:
+            same += 1
+        elif rb and rb["decision"] == "keep" and rb["reason"] == "query_error" and \
+                k[0] != "expr" and " not read: " in rb["detail"]:
+            err += 1
+        elif not rb and any(d["rule"] == k[0] and d["reason"] == "query_error" for d in b.values()):
+            # A failed rule lists the workloads it knows from the allocation only (as plan).
+            gone += 1
+        else:
+            bad.append("t=%d %s: good %s failed %s" % (t, k, ra and (ra["decision"], ra["reason"]),
+                                                      rb and (rb["decision"], rb["reason"])))
+ok = not bad and err > 0 and same > 0
+print("%s: %s/failed-read-query-error (%d records as without the failure, %d keep/query_error, "
+      "%d not listed by a failed rule%s)"
+      % ("PASS" if ok else "FAIL", os.environ["SUITE"], same, err, gone,
+         "" if not bad else ":\n  " + "\n  ".join(bad[:10])))
+sys.exit(0 if ok else 1)
+PY
+    stop_pid "$LAST_PID"
+
+    _from=$((END - 5 * 3600))
+    "$DUMP" "$PROM_URL" "$RULES" $_from $((END - 3 * 3600)) 300 >"$TMP/early.txt" 2>"$TMP/early.err"
+    check early-exit-0 test $? -eq 0
+    _start=$(sed -n 's/.* data_start=\([0-9.]*\) .*/\1/p' "$TMP/early.err")
+    check early-data-start awk -v s="$_start" -v e=$((END - 4 * 3600)) 'BEGIN { exit !(s >= e && s < e + 3) }'
+    # No reclaim before the shortest idle timer (10m) has data behind it.
+    awk -v s="$_start" '/^@ / { t = $2 } /"decision": "reclaim"/ && t < s + 600 { bad = 1 } END { exit bad }' "$TMP/early.txt"
+    check early-nothing-reclaimed-before-data test $? -eq 0
+    grep -q '"decision": "reclaim"' "$TMP/early.txt"
+    check early-reclaims-later test $? -eq 0
+}
+
 printf 'global:\n  scrape_interval: 15s\nscrape_configs: []\n' >"$TMP/prometheus.yml"
 for seed in ${SEEDS:-1 2 3}; do
     python3 "$DATA/gen_replay.py" "$seed" "${N:-120}" "$TMP/samples.txt" "$TMP/import.prom"
@@ -107,6 +174,7 @@ for seed in ${SEEDS:-1 2 3}; do
         compare "seed$seed-prometheus" "$PROM_URL"
         grep -q 'fallback_rules=1 ' "$TMP/replay.err"
         check "seed$seed-prometheus-one-fallback-rule" test $? -eq 0
+        [ "$seed" = "${SEEDS%% *}" ] && failures
         stop_pid "$PROM_PID"
     else
         fail "seed$seed-prometheus-ready" "$(tail -n 5 "$TMP/prometheus.log")"
