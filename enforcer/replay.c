@@ -72,12 +72,27 @@ struct rp_inst {
     double at;       /* per_cycle: the time m was read at */
 };
 
-/* How each rule is read. */
-enum rp_mode { RP_RAW, RP_FALLBACK };
+/* A range query of the PromQL plan (fetch.c), read over each chunk's cycles and sliced. */
+struct rp_range {
+    char *expr;
+    double step, lookback;
+    int rc;
+    char err[256];
+    struct matrix m;
+    size_t *cur; /* per series of m: the first point not before the current window */
+};
+
+/*
+ * How each rule is read: raw samples (RP_RAW), range queries of fetch.c's PromQL plan sliced
+ * per cycle (RP_SLICED: Prometheus, the interval a multiple of the rule's step), or
+ * fetch_rules at each cycle time (RP_FALLBACK: anything else).
+ */
+enum rp_mode { RP_RAW, RP_SLICED, RP_FALLBACK };
 
 struct rp_rule {
     enum rp_mode mode;
     size_t sel;                  /* RP_RAW: index into replay.sels */
+    size_t act, cov, sub;        /* RP_SLICED: index into replay.ranges, or SIZE_MAX */
     size_t alloc, pending, prio; /* index into replay.insts, or SIZE_MAX */
 };
 
@@ -90,6 +105,8 @@ struct replay {
     size_t nsels;
     struct rp_inst *insts;
     size_t ninsts;
+    struct rp_range *ranges;
+    size_t nranges;
     bool inst_per_cycle;
     size_t nfallback;
     struct rp_fail *fails; /* every failure, for replay_failures */
@@ -420,7 +437,158 @@ static size_t rp_inst_of(struct replay *r, const char *expr)
     return r->ninsts++;
 }
 
+/* ---- range queries of the PromQL plan ------------------------------------------------ */
+
+static size_t rp_range_of(struct replay *r, const char *expr, double step, double lookback)
+{
+    for (size_t i = 0; i < r->nranges; i++)
+        if (r->ranges[i].step == step && r->ranges[i].lookback == lookback &&
+            strcmp(r->ranges[i].expr, expr) == 0)
+            return i;
+    r->ranges = xgrow(r->ranges, r->nranges, sizeof(*r->ranges));
+    r->ranges[r->nranges] =
+        (struct rp_range){.expr = xstrdup(expr), .step = step, .lookback = lookback};
+    return r->nranges++;
+}
+
+static void rp_range_reset(struct rp_range *g)
+{
+    matrix_free(&g->m);
+    free(g->cur);
+    g->cur = NULL;
+    g->rc = 0;
+    g->err[0] = '\0';
+}
+
+/*
+ * Every range query for cycles [k0, k1): from the first cycle's window start to the last
+ * cycle, at the rule's step. A range query's point at u is its expression evaluated at u,
+ * whatever the range (subqueries align to absolute multiples of their resolution), so the
+ * points of [t - lookback, t] are those fetch.c's query at t gets.
+ */
+static void rp_read_ranges(struct replay *r, size_t k0, size_t k1)
+{
+    for (size_t i = 0; i < r->nranges; i++) {
+        struct rp_range *g = &r->ranges[i];
+        rp_range_reset(g);
+        double a = rp_time(r, k0) - g->lookback, b = rp_time(r, k1 - 1);
+        g->rc = promq_range(r->cfg.q, g->expr, a, b, g->step, &g->m, g->err, sizeof(g->err));
+        r->st.requests++;
+        g->cur = xcalloc(g->m.n ? g->m.n : 1, sizeof(*g->cur));
+        if (g->rc < 0) {
+            char what[300];
+            snprintf(what, sizeof(what), "query '%.200s'", g->expr);
+            rp_fail_add(r, NULL, NULL, a, b, what, g->err);
+            log_warn("cannot read %s from %.3f to %.3f: %s", what, a, b, g->err);
+        }
+    }
+}
+
+/* The points of range i in [t - lookback, t] into *out, as fetch.c's query at t answers. */
+static int rp_slice(struct replay *r, size_t i, double t, struct matrix *out, char *err,
+                    size_t errlen)
+{
+    struct rp_range *g = &r->ranges[i];
+    *out = (struct matrix){0};
+    if (g->rc < 0) {
+        snprintf(err, errlen, "%s", g->err);
+        return -1;
+    }
+    int64_t lo = rp_ms(t - g->lookback), hi = rp_ms(t);
+    for (size_t j = 0; j < g->m.n; j++) {
+        const struct series *s = &g->m.s[j];
+        size_t c = g->cur[j];
+        while (c < s->n && rp_ms(s->p[c].t) < lo)
+            c++;
+        g->cur[j] = c;
+        size_t e = c;
+        while (e < s->n && rp_ms(s->p[e].t) <= hi)
+            e++;
+        /* A series without a point in the range is not in the answer. */
+        if (e == c)
+            continue;
+        struct series *d = matrix_push(out);
+        labels_copy(&d->labels, &s->labels);
+        d->n = e - c;
+        d->p = xmalloc(d->n * sizeof(*d->p));
+        memcpy(d->p, s->p + c, d->n * sizeof(*d->p));
+    }
+    return 0;
+}
+
+/* The activity and coverage of a RP_SLICED rule at t (fetch_rule's PromQL plan). */
+static void rp_sliced(struct replay *r, size_t i, double t, struct rule_data *d)
+{
+    const struct rp_rule *pr = &r->rules[i];
+    char err[256];
+    d->read_path = "promql";
+    if (rp_slice(r, pr->act, t, &d->activity, err, sizeof(err)) < 0) {
+        snprintf(d->errmsg, sizeof(d->errmsg), "activity query: %s", err);
+        d->error = 1;
+        return;
+    }
+    if (pr->cov == SIZE_MAX)
+        return;
+    struct matrix sub = {0};
+    if (rp_slice(r, pr->cov, t, &d->coverage, err, sizeof(err)) < 0 ||
+        rp_slice(r, pr->sub, t, &sub, err, sizeof(err)) < 0) {
+        if (!d->errmsg[0])
+            snprintf(d->errmsg, sizeof(d->errmsg), "coverage query: %s", err);
+        d->error = 1;
+    } else {
+        d->raw_coverage = true;
+        fetch_coverage_ratio(&d->coverage, &sub);
+    }
+    matrix_free(&sub);
+}
+
+/* Cycles per chunk: the chunk's length in whole intervals, within a range query's limit. */
+static size_t rp_per_chunk(const struct replay *r)
+{
+    size_t per = (size_t)floor(r->cfg.chunk / r->cfg.interval + 1e-9);
+    if (per < 1)
+        per = 1;
+    return per > REPLAY_MAX_POINTS ? REPLAY_MAX_POINTS : per;
+}
+
+/*
+ * Set rule i up to be read by sliced range queries when its points at every cycle are those
+ * of one query over the chunk: Prometheus, whole milliseconds, the interval a multiple of
+ * the step, the chunk's query within the 11,000 points. False otherwise (fetch_rules then).
+ */
+static bool rp_set_sliced(struct replay *r, size_t i)
+{
+    const struct rule *ru = &r->cfg.rs->rules[i];
+    struct rp_rule *pr = &r->rules[i];
+    double step = rp_step(ru), lb = decide_lookback(ru);
+    int64_t step_ms = rp_ms(step), iv_ms = rp_ms(r->cfg.interval);
+    if (r->inst_per_cycle || !ru->enabled || !ru->q_activity || !ru->q_allocation || step_ms <= 0 ||
+        (double)step_ms != step * 1000.0 || iv_ms % step_ms != 0 || lb / step > FETCH_MAX_STEPS ||
+        (lb + (double)(rp_per_chunk(r) - 1) * r->cfg.interval) / step + 1 > REPLAY_MAX_POINTS)
+        return false;
+    char act[8192], cov[8192], sub[8192];
+    int c = fetch_coverage_expr(ru, cov, sizeof(cov));
+    if (fetch_activity_expr(ru, act, sizeof(act)) < 0 || c < 0 ||
+        (c == 0 && fetch_subpoints_expr(ru, sub, sizeof(sub)) < 0))
+        return false;
+    pr->mode = RP_SLICED;
+    pr->act = rp_range_of(r, act, step, lb);
+    pr->cov = c == 0 ? rp_range_of(r, cov, step, lb) : SIZE_MAX;
+    pr->sub = c == 0 ? rp_range_of(r, sub, step, lb) : SIZE_MAX;
+    return true;
+}
+
 /* ---- the replay ----------------------------------------------------------------------- */
+
+static void rp_set_instants(struct replay *r, size_t i)
+{
+    const struct rule *ru = &r->cfg.rs->rules[i];
+    struct rp_rule *pr = &r->rules[i];
+    pr->alloc = rp_inst_of(r, ru->q_allocation);
+    if (ru->policy == POLICY_DURING_PRESSURE)
+        pr->pending = rp_inst_of(r, ru->q_pending);
+    pr->prio = rp_inst_of(r, ru->q_priority);
+}
 
 struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errlen)
 {
@@ -452,14 +620,20 @@ struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errle
         struct rp_rule *pr = &r->rules[i];
         pr->mode = RP_FALLBACK;
         pr->alloc = pr->pending = pr->prio = SIZE_MAX;
-        if (!ru->enabled || !ru->q_activity || !ru->q_allocation ||
-            !fetch_is_selector(ru->q_activity))
-            continue;
-        enum promq_read_path path;
-        bool probe;
+        pr->act = pr->cov = pr->sub = SIZE_MAX;
+        enum promq_read_path path = PROMQ_READ_PROMQL;
+        bool probe = false;
         /* A server that cannot be asked: fetch_rules at each cycle says so for the rule. */
-        if (rawread_choose(cfg->q, &path, &probe, e, sizeof(e)) < 0 || path == PROMQ_READ_PROMQL)
+        if (ru->enabled && ru->q_activity && ru->q_allocation &&
+            fetch_is_selector(ru->q_activity) &&
+            rawread_choose(cfg->q, &path, &probe, e, sizeof(e)) < 0)
             continue;
+        if (!ru->enabled || !ru->q_activity || !ru->q_allocation ||
+            !fetch_is_selector(ru->q_activity) || path == PROMQ_READ_PROMQL) {
+            if (rp_set_sliced(r, i))
+                rp_set_instants(r, i);
+            continue;
+        }
         size_t k = 0;
         while (k < r->nsels && strcmp(r->sels[k].sel, ru->q_activity) != 0)
             k++;
@@ -470,10 +644,7 @@ struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errle
         }
         pr->mode = RP_RAW;
         pr->sel = k;
-        pr->alloc = rp_inst_of(r, ru->q_allocation);
-        if (ru->policy == POLICY_DURING_PRESSURE)
-            pr->pending = rp_inst_of(r, ru->q_pending);
-        pr->prio = rp_inst_of(r, ru->q_priority);
+        rp_set_instants(r, i);
     }
     for (size_t i = 0; i < rs->n; i++)
         r->nfallback += r->rules[i].mode == RP_FALLBACK;
@@ -483,11 +654,7 @@ struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errle
 /* Read what the cycles [loaded, loaded + one chunk) need. */
 static void rp_load(struct replay *r)
 {
-    size_t per = (size_t)floor(r->cfg.chunk / r->cfg.interval + 1e-9);
-    if (per < 1)
-        per = 1;
-    if (per > REPLAY_MAX_POINTS)
-        per = REPLAY_MAX_POINTS;
+    size_t per = rp_per_chunk(r);
     size_t k0 = r->loaded, k1 = k0 + per < r->ncycles ? k0 + per : r->ncycles;
     rp_read_raw(r, rp_time(r, k1 - 1));
     /* A selector found to have no raw path on this server turns its rules into fallbacks. */
@@ -498,6 +665,7 @@ static void rp_load(struct replay *r)
         }
     }
     rp_read_instants(r, k0, k1);
+    rp_read_ranges(r, k0, k1);
     r->loaded = k1;
 }
 
@@ -633,13 +801,16 @@ int replay_next(struct replay *r, double *t, struct rule_data *data)
     *t = now;
     const struct ruleset *rs = r->cfg.rs;
     for (size_t i = 0; i < rs->n; i++) {
-        if (r->rules[i].mode != RP_RAW)
+        if (r->rules[i].mode == RP_FALLBACK)
             continue;
         struct rule_data *d = &data[i];
         *d = (struct rule_data){.rule = &rs->rules[i]};
         d->start = now - decide_lookback(&rs->rules[i]);
         d->end = now;
-        rp_activity(r, i, now, d);
+        if (r->rules[i].mode == RP_RAW)
+            rp_activity(r, i, now, d);
+        else
+            rp_sliced(r, i, now, d);
         rp_instants(r, i, now, d);
     }
     if (r->nfallback)
@@ -699,6 +870,11 @@ void replay_close(struct replay *r)
     for (size_t i = 0; i < r->ninsts; i++)
         rp_inst_reset(&r->insts[i]);
     free(r->insts);
+    for (size_t i = 0; i < r->nranges; i++) {
+        rp_range_reset(&r->ranges[i]);
+        free(r->ranges[i].expr);
+    }
+    free(r->ranges);
     for (size_t i = 0; i < r->nlines; i++)
         free(r->lines[i]);
     free(r->lines);
