@@ -284,6 +284,15 @@ static void rp_trim(struct replay *r, size_t k, double t)
     s->nfails = nf;
 }
 
+/* Undo what the read in progress added: a failed read is never a shorter series. */
+static void rp_undo(struct rp_sel *s)
+{
+    for (size_t i = 0; i < s->ntouched; i++) {
+        struct rp_series *e = &s->s[s->touched[i]];
+        e->n = e->mark < e->head ? e->head : e->mark;
+    }
+}
+
 /* Read selector k over [a, b] into its series; a failure undoes what the read added. */
 static void rp_read(struct replay *r, size_t k, double a, double b)
 {
@@ -309,10 +318,7 @@ static void rp_read(struct replay *r, size_t k, double a, double b)
         }
         return;
     }
-    for (size_t i = 0; i < s->ntouched; i++) {
-        struct rp_series *e = &s->s[s->touched[i]];
-        e->n = e->mark < e->head ? e->head : e->mark;
-    }
+    rp_undo(s);
     if (got == RAWREAD_ABSENT) {
         /* The client now knows; every selector meant for remote read takes the PromQL plan,
            as fetch_rules does, through it. */
