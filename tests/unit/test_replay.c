@@ -225,11 +225,11 @@ TEST(slices)
     r.nranges = 1;
     struct rp_range *g = &r.ranges[0];
     *g = (struct rp_range){.expr = "x", .step = 60, .lookback = 120};
-    struct series *a = matrix_push(&g->m);
+    struct series *a = matrix_push(&g->ans.m);
     *a = mkseries("a", 0, 60, 11, 0); /* 0 .. 600 */
-    struct series *b = matrix_push(&g->m);
+    struct series *b = matrix_push(&g->ans.m);
     *b = mkseries("b", 0, 60, 1, 0); /* 0 only */
-    g->cur = xcalloc(2, sizeof(*g->cur));
+    g->ans.cur = xcalloc(2, sizeof(*g->ans.cur));
     struct matrix m;
     char err[64];
     TEST_CHECK_INT(rp_slice(&r, 0, 300, &m, err, sizeof(err)), 0);
@@ -242,20 +242,20 @@ TEST(slices)
     TEST_CHECK_INT(m.s[0].n, 3);
     TEST_CHECK_DBL(m.s[0].p[0].t, 300, 0);
     matrix_free(&m);
-    g->rc = -1;
-    snprintf(g->err, sizeof(g->err), "boom");
+    g->ans.rc = -1;
+    snprintf(g->ans.err, sizeof(g->ans.err), "boom");
     TEST_CHECK_INT(rp_slice(&r, 0, 480, &m, err, sizeof(err)), -1);
     TEST_CHECK_STR(err, "boom");
-    rp_range_reset(g);
+    rp_answer_reset(&g->ans);
     free(r.ranges);
 
     /* Instant series: the range point at t, labels and all, and nothing between points. */
     r.insts = xcalloc(1, sizeof(*r.insts));
     r.ninsts = 1;
     struct rp_inst *in = &r.insts[0];
-    struct series *c = matrix_push(&in->m);
+    struct series *c = matrix_push(&in->ans.m);
     *c = mkseries("c", 0, 60, 3, 1);
-    in->cur = xcalloc(1, sizeof(*in->cur));
+    in->ans.cur = xcalloc(1, sizeof(*in->ans.cur));
     TEST_CHECK_INT(rp_instant(&r, 0, 60, &m, err, sizeof(err)), 0);
     TEST_CHECK_INT(m.n, 1);
     TEST_CHECK_INT(m.s[0].n, 1);
@@ -266,7 +266,7 @@ TEST(slices)
     TEST_CHECK_INT(rp_instant(&r, 0, 90, &m, err, sizeof(err)), 0);
     TEST_CHECK_INT(m.n, 0);
     matrix_free(&m);
-    rp_inst_reset(in);
+    rp_answer_reset(&in->ans);
     free(r.insts);
 }
 
