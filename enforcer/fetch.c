@@ -74,11 +74,7 @@ static bool fetch_skip_string(const char **p)
     return true;
 }
 
-/*
- * True for `name`, `name{...}` and `{...}` (with surrounding blanks), the forms a range
- * selector `[STEP]` can follow. Anything else (functions, operators, offset, @) is not.
- */
-static bool fetch_is_selector(const char *e)
+bool fetch_is_selector(const char *e)
 {
     const char *p = e;
     while (isspace((unsigned char)*p))

@@ -37,6 +37,13 @@
  */
 int fetch_activity_expr(const struct rule *r, char *buf, size_t len);
 
+/*
+ * True for `name`, `name{...}` and `{...}` (with surrounding blanks), the forms a range
+ * selector `[STEP]` can follow. Anything else (functions, operators, offset, @) is not: such
+ * an activity is an expression, read by the PromQL plan.
+ */
+bool fetch_is_selector(const char *e);
+
 /* R of the coverage query: min(step, 15 s, toleratedGap / 4), whole milliseconds. */
 double fetch_resolution(const struct rule *r);
 

@@ -471,14 +471,9 @@ static int promq_drop_names(struct matrix *m, char *err, size_t errlen)
     return ret;
 }
 
-int promq_range(struct promq *q, const char *expr, double start, double end, double step,
-                struct matrix *out, char *err, size_t errlen)
-{
-    return promq_range_lookback(q, expr, start, end, step, 0, out, err, errlen);
-}
-
-int promq_range_lookback(struct promq *q, const char *expr, double start, double end, double step,
-                         double lookback, struct matrix *out, char *err, size_t errlen)
+/* A range query, keeping `__name__` when `names`, with a per-query lookback when > 0. */
+static int promq_range_as(struct promq *q, const char *expr, double start, double end, double step,
+                          bool names, double lookback, struct matrix *out, char *err, size_t errlen)
 {
     if (!isfinite(start) || !isfinite(end) || !isfinite(step) || step <= 0 || end < start) {
         *out = (struct matrix){0};
@@ -503,12 +498,30 @@ int promq_range_lookback(struct promq *q, const char *expr, double start, double
     promq_form(&form, "nocache", "1");
     int ret = promq_request(q, "/api/v1/query_range", &form, PROMJSON_MATRIX, out, err, errlen);
     sbuf_free(&form);
-    if (ret == 0 && promq_drop_names(out, err, errlen) < 0) {
+    if (ret == 0 && !names && promq_drop_names(out, err, errlen) < 0) {
         matrix_free(out);
         atomic_fetch_add(&q->failures, 1);
         ret = -1;
     }
     return ret;
+}
+
+int promq_range(struct promq *q, const char *expr, double start, double end, double step,
+                struct matrix *out, char *err, size_t errlen)
+{
+    return promq_range_as(q, expr, start, end, step, false, 0, out, err, errlen);
+}
+
+int promq_range_lookback(struct promq *q, const char *expr, double start, double end, double step,
+                         double lookback, struct matrix *out, char *err, size_t errlen)
+{
+    return promq_range_as(q, expr, start, end, step, false, lookback, out, err, errlen);
+}
+
+int promq_range_named(struct promq *q, const char *expr, double start, double end, double step,
+                      struct matrix *out, char *err, size_t errlen)
+{
+    return promq_range_as(q, expr, start, end, step, true, 0, out, err, errlen);
 }
 
 int promq_instant(struct promq *q, const char *expr, double t, struct matrix *out, char *err,

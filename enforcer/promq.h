@@ -71,6 +71,13 @@ int promq_range(struct promq *q, const char *expr, double start, double end, dou
  */
 int promq_range_lookback(struct promq *q, const char *expr, double start, double end, double step,
                          double lookback, struct matrix *out, char *err, size_t errlen);
+/*
+ * Range query whose series keep `__name__` where the server gives it: on Prometheus, the
+ * point at each step is then exactly the instant query at that time, labels included
+ * (replay.c slices the instant series of many cycles out of one such query).
+ */
+int promq_range_named(struct promq *q, const char *expr, double start, double end, double step,
+                      struct matrix *out, char *err, size_t errlen);
 /* Instant query at `t`; `out` holds one point per series (scalars become one series). */
 int promq_instant(struct promq *q, const char *expr, double t, struct matrix *out, char *err,
                   size_t errlen);
