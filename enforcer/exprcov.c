@@ -34,7 +34,10 @@ struct xrec {
 };
 
 struct exprcov {
-    const struct rule *r;
+    /* The rule's identity label names (the rule set's array: a caller may judge with a copy
+       of the struct rule, replay.c's rp_fallback, so the rule itself is not kept). */
+    char *const *identity;
+    size_t nidentity;
     struct promsel ps;
     double gap, lookback;
     bool unscoped; /* the expression writes an identity label */
@@ -53,10 +56,10 @@ struct exprcov {
     size_t nout;
 };
 
-static bool is_identity(const struct rule *r, const char *name)
+static bool is_identity(const struct exprcov *ec, const char *name)
 {
-    for (size_t i = 0; i < r->nidentity; i++)
-        if (strcmp(r->identity[i], name) == 0)
+    for (size_t i = 0; i < ec->nidentity; i++)
+        if (strcmp(ec->identity[i], name) == 0)
             return true;
     return false;
 }
@@ -67,7 +70,8 @@ struct exprcov *exprcov_new(const struct rule *r, char *err, size_t errlen)
     if (promsel_extract(r->q_activity, &ps, err, errlen) < 0)
         return NULL;
     struct exprcov *ec = xcalloc(1, sizeof(*ec));
-    ec->r = r;
+    ec->identity = r->identity;
+    ec->nidentity = r->nidentity;
     ec->ps = ps;
     double step = r->step > 0 ? r->step : 60;
     /* The tolerated gap as the raw path reads it (fetch.c, fetch_grid). */
@@ -76,7 +80,7 @@ struct exprcov *exprcov_new(const struct rule *r, char *err, size_t errlen)
     for (size_t i = 0; i < r->nidentity; i++)
         ec->unscoped |= promsel_writes(&ps, r->identity[i]);
     for (size_t i = 0; i < ps.ngrouping; i++) {
-        if (is_identity(r, ps.grouping[i]))
+        if (is_identity(ec, ps.grouping[i]))
             continue;
         ec->keys = xrealloc(ec->keys, (ec->nkeys + 1) * sizeof(*ec->keys));
         ec->keys[ec->nkeys++] = ps.grouping[i];
@@ -143,7 +147,7 @@ int exprcov_add_series(struct exprcov *ec, size_t i, const struct series *s, dou
     labels_from(&x->labels, v, k);
     if (v != small)
         free(v);
-    labels_project(&x->id, &x->labels, ec->r->identity, ec->r->nidentity);
+    labels_project(&x->id, &x->labels, ec->identity, ec->nidentity);
     return 0;
 }
 
@@ -177,13 +181,12 @@ static int cmp_out(const void *a, const void *b)
 
 void exprcov_index(struct exprcov *ec, const struct matrix *activity)
 {
-    const struct rule *r = ec->r;
     ec->scoped = xmalloc((ec->nrec ? ec->nrec : 1) * sizeof(*ec->scoped));
     ec->partial = xmalloc((ec->nrec ? ec->nrec : 1) * sizeof(*ec->partial));
     ec->bearing = xcalloc(ec->ps.nsel * (ec->nkeys ? ec->nkeys : 1), sizeof(*ec->bearing));
     for (size_t i = 0; i < ec->nrec; i++) {
         struct xrec *x = &ec->rec[i];
-        bool full = !ec->unscoped && x->id.n == r->nidentity;
+        bool full = !ec->unscoped && x->id.n == ec->nidentity;
         for (size_t k = 0; full && k < x->id.n; k++)
             full = x->id.v[k].value[0] != '\0';
         if (!full) {
@@ -201,8 +204,8 @@ void exprcov_index(struct exprcov *ec, const struct matrix *activity)
     for (size_t i = 0; i < activity->n; i++) {
         const struct series *s = &activity->s[i];
         struct outrow *o = &ec->out[ec->nout];
-        labels_project(&o->id, &s->labels, r->identity, r->nidentity);
-        if (o->id.n != r->nidentity) {
+        labels_project(&o->id, &s->labels, ec->identity, ec->nidentity);
+        if (o->id.n != ec->nidentity) {
             labels_free(&o->id);
             continue;
         }
@@ -231,7 +234,7 @@ static void name_series(const struct exprcov *ec, const struct xrec *x, char *bu
 {
     struct labels extra = {0};
     for (size_t i = 0; i < x->labels.n; i++)
-        if (ec->unscoped || !is_identity(ec->r, x->labels.v[i].name))
+        if (ec->unscoped || !is_identity(ec, x->labels.v[i].name))
             labels_set(&extra, x->labels.v[i].name, x->labels.v[i].value);
     char *l = labels_format(&extra);
     snprintf(buf, len, "selector '%.48s' %.80s", exprcov_selector(ec, x->sel), l);

@@ -32,7 +32,8 @@ struct exprcov;
 
 /*
  * The selectors of rule `r`'s activity expression, ready for their raw samples. NULL with a
- * message when they cannot be extracted safely (promsel_extract); the rule then keeps.
+ * message when they cannot be extracted safely (promsel_extract); the rule then keeps. Keeps
+ * r's identity array (which must outlive it), not r.
  */
 struct exprcov *exprcov_new(const struct rule *r, char *err, size_t errlen);
 void exprcov_free(struct exprcov *ec);
