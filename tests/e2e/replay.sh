@@ -153,7 +153,7 @@ for seed in ${SEEDS:-1 2 3}; do
         # Every selector rule read once; the expression rule per cycle, since its selectors'
         # raw samples prove it at each cycle (docs/decision-semantics.md §3.1).
         grep -q 'fallback_rules=1 ' "$TMP/replay.err"
-        check "seed$seed-prometheus-no-per-cycle-rule" test $? -eq 0
+        check "seed$seed-prometheus-one-per-cycle-rule" test $? -eq 0
         if [ "$seed" = "${SEEDS%% *}" ]; then
             failures
             # The PromQL plan for the selector rules too (coverage queries, sliced).
