@@ -477,13 +477,16 @@ static void arguments(struct ps *s, bool gate, bool label_dst)
     expect(s, T_RPAREN, "')'");
 }
 
-/* `by (...)` or `without (...)` at the current token, if any. */
-static void grouping_clause(struct ps *s)
+/*
+ * `KEEP (...)` or `DROP (...)` at the current token, if any: `by`/`without` of an aggregation,
+ * `on`/`ignoring` of a binary operator. Only the labels kept are parts (promsel.grouping).
+ */
+static void label_clause(struct ps *s, const char *keep, const char *drop)
 {
-    if (is_kw(s, "by")) {
+    if (is_kw(s, keep)) {
         next(s);
         label_list(s, true, false);
-    } else if (is_kw(s, "without")) {
+    } else if (is_kw(s, drop)) {
         next(s);
         label_list(s, false, false);
     }
@@ -524,11 +527,11 @@ static void primary(struct ps *s, bool gate, bool *is_sel)
             return;
         }
         next(s);
-        grouping_clause(s);
+        label_clause(s, "by", "without");
         if (!expect(s, T_LPAREN, "'(' after an aggregation"))
             return;
         arguments(s, gate, false);
-        grouping_clause(s);
+        label_clause(s, "by", "without");
         return;
     }
     /* An identifier followed by '(' is a call, as lex.go decides. */
@@ -686,13 +689,7 @@ static void parse_expr(struct ps *s, int minprec, bool gate)
         next(s);
         if (is_kw(s, "bool"))
             next(s);
-        if (is_kw(s, "on")) {
-            next(s);
-            label_list(s, true, false);
-        } else if (is_kw(s, "ignoring")) {
-            next(s);
-            label_list(s, false, false);
-        }
+        label_clause(s, "on", "ignoring");
         if (is_kw(s, "group_left") || is_kw(s, "group_right")) {
             next(s);
             if (s->k == T_LPAREN)
