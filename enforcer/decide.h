@@ -24,7 +24,8 @@ enum decision { DECISION_KEEP = 0, DECISION_RECLAIM };
 enum reason {
     REASON_IDLE = 0,         /* reclaim: idle for the whole idle timer */
     REASON_ACTIVE,           /* a point at or above the threshold */
-    REASON_NO_DATA,          /* allocated, but no activity series at all */
+    REASON_NO_DATA,          /* allocated, but no activity series at all; for an expression, no
+                                raw series of its selectors, or a device missing (exprcov.h) */
     REASON_TOO_YOUNG,        /* activity does not reach back to the window start */
     REASON_GAP,              /* a gap longer than the tolerated gap inside the window */
     REASON_STALE,            /* no recent point: stopped reporting before now */
