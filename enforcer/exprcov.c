@@ -54,6 +54,11 @@ struct exprcov {
         const struct series *s;
     } * out;
     size_t nout;
+    /* When unscoped, every record concerns every workload: the ones that decide any
+       workload's verdict, found once (a stale one; the latest proven start, less the reach,
+       of a series with a hole before it and of one without), and whether any feeds. */
+    const struct xrec *ustale, *ugap, *uyoung;
+    bool ufed;
 };
 
 static bool is_identity(const struct exprcov *ec, const char *name)
@@ -200,6 +205,16 @@ void exprcov_index(struct exprcov *ec, const struct matrix *activity)
     }
     if (ec->nscoped > 1)
         qsort(ec->scoped, ec->nscoped, sizeof(*ec->scoped), cmp_rec);
+    for (size_t i = 0; ec->unscoped && i < ec->npartial; i++) {
+        const struct xrec *x = ec->partial[i];
+        const struct xrec **slot = !x->c.covered        ? &ec->ustale
+                                   : isnan(x->c.before) ? &ec->uyoung
+                                                        : &ec->ugap;
+        double need = x->c.from - ec->ps.sel[x->sel].reach;
+        if (!*slot || (x->c.covered && need > (*slot)->c.from - ec->ps.sel[(*slot)->sel].reach))
+            *slot = x;
+        ec->ufed |= !ec->ps.sel[x->sel].gate;
+    }
     ec->out = xmalloc((activity->n ? activity->n : 1) * sizeof(*ec->out));
     for (size_t i = 0; i < activity->n; i++) {
         const struct series *s = &activity->s[i];
@@ -381,7 +396,23 @@ enum reason exprcov_judge(const struct exprcov *ec, const struct labels *id, dou
     char tmp[256];
     size_t lo, hi;
     scoped_range(ec, id, &lo, &hi);
-    for (size_t i = 0; i < (hi - lo) + ec->npartial; i++) {
+    if (ec->unscoped) {
+        /* The records that decide (exprcov_index), not all of them for every workload. */
+        const struct xrec *const decisive[] = {ec->ustale, ec->ugap, ec->uyoung};
+        for (size_t i = 0; i < ARRAY_LEN(decisive); i++) {
+            const struct xrec *x = decisive[i];
+            if (!x)
+                continue;
+            enum reason r = rec_verdict(ec, x, ws - ec->ps.sel[x->sel].reach, tmp, sizeof(tmp));
+            if (rank(r) < rank(best)) {
+                best = r;
+                snprintf(detail, dlen, "%s", tmp);
+            }
+        }
+        fed = ec->ufed;
+        hi = lo; /* no scoped records when unscoped */
+    }
+    for (size_t i = 0; i < (hi - lo) + (ec->unscoped ? 0 : ec->npartial); i++) {
         const struct xrec *x = i < hi - lo ? ec->scoped[lo + i] : ec->partial[i - (hi - lo)];
         if (i >= hi - lo && !partial_feeds(ec, x, id))
             continue;

@@ -176,6 +176,28 @@ TEST(node_level_and_relabelled_series)
     TEST_CHECK_INT(judge_pod(ec, "a", d, sizeof(d)), REASON_STALE);
     TEST_CHECK_CONTAINS(d, "exported_pod=\"b\"");
     exprcov_free(ec);
+
+    /* Unscoped, the deciding series are found once: a hole beats a late start, any workload. */
+    ec = exprcov_new(&r2, err, sizeof(err));
+    add_series(&m, "__name__=x,exported_pod=a", WS + 15, NOW, 0, 0);
+    add_series(&m, "__name__=x,exported_pod=b", 8000, NOW, WS + 100, WS + 300);
+    add_series(&m, "__name__=x,exported_pod=c", 8000, NOW, 0, 0);
+    TEST_CHECK_INT(exprcov_add(ec, 0, &m, NOW, err, sizeof(err)), 0);
+    exprcov_index(ec, &out);
+    TEST_CHECK_INT(judge_pod(ec, "z", d, sizeof(d)), REASON_GAP);
+    TEST_CHECK_CONTAINS(d, "exported_pod=\"b\"");
+    exprcov_free(ec);
+    ec = exprcov_new(&r2, err, sizeof(err));
+    add_series(&m, "__name__=x,exported_pod=a", WS + 15, NOW, 0, 0);
+    add_series(&m, "__name__=x,exported_pod=c", 8000, NOW, 0, 0);
+    TEST_CHECK_INT(exprcov_add(ec, 0, &m, NOW, err, sizeof(err)), 0);
+    exprcov_index(ec, &out);
+    TEST_CHECK_INT(judge_pod(ec, "z", d, sizeof(d)), REASON_TOO_YOUNG);
+    /* A workload whose window starts later (an override) is proven. */
+    struct labels id = wl("z");
+    TEST_CHECK_INT(exprcov_judge(ec, &id, WS + 30, d, sizeof(d)), REASON_IDLE);
+    labels_free(&id);
+    exprcov_free(ec);
 }
 
 TEST(parts)
