@@ -1,7 +1,7 @@
 /*
  * The enforcer's decision: a pure function (rules, samples, now) -> decisions, no I/O.
  *
- * Semantics (see docs/enforcer.md, "How idleness is decided"): a workload is idle at `now` only if
+ * Semantics (see docs/decision-semantics.md §1): a workload is idle at `now` only if
  * every one of its activity series (one per GPU, partition or container) covers the whole
  * window [now - idleTimer, now] with raw samples never further apart than the tolerated gap,
  * and every point in the window is a number below the threshold. Each series is judged on

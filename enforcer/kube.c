@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "annot.h"
 #include "file.h"
 #include "httpc.h"
 #include "kube.h"
@@ -813,7 +814,7 @@ enum kube_result kube_scale_to_zero(struct kube *k, const struct kube_ref *owner
     if (r == KUBE_OK && n > 0) {
         char num[32];
         snprintf(num, sizeof(num), "%lld", (long long)n);
-        char *ann = kube_body_annotate(NULL, KUBE_ANN_REPLICAS_BEFORE, num);
+        char *ann = kube_body_annotate(NULL, ANNOT_REPLICAS_BEFORE, num);
         r = kube_patch(k, owner, resource_version, ann, err, errlen);
         free(ann);
         /* The annotation gave the object a new resourceVersion: the scale must carry that

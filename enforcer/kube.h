@@ -361,11 +361,10 @@ enum kube_result kube_scale(struct kube *k, const struct kube_ref *ref,
 
 /*
  * kube_scale to 0 that first records the count: GET .../scale, merge-patch the object's
- * annotation KUBE_ANN_REPLICAS_BEFORE=<N> (uid and resourceVersion preconditions), then
+ * annotation ANNOT_REPLICAS_BEFORE=<N> (uid and resourceVersion preconditions), then
  * patch .../scale to 0 with the resourceVersion that annotation produced. *previous gets N.
  * Already at 0: nothing is patched (the recorded count is kept), *previous = 0, KUBE_OK.
  */
-#define KUBE_ANN_REPLICAS_BEFORE "gpureclaim.io/replicas-before-reclaim"
 enum kube_result kube_scale_to_zero(struct kube *k, const struct kube_ref *owner,
                                     const char *resource_version, int64_t *previous, char *err,
                                     size_t errlen);
@@ -414,10 +413,9 @@ enum kube_result kube_post_event(struct kube *k, const struct kube_ref *involved
 /*
  * Merge-patch annotation `key` = `value` on the object (NULL value removes it), with a
  * metadata.uid precondition when ref->uid is set, and no resourceVersion: the notice is the
- * enforcer's own record, written whatever else changed. Used for KUBE_ANN_NOTICE (the value is the
+ * enforcer's own record, written whatever else changed. Used for ANNOT_NOTICE (the value is the
  * RFC 3339 time of the planned action, the rule, window and threshold).
  */
-#define KUBE_ANN_NOTICE "gpureclaim.io/reclaim-notice"
 enum kube_result kube_annotate(struct kube *k, const struct kube_ref *ref, const char *key,
                                const char *value, char *err, size_t errlen);
 

@@ -83,6 +83,20 @@ need_podres_server() {
     fi
 }
 
+# have_kubectl: 0 when kubectl is on PATH, after installing Debian's kubernetes-client with
+# apt-get when it is not and we are root (the suites that need it: deploy, readme_incidents).
+have_kubectl() {
+    if ! command -v kubectl >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "note: installing kubernetes-client (kubectl) with apt-get"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends kubernetes-client \
+            >"$TMP/apt.log" 2>&1 ||
+            { apt-get update >>"$TMP/apt.log" 2>&1 &&
+              DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+                  kubernetes-client >>"$TMP/apt.log" 2>&1; }
+    fi
+    command -v kubectl >/dev/null 2>&1
+}
+
 stop_pid() {
     _pid=$1
     kill "$_pid" 2>/dev/null || return 0

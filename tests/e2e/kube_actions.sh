@@ -308,7 +308,11 @@ check C-audit-409-message \
 # --- D: the 429, 500 and timeout are retried, once ------------------------------------------
 from=$(lines)
 check D-exit-0 enf "$TMP/D.log" $((T0 + 360)) "$STATE" "$AUDIT" --no-dry-run
+# The cycle starts by reading the two objects acted on in C, to count the GPU time their
+# actions freed (act.c, act_freed: still stopped?); then the retries.
 expect D-requests "$from" <<'EOF'
+GET /apis/apps/v1/namespaces/apps/deployments/web
+GET /apis/batch/v1/namespaces/batch/jobs/kq
 GET /api/v1/namespaces/apps/pods/db-0
 GET /apis/apps/v1/namespaces/apps/statefulsets/db
 GET /apis/apps/v1/namespaces/apps/statefulsets/db/scale

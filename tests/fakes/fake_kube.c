@@ -12,9 +12,10 @@
  * status.phase selectors on lists, metadata.generation bumped by every change outside metadata
  * and status, and list items without kind/apiVersion as the real server sends them, API
  * discovery and resourceVersion preconditions (fake_kube_disco.h). After every write the
- * controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe InferenceService, suspend of
- * RayCluster, JobSet and TrainJob) react as the real ones do. It is written from the API
- * documentation, independently of enforcer/kube.c, so it checks the client rather than
+ * controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe InferenceService and
+ * LLMInferenceService, suspend of RayCluster, JobSet, TrainJob, AppWrapper and the training
+ * operator's jobs, Volcano's Commands and Jobs) react as the real ones do. It is written from the
+ * API documentation, independently of enforcer/kube.c, so it checks the client rather than
  * mirroring it.
  *
  * usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] [--port N]
@@ -88,6 +89,17 @@ static const struct fk_resource fk_resources[] = {
     {"jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets", false},
     {"trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs", false},
     {"leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", "leaderworkersets", true},
+    {"kubeflow.org", "v1", "TFJob", "tfjobs", false},
+    {"kubeflow.org", "v1", "XGBoostJob", "xgboostjobs", false},
+    {"kubeflow.org", "v1", "PaddleJob", "paddlejobs", true},
+    {"kubeflow.org", "v1", "JAXJob", "jaxjobs", true},
+    {"kubeflow.org", "v2beta1", "MPIJob", "mpijobs", false},
+    {"serving.kserve.io", "v1alpha2", "LLMInferenceService", "llminferenceservices", false},
+    {"workload.codeflare.dev", "v1beta2", "AppWrapper", "appwrappers", false},
+    {"batch.volcano.sh", "v1alpha1", "Job", "jobs", false},
+    {"bus.volcano.sh", "v1alpha1", "Command", "commands", false},
+    {"argoproj.io", "v1alpha1", "Workflow", "workflows", false},
+    {"argoproj.io", "v1alpha1", "CronWorkflow", "cronworkflows", false},
     /* A custom resource the kinds table does not know (tests of unknown owners). */
     {"example.com", "v1", "Widget", "widgets", false},
 };
@@ -998,6 +1010,8 @@ static MHD_RESULT fk_route(struct fk_req *r)
             ret = fk_create_event(r, res, ns);
         else if (strcmp(r->method, "POST") == 0 && ns && strcmp(res->kind, "Lease") == 0)
             ret = fk_lease_create(r, res, ns);
+        else if (strcmp(r->method, "POST") == 0 && ns && strcmp(res->kind, "Command") == 0)
+            ret = fk_ctl_create_command(r, res, ns);
         else
             ret = fk_status(r, 405, "MethodNotAllowed",
                             "the server does not allow this method "
