@@ -67,6 +67,31 @@ static void collect_exprs(const struct ydom_node *n, char ***v, size_t *nv)
     }
 }
 
+/* Every `expr` of a rules file (copies; *nv = 0 when it cannot be read or parsed). */
+static char **file_exprs(const char *path, size_t *nv)
+{
+    size_t len;
+    char **v = NULL;
+    *nv = 0;
+    char *buf = test_read_file(path, &len);
+    TEST_CHECK(buf != NULL);
+    if (!buf)
+        return NULL;
+    struct ydom_doc doc;
+    TEST_CHECK_INT(ydom_load(buf, len, &doc), 0);
+    collect_exprs(doc.root, &v, nv);
+    ydom_doc_free(&doc);
+    free(buf);
+    return v;
+}
+
+static void free_exprs(char **v, size_t nv)
+{
+    for (size_t i = 0; i < nv; i++)
+        free(v[i]);
+    free(v);
+}
+
 /*
  * Every recording and alerting rule shipped: each expression parses, except the alerts built
  * on absent(), which are refused with the reason. The recording rules are what a user would
@@ -79,16 +104,8 @@ TEST(test_shipped_rule_files)
                            "rules/prometheus/presets/dcgm-exporter.rules.yml"};
     size_t total = 0, parsed = 0, absent = 0;
     for (size_t f = 0; f < ARRAY_LEN(files); f++) {
-        size_t len;
-        char *buf = test_read_file(files[f], &len);
-        TEST_CHECK(buf != NULL);
-        if (!buf)
-            continue;
-        struct ydom_doc doc;
-        TEST_CHECK_INT(ydom_load(buf, len, &doc), 0);
-        char **v = NULL;
-        size_t nv = 0;
-        collect_exprs(doc.root, &v, &nv);
+        size_t nv;
+        char **v = file_exprs(files[f], &nv);
         TEST_CHECK(nv >= 3);
         for (size_t i = 0; i < nv; i++) {
             struct promsel p;
@@ -114,11 +131,8 @@ TEST(test_shipped_rule_files)
                 match_free_all(ms, nm);
             }
             promsel_free(&p);
-            free(v[i]);
         }
-        free(v);
-        ydom_doc_free(&doc);
-        free(buf);
+        free_exprs(v, nv);
     }
     TEST_CHECK_INT(total, 29);
     TEST_CHECK_INT(absent, 2);
@@ -128,16 +142,10 @@ TEST(test_shipped_rule_files)
 /* gpureclaim:partition_busy:ratio, the exporter's own per-device recording rule. */
 TEST(test_partition_busy_rule)
 {
-    size_t len;
-    char *buf = test_read_file("rules/prometheus/gpureclaim.rules.yml", &len);
-    TEST_CHECK(buf != NULL);
-    if (!buf)
+    size_t nv;
+    char **v = file_exprs("rules/prometheus/gpureclaim.rules.yml", &nv);
+    if (!nv)
         return;
-    struct ydom_doc doc;
-    TEST_CHECK_INT(ydom_load(buf, len, &doc), 0);
-    char **v = NULL;
-    size_t nv = 0;
-    collect_exprs(doc.root, &v, &nv);
     struct promsel p;
     TEST_CHECK_INT(ok(v[0], &p), 0);
     /* `x - last_over_time(x[2m] offset 2m)` and resets(x[4m]): x reaches back 4 minutes. */
@@ -155,11 +163,7 @@ TEST(test_partition_busy_rule)
     TEST_CHECK(grouped(&p, "gpu") && grouped(&p, "instance") && grouped(&p, "partition"));
     TEST_CHECK_INT(p.nsel, 7);
     promsel_free(&p);
-    for (size_t i = 0; i < nv; i++)
-        free(v[i]);
-    free(v);
-    ydom_doc_free(&doc);
-    free(buf);
+    free_exprs(v, nv);
 }
 
 /* The AMD device-metrics-exporter preset's busy ratio, as an activity expression. */
