@@ -319,6 +319,72 @@ static bool has_value(const char *const *v, size_t n, const char *s)
     return false;
 }
 
+/* The workload's rows of the result: [*a, *b) of ec->out. */
+static void out_range(const struct exprcov *ec, const struct labels *id, size_t *a, size_t *b)
+{
+    struct outrow probe = {.id = *id};
+    struct outrow *o =
+        ec->nout ? bsearch(&probe, ec->out, ec->nout, sizeof(*ec->out), cmp_out) : NULL;
+    *a = *b = 0;
+    if (o) {
+        *a = *b = (size_t)(o - ec->out);
+        while (*a > 0 && labels_equal(&ec->out[*a - 1].id, id))
+            (*a)--;
+        while (*b < ec->nout && labels_equal(&ec->out[*b].id, id))
+            (*b)++;
+    }
+}
+
+/*
+ * A series of a selector that is missing from the result (an expression without by or on):
+ * when the result's rows of the workload carry labels beyond the identity (a device), every
+ * series of a selector that carries all of those labels must have a row with the same values
+ * (`x and y` drops x's device that y lacks). A selector that lacks one of them (a per-pod
+ * metric joined in, a label the expression adds) is not compared.
+ */
+static bool series_missing(const struct exprcov *ec, const struct labels *id, size_t lo, size_t hi,
+                           char *detail, size_t dlen)
+{
+    size_t a, b;
+    out_range(ec, id, &a, &b);
+    /* The result's label names beyond the identity, from its first row (rows of one
+       expression share their names; a row lacking one just never matches). */
+    if (a == b)
+        return false;
+    const struct labels *ol = &ec->out[a].s->labels;
+    for (size_t i = lo; i < hi; i++) {
+        const struct xrec *x = ec->scoped[i];
+        if (ec->ps.sel[x->sel].gate)
+            continue;
+        bool shaped = true, any = false;
+        for (size_t n = 0; n < ol->n && shaped; n++) {
+            if (is_identity(ec, ol->v[n].name) || strcmp(ol->v[n].name, "__name__") == 0)
+                continue;
+            shaped = labels_get(&x->labels, ol->v[n].name) != NULL;
+            any = true;
+        }
+        if (!shaped || !any)
+            continue;
+        bool found = false;
+        for (size_t o = a; o < b && !found; o++) {
+            const struct labels *rl = &ec->out[o].s->labels;
+            found = true;
+            for (size_t n = 0; n < ol->n && found; n++) {
+                const char *want = labels_get(&x->labels, ol->v[n].name);
+                const char *have = labels_get(rl, ol->v[n].name);
+                found = is_identity(ec, ol->v[n].name) || !want || (have && !strcmp(want, have));
+            }
+        }
+        if (!found) {
+            char who[160];
+            name_series(ec, x, who, sizeof(who));
+            snprintf(detail, dlen, "%s is missing from the result of 'activity'", who);
+            return true;
+        }
+    }
+    return false;
+}
+
 /*
  * The parts check: for part label `key`, a value one selector has for the workload that
  * another carrying the label lacks, or that the result lacks while carrying the label.
@@ -355,18 +421,8 @@ static bool parts_missing(const struct exprcov *ec, size_t k, const struct label
             }
         }
     }
-    /* The result: the workload's rows. */
-    struct outrow probe = {.id = *id};
-    struct outrow *o =
-        ec->nout ? bsearch(&probe, ec->out, ec->nout, sizeof(*ec->out), cmp_out) : NULL;
-    size_t a = 0, b = 0;
-    if (o) {
-        a = b = (size_t)(o - ec->out);
-        while (a > 0 && labels_equal(&ec->out[a - 1].id, id))
-            a--;
-        while (b < ec->nout && labels_equal(&ec->out[b].id, id))
-            b++;
-    }
+    size_t a, b;
+    out_range(ec, id, &a, &b);
     bool carries = false;
     for (size_t i = a; i < b; i++)
         carries |= labels_get(&ec->out[i].s->labels, key) != NULL;
@@ -434,5 +490,9 @@ enum reason exprcov_judge(const struct exprcov *ec, const struct labels *id, dou
     for (size_t k = 0; k < ec->nkeys && !ec->unscoped; k++)
         if (parts_missing(ec, k, id, lo, hi, detail, dlen))
             return REASON_NO_DATA;
+    /* With by/on the labels that must agree are those (parts_missing); without, every label
+       of the result must, as full label matching (`x and y`) requires. */
+    if (!ec->unscoped && ec->ps.ngrouping == 0 && series_missing(ec, id, lo, hi, detail, dlen))
+        return REASON_NO_DATA;
     return REASON_IDLE;
 }

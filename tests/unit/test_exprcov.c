@@ -240,6 +240,32 @@ TEST(parts)
     exprcov_free(ec);
 }
 
+/* Without by/on: a series of a selector that the result lacks (x and y, y lacking GPU 1). */
+TEST(series_missing_from_result)
+{
+    struct rule r = mkrule("x and y");
+    char err[256], d[256];
+    struct exprcov *ec = exprcov_new(&r, err, sizeof(err));
+    struct matrix x = {0}, y = {0}, out = {0};
+    add_series(&x, "__name__=x,namespace=ml,pod=a,gpu_id=0", 8000, NOW, 0, 0);
+    add_series(&x, "__name__=x,namespace=ml,pod=a,gpu_id=1", 8000, NOW, 0, 0);
+    add_series(&x, "__name__=x,namespace=ml,pod=b,gpu_id=0", 8000, NOW, 0, 0);
+    add_series(&y, "__name__=y,namespace=ml,pod=a,gpu_id=0", 8000, NOW, 0, 0);
+    add_series(&y, "__name__=y,namespace=ml,pod=b,gpu_id=0", 8000, NOW, 0, 0);
+    /* A per-pod series of y without gpu_id is not compared. */
+    add_series(&y, "__name__=y,namespace=ml,pod=b", 8000, NOW, 0, 0);
+    add_series(&out, "namespace=ml,pod=a,gpu_id=0", WS, NOW, 0, 0);
+    add_series(&out, "namespace=ml,pod=b,gpu_id=0", WS, NOW, 0, 0);
+    TEST_CHECK_INT(exprcov_add(ec, 0, &x, NOW, err, sizeof(err)), 0);
+    TEST_CHECK_INT(exprcov_add(ec, 1, &y, NOW, err, sizeof(err)), 0);
+    exprcov_index(ec, &out);
+    TEST_CHECK_INT(judge_pod(ec, "a", d, sizeof(d)), REASON_NO_DATA);
+    TEST_CHECK_STR(d, "selector 'x' {gpu_id=\"1\"} is missing from the result of 'activity'");
+    TEST_CHECK_INT(judge_pod(ec, "b", d, sizeof(d)), REASON_IDLE);
+    matrix_free(&out);
+    exprcov_free(ec);
+}
+
 TEST(read_errors)
 {
     struct rule r = mkrule("max by (namespace, pod) (x)");
@@ -301,6 +327,7 @@ int main(void)
     RUN(reach_of_a_range);
     RUN(node_level_and_relabelled_series);
     RUN(parts);
+    RUN(series_missing_from_result);
     RUN(read_errors);
     RUN(decide_hook);
     return test_done();
