@@ -30,6 +30,7 @@
 #include "decide.h"
 #include "pressure.h"
 #include "dur.h"
+#include "exprcov.h"
 #include "rfc3339.h"
 #include "util.h"
 
@@ -675,6 +676,14 @@ static bool decide_workload(const struct rule_data *rd, const struct entry *e, s
                                .gap = gap,
                                .threshold = d->threshold};
         verdict = judge(&jc, e, ne, cidx, ncidx, d);
+        /* An expression's result bridges raw holes: its selectors' raw samples must prove
+           what a selector rule's prove (exprcov.h). */
+        if (verdict == REASON_IDLE && rd->inner) {
+            verdict = exprcov_judge(rd->inner, &d->identity, d->window_start, d->detail,
+                                    sizeof(d->detail));
+            if (verdict != REASON_IDLE)
+                d->idle_since = NAN;
+        }
     }
 
     d->reason = verdict;

@@ -17,12 +17,15 @@
 #include "rules.h"
 #include "series.h"
 
+struct exprcov;
+
 enum decision { DECISION_KEEP = 0, DECISION_RECLAIM };
 
 enum reason {
     REASON_IDLE = 0,         /* reclaim: idle for the whole idle timer */
     REASON_ACTIVE,           /* a point at or above the threshold */
-    REASON_NO_DATA,          /* allocated, but no activity series at all */
+    REASON_NO_DATA,          /* allocated, but no activity series at all; for an expression, no
+                                raw series of its selectors, or a device missing (exprcov.h) */
     REASON_TOO_YOUNG,        /* activity does not reach back to the window start */
     REASON_GAP,              /* a gap longer than the tolerated gap inside the window */
     REASON_STALE,            /* no recent point: stopped reporting before now */
@@ -69,6 +72,9 @@ struct rule_data {
     /* How the activity was read: "remote_read", "export" or "promql" ("" when not queried);
        a static string (fetch.c). */
     const char *read_path;
+    /* An expression rule's proof from the raw samples of its selectors (exprcov.h), owned
+       here (fetch_free); NULL for a selector rule. */
+    struct exprcov *inner;
     struct matrix allocation; /* instant at end: devices held per workload, with resource label */
     int pending_error;        /* non-zero: the pending-demand query failed */
     struct matrix pending;    /* instant at end: pending devices per resource label */

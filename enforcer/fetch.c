@@ -33,14 +33,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "exprcov.h"
 #include "fetch.h"
-#include "httpc.h"
 #include "log.h"
-#include "match.h"
 #include "raw.h"
-#include "remoteread.h"
+#include "rawread.h"
 #include "util.h"
-#include "vmexport.h"
 
 /* A PromQL duration: whole seconds as "60s", otherwise milliseconds as "1500ms". */
 static void fetch_duration(double seconds, char *buf, size_t len)
@@ -76,11 +74,7 @@ static bool fetch_skip_string(const char **p)
     return true;
 }
 
-/*
- * True for `name`, `name{...}` and `{...}` (with surrounding blanks), the forms a range
- * selector `[STEP]` can follow. Anything else (functions, operators, offset, @) is not.
- */
-static bool fetch_is_selector(const char *e)
+bool fetch_is_selector(const char *e)
 {
     const char *p = e;
     while (isspace((unsigned char)*p))
@@ -231,6 +225,7 @@ struct fetch_query {
     bool range;
     char *expr;
     double start, end, step; /* instant: start = end = time, step = 0 */
+    double lookback;         /* per-query lookback (promq_range_lookback), 0 for none */
     int rc;
     struct matrix m;
     char err[256];
@@ -254,20 +249,25 @@ struct fetch_cache {
 };
 
 static size_t fetch_run(struct promq *q, struct fetch_cache *c, bool range, const char *expr,
-                        double start, double end, double step)
+                        double start, double end, double step, double lookback)
 {
     for (size_t i = 0; i < c->n; i++) {
         const struct fetch_query *e = &c->v[i];
         if (e->range == range && e->start == start && e->end == end && e->step == step &&
-            strcmp(e->expr, expr) == 0)
+            e->lookback == lookback && strcmp(e->expr, expr) == 0)
             return i;
     }
     c->v = xrealloc(c->v, (c->n + 1) * sizeof(*c->v));
     struct fetch_query *e = &c->v[c->n++];
-    *e = (struct fetch_query){
-        .range = range, .expr = xstrdup(expr), .start = start, .end = end, .step = step};
+    *e = (struct fetch_query){.range = range,
+                              .expr = xstrdup(expr),
+                              .start = start,
+                              .end = end,
+                              .step = step,
+                              .lookback = lookback};
     if (range)
-        e->rc = promq_range(q, expr, start, end, step, &e->m, e->err, sizeof(e->err));
+        e->rc = promq_range_lookback(q, expr, start, end, step, lookback, &e->m, e->err,
+                                     sizeof(e->err));
     else
         e->rc = promq_instant(q, expr, end, &e->m, e->err, sizeof(e->err));
     return c->n - 1;
@@ -325,11 +325,11 @@ static void fetch_deliver(struct fetch_cache *c)
  * Run one query for rule data `d`, its result to be delivered to `dst` by fetch_deliver;
  * on failure record "<what> query: <message>".
  */
-static int fetch_get(struct promq *q, struct fetch_cache *c, struct rule_data *d, const char *what,
-                     bool range, const char *expr, double start, double end, double step,
-                     struct matrix *dst)
+static int fetch_get_lookback(struct promq *q, struct fetch_cache *c, struct rule_data *d,
+                              const char *what, bool range, const char *expr, double start,
+                              double end, double step, double lookback, struct matrix *dst)
 {
-    size_t i = fetch_run(q, c, range, expr, start, end, step);
+    size_t i = fetch_run(q, c, range, expr, start, end, step, lookback);
     const struct fetch_query *e = &c->v[i];
     if (e->rc == 0) {
         c->uses = xrealloc(c->uses, (c->nuses + 1) * sizeof(*c->uses));
@@ -341,263 +341,19 @@ static int fetch_get(struct promq *q, struct fetch_cache *c, struct rule_data *d
     return -1;
 }
 
-/* ---- the raw path: remote read and VictoriaMetrics export ---------------------------------- */
-
-static enum fetch_read fetch_read_path = FETCH_READ_AUTO;
-
-int fetch_set_read_path(const char *name)
+static int fetch_get(struct promq *q, struct fetch_cache *c, struct rule_data *d, const char *what,
+                     bool range, const char *expr, double start, double end, double step,
+                     struct matrix *dst)
 {
-    static const char *const names[] = {
-        [FETCH_READ_AUTO] = "auto",
-        [FETCH_READ_REMOTE_READ] = "remote-read",
-        [FETCH_READ_EXPORT] = "export",
-        [FETCH_READ_PROMQL] = "promql",
-    };
-    for (size_t i = 0; i < ARRAY_LEN(names); i++) {
-        if (strcmp(name, names[i]) == 0) {
-            fetch_read_path = (enum fetch_read)i;
-            return 0;
-        }
-    }
-    return -1;
+    return fetch_get_lookback(q, c, d, what, range, expr, start, end, step, 0, dst);
 }
 
-/* A sink that feeds a raw reader and keeps the first bytes for an error message. */
-struct fetch_sink {
-    struct vmx *vmx;      /* export, or */
-    struct rr_stream *rr; /* remote read */
-    char head[200];
-    size_t nhead;
-    char err[256];
-    int rc;
-};
+/* ---- the raw path: remote read and VictoriaMetrics export (rawread.h) -------------------- */
 
-static int fetch_sink(void *arg, const char *data, size_t len)
+/* rawread_series_fn for a remote read streamed into one rule's grids. */
+static int fetch_grid_series(void *arg, const struct series *s, char *err, size_t errlen)
 {
-    struct fetch_sink *k = arg;
-    size_t room = sizeof(k->head) - 1 - k->nhead;
-    size_t n = len < room ? len : room;
-    memcpy(k->head + k->nhead, data, n);
-    k->nhead += n;
-    k->head[k->nhead] = '\0';
-    if (k->rc == 0 && k->vmx)
-        k->rc = vmx_feed(k->vmx, data, len, k->err, sizeof(k->err));
-    else if (k->rc == 0)
-        k->rc = rr_stream_feed(k->rr, data, len, k->err, sizeof(k->err));
-    return k->rc;
-}
-
-/* The first line of an error body, for a message. */
-static void fetch_head_line(char *head)
-{
-    for (char *p = head; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = '\0';
-}
-
-/*
- * The raw samples of `sel` over [start, end] from VictoriaMetrics' /api/v1/export, which
- * takes `match[]`, `start` and `end` (seconds) as form fields like its query API
- * (VictoriaMetrics app/vmselect/prometheus/prometheus.go, ExportHandler).
- */
-static int fetch_export(struct promq *q, const char *sel, double start, double end,
-                        struct matrix *out, char *err, size_t errlen)
-{
-    struct sbuf form = {0};
-    char num[64];
-    sbuf_puts(&form, "match%5B%5D=");
-    httpc_urlencode(&form, sel);
-    snprintf(num, sizeof(num), "&start=%.3f&end=%.3f", start, end);
-    sbuf_puts(&form, num);
-    static const char *const headers[] = {
-        "Content-Type: application/x-www-form-urlencoded",
-        "Accept: application/json",
-    };
-    struct fetch_sink k = {.vmx = vmx_new(promq_max_answer(q))};
-    long status = 0;
-    int ret = promq_post(q, "/api/v1/export", headers, ARRAY_LEN(headers), form.buf, form.len,
-                         fetch_sink, &k, &status, NULL, 0, err, errlen);
-    *out = (struct matrix){0};
-    if (ret == 0 && status != 200) {
-        fetch_head_line(k.head);
-        snprintf(err, errlen, "export: HTTP %ld from '/api/v1/export': %.120s", status, k.head);
-        ret = -1;
-    } else if (ret == 0 && k.rc != 0) {
-        snprintf(err, errlen, "export: %s", k.err);
-        ret = -1;
-    } else if (ret == 0 && vmx_finish(k.vmx, out, k.err, sizeof(k.err)) < 0) {
-        snprintf(err, errlen, "export: %s", k.err);
-        ret = -1;
-    }
-    if (ret < 0 && status)
-        promq_count_failure(q);
-    vmx_free(k.vmx);
-    sbuf_free(&form);
-    return ret;
-}
-
-/* What a remote read found: samples, or a server that does not offer it. */
-enum fetch_rr { FETCH_RR_OK, FETCH_RR_ABSENT, FETCH_RR_ERROR };
-
-/* rr_stream_on_series for a remote read streamed into one rule's grids. */
-static int fetch_grid_series(void *arg, size_t query, const struct series *s, char *err,
-                             size_t errlen)
-{
-    (void)query;
     return raw_grids_add(arg, s, err, errlen);
-}
-
-/*
- * The raw samples of `sel` over [start, end] by Prometheus remote read (POST /api/v1/read, a
- * snappy-compressed ReadRequest accepting only STREAMED_XOR_CHUNKS; prometheus/prometheus
- * storage/remote/codec.go and web/api/v1/api.go, remoteRead). An answer of 404, 405 or 501,
- * or a 200 that is not the streamed type (a server too old to stream), means the server
- * does not offer it: FETCH_RR_ABSENT, and the caller uses PromQL. Anything else that is not
- * a complete stream is an error. With `grids`, each series goes into them as soon as it is
- * complete and *out stays empty; whatever the answer, the caller discards `grids` unless
- * FETCH_RR_OK.
- */
-static enum fetch_rr fetch_remote_read(struct promq *q, const char *sel, double start, double end,
-                                       struct raw_grids *grids, struct matrix *out, char *err,
-                                       size_t errlen)
-{
-    struct matcher *ms = NULL;
-    size_t nm = 0;
-    *out = (struct matrix){0};
-    if (match_parse_selector(sel, &ms, &nm, err, errlen) < 0)
-        return FETCH_RR_ERROR;
-    struct rr_matcher *rm = xcalloc(nm, sizeof(*rm));
-    static const enum rr_match_type types[] = {
-        [MATCH_EQ] = RR_EQ, [MATCH_NE] = RR_NEQ, [MATCH_RE] = RR_RE, [MATCH_NRE] = RR_NRE};
-    enum fetch_rr ret = FETCH_RR_ERROR;
-    for (size_t i = 0; i < nm; i++) {
-        if (strlen(ms[i].value) != ms[i].value_len) {
-            snprintf(err, errlen, "label '%s' of the selector holds a NUL byte", ms[i].name);
-            goto out;
-        }
-        rm[i] = (struct rr_matcher){types[ms[i].op], ms[i].name, ms[i].value};
-    }
-    int64_t s_ms = llround(start * 1000.0), e_ms = llround(end * 1000.0);
-    struct rr_query rq = {.start_ms = s_ms, .end_ms = e_ms, .m = rm, .nm = nm};
-    char *body = NULL;
-    size_t blen = 0;
-    if (rr_encode_request(&rq, 1, &body, &blen, err, errlen) < 0)
-        goto out;
-    static const char *const headers[] = {
-        "Content-Type: " RR_CONTENT_TYPE,
-        "Content-Encoding: " RR_CONTENT_ENCODING,
-        RR_VERSION_HEADER,
-    };
-    size_t cap = promq_max_answer(q);
-    struct fetch_sink k = {.rr = rr_stream_new(1, cap, cap)};
-    rr_stream_clip(k.rr, 0, s_ms, e_ms);
-    if (grids)
-        rr_stream_on_series(k.rr, fetch_grid_series, grids);
-    long status = 0;
-    char ctype[128] = "";
-    int rc = promq_post(q, "/api/v1/read", headers, ARRAY_LEN(headers), body, blen, fetch_sink, &k,
-                        &status, ctype, sizeof(ctype), err, errlen);
-    free(body);
-    if (rc < 0) {
-        ret = FETCH_RR_ERROR;
-    } else if (status == 404 || status == 405 || status == 501 ||
-               (status == 200 &&
-                strncmp(ctype, RR_STREAM_CONTENT_TYPE, strlen(RR_STREAM_CONTENT_TYPE)) != 0)) {
-        snprintf(err, errlen, "HTTP %ld%s%s", status, ctype[0] ? ", " : "", ctype);
-        ret = FETCH_RR_ABSENT;
-    } else if (status != 200) {
-        fetch_head_line(k.head);
-        snprintf(err, errlen, "remote read: HTTP %ld from '/api/v1/read': %.120s", status, k.head);
-        promq_count_failure(q);
-    } else if (k.rc != 0) {
-        snprintf(err, errlen, "remote read: %s", k.err);
-        promq_count_failure(q);
-    } else if (rr_stream_finish(k.rr, out, k.err, sizeof(k.err)) < 0) {
-        snprintf(err, errlen, "remote read: %s", k.err);
-        promq_count_failure(q);
-    } else {
-        ret = FETCH_RR_OK;
-    }
-    rr_stream_free(k.rr);
-out:
-    free(rm);
-    match_free_all(ms, nm);
-    return ret;
-}
-
-/*
- * Which path a selector rule takes on this server: the forced one, else VictoriaMetrics'
- * export on VictoriaMetrics, else remote read unless it is known to be absent, else PromQL.
- * *probe is set when remote read has not been tried on this server yet. -1 with a message
- * when the server could not be asked (the rule then fails, as its queries would).
- */
-static int fetch_choose(struct promq *q, enum fetch_read *path, bool *probe, char *err,
-                        size_t errlen)
-{
-    *probe = false;
-    if (fetch_read_path != FETCH_READ_AUTO) {
-        *path = fetch_read_path;
-        return 0;
-    }
-    /* Both answers are kept on the client (promq.h): asked once per server. */
-    int vm = promq_is_victoria(q, err, errlen);
-    if (vm < 0)
-        return -1;
-    int rr = promq_remote_read(q);
-    if (vm == 1) {
-        *path = FETCH_READ_EXPORT;
-    } else if (rr != 0) {
-        *path = FETCH_READ_REMOTE_READ;
-        *probe = rr < 0;
-    } else {
-        *path = FETCH_READ_PROMQL;
-    }
-    return 0;
-}
-
-static const char *fetch_read_label(enum fetch_read p)
-{
-    switch (p) {
-    case FETCH_READ_REMOTE_READ:
-        return "remote_read";
-    case FETCH_READ_EXPORT:
-        return "export";
-    default:
-        return "promql";
-    }
-}
-
-/*
- * One raw read of `sel` over [start, end] through `path`: FETCH_RR_OK with the samples in
- * *out, FETCH_RR_ABSENT when remote read was being tried on this server (`probe`) and it
- * does not offer it, else FETCH_RR_ERROR with a message. A remote read with `grids` streams
- * into them (fetch_remote_read).
- */
-static enum fetch_rr fetch_read_raw(struct promq *q, enum fetch_read path, bool probe,
-                                    const char *sel, double start, double end,
-                                    struct raw_grids *grids, struct matrix *out, char *err,
-                                    size_t errlen)
-{
-    if (path == FETCH_READ_EXPORT)
-        return fetch_export(q, sel, start, end, out, err, errlen) == 0 ? FETCH_RR_OK
-                                                                       : FETCH_RR_ERROR;
-    enum fetch_rr got = fetch_remote_read(q, sel, start, end, grids, out, err, errlen);
-    if (got == FETCH_RR_ABSENT && probe) {
-        /* Asked once per server: the answer says it has no (streamed) remote read. */
-        log_debug("'%s' does not offer streamed remote read (%s): rules with a selector as "
-                  "activity use the PromQL plan",
-                  promq_url(q), err);
-        promq_set_remote_read(q, 0);
-        return FETCH_RR_ABSENT;
-    }
-    if (got == FETCH_RR_ABSENT) {
-        snprintf(err, errlen, "the server does not offer streamed remote read");
-        promq_count_failure(q);
-        return FETCH_RR_ERROR;
-    }
-    if (got == FETCH_RR_OK && probe)
-        promq_set_remote_read(q, 1);
-    return got;
 }
 
 /* The raw read rules with the same selector share (fetch_rules plans them). */
@@ -606,7 +362,7 @@ struct fetch_raw_read {
     double start; /* the earliest read start of the rules that share it */
     size_t uses;  /* rules still to use it */
     bool done;
-    enum fetch_read path;
+    enum promq_read_path path;
     int rc;
     char err[256];
     struct matrix m;
@@ -636,15 +392,15 @@ static struct raw_grid fetch_grid(const struct rule *r, double now)
 static int fetch_raw(struct promq *q, struct fetch_raw_read *reads, size_t nreads,
                      const struct rule *r, struct rule_data *d)
 {
-    enum fetch_read path;
+    enum promq_read_path path;
     bool probe;
     char err[256] = "";
-    if (fetch_choose(q, &path, &probe, err, sizeof(err)) < 0) {
+    if (rawread_choose(q, &path, &probe, err, sizeof(err)) < 0) {
         snprintf(d->errmsg, sizeof(d->errmsg), "activity query: %s", err);
         d->error = 1;
         return -1;
     }
-    if (path == FETCH_READ_PROMQL)
+    if (path == PROMQ_READ_PROMQL)
         return 1;
     struct raw_grid g = fetch_grid(r, d->end);
     struct fetch_raw_read *e = NULL, one = {.sel = r->q_activity, .uses = 1};
@@ -655,22 +411,23 @@ static int fetch_raw(struct promq *q, struct fetch_raw_read *reads, size_t nread
         e = &one;
         e->start = raw_read_start(&g);
     }
-    bool stream = (!e->done || e->path != path) && e->uses <= 1 && path == FETCH_READ_REMOTE_READ;
+    bool stream = (!e->done || e->path != path) && e->uses <= 1 && path == PROMQ_READ_REMOTE_READ;
     struct raw_grids grids = {0};
     int rc = 0;
     if (stream && raw_grids_begin(&grids, &g, err, sizeof(err)) < 0) {
         rc = -1;
     } else if (stream) {
         matrix_free(&e->m);
-        enum fetch_rr got = fetch_read_raw(q, path, probe, e->sel, e->start, d->end, &grids, &e->m,
-                                           e->err, sizeof(e->err));
-        if (got == FETCH_RR_ABSENT) {
+        enum rawread_rc got =
+            rawread_read(q, path, probe, e->sel, e->start, d->end, fetch_grid_series, &grids, &e->m,
+                         NULL, NULL, e->err, sizeof(e->err));
+        if (got == RAWREAD_ABSENT) {
             raw_grids_discard(&grids);
             return 1;
         }
         e->done = true;
         e->path = path;
-        e->rc = rc = got == FETCH_RR_OK ? 0 : -1;
+        e->rc = rc = got == RAWREAD_OK ? 0 : -1;
         snprintf(err, sizeof(err), "%s", e->err);
         if (e->uses)
             e->uses--;
@@ -681,13 +438,13 @@ static int fetch_raw(struct promq *q, struct fetch_raw_read *reads, size_t nread
     } else {
         if (!e->done || e->path != path) {
             matrix_free(&e->m);
-            enum fetch_rr got = fetch_read_raw(q, path, probe, e->sel, e->start, d->end, NULL,
-                                               &e->m, e->err, sizeof(e->err));
-            if (got == FETCH_RR_ABSENT)
+            enum rawread_rc got = rawread_read(q, path, probe, e->sel, e->start, d->end, NULL, NULL,
+                                               &e->m, NULL, NULL, e->err, sizeof(e->err));
+            if (got == RAWREAD_ABSENT)
                 return 1;
             e->done = true;
             e->path = path;
-            e->rc = got == FETCH_RR_OK ? 0 : -1;
+            e->rc = got == RAWREAD_OK ? 0 : -1;
         }
         struct matrix raw = {0};
         rc = e->rc;
@@ -704,7 +461,7 @@ static int fetch_raw(struct promq *q, struct fetch_raw_read *reads, size_t nread
             rc = raw_to_grid(&raw, &g, &d->activity, &d->coverage, err, sizeof(err));
         matrix_free(&raw);
     }
-    d->read_path = fetch_read_label(path);
+    d->read_path = rawread_path_label(path);
     if (e == &one)
         matrix_free(&one.m);
     if (rc < 0) {
@@ -748,6 +505,88 @@ static size_t fetch_plan_raw(const struct ruleset *rs, double now, struct fetch_
     return n;
 }
 
+/*
+ * The raw samples of every selector of an expression rule's activity (exprcov.h), each over
+ * its own reach, through the path a selector rule takes on this server. When the selectors
+ * cannot be extracted safely, or the server offers no raw read (remote read or
+ * VictoriaMetrics' export), nothing shows when the samples behind the expression were
+ * taken: the rule fails and every workload of it keeps, with the reason in its error.
+ */
+/*
+ * The per-query lookback of an expression rule's activity: the tolerated gap, so that on a
+ * server that honours it (Prometheus >= 2.43.0, VictoriaMetrics) a raw hole longer than that
+ * leaves the result without a point instead of being bridged for 5 minutes. Prometheus 2.42
+ * ignores it, which is why the raw samples of the selectors are proven too (fetch_inner).
+ * None for a selector rule: its range functions ignore the lookback.
+ */
+static double fetch_lookback(const struct rule *r)
+{
+    if (fetch_is_selector(r->q_activity))
+        return 0;
+    return r->tolerated_gap > 0 ? r->tolerated_gap : 2 * fetch_step(r);
+}
+
+/* Where a raw read hands an expression's selector series: straight to their coverage. */
+struct fetch_inner_sink {
+    struct exprcov *ec;
+    size_t sel;
+    double now;
+};
+
+static int fetch_inner_series(void *arg, const struct series *s, char *err, size_t errlen)
+{
+    const struct fetch_inner_sink *k = arg;
+    return exprcov_add_series(k->ec, k->sel, s, k->now, err, errlen);
+}
+
+static int fetch_inner(struct promq *q, const struct rule *r, struct rule_data *d)
+{
+    char err[256] = "";
+    struct exprcov *ec = exprcov_new(r, err, sizeof(err));
+    if (!ec) {
+        snprintf(d->errmsg, sizeof(d->errmsg),
+                 "activity: its raw samples cannot be proven gap-free: %s", err);
+        d->error = 1;
+        return -1;
+    }
+    enum promq_read_path path;
+    bool probe;
+    const char *sel = NULL;
+    int rc = rawread_choose(q, &path, &probe, err, sizeof(err));
+    for (size_t i = 0; rc == 0 && i < exprcov_count(ec); i++) {
+        sel = exprcov_selector(ec, i);
+        struct fetch_inner_sink k = {.ec = ec, .sel = i, .now = d->end};
+        struct matrix m = {0};
+        enum rawread_rc got = RAWREAD_ABSENT;
+        /* Each series is reduced to its coverage as it arrives; a failed read drops ec. */
+        if (path != PROMQ_READ_PROMQL)
+            got = rawread_read(q, path, probe, sel, exprcov_read_start(ec, i, d->end), d->end,
+                               fetch_inner_series, &k, &m, NULL, NULL, err, sizeof(err));
+        matrix_free(&m);
+        probe = false;
+        if (got == RAWREAD_ABSENT) {
+            snprintf(err, sizeof(err),
+                     "the server offers no raw read (remote read or /api/v1/export), so its "
+                     "raw samples cannot be proven gap-free");
+            rc = -1;
+        } else if (got != RAWREAD_OK) {
+            rc = -1;
+        }
+    }
+    if (rc < 0) {
+        snprintf(d->errmsg, sizeof(d->errmsg), "activity selector '%.60s': %s", sel ? sel : "",
+                 err);
+        d->error = 1;
+        exprcov_free(ec);
+        return -1;
+    }
+    /* Indexed against the result once every answer is in (fetch_rules). */
+    d->inner = ec;
+    log_debug("rule '%s': %zu selectors of its activity expression read through %s", r->name,
+              exprcov_count(ec), rawread_path_label(path));
+    return 0;
+}
+
 /* Per rule, the answers that are folded into its data once every query has run. */
 struct fetch_side {
     struct matrix subpoints; /* sub-points per step, to divide the coverage by */
@@ -788,9 +627,11 @@ static int fetch_rule(struct promq *q, struct fetch_cache *c, const struct rule 
                  d->end - d->start, step, FETCH_MAX_STEPS);
         d->error = 1;
         ret = -1;
-    } else if (fetch_get(q, c, d, "activity", true, expr, d->start, d->end, step, &d->activity) <
-               0) {
+    } else if (fetch_get_lookback(q, c, d, "activity", true, expr, d->start, d->end, step,
+                                  fetch_lookback(r), &d->activity) < 0) {
         d->error = 1;
+        ret = -1;
+    } else if (!fetch_is_selector(r->q_activity) && fetch_inner(q, r, d) < 0) {
         ret = -1;
     } else {
         int cov = fetch_coverage_expr(r, expr, sizeof(expr));
@@ -854,6 +695,8 @@ int fetch_rules(struct promq *q, const struct ruleset *rs, double now, struct ru
         /* The raw path's coverage is exact already (raw_to_grid). */
         if (out[i].raw_coverage && strcmp(out[i].read_path, "promql") == 0)
             fetch_coverage_ratio(&out[i].coverage, &side[i].subpoints);
+        if (out[i].inner)
+            exprcov_index(out[i].inner, &out[i].activity);
         matrix_free(&side[i].subpoints);
     }
     free(side);
@@ -873,6 +716,8 @@ void fetch_free(struct rule_data *d, size_t n)
         matrix_free(&d[i].allocation);
         matrix_free(&d[i].pending);
         matrix_free(&d[i].priority);
+        exprcov_free(d[i].inner);
+        d[i].inner = NULL;
     }
 }
 

@@ -30,6 +30,7 @@
 #include "act.h"
 #include "audit.h"
 #include "fetch.h"
+#include "promsel.h"
 #include "kinds.h"
 #include "file.h"
 #include "flags.h"
@@ -43,6 +44,7 @@
 #include "perm.h"
 #include "report.h"
 #include "promq.h"
+#include "rawread.h"
 #include "restore.h"
 #include "rules.h"
 #include "series.h"
@@ -287,7 +289,7 @@ static int prom_config(struct promq_cfg *c)
         return -1;
     }
     c->max_answer_bytes = (size_t)flags[F_PROM_MAX_ANSWER].num;
-    if (fetch_set_read_path(flags[F_PROM_READ_PATH].value) < 0) {
+    if (rawread_path_parse(flags[F_PROM_READ_PATH].value, &c->read_path) < 0) {
         fprintf(stderr,
                 "error: invalid read path '%s' for '--%s': want auto, remote-read, export or "
                 "promql\n",
@@ -344,11 +346,12 @@ static int eval_time(double *at)
 }
 
 /*
- * `check`: warn about each rule whose activity cannot be proven gap-free. For a plain
- * selector the enforcer reads the raw sample times (fetch.c's coverage query); an expression
- * is evaluated in a subquery, where every selector inside looks back up to 5 minutes (the
- * lookback delta), so a hole in the raw samples shorter than that is bridged and a series
- * that stopped keeps its last value for 5 minutes. Warnings do not change the exit status.
+ * `check`: warn about each rule whose activity is an expression. A plain selector's raw sample
+ * times are read directly (fetch.c). An expression's selectors look back up to 5 minutes in
+ * PromQL, so the enforcer reads the raw samples of each selector it contains and proves them
+ * gap-free (exprcov.h): that needs remote read or VictoriaMetrics' export, costs one raw read
+ * per selector, and is impossible when the selectors cannot be extracted safely (promsel.h);
+ * then every workload of the rule is kept. Warnings do not change the exit status.
  */
 static void check_warnings(char *const *paths, size_t n)
 {
@@ -358,17 +361,27 @@ static void check_warnings(char *const *paths, size_t n)
         if (rules_load_file(paths[i], &rs, &errs) == 0) {
             for (size_t j = 0; j < rs.n; j++) {
                 const struct rule *r = &rs.rules[j];
-                char buf[64];
+                char buf[64], err[256];
                 if (!r->q_activity || fetch_coverage_expr(r, buf, sizeof(buf)) != 1)
                     continue;
                 printf("%s:%d:%d: warning: rule '%s': 'activity' (%s) is an expression, so its "
-                       "raw gaps cannot be proven: the range query evaluates it in a subquery "
-                       "whose selectors look back up to 5m (the lookback delta), which "
-                       "bridges a hole in the raw samples of up to 5m and hides a stop for "
-                       "5m; record it with a recording rule and use the recorded series as "
-                       "'activity'\n",
+                       "result bridges raw holes (its selectors look back up to 5m): ",
                        paths[i], r->activity_line ? r->activity_line : r->line,
                        r->activity_line ? r->activity_col : r->col, r->name, r->q_activity);
+                struct promsel ps;
+                if (promsel_extract(r->q_activity, &ps, err, sizeof(err)) < 0) {
+                    printf("its selectors cannot be extracted safely (%s), so its raw samples "
+                           "cannot be proven gap-free and every workload of the rule is kept; ",
+                           err);
+                } else {
+                    printf("the raw samples of its %zu selector%s are read and proven gap-free "
+                           "instead, which needs remote read or VictoriaMetrics' export (on a "
+                           "server with neither every workload of the rule is kept); ",
+                           ps.nsel, ps.nsel == 1 ? "" : "s");
+                    promsel_free(&ps);
+                }
+                printf("a recording rule whose series is used as 'activity' is cheaper and "
+                       "works on every server\n");
             }
         }
         rules_errors_free(&errs);

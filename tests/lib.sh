@@ -166,6 +166,26 @@ need_history() {
     pass prometheus-ready
 }
 
+# start_vm NAME [FLAG...]: VictoriaMetrics on a free loopback port with its data in
+# $TMP/NAME; sets VM_URL and VM_PID.
+start_vm() {
+    _name=$1; shift
+    _port=$(free_port)
+    start_bg "$TMP/$_name.log" victoria-metrics -storageDataPath="$TMP/$_name" \
+        -retentionPeriod=100y -httpListenAddr="127.0.0.1:$_port" -loggerLevel=ERROR "$@"
+    VM_PID=$LAST_PID
+    VM_URL=http://127.0.0.1:$_port
+    wait_http "$VM_URL/health" 30
+}
+
+# vm_import OPENMETRICS: import OpenMetrics history with timestamps in seconds (gen_history.py,
+# gen_judge.py) into $VM_URL, with millisecond timestamps, and make it searchable.
+vm_import() {
+    awk '!/^#/ { $NF = $NF "000"; print }' "$1" >"$TMP/import.prom"
+    curl -sf --data-binary @"$TMP/import.prom" "$VM_URL/api/v1/import/prometheus" &&
+        curl -sf "$VM_URL/internal/force_flush" >/dev/null
+}
+
 # prom_query EXPR [TIME]: instant query, prints the JSON answer.
 prom_query() {
     if [ -n "${2:-}" ]; then
