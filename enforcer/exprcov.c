@@ -71,7 +71,7 @@ static bool is_identity(const struct exprcov *ec, const char *name)
     return false;
 }
 
-struct exprcov *exprcov_new(const struct rule *r, char *err, size_t errlen)
+struct exprcov *exprcov_new(const struct rule *r, double lookback, char *err, size_t errlen)
 {
     struct promsel ps;
     if (promsel_extract(r->q_activity, &ps, err, errlen) < 0)
@@ -83,7 +83,7 @@ struct exprcov *exprcov_new(const struct rule *r, char *err, size_t errlen)
     double step = r->step > 0 ? r->step : 60;
     /* The tolerated gap as the raw path reads it (fetch.c, fetch_grid). */
     ec->gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * step;
-    ec->lookback = decide_lookback(r);
+    ec->lookback = lookback;
     for (size_t i = 0; i < r->nidentity; i++)
         ec->unscoped |= promsel_writes(&ps, r->identity[i]);
     for (size_t i = 0; i < ps.ngrouping; i++) {

@@ -24,18 +24,20 @@
 
 #include <stddef.h>
 
-#include "decide.h"
+#include "reason.h"
 #include "rules.h"
 #include "series.h"
 
 struct exprcov;
 
 /*
- * The selectors of rule `r`'s activity expression, ready for their raw samples. NULL with a
- * message when they cannot be extracted safely (promsel_extract); the rule then keeps. Keeps
- * r's identity array (which must outlive it), not r.
+ * The selectors of rule `r`'s activity expression, ready for their raw samples, over the
+ * rule's lookback (decide_lookback(r): passed in, so that this module, which decide() calls,
+ * does not call back into it). NULL with a message when they cannot be extracted safely
+ * (promsel_extract); the rule then keeps. Keeps r's identity array (which must outlive it),
+ * not r.
  */
-struct exprcov *exprcov_new(const struct rule *r, char *err, size_t errlen);
+struct exprcov *exprcov_new(const struct rule *r, double lookback, char *err, size_t errlen);
 void exprcov_free(struct exprcov *ec);
 
 /* Number of distinct selectors, and the text of selector i (what the raw read sends). */
@@ -43,7 +45,7 @@ size_t exprcov_count(const struct exprcov *ec);
 const char *exprcov_selector(const struct exprcov *ec, size_t i);
 
 /*
- * The first sample time selector i needs at `now`: now - decide_lookback() - its reach - the
+ * The first sample time selector i needs at `now`: now - the lookback - its reach - the
  * tolerated gap (the coverage of the earliest window start any override may ask for).
  */
 double exprcov_read_start(const struct exprcov *ec, size_t i, double now);

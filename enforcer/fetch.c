@@ -542,7 +542,7 @@ static int fetch_inner_series(void *arg, const struct series *s, char *err, size
 static int fetch_inner(struct promq *q, const struct rule *r, struct rule_data *d)
 {
     char err[256] = "";
-    struct exprcov *ec = exprcov_new(r, err, sizeof(err));
+    struct exprcov *ec = exprcov_new(r, decide_lookback(r), err, sizeof(err));
     if (!ec) {
         snprintf(d->errmsg, sizeof(d->errmsg),
                  "activity: its raw samples cannot be proven gap-free: %s", err);

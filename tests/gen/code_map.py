@@ -47,7 +47,7 @@ LAYERS = [
          ["annot", "action", "series", "re2_shim", "match", "promsel", "tz", "kinds", "rules",
           "enfmetrics", "jsonpush", "promjson", "xorchunk", "remoteread", "vmexport"]),
         ("Proof and decision", "pure functions: what the raw samples prove, then keep or reclaim",
-         ["raw", "proof", "exprcov", "decide"]),
+         ["reason", "raw", "proof", "exprcov", "decide"]),
         ("Reading Prometheus", "queries, raw samples, the per-cycle fetch, replay over a range",
          ["promq", "rawread", "fetch", "replay"]),
         ("Kubernetes and container runtime clients", "API calls, their JSON, pressure, leases",

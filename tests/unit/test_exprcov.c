@@ -8,6 +8,7 @@
  * result reclaims without it and keeps with it.
  */
 #include "exprcov.c"
+#include "decide.h"
 #include "test.h"
 
 #define NOW 10000.0
@@ -72,7 +73,7 @@ TEST(covered_gap_stale_young)
 {
     struct rule r = mkrule("max by (namespace, pod) (x)");
     char err[256], d[256];
-    struct exprcov *ec = exprcov_new(&r, err, sizeof(err));
+    struct exprcov *ec = exprcov_new(&r, decide_lookback(&r), err, sizeof(err));
     TEST_CHECK(ec != NULL);
     TEST_CHECK_DBL(exprcov_read_start(ec, 0, NOW), NOW - 1200 - 120, 0);
     struct matrix m = {0};
@@ -107,7 +108,7 @@ TEST(staleness_marker_ends_series)
 {
     struct rule r = mkrule("max by (namespace, pod) (x)");
     char err[256], d[256];
-    struct exprcov *ec = exprcov_new(&r, err, sizeof(err));
+    struct exprcov *ec = exprcov_new(&r, decide_lookback(&r), err, sizeof(err));
     struct matrix m = {0};
     add_series(&m, "__name__=x,namespace=ml,pod=a", 8000, NOW - 60, 0, 0);
     struct series *s = &m.s[0];
@@ -129,7 +130,7 @@ TEST(reach_of_a_range)
     /* x[10m]: its samples must cover from 10 minutes before the window start. */
     struct rule r = mkrule("max by (namespace, pod) (max_over_time(x[10m]))");
     char err[256], d[256];
-    struct exprcov *ec = exprcov_new(&r, err, sizeof(err));
+    struct exprcov *ec = exprcov_new(&r, decide_lookback(&r), err, sizeof(err));
     TEST_CHECK_DBL(exprcov_read_start(ec, 0, NOW), NOW - 1200 - 600 - 120, 0);
     struct matrix m = {0};
     add_series(&m, "__name__=x,namespace=ml,pod=a", WS - 300, NOW, 0, 0);
@@ -147,7 +148,7 @@ TEST(node_level_and_relabelled_series)
     /* A series without pod concerns every workload of its namespace (and any without one). */
     struct rule r = mkrule("max by (namespace, pod) (x * on (node) group_left y)");
     char err[256], d[256];
-    struct exprcov *ec = exprcov_new(&r, err, sizeof(err));
+    struct exprcov *ec = exprcov_new(&r, decide_lookback(&r), err, sizeof(err));
     struct matrix m = {0}, n = {0};
     add_series(&m, "__name__=x,namespace=ml,pod=a,node=n1", 8000, NOW, 0, 0);
     add_series(&m, "__name__=x,namespace=ml,pod=b,node=n1", 8000, NOW, 0, 0);
@@ -166,7 +167,7 @@ TEST(node_level_and_relabelled_series)
     /* label_replace writes pod: a series' own pod says nothing; every series concerns all. */
     struct rule r2 = mkrule(
         "max by (namespace, pod) (label_replace(x, \"pod\", \"$1\", \"exported_pod\", \"(.+)\"))");
-    ec = exprcov_new(&r2, err, sizeof(err));
+    ec = exprcov_new(&r2, decide_lookback(&r2), err, sizeof(err));
     TEST_CHECK(ec && ec->unscoped);
     add_series(&m, "__name__=x,namespace=gpu-operator,pod=dcgm-1,exported_pod=a", 8000, NOW, 0, 0);
     add_series(&m, "__name__=x,namespace=gpu-operator,pod=dcgm-1,exported_pod=b", 8000, NOW - 300,
@@ -178,7 +179,7 @@ TEST(node_level_and_relabelled_series)
     exprcov_free(ec);
 
     /* Unscoped, the deciding series are found once: a hole beats a late start, any workload. */
-    ec = exprcov_new(&r2, err, sizeof(err));
+    ec = exprcov_new(&r2, decide_lookback(&r2), err, sizeof(err));
     add_series(&m, "__name__=x,exported_pod=a", WS + 15, NOW, 0, 0);
     add_series(&m, "__name__=x,exported_pod=b", 8000, NOW, WS + 100, WS + 300);
     add_series(&m, "__name__=x,exported_pod=c", 8000, NOW, 0, 0);
@@ -187,7 +188,7 @@ TEST(node_level_and_relabelled_series)
     TEST_CHECK_INT(judge_pod(ec, "z", d, sizeof(d)), REASON_GAP);
     TEST_CHECK_CONTAINS(d, "exported_pod=\"b\"");
     exprcov_free(ec);
-    ec = exprcov_new(&r2, err, sizeof(err));
+    ec = exprcov_new(&r2, decide_lookback(&r2), err, sizeof(err));
     add_series(&m, "__name__=x,exported_pod=a", WS + 15, NOW, 0, 0);
     add_series(&m, "__name__=x,exported_pod=c", 8000, NOW, 0, 0);
     TEST_CHECK_INT(exprcov_add(ec, 0, &m, NOW, err, sizeof(err)), 0);
@@ -205,7 +206,7 @@ TEST(parts)
     struct rule r = mkrule("max by (namespace, pod, gpu_id) (x and on (namespace, pod, gpu_id) "
                            "held) unless on (namespace, pod, gpu_id) maintenance");
     char err[256], d[256];
-    struct exprcov *ec = exprcov_new(&r, err, sizeof(err));
+    struct exprcov *ec = exprcov_new(&r, decide_lookback(&r), err, sizeof(err));
     TEST_CHECK(ec != NULL);
     struct matrix x = {0}, held = {0}, maint = {0}, out = {0};
     add_series(&x, "__name__=x,namespace=ml,pod=a,gpu_id=0", 8000, NOW, 0, 0);
@@ -245,7 +246,7 @@ TEST(series_missing_from_result)
 {
     struct rule r = mkrule("x and y");
     char err[256], d[256];
-    struct exprcov *ec = exprcov_new(&r, err, sizeof(err));
+    struct exprcov *ec = exprcov_new(&r, decide_lookback(&r), err, sizeof(err));
     struct matrix x = {0}, y = {0}, out = {0};
     add_series(&x, "__name__=x,namespace=ml,pod=a,gpu_id=0", 8000, NOW, 0, 0);
     add_series(&x, "__name__=x,namespace=ml,pod=a,gpu_id=1", 8000, NOW, 0, 0);
@@ -270,7 +271,7 @@ TEST(read_errors)
 {
     struct rule r = mkrule("max by (namespace, pod) (x)");
     char err[256];
-    struct exprcov *ec = exprcov_new(&r, err, sizeof(err));
+    struct exprcov *ec = exprcov_new(&r, decide_lookback(&r), err, sizeof(err));
     struct matrix m = {0};
     add_series(&m, "__name__=x,namespace=ml,pod=a", 8000, NOW, 0, 0);
     m.s[0].p[3].t = m.s[0].p[2].t;
@@ -279,7 +280,7 @@ TEST(read_errors)
     TEST_CHECK_INT(m.n, 0);
     exprcov_free(ec);
     struct rule bad = mkrule("x @ 100");
-    TEST_CHECK(exprcov_new(&bad, err, sizeof(err)) == NULL);
+    TEST_CHECK(exprcov_new(&bad, decide_lookback(&bad), err, sizeof(err)) == NULL);
     TEST_CHECK_CONTAINS(err, "@ modifier");
 }
 
@@ -304,7 +305,7 @@ TEST(decide_hook)
     TEST_CHECK_INT(out.v[0].decision, DECISION_RECLAIM);
     decisions_free(&out);
 
-    rd.inner = exprcov_new(&r, err, sizeof(err));
+    rd.inner = exprcov_new(&r, decide_lookback(&r), err, sizeof(err));
     struct matrix m = {0};
     add_series(&m, "__name__=x,namespace=ml,pod=a", 8000, NOW, 9600, 9840);
     TEST_CHECK_INT(exprcov_add(rd.inner, 0, &m, NOW, err, sizeof(err)), 0);
