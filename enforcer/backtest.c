@@ -1,0 +1,741 @@
+/*
+ * The backtest simulation (backtest.h): the cycle loop's data source, the simulated world
+ * behind the action engine, and the arithmetic of what each action freed.
+ *
+ * Why the real engine: `run --no-dry-run` decides when to notice, when the notice period is
+ * over, when a notice is withdrawn (spared), what the caps allow and that an object is acted
+ * on once, in act.c and lifecycle.c. A backtest that re-derived those rules would drift from
+ * them at the first fix; driving act_cycle with a backend that answers from the history
+ * keeps one implementation. The backend here never fails: what it cannot know (owner
+ * chains, kinds, keep-until, exempt labels) is not simulated, and the output says so.
+ *
+ * The simulated world: each workload (rule, identity) is one object created before the
+ * range. The engine's action stops it; from then its decisions are not handed to the engine
+ * (it does not run) until the history shows its activity at or above its threshold again,
+ * its return, when a new object of the same root owner starts. The engine learns the
+ * restart as it learns a `restore` (the pod's creation after the action, act_note_restart)
+ * and keeps the workload too young until a whole idle window after it. A workload whose
+ * allocation ends in the history before it returns is gone: its GPUs were freed up to the
+ * last cycle it was seen allocated (never more than the history proves).
+ */
+#include "backtest.h"
+
+#include <json-c/json.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "act.h"
+#include "dur.h"
+#include "fetch.h"
+#include "file.h"
+#include "jsonparse.h"
+#include "rfc3339.h"
+#include "log.h"
+#include "report.h"
+#include "series.h"
+
+const char bt_not_simulated[] =
+    "not simulated without a cluster: owner chains and workload kinds, keep-until "
+    "annotations, exempt labels on objects, --kube.confirm-pressure; after a real reclaim "
+    "the history shows no activity, so returns are only seen where the workload kept running "
+    "(dry-run periods, history before enforcement)";
+
+/* ---- source: one evaluation per cycle ----------------------------------------------------- */
+
+struct bt_per_cycle {
+    struct bt_source base;
+    struct promq *q;
+    const struct ruleset *rs;
+    double from, interval;
+};
+
+size_t bt_cycles(double from, double to, double interval)
+{
+    if (!(interval > 0) || !(to >= from))
+        return 0;
+    /* The small slack keeps `to` itself when (to - from) / interval is whole but rounds down. */
+    return (size_t)floor((to - from) / interval + 1e-9) + 1;
+}
+
+static int per_cycle_next(struct bt_source *s, double *t, struct rule_data *data)
+{
+    struct bt_per_cycle *p = (struct bt_per_cycle *)s;
+    if (s->done >= s->total)
+        return 0;
+    *t = p->from + (double)s->done * p->interval;
+    fetch_rules(p->q, p->rs, *t, data);
+    s->done++;
+    return 1;
+}
+
+static void per_cycle_free(struct bt_source *s)
+{
+    free(s);
+}
+
+struct bt_source *bt_source_per_cycle(struct promq *q, const struct ruleset *rs, double from,
+                                      double to, double interval)
+{
+    struct bt_per_cycle *p = xcalloc(1, sizeof(*p));
+    p->base.next = per_cycle_next;
+    p->base.free = per_cycle_free;
+    p->base.total = bt_cycles(from, to, interval);
+    p->q = q;
+    p->rs = rs;
+    p->from = from;
+    p->interval = interval;
+    return &p->base;
+}
+
+/* ---- the simulated backend ---------------------------------------------------------------- */
+
+struct bt_sim {
+    struct ruleset *rs;
+    struct act *act;
+    struct bt_result res;
+    struct strset index; /* "rule\x1fkey" -> workload index + 1 */
+    char **keys;         /* the strings of `index`, owned here */
+    size_t nkeys;
+    double now, prev;
+    size_t cycle;
+    size_t cap_wl, cap_rc, cap_ev;
+    double *returns; /* scratch for the medians */
+};
+
+struct bt_backend {
+    struct act_backend base;
+    struct bt_sim *sim;
+};
+
+static struct bt_workload *bt_find(struct bt_sim *s, size_t rule, const char *key)
+{
+    char *k = xasprintf("%zu\x1f%s", rule, key);
+    size_t i = s->res.nwl;
+    const void *v = strset_put(&s->index, k, strlen(k), (void *)(uintptr_t)(i + 1));
+    if (v) {
+        free(k);
+        return &s->res.wl[(size_t)(uintptr_t)v - 1];
+    }
+    s->keys = xgrow(s->keys, s->nkeys, sizeof(*s->keys));
+    s->keys[s->nkeys++] = k;
+    if (s->res.nwl == s->cap_wl) {
+        s->cap_wl = s->cap_wl ? s->cap_wl * 2 : 64;
+        s->res.wl = xrealloc(s->res.wl, s->cap_wl * sizeof(*s->res.wl));
+    }
+    struct bt_workload *w = &s->res.wl[s->res.nwl++];
+    *w = (struct bt_workload){.rule = rule,
+                              .key = xstrdup(key),
+                              .allocated = NAN,
+                              .alloc_seen = NAN,
+                              .noticed = NAN,
+                              .back = NAN,
+                              .seen_cycle = (size_t)-1};
+    s->res.rule[rule].workloads++;
+    return w;
+}
+
+/* The workload of a decision; its identity labels are copied the first time. */
+static struct bt_workload *bt_of_decision(struct bt_sim *s, const struct decision_rec *d)
+{
+    size_t rule = (size_t)(d->rule - s->rs->rules);
+    char *key = labels_format(&d->identity);
+    struct bt_workload *w = bt_find(s, rule, key);
+    free(key);
+    if (w->identity.n == 0 && d->identity.n)
+        labels_copy(&w->identity, &d->identity);
+    if (!w->by && s->res.cfg.by) {
+        const char *v = labels_get(&d->identity, s->res.cfg.by);
+        if (!v)
+            v = labels_get(&d->all, s->res.cfg.by);
+        w->by = xstrdup(v ? v : "");
+    }
+    return w;
+}
+
+static size_t bt_rule_index(const struct bt_sim *s, const char *name)
+{
+    for (size_t i = 0; i < s->rs->n; i++)
+        if (strcmp(s->rs->rules[i].name, name) == 0)
+            return i;
+    return (size_t)-1;
+}
+
+static void bt_event_add(struct bt_sim *s, bool action, size_t wl)
+{
+    if (s->res.nev == s->cap_ev) {
+        s->cap_ev = s->cap_ev ? s->cap_ev * 2 : 64;
+        s->res.ev = xrealloc(s->res.ev, s->cap_ev * sizeof(*s->res.ev));
+    }
+    s->res.ev[s->res.nev++] = (struct bt_event){.action = action, .wl = wl, .t = s->now};
+}
+
+static enum act_result bt_resolve(struct act_backend *b, const struct decision_rec *d,
+                                  struct act_target *t, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    struct bt_sim *s = ((struct bt_backend *)b)->sim;
+    struct bt_workload *w = bt_of_decision(s, d);
+    size_t i = (size_t)(w - s->res.wl);
+    const char *ns = labels_get(&d->identity, "namespace");
+    /* [0] the current object (a new uid after each return), [1] its root owner, stable: the
+       engine notes a restart of an acted-on root as it does after `restore`. */
+    t->chain[0] = (struct act_obj){.api_version = xstrdup("v1"),
+                                   .kind = xstrdup("Pod"),
+                                   .ns = xstrdup(ns ? ns : ""),
+                                   .name = xstrdup(w->key),
+                                   .uid = xasprintf("bt-%zu-%u", i, w->gen)};
+    t->chain[1] = (struct act_obj){.api_version = xstrdup("v1"),
+                                   .kind = xstrdup("Workload"),
+                                   .ns = xstrdup(ns ? ns : ""),
+                                   .name = xstrdup(w->key),
+                                   .uid = xasprintf("bt-%zu", i)};
+    t->nchain = 2;
+    t->running = true;
+    t->created = w->created;
+    t->restarted = NAN;
+    t->priv = w;
+    return ACT_OK;
+}
+
+static enum act_result bt_notice(struct act_backend *b, const struct act_target *t,
+                                 const struct act_notice *n, char *err, size_t errlen)
+{
+    (void)n;
+    (void)err;
+    (void)errlen;
+    struct bt_sim *s = ((struct bt_backend *)b)->sim;
+    struct bt_workload *w = t->priv;
+    w->noticed = s->now;
+    s->res.rule[w->rule].notices++;
+    bt_event_add(s, false, (size_t)(w - s->res.wl));
+    return ACT_OK;
+}
+
+static enum act_result bt_withdraw(struct act_backend *b, const struct ledger_entry *e,
+                                   const char *why, char *err, size_t errlen)
+{
+    (void)why;
+    (void)err;
+    (void)errlen;
+    struct bt_sim *s = ((struct bt_backend *)b)->sim;
+    size_t rule = bt_rule_index(s, e->rule);
+    if (rule == (size_t)-1)
+        return ACT_OK;
+    struct bt_workload *w = bt_find(s, rule, e->workload);
+    w->noticed = NAN;
+    s->res.rule[rule].spared++;
+    return ACT_OK;
+}
+
+static enum act_result bt_act(struct act_backend *b, const struct act_target *t,
+                              enum rule_action action, long *api_status, char *err, size_t errlen)
+{
+    (void)action;
+    (void)err;
+    (void)errlen;
+    *api_status = 0;
+    struct bt_sim *s = ((struct bt_backend *)b)->sim;
+    struct bt_workload *w = t->priv;
+    if (s->res.nrc == s->cap_rc) {
+        s->cap_rc = s->cap_rc ? s->cap_rc * 2 : 64;
+        s->res.rc = xrealloc(s->res.rc, s->cap_rc * sizeof(*s->res.rc));
+    }
+    size_t wi = (size_t)(w - s->res.wl);
+    s->res.rc[s->res.nrc] = (struct bt_reclaim){.wl = wi,
+                                                .noticed = isnan(w->noticed) ? s->now : w->noticed,
+                                                .at = s->now,
+                                                .devices = w->allocated,
+                                                .end = NAN,
+                                                .how = BT_END_OPEN};
+    w->open = s->res.nrc++;
+    w->stopped = true;
+    w->noticed = NAN;
+    w->reclaims++;
+    s->res.rule[w->rule].reclaims++;
+    bt_event_add(s, true, wi);
+    return ACT_OK;
+}
+
+static void bt_target_free(struct act_backend *b, struct act_target *t)
+{
+    (void)b;
+    act_target_clear(t);
+}
+
+static void bt_backend_free(struct act_backend *b)
+{
+    free(b);
+}
+
+static struct act_backend *bt_backend_new(struct bt_sim *s, const char *name)
+{
+    struct bt_backend *b = xcalloc(1, sizeof(*b));
+    b->base = (struct act_backend){.name = name,
+                                   .resolve = bt_resolve,
+                                   .notice = bt_notice,
+                                   .withdraw = bt_withdraw,
+                                   .act = bt_act,
+                                   .target_free = bt_target_free,
+                                   .free = bt_backend_free};
+    b->sim = s;
+    return &b->base;
+}
+
+/* ---- the simulation ----------------------------------------------------------------------- */
+
+struct bt_sim *bt_sim_new(struct ruleset *rs, const struct bt_cfg *cfg, char *err, size_t errlen)
+{
+    struct act_cfg ac = {.state_file = NULL,
+                         .audit_file = NULL,
+                         .protected_namespaces = cfg->protected_namespaces,
+                         .max_actions_per_hour = cfg->max_actions_per_hour};
+    struct act *a = act_new(&ac, err, errlen);
+    if (!a)
+        return NULL;
+    struct bt_sim *s = xcalloc(1, sizeof(*s));
+    s->rs = rs;
+    s->act = a;
+    s->res.cfg = *cfg;
+    s->res.rules_file = rs->file;
+    s->res.data_start = NAN;
+    s->res.nrules = rs->n;
+    s->res.rule = xcalloc(rs->n ? rs->n : 1, sizeof(*s->res.rule));
+    s->prev = NAN;
+    for (size_t i = 0; i < rs->n; i++) {
+        struct rule *r = &rs->rules[i];
+        struct bt_rule_stats *st = &s->res.rule[i];
+        st->name = r->name;
+        st->median_return = NAN;
+        /* What `run --no-dry-run` would do once the rule acts: the point of a backtest. */
+        if (r->action == ACTION_REPORT && r->dry_run)
+            st->simulated_as = "dryRun and action report: simulated as acting (delete)";
+        else if (r->action == ACTION_REPORT)
+            st->simulated_as = "action report: simulated as acting (delete)";
+        else if (r->dry_run)
+            st->simulated_as = "dryRun: simulated as acting";
+        else
+            st->simulated_as = "";
+        if (r->action == ACTION_REPORT)
+            r->action = ACTION_DELETE;
+        r->dry_run = false;
+    }
+    act_set_kube(a, bt_backend_new(s, "backtest"));
+    act_set_runtime(a, bt_backend_new(s, "backtest"));
+    return s;
+}
+
+/* Close workload w's open reclaim at `end`. */
+static void bt_close(struct bt_sim *s, struct bt_workload *w, double end, enum bt_end how)
+{
+    struct bt_reclaim *rc = &s->res.rc[w->open];
+    rc->end = end < rc->at ? rc->at : end;
+    rc->how = how;
+    if (!isnan(rc->devices) && rc->devices > 0) {
+        double gs = rc->devices * (rc->end - rc->at);
+        w->gpu_seconds += gs;
+        s->res.rule[w->rule].gpu_seconds += gs;
+    }
+    w->stopped = false;
+    w->gen++;
+}
+
+/*
+ * The first time in (after, upto] that an activity series of a stopped workload of rule `ri`
+ * reaches its threshold: its return. Workloads without one are left as they are.
+ */
+static void bt_returns(struct bt_sim *s, size_t ri, const struct rule_data *rd, double after,
+                       double upto)
+{
+    const struct rule *r = &s->rs->rules[ri];
+    struct strset stopped = {0};
+    for (size_t i = 0; i < s->res.nwl; i++) {
+        const struct bt_workload *w = &s->res.wl[i];
+        if (w->rule == ri && w->stopped)
+            strset_put(&stopped, w->key, strlen(w->key), (void *)(uintptr_t)(i + 1));
+    }
+    if (stopped.n == 0) {
+        strset_free(&stopped);
+        return;
+    }
+    struct labels id = {0};
+    for (size_t i = 0; i < rd->activity.n; i++) {
+        const struct series *se = &rd->activity.s[i];
+        bool complete = true;
+        for (size_t k = 0; k < r->nidentity && complete; k++)
+            complete = labels_get(&se->labels, r->identity[k]) != NULL;
+        if (!complete)
+            continue;
+        labels_project(&id, &se->labels, r->identity, r->nidentity);
+        char *key = labels_format(&id);
+        labels_free(&id);
+        /* Adding the series' key finds the stopped workload of that key, if any; the set
+           is this call's and thrown away. */
+        const void *v = strset_put(&stopped, key, strlen(key), (void *)(uintptr_t)-1);
+        free(key);
+        if (!v || v == (void *)(uintptr_t)-1)
+            continue;
+        struct bt_workload *w = &s->res.wl[(size_t)(uintptr_t)v - 1];
+        /* Several series (GPUs) per workload: the earliest crossing of any is the return. */
+        for (size_t j = 0; j < se->n; j++) {
+            const struct point *p = &se->p[j];
+            if (!(p->t > after) || p->t > upto)
+                continue;
+            if (isfinite(p->v) && p->v * 100.0 >= w->threshold) {
+                if (!(w->back <= p->t))
+                    w->back = p->t;
+                break;
+            }
+        }
+    }
+    strset_free(&stopped);
+    for (size_t i = 0; i < s->res.nwl; i++) {
+        struct bt_workload *w = &s->res.wl[i];
+        if (w->rule != ri || !w->stopped || isnan(w->back))
+            continue;
+        bt_close(s, w, w->back, BT_END_RETURN);
+        w->created = w->back; /* the owner's restart: a fresh idle window after it */
+        w->back = NAN;
+    }
+}
+
+/* Track the runs of cycles a rule could not be evaluated in (exit status 3 names them). */
+static void bt_failure_note(struct bt_rule_stats *st, double t, double interval, const char *msg)
+{
+    st->error_cycles++;
+    struct bt_failure *f = st->nfail ? &st->fail[st->nfail - 1] : NULL;
+    if (f && t - f->to <= interval * 1.5) {
+        f->to = t;
+        f->cycles++;
+        return;
+    }
+    st->fail = xgrow(st->fail, st->nfail, sizeof(*st->fail));
+    f = &st->fail[st->nfail++];
+    *f = (struct bt_failure){.from = t, .to = t, .cycles = 1};
+    str_copy(f->msg, sizeof(f->msg), msg);
+}
+
+void bt_sim_cycle(struct bt_sim *s, double t, const struct rule_data *data,
+                  const struct decisions *ds)
+{
+    s->now = t;
+    double after = isnan(s->prev) ? -INFINITY : s->prev;
+    s->res.cycles++;
+    for (size_t i = 0; i < s->rs->n; i++) {
+        struct bt_rule_stats *st = &s->res.rule[i];
+        st->cycles++;
+        const struct rule_data *rd = &data[i];
+        if (rd->error || rd->pending_error)
+            bt_failure_note(st, t, s->res.cfg.interval, rd->errmsg);
+        for (size_t j = 0; j < rd->activity.n; j++)
+            if (rd->activity.s[j].n && !(rd->activity.s[j].p[0].t >= s->res.data_start))
+                s->res.data_start = rd->activity.s[j].p[0].t;
+        /* A failed read says nothing about a return: wait for a cycle that can tell. */
+        if (!rd->error)
+            bt_returns(s, i, rd, after, t);
+    }
+
+    /* The live decisions, and what each says about its workload's allocation. */
+    struct decisions live = {xcalloc(ds->n ? ds->n : 1, sizeof(*live.v)), 0};
+    for (size_t i = 0; i < ds->n; i++) {
+        const struct decision_rec *d = &ds->v[i];
+        struct bt_workload *w = bt_of_decision(s, d);
+        w->seen_cycle = s->cycle;
+        w->threshold = d->threshold;
+        bool allocated = d->allocated > 0;
+        if (allocated)
+            w->alloc_seen = t;
+        if (w->stopped)
+            continue;
+        w->allocated = d->allocated;
+        struct bt_rule_stats *st = &s->res.rule[w->rule];
+        if (d->decision == DECISION_RECLAIM)
+            st->reclaim_decisions++;
+        else {
+            st->keep_decisions++;
+            st->kept[d->reason]++;
+        }
+        live.v[live.n++] = *d; /* a shallow copy: the records stay the caller's */
+    }
+    /* A stopped workload whose allocation is gone from the history (and that did not come
+       back first) freed its GPUs up to the last cycle it was seen holding them. */
+    for (size_t i = 0; i < s->res.nwl; i++) {
+        struct bt_workload *w = &s->res.wl[i];
+        if (!w->stopped || data[w->rule].error)
+            continue;
+        bool seen = w->seen_cycle == s->cycle && w->alloc_seen == t;
+        if (!seen) {
+            bt_close(s, w, isnan(w->alloc_seen) ? s->res.rc[w->open].at : w->alloc_seen,
+                     BT_END_GONE);
+            w->created = t; /* anything under this identity later is a new object */
+        }
+    }
+    act_cycle(s->act, &live, t);
+    free(live.v);
+    s->prev = t;
+    s->cycle++;
+}
+
+static int bt_double_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+const struct bt_result *bt_sim_finish(struct bt_sim *s)
+{
+    for (size_t i = 0; i < s->res.nwl; i++)
+        if (s->res.wl[i].stopped)
+            bt_close(s, &s->res.wl[i], s->res.cfg.to, BT_END_RANGE);
+    s->returns = xrealloc(s->returns, (s->res.nrc ? s->res.nrc : 1) * sizeof(double));
+    for (size_t ri = 0; ri < s->res.nrules; ri++) {
+        struct bt_rule_stats *st = &s->res.rule[ri];
+        size_t n = 0;
+        for (size_t i = 0; i < s->res.nrc; i++) {
+            const struct bt_reclaim *rc = &s->res.rc[i];
+            if (s->res.wl[rc->wl].rule != ri)
+                continue;
+            if (isnan(rc->devices) || !(rc->devices > 0))
+                st->unknown_devices++;
+            if (rc->how != BT_END_RETURN)
+                continue;
+            st->returns++;
+            if (rc->end - rc->at <= s->res.cfg.return_within)
+                s->returns[n++] = rc->end - rc->at;
+        }
+        st->returns_within = n;
+        if (n) {
+            qsort(s->returns, n, sizeof(double), bt_double_cmp);
+            st->median_return =
+                n % 2 ? s->returns[n / 2] : (s->returns[n / 2 - 1] + s->returns[n / 2]) / 2;
+        }
+    }
+    /* Cycle times before the first sample: no data there, which is never idle. */
+    if (s->res.data_start > s->res.cfg.from)
+        s->res.cycles_before_data = (size_t)ceil(
+            (fmin(s->res.data_start, s->res.cfg.to + s->res.cfg.interval) - s->res.cfg.from) /
+                s->res.cfg.interval -
+            1e-9);
+    return &s->res;
+}
+
+void bt_sim_free(struct bt_sim *s)
+{
+    if (!s)
+        return;
+    act_free(s->act);
+    for (size_t i = 0; i < s->res.nwl; i++) {
+        labels_free(&s->res.wl[i].identity);
+        free(s->res.wl[i].key);
+        free(s->res.wl[i].by);
+    }
+    for (size_t i = 0; i < s->res.nrules; i++)
+        free(s->res.rule[i].fail);
+    for (size_t i = 0; i < s->nkeys; i++)
+        free(s->keys[i]);
+    free(s->keys);
+    strset_free(&s->index);
+    free(s->res.wl);
+    free(s->res.rc);
+    free(s->res.ev);
+    free(s->res.rule);
+    free(s->returns);
+    free(s);
+}
+
+/* ---- the command ------------------------------------------------------------------------- */
+
+const struct bt_result *bt_sim_result(const struct bt_sim *s)
+{
+    return &s->res;
+}
+
+/* Progress: a bar redrawn on a terminal, a plain line every 5 s elsewhere (a CI log). */
+static void bt_progress(FILE *f, bool tty, const char *label, size_t done, size_t total,
+                        double started, double *last, bool end)
+{
+    double now = mono_now();
+    if (!f || (!end && now - *last < (tty ? 0.2 : 5.0)) || (end && !tty && *last == started))
+        return;
+    *last = now;
+    double frac = total ? (double)done / (double)total : 1;
+    double eta = done ? (now - started) * (double)(total - done) / (double)done : NAN;
+    char e[DUR_LEN] = "?";
+    if (isfinite(eta))
+        dur_format(e, sizeof(e), ceil(eta));
+    if (tty) {
+        char bar[31];
+        size_t fill = (size_t)(frac * 30);
+        for (size_t i = 0; i < 30; i++)
+            bar[i] = i < fill ? '#' : '.';
+        bar[30] = '\0';
+        fprintf(f, "\r%s [%s] %3.0f%% %zu/%zu cycles, eta %s  %s", label, bar, frac * 100, done,
+                total, e, end ? "\n" : "");
+    } else {
+        fprintf(f, "%s: %zu/%zu cycles (%.0f%%), eta %s\n", label, done, total, frac * 100, e);
+    }
+    fflush(f);
+}
+
+struct bt_sim *bt_run(struct ruleset *rs, const struct bt_cfg *cfg, struct bt_source *src,
+                      FILE *decisions, FILE *progress, const char *label, char *err, size_t errlen)
+{
+    struct bt_sim *s = bt_sim_new(rs, cfg, err, errlen);
+    if (!s) {
+        src->free(src);
+        return NULL;
+    }
+    struct rule_data *data = xcalloc(rs->n ? rs->n : 1, sizeof(*data));
+    bool tty = progress && isatty(fileno(progress));
+    double started = mono_now(), last = started;
+    struct sbuf line = {0};
+    double t;
+    while (src->next(src, &t, data) == 1) {
+        struct decisions d = {0};
+        decide(data, rs->n, t, &d);
+        if (decisions) {
+            /* As decide() made them, before the simulated engine acts on them. */
+            for (size_t i = 0; i < d.n; i++)
+                report_render_json_line(&d.v[i], t, &line);
+            fwrite(line.buf, 1, line.len, decisions);
+            sbuf_reset(&line);
+        }
+        bt_sim_cycle(s, t, data, &d);
+        decisions_free(&d);
+        fetch_free(data, rs->n);
+        bt_progress(progress, tty, label, src->done, src->total, started, &last, false);
+    }
+    bt_progress(progress, tty, label, src->done, src->total, started, &last, true);
+    sbuf_free(&line);
+    free(data);
+    src->free(src);
+    bt_sim_finish(s);
+    return s;
+}
+
+/* ---- comparison with an audit file -------------------------------------------------------- */
+
+/* Largest audit file read: a week of a busy cluster's notices is a few MB. */
+#define BT_AUDIT_MAX (512u << 20)
+
+/* "A|rule|workload|cycle": the key both sides agree on. */
+static char *bt_event_key(bool action, const char *rule, const char *workload, long long cycle)
+{
+    return xasprintf("%c|%s|%s|%lld", action ? 'A' : 'N', rule, workload, cycle);
+}
+
+static long long bt_cycle_of(const struct bt_result *res, double t)
+{
+    return (long long)floor((t - res->cfg.from) / res->cfg.interval + 1e-6);
+}
+
+int bt_audit_compare(const struct bt_result *res, const char *path, struct bt_audit_cmp *out,
+                     char *err, size_t errlen)
+{
+    char why[256];
+    size_t len;
+    char *text = file_read(path, BT_AUDIT_MAX, &len, why, sizeof(why));
+    if (!text)
+        return err_printf(err, errlen, "cannot read audit file '%s': %s", path, why);
+    /* The simulated events, each counted until the audit shows it. */
+    struct strset sim = {0};
+    char **simkeys = xcalloc(res->nev ? res->nev : 1, sizeof(char *));
+    bool *matched = xcalloc(res->nev ? res->nev : 1, sizeof(bool));
+    for (size_t i = 0; i < res->nev; i++) {
+        const struct bt_event *e = &res->ev[i];
+        const struct bt_workload *w = &res->wl[e->wl];
+        simkeys[i] =
+            bt_event_key(e->action, res->rule[w->rule].name, w->key, bt_cycle_of(res, e->t));
+        strset_put(&sim, simkeys[i], strlen(simkeys[i]), (void *)(uintptr_t)(i + 1));
+    }
+    int rc = 0;
+    size_t lineno = 0, shown = 0, nextra = 0;
+    char **extra = NULL;
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        size_t n = next ? (size_t)(next - line) : strlen(line);
+        if (next)
+            next++;
+        lineno++;
+        if (n == 0)
+            continue;
+        json_object *o = jsonparse_strict(line, n, 16, "audit line", why, sizeof(why));
+        json_object *ev, *rule, *wl, *tm, *result;
+        if (!o || !json_object_is_type(o, json_type_object) ||
+            !json_object_object_get_ex(o, "event", &ev) ||
+            !json_object_object_get_ex(o, "rule", &rule) ||
+            !json_object_object_get_ex(o, "workload", &wl) ||
+            !json_object_object_get_ex(o, "time", &tm) ||
+            !json_object_is_type(wl, json_type_object)) {
+            json_object_put(o);
+            rc = err_printf(err, errlen, "%s:%zu: not an audit line: %s", path, lineno,
+                            o ? "event, rule, workload or time missing" : why);
+            break;
+        }
+        out->audit_lines++;
+        const char *event = json_object_get_string(ev);
+        const char *res_s =
+            json_object_object_get_ex(o, "result", &result) ? json_object_get_string(result) : NULL;
+        bool action = strcmp(event, "action") == 0;
+        bool notice = strcmp(event, "notice") == 0 || strcmp(event, "dry_run") == 0;
+        double t;
+        if ((action && (!res_s || strcmp(res_s, "ok") != 0)) || (!action && !notice) ||
+            rfc3339_parse(json_object_get_string(tm), &t, why, sizeof(why)) != 0 ||
+            t < res->cfg.from || t >= res->cfg.to + res->cfg.interval) {
+            json_object_put(o);
+            continue;
+        }
+        struct labels id = {0};
+        json_object_object_foreach(wl, lname, lval)
+            labels_set(&id, lname, json_object_get_string(lval));
+        char *wkey = labels_format(&id);
+        labels_free(&id);
+        const char *rname = json_object_get_string(rule);
+        char *key = bt_event_key(action, rname ? rname : "", wkey, bt_cycle_of(res, t));
+        const void *v = strset_put(&sim, key, strlen(key), (void *)(uintptr_t)-1);
+        if (v && v != (void *)(uintptr_t)-1 && !matched[(uintptr_t)v - 1]) {
+            matched[(uintptr_t)v - 1] = true;
+            out->matched++;
+        } else {
+            out->only_audit++;
+            if (out->diff && shown++ < 10)
+                sbuf_printf(out->diff, "  only in the audit: %s %s of rule '%s' at %s\n",
+                            action ? "action" : event, wkey, rname ? rname : "",
+                            json_object_get_string(tm));
+        }
+        /* A key the set did not hold stays in it (marked -1), so it must live as long. */
+        if (v) {
+            free(key);
+        } else {
+            extra = xgrow(extra, nextra, sizeof(*extra));
+            extra[nextra++] = key;
+        }
+        free(wkey);
+        json_object_put(o);
+    }
+    for (size_t i = 0; rc == 0 && i < res->nev; i++) {
+        if (matched[i])
+            continue;
+        out->only_sim++;
+        if (out->diff && shown++ < 10) {
+            const struct bt_event *e = &res->ev[i];
+            const struct bt_workload *w = &res->wl[e->wl];
+            char at[RFC3339_LEN];
+            rfc3339_format(at, sizeof(at), e->t, RFC3339_SEC);
+            sbuf_printf(out->diff, "  only simulated: %s %s of rule '%s' at %s\n",
+                        e->action ? "action" : "notice", w->key, res->rule[w->rule].name, at);
+        }
+    }
+    strset_free(&sim);
+    for (size_t i = 0; i < res->nev; i++)
+        free(simkeys[i]);
+    for (size_t i = 0; i < nextra; i++)
+        free(extra[i]);
+    free(simkeys);
+    free(extra);
+    free(matched);
+    free(text);
+    return rc;
+}
