@@ -98,8 +98,12 @@ struct bt_sim {
     struct strset index; /* "rule\x1fkey" -> workload index + 1 */
     char **keys;         /* the strings of `index`, owned here */
     size_t nkeys;
-    double now, prev;
+    double now;
     size_t cycle;
+    /* Per rule: the last cycle its data was read (returns are looked for since then), and
+       the cycles in a row it could not be read, up to this one. */
+    double *last_ok;
+    size_t *err_run;
     size_t cap_wl, cap_rc, cap_ev;
     double *returns; /* scratch for the medians */
 };
@@ -303,8 +307,10 @@ struct bt_sim *bt_sim_new(struct ruleset *rs, const struct bt_cfg *cfg, char *er
     s->res.data_start = NAN;
     s->res.nrules = rs->n;
     s->res.rule = xcalloc(rs->n ? rs->n : 1, sizeof(*s->res.rule));
-    s->prev = NAN;
+    s->last_ok = xcalloc(rs->n ? rs->n : 1, sizeof(double));
+    s->err_run = xcalloc(rs->n ? rs->n : 1, sizeof(size_t));
     for (size_t i = 0; i < rs->n; i++) {
+        s->last_ok[i] = -INFINITY;
         struct rule *r = &rs->rules[i];
         struct bt_rule_stats *st = &s->res.rule[i];
         st->name = r->name;
@@ -421,7 +427,6 @@ void bt_sim_cycle(struct bt_sim *s, double t, const struct rule_data *data,
                   const struct decisions *ds)
 {
     s->now = t;
-    double after = isnan(s->prev) ? -INFINITY : s->prev;
     s->res.cycles++;
     for (size_t i = 0; i < s->rs->n; i++) {
         struct bt_rule_stats *st = &s->res.rule[i];
@@ -429,12 +434,19 @@ void bt_sim_cycle(struct bt_sim *s, double t, const struct rule_data *data,
         const struct rule_data *rd = &data[i];
         if (rd->error || rd->pending_error)
             bt_failure_note(st, t, s->res.cfg.interval, rd->errmsg);
+        s->err_run[i] = rd->error ? s->err_run[i] + 1 : 0;
         for (size_t j = 0; j < rd->activity.n; j++)
             if (rd->activity.s[j].n && !(rd->activity.s[j].p[0].t >= s->res.data_start))
                 s->res.data_start = rd->activity.s[j].p[0].t;
-        /* A failed read says nothing about a return: wait for a cycle that can tell. */
-        if (!rd->error)
-            bt_returns(s, i, rd, after, t);
+        /*
+         * A failed read says nothing about a return: the next cycle that reads the data looks
+         * back to the last one that did (as far as its range reaches: a return older than
+         * the rule's lookback is found late, at the first crossing still in range).
+         */
+        if (!rd->error) {
+            bt_returns(s, i, rd, s->last_ok[i], t);
+            s->last_ok[i] = t;
+        }
     }
 
     /* The live decisions, and what each says about its workload's allocation. */
@@ -472,9 +484,18 @@ void bt_sim_cycle(struct bt_sim *s, double t, const struct rule_data *data,
             w->created = t; /* anything under this identity later is a new object */
         }
     }
+    /* A rule that could not be read decides nothing, so its workloads get no record this
+       cycle: those that ran when the outage began are counted kept for query_error. */
+    for (size_t i = 0; i < s->res.nwl; i++) {
+        struct bt_workload *w = &s->res.wl[i];
+        size_t run = s->err_run[w->rule];
+        if (!run || w->stopped || w->seen_cycle == s->cycle || w->seen_cycle + run != s->cycle)
+            continue;
+        s->res.rule[w->rule].keep_decisions++;
+        s->res.rule[w->rule].kept[REASON_QUERY_ERROR]++;
+    }
     act_cycle(s->act, &live, t);
     free(live.v);
-    s->prev = t;
     s->cycle++;
 }
 
@@ -542,6 +563,8 @@ void bt_sim_free(struct bt_sim *s)
     free(s->res.ev);
     free(s->res.rule);
     free(s->returns);
+    free(s->last_ok);
+    free(s->err_run);
     free(s);
 }
 
@@ -652,6 +675,7 @@ int bt_audit_compare(const struct bt_result *res, const char *path, struct bt_au
     }
     int rc = 0;
     size_t lineno = 0, shown = 0, nextra = 0;
+    bool seen_actions = false, seen_dry = false;
     char **extra = NULL;
     for (char *line = text, *next; line && *line; line = next) {
         next = strchr(line, '\n');
@@ -680,6 +704,8 @@ int bt_audit_compare(const struct bt_result *res, const char *path, struct bt_au
             json_object_object_get_ex(o, "result", &result) ? json_object_get_string(result) : NULL;
         bool action = strcmp(event, "action") == 0;
         bool notice = strcmp(event, "notice") == 0 || strcmp(event, "dry_run") == 0;
+        seen_actions |= action;
+        seen_dry |= strcmp(event, "dry_run") == 0;
         double t;
         if ((action && (!res_s || strcmp(res_s, "ok") != 0)) || (!action && !notice) ||
             rfc3339_parse(json_object_get_string(tm), &t, why, sizeof(why)) != 0 ||
@@ -715,8 +741,10 @@ int bt_audit_compare(const struct bt_result *res, const char *path, struct bt_au
         free(wkey);
         json_object_put(o);
     }
+    /* A dry run reports instead of noticing and never acts: only the notices can agree. */
+    out->dry_run = seen_dry && !seen_actions;
     for (size_t i = 0; rc == 0 && i < res->nev; i++) {
-        if (matched[i])
+        if (matched[i] || (out->dry_run && res->ev[i].action))
             continue;
         out->only_sim++;
         if (out->diff && shown++ < 10) {

@@ -178,6 +178,7 @@ const struct bt_result *bt_sim_result(const struct bt_sim *s);
 
 struct bt_audit_cmp {
     size_t matched, only_sim, only_audit, audit_lines;
+    bool dry_run;      /* the audit is a dry run's (dry_run lines, no action): notices only */
     struct sbuf *diff; /* first differences, one line each */
 };
 
@@ -185,7 +186,8 @@ struct bt_audit_cmp {
  * Compare the notices and actions of `res` with the audit log at `path` (JSON lines written
  * by `run`): a notice (or, in a dry run, a dry_run report) and an action with result ok
  * agree when the rule, the workload and the cycle (the audit time floored onto the cycle
- * grid) are the same. Lines outside [from, to + interval) are not compared. 0, or -1 with a
+ * grid) are the same. An audit of a dry run (dry_run lines and no action) is compared on the
+ * notices only. Lines outside [from, to + interval) are not compared. 0, or -1 with a
  * message when the file cannot be read or a line is not an audit object.
  */
 int bt_audit_compare(const struct bt_result *res, const char *path, struct bt_audit_cmp *out,

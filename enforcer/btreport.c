@@ -316,9 +316,11 @@ static void btr_audit_table(const struct bt_audit_cmp *c, struct sbuf *out)
     size_t all = c->matched + c->only_sim + c->only_audit;
     sbuf_printf(out,
                 "audit agreement: %zu matched, %zu only simulated, %zu only in the audit "
-                "(%.0f%% agree; notices and actions, same workload and cycle)\n",
+                "(%.0f%% agree; %s, same workload and cycle)\n",
                 c->matched, c->only_sim, c->only_audit,
-                all ? 100.0 * (double)c->matched / (double)all : 100.0);
+                all ? 100.0 * (double)c->matched / (double)all : 100.0,
+                c->dry_run ? "notices only: the audit is a dry run's, which takes no action"
+                           : "notices and actions");
     if (c->diff && c->diff->len)
         sbuf_puts(out, c->diff->buf);
 }
@@ -498,6 +500,7 @@ static void btr_json(const struct bt_result *a, const struct bt_result *b, size_
         json_object_object_add(c, "matched", json_object_new_int64((int64_t)cmp->matched));
         json_object_object_add(c, "onlySimulated", json_object_new_int64((int64_t)cmp->only_sim));
         json_object_object_add(c, "onlyInAudit", json_object_new_int64((int64_t)cmp->only_audit));
+        json_object_object_add(c, "noticesOnly", json_object_new_boolean(cmp->dry_run));
         json_object_object_add(o, "audit", c);
     }
     if (b) {
