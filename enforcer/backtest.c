@@ -20,17 +20,16 @@
  */
 #include "backtest.h"
 
-#include <json-c/json.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "act.h"
+#include "audit.h"
 #include "dur.h"
 #include "fetch.h"
 #include "file.h"
-#include "jsonparse.h"
 #include "rfc3339.h"
 #include "log.h"
 #include "report.h"
@@ -685,51 +684,36 @@ int bt_audit_compare(const struct bt_result *res, const char *path, struct bt_au
         lineno++;
         if (n == 0)
             continue;
-        json_object *o = jsonparse_strict(line, n, 16, "audit line", why, sizeof(why));
-        json_object *ev, *rule, *wl, *tm, *result;
-        if (!o || !json_object_is_type(o, json_type_object) ||
-            !json_object_object_get_ex(o, "event", &ev) ||
-            !json_object_object_get_ex(o, "rule", &rule) ||
-            !json_object_object_get_ex(o, "workload", &wl) ||
-            !json_object_object_get_ex(o, "time", &tm) ||
-            !json_object_is_type(wl, json_type_object)) {
-            json_object_put(o);
-            rc = err_printf(err, errlen, "%s:%zu: not an audit line: %s", path, lineno,
-                            o ? "event, rule, workload or time missing" : why);
+        struct audit_line al;
+        if (audit_parse_line(line, n, &al, why, sizeof(why)) != 0) {
+            audit_line_free(&al);
+            rc = err_printf(err, errlen, "%s:%zu: not an audit line: %s", path, lineno, why);
             break;
         }
         out->audit_lines++;
-        const char *event = json_object_get_string(ev);
-        const char *res_s =
-            json_object_object_get_ex(o, "result", &result) ? json_object_get_string(result) : NULL;
-        bool action = strcmp(event, "action") == 0;
-        bool notice = strcmp(event, "notice") == 0 || strcmp(event, "dry_run") == 0;
+        bool action = strcmp(al.event, "action") == 0;
+        bool notice = strcmp(al.event, "notice") == 0 || strcmp(al.event, "dry_run") == 0;
         seen_actions |= action;
-        seen_dry |= strcmp(event, "dry_run") == 0;
-        double t;
-        if ((action && (!res_s || strcmp(res_s, "ok") != 0)) || (!action && !notice) ||
-            rfc3339_parse(json_object_get_string(tm), &t, why, sizeof(why)) != 0 ||
+        seen_dry |= strcmp(al.event, "dry_run") == 0;
+        double t = al.time;
+        if ((action && (!al.result || strcmp(al.result, "ok") != 0)) || (!action && !notice) ||
             t < res->cfg.from || t >= res->cfg.to + res->cfg.interval) {
-            json_object_put(o);
+            audit_line_free(&al);
             continue;
         }
-        struct labels id = {0};
-        json_object_object_foreach(wl, lname, lval)
-            labels_set(&id, lname, json_object_get_string(lval));
-        char *wkey = labels_format(&id);
-        labels_free(&id);
-        const char *rname = json_object_get_string(rule);
-        char *key = bt_event_key(action, rname ? rname : "", wkey, bt_cycle_of(res, t));
+        char *wkey = labels_format(&al.workload);
+        const char *rname = al.rule;
+        char *key = bt_event_key(action, rname, wkey, bt_cycle_of(res, t));
         const void *v = strset_put(&sim, key, strlen(key), (void *)(uintptr_t)-1);
         if (v && v != (void *)(uintptr_t)-1 && !matched[(uintptr_t)v - 1]) {
             matched[(uintptr_t)v - 1] = true;
             out->matched++;
         } else {
             out->only_audit++;
+            char at[RFC3339_LEN];
             if (out->diff && shown++ < 10)
-                sbuf_printf(out->diff, "  only in the audit: %s %s of rule '%s' at %s\n",
-                            action ? "action" : event, wkey, rname ? rname : "",
-                            json_object_get_string(tm));
+                sbuf_printf(out->diff, "  only in the audit: %s %s of rule '%s' at %s\n", al.event,
+                            wkey, rname, rfc3339_format(at, sizeof(at), t, RFC3339_SEC));
         }
         /* A key the set did not hold stays in it (marked -1), so it must live as long. */
         if (v) {
@@ -739,7 +723,7 @@ int bt_audit_compare(const struct bt_result *res, const char *path, struct bt_au
             extra[nextra++] = key;
         }
         free(wkey);
-        json_object_put(o);
+        audit_line_free(&al);
     }
     /* A dry run reports instead of noticing and never acts: only the notices can agree. */
     out->dry_run = seen_dry && !seen_actions;
