@@ -48,6 +48,7 @@ struct promq {
     atomic_bool vm_warned;
     double vm_latency, vm_max_step; /* -search.latencyOffset, -search.maxStepForPointsAdjustment */
     atomic_int remote_read;         /* promq_remote_read: -1 not tried yet, 0 absent, 1 offered */
+    enum promq_read_path read_path;
 };
 
 static char *promq_strdup_opt(const char *s)
@@ -69,6 +70,7 @@ struct promq *promq_new(const struct promq_cfg *cfg)
     q->basic_pass_file = promq_strdup_opt(cfg->basic_pass_file);
     q->ca_file = promq_strdup_opt(cfg->ca_file);
     q->insecure = cfg->insecure;
+    q->read_path = cfg->read_path;
     q->max_answer = cfg->max_answer_bytes ? cfg->max_answer_bytes : PROMQ_DEFAULT_MAX_ANSWER;
     pthread_mutex_init(&q->vm_lock, NULL);
     if (q->insecure)
@@ -360,6 +362,11 @@ out:
     return ret;
 }
 
+enum promq_read_path promq_read_path(const struct promq *q)
+{
+    return q->read_path;
+}
+
 int promq_remote_read(const struct promq *q)
 {
     return atomic_load(&((struct promq *)q)->remote_read);
@@ -464,8 +471,8 @@ static int promq_drop_names(struct matrix *m, char *err, size_t errlen)
     return ret;
 }
 
-int promq_range(struct promq *q, const char *expr, double start, double end, double step,
-                struct matrix *out, char *err, size_t errlen)
+static int promq_range_as(struct promq *q, const char *expr, double start, double end, double step,
+                          bool names, struct matrix *out, char *err, size_t errlen)
 {
     if (!isfinite(start) || !isfinite(end) || !isfinite(step) || step <= 0 || end < start) {
         *out = (struct matrix){0};
@@ -486,12 +493,24 @@ int promq_range(struct promq *q, const char *expr, double start, double end, dou
     promq_form(&form, "nocache", "1");
     int ret = promq_request(q, "/api/v1/query_range", &form, PROMJSON_MATRIX, out, err, errlen);
     sbuf_free(&form);
-    if (ret == 0 && promq_drop_names(out, err, errlen) < 0) {
+    if (ret == 0 && !names && promq_drop_names(out, err, errlen) < 0) {
         matrix_free(out);
         atomic_fetch_add(&q->failures, 1);
         ret = -1;
     }
     return ret;
+}
+
+int promq_range(struct promq *q, const char *expr, double start, double end, double step,
+                struct matrix *out, char *err, size_t errlen)
+{
+    return promq_range_as(q, expr, start, end, step, false, out, err, errlen);
+}
+
+int promq_range_named(struct promq *q, const char *expr, double start, double end, double step,
+                      struct matrix *out, char *err, size_t errlen)
+{
+    return promq_range_as(q, expr, start, end, step, true, out, err, errlen);
 }
 
 int promq_instant(struct promq *q, const char *expr, double t, struct matrix *out, char *err,

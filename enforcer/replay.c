@@ -1,0 +1,884 @@
+/*
+ * The backtest's range reader (replay.h): reads each selector's raw samples and the instant
+ * series over the whole range once, chunk by chunk in time order, and at every cycle time
+ * builds the rule data fetch_rules would fetch at that time, from what it holds.
+ *
+ * Why the rule data is built with raw_grids from the samples held (and not read again): the
+ * grids fetch.c builds at `now` depend only on the raw samples in [now - lookback - step -
+ * gap, now] (raw.h: earlier samples do not change a grid), so a replay that keeps, per series,
+ * the samples from the next cycle's read start on, and hands exactly the samples of
+ * [read start, t] to the same raw_grids_add, gives decide() the same input as `plan --at t`.
+ * Memory is the series times the samples of one window plus one chunk, whatever the range.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fetch.h"
+#include "log.h"
+#include "raw.h"
+#include "rawread.h"
+#include "replay.h"
+#include "rfc3339.h"
+#include "util.h"
+
+/* Prometheus refuses a range query of more than 11,000 points (web/api/v1/api.go). */
+#define REPLAY_MAX_POINTS 11000
+
+/* One series of a selector: its labels and the raw samples the coming cycles may need. */
+struct rp_series {
+    struct labels labels;
+    char *key; /* labels_format(labels): the key of rp_sel.index */
+    struct point *p;
+    size_t head, n, cap; /* the samples held are p[head .. n - 1] */
+    size_t mark;         /* n before the read in progress, to undo it when it fails */
+    unsigned epoch;      /* the read that set mark */
+};
+
+/* A part of the range that could not be read, and why. */
+struct rp_fail {
+    double a, b;
+    char msg[256];
+};
+
+/* One distinct selector read as raw samples, for the rules that share it. */
+struct rp_sel {
+    const char *sel;
+    enum promq_read_path path;
+    bool probe;
+    bool fallback;  /* the server turned out not to offer remote read: PromQL at each cycle */
+    double read_to; /* samples up to this time (inclusive) are held; NAN before the first read */
+    struct rp_series *s;
+    size_t ns;
+    struct strset index; /* key -> index + 1 */
+    struct rp_fail *fails;
+    size_t nfails;
+    unsigned epoch;
+    int64_t lo_ms, hi_ms; /* the read in progress */
+    size_t *touched;      /* series the read in progress added samples to */
+    size_t ntouched;
+};
+
+/* An instant expression (allocation, pending, priority) shared by the rules that use it. */
+struct rp_inst {
+    const char *expr;
+    bool per_cycle; /* VictoriaMetrics: an instant query at each cycle time */
+    int rc;
+    char err[256];
+    struct matrix m; /* the current chunk's range answer, or the current cycle's instant */
+    size_t *cur;     /* per series of m: the first point not before the current cycle */
+    double at;       /* per_cycle: the time m was read at */
+};
+
+/* A range query of the PromQL plan (fetch.c), read over each chunk's cycles and sliced. */
+struct rp_range {
+    char *expr;
+    double step, lookback;
+    int rc;
+    char err[256];
+    struct matrix m;
+    size_t *cur; /* per series of m: the first point not before the current window */
+};
+
+/*
+ * How each rule is read: raw samples (RP_RAW), range queries of fetch.c's PromQL plan sliced
+ * per cycle (RP_SLICED: Prometheus, the interval a multiple of the rule's step), or
+ * fetch_rules at each cycle time (RP_FALLBACK: anything else).
+ */
+enum rp_mode { RP_RAW, RP_SLICED, RP_FALLBACK };
+
+struct rp_rule {
+    enum rp_mode mode;
+    size_t sel;                  /* RP_RAW: index into replay.sels */
+    size_t act, cov, sub;        /* RP_SLICED: index into replay.ranges, or SIZE_MAX */
+    size_t alloc, pending, prio; /* index into replay.insts, or SIZE_MAX */
+};
+
+struct replay {
+    struct replay_cfg cfg;
+    size_t ncycles, next; /* cycles from, from + interval, ...; the next to hand out */
+    size_t loaded;        /* cycles [0, loaded) have their data read */
+    struct rp_rule *rules;
+    struct rp_sel *sels;
+    size_t nsels;
+    struct rp_inst *insts;
+    size_t ninsts;
+    struct rp_range *ranges;
+    size_t nranges;
+    bool inst_per_cycle;
+    size_t nfallback;
+    struct rp_fail *fails; /* every failure, for replay_failures */
+    size_t nfails;
+    char **lines;
+    size_t nlines;
+    struct replay_stats st;
+};
+
+static double rp_time(const struct replay *r, size_t k)
+{
+    return r->cfg.from + (double)k * r->cfg.interval;
+}
+
+static int64_t rp_ms(double t)
+{
+    return (int64_t)llround(t * 1000.0);
+}
+
+static double rp_step(const struct rule *r)
+{
+    return r->step > 0 ? r->step : 60.0;
+}
+
+/* The grid fetch.c builds for rule `r` at `now` (fetch_grid). */
+static struct raw_grid rp_grid(const struct rule *r, double now)
+{
+    return (struct raw_grid){
+        .start = now - decide_lookback(r),
+        .end = now,
+        .step = rp_step(r),
+        .gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * rp_step(r),
+    };
+}
+
+/* Where the read of selector `k` starts for the cycle at t: the earliest start of its rules,
+   computed as fetch_plan_raw does, so that the same samples are handed over. */
+static double rp_sel_start(const struct replay *r, size_t k, double t)
+{
+    double start = INFINITY;
+    for (size_t i = 0; i < r->cfg.rs->n; i++) {
+        if (r->rules[i].mode != RP_RAW || r->rules[i].sel != k)
+            continue;
+        struct raw_grid g = rp_grid(&r->cfg.rs->rules[i], t);
+        double s = raw_read_start(&g);
+        if (s < start)
+            start = s;
+    }
+    return start;
+}
+
+/*
+ * Record that `what` could not be read over [a, b]: in *v (when not NULL), which the cycles
+ * it covers consult, and in the replay's list for replay_failures, where consecutive failures
+ * of one read with one message merge into one line.
+ */
+static void rp_fail_add(struct replay *r, struct rp_fail **v, size_t *n, double a, double b,
+                        const char *what, const char *msg)
+{
+    if (v) {
+        *v = xgrow(*v, *n, sizeof(**v));
+        struct rp_fail *f = &(*v)[(*n)++];
+        f->a = a;
+        f->b = b;
+        snprintf(f->msg, sizeof(f->msg), "%s", msg);
+    }
+    char line[512];
+    snprintf(line, sizeof(line), "%s: %s", what, msg);
+    if (r->nfails && a - r->fails[r->nfails - 1].b <= r->cfg.interval + 0.001 &&
+        strcmp(r->fails[r->nfails - 1].msg, line) == 0) {
+        r->fails[r->nfails - 1].b = b;
+        return;
+    }
+    r->fails = xgrow(r->fails, r->nfails, sizeof(*r->fails));
+    r->fails[r->nfails++] = (struct rp_fail){.a = a, .b = b};
+    snprintf(r->fails[r->nfails - 1].msg, sizeof(r->fails[r->nfails - 1].msg), "%s", line);
+    r->st.failed_chunks++;
+}
+
+/* ---- raw samples ---------------------------------------------------------------------- */
+
+static void rp_index_rebuild(struct rp_sel *s)
+{
+    strset_free(&s->index);
+    s->index = (struct strset){0};
+    for (size_t i = 0; i < s->ns; i++)
+        strset_put(&s->index, s->s[i].key, strlen(s->s[i].key), (const void *)(uintptr_t)(i + 1));
+}
+
+/* The stored series with the labels of `in`, added when new. */
+static struct rp_series *rp_series_of(struct rp_sel *s, const struct series *in)
+{
+    char *key = labels_format(&in->labels);
+    const void *got = strset_put(&s->index, key, strlen(key), (const void *)(uintptr_t)(s->ns + 1));
+    if (got) {
+        free(key);
+        return &s->s[(uintptr_t)got - 1];
+    }
+    /* The set holds the key's address: a new series keeps it. */
+    s->s = xgrow(s->s, s->ns, sizeof(*s->s));
+    struct rp_series *e = &s->s[s->ns++];
+    *e = (struct rp_series){.key = key};
+    labels_copy(&e->labels, &in->labels);
+    return e;
+}
+
+/* rawread_series_fn: append a series' new samples to what is held of it. */
+static int rp_on_series(void *arg, const struct series *in, char *err, size_t errlen)
+{
+    struct rp_sel *s = arg;
+    struct rp_series *e = rp_series_of(s, in);
+    if (e->epoch != s->epoch) {
+        e->epoch = s->epoch;
+        e->mark = e->n;
+        s->touched = xgrow(s->touched, s->ntouched, sizeof(*s->touched));
+        s->touched[s->ntouched++] = (size_t)(e - s->s);
+    }
+    int64_t last = e->n > e->head ? rp_ms(e->p[e->n - 1].t) : INT64_MIN;
+    for (size_t i = 0; i < in->n; i++) {
+        int64_t ms = rp_ms(in->p[i].t);
+        /* Reads overlap by their boundary instant (a sample there comes twice) and a series
+           may come in several parts (VictoriaMetrics): only what is newer is appended. */
+        if (ms < s->lo_ms || ms > s->hi_ms || ms <= last)
+            continue;
+        if (e->n == e->cap) {
+            if (e->head > e->n / 2) {
+                memmove(e->p, e->p + e->head, (e->n - e->head) * sizeof(*e->p));
+                e->n -= e->head;
+                e->mark = e->mark > e->head ? e->mark - e->head : 0;
+                e->head = 0;
+            } else {
+                e->cap = e->cap ? 2 * e->cap : 64;
+                e->p = xrealloc(e->p, e->cap * sizeof(*e->p));
+            }
+        }
+        e->p[e->n++] = in->p[i];
+        last = ms;
+    }
+    (void)err;
+    (void)errlen;
+    return 0;
+}
+
+static void rp_series_free(struct rp_series *e)
+{
+    labels_free(&e->labels);
+    free(e->key);
+    free(e->p);
+}
+
+/* Drop the samples no cycle from t on needs, and the series left without any. */
+static void rp_trim(struct replay *r, size_t k, double t)
+{
+    struct rp_sel *s = &r->sels[k];
+    int64_t lo = rp_ms(rp_sel_start(r, k, t));
+    size_t kept = 0;
+    for (size_t i = 0; i < s->ns; i++) {
+        struct rp_series *e = &s->s[i];
+        while (e->head < e->n && rp_ms(e->p[e->head].t) < lo)
+            e->head++;
+        if (e->head == e->n) {
+            rp_series_free(e);
+            continue;
+        }
+        s->s[kept++] = *e;
+    }
+    if (kept != s->ns) {
+        s->ns = kept;
+        rp_index_rebuild(s);
+    }
+    size_t nf = 0;
+    for (size_t i = 0; i < s->nfails; i++)
+        if (rp_ms(s->fails[i].b) >= lo)
+            s->fails[nf++] = s->fails[i];
+    s->nfails = nf;
+}
+
+/* Read selector k over [a, b] into its series; a failure undoes what the read added. */
+static void rp_read(struct replay *r, size_t k, double a, double b)
+{
+    struct rp_sel *s = &r->sels[k];
+    s->epoch++;
+    s->ntouched = 0;
+    s->lo_ms = rp_ms(a);
+    s->hi_ms = rp_ms(b);
+    char err[256] = "";
+    struct matrix none = {0};
+    size_t samples = 0, bytes = 0;
+    enum rawread_rc got = rawread_read(r->cfg.q, s->path, s->probe, s->sel, a, b, rp_on_series, s,
+                                       &none, &samples, &bytes, err, sizeof(err));
+    r->st.requests++;
+    r->st.samples += samples;
+    r->st.bytes += bytes;
+    if (got == RAWREAD_OK) {
+        s->probe = false;
+        for (size_t i = 0; i < s->ntouched; i++) {
+            const struct rp_series *e = &s->s[s->touched[i]];
+            if (e->n > e->mark && (isnan(r->st.data_start) || e->p[e->mark].t < r->st.data_start))
+                r->st.data_start = e->p[e->mark].t;
+        }
+        return;
+    }
+    for (size_t i = 0; i < s->ntouched; i++) {
+        struct rp_series *e = &s->s[s->touched[i]];
+        e->n = e->mark < e->head ? e->head : e->mark;
+    }
+    if (got == RAWREAD_ABSENT) {
+        /* The client now knows; every selector meant for remote read takes the PromQL plan,
+           as fetch_rules does, through it. */
+        for (size_t i = 0; i < r->nsels; i++)
+            if (r->sels[i].path == PROMQ_READ_REMOTE_READ)
+                r->sels[i].fallback = true;
+        return;
+    }
+    char what[300];
+    snprintf(what, sizeof(what), "activity '%.200s' (%s)", s->sel, rawread_path_label(s->path));
+    rp_fail_add(r, &s->fails, &s->nfails, a, b, what, err);
+    log_warn("cannot read %s from %.3f to %.3f: %s", what, a, b, err);
+}
+
+/* Read every selector up to time `upto`, in requests of at most one chunk. */
+static void rp_read_raw(struct replay *r, double upto)
+{
+    for (size_t k = 0; k < r->nsels; k++) {
+        struct rp_sel *s = &r->sels[k];
+        double a = isnan(s->read_to) ? rp_sel_start(r, k, rp_time(r, r->loaded)) : s->read_to;
+        while (!s->fallback && a < upto) {
+            double b = a + r->cfg.chunk < upto ? a + r->cfg.chunk : upto;
+            /* The next read starts where this one ended: a sample at b comes twice and is
+               kept once (rp_on_series), whether the server's bounds are open or closed. */
+            rp_read(r, k, a, b);
+            a = b;
+        }
+        s->read_to = a;
+    }
+}
+
+/* ---- instant series ------------------------------------------------------------------- */
+
+static void rp_inst_reset(struct rp_inst *in)
+{
+    matrix_free(&in->m);
+    free(in->cur);
+    in->cur = NULL;
+    in->rc = 0;
+    in->err[0] = '\0';
+}
+
+/* The range answers of every instant expression for cycles [k0, k1). */
+static void rp_read_instants(struct replay *r, size_t k0, size_t k1)
+{
+    for (size_t i = 0; i < r->ninsts && !r->inst_per_cycle; i++) {
+        struct rp_inst *in = &r->insts[i];
+        rp_inst_reset(in);
+        double a = rp_time(r, k0), b = rp_time(r, k1 - 1);
+        in->rc = promq_range_named(r->cfg.q, in->expr, a, b, r->cfg.interval, &in->m, in->err,
+                                   sizeof(in->err));
+        r->st.requests++;
+        in->cur = xcalloc(in->m.n ? in->m.n : 1, sizeof(*in->cur));
+        if (in->rc < 0) {
+            char what[300];
+            snprintf(what, sizeof(what), "query '%.200s'", in->expr);
+            rp_fail_add(r, NULL, NULL, a, b, what, in->err);
+            log_warn("cannot read %s from %.3f to %.3f: %s", what, a, b, in->err);
+        }
+    }
+}
+
+/* Instant expression i at cycle time t into *out (one point per series): 0, or -1 with its
+   error in err. */
+static int rp_instant(struct replay *r, size_t i, double t, struct matrix *out, char *err,
+                      size_t errlen)
+{
+    struct rp_inst *in = &r->insts[i];
+    *out = (struct matrix){0};
+    if (r->inst_per_cycle) {
+        /* Shared by the rules of this cycle, as fetch.c's query cache does. */
+        if (!in->cur || in->at != t) {
+            rp_inst_reset(in);
+            in->rc = promq_instant(r->cfg.q, in->expr, t, &in->m, in->err, sizeof(in->err));
+            in->cur = xcalloc(1, sizeof(*in->cur));
+            in->at = t;
+        }
+        if (in->rc < 0) {
+            snprintf(err, errlen, "%s", in->err);
+            return -1;
+        }
+        for (size_t j = 0; j < in->m.n; j++) {
+            struct series *d = matrix_push(out);
+            labels_copy(&d->labels, &in->m.s[j].labels);
+            d->n = in->m.s[j].n;
+            d->p = xmalloc((d->n ? d->n : 1) * sizeof(*d->p));
+            memcpy(d->p, in->m.s[j].p, d->n * sizeof(*d->p));
+        }
+        return 0;
+    }
+    if (in->rc < 0) {
+        snprintf(err, errlen, "%s", in->err);
+        return -1;
+    }
+    int64_t ms = rp_ms(t);
+    for (size_t j = 0; j < in->m.n; j++) {
+        const struct series *s = &in->m.s[j];
+        size_t c = in->cur[j];
+        while (c < s->n && rp_ms(s->p[c].t) < ms)
+            c++;
+        in->cur[j] = c;
+        if (c < s->n && rp_ms(s->p[c].t) == ms) {
+            struct series *d = matrix_push(out);
+            labels_copy(&d->labels, &s->labels);
+            d->p = xmalloc(sizeof(*d->p));
+            d->p[0] = (struct point){t, s->p[c].v};
+            d->n = 1;
+        }
+    }
+    return 0;
+}
+
+static size_t rp_inst_of(struct replay *r, const char *expr)
+{
+    if (!expr)
+        return SIZE_MAX;
+    for (size_t i = 0; i < r->ninsts; i++)
+        if (strcmp(r->insts[i].expr, expr) == 0)
+            return i;
+    r->insts = xgrow(r->insts, r->ninsts, sizeof(*r->insts));
+    r->insts[r->ninsts] = (struct rp_inst){.expr = expr};
+    return r->ninsts++;
+}
+
+/* ---- range queries of the PromQL plan ------------------------------------------------ */
+
+static size_t rp_range_of(struct replay *r, const char *expr, double step, double lookback)
+{
+    for (size_t i = 0; i < r->nranges; i++)
+        if (r->ranges[i].step == step && r->ranges[i].lookback == lookback &&
+            strcmp(r->ranges[i].expr, expr) == 0)
+            return i;
+    r->ranges = xgrow(r->ranges, r->nranges, sizeof(*r->ranges));
+    r->ranges[r->nranges] =
+        (struct rp_range){.expr = xstrdup(expr), .step = step, .lookback = lookback};
+    return r->nranges++;
+}
+
+static void rp_range_reset(struct rp_range *g)
+{
+    matrix_free(&g->m);
+    free(g->cur);
+    g->cur = NULL;
+    g->rc = 0;
+    g->err[0] = '\0';
+}
+
+/*
+ * Every range query for cycles [k0, k1): from the first cycle's window start to the last
+ * cycle, at the rule's step. A range query's point at u is its expression evaluated at u,
+ * whatever the range (subqueries align to absolute multiples of their resolution), so the
+ * points of [t - lookback, t] are those fetch.c's query at t gets.
+ */
+static void rp_read_ranges(struct replay *r, size_t k0, size_t k1)
+{
+    for (size_t i = 0; i < r->nranges; i++) {
+        struct rp_range *g = &r->ranges[i];
+        rp_range_reset(g);
+        double a = rp_time(r, k0) - g->lookback, b = rp_time(r, k1 - 1);
+        g->rc = promq_range(r->cfg.q, g->expr, a, b, g->step, &g->m, g->err, sizeof(g->err));
+        r->st.requests++;
+        g->cur = xcalloc(g->m.n ? g->m.n : 1, sizeof(*g->cur));
+        if (g->rc < 0) {
+            char what[300];
+            snprintf(what, sizeof(what), "query '%.200s'", g->expr);
+            rp_fail_add(r, NULL, NULL, a, b, what, g->err);
+            log_warn("cannot read %s from %.3f to %.3f: %s", what, a, b, g->err);
+        }
+    }
+}
+
+/* The points of range i in [t - lookback, t] into *out, as fetch.c's query at t answers. */
+static int rp_slice(struct replay *r, size_t i, double t, struct matrix *out, char *err,
+                    size_t errlen)
+{
+    struct rp_range *g = &r->ranges[i];
+    *out = (struct matrix){0};
+    if (g->rc < 0) {
+        snprintf(err, errlen, "%s", g->err);
+        return -1;
+    }
+    int64_t lo = rp_ms(t - g->lookback), hi = rp_ms(t);
+    for (size_t j = 0; j < g->m.n; j++) {
+        const struct series *s = &g->m.s[j];
+        size_t c = g->cur[j];
+        while (c < s->n && rp_ms(s->p[c].t) < lo)
+            c++;
+        g->cur[j] = c;
+        size_t e = c;
+        while (e < s->n && rp_ms(s->p[e].t) <= hi)
+            e++;
+        /* A series without a point in the range is not in the answer. */
+        if (e == c)
+            continue;
+        struct series *d = matrix_push(out);
+        labels_copy(&d->labels, &s->labels);
+        d->n = e - c;
+        d->p = xmalloc(d->n * sizeof(*d->p));
+        memcpy(d->p, s->p + c, d->n * sizeof(*d->p));
+    }
+    return 0;
+}
+
+/* The activity and coverage of a RP_SLICED rule at t (fetch_rule's PromQL plan). */
+static void rp_sliced(struct replay *r, size_t i, double t, struct rule_data *d)
+{
+    const struct rp_rule *pr = &r->rules[i];
+    char err[256];
+    d->read_path = "promql";
+    if (rp_slice(r, pr->act, t, &d->activity, err, sizeof(err)) < 0) {
+        snprintf(d->errmsg, sizeof(d->errmsg), "activity query: %s", err);
+        d->error = 1;
+        return;
+    }
+    if (pr->cov == SIZE_MAX)
+        return;
+    struct matrix sub = {0};
+    if (rp_slice(r, pr->cov, t, &d->coverage, err, sizeof(err)) < 0 ||
+        rp_slice(r, pr->sub, t, &sub, err, sizeof(err)) < 0) {
+        if (!d->errmsg[0])
+            snprintf(d->errmsg, sizeof(d->errmsg), "coverage query: %s", err);
+        d->error = 1;
+    } else {
+        d->raw_coverage = true;
+        fetch_coverage_ratio(&d->coverage, &sub);
+    }
+    matrix_free(&sub);
+}
+
+/* Cycles per chunk: the chunk's length in whole intervals, within a range query's limit. */
+static size_t rp_per_chunk(const struct replay *r)
+{
+    size_t per = (size_t)floor(r->cfg.chunk / r->cfg.interval + 1e-9);
+    if (per < 1)
+        per = 1;
+    return per > REPLAY_MAX_POINTS ? REPLAY_MAX_POINTS : per;
+}
+
+/*
+ * Set rule i up to be read by sliced range queries when its points at every cycle are those
+ * of one query over the chunk: Prometheus, whole milliseconds, the interval a multiple of
+ * the step, the chunk's query within the 11,000 points. False otherwise (fetch_rules then).
+ */
+static bool rp_set_sliced(struct replay *r, size_t i)
+{
+    const struct rule *ru = &r->cfg.rs->rules[i];
+    struct rp_rule *pr = &r->rules[i];
+    double step = rp_step(ru), lb = decide_lookback(ru);
+    int64_t step_ms = rp_ms(step), iv_ms = rp_ms(r->cfg.interval);
+    if (r->inst_per_cycle || !ru->enabled || !ru->q_activity || !ru->q_allocation || step_ms <= 0 ||
+        (double)step_ms != step * 1000.0 || iv_ms % step_ms != 0 || lb / step > FETCH_MAX_STEPS ||
+        (lb + (double)(rp_per_chunk(r) - 1) * r->cfg.interval) / step + 1 > REPLAY_MAX_POINTS)
+        return false;
+    char act[8192], cov[8192], sub[8192];
+    int c = fetch_coverage_expr(ru, cov, sizeof(cov));
+    if (fetch_activity_expr(ru, act, sizeof(act)) < 0 || c < 0 ||
+        (c == 0 && fetch_subpoints_expr(ru, sub, sizeof(sub)) < 0))
+        return false;
+    pr->mode = RP_SLICED;
+    pr->act = rp_range_of(r, act, step, lb);
+    pr->cov = c == 0 ? rp_range_of(r, cov, step, lb) : SIZE_MAX;
+    pr->sub = c == 0 ? rp_range_of(r, sub, step, lb) : SIZE_MAX;
+    return true;
+}
+
+/* ---- the replay ----------------------------------------------------------------------- */
+
+static void rp_set_instants(struct replay *r, size_t i)
+{
+    const struct rule *ru = &r->cfg.rs->rules[i];
+    struct rp_rule *pr = &r->rules[i];
+    pr->alloc = rp_inst_of(r, ru->q_allocation);
+    if (ru->policy == POLICY_DURING_PRESSURE)
+        pr->pending = rp_inst_of(r, ru->q_pending);
+    pr->prio = rp_inst_of(r, ru->q_priority);
+}
+
+struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errlen)
+{
+    if (!isfinite(cfg->from) || !isfinite(cfg->to) || !(cfg->interval > 0) ||
+        !isfinite(cfg->interval) || cfg->to < cfg->from) {
+        snprintf(err, errlen, "invalid range [%.3f, %.3f] with interval %g", cfg->from, cfg->to,
+                 cfg->interval);
+        return NULL;
+    }
+    struct replay *r = xcalloc(1, sizeof(*r));
+    r->cfg = *cfg;
+    if (!(r->cfg.chunk > 0))
+        r->cfg.chunk = REPLAY_DEFAULT_CHUNK;
+    r->ncycles = (size_t)floor((cfg->to - cfg->from) / cfg->interval + 1e-9) + 1;
+    r->st.cycles_total = r->ncycles;
+    r->st.data_start = NAN;
+    const struct ruleset *rs = cfg->rs;
+    r->rules = xcalloc(rs->n ? rs->n : 1, sizeof(*r->rules));
+
+    /* A range point is the instant query only at whole milliseconds on Prometheus; anything
+       else, and VictoriaMetrics, whose range queries look back otherwise, asks at each t. */
+    char e[256] = "";
+    int vm = promq_is_victoria(cfg->q, e, sizeof(e));
+    r->inst_per_cycle = vm != 0 || rp_ms(cfg->from) != cfg->from * 1000.0 ||
+                        rp_ms(cfg->interval) != cfg->interval * 1000.0;
+
+    for (size_t i = 0; i < rs->n; i++) {
+        const struct rule *ru = &rs->rules[i];
+        struct rp_rule *pr = &r->rules[i];
+        pr->mode = RP_FALLBACK;
+        pr->alloc = pr->pending = pr->prio = SIZE_MAX;
+        pr->act = pr->cov = pr->sub = SIZE_MAX;
+        enum promq_read_path path = PROMQ_READ_PROMQL;
+        bool probe = false;
+        /* A server that cannot be asked: fetch_rules at each cycle says so for the rule. */
+        if (ru->enabled && ru->q_activity && ru->q_allocation &&
+            fetch_is_selector(ru->q_activity) &&
+            rawread_choose(cfg->q, &path, &probe, e, sizeof(e)) < 0)
+            continue;
+        if (!ru->enabled || !ru->q_activity || !ru->q_allocation ||
+            !fetch_is_selector(ru->q_activity) || path == PROMQ_READ_PROMQL) {
+            if (rp_set_sliced(r, i))
+                rp_set_instants(r, i);
+            continue;
+        }
+        size_t k = 0;
+        while (k < r->nsels && strcmp(r->sels[k].sel, ru->q_activity) != 0)
+            k++;
+        if (k == r->nsels) {
+            r->sels = xgrow(r->sels, r->nsels, sizeof(*r->sels));
+            r->sels[r->nsels++] = (struct rp_sel){
+                .sel = ru->q_activity, .path = path, .probe = probe, .read_to = NAN};
+        }
+        pr->mode = RP_RAW;
+        pr->sel = k;
+        rp_set_instants(r, i);
+    }
+    for (size_t i = 0; i < rs->n; i++)
+        r->nfallback += r->rules[i].mode == RP_FALLBACK;
+    return r;
+}
+
+/* Read what the cycles [loaded, loaded + one chunk) need. */
+static void rp_load(struct replay *r)
+{
+    size_t per = rp_per_chunk(r);
+    size_t k0 = r->loaded, k1 = k0 + per < r->ncycles ? k0 + per : r->ncycles;
+    rp_read_raw(r, rp_time(r, k1 - 1));
+    /* A selector found to have no raw path on this server turns its rules into fallbacks. */
+    for (size_t i = 0; i < r->cfg.rs->n; i++) {
+        if (r->rules[i].mode == RP_RAW && r->sels[r->rules[i].sel].fallback) {
+            r->rules[i].mode = RP_FALLBACK;
+            r->nfallback++;
+        }
+    }
+    rp_read_instants(r, k0, k1);
+    rp_read_ranges(r, k0, k1);
+    r->loaded = k1;
+}
+
+/* The failure of selector k that overlaps [a, b], or NULL. */
+static const struct rp_fail *rp_failed(const struct rp_sel *s, double a, double b)
+{
+    for (size_t i = 0; i < s->nfails; i++)
+        if (rp_ms(s->fails[i].b) >= rp_ms(a) && rp_ms(s->fails[i].a) <= rp_ms(b))
+            return &s->fails[i];
+    return NULL;
+}
+
+/* The raw grids of rule i at t, as fetch_raw builds them. */
+static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *d)
+{
+    const struct rule *ru = &r->cfg.rs->rules[i];
+    size_t k = r->rules[i].sel;
+    struct rp_sel *s = &r->sels[k];
+    double start = rp_sel_start(r, k, t);
+    d->read_path = rawread_path_label(s->path);
+    char err[256] = "";
+    int rc = 0;
+    const struct rp_fail *f = rp_failed(s, start, t);
+    if (f) {
+        char a[RFC3339_LEN], b[RFC3339_LEN];
+        /* The part first: a decision's detail keeps only the start of the message. */
+        snprintf(err, sizeof(err), "samples from %s to %s not read: %s",
+                 rfc3339_format(a, sizeof(a), f->a, RFC3339_MILLI_FRAC),
+                 rfc3339_format(b, sizeof(b), f->b, RFC3339_MILLI_FRAC), f->msg);
+        rc = -1;
+    }
+    struct raw_grid g = rp_grid(ru, t);
+    struct raw_grids grids;
+    if (rc == 0 && raw_grids_begin(&grids, &g, err, sizeof(err)) < 0)
+        rc = -1;
+    else if (rc == 0) {
+        int64_t lo = rp_ms(start), hi = rp_ms(t);
+        for (size_t j = 0; j < s->ns && rc == 0; j++) {
+            const struct rp_series *e = &s->s[j];
+            size_t a = e->head, b;
+            while (a < e->n && rp_ms(e->p[a].t) < lo)
+                a++;
+            /* The samples after t: the first by binary search, the tail being long. */
+            size_t lo_i = a, hi_i = e->n;
+            while (lo_i < hi_i) {
+                size_t mid = lo_i + (hi_i - lo_i) / 2;
+                if (rp_ms(e->p[mid].t) <= hi)
+                    lo_i = mid + 1;
+                else
+                    hi_i = mid;
+            }
+            b = lo_i;
+            if (b == a)
+                continue;
+            struct series view = {.labels = e->labels, .p = e->p + a, .n = b - a};
+            if (raw_grids_add(&grids, &view, err, sizeof(err)) < 0)
+                rc = -1;
+        }
+        if (rc == 0)
+            rc = raw_grids_end(&grids, &d->activity, &d->coverage, err, sizeof(err));
+        raw_grids_discard(&grids);
+    }
+    if (rc < 0) {
+        snprintf(d->errmsg, sizeof(d->errmsg), "activity query (%s): %s", d->read_path, err);
+        d->error = 1;
+        return;
+    }
+    d->raw_coverage = true;
+    d->coverage_tail = true;
+}
+
+/* Rule i's instant series at t, with fetch_rule's errors and messages. */
+static void rp_instants(struct replay *r, size_t i, double t, struct rule_data *d)
+{
+    const struct rule *ru = &r->cfg.rs->rules[i];
+    const struct rp_rule *pr = &r->rules[i];
+    char err[256];
+    if (rp_instant(r, pr->alloc, t, &d->allocation, err, sizeof(err)) < 0) {
+        if (!d->errmsg[0])
+            snprintf(d->errmsg, sizeof(d->errmsg), "allocation query: %s", err);
+        d->error = 1;
+    }
+    if (ru->policy == POLICY_DURING_PRESSURE) {
+        if (pr->pending == SIZE_MAX) {
+            if (!d->errmsg[0])
+                snprintf(d->errmsg, sizeof(d->errmsg), "pending query: not configured");
+            d->pending_error = 1;
+        } else if (rp_instant(r, pr->pending, t, &d->pending, err, sizeof(err)) < 0) {
+            if (!d->errmsg[0])
+                snprintf(d->errmsg, sizeof(d->errmsg), "pending query: %s", err);
+            d->pending_error = 1;
+        }
+    }
+    if (pr->prio != SIZE_MAX && rp_instant(r, pr->prio, t, &d->priority, err, sizeof(err)) < 0) {
+        if (!d->errmsg[0])
+            snprintf(d->errmsg, sizeof(d->errmsg), "priority query: %s", err);
+        d->error = 1;
+    }
+}
+
+/* The rules read per cycle: fetch_rules over a ruleset of only them, as `plan --at t`. */
+static void rp_fallback(struct replay *r, double t, struct rule_data *data)
+{
+    const struct ruleset *rs = r->cfg.rs;
+    struct ruleset sub = *rs;
+    sub.rules = xcalloc(r->nfallback ? r->nfallback : 1, sizeof(*sub.rules));
+    sub.n = 0;
+    size_t *map = xcalloc(r->nfallback ? r->nfallback : 1, sizeof(*map));
+    for (size_t i = 0; i < rs->n; i++) {
+        if (r->rules[i].mode != RP_FALLBACK)
+            continue;
+        map[sub.n] = i;
+        sub.rules[sub.n++] = rs->rules[i];
+    }
+    struct rule_data *d = xcalloc(sub.n ? sub.n : 1, sizeof(*d));
+    fetch_rules(r->cfg.q, &sub, t, d);
+    for (size_t j = 0; j < sub.n; j++) {
+        data[map[j]] = d[j];
+        data[map[j]].rule = &rs->rules[map[j]];
+    }
+    free(d);
+    free(map);
+    free(sub.rules);
+}
+
+int replay_next(struct replay *r, double *t, struct rule_data *data)
+{
+    if (r->next >= r->ncycles)
+        return 0;
+    if (r->next >= r->loaded)
+        rp_load(r);
+    double now = rp_time(r, r->next);
+    *t = now;
+    const struct ruleset *rs = r->cfg.rs;
+    for (size_t i = 0; i < rs->n; i++) {
+        if (r->rules[i].mode == RP_FALLBACK)
+            continue;
+        struct rule_data *d = &data[i];
+        *d = (struct rule_data){.rule = &rs->rules[i]};
+        d->start = now - decide_lookback(&rs->rules[i]);
+        d->end = now;
+        if (r->rules[i].mode == RP_RAW)
+            rp_activity(r, i, now, d);
+        else
+            rp_sliced(r, i, now, d);
+        rp_instants(r, i, now, d);
+    }
+    if (r->nfallback)
+        rp_fallback(r, now, data);
+    size_t held = 0;
+    r->next++;
+    for (size_t k = 0; k < r->nsels; k++) {
+        if (r->next < r->ncycles)
+            rp_trim(r, k, rp_time(r, r->next));
+        held += r->sels[k].ns;
+    }
+    if (held > r->st.peak_series)
+        r->st.peak_series = held;
+    r->st.cycles_done = r->next;
+    return 1;
+}
+
+void replay_stats(const struct replay *r, struct replay_stats *out)
+{
+    *out = r->st;
+    out->fallback_rules = r->nfallback;
+}
+
+const char *const *replay_failures(const struct replay *r, size_t *n)
+{
+    struct replay *w = (struct replay *)r;
+    for (size_t i = 0; i < w->nlines; i++)
+        free(w->lines[i]);
+    free(w->lines);
+    w->lines = xcalloc(w->nfails + 1, sizeof(*w->lines));
+    for (size_t i = 0; i < w->nfails; i++) {
+        char a[RFC3339_LEN], b[RFC3339_LEN];
+        w->lines[i] = xasprintf(
+            "%s to %s: %s", rfc3339_format(a, sizeof(a), w->fails[i].a, RFC3339_MILLI_FRAC),
+            rfc3339_format(b, sizeof(b), w->fails[i].b, RFC3339_MILLI_FRAC), w->fails[i].msg);
+    }
+    w->nlines = w->nfails;
+    if (n)
+        *n = w->nlines;
+    return (const char *const *)w->lines;
+}
+
+void replay_close(struct replay *r)
+{
+    if (!r)
+        return;
+    for (size_t k = 0; k < r->nsels; k++) {
+        struct rp_sel *s = &r->sels[k];
+        for (size_t i = 0; i < s->ns; i++)
+            rp_series_free(&s->s[i]);
+        free(s->s);
+        strset_free(&s->index);
+        free(s->fails);
+        free(s->touched);
+    }
+    free(r->sels);
+    for (size_t i = 0; i < r->ninsts; i++)
+        rp_inst_reset(&r->insts[i]);
+    free(r->insts);
+    for (size_t i = 0; i < r->nranges; i++) {
+        rp_range_reset(&r->ranges[i]);
+        free(r->ranges[i].expr);
+    }
+    free(r->ranges);
+    for (size_t i = 0; i < r->nlines; i++)
+        free(r->lines[i]);
+    free(r->lines);
+    free(r->fails);
+    free(r->rules);
+    free(r);
+}

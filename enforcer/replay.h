@@ -1,0 +1,90 @@
+/*
+ * The backtest's range reader (issue 25): for every cycle time t from T1 to T2, --enforce.interval
+ * apart, the `struct rule_data` array decide() needs at t, read from the history once instead
+ * of once per cycle, so that a backtest judges from the same data, through the same decide(),
+ * as `plan --at t` would.
+ *
+ * How each rule is read (docs/backtest.md has the table and the reasons):
+ *   - a selector activity on a raw path (remote read, VictoriaMetrics export; rawread.h): the
+ *     raw samples of each distinct selector over [T1 - lookback - step - gap, T2], in chunks
+ *     of at most replay_cfg.chunk seconds (one request each, so no answer outgrows the server's
+ *     frame or answer caps), series kept by label set across chunks, fed in time order; each
+ *     series keeps only the samples the next cycle's window can still need, so memory grows
+ *     with the series and the idle timer, never with the range;
+ *   - the instant series (allocation, pending, priority) on Prometheus: range queries over
+ *     the chunk with step = interval (a range query's point at t is the instant query at t,
+ *     labels included), sliced per t; on VictoriaMetrics, whose range queries look back
+ *     differently from its instant queries, an instant query at each t;
+ *   - any other rule (an expression activity, a selector on the PromQL plan): fetch_rules at
+ *     each t for that rule alone, exactly `plan --at t`, at the cost of its queries per cycle.
+ * A failed read marks the cycles it covers as failed for the rules that need it (rule_data
+ * `error` with a message naming the part that failed: decide() keeps every workload of the
+ * rule with query_error), and the replay goes on with the next chunk.
+ */
+#ifndef GPURECLAIM_REPLAY_H
+#define GPURECLAIM_REPLAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "decide.h"
+#include "promq.h"
+#include "rules.h"
+
+/* The longest time one raw read or range query covers unless replay_cfg.chunk says less. */
+#define REPLAY_DEFAULT_CHUNK 3600.0
+
+struct replay_cfg {
+    struct promq *q;
+    const struct ruleset *rs; /* must outlive the replay: rule_data.rule points into it */
+    double from, to;          /* first and last cycle time candidates, Unix seconds */
+    double interval;          /* seconds between cycle times (--enforce.interval) */
+    double chunk;             /* seconds per request; 0 = REPLAY_DEFAULT_CHUNK */
+};
+
+/* What a replay has done so far (replay_stats). */
+struct replay_stats {
+    size_t cycles_done, cycles_total;
+    size_t samples;  /* raw samples read */
+    size_t bytes;    /* bytes of raw-read answers */
+    size_t requests; /* raw reads and range queries sent (per-cycle fallbacks not counted) */
+    size_t failed_chunks;
+    /* Rules evaluated by fetch_rules at each cycle time (see above) */
+    size_t fallback_rules;
+    /*
+     * The earliest raw sample any selector read has found (NAN when none yet): where the data
+     * starts when the range starts before it. Cycles before it can only be no_data (an
+     * allocated workload without activity) or have no workload at all, never idle.
+     */
+    double data_start;
+    size_t peak_series; /* largest number of series held at once */
+};
+
+struct replay;
+
+/*
+ * Check the range (from <= to, interval > 0, both finite) and plan the reads. Nothing is read
+ * yet. NULL with a message in err on a bad range.
+ */
+struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errlen);
+
+/*
+ * The next cycle time into *t and its data into data[0 .. rs->n - 1] (overwritten; free with
+ * fetch_free, not the array): exactly what fetch_rules(q, rs, *t, data) fills, read from the
+ * history already read where possible. Returns 1 with a cycle, 0 when the range is done. A
+ * read that failed is not an error of the replay: it shows in the rules' data (error, errmsg)
+ * and in replay_failures.
+ */
+int replay_next(struct replay *r, double *t, struct rule_data *data);
+
+void replay_stats(const struct replay *r, struct replay_stats *out);
+
+/*
+ * The parts of the range that could not be read, one line each ("rule 'x': [T1, T2]: <error>"),
+ * merged while consecutive; NULL-terminated, owned by the replay.
+ */
+const char *const *replay_failures(const struct replay *r, size_t *n);
+
+void replay_close(struct replay *r);
+
+#endif

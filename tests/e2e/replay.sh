@@ -1,0 +1,206 @@
+#!/bin/sh
+# The backtest's range reader (enforcer/replay.c, driven by tests/fakes/replay_dump) against
+# `plan --at t` (issue 25): on random histories (gen_replay.py, 3 seeds; selector rules at
+# three resolutions, one with an override, a DuringGPUPressure rule and an expression rule),
+# every decision record of every compared cycle time is the same JSON object, field for field
+# (decision, reason, idleSince, detail, window, allocation...), on a real Prometheus 2.42 (raw
+# samples by remote read, loaded by remote write with staleness markers) and on
+# VictoriaMetrics (raw samples by /api/v1/export). Replay reads in chunks of 25 minutes, which
+# fall across cycle times and across the rules' windows, so series are carried from chunk to
+# chunk. Then: a server that fails half-way makes the cycles it covers query_error, never idle,
+# and names the part; a range that starts before the data says where the data starts.
+# SEEDS (default "1 2 3"), N (default 120 pods) and EVERY (compare every EVERY-th cycle,
+# default 3) set the size.
+. "$(dirname "$0")/../lib.sh"
+
+DATA=$TOP/tests/e2e/data/replay
+ENF=$BIN/gpureclaim-enforcer
+RW=$(fake_bin remote_write)
+DUMP=$(fake_bin replay_dump)
+END=1700000000
+FROM=$((END - 6000))
+INTERVAL=120
+CHUNK=1500
+RULES=$DATA/rules-replay.yaml
+
+require prometheus victoria-metrics python3 curl "$ENF" "$RW" "$DUMP"
+
+# compare NAME URL [READ_PATH]: replay over [FROM, END], then plan --at each compared cycle.
+compare() {
+    _name=$1 _url=$2 _path=${3:-auto}
+    if ! "$DUMP" "$_url" "$RULES" $FROM $END $INTERVAL $CHUNK "$_path" >"$TMP/replay.txt" \
+        2>"$TMP/replay.err"; then
+        fail "$_name-replay-exit-0" "$(tail -n 3 "$TMP/replay.err")"
+        return
+    fi
+    pass "$_name-replay-exit-0"
+    : >"$TMP/plans.txt"
+    _k=0
+    _t=$FROM
+    while [ $_t -le $END ]; do
+        if [ $((_k % ${EVERY:-3})) -eq 0 ] || [ $_t -eq $END ]; then
+            echo "@ $_t" >>"$TMP/plans.txt"
+            "$ENF" plan --rules.file "$RULES" --prometheus.url "$_url" --at $_t --output json \
+                --prometheus.read-path="$_path" >>"$TMP/plans.txt" 2>>"$TMP/plans.err"
+        fi
+        _k=$((_k + 1))
+        _t=$((_t + INTERVAL))
+    done
+    NAME=$_name SUITE=$SUITE python3 - "$TMP/replay.txt" "$TMP/plans.txt" "$TMP/replay.err" <<'PY' ||
+import json, os, re, sys
+
+def blocks(path):
+    out, cur, buf = {}, None, []
+    for line in open(path):
+        if line.startswith("@ "):
+            if cur is not None:
+                out[cur] = json.loads("".join(buf))
+            cur, buf = int(float(line.split()[1])), []
+        else:
+            buf.append(line)
+    if cur is not None:
+        out[cur] = json.loads("".join(buf))
+    return out
+
+replay, plans = blocks(sys.argv[1]), blocks(sys.argv[2])
+stats = open(sys.argv[3]).read()
+name, suite = os.environ["NAME"], os.environ["SUITE"]
+bad, n, reasons, fallback = [], 0, {}, re.search(r"fallback_rules=(\d+)", stats)
+for t, plan in sorted(plans.items()):
+    if t not in replay:
+        bad.append("cycle %d missing from the replay" % t)
+        continue
+    key = lambda d: (d["rule"], json.dumps(d["workload"], sort_keys=True))
+    a = {key(d): d for d in replay[t]}
+    b = {key(d): d for d in plan}
+    for k in sorted(set(a) | set(b)):
+        n += 1
+        ra, rb = a.get(k), b.get(k)
+        if ra != rb:
+            diff = sorted(f for f in set(ra or {}) | set(rb or {})
+                          if (ra or {}).get(f) != (rb or {}).get(f))
+            bad.append("t=%d %s %s: %s replay %s plan %s" % (
+                t, k[0], k[1], diff, [(ra or {}).get(f) for f in diff],
+                [(rb or {}).get(f) for f in diff]))
+        if rb:
+            r = "%s/%s" % (rb["decision"], rb["reason"])
+            reasons[r] = reasons.get(r, 0) + 1
+ok = not bad and n > 0 and reasons.get("reclaim/idle", 0) > 0
+print("%s: %s/%s-same-as-plan (%d cycles replayed, %d compared, %d decision records, "
+      "%d differ; plan's reasons %s; %s)%s" % (
+          "PASS" if ok else "FAIL", suite, name, len(replay), len(plans), n, len(bad),
+          ", ".join("%s=%d" % kv for kv in sorted(reasons.items())), stats.strip(),
+          "" if not bad else "\n  " + "\n  ".join(bad[:15])))
+sys.exit(0 if ok else 1)
+PY
+        TEST_FAILED=$((TEST_FAILED + 1))
+}
+
+# failures: on the first seed's Prometheus, through a proxy that fails the 4th raw read
+# (tests/e2e/data/replay/failproxy.py): exit 3, the failed part named on stderr, and each
+# record either what the good replay gave or, for a selector rule whose window reaches into
+# that part, keep/query_error. Then a range that starts an hour before the data: where the
+# data starts is reported, and nothing is reclaimed before a whole idle timer of data.
+failures() {
+    start_bg "$TMP/proxy.log" python3 "$DATA/failproxy.py" "$PROM_URL" 4
+    _pport=$(listening "$TMP/proxy.log")
+    "$DUMP" "http://127.0.0.1:$_pport" "$RULES" $FROM $END $INTERVAL $CHUNK >"$TMP/failed.txt" \
+        2>"$TMP/failed.err"
+    check failed-read-exit-3 test $? -eq 3
+    check failed-read-named grep -Eq '^failed: 2023-11-14T[0-9:]+Z to 2023-11-14T[0-9:]+Z: activity .rp_busy_ratio. \(remote_read\): remote read: HTTP 503 from ./api/v1/read.: injected failure$' "$TMP/failed.err"
+    SUITE=$SUITE python3 - "$TMP/replay.txt" "$TMP/failed.txt" <<'PY' || TEST_FAILED=$((TEST_FAILED + 1))
+import json, os, sys
+def blocks(path):
+    out, cur, buf = {}, None, []
+    for line in open(path):
+        if line.startswith("@ "):
+            if cur is not None:
+                out[cur] = json.loads("".join(buf))
+            cur, buf = int(float(line.split()[1])), []
+        else:
+            buf.append(line)
+    if cur is not None:
+        out[cur] = json.loads("".join(buf))
+    return out
+good, failed = blocks(sys.argv[1]), blocks(sys.argv[2])
+same = err = gone = 0
+bad = []
+for t in sorted(good):
+    key = lambda d: (d["rule"], json.dumps(d["workload"], sort_keys=True))
+    a = {key(d): d for d in good[t]}
+    b = {key(d): d for d in failed.get(t, [])}
+    for k in sorted(set(a) | set(b)):
+        ra, rb = a.get(k), b.get(k)
+        if ra == rb:
+            same += 1
+        elif rb and rb["decision"] == "keep" and rb["reason"] == "query_error" and \
+                k[0] != "expr" and " not read: " in rb["detail"]:
+            err += 1
+        elif not rb and any(d["rule"] == k[0] and d["reason"] == "query_error" for d in b.values()):
+            # A failed rule lists the workloads it knows from the allocation only (as plan).
+            gone += 1
+        else:
+            bad.append("t=%d %s: good %s failed %s" % (t, k, ra and (ra["decision"], ra["reason"]),
+                                                      rb and (rb["decision"], rb["reason"])))
+ok = not bad and err > 0 and same > 0
+print("%s: %s/failed-read-query-error (%d records as without the failure, %d keep/query_error, "
+      "%d not listed by a failed rule%s)"
+      % ("PASS" if ok else "FAIL", os.environ["SUITE"], same, err, gone,
+         "" if not bad else ":\n  " + "\n  ".join(bad[:10])))
+sys.exit(0 if ok else 1)
+PY
+    stop_pid "$LAST_PID"
+
+    _from=$((END - 5 * 3600))
+    "$DUMP" "$PROM_URL" "$RULES" $_from $((END - 3 * 3600)) 300 >"$TMP/early.txt" 2>"$TMP/early.err"
+    check early-exit-0 test $? -eq 0
+    _start=$(sed -n 's/.* data_start=\([0-9.]*\) .*/\1/p' "$TMP/early.err")
+    check early-data-start awk -v s="$_start" -v e=$((END - 4 * 3600)) 'BEGIN { exit !(s >= e && s < e + 3) }'
+    # No reclaim before the shortest idle timer (10m) has data behind it.
+    awk -v s="$_start" '/^@ / { t = $2 } /"decision": "reclaim"/ && t < s + 600 { bad = 1 } END { exit bad }' "$TMP/early.txt"
+    check early-nothing-reclaimed-before-data test $? -eq 0
+    grep -q '"decision": "reclaim"' "$TMP/early.txt"
+    check early-reclaims-later test $? -eq 0
+}
+
+printf 'global:\n  scrape_interval: 15s\nscrape_configs: []\n' >"$TMP/prometheus.yml"
+for seed in ${SEEDS:-1 2 3}; do
+    python3 "$DATA/gen_replay.py" "$seed" "${N:-120}" "$TMP/samples.txt" "$TMP/import.prom"
+
+    rm -rf "$TMP/tsdb"
+    mkdir -p "$TMP/tsdb"
+    if start_prometheus "$TMP/prometheus.yml" "$TMP/tsdb" --web.enable-remote-write-receiver; then
+        check "seed$seed-remote-write" sh -c '"$1" "$2" <"$3"' sh "$RW" "$PROM_URL" "$TMP/samples.txt"
+        compare "seed$seed-prometheus" "$PROM_URL"
+        # Every rule read once: the expression rule by sliced range queries.
+        grep -q 'fallback_rules=0 ' "$TMP/replay.err"
+        check "seed$seed-prometheus-no-per-cycle-rule" test $? -eq 0
+        if [ "$seed" = "${SEEDS%% *}" ]; then
+            failures
+            # The PromQL plan for the selector rules too (coverage queries, sliced).
+            compare "seed$seed-prometheus-promql" "$PROM_URL" promql
+        fi
+        stop_pid "$PROM_PID"
+    else
+        fail "seed$seed-prometheus-ready" "$(tail -n 5 "$TMP/prometheus.log")"
+    fi
+
+    _port=$(free_port)
+    start_bg "$TMP/vm.log" victoria-metrics -storageDataPath="$TMP/vm$seed" -retentionPeriod=100y \
+        -httpListenAddr="127.0.0.1:$_port" -loggerLevel=ERROR
+    VM_PID=$LAST_PID
+    VM_URL=http://127.0.0.1:$_port
+    if wait_http "$VM_URL/health" 30; then
+        check "seed$seed-vm-import" sh -c 'curl -sf --data-binary @"$1" "$2/api/v1/import/prometheus" &&
+            curl -sf "$2/internal/force_flush" >/dev/null' sh "$TMP/import.prom" "$VM_URL"
+        compare "seed$seed-victoriametrics" "$VM_URL"
+        # VictoriaMetrics' range queries look back otherwise than its instant queries: the
+        # expression rule is read per cycle there (fetch_rules), the instant series too.
+        grep -q 'fallback_rules=1 ' "$TMP/replay.err"
+        check "seed$seed-victoriametrics-expression-per-cycle" test $? -eq 0
+        stop_pid "$VM_PID"
+    else
+        fail "seed$seed-vm-ready" "$(tail -n 5 "$TMP/vm.log")"
+    fi
+done
+finish
