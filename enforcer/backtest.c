@@ -32,6 +32,7 @@
 #include "file.h"
 #include "rfc3339.h"
 #include "log.h"
+#include "replay.h"
 #include "report.h"
 #include "series.h"
 
@@ -85,6 +86,45 @@ struct bt_source *bt_source_per_cycle(struct promq *q, const struct ruleset *rs,
     p->rs = rs;
     p->from = from;
     p->interval = interval;
+    return &p->base;
+}
+
+/* ---- source: the replay, one read of the history (replay.h) ------------------------------ */
+
+struct bt_replay {
+    struct bt_source base;
+    struct replay *r;
+};
+
+static int replay_src_next(struct bt_source *s, double *t, struct rule_data *data)
+{
+    struct bt_replay *p = (struct bt_replay *)s;
+    int rc = replay_next(p->r, t, data);
+    struct replay_stats st;
+    replay_stats(p->r, &st);
+    s->done = st.cycles_done;
+    s->total = st.cycles_total;
+    return rc;
+}
+
+static void replay_src_free(struct bt_source *s)
+{
+    replay_close(((struct bt_replay *)s)->r);
+    free(s);
+}
+
+struct bt_source *bt_source_replay(struct promq *q, const struct ruleset *rs, double from,
+                                   double to, double interval, char *err, size_t errlen)
+{
+    struct replay_cfg rc = {.q = q, .rs = rs, .from = from, .to = to, .interval = interval};
+    struct replay *r = replay_open(&rc, err, errlen);
+    if (!r)
+        return NULL;
+    struct bt_replay *p = xcalloc(1, sizeof(*p));
+    p->base.next = replay_src_next;
+    p->base.free = replay_src_free;
+    p->base.total = bt_cycles(from, to, interval);
+    p->r = r;
     return &p->base;
 }
 

@@ -44,6 +44,13 @@ struct bt_source {
 struct bt_source *bt_source_per_cycle(struct promq *q, const struct ruleset *rs, double from,
                                       double to, double interval);
 
+/*
+ * The history read once (replay.h): the same data as bt_source_per_cycle, each raw sample
+ * read once. NULL with a message when the range cannot be planned.
+ */
+struct bt_source *bt_source_replay(struct promq *q, const struct ruleset *rs, double from,
+                                   double to, double interval, char *err, size_t errlen);
+
 /* Number of cycle times from `from` to `to` inclusive, `interval` apart. */
 size_t bt_cycles(double from, double to, double interval);
 

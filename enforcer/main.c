@@ -185,10 +185,11 @@ static struct flags_def flags[NFLAGS] = {
                      "backtest: write every decision of every cycle to this file (JSON lines)"},
     [F_BT_MAX_RANGE] = {"backtest.max-range", FLAGS_DURATION, "31d",
                         "backtest: longest range accepted"},
-    [F_BT_SOURCE] = {"backtest.source", FLAGS_CHOICE, "per-cycle",
-                     "backtest: how the data is read: per-cycle (the queries of 'plan --at' at "
-                     "every cycle)",
-                     .choices = "per-cycle"},
+    [F_BT_SOURCE] = {"backtest.source", FLAGS_CHOICE, "replay",
+                     "backtest: how the history is read: replay (each raw sample once) or "
+                     "per-cycle (the queries of 'plan --at' at every cycle time, slow: to "
+                     "compare)",
+                     .choices = "replay,per-cycle"},
     [F_WORKLOAD] = {"workload", FLAGS_STRING, "",
                     "explain: labels of the workload, e.g. 'namespace=\"ml\",pod=\"x\"'"},
     [F_RULE] = {"rule", FLAGS_STRING, "", "explain: only this rule"},
@@ -913,7 +914,14 @@ static struct bt_sim *backtest_one(struct promq *q, struct ruleset *rs, const st
                                    FILE *decisions, const char *label)
 {
     char err[512];
-    struct bt_source *src = bt_source_per_cycle(q, rs, cfg->from, cfg->to, cfg->interval);
+    struct bt_source *src =
+        strcmp(flags[F_BT_SOURCE].value, "per-cycle") == 0
+            ? bt_source_per_cycle(q, rs, cfg->from, cfg->to, cfg->interval)
+            : bt_source_replay(q, rs, cfg->from, cfg->to, cfg->interval, err, sizeof(err));
+    if (!src) {
+        fprintf(stderr, "error: %s\n", err);
+        return NULL;
+    }
     struct bt_sim *s = bt_run(rs, cfg, src, decisions, stderr, label, err, sizeof(err));
     if (!s)
         fprintf(stderr, "error: %s\n", err);
