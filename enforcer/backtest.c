@@ -387,44 +387,54 @@ static void bt_close(struct bt_sim *s, struct bt_workload *w, double end, enum b
     w->gen++;
 }
 
-/*
- * The first time in (after, upto] that an activity series of a stopped workload of rule `ri`
- * reaches its threshold: its return. Workloads without one are left as they are.
- */
-static void bt_returns(struct bt_sim *s, size_t ri, const struct rule_data *rd, double after,
-                       double upto)
+/* The stopped workloads of rule `ri` by key (workload index + 1); false when there is none. */
+static bool bt_stopped_index(const struct bt_sim *s, size_t ri, struct strset *set)
 {
-    const struct rule *r = &s->rs->rules[ri];
-    struct strset stopped = {0};
+    *set = (struct strset){0};
     for (size_t i = 0; i < s->res.nwl; i++) {
         const struct bt_workload *w = &s->res.wl[i];
         if (w->rule == ri && w->stopped)
-            strset_put(&stopped, w->key, strlen(w->key), (void *)(uintptr_t)(i + 1));
+            strset_put(set, w->key, strlen(w->key), (void *)(uintptr_t)(i + 1));
     }
-    if (stopped.n == 0) {
+    return set->n > 0;
+}
+
+/* The stopped workload (in `set`, bt_stopped_index) a series belongs to, or NULL. */
+static struct bt_workload *bt_series_stopped(struct bt_sim *s, const struct rule *r,
+                                             const struct strset *set, const struct labels *l)
+{
+    for (size_t k = 0; k < r->nidentity; k++)
+        if (!labels_get(l, r->identity[k]))
+            return NULL; /* without an identity label it is no workload's (decide.c) */
+    struct labels id = {0};
+    labels_project(&id, l, r->identity, r->nidentity);
+    char *key = labels_format(&id);
+    labels_free(&id);
+    const void *v = strset_get(set, key, strlen(key));
+    free(key);
+    return v ? &s->res.wl[(size_t)(uintptr_t)v - 1] : NULL;
+}
+
+/*
+ * The first time in (after, upto] that an activity series of a stopped workload of rule `ri`
+ * reaches its threshold: its return, which closes its reclaim; and the stopped workloads whose
+ * allocation the history no longer shows: gone, their GPUs freed up to the last cycle that
+ * showed it. Only from data that was read (the caller checks).
+ */
+static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data *rd, double after,
+                            double upto)
+{
+    const struct rule *r = &s->rs->rules[ri];
+    struct strset stopped;
+    if (!bt_stopped_index(s, ri, &stopped)) {
         strset_free(&stopped);
         return;
     }
-    struct labels id = {0};
     for (size_t i = 0; i < rd->activity.n; i++) {
         const struct series *se = &rd->activity.s[i];
-        bool complete = true;
-        for (size_t k = 0; k < r->nidentity && complete; k++)
-            complete = labels_get(&se->labels, r->identity[k]) != NULL;
-        if (!complete)
-            continue;
-        labels_project(&id, &se->labels, r->identity, r->nidentity);
-        char *key = labels_format(&id);
-        labels_free(&id);
-        /* Adding the series' key finds the stopped workload of that key, if any; the set
-           is this call's and thrown away. */
-        const void *v = strset_put(&stopped, key, strlen(key), (void *)(uintptr_t)-1);
-        free(key);
-        if (!v || v == (void *)(uintptr_t)-1)
-            continue;
-        struct bt_workload *w = &s->res.wl[(size_t)(uintptr_t)v - 1];
+        struct bt_workload *w = bt_series_stopped(s, r, &stopped, &se->labels);
         /* Several series (GPUs) per workload: the earliest crossing of any is the return. */
-        for (size_t j = 0; j < se->n; j++) {
+        for (size_t j = 0; w && j < se->n; j++) {
             const struct point *p = &se->p[j];
             if (!(p->t > after) || p->t > upto)
                 continue;
@@ -435,14 +445,26 @@ static void bt_returns(struct bt_sim *s, size_t ri, const struct rule_data *rd, 
             }
         }
     }
+    for (size_t i = 0; i < rd->allocation.n; i++) {
+        const struct series *se = &rd->allocation.s[i];
+        struct bt_workload *w = bt_series_stopped(s, r, &stopped, &se->labels);
+        if (w && se->n && se->p[se->n - 1].v > 0)
+            w->alloc_seen = upto;
+    }
     strset_free(&stopped);
     for (size_t i = 0; i < s->res.nwl; i++) {
         struct bt_workload *w = &s->res.wl[i];
-        if (w->rule != ri || !w->stopped || isnan(w->back))
+        if (w->rule != ri || !w->stopped)
             continue;
-        bt_close(s, w, w->back, BT_END_RETURN);
-        w->created = w->back; /* the owner's restart: a fresh idle window after it */
-        w->back = NAN;
+        if (!isnan(w->back)) {
+            bt_close(s, w, w->back, BT_END_RETURN);
+            w->created = w->back; /* the owner's restart: a fresh idle window after it */
+            w->back = NAN;
+        } else if (w->alloc_seen != upto) {
+            bt_close(s, w, isnan(w->alloc_seen) ? s->res.rc[w->open].at : w->alloc_seen,
+                     BT_END_GONE);
+            w->created = upto; /* anything under this identity later is a new object */
+        }
     }
 }
 
@@ -462,14 +484,10 @@ static void bt_failure_note(struct bt_rule_stats *st, double t, double interval,
     str_copy(f->msg, sizeof(f->msg), msg);
 }
 
-void bt_sim_cycle(struct bt_sim *s, double t, const struct rule_data *data,
-                  const struct decisions *ds)
+void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data)
 {
-    s->now = t;
-    s->res.cycles++;
     for (size_t i = 0; i < s->rs->n; i++) {
         struct bt_rule_stats *st = &s->res.rule[i];
-        st->cycles++;
         const struct rule_data *rd = &data[i];
         if (rd->error || rd->pending_error)
             bt_failure_note(st, t, s->res.cfg.interval, rd->errmsg);
@@ -478,50 +496,77 @@ void bt_sim_cycle(struct bt_sim *s, double t, const struct rule_data *data,
             if (rd->activity.s[j].n && !(rd->activity.s[j].p[0].t >= s->res.data_start))
                 s->res.data_start = rd->activity.s[j].p[0].t;
         /*
-         * A failed read says nothing about a return: the next cycle that reads the data looks
-         * back to the last one that did (as far as its range reaches: a return older than
-         * the rule's lookback is found late, at the first crossing still in range).
+         * A failed read says nothing about a return nor an end: the next cycle that reads the
+         * data looks back to the last one that did (as far as its range reaches: a return
+         * older than the rule's lookback is found late, at the first crossing still in range).
          */
         if (!rd->error) {
-            bt_returns(s, i, rd, s->last_ok[i], t);
+            bt_observe_rule(s, i, rd, s->last_ok[i], t);
             s->last_ok[i] = t;
         }
     }
+}
 
-    /* The live decisions, and what each says about its workload's allocation. */
+/* Drop from `m` the series of the stopped workloads in `set`; true when any was. */
+static bool bt_hide_matrix(struct bt_sim *s, const struct rule *r, const struct strset *set,
+                           struct matrix *m)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (bt_series_stopped(s, r, set, &m->s[i].labels)) {
+            series_free(&m->s[i]);
+            continue;
+        }
+        m->s[kept++] = m->s[i];
+    }
+    bool hid = kept != m->n;
+    m->n = kept;
+    return hid;
+}
+
+bool bt_sim_hide(struct bt_sim *s, struct rule_data *data)
+{
+    bool hid = false;
+    for (size_t i = 0; i < s->rs->n; i++) {
+        struct strset stopped;
+        if (bt_stopped_index(s, i, &stopped)) {
+            const struct rule *r = &s->rs->rules[i];
+            hid |= bt_hide_matrix(s, r, &stopped, &data[i].activity);
+            hid |= bt_hide_matrix(s, r, &stopped, &data[i].coverage);
+            hid |= bt_hide_matrix(s, r, &stopped, &data[i].allocation);
+            hid |= bt_hide_matrix(s, r, &stopped, &data[i].priority);
+        }
+        strset_free(&stopped);
+    }
+    return hid;
+}
+
+void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds)
+{
+    s->now = t;
+    s->res.cycles++;
+    for (size_t i = 0; i < s->rs->n; i++)
+        s->res.rule[i].cycles++;
+    /* The live decisions: a workload away is not in the simulated world. */
     struct decisions live = {xcalloc(ds->n ? ds->n : 1, sizeof(*live.v)), 0};
     for (size_t i = 0; i < ds->n; i++) {
         const struct decision_rec *d = &ds->v[i];
         struct bt_workload *w = bt_of_decision(s, d);
-        w->seen_cycle = s->cycle;
-        w->threshold = d->threshold;
-        bool allocated = d->allocated > 0;
-        if (allocated)
-            w->alloc_seen = t;
         if (w->stopped)
             continue;
+        w->seen_cycle = s->cycle;
+        w->threshold = d->threshold;
         w->allocated = d->allocated;
+        if (d->allocated > 0)
+            w->alloc_seen = t;
         struct bt_rule_stats *st = &s->res.rule[w->rule];
-        if (d->decision == DECISION_RECLAIM)
+        if (d->decision == DECISION_RECLAIM) {
             st->reclaim_decisions++;
-        else {
+        } else {
             st->keep_decisions++;
             st->kept[d->reason]++;
         }
         live.v[live.n++] = *d; /* a shallow copy: the records stay the caller's */
-    }
-    /* A stopped workload whose allocation is gone from the history (and that did not come
-       back first) freed its GPUs up to the last cycle it was seen holding them. */
-    for (size_t i = 0; i < s->res.nwl; i++) {
-        struct bt_workload *w = &s->res.wl[i];
-        if (!w->stopped || data[w->rule].error)
-            continue;
-        bool seen = w->seen_cycle == s->cycle && w->alloc_seen == t;
-        if (!seen) {
-            bt_close(s, w, isnan(w->alloc_seen) ? s->res.rc[w->open].at : w->alloc_seen,
-                     BT_END_GONE);
-            w->created = t; /* anything under this identity later is a new object */
-        }
     }
     /* A rule that could not be read decides nothing, so its workloads get no record this
        cycle: those that ran when the outage began are counted kept for query_error. */
@@ -656,15 +701,23 @@ struct bt_sim *bt_run(struct ruleset *rs, const struct bt_cfg *cfg, struct bt_so
     double t;
     while (src->next(src, &t, data) == 1) {
         struct decisions d = {0};
+        bt_sim_observe(s, t, data);
         decide(data, rs->n, t, &d);
         if (decisions) {
-            /* As decide() made them, before the simulated engine acts on them. */
+            /* As decide() made them from the history, before the simulation acts on them. */
             for (size_t i = 0; i < d.n; i++)
                 report_render_json_line(&d.v[i], t, &line);
             fwrite(line.buf, 1, line.len, decisions);
             sbuf_reset(&line);
         }
-        bt_sim_cycle(s, t, data, &d);
+        /* The simulated world lacks the workloads reclaimed and not back: decided again
+           without them, the caps and the pressure ranking pass to the next candidates, as
+           they would once a real reclaim emptied the series. */
+        if (bt_sim_hide(s, data)) {
+            decisions_free(&d);
+            decide(data, rs->n, t, &d);
+        }
+        bt_sim_cycle(s, t, &d);
         decisions_free(&d);
         fetch_free(data, rs->n);
         bt_progress(progress, tty, label, src->done, src->total, started, &last, false);

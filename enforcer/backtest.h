@@ -154,12 +154,18 @@ struct bt_sim;
  */
 struct bt_sim *bt_sim_new(struct ruleset *rs, const struct bt_cfg *cfg, char *err, size_t errlen);
 /*
- * One cycle at `t` (ascending): `data` is what `ds` was decided from (the source's), `ds`
- * the decisions of decide(). Workloads reclaimed earlier and not back yet are not handed to
- * the engine (they do not run in the simulated world).
+ * One cycle at `t` (ascending), in three steps:
+ *   bt_sim_observe  what the history says before deciding: the rules that could not be read,
+ *                   and for each workload reclaimed and not back, its return (activity at or
+ *                   above its threshold since the last cycle read) or the end of its
+ *                   allocation;
+ *   bt_sim_hide     the series of the workloads still away taken out of `data` (true when
+ *                   any was), so that decide() ranks and caps only what runs;
+ *   bt_sim_cycle    the decisions of decide() on that data to the engine.
  */
-void bt_sim_cycle(struct bt_sim *s, double t, const struct rule_data *data,
-                  const struct decisions *ds);
+void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data);
+bool bt_sim_hide(struct bt_sim *s, struct rule_data *data);
+void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds);
 /* Close what is still open at cfg->to and compute the summaries. */
 const struct bt_result *bt_sim_finish(struct bt_sim *s);
 void bt_sim_free(struct bt_sim *s);

@@ -205,7 +205,7 @@ static struct flags_def flags[NFLAGS] = {
                       "backtest: an audit file to compare the simulation with"},
     [F_PROTECTED] = {"enforce.protected-namespaces", FLAGS_STRING,
                      "kube-system,kube-public,kube-node-lease,gpureclaim",
-                     "run: comma-separated namespaces never acted on"},
+                     "run, backtest: comma-separated namespaces never acted on"},
     [F_MAX_PER_HOUR] = {"enforce.max-actions-per-hour", FLAGS_COUNT, "10",
                         "run, backtest: cap on mutating calls per hour, all rules together (0: no "
                         "cap)",

@@ -56,12 +56,26 @@ static void fx_free(struct fixture *f)
 {
     bt_sim_free(f->sim);
     matrix_free(&f->data.activity);
+    matrix_free(&f->data.allocation);
 }
 
-/* A decision of workload ml/POD at t: idle since `since` (NaN: active), ALLOC devices. */
-static void add_decision(struct decisions *ds, const struct rule *r, const char *pod, double t,
+/*
+ * A decision of workload ml/POD at t: idle since `since` (NaN: active), ALLOC devices, and
+ * its allocation series in the cycle's data (none when ALLOC is NaN), as the history shows it.
+ */
+static void add_decision(struct fixture *f, struct decisions *ds, const char *pod, double t,
                          double since, double alloc)
 {
+    const struct rule *r = &f->rule;
+    if (!isnan(alloc)) {
+        struct series *a = matrix_push(&f->data.allocation);
+        labels_set(&a->labels, "namespace", "ml");
+        labels_set(&a->labels, "pod", pod);
+        labels_set(&a->labels, "resource", "amd.com/gpu");
+        a->p = xmalloc(sizeof(*a->p));
+        a->p[0] = (struct point){t, alloc};
+        a->n = 1;
+    }
     ds->v = xrealloc(ds->v, (ds->n + 1) * sizeof(*ds->v));
     struct decision_rec *d = &ds->v[ds->n++];
     bool idle = !isnan(since) && since <= t - r->idle_timer;
@@ -101,11 +115,14 @@ static void add_point(struct rule_data *rd, const char *pod, double t, double v)
 /* One cycle with `ds` (freed here) and the activity points added so far (then cleared). */
 static void step(struct fixture *f, double t, struct decisions *ds)
 {
-    bt_sim_cycle(f->sim, t, &f->data, ds);
+    bt_sim_observe(f->sim, t, &f->data);
+    bt_sim_hide(f->sim, &f->data);
+    bt_sim_cycle(f->sim, t, ds);
     decisions_free(ds);
     *ds = (struct decisions){0};
     matrix_free(&f->data.activity);
-    f->data.activity = (struct matrix){0};
+    matrix_free(&f->data.allocation);
+    f->data.activity = f->data.allocation = (struct matrix){0};
 }
 
 TEST(cycle_count)
@@ -123,9 +140,9 @@ TEST(notice_then_spared)
     struct fixture f;
     fx_init(&f, 600, 0, T0 + 3600);
     struct decisions ds = {0};
-    add_decision(&ds, &f.rule, "a", T0, T0 - 900, 1);
+    add_decision(&f, &ds, "a", T0, T0 - 900, 1);
     step(&f, T0, &ds);
-    add_decision(&ds, &f.rule, "a", T0 + 300, NAN, 1);
+    add_decision(&f, &ds, "a", T0 + 300, NAN, 1);
     step(&f, T0 + 300, &ds);
     const struct bt_result *r = bt_sim_finish(f.sim);
     TEST_CHECK_INT(r->rule[0].notices, 1);
@@ -143,7 +160,7 @@ TEST(notice_period_then_action)
     fx_init(&f, 600, 0, T0 + 3600);
     struct decisions ds = {0};
     for (double t = T0; t <= T0 + 900; t += 300) {
-        add_decision(&ds, &f.rule, "a", t, T0 - 900, 2);
+        add_decision(&f, &ds, "a", t, T0 - 900, 2);
         step(&f, t, &ds);
     }
     const struct bt_result *r = bt_sim_finish(f.sim);
@@ -168,7 +185,7 @@ TEST(return_and_restart)
     struct fixture f;
     fx_init(&f, 0, 0, T0 + 7200);
     struct decisions ds = {0};
-    add_decision(&ds, &f.rule, "a", T0, T0 - 900, 2);
+    add_decision(&f, &ds, "a", T0, T0 - 900, 2);
     step(&f, T0, &ds); /* noticed and acted on at once */
     /* A busy point before the proven idle window (the data of a cycle reaches back over
        twice the idle timer) is history, not a return; then below the threshold, then 50 %
@@ -177,17 +194,17 @@ TEST(return_and_restart)
     add_point(&f.data, "a", T0 + 60, 0.05);
     add_point(&f.data, "a", T0 + 240, 0.5);
     add_point(&f.data, "a", T0 + 270, 0.5);
-    add_decision(&ds, &f.rule, "a", T0 + 300, NAN, 2);
+    add_decision(&f, &ds, "a", T0 + 300, NAN, 2);
     step(&f, T0 + 300, &ds);
     /* The return is a restart: a window that starts before it (T0 + 200) holds the evidence
        of the reclaimed episode, so even a decision idle over it finds the workload too young
        (as after `restore`), and no second notice goes out. */
-    add_decision(&ds, &f.rule, "a", T0 + 800, T0 + 100, 2);
+    add_decision(&f, &ds, "a", T0 + 800, T0 + 100, 2);
     step(&f, T0 + 800, &ds);
     const struct bt_result *r = bt_sim_result(f.sim);
     TEST_CHECK_INT(r->rule[0].reclaims, 1);
     TEST_CHECK_INT(r->rule[0].notices, 1);
-    add_decision(&ds, &f.rule, "a", T0 + 900, T0 + 280, 2); /* window from T0 + 300 */
+    add_decision(&f, &ds, "a", T0 + 900, T0 + 280, 2); /* window from T0 + 300 */
     step(&f, T0 + 900, &ds);
     r = bt_sim_finish(f.sim);
     TEST_CHECK_INT(r->rule[0].reclaims, 2);
@@ -204,19 +221,50 @@ TEST(return_and_restart)
     fx_free(&f);
 }
 
+/*
+ * Once reclaimed, a workload's series leave the simulated world's data until it returns, so
+ * that decide() caps and ranks only what runs (after a real reclaim its series end).
+ */
+TEST(hide_away_workloads)
+{
+    struct fixture f;
+    fx_init(&f, 0, 0, T0 + 3600);
+    struct decisions ds = {0};
+    add_decision(&f, &ds, "a", T0, T0 - 900, 1);
+    add_decision(&f, &ds, "b", T0, NAN, 1);
+    step(&f, T0, &ds); /* a reclaimed */
+    add_point(&f.data, "a", T0 + 240, 0.01);
+    add_point(&f.data, "b", T0 + 240, 0.5);
+    add_decision(&f, &ds, "a", T0 + 300, T0 - 900, 1);
+    add_decision(&f, &ds, "b", T0 + 300, NAN, 1);
+    bt_sim_observe(f.sim, T0 + 300, &f.data);
+    TEST_CHECK(bt_sim_hide(f.sim, &f.data));
+    TEST_CHECK_INT(f.data.activity.n, 1);
+    TEST_CHECK_STR(labels_get(&f.data.activity.s[0].labels, "pod"), "b");
+    TEST_CHECK_INT(f.data.allocation.n, 1);
+    TEST_CHECK_STR(labels_get(&f.data.allocation.s[0].labels, "pod"), "b");
+    /* nothing away: nothing hidden */
+    TEST_CHECK(!bt_sim_hide(f.sim, &f.data));
+    step(&f, T0 + 300, &ds);
+    /* a's allocation was seen before it was hidden: still away, not gone */
+    TEST_CHECK(f.sim->res.wl[0].stopped);
+    decisions_free(&ds);
+    fx_free(&f);
+}
+
 /* A return later than --return-within is a return, not one within; NaN does not return. */
 TEST(late_return_and_nan)
 {
     struct fixture f;
     fx_init(&f, 0, 0, T0 + 10800);
     struct decisions ds = {0};
-    add_decision(&ds, &f.rule, "a", T0, T0 - 900, 1);
+    add_decision(&f, &ds, "a", T0, T0 - 900, 1);
     step(&f, T0, &ds);
     for (double t = T0 + 300; t <= T0 + 4200; t += 300) {
         add_point(&f.data, "a", t - 60, NAN); /* not a number: proves nothing */
         if (t == T0 + 4200)
             add_point(&f.data, "a", t - 30, 0.1); /* exactly at the threshold */
-        add_decision(&ds, &f.rule, "a", t, NAN, 1);
+        add_decision(&f, &ds, "a", t, NAN, 1);
         step(&f, t, &ds);
     }
     const struct bt_result *r = bt_sim_finish(f.sim);
@@ -234,11 +282,11 @@ TEST(allocation_end)
     struct fixture f;
     fx_init(&f, 0, 0, T0 + 7200);
     struct decisions ds = {0};
-    add_decision(&ds, &f.rule, "a", T0, T0 - 900, 4);
+    add_decision(&f, &ds, "a", T0, T0 - 900, 4);
     step(&f, T0, &ds);
-    add_decision(&ds, &f.rule, "a", T0 + 300, T0 - 900, 4);
+    add_decision(&f, &ds, "a", T0 + 300, T0 - 900, 4);
     step(&f, T0 + 300, &ds);
-    add_decision(&ds, &f.rule, "a", T0 + 600, T0 - 900, NAN); /* allocation gone */
+    add_decision(&f, &ds, "a", T0 + 600, T0 - 900, NAN); /* allocation gone */
     step(&f, T0 + 600, &ds);
     const struct bt_result *r = bt_sim_finish(f.sim);
     TEST_CHECK_INT(r->rc[0].how, BT_END_GONE);
@@ -254,7 +302,7 @@ TEST(unknown_devices)
     struct fixture f;
     fx_init(&f, 0, 0, T0 + 600);
     struct decisions ds = {0};
-    add_decision(&ds, &f.rule, "a", T0, T0 - 900, NAN);
+    add_decision(&f, &ds, "a", T0, T0 - 900, NAN);
     step(&f, T0, &ds);
     const struct bt_result *r = bt_sim_finish(f.sim);
     TEST_CHECK_INT(r->rule[0].reclaims, 1);
@@ -270,8 +318,8 @@ TEST(hourly_cap)
     fx_init(&f, 0, 1, T0 + 7200);
     struct decisions ds = {0};
     for (double t = T0; t <= T0 + 3600; t += 300) {
-        add_decision(&ds, &f.rule, "a", t, T0 - 900, 1);
-        add_decision(&ds, &f.rule, "b", t, T0 - 900, 1);
+        add_decision(&f, &ds, "a", t, T0 - 900, 1);
+        add_decision(&f, &ds, "b", t, T0 - 900, 1);
         step(&f, t, &ds);
         if (t == T0 + 3300)
             TEST_CHECK_INT(bt_sim_result(f.sim)->rule[0].reclaims, 1);
@@ -296,7 +344,7 @@ TEST(dry_run_rules_act)
     char err[256];
     f.sim = bt_sim_new(&f.rs, &cfg, err, sizeof(err));
     struct decisions ds = {0};
-    add_decision(&ds, &f.rule, "a", T0, T0 - 900, 1);
+    add_decision(&f, &ds, "a", T0, T0 - 900, 1);
     step(&f, T0, &ds);
     const struct bt_result *r = bt_sim_finish(f.sim);
     TEST_CHECK_INT(r->rule[0].reclaims, 1);
@@ -311,15 +359,15 @@ TEST(query_error_cycles)
     struct fixture f;
     fx_init(&f, 0, 0, T0 + 1800);
     struct decisions ds = {0};
-    add_decision(&ds, &f.rule, "a", T0, NAN, 1);
-    add_decision(&ds, &f.rule, "b", T0, NAN, 1);
+    add_decision(&f, &ds, "a", T0, NAN, 1);
+    add_decision(&f, &ds, "b", T0, NAN, 1);
     step(&f, T0, &ds);
     f.data.error = 1;
     snprintf(f.data.errmsg, sizeof(f.data.errmsg), "boom");
     step(&f, T0 + 300, &ds);
     step(&f, T0 + 600, &ds);
     f.data.error = 0;
-    add_decision(&ds, &f.rule, "a", T0 + 900, NAN, 1);
+    add_decision(&f, &ds, "a", T0 + 900, NAN, 1);
     step(&f, T0 + 900, &ds);
     f.data.error = 1;
     step(&f, T0 + 1200, &ds);
@@ -346,14 +394,14 @@ TEST(compare_and_formats)
     fx_init(&a, 0, 0, T0 + 3600);
     fx_init(&b, 0, 0, T0 + 3600);
     struct decisions ds = {0};
-    add_decision(&ds, &a.rule, "x", T0, T0 - 900, 1);
-    add_decision(&ds, &a.rule, "y", T0, T0 - 900, 2);
+    add_decision(&a, &ds, "x", T0, T0 - 900, 1);
+    add_decision(&a, &ds, "y", T0, T0 - 900, 2);
     step(&a, T0, &ds);
-    add_decision(&ds, &b.rule, "x", T0, T0 - 900, 1);
-    add_decision(&ds, &b.rule, "y", T0, NAN, 2);
+    add_decision(&b, &ds, "x", T0, T0 - 900, 1);
+    add_decision(&b, &ds, "y", T0, NAN, 2);
     step(&b, T0, &ds);
-    add_decision(&ds, &b.rule, "x", T0 + 300, T0 - 900, 1); /* still allocated, away */
-    add_decision(&ds, &b.rule, "y", T0 + 300, T0 - 900, 2);
+    add_decision(&b, &ds, "x", T0 + 300, T0 - 900, 1); /* still allocated, away */
+    add_decision(&b, &ds, "y", T0 + 300, T0 - 900, 2);
     step(&b, T0 + 300, &ds);
     const struct bt_result *ra = bt_sim_finish(a.sim), *rb = bt_sim_finish(b.sim);
     size_t first[4], nfirst;
@@ -418,9 +466,9 @@ TEST(audit_agreement)
     struct fixture f;
     fx_init(&f, 0, 0, T0 + 1800);
     struct decisions ds = {0};
-    add_decision(&ds, &f.rule, "a", T0, T0 - 900, 1);
+    add_decision(&f, &ds, "a", T0, T0 - 900, 1);
     step(&f, T0, &ds);
-    add_decision(&ds, &f.rule, "b", T0 + 300, T0 - 900, 1);
+    add_decision(&f, &ds, "b", T0 + 300, T0 - 900, 1);
     step(&f, T0 + 300, &ds);
     const struct bt_result *r = bt_sim_finish(f.sim);
     char path[] = "/tmp/test_backtest_audit.XXXXXX";
@@ -482,6 +530,7 @@ int main(void)
     RUN(notice_then_spared);
     RUN(notice_period_then_action);
     RUN(return_and_restart);
+    RUN(hide_away_workloads);
     RUN(late_return_and_nan);
     RUN(allocation_end);
     RUN(unknown_devices);
