@@ -201,9 +201,9 @@ static void btr_table_header(const struct bt_result *r, const char *tag, struct 
                 r->cycles, btr_dur(rw, sizeof(rw), r->cfg.return_within));
 }
 
-static void btr_table_kept(const struct bt_result *r, struct sbuf *out)
+static void btr_table_kept(const struct bt_result *r, const char *tag, struct sbuf *out)
 {
-    sbuf_puts(out, "kept (workload-cycles), top reasons:\n");
+    sbuf_printf(out, "%skept (workload-cycles), top reasons:\n", tag);
     for (size_t i = 0; i < r->nrules; i++) {
         const struct bt_rule_stats *st = &r->rule[i];
         enum reason top[4];
@@ -218,11 +218,11 @@ static void btr_table_kept(const struct bt_result *r, struct sbuf *out)
     }
 }
 
-static void btr_table_by(const struct bt_result *r, struct sbuf *out)
+static void btr_table_by(const struct bt_result *r, const char *tag, struct sbuf *out)
 {
     if (!r->cfg.by)
         return;
-    sbuf_printf(out, "by %s:\n", r->cfg.by);
+    sbuf_printf(out, "%sby %s:\n", tag, r->cfg.by);
     sbuf_printf(out, "  %-24s %-24s %9s %8s %10s %10s\n", "RULE", r->cfg.by, "WORKLOADS",
                 "RECLAIMS", "GPU-HOURS", "RETURNS<=");
     /* One row per (rule, value), in the order first seen. */
@@ -251,12 +251,12 @@ static void btr_table_by(const struct bt_result *r, struct sbuf *out)
     free(done);
 }
 
-static void btr_table_top(const struct bt_result *r, size_t top, struct sbuf *out)
+static void btr_table_top(const struct bt_result *r, const char *tag, size_t top, struct sbuf *out)
 {
     if (!top)
         return;
     size_t n, *ix = btr_top_gpu(r, top, &n);
-    sbuf_printf(out, "top %zu by GPU-hours freed:\n", top);
+    sbuf_printf(out, "%stop %zu by GPU-hours freed:\n", tag, top);
     for (size_t i = 0; i < n; i++) {
         const struct bt_workload *w = &r->wl[ix[i]];
         sbuf_printf(out, "  %-24s %s %.2f GPU-hours, %zu reclaim%s\n", r->rule[w->rule].name,
@@ -266,7 +266,7 @@ static void btr_table_top(const struct bt_result *r, size_t top, struct sbuf *ou
         sbuf_puts(out, "  (none)\n");
     free(ix);
     ix = btr_top_soonest(r, top, &n);
-    sbuf_printf(out, "top %zu interrupted soonest (reclaimed, then back):\n", top);
+    sbuf_printf(out, "%stop %zu interrupted soonest (reclaimed, then back):\n", tag, top);
     for (size_t i = 0; i < n; i++) {
         const struct bt_reclaim *rc = &r->rc[ix[i]];
         const struct bt_workload *w = &r->wl[rc->wl];
@@ -366,13 +366,16 @@ static void btr_table(const struct bt_result *a, const struct bt_result *b, size
         }
     }
     sbuf_puts(out, "\n");
-    btr_table_kept(a, out);
+    const char *ta = b ? "A " : "";
+    btr_table_kept(a, ta, out);
     if (b)
-        btr_table_kept(b, out);
-    btr_table_by(a, out);
+        btr_table_kept(b, "B ", out);
+    btr_table_by(a, ta, out);
     if (b)
-        btr_table_by(b, out);
-    btr_table_top(a, top, out);
+        btr_table_by(b, "B ", out);
+    btr_table_top(a, ta, top, out);
+    if (b)
+        btr_table_top(b, "B ", top, out);
     if (cmp)
         btr_audit_table(cmp, out);
     btr_table_notes(a, out);

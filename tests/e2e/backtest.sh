@@ -14,6 +14,12 @@ FROM=$((END - 10800))
 require prometheus promtool python3 "$ENF"
 
 python3 "$DATA/gen.py" "$TMP/history.om"
+# The README's example (three days of notebooks, inference endpoints and training jobs, ending
+# before gen.py's history) in the same TSDB.
+python3 "$DATA/gen_types.py" "$TMP/types.om" 3
+mkdir -p "$TMP/tsdb"
+promtool tsdb create-blocks-from openmetrics "$TMP/types.om" "$TMP/tsdb" >"$TMP/promtool-types.log" 2>&1 ||
+    fail backfill-types "$(tail -n 3 "$TMP/promtool-types.log")"
 need_history "$TMP/history.om"
 
 bt() {
@@ -110,6 +116,19 @@ check fidelity-full-agreement grep -q '^audit agreement: 5 matched, 0 only simul
 # A disagreement is reported: the stricter rules against the same audit.
 bt --rules.file "$DATA/rules-b.yaml" --audit.file "$TMP/audit.jsonl" >"$TMP/fid-b.txt" 2>&1
 check fidelity-disagreement grep -q '^audit agreement: 3 matched, 1 only simulated, 2 only in the audit' "$TMP/fid-b.txt"
+
+# --- the README's example is what the command prints ----------------------------------------
+(cd "$TOP" && "$ENF" backtest --rules.file rules/amd-walkthrough.yaml \
+    --compare rules/by-workload-type.yaml --prometheus.url "$PROM_URL" \
+    --from 2023-10-31T02:00:00Z --to 2023-11-03T00:00:00Z --by namespace --top 3) \
+    >"$TMP/types.txt" 2>/dev/null
+check readme-example-exit-0 test $? -eq 0
+sed -n '/^<!-- backtest-types:begin -->$/,/^<!-- backtest-types:end -->$/p' "$TOP/README.md" |
+    grep -v -e '^<!--' -e '^```' -e '^\.\.\.$' >"$TMP/readme-lines"
+check readme-example-lines test "$(wc -l <"$TMP/readme-lines")" -ge 20
+missing=$(grep -vxF -f "$TMP/types.txt" "$TMP/readme-lines")
+if [ -z "$missing" ]; then pass readme-example-output; else
+    fail readme-example-output "README lines the command no longer prints: $missing"; fi
 
 # --- bad input ------------------------------------------------------------------------------
 "$ENF" backtest --rules.file "$DATA/rules-a.yaml" --prometheus.url "$PROM_URL" --from $END \

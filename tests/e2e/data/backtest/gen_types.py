@@ -2,7 +2,8 @@
 """A generated history of three kinds of GPU workload, for the numbers of the README's
 "Choosing thresholds with backtest" (the backtest of the shipped example rules on it) and
 for tests/e2e/backtest.sh. Deterministic (seeded), 60 s samples over DAYS days (default 3)
-ending at END (1700000000, a Tuesday 22:13 UTC), OpenMetrics for `promtool tsdb
+ending at END (2023-11-03T00:00:00Z, a Friday; before the history of gen.py, so that both
+fit in one TSDB), OpenMetrics for `promtool tsdb
 create-blocks-from openmetrics`.
 
   notebooks/nb-0..7        1 GPU each. Working sessions in the day (Europe: 07-17 UTC) of
@@ -21,7 +22,7 @@ usage: gen_types.py OUT [DAYS]
 import random
 import sys
 
-END = 1700000000
+END = 1698969600
 STEP = 60
 BUSY = "gpureclaim:workload_busy:ratio"
 DEVICES = "gpureclaim:workload_devices:count"
