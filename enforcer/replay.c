@@ -61,25 +61,26 @@ struct rp_sel {
     size_t ntouched;
 };
 
+/* One query's answer over the current chunk (or cycle), and a cursor per series. */
+struct rp_answer {
+    int rc;
+    char err[256];
+    struct matrix m;
+    size_t *cur; /* per series of m: the first point not before the current cycle's window */
+};
+
 /* An instant expression (allocation, pending, priority) shared by the rules that use it. */
 struct rp_inst {
     const char *expr;
-    bool per_cycle; /* VictoriaMetrics: an instant query at each cycle time */
-    int rc;
-    char err[256];
-    struct matrix m; /* the current chunk's range answer, or the current cycle's instant */
-    size_t *cur;     /* per series of m: the first point not before the current cycle */
-    double at;       /* per_cycle: the time m was read at */
+    double at;            /* per cycle (VictoriaMetrics): the time ans was read at */
+    struct rp_answer ans; /* the current chunk's range answer, or the current cycle's instant */
 };
 
 /* A range query of the PromQL plan (fetch.c), read over each chunk's cycles and sliced. */
 struct rp_range {
     char *expr;
     double step, lookback;
-    int rc;
-    char err[256];
-    struct matrix m;
-    size_t *cur; /* per series of m: the first point not before the current window */
+    struct rp_answer ans;
 };
 
 /*
@@ -284,6 +285,15 @@ static void rp_trim(struct replay *r, size_t k, double t)
     s->nfails = nf;
 }
 
+/* Undo what the read in progress added: a failed read is never a shorter series. */
+static void rp_undo(struct rp_sel *s)
+{
+    for (size_t i = 0; i < s->ntouched; i++) {
+        struct rp_series *e = &s->s[s->touched[i]];
+        e->n = e->mark < e->head ? e->head : e->mark;
+    }
+}
+
 /* Read selector k over [a, b] into its series; a failure undoes what the read added. */
 static void rp_read(struct replay *r, size_t k, double a, double b)
 {
@@ -309,10 +319,7 @@ static void rp_read(struct replay *r, size_t k, double a, double b)
         }
         return;
     }
-    for (size_t i = 0; i < s->ntouched; i++) {
-        struct rp_series *e = &s->s[s->touched[i]];
-        e->n = e->mark < e->head ? e->head : e->mark;
-    }
+    rp_undo(s);
     if (got == RAWREAD_ABSENT) {
         /* The client now knows; every selector meant for remote read takes the PromQL plan,
            as fetch_rules does, through it. */
@@ -344,35 +351,76 @@ static void rp_read_raw(struct replay *r, double upto)
     }
 }
 
-/* ---- instant series ------------------------------------------------------------------- */
+/* ---- answers sliced per cycle: instant series and the PromQL plan ----------------------- */
 
-static void rp_inst_reset(struct rp_inst *in)
+static void rp_answer_reset(struct rp_answer *ans)
 {
-    matrix_free(&in->m);
-    free(in->cur);
-    in->cur = NULL;
-    in->rc = 0;
-    in->err[0] = '\0';
+    matrix_free(&ans->m);
+    free(ans->cur);
+    ans->cur = NULL;
+    ans->rc = 0;
+    ans->err[0] = '\0';
+}
+
+/*
+ * The range query of `expr` over [a, b] at `step` into *ans (`named`: series keep __name__,
+ * promq_range_named), a failure recorded for replay_failures.
+ */
+static void rp_answer_range(struct replay *r, struct rp_answer *ans, const char *expr, double a,
+                            double b, double step, bool named)
+{
+    rp_answer_reset(ans);
+    ans->rc = (named ? promq_range_named : promq_range)(r->cfg.q, expr, a, b, step, &ans->m,
+                                                        ans->err, sizeof(ans->err));
+    r->st.requests++;
+    ans->cur = xcalloc(ans->m.n ? ans->m.n : 1, sizeof(*ans->cur));
+    if (ans->rc < 0) {
+        char what[300];
+        snprintf(what, sizeof(what), "query '%.200s'", expr);
+        rp_fail_add(r, NULL, NULL, a, b, what, ans->err);
+        log_warn("cannot read %s from %.3f to %.3f: %s", what, a, b, ans->err);
+    }
+}
+
+/*
+ * The points of each series of *ans in [lo, hi] (ms) into *out; a series without one is not
+ * in it, as a query over [lo, hi] would not list it. Windows must come in time order (the
+ * cursors only move forward). 0, or -1 with the answer's error.
+ */
+static int rp_answer_slice(struct rp_answer *ans, int64_t lo, int64_t hi, struct matrix *out,
+                           char *err, size_t errlen)
+{
+    *out = (struct matrix){0};
+    if (ans->rc < 0) {
+        snprintf(err, errlen, "%s", ans->err);
+        return -1;
+    }
+    for (size_t j = 0; j < ans->m.n; j++) {
+        const struct series *s = &ans->m.s[j];
+        size_t c = ans->cur[j];
+        while (c < s->n && rp_ms(s->p[c].t) < lo)
+            c++;
+        ans->cur[j] = c;
+        size_t e = c;
+        while (e < s->n && rp_ms(s->p[e].t) <= hi)
+            e++;
+        if (e == c)
+            continue;
+        struct series *d = matrix_push(out);
+        labels_copy(&d->labels, &s->labels);
+        d->n = e - c;
+        d->p = xmalloc(d->n * sizeof(*d->p));
+        memcpy(d->p, s->p + c, d->n * sizeof(*d->p));
+    }
+    return 0;
 }
 
 /* The range answers of every instant expression for cycles [k0, k1). */
 static void rp_read_instants(struct replay *r, size_t k0, size_t k1)
 {
-    for (size_t i = 0; i < r->ninsts && !r->inst_per_cycle; i++) {
-        struct rp_inst *in = &r->insts[i];
-        rp_inst_reset(in);
-        double a = rp_time(r, k0), b = rp_time(r, k1 - 1);
-        in->rc = promq_range_named(r->cfg.q, in->expr, a, b, r->cfg.interval, &in->m, in->err,
-                                   sizeof(in->err));
-        r->st.requests++;
-        in->cur = xcalloc(in->m.n ? in->m.n : 1, sizeof(*in->cur));
-        if (in->rc < 0) {
-            char what[300];
-            snprintf(what, sizeof(what), "query '%.200s'", in->expr);
-            rp_fail_add(r, NULL, NULL, a, b, what, in->err);
-            log_warn("cannot read %s from %.3f to %.3f: %s", what, a, b, in->err);
-        }
-    }
+    for (size_t i = 0; i < r->ninsts && !r->inst_per_cycle; i++)
+        rp_answer_range(r, &r->insts[i].ans, r->insts[i].expr, rp_time(r, k0), rp_time(r, k1 - 1),
+                        r->cfg.interval, true);
 }
 
 /* Instant expression i at cycle time t into *out (one point per series): 0, or -1 with its
@@ -381,48 +429,19 @@ static int rp_instant(struct replay *r, size_t i, double t, struct matrix *out, 
                       size_t errlen)
 {
     struct rp_inst *in = &r->insts[i];
-    *out = (struct matrix){0};
-    if (r->inst_per_cycle) {
-        /* Shared by the rules of this cycle, as fetch.c's query cache does. */
-        if (!in->cur || in->at != t) {
-            rp_inst_reset(in);
-            in->rc = promq_instant(r->cfg.q, in->expr, t, &in->m, in->err, sizeof(in->err));
-            in->cur = xcalloc(1, sizeof(*in->cur));
-            in->at = t;
-        }
-        if (in->rc < 0) {
-            snprintf(err, errlen, "%s", in->err);
-            return -1;
-        }
-        for (size_t j = 0; j < in->m.n; j++) {
-            struct series *d = matrix_push(out);
-            labels_copy(&d->labels, &in->m.s[j].labels);
-            d->n = in->m.s[j].n;
-            d->p = xmalloc((d->n ? d->n : 1) * sizeof(*d->p));
-            memcpy(d->p, in->m.s[j].p, d->n * sizeof(*d->p));
-        }
-        return 0;
+    /* Asked at t, shared by the rules of this cycle as fetch.c's query cache shares it. */
+    if (r->inst_per_cycle && (!in->ans.cur || in->at != t)) {
+        rp_answer_reset(&in->ans);
+        in->ans.rc =
+            promq_instant(r->cfg.q, in->expr, t, &in->ans.m, in->ans.err, sizeof(in->ans.err));
+        in->ans.cur = xcalloc(in->ans.m.n ? in->ans.m.n : 1, sizeof(*in->ans.cur));
+        in->at = t;
     }
-    if (in->rc < 0) {
-        snprintf(err, errlen, "%s", in->err);
-        return -1;
-    }
-    int64_t ms = rp_ms(t);
-    for (size_t j = 0; j < in->m.n; j++) {
-        const struct series *s = &in->m.s[j];
-        size_t c = in->cur[j];
-        while (c < s->n && rp_ms(s->p[c].t) < ms)
-            c++;
-        in->cur[j] = c;
-        if (c < s->n && rp_ms(s->p[c].t) == ms) {
-            struct series *d = matrix_push(out);
-            labels_copy(&d->labels, &s->labels);
-            d->p = xmalloc(sizeof(*d->p));
-            d->p[0] = (struct point){t, s->p[c].v};
-            d->n = 1;
-        }
-    }
-    return 0;
+    /* An instant answer is taken whole, as fetch.c takes it; of a range answer, the point at
+       t is the instant query at t. */
+    if (r->inst_per_cycle)
+        return rp_answer_slice(&in->ans, INT64_MIN, INT64_MAX, out, err, errlen);
+    return rp_answer_slice(&in->ans, rp_ms(t), rp_ms(t), out, err, errlen);
 }
 
 static size_t rp_inst_of(struct replay *r, const char *expr)
@@ -451,15 +470,6 @@ static size_t rp_range_of(struct replay *r, const char *expr, double step, doubl
     return r->nranges++;
 }
 
-static void rp_range_reset(struct rp_range *g)
-{
-    matrix_free(&g->m);
-    free(g->cur);
-    g->cur = NULL;
-    g->rc = 0;
-    g->err[0] = '\0';
-}
-
 /*
  * Every range query for cycles [k0, k1): from the first cycle's window start to the last
  * cycle, at the rule's step. A range query's point at u is its expression evaluated at u,
@@ -470,17 +480,8 @@ static void rp_read_ranges(struct replay *r, size_t k0, size_t k1)
 {
     for (size_t i = 0; i < r->nranges; i++) {
         struct rp_range *g = &r->ranges[i];
-        rp_range_reset(g);
-        double a = rp_time(r, k0) - g->lookback, b = rp_time(r, k1 - 1);
-        g->rc = promq_range(r->cfg.q, g->expr, a, b, g->step, &g->m, g->err, sizeof(g->err));
-        r->st.requests++;
-        g->cur = xcalloc(g->m.n ? g->m.n : 1, sizeof(*g->cur));
-        if (g->rc < 0) {
-            char what[300];
-            snprintf(what, sizeof(what), "query '%.200s'", g->expr);
-            rp_fail_add(r, NULL, NULL, a, b, what, g->err);
-            log_warn("cannot read %s from %.3f to %.3f: %s", what, a, b, g->err);
-        }
+        rp_answer_range(r, &g->ans, g->expr, rp_time(r, k0) - g->lookback, rp_time(r, k1 - 1),
+                        g->step, false);
     }
 }
 
@@ -488,32 +489,8 @@ static void rp_read_ranges(struct replay *r, size_t k0, size_t k1)
 static int rp_slice(struct replay *r, size_t i, double t, struct matrix *out, char *err,
                     size_t errlen)
 {
-    struct rp_range *g = &r->ranges[i];
-    *out = (struct matrix){0};
-    if (g->rc < 0) {
-        snprintf(err, errlen, "%s", g->err);
-        return -1;
-    }
-    int64_t lo = rp_ms(t - g->lookback), hi = rp_ms(t);
-    for (size_t j = 0; j < g->m.n; j++) {
-        const struct series *s = &g->m.s[j];
-        size_t c = g->cur[j];
-        while (c < s->n && rp_ms(s->p[c].t) < lo)
-            c++;
-        g->cur[j] = c;
-        size_t e = c;
-        while (e < s->n && rp_ms(s->p[e].t) <= hi)
-            e++;
-        /* A series without a point in the range is not in the answer. */
-        if (e == c)
-            continue;
-        struct series *d = matrix_push(out);
-        labels_copy(&d->labels, &s->labels);
-        d->n = e - c;
-        d->p = xmalloc(d->n * sizeof(*d->p));
-        memcpy(d->p, s->p + c, d->n * sizeof(*d->p));
-    }
-    return 0;
+    return rp_answer_slice(&r->ranges[i].ans, rp_ms(t - r->ranges[i].lookback), rp_ms(t), out, err,
+                           errlen);
 }
 
 /* The activity and coverage of a RP_SLICED rule at t (fetch_rule's PromQL plan). */
@@ -868,10 +845,10 @@ void replay_close(struct replay *r)
     }
     free(r->sels);
     for (size_t i = 0; i < r->ninsts; i++)
-        rp_inst_reset(&r->insts[i]);
+        rp_answer_reset(&r->insts[i].ans);
     free(r->insts);
     for (size_t i = 0; i < r->nranges; i++) {
-        rp_range_reset(&r->ranges[i]);
+        rp_answer_reset(&r->ranges[i].ans);
         free(r->ranges[i].expr);
     }
     free(r->ranges);

@@ -46,21 +46,11 @@ compare() {
         _k=$((_k + 1))
         _t=$((_t + INTERVAL))
     done
-    NAME=$_name SUITE=$SUITE python3 - "$TMP/replay.txt" "$TMP/plans.txt" "$TMP/replay.err" <<'PY' ||
+    NAME=$_name SUITE=$SUITE DATA=$DATA python3 - "$TMP/replay.txt" "$TMP/plans.txt" "$TMP/replay.err" <<'PY' ||
 import json, os, re, sys
 
-def blocks(path):
-    out, cur, buf = {}, None, []
-    for line in open(path):
-        if line.startswith("@ "):
-            if cur is not None:
-                out[cur] = json.loads("".join(buf))
-            cur, buf = int(float(line.split()[1])), []
-        else:
-            buf.append(line)
-    if cur is not None:
-        out[cur] = json.loads("".join(buf))
-    return out
+sys.path.insert(0, os.environ["DATA"])
+from replay_json import blocks, key
 
 replay, plans = blocks(sys.argv[1]), blocks(sys.argv[2])
 stats = open(sys.argv[3]).read()
@@ -70,7 +60,6 @@ for t, plan in sorted(plans.items()):
     if t not in replay:
         bad.append("cycle %d missing from the replay" % t)
         continue
-    key = lambda d: (d["rule"], json.dumps(d["workload"], sort_keys=True))
     a = {key(d): d for d in replay[t]}
     b = {key(d): d for d in plan}
     for k in sorted(set(a) | set(b)):
@@ -108,25 +97,14 @@ failures() {
         2>"$TMP/failed.err"
     check failed-read-exit-3 test $? -eq 3
     check failed-read-named grep -Eq '^failed: 2023-11-14T[0-9:]+Z to 2023-11-14T[0-9:]+Z: activity .rp_busy_ratio. \(remote_read\): remote read: HTTP 503 from ./api/v1/read.: injected failure$' "$TMP/failed.err"
-    SUITE=$SUITE python3 - "$TMP/replay.txt" "$TMP/failed.txt" <<'PY' || TEST_FAILED=$((TEST_FAILED + 1))
+    SUITE=$SUITE DATA=$DATA python3 - "$TMP/replay.txt" "$TMP/failed.txt" <<'PY' || TEST_FAILED=$((TEST_FAILED + 1))
 import json, os, sys
-def blocks(path):
-    out, cur, buf = {}, None, []
-    for line in open(path):
-        if line.startswith("@ "):
-            if cur is not None:
-                out[cur] = json.loads("".join(buf))
-            cur, buf = int(float(line.split()[1])), []
-        else:
-            buf.append(line)
-    if cur is not None:
-        out[cur] = json.loads("".join(buf))
-    return out
+sys.path.insert(0, os.environ["DATA"])
+from replay_json import blocks, key
 good, failed = blocks(sys.argv[1]), blocks(sys.argv[2])
 same = err = gone = 0
 bad = []
 for t in sorted(good):
-    key = lambda d: (d["rule"], json.dumps(d["workload"], sort_keys=True))
     a = {key(d): d for d in good[t]}
     b = {key(d): d for d in failed.get(t, [])}
     for k in sorted(set(a) | set(b)):
