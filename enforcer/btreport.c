@@ -218,37 +218,62 @@ static void btr_table_kept(const struct bt_result *r, const char *tag, struct sb
     }
 }
 
+/* One --by group: the workloads of one rule with one value of the label. */
+struct btr_group {
+    size_t rule;
+    const char *value; /* the workloads' (bt_workload.by) */
+    struct btr_sum s;
+};
+
+/* The --by groups of `r` in the order first seen; *n gets their number (0 without --by). */
+static struct btr_group *btr_groups(const struct bt_result *r, size_t *n)
+{
+    *n = 0;
+    if (!r->cfg.by)
+        return NULL;
+    struct btr_group *g = NULL;
+    struct strset index = {0};
+    char **keys = xcalloc(r->nwl ? r->nwl : 1, sizeof(*keys));
+    size_t *of = xcalloc(r->nwl ? r->nwl : 1, sizeof(*of)); /* workload -> group */
+    for (size_t i = 0; i < r->nwl; i++) {
+        const struct bt_workload *w = &r->wl[i];
+        keys[i] = xasprintf("%zu\x1f%s", w->rule, w->by ? w->by : "");
+        const void *v = strset_put(&index, keys[i], strlen(keys[i]), (void *)(uintptr_t)(*n + 1));
+        if (!v) {
+            g = xgrow(g, *n, sizeof(*g));
+            g[*n] = (struct btr_group){.rule = w->rule, .value = w->by ? w->by : ""};
+            v = (void *)(uintptr_t)++ * n;
+        }
+        of[i] = (size_t)(uintptr_t)v - 1;
+        g[of[i]].s.workloads++;
+        g[of[i]].s.reclaims += w->reclaims;
+        g[of[i]].s.gpu_seconds += w->gpu_seconds;
+    }
+    for (size_t k = 0; k < r->nrc; k++)
+        g[of[r->rc[k].wl]].s.returns_within +=
+            r->rc[k].how == BT_END_RETURN && r->rc[k].end - r->rc[k].at <= r->cfg.return_within;
+    strset_free(&index);
+    for (size_t i = 0; i < r->nwl; i++)
+        free(keys[i]);
+    free(keys);
+    free(of);
+    return g;
+}
+
 static void btr_table_by(const struct bt_result *r, const char *tag, struct sbuf *out)
 {
+    size_t n;
+    struct btr_group *g = btr_groups(r, &n);
     if (!r->cfg.by)
         return;
     sbuf_printf(out, "%sby %s:\n", tag, r->cfg.by);
     sbuf_printf(out, "  %-24s %-24s %9s %8s %10s %10s\n", "RULE", r->cfg.by, "WORKLOADS",
                 "RECLAIMS", "GPU-HOURS", "RETURNS<=");
-    /* One row per (rule, value), in the order first seen. */
-    bool *done = xcalloc(r->nwl ? r->nwl : 1, sizeof(bool));
-    for (size_t i = 0; i < r->nwl; i++) {
-        if (done[i])
-            continue;
-        const struct bt_workload *w = &r->wl[i];
-        struct btr_sum s = {0};
-        for (size_t j = i; j < r->nwl; j++) {
-            const struct bt_workload *x = &r->wl[j];
-            if (done[j] || x->rule != w->rule || strcmp(x->by ? x->by : "", w->by ? w->by : ""))
-                continue;
-            done[j] = true;
-            s.workloads++;
-            s.reclaims += x->reclaims;
-            s.gpu_seconds += x->gpu_seconds;
-            for (size_t k = 0; k < r->nrc; k++)
-                s.returns_within += r->rc[k].wl == j && r->rc[k].how == BT_END_RETURN &&
-                                    r->rc[k].end - r->rc[k].at <= r->cfg.return_within;
-        }
-        sbuf_printf(out, "  %-24s %-24s %9zu %8zu %10.2f %10zu\n", r->rule[w->rule].name,
-                    w->by && *w->by ? w->by : "(none)", s.workloads, s.reclaims,
-                    s.gpu_seconds / 3600, s.returns_within);
-    }
-    free(done);
+    for (size_t i = 0; i < n; i++)
+        sbuf_printf(out, "  %-24s %-24s %9zu %8zu %10.2f %10zu\n", r->rule[g[i].rule].name,
+                    g[i].value[0] ? g[i].value : "(none)", g[i].s.workloads, g[i].s.reclaims,
+                    g[i].s.gpu_seconds / 3600, g[i].s.returns_within);
+    free(g);
 }
 
 static void btr_table_top(const struct bt_result *r, const char *tag, size_t top, struct sbuf *out)
@@ -475,6 +500,26 @@ static struct json_object *btr_json_result(const struct bt_result *r, size_t top
         json_object_array_add(rcs, x);
     }
     json_object_object_add(o, "reclaims", rcs);
+    size_t ng;
+    struct btr_group *g = btr_groups(r, &ng);
+    if (r->cfg.by) {
+        struct json_object *by = json_object_new_array();
+        for (size_t i = 0; i < ng; i++) {
+            struct json_object *x = json_object_new_object();
+            json_object_object_add(x, "rule", json_object_new_string(r->rule[g[i].rule].name));
+            json_object_object_add(x, r->cfg.by, json_object_new_string(g[i].value));
+            json_object_object_add(x, "workloads",
+                                   json_object_new_int64((int64_t)g[i].s.workloads));
+            json_object_object_add(x, "reclaims", json_object_new_int64((int64_t)g[i].s.reclaims));
+            json_object_object_add(x, "gpuHoursFreed",
+                                   report_json_number(g[i].s.gpu_seconds / 3600));
+            json_object_object_add(x, "returnsWithin",
+                                   json_object_new_int64((int64_t)g[i].s.returns_within));
+            json_object_array_add(by, x);
+        }
+        json_object_object_add(o, "by", by);
+    }
+    free(g);
     if (top) {
         size_t n, *ix = btr_top_gpu(r, top, &n);
         struct json_object *t = json_object_new_array();
@@ -573,6 +618,28 @@ static void btr_csv_rows(const struct bt_result *r, struct sbuf *out)
     }
 }
 
+/* --by: one row per group, after a blank line, with its own header. */
+static void btr_csv_by(const struct bt_result *r, bool header, struct sbuf *out)
+{
+    size_t n;
+    struct btr_group *g = btr_groups(r, &n);
+    if (header) {
+        sbuf_puts(out, "\nrules_file,rule,");
+        btr_csv_field(out, r->cfg.by);
+        sbuf_puts(out, ",workloads,reclaims,gpu_hours_freed,returns_within\n");
+    }
+    for (size_t i = 0; i < n; i++) {
+        btr_csv_field(out, r->rules_file ? r->rules_file : "");
+        sbuf_putc(out, ',');
+        btr_csv_field(out, r->rule[g[i].rule].name);
+        sbuf_putc(out, ',');
+        btr_csv_field(out, g[i].value);
+        sbuf_printf(out, ",%zu,%zu,%.4f,%zu\n", g[i].s.workloads, g[i].s.reclaims,
+                    g[i].s.gpu_seconds / 3600, g[i].s.returns_within);
+    }
+    free(g);
+}
+
 static void btr_csv(const struct bt_result *a, const struct bt_result *b, struct sbuf *out)
 {
     sbuf_puts(out, "rules_file,rule,workloads,notices,reclaims,spared,gpu_hours_freed,"
@@ -581,6 +648,11 @@ static void btr_csv(const struct bt_result *a, const struct bt_result *b, struct
     btr_csv_rows(a, out);
     if (b)
         btr_csv_rows(b, out);
+    if (a->cfg.by) {
+        btr_csv_by(a, true, out);
+        if (b)
+            btr_csv_by(b, false, out);
+    }
 }
 
 void btreport_render(const struct bt_result *a, const struct bt_result *b, size_t top,

@@ -441,6 +441,45 @@ TEST(compare_and_formats)
     fx_free(&b);
 }
 
+/* --by: one group per (rule, label value), in the table, the CSV and the JSON. */
+TEST(by_breakdown)
+{
+    struct fixture f;
+    fx_init(&f, 0, 0, T0 + 3600);
+    f.sim->res.cfg.by = "pod";
+    struct decisions ds = {0};
+    add_decision(&f, &ds, "a", T0, T0 - 900, 2);
+    add_decision(&f, &ds, "b", T0, NAN, 1);
+    step(&f, T0, &ds);
+    add_point(&f.data, "a", T0 + 120, 0.5); /* back after 2 minutes */
+    add_decision(&f, &ds, "a", T0 + 300, NAN, 2);
+    add_decision(&f, &ds, "b", T0 + 300, NAN, 1);
+    step(&f, T0 + 300, &ds);
+    const struct bt_result *r = bt_sim_finish(f.sim);
+    struct sbuf out = {0};
+    btreport_render(r, NULL, 0, NULL, BTREPORT_CSV, &out);
+    TEST_CHECK(strstr(out.buf, "\nrules_file,rule,pod,workloads,reclaims,gpu_hours_freed,"
+                               "returns_within\n"
+                               "r.yaml,nb,a,1,1,0.0667,1\n" /* 2 devices x 120 s */
+                               "r.yaml,nb,b,1,0,0.0000,0\n"));
+    sbuf_reset(&out);
+    btreport_render(r, NULL, 0, NULL, BTREPORT_TABLE, &out);
+    TEST_CHECK(strstr(out.buf, "by pod:\n"));
+    TEST_CHECK(strstr(out.buf,
+                      "  nb                       a                                1        "
+                      "1       0.07          1\n"));
+    sbuf_reset(&out);
+    btreport_render(r, NULL, 0, NULL, BTREPORT_JSON, &out);
+    json_object *o = json_tokener_parse(out.buf), *by, *x;
+    TEST_CHECK(o && json_object_object_get_ex(o, "by", &by));
+    TEST_CHECK_INT(json_object_array_length(by), 2);
+    TEST_CHECK(json_object_object_get_ex(json_object_array_get_idx(by, 0), "pod", &x));
+    TEST_CHECK_STR(json_object_get_string(x), "a");
+    json_object_put(o);
+    sbuf_free(&out);
+    fx_free(&f);
+}
+
 /* CSV fields with a comma or a quote are quoted (RFC 4180). */
 TEST(csv_quoting)
 {
@@ -538,6 +577,7 @@ int main(void)
     RUN(dry_run_rules_act);
     RUN(query_error_cycles);
     RUN(compare_and_formats);
+    RUN(by_breakdown);
     RUN(csv_quoting);
     RUN(audit_agreement);
     return test_done();
