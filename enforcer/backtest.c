@@ -143,8 +143,10 @@ struct bt_sim {
        the cycles in a row it could not be read, up to this one. */
     double *last_ok;
     size_t *err_run;
+    size_t *nstopped; /* per rule: workloads away */
     size_t cap_wl, cap_rc, cap_ev;
-    double *returns; /* scratch for the medians */
+    double *returns;  /* scratch for the medians */
+    struct sbuf kbuf; /* scratch: the index key being looked up (bt_raw_key) */
 };
 
 struct bt_backend {
@@ -152,15 +154,36 @@ struct bt_backend {
     struct bt_sim *sim;
 };
 
-static struct bt_workload *bt_find(struct bt_sim *s, size_t rule, const char *key)
+/*
+ * The index key of the workload of rule `ri` whose identity labels are in `l` (a decision's
+ * identity, or any series' labels), into s->kbuf: the rule and each identity value with its
+ * length, so no value can run into the next. False when `l` lacks an identity label (decide.c
+ * ignores such a series). Built in place each time: one look-up per decision and cycle must
+ * not allocate.
+ */
+static bool bt_raw_key(struct bt_sim *s, size_t ri, const struct labels *l)
 {
-    char *k = xasprintf("%zu\x1f%s", rule, key);
-    size_t i = s->res.nwl;
-    const void *v = strset_put(&s->index, k, strlen(k), (void *)(uintptr_t)(i + 1));
-    if (v) {
-        free(k);
-        return &s->res.wl[(size_t)(uintptr_t)v - 1];
+    const struct rule *r = &s->rs->rules[ri];
+    sbuf_reset(&s->kbuf);
+    sbuf_printf(&s->kbuf, "%zu", ri);
+    for (size_t k = 0; k < r->nidentity; k++) {
+        const char *v = labels_get(l, r->identity[k]);
+        if (!v)
+            return false;
+        sbuf_printf(&s->kbuf, "\x1f%zu:%s", strlen(v), v);
     }
+    return true;
+}
+
+/* The workload of rule `ri` with identity `id` (its identity labels only), added when new. */
+static struct bt_workload *bt_find(struct bt_sim *s, size_t ri, const struct labels *id)
+{
+    bt_raw_key(s, ri, id);
+    const void *v = strset_get(&s->index, s->kbuf.buf, s->kbuf.len);
+    if (v)
+        return &s->res.wl[(size_t)(uintptr_t)v - 1];
+    char *k = xstrndup(s->kbuf.buf, s->kbuf.len);
+    strset_put(&s->index, k, s->kbuf.len, (void *)(uintptr_t)(s->res.nwl + 1));
     s->keys = xgrow(s->keys, s->nkeys, sizeof(*s->keys));
     s->keys[s->nkeys++] = k;
     if (s->res.nwl == s->cap_wl) {
@@ -168,26 +191,22 @@ static struct bt_workload *bt_find(struct bt_sim *s, size_t rule, const char *ke
         s->res.wl = xrealloc(s->res.wl, s->cap_wl * sizeof(*s->res.wl));
     }
     struct bt_workload *w = &s->res.wl[s->res.nwl++];
-    *w = (struct bt_workload){.rule = rule,
-                              .key = xstrdup(key),
+    *w = (struct bt_workload){.rule = ri,
+                              .key = labels_format(id),
                               .allocated = NAN,
                               .alloc_seen = NAN,
                               .noticed = NAN,
                               .back = NAN,
                               .seen_cycle = (size_t)-1};
-    s->res.rule[rule].workloads++;
+    labels_copy(&w->identity, id);
+    s->res.rule[ri].workloads++;
     return w;
 }
 
-/* The workload of a decision; its identity labels are copied the first time. */
+/* The workload of a decision. */
 static struct bt_workload *bt_of_decision(struct bt_sim *s, const struct decision_rec *d)
 {
-    size_t rule = (size_t)(d->rule - s->rs->rules);
-    char *key = labels_format(&d->identity);
-    struct bt_workload *w = bt_find(s, rule, key);
-    free(key);
-    if (w->identity.n == 0 && d->identity.n)
-        labels_copy(&w->identity, &d->identity);
+    struct bt_workload *w = bt_find(s, (size_t)(d->rule - s->rs->rules), &d->identity);
     if (!w->by && s->res.cfg.by) {
         const char *v = labels_get(&d->identity, s->res.cfg.by);
         if (!v)
@@ -267,8 +286,12 @@ static enum act_result bt_withdraw(struct act_backend *b, const struct ledger_en
     size_t rule = bt_rule_index(s, e->rule);
     if (rule == (size_t)-1)
         return ACT_OK;
-    struct bt_workload *w = bt_find(s, rule, e->workload);
-    w->noticed = NAN;
+    /* A spare is rare: a scan for the ledger's key (labels_format) will do. */
+    for (size_t i = 0; i < s->res.nwl; i++) {
+        struct bt_workload *w = &s->res.wl[i];
+        if (w->rule == rule && strcmp(w->key, e->workload) == 0)
+            w->noticed = NAN;
+    }
     s->res.rule[rule].spared++;
     return ACT_OK;
 }
@@ -295,6 +318,7 @@ static enum act_result bt_act(struct act_backend *b, const struct act_target *t,
                                                 .how = BT_END_OPEN};
     w->open = s->res.nrc++;
     w->stopped = true;
+    s->nstopped[w->rule]++;
     w->noticed = NAN;
     w->reclaims++;
     s->res.rule[w->rule].reclaims++;
@@ -348,6 +372,7 @@ struct bt_sim *bt_sim_new(struct ruleset *rs, const struct bt_cfg *cfg, char *er
     s->res.rule = xcalloc(rs->n ? rs->n : 1, sizeof(*s->res.rule));
     s->last_ok = xcalloc(rs->n ? rs->n : 1, sizeof(double));
     s->err_run = xcalloc(rs->n ? rs->n : 1, sizeof(size_t));
+    s->nstopped = xcalloc(rs->n ? rs->n : 1, sizeof(size_t));
     for (size_t i = 0; i < rs->n; i++) {
         s->last_ok[i] = -INFINITY;
         struct rule *r = &rs->rules[i];
@@ -384,35 +409,24 @@ static void bt_close(struct bt_sim *s, struct bt_workload *w, double end, enum b
         s->res.rule[w->rule].gpu_seconds += gs;
     }
     w->stopped = false;
+    s->nstopped[w->rule]--;
     w->gen++;
 }
 
-/* The stopped workloads of rule `ri` by key (workload index + 1); false when there is none. */
-static bool bt_stopped_index(const struct bt_sim *s, size_t ri, struct strset *set)
+/* Any workload of rule `ri` away (reclaimed and not back)? */
+static bool bt_any_stopped(const struct bt_sim *s, size_t ri)
 {
-    *set = (struct strset){0};
-    for (size_t i = 0; i < s->res.nwl; i++) {
-        const struct bt_workload *w = &s->res.wl[i];
-        if (w->rule == ri && w->stopped)
-            strset_put(set, w->key, strlen(w->key), (void *)(uintptr_t)(i + 1));
-    }
-    return set->n > 0;
+    return s->nstopped[ri] > 0;
 }
 
-/* The stopped workload (in `set`, bt_stopped_index) a series belongs to, or NULL. */
-static struct bt_workload *bt_series_stopped(struct bt_sim *s, const struct rule *r,
-                                             const struct strset *set, const struct labels *l)
+/* The stopped workload of rule `ri` a series belongs to, or NULL. */
+static struct bt_workload *bt_series_stopped(struct bt_sim *s, size_t ri, const struct labels *l)
 {
-    for (size_t k = 0; k < r->nidentity; k++)
-        if (!labels_get(l, r->identity[k]))
-            return NULL; /* without an identity label it is no workload's (decide.c) */
-    struct labels id = {0};
-    labels_project(&id, l, r->identity, r->nidentity);
-    char *key = labels_format(&id);
-    labels_free(&id);
-    const void *v = strset_get(set, key, strlen(key));
-    free(key);
-    return v ? &s->res.wl[(size_t)(uintptr_t)v - 1] : NULL;
+    if (!bt_raw_key(s, ri, l))
+        return NULL; /* without an identity label it is no workload's (decide.c) */
+    const void *v = strset_get(&s->index, s->kbuf.buf, s->kbuf.len);
+    struct bt_workload *w = v ? &s->res.wl[(size_t)(uintptr_t)v - 1] : NULL;
+    return w && w->stopped ? w : NULL;
 }
 
 /*
@@ -424,15 +438,11 @@ static struct bt_workload *bt_series_stopped(struct bt_sim *s, const struct rule
 static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data *rd, double after,
                             double upto)
 {
-    const struct rule *r = &s->rs->rules[ri];
-    struct strset stopped;
-    if (!bt_stopped_index(s, ri, &stopped)) {
-        strset_free(&stopped);
+    if (!bt_any_stopped(s, ri))
         return;
-    }
     for (size_t i = 0; i < rd->activity.n; i++) {
         const struct series *se = &rd->activity.s[i];
-        struct bt_workload *w = bt_series_stopped(s, r, &stopped, &se->labels);
+        struct bt_workload *w = bt_series_stopped(s, ri, &se->labels);
         /* Several series (GPUs) per workload: the earliest crossing of any is the return. */
         for (size_t j = 0; w && j < se->n; j++) {
             const struct point *p = &se->p[j];
@@ -447,11 +457,10 @@ static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data 
     }
     for (size_t i = 0; i < rd->allocation.n; i++) {
         const struct series *se = &rd->allocation.s[i];
-        struct bt_workload *w = bt_series_stopped(s, r, &stopped, &se->labels);
+        struct bt_workload *w = bt_series_stopped(s, ri, &se->labels);
         if (w && se->n && se->p[se->n - 1].v > 0)
             w->alloc_seen = upto;
     }
-    strset_free(&stopped);
     for (size_t i = 0; i < s->res.nwl; i++) {
         struct bt_workload *w = &s->res.wl[i];
         if (w->rule != ri || !w->stopped)
@@ -507,13 +516,12 @@ void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data)
     }
 }
 
-/* Drop from `m` the series of the stopped workloads in `set`; true when any was. */
-static bool bt_hide_matrix(struct bt_sim *s, const struct rule *r, const struct strset *set,
-                           struct matrix *m)
+/* Drop from `m` the series of the workloads of rule `ri` away; true when any was. */
+static bool bt_hide_matrix(struct bt_sim *s, size_t ri, struct matrix *m)
 {
     size_t kept = 0;
     for (size_t i = 0; i < m->n; i++) {
-        if (bt_series_stopped(s, r, set, &m->s[i].labels)) {
+        if (bt_series_stopped(s, ri, &m->s[i].labels)) {
             series_free(&m->s[i]);
             continue;
         }
@@ -528,15 +536,12 @@ bool bt_sim_hide(struct bt_sim *s, struct rule_data *data)
 {
     bool hid = false;
     for (size_t i = 0; i < s->rs->n; i++) {
-        struct strset stopped;
-        if (bt_stopped_index(s, i, &stopped)) {
-            const struct rule *r = &s->rs->rules[i];
-            hid |= bt_hide_matrix(s, r, &stopped, &data[i].activity);
-            hid |= bt_hide_matrix(s, r, &stopped, &data[i].coverage);
-            hid |= bt_hide_matrix(s, r, &stopped, &data[i].allocation);
-            hid |= bt_hide_matrix(s, r, &stopped, &data[i].priority);
-        }
-        strset_free(&stopped);
+        if (!bt_any_stopped(s, i))
+            continue;
+        hid |= bt_hide_matrix(s, i, &data[i].activity);
+        hid |= bt_hide_matrix(s, i, &data[i].coverage);
+        hid |= bt_hide_matrix(s, i, &data[i].allocation);
+        hid |= bt_hide_matrix(s, i, &data[i].priority);
     }
     return hid;
 }
@@ -570,7 +575,10 @@ void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds)
     }
     /* A rule that could not be read decides nothing, so its workloads get no record this
        cycle: those that ran when the outage began are counted kept for query_error. */
-    for (size_t i = 0; i < s->res.nwl; i++) {
+    bool failed = false;
+    for (size_t i = 0; i < s->rs->n; i++)
+        failed |= s->err_run[i] > 0;
+    for (size_t i = 0; failed && i < s->res.nwl; i++) {
         struct bt_workload *w = &s->res.wl[i];
         size_t run = s->err_run[w->rule];
         if (!run || w->stopped || w->seen_cycle == s->cycle || w->seen_cycle + run != s->cycle)
@@ -649,6 +657,8 @@ void bt_sim_free(struct bt_sim *s)
     free(s->returns);
     free(s->last_ok);
     free(s->err_run);
+    free(s->nstopped);
+    sbuf_free(&s->kbuf);
     free(s);
 }
 
