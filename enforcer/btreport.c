@@ -534,6 +534,20 @@ static struct json_object *btr_json_result(const struct bt_result *r, size_t top
         }
         free(ix);
         json_object_object_add(o, "topGpuHours", t);
+        ix = btr_top_soonest(r, top, &n);
+        t = json_object_new_array();
+        for (size_t i = 0; i < n; i++) {
+            const struct bt_reclaim *rc = &r->rc[ix[i]];
+            const struct bt_workload *w = &r->wl[rc->wl];
+            struct json_object *x = json_object_new_object();
+            json_object_object_add(x, "rule", json_object_new_string(r->rule[w->rule].name));
+            json_object_object_add(x, "workload", btr_labels(&w->identity));
+            json_object_object_add(x, "reclaimed", report_json_time(rc->at));
+            json_object_object_add(x, "backAfterSeconds", report_json_number(rc->end - rc->at));
+            json_object_array_add(t, x);
+        }
+        free(ix);
+        json_object_object_add(o, "topSoonest", t);
     }
     json_object_object_add(o, "notSimulated", json_object_new_string(bt_not_simulated));
     return o;

@@ -429,6 +429,8 @@ TEST(compare_and_formats)
     TEST_CHECK(json_object_object_get_ex(o, "a", &x));
     TEST_CHECK(json_object_object_get_ex(x, "topGpuHours", &y));
     TEST_CHECK_INT(json_object_array_length(y), 2);
+    TEST_CHECK(json_object_object_get_ex(x, "topSoonest", &y));
+    TEST_CHECK_INT(json_object_array_length(y), 0); /* nothing came back */
     json_object_put(o);
     sbuf_reset(&out);
     btreport_render(ra, rb, 1, NULL, BTREPORT_TABLE, &out);
