@@ -532,9 +532,48 @@ static bool bt_hide_matrix(struct bt_sim *s, size_t ri, struct matrix *m)
     return hid;
 }
 
+/*
+ * The pending demand of a DuringGPUPressure rule less the devices of the workloads away for
+ * the same resource: in the simulated world those GPUs went to the pods waiting for them,
+ * which the history (where nothing was freed) still shows waiting. Without this, every cycle
+ * of one pressure spell would reclaim another workload for the same demand.
+ */
+static bool bt_pending_less_freed(struct bt_sim *s, const struct rule *r, struct matrix *pending)
+{
+    bool changed = false;
+    for (size_t i = 0; i < pending->n; i++) {
+        struct series *se = &pending->s[i];
+        const char *res = labels_get(&se->labels, r->resource_label);
+        if (!res || !se->n)
+            continue;
+        char key[96], wkey[96];
+        decide_resource_key(res, key, sizeof(key));
+        double away = 0;
+        for (size_t k = 0; k < s->res.nwl; k++) {
+            const struct bt_workload *w = &s->res.wl[k];
+            const struct bt_reclaim *rc = w->stopped ? &s->res.rc[w->open] : NULL;
+            if (!rc || !(rc->devices > 0) || !w->resource)
+                continue;
+            decide_resource_key(w->resource, wkey, sizeof(wkey));
+            away += strcmp(key, wkey) == 0 ? rc->devices : 0;
+        }
+        for (size_t j = 0; away > 0 && j < se->n; j++) {
+            se->p[j].v = isfinite(se->p[j].v) ? fmax(0, se->p[j].v - away) : se->p[j].v;
+            changed = true;
+        }
+    }
+    return changed;
+}
+
 bool bt_sim_hide(struct bt_sim *s, struct rule_data *data)
 {
     bool hid = false;
+    bool away = false;
+    for (size_t i = 0; i < s->rs->n; i++)
+        away |= bt_any_stopped(s, i);
+    for (size_t i = 0; away && i < s->rs->n; i++)
+        if (s->rs->rules[i].policy == POLICY_DURING_PRESSURE && !data[i].pending_error)
+            hid |= bt_pending_less_freed(s, &s->rs->rules[i], &data[i].pending);
     for (size_t i = 0; i < s->rs->n; i++) {
         if (!bt_any_stopped(s, i))
             continue;
@@ -564,6 +603,10 @@ void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds)
         w->allocated = d->allocated;
         if (d->allocated > 0)
             w->alloc_seen = t;
+        if (d->resource[0] && (!w->resource || strcmp(w->resource, d->resource) != 0)) {
+            free(w->resource);
+            w->resource = xstrdup(d->resource);
+        }
         struct bt_rule_stats *st = &s->res.rule[w->rule];
         if (d->decision == DECISION_RECLAIM) {
             st->reclaim_decisions++;
@@ -643,6 +686,7 @@ void bt_sim_free(struct bt_sim *s)
         labels_free(&s->res.wl[i].identity);
         free(s->res.wl[i].key);
         free(s->res.wl[i].by);
+        free(s->res.wl[i].resource);
     }
     for (size_t i = 0; i < s->res.nrules; i++)
         free(s->res.rule[i].fail);

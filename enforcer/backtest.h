@@ -95,6 +95,7 @@ struct bt_workload {
     double created;    /* the current object's creation (0: before the range) */
     double threshold;  /* effective threshold of its latest decision, percent */
     double allocated;  /* devices of its latest decision (NaN: unknown) */
+    char *resource;    /* GPU resource of its latest decision, or NULL */
     double alloc_seen; /* last cycle time it was seen allocated */
     double noticed;    /* the open notice's time, NaN when none */
     double back;       /* scratch: its earliest return seen in this cycle's data */
@@ -159,8 +160,10 @@ struct bt_sim *bt_sim_new(struct ruleset *rs, const struct bt_cfg *cfg, char *er
  *                   and for each workload reclaimed and not back, its return (activity at or
  *                   above its threshold since the last cycle read) or the end of its
  *                   allocation;
- *   bt_sim_hide     the series of the workloads still away taken out of `data` (true when
- *                   any was), so that decide() ranks and caps only what runs;
+ *   bt_sim_hide     the series of the workloads still away taken out of `data`, and the
+ *                   pending demand of DuringGPUPressure rules less the devices they freed for
+ *                   its resource (true when anything changed), so that decide() ranks, caps
+ *                   and covers demand as in the world where they were reclaimed;
  *   bt_sim_cycle    the decisions of decide() on that data to the engine.
  */
 void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data);

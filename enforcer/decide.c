@@ -951,3 +951,8 @@ bool decide_rule_active(const struct rule *r, double now)
     }
     return false;
 }
+
+void decide_resource_key(const char *res, char *out, size_t len)
+{
+    sanitize_resource(res, out, len);
+}

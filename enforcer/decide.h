@@ -130,6 +130,13 @@ double decide_lookback(const struct rule *r);
 /* True when `now` (Unix seconds) is inside one of the rule's windows (or it has none). */
 bool decide_rule_active(const struct rule *r, double now);
 
+/*
+ * The key a GPU resource name is matched by between allocation and pending series: every
+ * character other than [A-Za-z0-9_] as '_' ("amd.com/gpu" and kube-state-metrics'
+ * "amd_com_gpu" are one resource).
+ */
+void decide_resource_key(const char *res, char *out, size_t len);
+
 const char *decide_reason_name(enum reason r);
 const char *decide_decision_name(enum decision d);
 

@@ -252,6 +252,42 @@ TEST(hide_away_workloads)
     fx_free(&f);
 }
 
+/*
+ * DuringGPUPressure: the GPUs a simulated reclaim freed went to the pods waiting for them, so
+ * the pending demand the history still shows is less the devices away for that resource.
+ */
+TEST(pending_less_freed)
+{
+    struct fixture f;
+    fx_init(&f, 0, 0, T0 + 3600);
+    f.rule.policy = POLICY_DURING_PRESSURE;
+    f.rule.resource_label = "resource";
+    struct decisions ds = {0};
+    add_decision(&f, &ds, "a", T0, T0 - 900, 2);
+    snprintf(ds.v[0].resource, sizeof(ds.v[0].resource), "amd.com/gpu");
+    step(&f, T0, &ds); /* a reclaimed: 2 x amd.com/gpu away */
+    const char *res[] = {"amd_com_gpu", "nvidia_com_gpu"};
+    for (size_t i = 0; i < 2; i++) {
+        struct series *p = matrix_push(&f.data.pending);
+        labels_set(&p->labels, "resource", res[i]);
+        p->p = xmalloc(sizeof(*p->p));
+        p->p[0] = (struct point){T0 + 300, 3};
+        p->n = 1;
+    }
+    add_decision(&f, &ds, "a", T0 + 300, T0 - 900, 2);
+    bt_sim_observe(f.sim, T0 + 300, &f.data);
+    TEST_CHECK(bt_sim_hide(f.sim, &f.data));
+    TEST_CHECK_DBL(f.data.pending.s[0].p[0].v, 1, 0);
+    TEST_CHECK_DBL(f.data.pending.s[1].p[0].v, 3, 0);
+    /* not below zero */
+    f.data.pending.s[0].p[0].v = 1;
+    bt_sim_hide(f.sim, &f.data);
+    TEST_CHECK_DBL(f.data.pending.s[0].p[0].v, 0, 0);
+    decisions_free(&ds);
+    matrix_free(&f.data.pending);
+    fx_free(&f);
+}
+
 /* A return later than --return-within is a return, not one within; NaN does not return. */
 TEST(late_return_and_nan)
 {
@@ -572,6 +608,7 @@ int main(void)
     RUN(notice_period_then_action);
     RUN(return_and_restart);
     RUN(hide_away_workloads);
+    RUN(pending_less_freed);
     RUN(late_return_and_nan);
     RUN(allocation_end);
     RUN(unknown_devices);
