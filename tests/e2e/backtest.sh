@@ -59,6 +59,14 @@ bt --rules.file "$DATA/rules-a.yaml" --output json --backtest.source per-cycle \
 check sources-same-result cmp -s "$TMP/a.json" "$TMP/a-per-cycle.json"
 check sources-same-decisions cmp -s "$TMP/decisions.jsonl" "$TMP/decisions-per-cycle.jsonl"
 
+# DuringGPUPressure: one reclaim for the one pending GPU, not one per cycle of the demand.
+bt --rules.file "$DATA/rules-p.yaml" --output json >"$TMP/p.json" 2>/dev/null
+got=$(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["rules"][0]["reclaims"], [x["reclaimed"] for x in r["reclaims"]], r["rules"][0]["keptByReason"].get("not_needed", 0) > 0)' "$TMP/p.json")
+check pressure-one-reclaim test "$got" = "1 ['2023-11-14T20:13:20Z'] True"
+
 # --- --compare, table and csv ---------------------------------------------------------------
 bt --rules.file "$DATA/rules-a.yaml" --compare "$DATA/rules-b.yaml" --top 3 --by namespace \
     >"$TMP/cmp.txt" 2>"$TMP/cmp.err"

@@ -18,6 +18,11 @@ known answer is:
             4800 s + 3000 s = 2.1667 GPU-hours
   rule A: 5 workloads, 5 reclaims, 16.67 GPU-hours, 1 return within 1h of 2, median 30m.
 
+With rules-p.yaml (DuringGPUPressure, 10 %, 30m, scope pq), three idle 1-GPU workloads
+pq/p1..p3 and one pod pq/waiter pending for 1 amd.com/gpu from -7200 to -3600: one reclaim
+when the demand appears (-7200), then none, as the GPU it freed went to the waiter (the
+history, where nothing was freed, still shows it waiting for an hour).
+
 With rules-b.yaml (the same with an idle timer of 1h): ml/back is never idle for 1 h
 (3,690 s between its busy spells, but no cycle falls in the 90 s where the window fits),
 dev/late's second reclaim comes at -1200: 4 reclaims, 6 + 8 + 4800/3600 + 1200/3600 = 15.67
@@ -48,7 +53,12 @@ WORKLOADS = [
     ("ml", "back", 1, 0, back),
     ("ml", "gone", 4, -3630, lambda t: 0.01),
     ("dev", "late", 1, 0, late),
+    ("pq", "p1", 1, 0, lambda t: 0.01),
+    ("pq", "p2", 1, 0, lambda t: 0.02),
+    ("pq", "p3", 1, 0, lambda t: 0.03),
 ]
+# kube-state-metrics: pq/waiter pending for one amd.com/gpu from -7200 to -3600.
+WAITER = range(-7200, -3600 + 1, STEP)
 
 
 def main():
@@ -62,6 +72,13 @@ def main():
     for ns, pod, dev, last, _f in WORKLOADS:
         head = '%s{namespace="%s",pod="%s",resource="amd.com/gpu"} %d ' % (DEVICES, ns, pod, dev)
         out.write("".join("%s%d\n" % (head, END + t) for t in range(START, last + 1, STEP)))
+    out.write("# TYPE kube_pod_container_resource_requests gauge\n")
+    head = ('kube_pod_container_resource_requests{namespace="pq",pod="waiter",container="main",'
+            'resource="amd_com_gpu",unit="integer"} 1 ')
+    out.write("".join("%s%d\n" % (head, END + t) for t in WAITER))
+    out.write("# TYPE kube_pod_status_unschedulable gauge\n")
+    head = 'kube_pod_status_unschedulable{namespace="pq",pod="waiter"} 1 '
+    out.write("".join("%s%d\n" % (head, END + t) for t in WAITER))
     out.write("# EOF\n")
 
 
