@@ -975,6 +975,11 @@ static int cmd_backtest(void)
         fprintf(stderr, "error: --from (%s) is not before --to (%s)\n", a, b);
         return EXIT_USAGE;
     }
+    /* The future has no data: its cycles would only ever be no_data. */
+    if (cfg.to > now + 60) {
+        fprintf(stderr, "error: --to (%s) is in the future: a backtest reads history\n", b);
+        return EXIT_USAGE;
+    }
     if (cfg.to - cfg.from > flags[F_BT_MAX_RANGE].num) {
         fprintf(stderr,
                 "error: the range %s .. %s is %s, longer than the cap of %s: raise it with "

@@ -148,6 +148,10 @@ check from-after-to-message grep -q "^error: --from (2023-11-14T22:13:20Z) is no
     >/dev/null 2>"$TMP/bad-cap.err"
 check range-cap-exit-1 test $? -eq 1
 check range-cap-message grep -q "is 40d, longer than the cap of 31d: raise it with --backtest.max-range$" "$TMP/bad-cap.err"
+"$ENF" backtest --rules.file "$DATA/rules-a.yaml" --prometheus.url "$PROM_URL" --from 1h \
+    --to "$(($(date +%s) + 7200))" >/dev/null 2>"$TMP/bad-future.err"
+check to-in-future-exit-1 test $? -eq 1
+check to-in-future-message grep -q "^error: --to (.*) is in the future: a backtest reads history$" "$TMP/bad-future.err"
 "$ENF" backtest --rules.file "$DATA/rules-a.yaml" --prometheus.url "$PROM_URL" --from 1x \
     >/dev/null 2>"$TMP/bad-time.err"
 check bad-time-message grep -q "^error: invalid time '1x' for '--from'" "$TMP/bad-time.err"
