@@ -233,7 +233,9 @@ static int rp_on_series(void *arg, const struct series *in, char *err, size_t er
         if (ms < s->lo_ms || ms > s->hi_ms || ms <= last)
             continue;
         if (e->n == e->cap) {
-            if (e->head > e->n / 2) {
+            /* Move the samples held to the front while a quarter of the buffer is free
+               there, else grow: the buffer stays within 4/3 of what is held, not twice. */
+            if (e->head > e->cap / 4) {
                 memmove(e->p, e->p + e->head, (e->n - e->head) * sizeof(*e->p));
                 e->n -= e->head;
                 e->mark = e->mark > e->head ? e->mark - e->head : 0;
@@ -271,6 +273,16 @@ static void rp_trim(struct replay *r, size_t k, double t)
         if (e->head == e->n) {
             rp_series_free(e);
             continue;
+        }
+        /* A buffer grown for the first read (a whole reach and a chunk) shrinks back to
+           what one window and a chunk hold. */
+        size_t live = e->n - e->head;
+        if (e->cap > 64 && live * 4 < e->cap) {
+            memmove(e->p, e->p + e->head, live * sizeof(*e->p));
+            e->n = live;
+            e->head = 0;
+            e->cap = 2 * live > 64 ? 2 * live : 64;
+            e->p = xrealloc(e->p, e->cap * sizeof(*e->p));
         }
         s->s[kept++] = *e;
     }
