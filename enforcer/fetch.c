@@ -354,8 +354,7 @@ struct fetch_raw_read {
     struct matrix m;
 };
 
-/* The first sample time rule `r` needs at `now` (raw_read_start of its grid). */
-static struct raw_grid fetch_grid(const struct rule *r, double now)
+struct raw_grid fetch_grid(const struct rule *r, double now)
 {
     return (struct raw_grid){
         .start = now - decide_lookback(r),

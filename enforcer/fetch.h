@@ -17,6 +17,7 @@
 
 #include "decide.h"
 #include "promq.h"
+#include "raw.h"
 #include "rules.h"
 
 /* Resolution of the activity subquery: min(step, FETCH_MAX_RESOLUTION) seconds. */
@@ -43,6 +44,13 @@ int fetch_activity_expr(const struct rule *r, char *buf, size_t len);
  * an activity is an expression, read by the PromQL plan.
  */
 bool fetch_is_selector(const char *e);
+
+/*
+ * The step grid of rule `r` at `now` on the raw path: [now - decide_lookback(r), now] at the
+ * rule's step (60 s when unset), its tolerated gap (2 x step when unset); raw_read_start() of
+ * it is the first sample time the rule needs (raw.h).
+ */
+struct raw_grid fetch_grid(const struct rule *r, double now);
 
 /* R of the coverage query: min(step, 15 s, toleratedGap / 4), whole milliseconds. */
 double fetch_resolution(const struct rule *r);

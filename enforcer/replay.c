@@ -127,22 +127,6 @@ static int64_t rp_ms(double t)
     return (int64_t)llround(t * 1000.0);
 }
 
-static double rp_step(const struct rule *r)
-{
-    return r->step > 0 ? r->step : 60.0;
-}
-
-/* The grid fetch.c builds for rule `r` at `now` (fetch_grid). */
-static struct raw_grid rp_grid(const struct rule *r, double now)
-{
-    return (struct raw_grid){
-        .start = now - decide_lookback(r),
-        .end = now,
-        .step = rp_step(r),
-        .gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * rp_step(r),
-    };
-}
-
 /* Where the read of selector `k` starts for the cycle at t: the earliest start of its rules,
    computed as fetch_plan_raw does, so that the same samples are handed over. */
 static double rp_sel_start(const struct replay *r, size_t k, double t)
@@ -151,7 +135,7 @@ static double rp_sel_start(const struct replay *r, size_t k, double t)
     for (size_t i = 0; i < r->cfg.rs->n; i++) {
         if (r->rules[i].mode != RP_RAW || r->rules[i].sel != k)
             continue;
-        struct raw_grid g = rp_grid(&r->cfg.rs->rules[i], t);
+        struct raw_grid g = fetch_grid(&r->cfg.rs->rules[i], t);
         double s = raw_read_start(&g);
         if (s < start)
             start = s;
@@ -549,7 +533,7 @@ static bool rp_set_sliced(struct replay *r, size_t i)
 {
     const struct rule *ru = &r->cfg.rs->rules[i];
     struct rp_rule *pr = &r->rules[i];
-    double step = rp_step(ru), lb = decide_lookback(ru);
+    double step = fetch_grid(ru, 0).step, lb = decide_lookback(ru);
     int64_t step_ms = rp_ms(step), iv_ms = rp_ms(r->cfg.interval);
     if (r->inst_per_cycle || !ru->enabled || !ru->q_activity || !ru->q_allocation || step_ms <= 0 ||
         (double)step_ms != step * 1000.0 || iv_ms % step_ms != 0 || lb / step > FETCH_MAX_STEPS ||
@@ -686,7 +670,7 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
                  rfc3339_format(b, sizeof(b), f->b, RFC3339_MILLI_FRAC), f->msg);
         rc = -1;
     }
-    struct raw_grid g = rp_grid(ru, t);
+    struct raw_grid g = fetch_grid(ru, t);
     struct raw_grids grids;
     if (rc == 0 && raw_grids_begin(&grids, &g, err, sizeof(err)) < 0)
         rc = -1;
