@@ -14,6 +14,7 @@
 #ifndef GPURECLAIM_DECIDE_H
 #define GPURECLAIM_DECIDE_H
 
+#include "proof.h"
 #include "rules.h"
 #include "series.h"
 
@@ -38,6 +39,12 @@ enum reason {
     REASON_CYCLE_CAP,        /* maxTerminationsPerCycle reached */
     REASON_NO_ALLOCATION,    /* allocation unknown, so it cannot count against demand */
     REASON__COUNT
+};
+
+/* One activity series as a proof (proof.h): its labels without __name__, and its fold. */
+struct rule_proof {
+    struct series s; /* labels only, no points */
+    struct proof *p;
 };
 
 /* Everything decide() needs for one rule, fetched by the caller (fetch.c). */
@@ -66,6 +73,19 @@ struct rule_data {
      * of sub-points) says nothing of where in the step its holes are.
      */
     bool coverage_tail;
+    /*
+     * A selector rule read as raw samples may carry its series as proofs instead of `activity`
+     * and `coverage` (`has_proofs`; both matrices are then ignored): one per series, folded
+     * from at least raw_read_start() of now's grid with `proof_params`. decide() judges each
+     * with proof_judge on the grid of `now`, which says what the grid judge says of
+     * raw_to_grid's grids of the same samples (within the bounds proof.c states). A series
+     * without a sample on now's grid is ignored, as raw_to_grid drops it. The record's
+     * samples, max, mean and last are display only: 0 and NaN on this path.
+     */
+    bool has_proofs;
+    struct rule_proof *proofs;
+    size_t nproofs;
+    struct proof_params proof_params;
     /* How the activity was read: "remote_read", "export" or "promql" ("" when not queried);
        a static string (fetch.c). */
     const char *read_path;
@@ -127,6 +147,12 @@ void decisions_free(struct decisions *d);
 
 /* The range a rule must be queried over: [now - decide_lookback(rule), now]. */
 double decide_lookback(const struct rule *r);
+/*
+ * The proof parameters of a selector rule (proof.h): its step (60 s when unset), tolerated
+ * gap (2 x step when unset, as fetch.c reads), decide_lookback, longest idle timer and every
+ * threshold it can judge against.
+ */
+void decide_proof_params(const struct rule *r, struct proof_params *pp);
 /* True when `now` (Unix seconds) is inside one of the rule's windows (or it has none). */
 bool decide_rule_active(const struct rule *r, double now);
 
