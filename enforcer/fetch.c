@@ -34,13 +34,10 @@
 #include <strings.h>
 
 #include "fetch.h"
-#include "httpc.h"
 #include "log.h"
-#include "match.h"
 #include "raw.h"
-#include "remoteread.h"
+#include "rawread.h"
 #include "util.h"
-#include "vmexport.h"
 
 /* A PromQL duration: whole seconds as "60s", otherwise milliseconds as "1500ms". */
 static void fetch_duration(double seconds, char *buf, size_t len)
@@ -341,263 +338,12 @@ static int fetch_get(struct promq *q, struct fetch_cache *c, struct rule_data *d
     return -1;
 }
 
-/* ---- the raw path: remote read and VictoriaMetrics export ---------------------------------- */
+/* ---- the raw path: remote read and VictoriaMetrics export (rawread.h) -------------------- */
 
-static enum fetch_read fetch_read_path = FETCH_READ_AUTO;
-
-int fetch_set_read_path(const char *name)
+/* rawread_series_fn for a remote read streamed into one rule's grids. */
+static int fetch_grid_series(void *arg, const struct series *s, char *err, size_t errlen)
 {
-    static const char *const names[] = {
-        [FETCH_READ_AUTO] = "auto",
-        [FETCH_READ_REMOTE_READ] = "remote-read",
-        [FETCH_READ_EXPORT] = "export",
-        [FETCH_READ_PROMQL] = "promql",
-    };
-    for (size_t i = 0; i < ARRAY_LEN(names); i++) {
-        if (strcmp(name, names[i]) == 0) {
-            fetch_read_path = (enum fetch_read)i;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-/* A sink that feeds a raw reader and keeps the first bytes for an error message. */
-struct fetch_sink {
-    struct vmx *vmx;      /* export, or */
-    struct rr_stream *rr; /* remote read */
-    char head[200];
-    size_t nhead;
-    char err[256];
-    int rc;
-};
-
-static int fetch_sink(void *arg, const char *data, size_t len)
-{
-    struct fetch_sink *k = arg;
-    size_t room = sizeof(k->head) - 1 - k->nhead;
-    size_t n = len < room ? len : room;
-    memcpy(k->head + k->nhead, data, n);
-    k->nhead += n;
-    k->head[k->nhead] = '\0';
-    if (k->rc == 0 && k->vmx)
-        k->rc = vmx_feed(k->vmx, data, len, k->err, sizeof(k->err));
-    else if (k->rc == 0)
-        k->rc = rr_stream_feed(k->rr, data, len, k->err, sizeof(k->err));
-    return k->rc;
-}
-
-/* The first line of an error body, for a message. */
-static void fetch_head_line(char *head)
-{
-    for (char *p = head; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = '\0';
-}
-
-/*
- * The raw samples of `sel` over [start, end] from VictoriaMetrics' /api/v1/export, which
- * takes `match[]`, `start` and `end` (seconds) as form fields like its query API
- * (VictoriaMetrics app/vmselect/prometheus/prometheus.go, ExportHandler).
- */
-static int fetch_export(struct promq *q, const char *sel, double start, double end,
-                        struct matrix *out, char *err, size_t errlen)
-{
-    struct sbuf form = {0};
-    char num[64];
-    sbuf_puts(&form, "match%5B%5D=");
-    httpc_urlencode(&form, sel);
-    snprintf(num, sizeof(num), "&start=%.3f&end=%.3f", start, end);
-    sbuf_puts(&form, num);
-    static const char *const headers[] = {
-        "Content-Type: application/x-www-form-urlencoded",
-        "Accept: application/json",
-    };
-    struct fetch_sink k = {.vmx = vmx_new(promq_max_answer(q))};
-    long status = 0;
-    int ret = promq_post(q, "/api/v1/export", headers, ARRAY_LEN(headers), form.buf, form.len,
-                         fetch_sink, &k, &status, NULL, 0, err, errlen);
-    *out = (struct matrix){0};
-    if (ret == 0 && status != 200) {
-        fetch_head_line(k.head);
-        snprintf(err, errlen, "export: HTTP %ld from '/api/v1/export': %.120s", status, k.head);
-        ret = -1;
-    } else if (ret == 0 && k.rc != 0) {
-        snprintf(err, errlen, "export: %s", k.err);
-        ret = -1;
-    } else if (ret == 0 && vmx_finish(k.vmx, out, k.err, sizeof(k.err)) < 0) {
-        snprintf(err, errlen, "export: %s", k.err);
-        ret = -1;
-    }
-    if (ret < 0 && status)
-        promq_count_failure(q);
-    vmx_free(k.vmx);
-    sbuf_free(&form);
-    return ret;
-}
-
-/* What a remote read found: samples, or a server that does not offer it. */
-enum fetch_rr { FETCH_RR_OK, FETCH_RR_ABSENT, FETCH_RR_ERROR };
-
-/* rr_stream_on_series for a remote read streamed into one rule's grids. */
-static int fetch_grid_series(void *arg, size_t query, const struct series *s, char *err,
-                             size_t errlen)
-{
-    (void)query;
     return raw_grids_add(arg, s, err, errlen);
-}
-
-/*
- * The raw samples of `sel` over [start, end] by Prometheus remote read (POST /api/v1/read, a
- * snappy-compressed ReadRequest accepting only STREAMED_XOR_CHUNKS; prometheus/prometheus
- * storage/remote/codec.go and web/api/v1/api.go, remoteRead). An answer of 404, 405 or 501,
- * or a 200 that is not the streamed type (a server too old to stream), means the server
- * does not offer it: FETCH_RR_ABSENT, and the caller uses PromQL. Anything else that is not
- * a complete stream is an error. With `grids`, each series goes into them as soon as it is
- * complete and *out stays empty; whatever the answer, the caller discards `grids` unless
- * FETCH_RR_OK.
- */
-static enum fetch_rr fetch_remote_read(struct promq *q, const char *sel, double start, double end,
-                                       struct raw_grids *grids, struct matrix *out, char *err,
-                                       size_t errlen)
-{
-    struct matcher *ms = NULL;
-    size_t nm = 0;
-    *out = (struct matrix){0};
-    if (match_parse_selector(sel, &ms, &nm, err, errlen) < 0)
-        return FETCH_RR_ERROR;
-    struct rr_matcher *rm = xcalloc(nm, sizeof(*rm));
-    static const enum rr_match_type types[] = {
-        [MATCH_EQ] = RR_EQ, [MATCH_NE] = RR_NEQ, [MATCH_RE] = RR_RE, [MATCH_NRE] = RR_NRE};
-    enum fetch_rr ret = FETCH_RR_ERROR;
-    for (size_t i = 0; i < nm; i++) {
-        if (strlen(ms[i].value) != ms[i].value_len) {
-            snprintf(err, errlen, "label '%s' of the selector holds a NUL byte", ms[i].name);
-            goto out;
-        }
-        rm[i] = (struct rr_matcher){types[ms[i].op], ms[i].name, ms[i].value};
-    }
-    int64_t s_ms = llround(start * 1000.0), e_ms = llround(end * 1000.0);
-    struct rr_query rq = {.start_ms = s_ms, .end_ms = e_ms, .m = rm, .nm = nm};
-    char *body = NULL;
-    size_t blen = 0;
-    if (rr_encode_request(&rq, 1, &body, &blen, err, errlen) < 0)
-        goto out;
-    static const char *const headers[] = {
-        "Content-Type: " RR_CONTENT_TYPE,
-        "Content-Encoding: " RR_CONTENT_ENCODING,
-        RR_VERSION_HEADER,
-    };
-    size_t cap = promq_max_answer(q);
-    struct fetch_sink k = {.rr = rr_stream_new(1, cap, cap)};
-    rr_stream_clip(k.rr, 0, s_ms, e_ms);
-    if (grids)
-        rr_stream_on_series(k.rr, fetch_grid_series, grids);
-    long status = 0;
-    char ctype[128] = "";
-    int rc = promq_post(q, "/api/v1/read", headers, ARRAY_LEN(headers), body, blen, fetch_sink, &k,
-                        &status, ctype, sizeof(ctype), err, errlen);
-    free(body);
-    if (rc < 0) {
-        ret = FETCH_RR_ERROR;
-    } else if (status == 404 || status == 405 || status == 501 ||
-               (status == 200 &&
-                strncmp(ctype, RR_STREAM_CONTENT_TYPE, strlen(RR_STREAM_CONTENT_TYPE)) != 0)) {
-        snprintf(err, errlen, "HTTP %ld%s%s", status, ctype[0] ? ", " : "", ctype);
-        ret = FETCH_RR_ABSENT;
-    } else if (status != 200) {
-        fetch_head_line(k.head);
-        snprintf(err, errlen, "remote read: HTTP %ld from '/api/v1/read': %.120s", status, k.head);
-        promq_count_failure(q);
-    } else if (k.rc != 0) {
-        snprintf(err, errlen, "remote read: %s", k.err);
-        promq_count_failure(q);
-    } else if (rr_stream_finish(k.rr, out, k.err, sizeof(k.err)) < 0) {
-        snprintf(err, errlen, "remote read: %s", k.err);
-        promq_count_failure(q);
-    } else {
-        ret = FETCH_RR_OK;
-    }
-    rr_stream_free(k.rr);
-out:
-    free(rm);
-    match_free_all(ms, nm);
-    return ret;
-}
-
-/*
- * Which path a selector rule takes on this server: the forced one, else VictoriaMetrics'
- * export on VictoriaMetrics, else remote read unless it is known to be absent, else PromQL.
- * *probe is set when remote read has not been tried on this server yet. -1 with a message
- * when the server could not be asked (the rule then fails, as its queries would).
- */
-static int fetch_choose(struct promq *q, enum fetch_read *path, bool *probe, char *err,
-                        size_t errlen)
-{
-    *probe = false;
-    if (fetch_read_path != FETCH_READ_AUTO) {
-        *path = fetch_read_path;
-        return 0;
-    }
-    /* Both answers are kept on the client (promq.h): asked once per server. */
-    int vm = promq_is_victoria(q, err, errlen);
-    if (vm < 0)
-        return -1;
-    int rr = promq_remote_read(q);
-    if (vm == 1) {
-        *path = FETCH_READ_EXPORT;
-    } else if (rr != 0) {
-        *path = FETCH_READ_REMOTE_READ;
-        *probe = rr < 0;
-    } else {
-        *path = FETCH_READ_PROMQL;
-    }
-    return 0;
-}
-
-static const char *fetch_read_label(enum fetch_read p)
-{
-    switch (p) {
-    case FETCH_READ_REMOTE_READ:
-        return "remote_read";
-    case FETCH_READ_EXPORT:
-        return "export";
-    default:
-        return "promql";
-    }
-}
-
-/*
- * One raw read of `sel` over [start, end] through `path`: FETCH_RR_OK with the samples in
- * *out, FETCH_RR_ABSENT when remote read was being tried on this server (`probe`) and it
- * does not offer it, else FETCH_RR_ERROR with a message. A remote read with `grids` streams
- * into them (fetch_remote_read).
- */
-static enum fetch_rr fetch_read_raw(struct promq *q, enum fetch_read path, bool probe,
-                                    const char *sel, double start, double end,
-                                    struct raw_grids *grids, struct matrix *out, char *err,
-                                    size_t errlen)
-{
-    if (path == FETCH_READ_EXPORT)
-        return fetch_export(q, sel, start, end, out, err, errlen) == 0 ? FETCH_RR_OK
-                                                                       : FETCH_RR_ERROR;
-    enum fetch_rr got = fetch_remote_read(q, sel, start, end, grids, out, err, errlen);
-    if (got == FETCH_RR_ABSENT && probe) {
-        /* Asked once per server: the answer says it has no (streamed) remote read. */
-        log_debug("'%s' does not offer streamed remote read (%s): rules with a selector as "
-                  "activity use the PromQL plan",
-                  promq_url(q), err);
-        promq_set_remote_read(q, 0);
-        return FETCH_RR_ABSENT;
-    }
-    if (got == FETCH_RR_ABSENT) {
-        snprintf(err, errlen, "the server does not offer streamed remote read");
-        promq_count_failure(q);
-        return FETCH_RR_ERROR;
-    }
-    if (got == FETCH_RR_OK && probe)
-        promq_set_remote_read(q, 1);
-    return got;
 }
 
 /* The raw read rules with the same selector share (fetch_rules plans them). */
@@ -606,7 +352,7 @@ struct fetch_raw_read {
     double start; /* the earliest read start of the rules that share it */
     size_t uses;  /* rules still to use it */
     bool done;
-    enum fetch_read path;
+    enum promq_read_path path;
     int rc;
     char err[256];
     struct matrix m;
@@ -636,15 +382,15 @@ static struct raw_grid fetch_grid(const struct rule *r, double now)
 static int fetch_raw(struct promq *q, struct fetch_raw_read *reads, size_t nreads,
                      const struct rule *r, struct rule_data *d)
 {
-    enum fetch_read path;
+    enum promq_read_path path;
     bool probe;
     char err[256] = "";
-    if (fetch_choose(q, &path, &probe, err, sizeof(err)) < 0) {
+    if (rawread_choose(q, &path, &probe, err, sizeof(err)) < 0) {
         snprintf(d->errmsg, sizeof(d->errmsg), "activity query: %s", err);
         d->error = 1;
         return -1;
     }
-    if (path == FETCH_READ_PROMQL)
+    if (path == PROMQ_READ_PROMQL)
         return 1;
     struct raw_grid g = fetch_grid(r, d->end);
     struct fetch_raw_read *e = NULL, one = {.sel = r->q_activity, .uses = 1};
@@ -655,22 +401,23 @@ static int fetch_raw(struct promq *q, struct fetch_raw_read *reads, size_t nread
         e = &one;
         e->start = raw_read_start(&g);
     }
-    bool stream = (!e->done || e->path != path) && e->uses <= 1 && path == FETCH_READ_REMOTE_READ;
+    bool stream = (!e->done || e->path != path) && e->uses <= 1 && path == PROMQ_READ_REMOTE_READ;
     struct raw_grids grids = {0};
     int rc = 0;
     if (stream && raw_grids_begin(&grids, &g, err, sizeof(err)) < 0) {
         rc = -1;
     } else if (stream) {
         matrix_free(&e->m);
-        enum fetch_rr got = fetch_read_raw(q, path, probe, e->sel, e->start, d->end, &grids, &e->m,
-                                           e->err, sizeof(e->err));
-        if (got == FETCH_RR_ABSENT) {
+        enum rawread_rc got =
+            rawread_read(q, path, probe, e->sel, e->start, d->end, fetch_grid_series, &grids, &e->m,
+                         NULL, NULL, e->err, sizeof(e->err));
+        if (got == RAWREAD_ABSENT) {
             raw_grids_discard(&grids);
             return 1;
         }
         e->done = true;
         e->path = path;
-        e->rc = rc = got == FETCH_RR_OK ? 0 : -1;
+        e->rc = rc = got == RAWREAD_OK ? 0 : -1;
         snprintf(err, sizeof(err), "%s", e->err);
         if (e->uses)
             e->uses--;
@@ -681,13 +428,13 @@ static int fetch_raw(struct promq *q, struct fetch_raw_read *reads, size_t nread
     } else {
         if (!e->done || e->path != path) {
             matrix_free(&e->m);
-            enum fetch_rr got = fetch_read_raw(q, path, probe, e->sel, e->start, d->end, NULL,
-                                               &e->m, e->err, sizeof(e->err));
-            if (got == FETCH_RR_ABSENT)
+            enum rawread_rc got = rawread_read(q, path, probe, e->sel, e->start, d->end, NULL, NULL,
+                                               &e->m, NULL, NULL, e->err, sizeof(e->err));
+            if (got == RAWREAD_ABSENT)
                 return 1;
             e->done = true;
             e->path = path;
-            e->rc = got == FETCH_RR_OK ? 0 : -1;
+            e->rc = got == RAWREAD_OK ? 0 : -1;
         }
         struct matrix raw = {0};
         rc = e->rc;
@@ -704,7 +451,7 @@ static int fetch_raw(struct promq *q, struct fetch_raw_read *reads, size_t nread
             rc = raw_to_grid(&raw, &g, &d->activity, &d->coverage, err, sizeof(err));
         matrix_free(&raw);
     }
-    d->read_path = fetch_read_label(path);
+    d->read_path = rawread_path_label(path);
     if (e == &one)
         matrix_free(&one.m);
     if (rc < 0) {

@@ -37,26 +37,6 @@
  */
 int fetch_activity_expr(const struct rule *r, char *buf, size_t len);
 
-/*
- * How a rule whose activity is a plain selector reads it (docs/promql-plan.md §5.7):
- *   AUTO         remote read where the server offers it, VictoriaMetrics' export on
- *                VictoriaMetrics, else the PromQL plan; asked once per server;
- *   REMOTE_READ  always remote read (a server without it fails those rules' queries);
- *   EXPORT       always /api/v1/export;
- *   PROMQL       always the PromQL plan.
- * Rules whose activity is an expression always use the PromQL plan.
- */
-enum fetch_read {
-    FETCH_READ_AUTO = 0,
-    FETCH_READ_REMOTE_READ,
-    FETCH_READ_EXPORT,
-    FETCH_READ_PROMQL
-};
-
-/* Set the read path for every later fetch_rules from its flag value ("auto", "remote-read",
-   "export", "promql"); -1 for any other name. */
-int fetch_set_read_path(const char *name);
-
 /* R of the coverage query: min(step, 15 s, toleratedGap / 4), whole milliseconds. */
 double fetch_resolution(const struct rule *r);
 
@@ -83,7 +63,7 @@ void fetch_coverage_ratio(struct matrix *cov, const struct matrix *subpoints);
 /*
  * Fetch data for every rule of `rs` at time `now` (Unix seconds) into out[0 .. rs->n - 1],
  * which is overwritten (free it with fetch_free):
- *   activity   for a selector on the raw path (fetch_set_read_path): the raw samples over
+ *   activity   for a selector on the raw path (rawread_choose): the raw samples over
  *              [now - decide_lookback() - step - toleratedGap, now] by remote read or
  *              VictoriaMetrics export (one read per distinct selector, over the widest range
  *              its rules need), turned into activity and exact coverage by raw_to_grid()

@@ -44,6 +44,7 @@
 #include "perm.h"
 #include "report.h"
 #include "promq.h"
+#include "rawread.h"
 #include "restore.h"
 #include "rules.h"
 #include "series.h"
@@ -288,7 +289,7 @@ static int prom_config(struct promq_cfg *c)
         return -1;
     }
     c->max_answer_bytes = (size_t)flags[F_PROM_MAX_ANSWER].num;
-    if (fetch_set_read_path(flags[F_PROM_READ_PATH].value) < 0) {
+    if (rawread_path_parse(flags[F_PROM_READ_PATH].value, &c->read_path) < 0) {
         fprintf(stderr,
                 "error: invalid read path '%s' for '--%s': want auto, remote-read, export or "
                 "promql\n",

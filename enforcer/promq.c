@@ -48,6 +48,7 @@ struct promq {
     atomic_bool vm_warned;
     double vm_latency, vm_max_step; /* -search.latencyOffset, -search.maxStepForPointsAdjustment */
     atomic_int remote_read;         /* promq_remote_read: -1 not tried yet, 0 absent, 1 offered */
+    enum promq_read_path read_path;
 };
 
 static char *promq_strdup_opt(const char *s)
@@ -69,6 +70,7 @@ struct promq *promq_new(const struct promq_cfg *cfg)
     q->basic_pass_file = promq_strdup_opt(cfg->basic_pass_file);
     q->ca_file = promq_strdup_opt(cfg->ca_file);
     q->insecure = cfg->insecure;
+    q->read_path = cfg->read_path;
     q->max_answer = cfg->max_answer_bytes ? cfg->max_answer_bytes : PROMQ_DEFAULT_MAX_ANSWER;
     pthread_mutex_init(&q->vm_lock, NULL);
     if (q->insecure)
@@ -358,6 +360,11 @@ out:
     httpc_resp_free(&resp);
     free(url);
     return ret;
+}
+
+enum promq_read_path promq_read_path(const struct promq *q)
+{
+    return q->read_path;
 }
 
 int promq_remote_read(const struct promq *q)

@@ -18,6 +18,23 @@
 
 #include "series.h"
 
+/*
+ * How a rule whose activity is a plain selector reads its raw samples from this server
+ * (docs/promql-plan.md §5.7; rawread.h chooses by it):
+ *   AUTO         remote read where the server offers it, VictoriaMetrics' export on
+ *                VictoriaMetrics, else the PromQL plan; asked once per server;
+ *   REMOTE_READ  always remote read (a server without it fails those rules' queries);
+ *   EXPORT       always /api/v1/export;
+ *   PROMQL       always the PromQL plan.
+ * Rules whose activity is an expression always use the PromQL plan.
+ */
+enum promq_read_path {
+    PROMQ_READ_AUTO = 0,
+    PROMQ_READ_REMOTE_READ,
+    PROMQ_READ_EXPORT,
+    PROMQ_READ_PROMQL
+};
+
 struct promq_cfg {
     const char *url;         /* base URL, e.g. http://127.0.0.1:9090 */
     double timeout;          /* seconds for the whole request; also sent as `timeout` */
@@ -32,6 +49,7 @@ struct promq_cfg {
      * over the cap fails with a message naming the cap, never a partial result.
      */
     size_t max_answer_bytes;
+    enum promq_read_path read_path; /* --prometheus.read-path (rawread_path_parse) */
 };
 
 struct promq;
@@ -55,13 +73,15 @@ int promq_instant(struct promq *q, const char *expr, double t, struct matrix *ou
  * settings and timeout (the same code as the PromQL queries), `headers` added. The answer
  * goes to `sink` as it arrives (a non-zero return stops the transfer); `*status` gets the
  * HTTP status and `ctype` (when not NULL) the answer's Content-Type ("" when none). For the
- * raw-sample reads (fetch.c), which parse and cap the answer themselves (promq_max_answer). Returns
- * 0 when an HTTP answer came, whatever its status, else -1 with a message in err; the caller judges
- * the status and calls promq_count_failure on a bad one.
+ * raw-sample reads (rawread.c), which parse and cap the answer themselves (promq_max_answer).
+ * Returns 0 when an HTTP answer came, whatever its status, else -1 with a message in err; the
+ * caller judges the status and calls promq_count_failure on a bad one.
  */
 int promq_post(struct promq *q, const char *path, const char *const *headers, size_t nheaders,
                const char *body, size_t len, int (*sink)(void *, const char *, size_t), void *arg,
                long *status, char *ctype, size_t ctlen, char *err, size_t errlen);
+/* The read path the client was configured with (promq_cfg.read_path). */
+enum promq_read_path promq_read_path(const struct promq *q);
 /* The base URL, without a trailing slash. */
 const char *promq_url(const struct promq *q);
 /* The cap on the parsed data of one answer (promq_cfg.max_answer_bytes or its default). */
