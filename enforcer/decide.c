@@ -44,7 +44,7 @@ struct entry {
     struct labels id;
     enum entry_kind kind;
     const struct series *s;
-    const struct proof *pf; /* the activity series as a proof (rule_data.has_proofs) */
+    const struct rule_proof *rp; /* the activity series as a proof (rule_data.has_proofs) */
     size_t idx;
 };
 
@@ -184,7 +184,7 @@ static void add_proof_entries(const struct rule_data *rd, double now, struct ent
         (*v)[(*n)++] = (struct entry){.id = id,
                                       .kind = ENTRY_ACTIVITY,
                                       .s = &rd->proofs[i].s,
-                                      .pf = rd->proofs[i].p,
+                                      .rp = &rd->proofs[i],
                                       .idx = i};
     }
 }
@@ -342,6 +342,43 @@ static void window_stats(const struct wpoint *p, size_t n, struct decision_rec *
         sum += p[i].v;
         if (isnan(max) || p[i].v > max)
             max = p[i].v;
+    }
+    d->max = max;
+    d->mean = nfin ? sum / (double)nfin : NAN;
+    d->last = last;
+}
+
+/*
+ * window_stats for series that are proofs: from each series' statistics of the workload's
+ * idle timer (rule_proof.win), display only (decide.h, rule_data.has_proofs).
+ */
+static void proof_window_stats(const struct entry *e, size_t ne, struct decision_rec *d)
+{
+    double sum = 0, max = NAN, last = NAN, last_t = NAN;
+    size_t nfin = 0;
+    d->samples = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (e[i].kind != ENTRY_ACTIVITY || !e[i].rp)
+            continue;
+        const struct rule_winstats *w = NULL;
+        for (size_t k = 0; k < e[i].rp->nwin && !w; k++)
+            if (fabs(e[i].rp->win[k].idle_timer - d->idle_timer) < 1e-6)
+                w = &e[i].rp->win[k];
+        if (!w || !w->samples)
+            continue;
+        if (w->samples > d->samples)
+            d->samples = w->samples;
+        nfin += w->finite;
+        sum += w->sum;
+        if (!isnan(w->max) && (isnan(max) || w->max > max))
+            max = w->max;
+        /* The last point: the latest series' value, NaN when any is not finite then. */
+        if (isnan(last_t) || w->last_t > last_t + DECIDE_EPS) {
+            last_t = w->last_t;
+            last = w->last;
+        } else if (fabs(w->last_t - last_t) <= DECIDE_EPS && !isnan(last)) {
+            last = isnan(w->last) ? NAN : w->last > last ? w->last : last;
+        }
     }
     d->max = max;
     d->mean = nfin ? sum / (double)nfin : NAN;
@@ -668,7 +705,7 @@ static enum reason judge_proofs(const struct judge_ctx *jc, const struct entry *
     for (size_t i = 0; i < ne; i++) {
         if (e[i].kind != ENTRY_ACTIVITY)
             continue;
-        proof_judge(e[i].pf, &jc->rd->proof_params, now, idle, jc->threshold, &v[i]);
+        proof_judge(e[i].rp->p, &jc->rd->proof_params, now, idle, jc->threshold, &v[i]);
         if (v[i].reason == REASON_ACTIVE &&
             (!active || v[i].active_at > active->active_at ||
              (v[i].active_at == active->active_at && v[i].active_value > active->active_value)))
@@ -775,6 +812,8 @@ static bool decide_workload(const struct rule_data *rd, const struct entry *e, s
     struct wpoint *p = merge_activity(e, ne, now, &np);
     window_stats(p, np, d);
     free(p);
+    if (rd->has_proofs)
+        proof_window_stats(e, ne, d);
     enum reason verdict;
     if (!first_act) {
         verdict = REASON_NO_DATA;

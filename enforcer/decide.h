@@ -41,10 +41,24 @@ enum reason {
     REASON__COUNT
 };
 
-/* One activity series as a proof (proof.h): its labels without __name__, and its fold. */
+/*
+ * The window statistics of one series for one idle timer (decision_rec samples, max, mean,
+ * last; display only): its grid points in [now - idle, now], how many of them are finite,
+ * their largest value and sum, and the value and time of the last (NaN when not finite).
+ */
+struct rule_winstats {
+    double idle_timer;
+    size_t samples, finite;
+    double max, sum, last, last_t;
+};
+
+/* One activity series as a proof (proof.h): its labels without __name__, its fold, and the
+   window statistics of each idle timer the fetch knew of (nwin 0 when it computed none). */
 struct rule_proof {
     struct series s; /* labels only, no points */
     struct proof *p;
+    struct rule_winstats *win;
+    size_t nwin;
 };
 
 /* Everything decide() needs for one rule, fetched by the caller (fetch.c). */
@@ -80,7 +94,11 @@ struct rule_data {
      * with proof_judge on the grid of `now`, which says what the grid judge says of
      * raw_to_grid's grids of the same samples (within the bounds proof.c states). A series
      * without a sample on now's grid is ignored, as raw_to_grid drops it. The record's
-     * samples, max, mean and last are display only: 0 and NaN on this path.
+     * samples, max, mean and last are display only on this path: from the series'
+     * rule_winstats of the workload's idle timer when the fetch computed it (exact for a
+     * workload of one series; with several, samples is the largest count and mean the mean
+     * of every series' points, where the grid takes the largest value per time), else 0 and
+     * NaN (backtest, which judges one fold at many times).
      */
     bool has_proofs;
     struct rule_proof *proofs;
