@@ -70,7 +70,11 @@ struct proof_breaker {
 
 /*
  * One series' state. Fields are proof.c's; callers only allocate it: proof_size(params)
- * bytes (the per-threshold part follows the struct), or proof_new.
+ * bytes (the per-threshold part follows the struct), or proof_new. On x86-64 that is 240
+ * bytes plus 48 per threshold (288 for a rule without threshold overrides), whatever the idle
+ * timer and however many samples were folded. The state is plain data with no pointers: it
+ * can be copied, kept from one cycle to the next and folded on with the samples after
+ * proof_last (the incremental read of issue 26).
  */
 struct proof {
     int64_t last;             /* last sample of any kind, the order check */
