@@ -352,6 +352,15 @@ static void window_stats(const struct wpoint *p, size_t n, struct decision_rec *
  * window_stats for series that are proofs: from each series' statistics of the workload's
  * idle timer (rule_proof.win), display only (decide.h, rule_data.has_proofs).
  */
+/* The window statistics of a proof for an idle timer, or NULL when the fetch computed none. */
+static const struct rule_winstats *proof_win(const struct rule_proof *rp, double idle_timer)
+{
+    for (size_t k = 0; rp && k < rp->nwin; k++)
+        if (fabs(rp->win[k].idle_timer - idle_timer) < 1e-6)
+            return &rp->win[k];
+    return NULL;
+}
+
 static void proof_window_stats(const struct entry *e, size_t ne, struct decision_rec *d)
 {
     double sum = 0, max = NAN, last = NAN, last_t = NAN;
@@ -360,10 +369,7 @@ static void proof_window_stats(const struct entry *e, size_t ne, struct decision
     for (size_t i = 0; i < ne; i++) {
         if (e[i].kind != ENTRY_ACTIVITY || !e[i].rp)
             continue;
-        const struct rule_winstats *w = NULL;
-        for (size_t k = 0; k < e[i].rp->nwin && !w; k++)
-            if (fabs(e[i].rp->win[k].idle_timer - d->idle_timer) < 1e-6)
-                w = &e[i].rp->win[k];
+        const struct rule_winstats *w = proof_win(e[i].rp, d->idle_timer);
         if (!w || !w->samples)
             continue;
         if (w->samples > d->samples)
@@ -706,6 +712,22 @@ static enum reason judge_proofs(const struct judge_ctx *jc, const struct entry *
         if (e[i].kind != ENTRY_ACTIVITY)
             continue;
         proof_judge(e[i].rp->p, &jc->rd->proof_params, now, idle, jc->threshold, &v[i]);
+        /*
+         * A proof may miss activity in a window that also holds a non-finite sample (which
+         * steps they share depends on where `now` puts the step boundaries, proof.c); the
+         * window statistics the fetch folded for this `now` know the largest finite point.
+         */
+        const struct rule_winstats *w = proof_win(e[i].rp, d->idle_timer);
+        if (v[i].reason != REASON_ACTIVE && v[i].reason != REASON_QUERY_ERROR && w &&
+            !isnan(w->max) && w->max * 100.0 >= jc->threshold) {
+            char t1[32];
+            v[i].reason = REASON_ACTIVE;
+            v[i].active_at = w->max_t;
+            v[i].active_value = w->max;
+            rfc3339_format(t1, sizeof(t1), w->max_t, RFC3339_SEC);
+            snprintf(v[i].detail, sizeof(v[i].detail), "activity %g%% at %s >= threshold %g%%",
+                     w->max * 100.0, t1, jc->threshold);
+        }
         if (v[i].reason == REASON_ACTIVE &&
             (!active || v[i].active_at > active->active_at ||
              (v[i].active_at == active->active_at && v[i].active_value > active->active_value)))

@@ -307,7 +307,7 @@ static void raw_window(const int64_t *t, const double *v, size_t n, const struct
     if (g < start)
         g = start;
     *w = (struct rule_winstats){
-        .idle_timer = (double)idle / 1000.0, .max = NAN, .last = NAN, .last_t = NAN};
+        .idle_timer = (double)idle / 1000.0, .max = NAN, .max_t = NAN, .last = NAN, .last_t = NAN};
     size_t lo = 0;
     for (; g <= now; g += step) {
         while (lo < n && t[lo] < g - step)
@@ -332,8 +332,10 @@ static void raw_window(const int64_t *t, const double *v, size_t n, const struct
             continue;
         w->finite++;
         w->sum += max;
-        if (isnan(w->max) || max > w->max)
+        if (isnan(w->max) || max >= w->max) {
             w->max = max;
+            w->max_t = (double)g / 1000.0;
+        }
     }
 }
 
