@@ -635,6 +635,41 @@ static const struct series *find_coverage(const struct series *const *idx, size_
 }
 
 /*
+ * Fold one series' verdict `r` into the workload's `*worst` (the lowest series_rank wins, with
+ * its detail, naming the series when the workload has several). True while every series so
+ * far is idle: the caller then folds the series' idle start into the workload's.
+ */
+static bool judge_series_into(struct decision_rec *d, const struct series *s, enum reason r,
+                              const char *detail, enum reason *worst)
+{
+    if (series_rank(r) < series_rank(*worst)) {
+        *worst = r;
+        /* Name the series when there are several: "gpu_id=1: last point at ...". */
+        if (s->labels.n > d->identity.n) {
+            char *l = labels_format(&s->labels);
+            set_detail(d, "%s: %s", l, detail);
+            free(l);
+        } else {
+            snprintf(d->detail, sizeof(d->detail), "%s", detail);
+        }
+    }
+    return *worst == REASON_IDLE;
+}
+
+/* The workload's verdict once every series is folded in: idle since the latest idle start. */
+static enum reason judge_end(const struct judge_ctx *jc, struct decision_rec *d, enum reason worst,
+                             double since)
+{
+    if (worst != REASON_IDLE)
+        return worst;
+    d->idle_since = since;
+    char idle[DUR_LEN];
+    set_detail(d, "below threshold %g%% for %s (max %g%%)", jc->threshold,
+               dur_format(idle, sizeof(idle), d->idle_timer), d->max * 100.0);
+    return REASON_IDLE;
+}
+
+/*
  * The activity verdict for one workload: busy if any series has a point at or above the
  * threshold in the window (the latest such point is quoted); otherwise the verdict of the
  * worst series, each judged on its own before anything is merged; otherwise idle.
@@ -672,30 +707,13 @@ static enum reason judge(const struct judge_ctx *jc, const struct entry *e, size
         const struct series *s = e[i].s;
         const struct series *cov = find_coverage(cidx, ncidx, s);
         enum reason r = judge_series(jc, s, cov, detail, sizeof(detail));
-        if (series_rank(r) < series_rank(worst)) {
-            worst = r;
-            /* Name the series when there are several: "gpu_id=1: last point at ...". */
-            if (s->labels.n > d->identity.n) {
-                char *l = labels_format(&s->labels);
-                set_detail(d, "%s: %s", l, detail);
-                free(l);
-            } else {
-                memcpy(d->detail, detail, sizeof(d->detail));
-            }
-        }
-        if (worst == REASON_IDLE) {
+        if (judge_series_into(d, s, r, detail, &worst)) {
             double st = series_idle_start(jc, s, cov, points_upto(s, jc->now));
             if (isnan(since) || st > since)
                 since = st;
         }
     }
-    if (worst != REASON_IDLE)
-        return worst;
-    d->idle_since = since;
-    char idle[DUR_LEN];
-    set_detail(d, "below threshold %g%% for %s (max %g%%)", jc->threshold,
-               dur_format(idle, sizeof(idle), d->idle_timer), d->max * 100.0);
-    return REASON_IDLE;
+    return judge_end(jc, d, worst, since);
 }
 
 /*
@@ -743,31 +761,14 @@ static enum reason judge_proofs(const struct judge_ctx *jc, const struct entry *
     for (size_t i = 0; i < ne; i++) {
         if (e[i].kind != ENTRY_ACTIVITY)
             continue;
-        enum reason r = (enum reason)v[i].reason;
-        if (series_rank(r) < series_rank(worst)) {
-            worst = r;
-            if (e[i].s->labels.n > d->identity.n) {
-                char *l = labels_format(&e[i].s->labels);
-                set_detail(d, "%s: %s", l, v[i].detail);
-                free(l);
-            } else {
-                memcpy(d->detail, v[i].detail, sizeof(d->detail));
-            }
-        }
-        if (worst == REASON_IDLE) {
+        if (judge_series_into(d, e[i].s, (enum reason)v[i].reason, v[i].detail, &worst)) {
             double st = v[i].idle_since;
             if (isnan(since) || st > since)
                 since = st;
         }
     }
     free(v);
-    if (worst != REASON_IDLE)
-        return worst;
-    d->idle_since = since;
-    char idle_s[DUR_LEN];
-    set_detail(d, "below threshold %g%% for %s (max %g%%)", jc->threshold,
-               dur_format(idle_s, sizeof(idle_s), d->idle_timer), d->max * 100.0);
-    return REASON_IDLE;
+    return judge_end(jc, d, worst, since);
 }
 
 static void push_rec(struct decisions *out, size_t *cap, const struct decision_rec *d)

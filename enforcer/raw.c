@@ -455,23 +455,3 @@ void raw_proofs_discard(struct raw_proofs *b)
     b->v = NULL;
     b->n = b->cap = 0;
 }
-
-int raw_to_proofs(struct matrix *raw, const struct proof_params *pp, double now, const double *idle,
-                  size_t nidle, struct rule_proof **v, size_t *n, char *err, size_t errlen)
-{
-    struct raw_proofs b;
-    int ret = raw_proofs_begin(&b, pp, now, idle, nidle, err, errlen);
-    for (size_t i = 0; i < raw->n; i++) {
-        if (ret == 0)
-            ret = raw_proofs_add(&b, &raw->s[i], err, errlen);
-        series_free(&raw->s[i]);
-    }
-    free(raw->s);
-    *raw = (struct matrix){0};
-    if (ret == 0)
-        return raw_proofs_end(&b, v, n, err, errlen);
-    raw_proofs_discard(&b);
-    *v = NULL;
-    *n = 0;
-    return -1;
-}

@@ -296,20 +296,16 @@ static void one_history(struct dev *dv, int verbose)
             }
         }
         /* The same read folded as plan and run fold it: proofs with the window statistics
-           of every idle timer of the rule (raw_to_proofs). */
+           of every idle timer of the rule (raw_proofs, as fetch.c folds a read). */
         struct rule_data dq = dp;
-        struct matrix raw2 = {0};
-        for (size_t i = 0; i < raw.n; i++) {
-            struct series *c = matrix_push(&raw2);
-            labels_copy(&c->labels, &raw.s[i].labels);
-            c->p = xmalloc((raw.s[i].n ? raw.s[i].n : 1) * sizeof(*c->p));
-            memcpy(c->p, raw.s[i].p, raw.s[i].n * sizeof(*c->p));
-            c->n = raw.s[i].n;
-        }
         double idles[2] = {r.idle_timer, r.noverrides && ov.has_idle_timer ? ov.idle_timer : 0};
         char err[256];
-        TEST_CHECK(raw_to_proofs(&raw2, &pp, dg.end, idles, idles[1] > 0 ? 2 : 1, &dq.proofs,
-                                 &dq.nproofs, err, sizeof(err)) == 0);
+        struct raw_proofs rp;
+        TEST_CHECK(
+            raw_proofs_begin(&rp, &pp, dg.end, idles, idles[1] > 0 ? 2 : 1, err, sizeof(err)) == 0);
+        for (size_t i = 0; i < raw.n; i++)
+            TEST_CHECK(raw_proofs_add(&rp, &raw.s[i], err, sizeof(err)) == 0);
+        TEST_CHECK(raw_proofs_end(&rp, &dq.proofs, &dq.nproofs, err, sizeof(err)) == 0);
         TEST_CHECK(raw_to_grid(&raw, &g, &dg.activity, &dg.coverage, err, sizeof(err)) == 0);
         dg.raw_coverage = dg.coverage_tail = true;
 
