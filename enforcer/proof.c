@@ -31,6 +31,9 @@
  *   - more than PROOF_SILENCES silences longer than max(step, lookback - idle_max) since the
  *     window start (only with a lookback clipped at 11,000 steps): the series is taken as
  *     too young, a keep;
+ *   - a window longer than the (clipped) lookback is young on the grid and here, but the
+ *     first grid point with a sample is known only when few silences longer than a step
+ *     followed it (step[]): gap and too_young may change places, a keep either way;
  *   - a window with a non-finite sample and a high sample whose step holds a non-finite one
  *     for some grid phases only: not_a_number where the grid may say active; a keep either way
  *     (plan and run fold the window statistics of their `now` too, from which decide() takes
