@@ -10,9 +10,10 @@
  * chains, kinds, keep-until, exempt labels) is not simulated, and the output says so.
  *
  * The simulated world: each workload (rule, identity) is one object created before the
- * range. The engine's action stops it; from then its decisions are not handed to the engine
- * (it does not run) until the history shows its activity at or above its threshold again,
- * its return, when a new object of the same root owner starts. The engine learns the
+ * range. The engine's action stops it; from then its series leave the data decide() sees
+ * (after a real action they end), and the devices it held come off the pending demand of the
+ * pressure rules, until the history shows its activity at or above its threshold again: its
+ * return, when a new object of the same root owner starts. The engine learns the
  * restart as it learns a `restore` (the pod's creation after the action, act_note_restart)
  * and keeps the workload too young until a whole idle window after it. A workload whose
  * allocation ends in the history before it returns is gone: its GPUs were freed up to the
