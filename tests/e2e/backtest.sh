@@ -2,8 +2,9 @@
 # End to end: `gpureclaim-enforcer backtest` against a real Prometheus loaded with a
 # backfilled history (tests/e2e/data/backtest/gen.py, whose docstring derives the known
 # answer): reclaims, GPU-hours freed and returns of one rules file and of a stricter one
-# (--compare), the decisions file against `plan --at`, the agreement with the audit file of a
-# dry run over the same period, and the bad-input messages.
+# (--compare), a DuringGPUPressure rule, the replay against the evaluation per cycle, the
+# decisions file against `plan --at`, the agreement with the audit file of a dry run over the
+# same period, the README's example output (gen_types.py), and the bad-input messages.
 . "$(dirname "$0")/../lib.sh"
 
 DATA=$TOP/tests/e2e/data/backtest
