@@ -354,6 +354,15 @@ const void *strset_put(struct strset *set, const char *s, size_t len, const void
     return NULL;
 }
 
+const void *strset_get(const struct strset *set, const char *s, size_t len)
+{
+    if (!set->cap)
+        return NULL;
+    const struct strset_slot *slot =
+        strset_find((struct strset_slot *)set->slots, set->cap, s, len);
+    return slot->s ? slot->val : NULL;
+}
+
 void strset_free(struct strset *set)
 {
     free(set->slots);

@@ -102,6 +102,8 @@ struct strset {
  * equal key (the set is then unchanged).
  */
 const void *strset_put(struct strset *set, const char *s, size_t len, const void *val);
+/* The value stored with `s`, or NULL when it is not in the set. */
+const void *strset_get(const struct strset *set, const char *s, size_t len);
 void strset_free(struct strset *set);
 
 #endif

@@ -15,6 +15,7 @@
 #include <json-c/json.h>
 
 #include "audit.h"
+#include "jsonparse.h"
 #include "log.h"
 #include "rfc3339.h"
 #include "util.h"
@@ -146,4 +147,73 @@ int audit_write(struct audit *a, const struct audit_rec *r)
     }
     free(line);
     return ret;
+}
+
+/* A string member, or NULL when absent or null; -1 when it is there but not a string. */
+static int audit_member_str(json_object *o, const char *key, char **out)
+{
+    json_object *v;
+    *out = NULL;
+    if (!json_object_object_get_ex(o, key, &v) || !v)
+        return 0;
+    if (!json_object_is_type(v, json_type_string))
+        return -1;
+    *out = xstrdup(json_object_get_string(v));
+    return 0;
+}
+
+int audit_parse_line(const char *s, size_t len, struct audit_line *out, char *err, size_t errlen)
+{
+    *out = (struct audit_line){.time = NAN};
+    json_object *o = jsonparse_strict(s, len, 16, "audit line", err, errlen), *wl, *tm;
+    if (!o)
+        return -1;
+    int rc = -1;
+    if (!json_object_is_type(o, json_type_object)) {
+        snprintf(err, errlen, "audit line is not a JSON object");
+        goto out;
+    }
+    if (audit_member_str(o, "event", &out->event) < 0 || !out->event ||
+        audit_member_str(o, "rule", &out->rule) < 0 || !out->rule ||
+        audit_member_str(o, "result", &out->result) < 0) {
+        snprintf(err, errlen, "audit line without string 'event' and 'rule'");
+        goto out;
+    }
+    if (!json_object_object_get_ex(o, "time", &tm) || !json_object_is_type(tm, json_type_string) ||
+        rfc3339_parse(json_object_get_string(tm), &out->time, err, errlen) != 0) {
+        if (!json_object_is_type(tm, json_type_string))
+            snprintf(err, errlen, "audit line without a 'time'");
+        goto out;
+    }
+    /* The writer's RFC 3339 has four-digit years: a later time is not one it wrote. */
+    if (!(out->time >= 0 && out->time < 253402300800.0)) {
+        snprintf(err, errlen, "audit line: time '%s' is out of range", json_object_get_string(tm));
+        goto out;
+    }
+    if (!json_object_object_get_ex(o, "workload", &wl) ||
+        !json_object_is_type(wl, json_type_object)) {
+        snprintf(err, errlen, "audit line without a 'workload' object");
+        goto out;
+    }
+    json_object_object_foreach(wl, name, value)
+    {
+        if (!json_object_is_type(value, json_type_string)) {
+            snprintf(err, errlen, "audit line: workload label '%s' is not a string", name);
+            goto out;
+        }
+        labels_set(&out->workload, name, json_object_get_string(value));
+    }
+    rc = 0;
+out:
+    json_object_put(o);
+    return rc;
+}
+
+void audit_line_free(struct audit_line *l)
+{
+    free(l->event);
+    free(l->rule);
+    free(l->result);
+    labels_free(&l->workload);
+    *l = (struct audit_line){.time = NAN};
 }

@@ -50,4 +50,21 @@ int audit_write(struct audit *a, const struct audit_rec *r);
 char *audit_format(const struct audit_rec *r);
 unsigned long audit_failures(const struct audit *a);
 
+/* What a reader of the trail compares (backtest --audit.file): the fields that say which
+   workload, when and what. Strings are NULL when absent or null. */
+struct audit_line {
+    double time; /* Unix seconds */
+    char *event, *rule, *result;
+    struct labels workload;
+};
+
+/*
+ * Parse one line of the trail (s[0..len), no newline) into `out` (freed by the caller with
+ * audit_line_free, also on failure): 0, or -1 with a message in err. The line must be a JSON
+ * object (jsonparse's strict rules) with `time` (RFC 3339), `event`, `rule` and `workload`
+ * (an object of string labels); other members are ignored, so lines of a newer version read.
+ */
+int audit_parse_line(const char *s, size_t len, struct audit_line *out, char *err, size_t errlen);
+void audit_line_free(struct audit_line *l);
+
 #endif

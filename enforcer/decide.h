@@ -14,6 +14,7 @@
 #ifndef GPURECLAIM_DECIDE_H
 #define GPURECLAIM_DECIDE_H
 
+#include "proof.h"
 #include "reason.h"
 #include "rules.h"
 #include "series.h"
@@ -48,6 +49,23 @@ struct rule_data {
      * of sub-points) says nothing of where in the step its holes are.
      */
     bool coverage_tail;
+    /*
+     * A selector rule read as raw samples may carry its series as proofs instead of `activity`
+     * and `coverage` (`has_proofs`; both matrices are then ignored): one per series, folded
+     * from at least raw_read_start() of now's grid with `proof_params`. decide() judges each
+     * with proof_judge on the grid of `now`, which says what the grid judge says of
+     * raw_to_grid's grids of the same samples (within the bounds proof.c states). A series
+     * without a sample on now's grid is ignored, as raw_to_grid drops it. The record's
+     * samples, max, mean and last are display only on this path: from the series'
+     * rule_winstats of the workload's idle timer when the fetch computed it (exact for a
+     * workload of one series; with several, samples is the largest count and mean the mean
+     * of every series' points, where the grid takes the largest value per time), else 0 and
+     * NaN (backtest, which judges one fold at many times).
+     */
+    bool has_proofs;
+    struct rule_proof *proofs;
+    size_t nproofs;
+    struct proof_params proof_params;
     /* How the activity was read: "remote_read", "export" or "promql" ("" when not queried);
        a static string (fetch.c). */
     const char *read_path;
@@ -112,6 +130,12 @@ void decisions_free(struct decisions *d);
 
 /* The range a rule must be queried over: [now - decide_lookback(rule), now]. */
 double decide_lookback(const struct rule *r);
+/*
+ * The proof parameters of a selector rule (proof.h): its step (60 s when unset), tolerated
+ * gap (2 x step when unset, as fetch.c reads), decide_lookback, longest idle timer and every
+ * threshold it can judge against.
+ */
+void decide_proof_params(const struct rule *r, struct proof_params *pp);
 /* True when `now` (Unix seconds) is inside one of the rule's windows (or it has none). */
 bool decide_rule_active(const struct rule *r, double now);
 

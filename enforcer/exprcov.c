@@ -11,7 +11,7 @@
  * (a selector carrying it for no workload at all, or only in an `unless` right-hand side, is
  * not compared), and when the result carries it too, the result must have each of them. A
  * name the sources spell differently (`instance` of two exporters) then keeps too: stricter
- * than needed, and a recording rule avoids it (docs/decision-semantics.md §3.1). Without by or
+ * than needed, and a recording rule avoids it (docs/decision-semantics.md §3.2). Without by or
  * on an expression matches on every label, so every series of a selector shaped like the
  * result's rows must have a row (series_missing).
  */

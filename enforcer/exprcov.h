@@ -1,6 +1,6 @@
 /*
  * The raw-sample proof for a rule whose `activity` is a PromQL expression rather than a
- * series selector (docs/decision-semantics.md §3.1).
+ * series selector (docs/decision-semantics.md §3.2).
  *
  * PromQL evaluates an expression's inner selectors with a 5-minute lookback, so its result
  * bridges a hole in the raw samples and goes on for 5 minutes after a series stopped: the

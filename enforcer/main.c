@@ -5,6 +5,7 @@
  *   plan            one evaluation, printed as a table or JSON
  *   explain         why one workload is kept or reclaimed, with a sparkline of its window
  *   run             the daemon (daemon.c)
+ *   backtest        what the rules would have done over a past range (backtest.c)
  *
  * Flags follow node_exporter and are parsed by the module the exporter uses too (flags.h):
  * one row per flag in the table below, whose type and range are checked at parse time and
@@ -17,6 +18,7 @@
  * error once on stderr, but a script or CI job must not read "everything kept" as "nothing
  * idle".
  */
+#include <errno.h>
 #include <malloc.h>
 #include <math.h>
 #include <stdbool.h>
@@ -29,6 +31,9 @@
 
 #include "act.h"
 #include "audit.h"
+#include "backtest.h"
+#include "btreport.h"
+#include "dur.h"
 #include "fetch.h"
 #include "promsel.h"
 #include "kinds.h"
@@ -75,6 +80,15 @@ enum {
     F_AT_ADVANCE,
     F_OUTPUT,
     F_STATS,
+    F_FROM,
+    F_TO,
+    F_RETURN_WITHIN,
+    F_BY,
+    F_TOP,
+    F_COMPARE,
+    F_DECISIONS,
+    F_BT_MAX_RANGE,
+    F_BT_SOURCE,
     F_WORKLOAD,
     F_RULE,
     F_INTERVAL,
@@ -148,25 +162,53 @@ static struct flags_def flags[NFLAGS] = {
               "run: a fixed time for every cycle, for tests"},
     [F_AT_ADVANCE] = {"at.advance", FLAGS_BOOL, "false",
                       "run: with --at, the clock starts at that time and advances (for tests)"},
-    [F_OUTPUT] = {"output", FLAGS_CHOICE, "table", "plan: output format, table or json",
-                  .choices = "table,json"},
+    [F_OUTPUT] = {"output", FLAGS_CHOICE, "table",
+                  "plan: output format, table or json; backtest: table, json or csv",
+                  .choices = "table,json,csv"},
     [F_STATS] = {"stats", FLAGS_BOOL, "false", "plan: print requests made and timings to stderr"},
+    [F_FROM] = {"from", FLAGS_STRING, "",
+                "backtest: start of the range, RFC 3339, Unix seconds or a duration back from "
+                "now ('7d')"},
+    [F_TO] = {"to", FLAGS_STRING, "", "backtest: end of the range, as --from (default now)"},
+    [F_RETURN_WITHIN] = {"return-within", FLAGS_DURATION, "1h",
+                         "backtest: a reclaimed workload busy again this soon counts as a "
+                         "return (work interrupted)"},
+    [F_BY] = {"by", FLAGS_STRING, "",
+              "backtest: break the results down by this label (e.g. namespace)"},
+    [F_TOP] = {"top", FLAGS_COUNT, "0",
+               "backtest: list this many workloads with the most GPU-hours freed and the "
+               "reclaims interrupted soonest",
+               .min = 0, .max = 10000},
+    [F_COMPARE] = {"compare", FLAGS_STRING, "",
+                   "backtest: a second rules file, run over the same range and shown beside"},
+    [F_DECISIONS] = {"decisions", FLAGS_STRING, "",
+                     "backtest: write every decision of every cycle to this file (JSON lines)"},
+    [F_BT_MAX_RANGE] = {"backtest.max-range", FLAGS_DURATION, "31d",
+                        "backtest: longest range accepted"},
+    [F_BT_SOURCE] = {"backtest.source", FLAGS_CHOICE, "replay",
+                     "backtest: how the history is read: replay (each raw sample once) or "
+                     "per-cycle (the queries of 'plan --at' at every cycle time, slow: to "
+                     "compare)",
+                     .choices = "replay,per-cycle"},
     [F_WORKLOAD] = {"workload", FLAGS_STRING, "",
                     "explain: labels of the workload, e.g. 'namespace=\"ml\",pod=\"x\"'"},
     [F_RULE] = {"rule", FLAGS_STRING, "", "explain: only this rule"},
-    [F_INTERVAL] = {"enforce.interval", FLAGS_DURATION, "1m", "run: time between evaluations"},
+    [F_INTERVAL] = {"enforce.interval", FLAGS_DURATION, "1m",
+                    "run, backtest: time between evaluations"},
     [F_ONCE] = {"once", FLAGS_BOOL, "false",
                 "run: one evaluation (and its actions), no metrics server, then exit"},
     [F_STATE_FILE] = {"state.file", FLAGS_STRING, "/var/lib/gpureclaim/state.json",
                       "run: notices and actions taken, kept across restarts (must be writable "
                       "with --no-dry-run)"},
     [F_AUDIT_FILE] = {"audit.file", FLAGS_STRING, "/var/log/gpureclaim/audit.jsonl",
-                      "run: JSON-lines audit of notices, actions, spares and skips ('-': stdout)"},
+                      "run: JSON-lines audit of notices, actions, spares and skips ('-': stdout); "
+                      "backtest: an audit file to compare the simulation with"},
     [F_PROTECTED] = {"enforce.protected-namespaces", FLAGS_STRING,
                      "kube-system,kube-public,kube-node-lease,gpureclaim",
-                     "run: comma-separated namespaces never acted on"},
+                     "run, backtest: comma-separated namespaces never acted on"},
     [F_MAX_PER_HOUR] = {"enforce.max-actions-per-hour", FLAGS_COUNT, "10",
-                        "run: cap on mutating calls per hour, all rules together (0: no cap)",
+                        "run, backtest: cap on mutating calls per hour, all rules together (0: no "
+                        "cap)",
                         .min = 0, .max = 1000000},
     [F_RT_SOCKET] = {"runtime.socket", FLAGS_STRING, "",
                      "run: Docker/Podman API socket for rules with action 'stop'"},
@@ -246,13 +288,15 @@ static void usage(FILE *out)
             "  plan           evaluate once and print every decision\n"
             "  explain        explain the decision for one workload (--workload)\n"
             "  run            evaluate every --enforce.interval and serve metrics\n"
+            "  backtest       what the rules would have done from --from to --to\n"
             "  restore [NS/]KIND/NAME\n"
             "                 undo a reclaim from the record on the object (--dry-run: show)\n\n"
             "flags:\n");
     flags_help(out, flags, NFLAGS);
-    fprintf(out, "\nexit status: 0 ok, 1 usage/rules/startup error or restore refused/failed,\n"
-                 "2 explain matched nothing, 3 plan/explain could not evaluate a rule (its\n"
-                 "workloads are kept)\n");
+    fprintf(out,
+            "\nexit status: 0 ok, 1 usage/rules/startup error or restore refused/failed,\n"
+            "2 explain matched nothing, 3 plan/explain/backtest could not evaluate a rule (its\n"
+            "workloads are kept)\n");
 }
 
 static bool flag_bool(int i)
@@ -857,6 +901,180 @@ static int cmd_run(void)
     return status;
 }
 
+/* ---- backtest ----------------------------------------------------------------------------- */
+
+/* A --from or --to: RFC 3339, Unix seconds, or a duration back from `now` ("7d"). */
+static int backtest_time(int flag, double now, double *out)
+{
+    char err[256];
+    double ago;
+    if (rfc3339_parse(flags[flag].value, out, err, sizeof(err)) == 0)
+        return 0;
+    if (dur_parse(flags[flag].value, &ago) == 0) {
+        *out = now - ago;
+        return 0;
+    }
+    fprintf(stderr,
+            "error: invalid time '%s' for '--%s': want RFC 3339, Unix seconds or a duration "
+            "back from now such as '7d'\n",
+            flags[flag].value, flags[flag].name);
+    return -1;
+}
+
+static struct bt_sim *backtest_one(struct promq *q, struct ruleset *rs, const struct bt_cfg *cfg,
+                                   FILE *decisions, const char *label)
+{
+    char err[512];
+    struct bt_source *src =
+        strcmp(flags[F_BT_SOURCE].value, "per-cycle") == 0
+            ? bt_source_per_cycle(q, rs, cfg->from, cfg->to, cfg->interval)
+            : bt_source_replay(q, rs, cfg->from, cfg->to, cfg->interval, err, sizeof(err));
+    if (!src) {
+        fprintf(stderr, "error: %s\n", err);
+        return NULL;
+    }
+    struct bt_sim *s = bt_run(rs, cfg, src, decisions, stderr, label, err, sizeof(err));
+    if (!s)
+        fprintf(stderr, "error: %s\n", err);
+    return s;
+}
+
+/* Exit status 3 and the message naming the failed parts, when a rule was not evaluated. */
+static int backtest_failures(const struct bt_result *r)
+{
+    int status = 0;
+    for (size_t i = 0; i < r->nrules; i++) {
+        if (!r->rule[i].nfail)
+            continue;
+        struct sbuf b = {0};
+        btreport_failures(r, i, &b);
+        fprintf(stderr,
+                "error: rule '%s' of '%s' could not be evaluated over part of the range, its "
+                "workloads kept there (query_error): %s\n",
+                r->rule[i].name, r->rules_file, b.buf);
+        sbuf_free(&b);
+        status = EXIT_RULE_ERROR;
+    }
+    return status;
+}
+
+/*
+ * `backtest`: the rules (and --compare's) simulated over [--from, --to] (backtest.h), printed
+ * by btreport. Exit status as plan's: 3 when a rule could not be evaluated over part of the
+ * range (named on stderr; those cycles count as query_error, never idle).
+ */
+static int cmd_backtest(void)
+{
+    double now = wall_now();
+    struct bt_cfg cfg = {.return_within = flags[F_RETURN_WITHIN].num,
+                         .max_actions_per_hour = (unsigned)flags[F_MAX_PER_HOUR].num,
+                         .protected_namespaces = flags[F_PROTECTED].value,
+                         .by = flag_str(F_BY)};
+    if (!flag_str(F_FROM)) {
+        fprintf(stderr, "error: 'backtest' needs --from, e.g. --from 7d\n");
+        return EXIT_USAGE;
+    }
+    cfg.to = now;
+    if (backtest_time(F_FROM, now, &cfg.from) ||
+        (flag_str(F_TO) && backtest_time(F_TO, now, &cfg.to)) ||
+        flag_duration(F_INTERVAL, &cfg.interval))
+        return EXIT_USAGE;
+    char a[RFC3339_LEN], b[RFC3339_LEN], d1[DUR_LEN], d2[DUR_LEN];
+    rfc3339_format(a, sizeof(a), cfg.from, RFC3339_SEC);
+    rfc3339_format(b, sizeof(b), cfg.to, RFC3339_SEC);
+    if (!(cfg.from < cfg.to)) {
+        fprintf(stderr, "error: --from (%s) is not before --to (%s)\n", a, b);
+        return EXIT_USAGE;
+    }
+    /* The future has no data: its cycles would only ever be no_data. */
+    if (cfg.to > now + 60) {
+        fprintf(stderr, "error: --to (%s) is in the future: a backtest reads history\n", b);
+        return EXIT_USAGE;
+    }
+    if (cfg.to - cfg.from > flags[F_BT_MAX_RANGE].num) {
+        fprintf(stderr,
+                "error: the range %s .. %s is %s, longer than the cap of %s: raise it with "
+                "--backtest.max-range\n",
+                a, b, dur_format(d1, sizeof(d1), cfg.to - cfg.from),
+                dur_format(d2, sizeof(d2), flags[F_BT_MAX_RANGE].num));
+        return EXIT_USAGE;
+    }
+    const char *fmt = flags[F_OUTPUT].value;
+    enum btreport_format bf = strcmp(fmt, "json") == 0  ? BTREPORT_JSON
+                              : strcmp(fmt, "csv") == 0 ? BTREPORT_CSV
+                                                        : BTREPORT_TABLE;
+    struct promq_cfg pc;
+    if (need_rules_file("backtest") || prom_config(&pc))
+        return EXIT_USAGE;
+    struct ruleset ra = {0}, rb = {0};
+    if (load_rules(&ra) != 0) {
+        rules_free(&ra);
+        return EXIT_USAGE;
+    }
+    if (flag_str(F_COMPARE)) {
+        struct rules_errors errs = {0};
+        int rc = rules_load_file(flags[F_COMPARE].value, &rb, &errs);
+        for (size_t i = 0; i < errs.n; i++)
+            fprintf(stderr, "%s\n", errs.msg[i]);
+        rules_errors_free(&errs);
+        if (rc != 0) {
+            fprintf(stderr, "error: rules file '%s' did not load\n", flags[F_COMPARE].value);
+            rules_free(&ra);
+            rules_free(&rb);
+            return EXIT_USAGE;
+        }
+    }
+    FILE *dec = NULL;
+    if (flag_str(F_DECISIONS) && !(dec = fopen(flags[F_DECISIONS].value, "w"))) {
+        fprintf(stderr, "error: cannot write '%s': %s\n", flags[F_DECISIONS].value,
+                strerror(errno));
+        rules_free(&ra);
+        rules_free(&rb);
+        return EXIT_USAGE;
+    }
+    /* The engine's own lines (each simulated notice and action) are not news here. */
+    if (!flags[F_LOG_LEVEL].set)
+        log_set_level("warn");
+    if (pc.insecure)
+        log_warn("TLS verification of '%s' is disabled (--prometheus.insecure-skip-verify)",
+                 pc.url);
+    struct promq *q = promq_new(&pc);
+    int status = 1;
+    struct bt_sim *sa = backtest_one(q, &ra, &cfg, dec, "backtest");
+    struct bt_sim *sb = sa && rb.n ? backtest_one(q, &rb, &cfg, NULL, "backtest --compare") : NULL;
+    if (dec && fclose(dec) != 0)
+        fprintf(stderr, "error: cannot write '%s': %s\n", flags[F_DECISIONS].value,
+                strerror(errno));
+    if (sa && (!rb.n || sb)) {
+        struct bt_audit_cmp cmp = {0};
+        struct sbuf diff = {0}, out = {0};
+        cmp.diff = &diff;
+        char err[512];
+        bool audit = flags[F_AUDIT_FILE].set;
+        if (audit && bt_audit_compare(bt_sim_result(sa), flags[F_AUDIT_FILE].value, &cmp, err,
+                                      sizeof(err)) != 0) {
+            fprintf(stderr, "error: %s\n", err);
+            status = EXIT_USAGE;
+        } else {
+            btreport_render(bt_sim_result(sa), sb ? bt_sim_result(sb) : NULL,
+                            (size_t)flags[F_TOP].num, audit ? &cmp : NULL, bf, &out);
+            fwrite(out.buf, 1, out.len, stdout);
+            fflush(stdout);
+            status = backtest_failures(bt_sim_result(sa));
+            if (sb && backtest_failures(bt_sim_result(sb)))
+                status = EXIT_RULE_ERROR;
+        }
+        sbuf_free(&out);
+        sbuf_free(&diff);
+    }
+    bt_sim_free(sa);
+    bt_sim_free(sb);
+    promq_free(q);
+    rules_free(&ra);
+    rules_free(&rb);
+    return status;
+}
+
 /* ---- restore ------------------------------------------------------------------------------ */
 
 /*
@@ -986,11 +1204,17 @@ int main(int argc, char **argv)
     } else if (npos > 1) {
         fprintf(stderr, "error: unexpected argument '%s' for '%s'\n", pos[1], cmd);
     } else if (strcmp(cmd, "plan") == 0) {
+        /* plan and run judge selector rules from proofs (no per-step grid of the window);
+           explain keeps the grids its sparkline draws. decide() says the same of both. */
+        fetch_set_proofs(true);
         status = cmd_plan();
     } else if (strcmp(cmd, "explain") == 0) {
         status = cmd_explain();
     } else if (strcmp(cmd, "run") == 0) {
+        fetch_set_proofs(true);
         status = cmd_run();
+    } else if (strcmp(cmd, "backtest") == 0) {
+        status = cmd_backtest();
     } else {
         fprintf(stderr, "error: unknown command '%s'\n", cmd);
         usage(stderr);

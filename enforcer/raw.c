@@ -21,13 +21,6 @@
 #include "raw.h"
 #include "util.h"
 
-bool raw_is_stale(double v)
-{
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof(bits));
-    return bits == RAW_STALE_NAN_BITS;
-}
-
 double raw_read_start(const struct raw_grid *g)
 {
     return g->start - g->step - g->gap;
@@ -49,12 +42,12 @@ static size_t raw_spans(const int64_t *t, const double *v, size_t n, int64_t gap
 {
     size_t ns = 0;
     for (size_t i = 0; i < n; i++) {
-        if (raw_is_stale(v[i]))
+        if (series_is_stale(v[i]))
             continue;
         int64_t a = 2 * t[i], b = 2 * (t[i] + gap) + 1;
         /* A staleness marker before the cover ends cuts it at the marker. */
         for (size_t j = i + 1; j < n && 2 * t[j] < b; j++) {
-            if (raw_is_stale(v[j])) {
+            if (series_is_stale(v[j])) {
                 b = 2 * t[j];
                 break;
             }
@@ -72,7 +65,7 @@ static size_t raw_spans(const int64_t *t, const double *v, size_t n, int64_t gap
 /* Labels without __name__ (copied). */
 static void raw_drop_name(struct labels *dst, const struct labels *src)
 {
-    struct label small[16], *v = src->n <= 16 ? small : xmalloc(src->n * sizeof(*v));
+    struct label small[16] = {{0}}, *v = src->n <= 16 ? small : xmalloc(src->n * sizeof(*v));
     size_t k = 0;
     for (size_t i = 0; i < src->n; i++)
         if (strcmp(src->v[i].name, "__name__") != 0)
@@ -119,7 +112,7 @@ static bool raw_series(const struct series *s, int64_t start, int64_t step, size
         bool any = false, nonfinite = false;
         double max = 0;
         for (size_t j = lo; j < s->n && t[j] <= te; j++) {
-            if (raw_is_stale(v[j]))
+            if (series_is_stale(v[j]))
                 continue;
             if (!isfinite(v[j]))
                 nonfinite = true;
@@ -275,6 +268,187 @@ int raw_to_grid(struct matrix *raw, const struct raw_grid *g, struct matrix *act
     return -1;
 }
 
+/* ---- raw samples to proofs ---------------------------------------------------------------- */
+
+int raw_proofs_begin(struct raw_proofs *b, const struct proof_params *pp, double now,
+                     const double *idle, size_t nidle, char *err, size_t errlen)
+{
+    *b = (struct raw_proofs){.pp = *pp, .now = raw_ms(now)};
+    if (!isfinite(now) || pp->step_ms <= 0 || pp->gap_ms < 0 || pp->lookback_ms < 0 ||
+        pp->lookback_ms % pp->step_ms != 0 || nidle > RAW_MAX_IDLE) {
+        snprintf(err, errlen, "invalid proof at %.3f with step %" PRId64 " ms", now, pp->step_ms);
+        b->failed = true;
+        return -1;
+    }
+    for (size_t i = 0; i < nidle; i++)
+        b->idle[i] = raw_ms(idle[i]);
+    b->nidle = nidle;
+    return 0;
+}
+
+/*
+ * decide.c window_stats of one series on the grid of `now`: its points (the largest sample of
+ * each closed step, NaN with a non-finite one) from the first grid point at or after
+ * now - idle, and at or after the grid start. O(samples + points), no memory.
+ */
+static void raw_window(const int64_t *t, const double *v, size_t n, const struct raw_proofs *b,
+                       int64_t idle, struct rule_winstats *w)
+{
+    int64_t step = b->pp.step_ms, now = b->now, start = now - b->pp.lookback_ms;
+    int64_t ws = now - idle;
+    int64_t g = ws > now ? now + step : now - ((now - ws) / step) * step;
+    if (g < start)
+        g = start;
+    *w = (struct rule_winstats){
+        .idle_timer = (double)idle / 1000.0, .max = NAN, .max_t = NAN, .last = NAN, .last_t = NAN};
+    size_t lo = 0;
+    for (; g <= now; g += step) {
+        while (lo < n && t[lo] < g - step)
+            lo++;
+        bool any = false, nonfinite = false;
+        double max = 0;
+        for (size_t j = lo; j < n && t[j] <= g; j++) {
+            if (series_is_stale(v[j]))
+                continue;
+            if (!isfinite(v[j]))
+                nonfinite = true;
+            else if (!any || v[j] > max)
+                max = v[j];
+            any = true;
+        }
+        if (!any)
+            continue;
+        w->samples++;
+        w->last_t = (double)g / 1000.0;
+        w->last = nonfinite ? NAN : max;
+        if (nonfinite)
+            continue;
+        w->finite++;
+        w->sum += max;
+        if (isnan(w->max) || max >= w->max) {
+            w->max = max;
+            w->max_t = (double)g / 1000.0;
+        }
+    }
+}
+
+int raw_proofs_add(struct raw_proofs *b, const struct series *s, char *err, size_t errlen)
+{
+    if (b->failed) {
+        snprintf(err, errlen, "raw proofs already failed");
+        return -1;
+    }
+    struct proof *p = proof_new(&b->pp);
+    int64_t *t = xmalloc((s->n ? s->n : 1) * sizeof(*t));
+    double *v = xmalloc((s->n ? s->n : 1) * sizeof(*v));
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        char e2[128];
+        int64_t ms = raw_ms(s->p[i].t);
+        if (!isfinite(s->p[i].t) || ms > b->now ||
+            proof_add(p, &b->pp, ms, s->p[i].v, e2, sizeof(e2)) < 0) {
+            char *l = labels_format(&s->labels);
+            snprintf(err, errlen, "raw samples of %.120s out of order at %.3f", l, s->p[i].t);
+            if (ms > b->now)
+                snprintf(err, errlen, "raw samples of %.120s after the evaluation time at %.3f", l,
+                         s->p[i].t);
+            free(l);
+            free(p);
+            free(t);
+            free(v);
+            raw_proofs_discard(b);
+            b->failed = true;
+            return -1;
+        }
+        t[n] = ms;
+        v[n++] = s->p[i].v;
+    }
+    if (!proof_present(p, &b->pp, b->now)) {
+        free(p);
+        free(t);
+        free(v);
+        return 0;
+    }
+    if (b->n == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 64;
+        b->v = xrealloc(b->v, b->cap * sizeof(*b->v));
+    }
+    struct rule_proof *rp = &b->v[b->n++];
+    *rp = (struct rule_proof){.p = p, .nwin = b->nidle};
+    raw_drop_name(&rp->s.labels, &s->labels);
+    if (b->nidle) {
+        rp->win = xmalloc(b->nidle * sizeof(*rp->win));
+        for (size_t i = 0; i < b->nidle; i++)
+            raw_window(t, v, n, b, b->idle[i], &rp->win[i]);
+    }
+    free(t);
+    free(v);
+    return 0;
+}
+
+static int raw_cmp_proof(const void *a, const void *b)
+{
+    return labels_compare(&(*(const struct rule_proof *const *)a)->s.labels,
+                          &(*(const struct rule_proof *const *)b)->s.labels);
+}
+
+int raw_proofs_end(struct raw_proofs *b, struct rule_proof **v, size_t *n, char *err, size_t errlen)
+{
+    *v = NULL;
+    *n = 0;
+    if (b->failed) {
+        raw_proofs_discard(b);
+        snprintf(err, errlen, "raw proofs already failed");
+        return -1;
+    }
+    int ret = 0;
+    if (b->n > 1) {
+        const struct rule_proof **idx = xmalloc(b->n * sizeof(*idx));
+        for (size_t i = 0; i < b->n; i++)
+            idx[i] = &b->v[i];
+        qsort(idx, b->n, sizeof(*idx), raw_cmp_proof);
+        for (size_t i = 1; i < b->n && ret == 0; i++) {
+            if (labels_equal(&idx[i - 1]->s.labels, &idx[i]->s.labels)) {
+                char *l = labels_format(&idx[i]->s.labels);
+                snprintf(err, errlen, "two series differ only in their metric name: %.160s", l);
+                free(l);
+                ret = -1;
+            }
+        }
+        free(idx);
+    }
+    if (ret < 0) {
+        raw_proofs_discard(b);
+        b->failed = true;
+        return -1;
+    }
+    if (b->n && b->n < b->cap)
+        b->v = xrealloc(b->v, b->n * sizeof(*b->v));
+    *v = b->v;
+    *n = b->n;
+    b->v = NULL;
+    b->n = b->cap = 0;
+    b->failed = true; /* used up */
+    return 0;
+}
+
+void raw_proofs_free(struct rule_proof *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        labels_free(&v[i].s.labels);
+        free(v[i].p);
+        free(v[i].win);
+    }
+    free(v);
+}
+
+void raw_proofs_discard(struct raw_proofs *b)
+{
+    raw_proofs_free(b->v, b->n);
+    b->v = NULL;
+    b->n = b->cap = 0;
+}
+
 int raw_cover_at(const struct series *s, double at, double gap, struct raw_cover *out, char *err,
                  size_t errlen)
 {
@@ -305,7 +479,7 @@ int raw_cover_at(const struct series *s, double at, double gap, struct raw_cover
     while (k > 0 && sp[k - 1].a > 2 * at_ms)
         k--;
     for (size_t i = n; i-- > 0;) {
-        if (!raw_is_stale(v[i])) {
+        if (!series_is_stale(v[i])) {
             out->last = (double)t[i] / 1000.0;
             break;
         }
@@ -318,7 +492,7 @@ int raw_cover_at(const struct series *s, double at, double gap, struct raw_cover
             out->from = (double)r->a / 2000.0;
             /* The real sample before the run's first one, if any: the other side of its hole. */
             for (size_t i = 0; i < n && 2 * t[i] < r->a; i++)
-                if (!raw_is_stale(v[i]))
+                if (!series_is_stale(v[i]))
                     out->before = (double)t[i] / 1000.0;
         }
     }

@@ -19,13 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proof.h"
 #include "series.h"
-
-/* Prometheus' staleness marker (prometheus/prometheus model/value/value.go, StaleNaN). */
-#define RAW_STALE_NAN_BITS UINT64_C(0x7ff0000000000002)
-
-/* True when v has exactly the bits of a staleness marker. */
-bool raw_is_stale(double v);
 
 /* What the grid computation needs of a rule: its range, step and tolerated gap (seconds). */
 struct raw_grid {
@@ -104,5 +99,32 @@ struct raw_cover {
 };
 int raw_cover_at(const struct series *s, double at, double gap, struct raw_cover *out, char *err,
                  size_t errlen);
+
+/*
+ * The same raw samples folded into one proof per series (proof.h) instead of grids, for
+ * decide() to judge (rule_data.has_proofs): memory then holds a few hundred bytes per series
+ * whatever the idle timer. raw_proofs_begin takes the rule's proof parameters, the evaluation
+ * time (a series without a sample on its grid is dropped, as raw_grids_add drops it) and the
+ * idle timers (seconds, at most RAW_MAX_IDLE; none when nidle is 0) whose window statistics
+ * each series gets (rule_proof.win: display only, decide.h); raw_proofs_add folds one series
+ * (not consumed); raw_proofs_end checks that no two series have the same labels without
+ * `__name__` and hands the proofs over (free them with raw_proofs_free). Failures and
+ * raw_proofs_discard as for raw_grids.
+ */
+#define RAW_MAX_IDLE 8
+struct raw_proofs {
+    struct proof_params pp;
+    int64_t now, idle[RAW_MAX_IDLE]; /* ms */
+    size_t nidle, n, cap;
+    bool failed;
+    struct rule_proof *v;
+};
+int raw_proofs_begin(struct raw_proofs *b, const struct proof_params *pp, double now,
+                     const double *idle, size_t nidle, char *err, size_t errlen);
+int raw_proofs_add(struct raw_proofs *b, const struct series *s, char *err, size_t errlen);
+int raw_proofs_end(struct raw_proofs *b, struct rule_proof **v, size_t *n, char *err,
+                   size_t errlen);
+void raw_proofs_discard(struct raw_proofs *b);
+void raw_proofs_free(struct rule_proof *v, size_t n);
 
 #endif

@@ -127,22 +127,6 @@ static int64_t rp_ms(double t)
     return (int64_t)llround(t * 1000.0);
 }
 
-static double rp_step(const struct rule *r)
-{
-    return r->step > 0 ? r->step : 60.0;
-}
-
-/* The grid fetch.c builds for rule `r` at `now` (fetch_grid). */
-static struct raw_grid rp_grid(const struct rule *r, double now)
-{
-    return (struct raw_grid){
-        .start = now - decide_lookback(r),
-        .end = now,
-        .step = rp_step(r),
-        .gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * rp_step(r),
-    };
-}
-
 /* Where the read of selector `k` starts for the cycle at t: the earliest start of its rules,
    computed as fetch_plan_raw does, so that the same samples are handed over. */
 static double rp_sel_start(const struct replay *r, size_t k, double t)
@@ -151,7 +135,7 @@ static double rp_sel_start(const struct replay *r, size_t k, double t)
     for (size_t i = 0; i < r->cfg.rs->n; i++) {
         if (r->rules[i].mode != RP_RAW || r->rules[i].sel != k)
             continue;
-        struct raw_grid g = rp_grid(&r->cfg.rs->rules[i], t);
+        struct raw_grid g = fetch_grid(&r->cfg.rs->rules[i], t);
         double s = raw_read_start(&g);
         if (s < start)
             start = s;
@@ -233,7 +217,9 @@ static int rp_on_series(void *arg, const struct series *in, char *err, size_t er
         if (ms < s->lo_ms || ms > s->hi_ms || ms <= last)
             continue;
         if (e->n == e->cap) {
-            if (e->head > e->n / 2) {
+            /* Move the samples held to the front while a quarter of the buffer is free
+               there, else grow: the buffer stays within 4/3 of what is held, not twice. */
+            if (e->head > e->cap / 4) {
                 memmove(e->p, e->p + e->head, (e->n - e->head) * sizeof(*e->p));
                 e->n -= e->head;
                 e->mark = e->mark > e->head ? e->mark - e->head : 0;
@@ -271,6 +257,16 @@ static void rp_trim(struct replay *r, size_t k, double t)
         if (e->head == e->n) {
             rp_series_free(e);
             continue;
+        }
+        /* A buffer grown for the first read (a whole reach and a chunk) shrinks back to
+           what one window and a chunk hold. */
+        size_t live = e->n - e->head;
+        if (e->cap > 64 && live * 4 < e->cap) {
+            memmove(e->p, e->p + e->head, live * sizeof(*e->p));
+            e->n = live;
+            e->head = 0;
+            e->cap = 2 * live > 64 ? 2 * live : 64;
+            e->p = xrealloc(e->p, e->cap * sizeof(*e->p));
         }
         s->s[kept++] = *e;
     }
@@ -537,7 +533,7 @@ static bool rp_set_sliced(struct replay *r, size_t i)
 {
     const struct rule *ru = &r->cfg.rs->rules[i];
     struct rp_rule *pr = &r->rules[i];
-    double step = rp_step(ru), lb = decide_lookback(ru);
+    double step = fetch_grid(ru, 0).step, lb = decide_lookback(ru);
     int64_t step_ms = rp_ms(step), iv_ms = rp_ms(r->cfg.interval);
     if (r->inst_per_cycle || !ru->enabled || !ru->q_activity || !ru->q_allocation || step_ms <= 0 ||
         (double)step_ms != step * 1000.0 || iv_ms % step_ms != 0 || lb / step > FETCH_MAX_STEPS ||
@@ -679,7 +675,7 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
                  rfc3339_format(b, sizeof(b), f->b, RFC3339_MILLI_FRAC), f->msg);
         rc = -1;
     }
-    struct raw_grid g = rp_grid(ru, t);
+    struct raw_grid g = fetch_grid(ru, t);
     struct raw_grids grids;
     if (rc == 0 && raw_grids_begin(&grids, &g, err, sizeof(err)) < 0)
         rc = -1;

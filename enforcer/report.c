@@ -285,7 +285,7 @@ void report_render_table(const struct decisions *d, struct sbuf *out)
 }
 
 /* A finite number, or null: JSON has no NaN. */
-static struct json_object *json_number(double v)
+struct json_object *report_json_number(double v)
 {
     if (!isfinite(v))
         return NULL;
@@ -294,7 +294,7 @@ static struct json_object *json_number(double v)
     return json_object_new_double_s(v, buf);
 }
 
-static struct json_object *json_time(double t)
+struct json_object *report_json_time(double t)
 {
     if (!isfinite(t))
         return NULL;
@@ -317,19 +317,19 @@ static struct json_object *decision_json(const struct decision_rec *r)
                            json_object_new_string(decide_decision_name(r->decision)));
     json_object_object_add(o, "reason", json_object_new_string(decide_reason_name(r->reason)));
     json_object_object_add(o, "detail", json_object_new_string(r->detail));
-    json_object_object_add(o, "idleSince", json_time(r->idle_since));
-    json_object_object_add(o, "threshold", json_number(r->threshold));
+    json_object_object_add(o, "idleSince", report_json_time(r->idle_since));
+    json_object_object_add(o, "threshold", report_json_number(r->threshold));
     dur_format(buf, sizeof(buf), r->idle_timer);
     json_object_object_add(o, "idleTimer", json_object_new_string(buf));
     struct json_object *win = json_object_new_object();
-    json_object_object_add(win, "start", json_time(r->window_start));
-    json_object_object_add(win, "end", json_time(r->window_end));
+    json_object_object_add(win, "start", report_json_time(r->window_start));
+    json_object_object_add(win, "end", report_json_time(r->window_end));
     json_object_object_add(win, "samples", json_object_new_int64((int64_t)r->samples));
-    json_object_object_add(win, "max", json_number(r->max));
-    json_object_object_add(win, "mean", json_number(r->mean));
-    json_object_object_add(win, "last", json_number(r->last));
+    json_object_object_add(win, "max", report_json_number(r->max));
+    json_object_object_add(win, "mean", report_json_number(r->mean));
+    json_object_object_add(win, "last", report_json_number(r->last));
     json_object_object_add(o, "window", win);
-    json_object_object_add(o, "allocated", json_number(r->allocated));
+    json_object_object_add(o, "allocated", report_json_number(r->allocated));
     json_object_object_add(o, "resource",
                            r->resource[0] ? json_object_new_string(r->resource) : NULL);
     json_object_object_add(o, "dryRun", json_object_new_boolean(r->dry_run));
@@ -340,6 +340,16 @@ static struct json_object *decision_json(const struct decision_rec *r)
     if (r->note && r->note[0])
         json_object_object_add(o, "note", json_object_new_string(r->note));
     return o;
+}
+
+void report_render_json_line(const struct decision_rec *r, double cycle, struct sbuf *out)
+{
+    struct json_object *o = decision_json(r);
+    json_object_object_add(o, "cycle", report_json_time(cycle));
+    sbuf_puts(out, json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                         JSON_C_TO_STRING_NOSLASHESCAPE));
+    sbuf_putc(out, '\n');
+    json_object_put(o);
 }
 
 void report_render_json(const struct decisions *d, struct sbuf *out)

@@ -31,6 +31,18 @@ void report_render_table(const struct decisions *d, struct sbuf *out);
 void report_render_json(const struct decisions *d, struct sbuf *out);
 
 /*
+ * `backtest --decisions`: one decision as the object of `plan --output json` with the cycle
+ * time added ("cycle"), on one line.
+ */
+void report_render_json_line(const struct decision_rec *r, double cycle, struct sbuf *out);
+
+/* JSON values as plan's output writes them: a number (NULL, i.e. null, when not finite) and
+   an RFC 3339 time (null when not finite). */
+struct json_object;
+struct json_object *report_json_number(double v);
+struct json_object *report_json_time(double t);
+
+/*
  * `explain`: for every decision whose labels contain all of `want` (and whose rule is
  * `rule_name`, when not NULL), the rule's settings, the activity window as a sparkline with
  * its marker row, min/max/mean and the decision with a sentence saying why. `data` is what

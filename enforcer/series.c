@@ -218,6 +218,13 @@ fail:
     return -1;
 }
 
+bool series_is_stale(double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof(bits));
+    return bits == SERIES_STALE_NAN_BITS;
+}
+
 void series_free(struct series *s)
 {
     labels_free(&s->labels);

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct label {
     char *name;
@@ -56,6 +57,13 @@ char *labels_format(const struct labels *ls);
  * Used for --workload on the command line.
  */
 int labels_parse(const char *s, struct labels *out, char *err, size_t errlen);
+
+/* Prometheus' staleness marker (prometheus/prometheus model/value/value.go, StaleNaN): the
+   value a series takes when it disappears; not a number to judge, the end of the series. */
+#define SERIES_STALE_NAN_BITS UINT64_C(0x7ff0000000000002)
+
+/* True when v has exactly the bits of a staleness marker. */
+bool series_is_stale(double v);
 
 void series_free(struct series *s);
 void matrix_free(struct matrix *m);

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "raw.h"
 #include "utf8.h"
 #include "util.h"
 #include "vmexport.h"
@@ -183,7 +182,7 @@ static bool vmx_value(struct vmx_cur *c, double *v)
         return true;
     }
     if (vmx_token(c, "NaN")) {
-        uint64_t bits = RAW_STALE_NAN_BITS;
+        uint64_t bits = SERIES_STALE_NAN_BITS;
         memcpy(v, &bits, sizeof(*v));
         return true;
     }

@@ -10,8 +10,10 @@
 #   * Prometheus scraping it every 2 s with the project's recording rules;
 #   * gpureclaim-enforcer with deploy/demo/rules.yaml (Always, 10 %, 2 minutes, action stop)
 #     stopping idle containers through the same API;
-# then prints the URLs and a timeline (timeline.py) until --duration or Ctrl-C, a summary, and
-# stops everything it started: only its own PIDs, only the containers of its private store.
+# then prints the URLs and a timeline (timeline.py) until --duration or Ctrl-C, a summary, a
+# backtest of the demo's own history with its rules against a stricter variant
+# (rules-strict.yaml, `backtest --compare`), and stops everything it started: only its own
+# PIDs, only the containers of its private store.
 #
 # usage: deploy/demo/demo.sh [--duration D] [--keep] [--help]
 #   --duration D   run for D (e.g. 6m, 200s, 90) counted from the start; 0 = until Ctrl-C.
@@ -254,6 +256,19 @@ while kill -0 "$TL_PID" 2>/dev/null; do
     wait "$TL_PID"
 done
 TL_PID=
+
+# ---- backtest: the same history through the rules and a stricter variant ---------------------
+
+if [ -z "$INTERRUPTED" ]; then
+    echo
+    echo "Backtest of this run's history, every 10 s: the demo's rules (A) against"
+    echo "rules-strict.yaml (B: below 5 % for 3 minutes). The enforcer really stopped containers,"
+    echo "so their history ends there: the backtest cannot see them come back."
+    "$BIN/gpureclaim-enforcer" backtest --rules.file="$HERE/rules.yaml" \
+        --compare="$HERE/rules-strict.yaml" --prometheus.url="$PROM" --from="${T0%.*}" \
+        --to="$(date +%s)" --enforce.interval=10s --top=3 2>"$DIR/backtest.err" ||
+        echo "demo: backtest failed: $(tail -n 3 "$DIR/backtest.err")"
+fi
 echo
 echo "stopping everything the demo started"
 [ -z "$INTERRUPTED" ] || exit 130

@@ -132,6 +132,13 @@ sed 's/^/    | /' "$out"
 check urls-printed grep -q '^  Prometheus  *http://127\.0\.0\.1:[0-9]*/graph?g0.expr=' "$out"
 check enforcer-url grep -q '^  enforcer metrics  *http://127\.0\.0\.1:[0-9]*/metrics' "$out"
 check summary-printed grep -q '^Summary' "$out"
+# The backtest of the demo's own history, its rules against the stricter variant: both tables,
+# the differences, and at least the three containers the enforcer stopped as reclaims of A.
+check backtest-ran sh -c '! grep -q "^demo: backtest failed" "$1"' sh "$out"
+check backtest-a grep -q '^A .*deploy/demo/rules.yaml: .*, every 10s, [0-9]* cycles; returns within 1h$' "$out"
+check backtest-b grep -q '^B .*deploy/demo/rules-strict.yaml: ' "$out"
+check backtest-compare grep -q '^reclaims only in  *[0-9]*  *[0-9]*$' "$out"
+check backtest-a-reclaims sh -c '[ "$(sed -n "s/^demo-always  *[0-9]*  *[0-9]*  *\([0-9]*\) .*/\1/p" "$1")" -ge 3 ]' sh "$out"
 
 # audit_has KIND NAME: the audit file has an event of that kind for that container.
 audit_has() {

@@ -142,8 +142,14 @@ PY
 }
 
 printf 'global:\n  scrape_interval: 15s\nscrape_configs: []\n' >"$TMP/prometheus.yml"
-for seed in ${SEEDS:-1 2 3}; do
-    python3 "$DATA/gen_replay.py" "$seed" "${N:-120}" "$TMP/samples.txt" "$TMP/import.prom"
+SEEDS=${SEEDS:-1 2 3}
+FIRST=${SEEDS%% *}
+for seed in $SEEDS; do
+    rm -f "$TMP/samples.txt" "$TMP/import.prom"
+    if ! python3 "$DATA/gen_replay.py" "$seed" "${N:-120}" "$TMP/samples.txt" "$TMP/import.prom"; then
+        fail "seed$seed-history"
+        continue
+    fi
 
     rm -rf "$TMP/tsdb"
     mkdir -p "$TMP/tsdb"
@@ -151,10 +157,10 @@ for seed in ${SEEDS:-1 2 3}; do
         check "seed$seed-remote-write" sh -c '"$1" "$2" <"$3"' sh "$RW" "$PROM_URL" "$TMP/samples.txt"
         compare "seed$seed-prometheus" "$PROM_URL"
         # Every selector rule read once; the expression rule per cycle, since its selectors'
-        # raw samples prove it at each cycle (docs/decision-semantics.md §3.1).
+        # raw samples prove it at each cycle (docs/decision-semantics.md §3.2).
         grep -q 'fallback_rules=1 ' "$TMP/replay.err"
         check "seed$seed-prometheus-one-per-cycle-rule" test $? -eq 0
-        if [ "$seed" = "${SEEDS%% *}" ]; then
+        if [ "$seed" = "$FIRST" ]; then
             failures
             # The PromQL plan for the selector rules too (coverage queries, sliced).
             compare "seed$seed-prometheus-promql" "$PROM_URL" promql

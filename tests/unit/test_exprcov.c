@@ -112,7 +112,7 @@ TEST(staleness_marker_ends_series)
     struct matrix m = {0};
     add_series(&m, "__name__=x,namespace=ml,pod=a", 8000, NOW - 60, 0, 0);
     struct series *s = &m.s[0];
-    uint64_t bits = RAW_STALE_NAN_BITS;
+    uint64_t bits = SERIES_STALE_NAN_BITS;
     double marker;
     memcpy(&marker, &bits, sizeof(marker));
     s->p = xrealloc(s->p, (s->n + 1) * sizeof(*s->p));

@@ -10,7 +10,7 @@
 
 static double stale_nan(void)
 {
-    uint64_t bits = RAW_STALE_NAN_BITS;
+    uint64_t bits = SERIES_STALE_NAN_BITS;
     double v;
     memcpy(&v, &bits, sizeof(v));
     return v;

@@ -188,7 +188,7 @@ TEST(window_as_raw_to_grid)
                 if (in[k]->p[i].t >= rp_sel_start(&f.r, 0, t) && in[k]->p[i].t <= t)
                     o->p[o->n++] = in[k]->p[i];
         }
-        struct raw_grid g = rp_grid(&f.rule, t);
+        struct raw_grid g = fetch_grid(&f.rule, t);
         struct matrix act, cov;
         char err[128];
         TEST_CHECK_INT(raw_to_grid(&raw, &g, &act, &cov, err, sizeof(err)), 0);

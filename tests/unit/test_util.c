@@ -1,6 +1,6 @@
 /*
  * Unit tests of util.c's monotonic deadline helpers, which replaced the copies in lease.c,
- * notify.c and collector_ownership.c.
+ * notify.c and collector_ownership.c, and of the string set's look-up.
  */
 #include "util.c"
 
@@ -58,9 +58,32 @@ TEST(mono_cond_waits_until_the_deadline)
     pthread_cond_destroy(&cv);
 }
 
+/* strset_get finds what strset_put stored, by content and length, and adds nothing. */
+TEST(strset_get_finds)
+{
+    struct strset set = {0};
+    TEST_CHECK(strset_get(&set, "a", 1) == NULL); /* empty: no slots at all */
+    static const char *keys[] = {"a", "ab",
+                                 "a\x1f"
+                                 "b",
+                                 "workload-17"};
+    for (size_t i = 0; i < 4; i++)
+        TEST_CHECK(strset_put(&set, keys[i], strlen(keys[i]), (void *)(uintptr_t)(i + 1)) == NULL);
+    char buf[16];
+    for (size_t i = 0; i < 4; i++) {
+        snprintf(buf, sizeof(buf), "%s", keys[i]); /* another pointer, the same bytes */
+        TEST_CHECK(strset_get(&set, buf, strlen(buf)) == (void *)(uintptr_t)(i + 1));
+    }
+    TEST_CHECK(strset_get(&set, "abc", 2) == (void *)(uintptr_t)2); /* the length counts */
+    TEST_CHECK(strset_get(&set, "b", 1) == NULL);
+    TEST_CHECK_INT(set.n, 4);
+    strset_free(&set);
+}
+
 int main(void)
 {
     RUN(mono_timespec_cases);
     RUN(mono_cond_waits_until_the_deadline);
+    RUN(strset_get_finds);
     return test_done();
 }

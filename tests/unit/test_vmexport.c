@@ -28,7 +28,7 @@ static void check_answer(const struct matrix *m)
     TEST_CHECK_DBL(a->p[0].t, 1700000000.0, 1e-9);
     TEST_CHECK_DBL(a->p[0].v, 0.5, 0);
     TEST_CHECK(isinf(a->p[1].v) && a->p[1].v > 0);
-    TEST_CHECK(raw_is_stale(a->p[2].v));
+    TEST_CHECK(series_is_stale(a->p[2].v));
     TEST_CHECK_DBL(a->p[3].v, 1e21, 0);
     TEST_CHECK_DBL(a->p[4].v, 1.25e-7, 0);
     TEST_CHECK_STR(labels_get(&b->labels, "pod"), "b\"q\xc3\xa9\xf0\x9f\x98\x80");

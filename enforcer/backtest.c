@@ -1,0 +1,901 @@
+/*
+ * The backtest simulation (backtest.h): the cycle loop's data source, the simulated world
+ * behind the action engine, and the arithmetic of what each action freed.
+ *
+ * Why the real engine: `run --no-dry-run` decides when to notice, when the notice period is
+ * over, when a notice is withdrawn (spared), what the caps allow and that an object is acted
+ * on once, in act.c and lifecycle.c. A backtest that re-derived those rules would drift from
+ * them at the first fix; driving act_cycle with a backend that answers from the history
+ * keeps one implementation. The backend here never fails: what it cannot know (owner
+ * chains, kinds, keep-until, exempt labels) is not simulated, and the output says so.
+ *
+ * The simulated world: each workload (rule, identity) is one object created before the
+ * range. The engine's action stops it; from then its series leave the data decide() sees
+ * (after a real action they end), and the devices it held come off the pending demand of the
+ * pressure rules, until the history shows its activity at or above its threshold again: its
+ * return, when a new object of the same root owner starts. The engine learns the
+ * restart as it learns a `restore` (the pod's creation after the action, act_note_restart)
+ * and keeps the workload too young until a whole idle window after it. A workload whose
+ * allocation ends in the history before it returns is gone: its GPUs were freed up to the
+ * last cycle it was seen allocated (never more than the history proves).
+ */
+#include "backtest.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "act.h"
+#include "audit.h"
+#include "dur.h"
+#include "fetch.h"
+#include "file.h"
+#include "rfc3339.h"
+#include "pressure.h"
+#include "replay.h"
+#include "report.h"
+#include "series.h"
+
+const char bt_not_simulated[] =
+    "not simulated without a cluster: owner chains and workload kinds, keep-until "
+    "annotations, exempt labels on objects, --kube.confirm-pressure; after a real reclaim "
+    "the history shows no activity, so returns are only seen where the workload kept running "
+    "(dry-run periods, history before enforcement)";
+
+/* ---- source: one evaluation per cycle ----------------------------------------------------- */
+
+struct bt_per_cycle {
+    struct bt_source base;
+    struct promq *q;
+    const struct ruleset *rs;
+    double from, interval;
+};
+
+size_t bt_cycles(double from, double to, double interval)
+{
+    if (!(interval > 0) || !(to >= from))
+        return 0;
+    /* The small slack keeps `to` itself when (to - from) / interval is whole but rounds down. */
+    return (size_t)floor((to - from) / interval + 1e-9) + 1;
+}
+
+static int per_cycle_next(struct bt_source *s, double *t, struct rule_data *data)
+{
+    struct bt_per_cycle *p = (struct bt_per_cycle *)s;
+    if (s->done >= s->total)
+        return 0;
+    *t = p->from + (double)s->done * p->interval;
+    fetch_rules(p->q, p->rs, *t, data);
+    s->done++;
+    return 1;
+}
+
+static void per_cycle_free(struct bt_source *s)
+{
+    free(s);
+}
+
+struct bt_source *bt_source_per_cycle(struct promq *q, const struct ruleset *rs, double from,
+                                      double to, double interval)
+{
+    struct bt_per_cycle *p = xcalloc(1, sizeof(*p));
+    p->base.next = per_cycle_next;
+    p->base.free = per_cycle_free;
+    p->base.total = bt_cycles(from, to, interval);
+    p->q = q;
+    p->rs = rs;
+    p->from = from;
+    p->interval = interval;
+    return &p->base;
+}
+
+/* ---- source: the replay, one read of the history (replay.h) ------------------------------ */
+
+struct bt_replay {
+    struct bt_source base;
+    struct replay *r;
+};
+
+static int replay_src_next(struct bt_source *s, double *t, struct rule_data *data)
+{
+    struct bt_replay *p = (struct bt_replay *)s;
+    int rc = replay_next(p->r, t, data);
+    struct replay_stats st;
+    replay_stats(p->r, &st);
+    s->done = st.cycles_done;
+    s->total = st.cycles_total;
+    return rc;
+}
+
+static void replay_src_free(struct bt_source *s)
+{
+    replay_close(((struct bt_replay *)s)->r);
+    free(s);
+}
+
+struct bt_source *bt_source_replay(struct promq *q, const struct ruleset *rs, double from,
+                                   double to, double interval, char *err, size_t errlen)
+{
+    struct replay_cfg rc = {.q = q, .rs = rs, .from = from, .to = to, .interval = interval};
+    struct replay *r = replay_open(&rc, err, errlen);
+    if (!r)
+        return NULL;
+    struct bt_replay *p = xcalloc(1, sizeof(*p));
+    p->base.next = replay_src_next;
+    p->base.free = replay_src_free;
+    p->base.total = bt_cycles(from, to, interval);
+    p->r = r;
+    return &p->base;
+}
+
+/* ---- the simulated backend ---------------------------------------------------------------- */
+
+struct bt_sim {
+    struct ruleset *rs;
+    struct act *act;
+    struct bt_result res;
+    struct strset index; /* "rule\x1fkey" -> workload index + 1 */
+    char **keys;         /* the strings of `index`, owned here */
+    size_t nkeys;
+    double now;
+    size_t cycle;
+    /* Per rule: the last cycle its data was read (returns are looked for since then), and
+       the cycles in a row it could not be read, up to this one. */
+    double *last_ok;
+    size_t *err_run;
+    size_t *nstopped; /* per rule: workloads away */
+    size_t cap_wl, cap_rc, cap_ev;
+    double *returns;  /* scratch for the medians */
+    struct sbuf kbuf; /* scratch: the index key being looked up (bt_raw_key) */
+};
+
+struct bt_backend {
+    struct act_backend base;
+    struct bt_sim *sim;
+};
+
+/*
+ * The index key of the workload of rule `ri` whose identity labels are in `l` (a decision's
+ * identity, or any series' labels), into s->kbuf: the rule and each identity value with its
+ * length, so no value can run into the next. False when `l` lacks an identity label (decide.c
+ * ignores such a series). Built in place each time: one look-up per decision and cycle must
+ * not allocate.
+ */
+static bool bt_raw_key(struct bt_sim *s, size_t ri, const struct labels *l)
+{
+    const struct rule *r = &s->rs->rules[ri];
+    sbuf_reset(&s->kbuf);
+    sbuf_printf(&s->kbuf, "%zu", ri);
+    for (size_t k = 0; k < r->nidentity; k++) {
+        const char *v = labels_get(l, r->identity[k]);
+        if (!v)
+            return false;
+        sbuf_printf(&s->kbuf, "\x1f%zu:%s", strlen(v), v);
+    }
+    return true;
+}
+
+/* The workload of rule `ri` with identity `id` (its identity labels only), added when new. */
+static struct bt_workload *bt_find(struct bt_sim *s, size_t ri, const struct labels *id)
+{
+    bt_raw_key(s, ri, id);
+    const void *v = strset_get(&s->index, s->kbuf.buf, s->kbuf.len);
+    if (v)
+        return &s->res.wl[(size_t)(uintptr_t)v - 1];
+    char *k = xstrndup(s->kbuf.buf, s->kbuf.len);
+    strset_put(&s->index, k, s->kbuf.len, (void *)(uintptr_t)(s->res.nwl + 1));
+    s->keys = xgrow(s->keys, s->nkeys, sizeof(*s->keys));
+    s->keys[s->nkeys++] = k;
+    if (s->res.nwl == s->cap_wl) {
+        s->cap_wl = s->cap_wl ? s->cap_wl * 2 : 64;
+        s->res.wl = xrealloc(s->res.wl, s->cap_wl * sizeof(*s->res.wl));
+    }
+    struct bt_workload *w = &s->res.wl[s->res.nwl++];
+    *w = (struct bt_workload){.rule = ri,
+                              .key = labels_format(id),
+                              .allocated = NAN,
+                              .alloc_seen = NAN,
+                              .noticed = NAN,
+                              .back = NAN,
+                              .seen_cycle = (size_t)-1};
+    labels_copy(&w->identity, id);
+    s->res.rule[ri].workloads++;
+    return w;
+}
+
+/* The workload of a decision. */
+static struct bt_workload *bt_of_decision(struct bt_sim *s, const struct decision_rec *d)
+{
+    struct bt_workload *w = bt_find(s, (size_t)(d->rule - s->rs->rules), &d->identity);
+    if (!w->by && s->res.cfg.by) {
+        const char *v = labels_get(&d->identity, s->res.cfg.by);
+        if (!v)
+            v = labels_get(&d->all, s->res.cfg.by);
+        w->by = xstrdup(v ? v : "");
+    }
+    return w;
+}
+
+static size_t bt_rule_index(const struct bt_sim *s, const char *name)
+{
+    for (size_t i = 0; i < s->rs->n; i++)
+        if (strcmp(s->rs->rules[i].name, name) == 0)
+            return i;
+    return (size_t)-1;
+}
+
+static void bt_event_add(struct bt_sim *s, bool action, size_t wl)
+{
+    if (s->res.nev == s->cap_ev) {
+        s->cap_ev = s->cap_ev ? s->cap_ev * 2 : 64;
+        s->res.ev = xrealloc(s->res.ev, s->cap_ev * sizeof(*s->res.ev));
+    }
+    s->res.ev[s->res.nev++] = (struct bt_event){.action = action, .wl = wl, .t = s->now};
+}
+
+static enum act_result bt_resolve(struct act_backend *b, const struct decision_rec *d,
+                                  struct act_target *t, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    struct bt_sim *s = ((struct bt_backend *)b)->sim;
+    struct bt_workload *w = bt_of_decision(s, d);
+    size_t i = (size_t)(w - s->res.wl);
+    const char *ns = labels_get(&d->identity, "namespace");
+    /* [0] the current object (a new uid after each return), [1] its root owner, stable: the
+       engine notes a restart of an acted-on root as it does after `restore`. */
+    t->chain[0] = (struct act_obj){.api_version = xstrdup("v1"),
+                                   .kind = xstrdup("Pod"),
+                                   .ns = xstrdup(ns ? ns : ""),
+                                   .name = xstrdup(w->key),
+                                   .uid = xasprintf("bt-%zu-%u", i, w->gen)};
+    t->chain[1] = (struct act_obj){.api_version = xstrdup("v1"),
+                                   .kind = xstrdup("Workload"),
+                                   .ns = xstrdup(ns ? ns : ""),
+                                   .name = xstrdup(w->key),
+                                   .uid = xasprintf("bt-%zu", i)};
+    t->nchain = 2;
+    t->running = true;
+    t->created = w->created;
+    t->restarted = NAN;
+    t->priv = w;
+    return ACT_OK;
+}
+
+static enum act_result bt_notice(struct act_backend *b, const struct act_target *t,
+                                 const struct act_notice *n, char *err, size_t errlen)
+{
+    (void)n;
+    (void)err;
+    (void)errlen;
+    struct bt_sim *s = ((struct bt_backend *)b)->sim;
+    struct bt_workload *w = t->priv;
+    w->noticed = s->now;
+    s->res.rule[w->rule].notices++;
+    bt_event_add(s, false, (size_t)(w - s->res.wl));
+    return ACT_OK;
+}
+
+static enum act_result bt_withdraw(struct act_backend *b, const struct ledger_entry *e,
+                                   const char *why, char *err, size_t errlen)
+{
+    (void)why;
+    (void)err;
+    (void)errlen;
+    struct bt_sim *s = ((struct bt_backend *)b)->sim;
+    size_t rule = bt_rule_index(s, e->rule);
+    if (rule == (size_t)-1)
+        return ACT_OK;
+    /* A spare is rare: a scan for the ledger's key (labels_format) will do. */
+    for (size_t i = 0; i < s->res.nwl; i++) {
+        struct bt_workload *w = &s->res.wl[i];
+        if (w->rule == rule && strcmp(w->key, e->workload) == 0)
+            w->noticed = NAN;
+    }
+    s->res.rule[rule].spared++;
+    return ACT_OK;
+}
+
+static enum act_result bt_act(struct act_backend *b, const struct act_target *t,
+                              enum rule_action action, long *api_status, char *err, size_t errlen)
+{
+    (void)action;
+    (void)err;
+    (void)errlen;
+    *api_status = 0;
+    struct bt_sim *s = ((struct bt_backend *)b)->sim;
+    struct bt_workload *w = t->priv;
+    if (s->res.nrc == s->cap_rc) {
+        s->cap_rc = s->cap_rc ? s->cap_rc * 2 : 64;
+        s->res.rc = xrealloc(s->res.rc, s->cap_rc * sizeof(*s->res.rc));
+    }
+    size_t wi = (size_t)(w - s->res.wl);
+    s->res.rc[s->res.nrc] = (struct bt_reclaim){.wl = wi,
+                                                .noticed = isnan(w->noticed) ? s->now : w->noticed,
+                                                .at = s->now,
+                                                .devices = w->allocated,
+                                                .end = NAN,
+                                                .how = BT_END_OPEN};
+    w->open = s->res.nrc++;
+    w->stopped = true;
+    s->nstopped[w->rule]++;
+    w->noticed = NAN;
+    w->reclaims++;
+    s->res.rule[w->rule].reclaims++;
+    bt_event_add(s, true, wi);
+    return ACT_OK;
+}
+
+static void bt_target_free(struct act_backend *b, struct act_target *t)
+{
+    (void)b;
+    act_target_clear(t);
+}
+
+static void bt_backend_free(struct act_backend *b)
+{
+    free(b);
+}
+
+static struct act_backend *bt_backend_new(struct bt_sim *s, const char *name)
+{
+    struct bt_backend *b = xcalloc(1, sizeof(*b));
+    b->base = (struct act_backend){.name = name,
+                                   .resolve = bt_resolve,
+                                   .notice = bt_notice,
+                                   .withdraw = bt_withdraw,
+                                   .act = bt_act,
+                                   .target_free = bt_target_free,
+                                   .free = bt_backend_free};
+    b->sim = s;
+    return &b->base;
+}
+
+/* ---- the simulation ----------------------------------------------------------------------- */
+
+struct bt_sim *bt_sim_new(struct ruleset *rs, const struct bt_cfg *cfg, char *err, size_t errlen)
+{
+    struct act_cfg ac = {.state_file = NULL,
+                         .audit_file = NULL,
+                         .protected_namespaces = cfg->protected_namespaces,
+                         .max_actions_per_hour = cfg->max_actions_per_hour};
+    struct act *a = act_new(&ac, err, errlen);
+    if (!a)
+        return NULL;
+    struct bt_sim *s = xcalloc(1, sizeof(*s));
+    s->rs = rs;
+    s->act = a;
+    s->res.cfg = *cfg;
+    s->res.rules_file = rs->file;
+    s->res.data_start = NAN;
+    s->res.nrules = rs->n;
+    s->res.rule = xcalloc(rs->n ? rs->n : 1, sizeof(*s->res.rule));
+    s->last_ok = xcalloc(rs->n ? rs->n : 1, sizeof(double));
+    s->err_run = xcalloc(rs->n ? rs->n : 1, sizeof(size_t));
+    s->nstopped = xcalloc(rs->n ? rs->n : 1, sizeof(size_t));
+    for (size_t i = 0; i < rs->n; i++) {
+        s->last_ok[i] = -INFINITY;
+        struct rule *r = &rs->rules[i];
+        struct bt_rule_stats *st = &s->res.rule[i];
+        st->name = r->name;
+        st->median_return = NAN;
+        /* What `run --no-dry-run` would do once the rule acts: the point of a backtest. */
+        if (r->action == ACTION_REPORT && r->dry_run)
+            st->simulated_as = "dryRun and action report: simulated as acting (delete)";
+        else if (r->action == ACTION_REPORT)
+            st->simulated_as = "action report: simulated as acting (delete)";
+        else if (r->dry_run)
+            st->simulated_as = "dryRun: simulated as acting";
+        else
+            st->simulated_as = "";
+        if (r->action == ACTION_REPORT)
+            r->action = ACTION_DELETE;
+        r->dry_run = false;
+    }
+    act_set_kube(a, bt_backend_new(s, "backtest"));
+    act_set_runtime(a, bt_backend_new(s, "backtest"));
+    return s;
+}
+
+/* Close workload w's open reclaim at `end`. */
+static void bt_close(struct bt_sim *s, struct bt_workload *w, double end, enum bt_end how)
+{
+    struct bt_reclaim *rc = &s->res.rc[w->open];
+    rc->end = end < rc->at ? rc->at : end;
+    rc->how = how;
+    if (!isnan(rc->devices) && rc->devices > 0) {
+        double gs = rc->devices * (rc->end - rc->at);
+        w->gpu_seconds += gs;
+        s->res.rule[w->rule].gpu_seconds += gs;
+    }
+    w->stopped = false;
+    s->nstopped[w->rule]--;
+    w->gen++;
+}
+
+/* Any workload of rule `ri` away (reclaimed and not back)? */
+static bool bt_any_stopped(const struct bt_sim *s, size_t ri)
+{
+    return s->nstopped[ri] > 0;
+}
+
+/* The stopped workload of rule `ri` a series belongs to, or NULL. */
+static struct bt_workload *bt_series_stopped(struct bt_sim *s, size_t ri, const struct labels *l)
+{
+    if (!bt_raw_key(s, ri, l))
+        return NULL; /* without an identity label it is no workload's (decide.c) */
+    const void *v = strset_get(&s->index, s->kbuf.buf, s->kbuf.len);
+    struct bt_workload *w = v ? &s->res.wl[(size_t)(uintptr_t)v - 1] : NULL;
+    return w && w->stopped ? w : NULL;
+}
+
+/*
+ * The first time in (after, upto] that an activity series of a stopped workload of rule `ri`
+ * reaches its threshold: its return, which closes its reclaim; and the stopped workloads whose
+ * allocation the history no longer shows: gone, their GPUs freed up to the last cycle that
+ * showed it. Only from data that was read (the caller checks).
+ */
+static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data *rd, double after,
+                            double upto)
+{
+    if (!bt_any_stopped(s, ri))
+        return;
+    for (size_t i = 0; i < rd->activity.n; i++) {
+        const struct series *se = &rd->activity.s[i];
+        struct bt_workload *w = bt_series_stopped(s, ri, &se->labels);
+        /* Several series (GPUs) per workload: the earliest crossing of any is the return. */
+        for (size_t j = 0; w && j < se->n; j++) {
+            const struct point *p = &se->p[j];
+            if (!(p->t > after) || p->t > upto)
+                continue;
+            if (isfinite(p->v) && p->v * 100.0 >= w->threshold) {
+                if (!(w->back <= p->t))
+                    w->back = p->t;
+                break;
+            }
+        }
+    }
+    for (size_t i = 0; i < rd->allocation.n; i++) {
+        const struct series *se = &rd->allocation.s[i];
+        struct bt_workload *w = bt_series_stopped(s, ri, &se->labels);
+        if (w && se->n && se->p[se->n - 1].v > 0)
+            w->alloc_seen = upto;
+    }
+    for (size_t i = 0; i < s->res.nwl; i++) {
+        struct bt_workload *w = &s->res.wl[i];
+        if (w->rule != ri || !w->stopped)
+            continue;
+        if (!isnan(w->back)) {
+            bt_close(s, w, w->back, BT_END_RETURN);
+            w->created = w->back; /* the owner's restart: a fresh idle window after it */
+            w->back = NAN;
+        } else if (w->alloc_seen != upto) {
+            bt_close(s, w, isnan(w->alloc_seen) ? s->res.rc[w->open].at : w->alloc_seen,
+                     BT_END_GONE);
+            w->created = upto; /* anything under this identity later is a new object */
+        }
+    }
+}
+
+/* Track the runs of cycles a rule could not be evaluated in (exit status 3 names them). */
+static void bt_failure_note(struct bt_rule_stats *st, double t, double interval, const char *msg)
+{
+    st->error_cycles++;
+    struct bt_failure *f = st->nfail ? &st->fail[st->nfail - 1] : NULL;
+    if (f && t - f->to <= interval * 1.5) {
+        f->to = t;
+        f->cycles++;
+        return;
+    }
+    st->fail = xgrow(st->fail, st->nfail, sizeof(*st->fail));
+    f = &st->fail[st->nfail++];
+    *f = (struct bt_failure){.from = t, .to = t, .cycles = 1};
+    str_copy(f->msg, sizeof(f->msg), msg);
+}
+
+void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data)
+{
+    for (size_t i = 0; i < s->rs->n; i++) {
+        struct bt_rule_stats *st = &s->res.rule[i];
+        const struct rule_data *rd = &data[i];
+        if (rd->error || rd->pending_error)
+            bt_failure_note(st, t, s->res.cfg.interval, rd->errmsg);
+        s->err_run[i] = rd->error ? s->err_run[i] + 1 : 0;
+        for (size_t j = 0; j < rd->activity.n; j++)
+            if (rd->activity.s[j].n && !(rd->activity.s[j].p[0].t >= s->res.data_start))
+                s->res.data_start = rd->activity.s[j].p[0].t;
+        /*
+         * A failed read says nothing about a return nor an end: the next cycle that reads the
+         * data looks back to the last one that did (as far as its range reaches: a return
+         * older than the rule's lookback is found late, at the first crossing still in range).
+         */
+        if (!rd->error) {
+            bt_observe_rule(s, i, rd, s->last_ok[i], t);
+            s->last_ok[i] = t;
+        }
+    }
+}
+
+/* Drop from `m` the series of the workloads of rule `ri` away; true when any was. */
+static bool bt_hide_matrix(struct bt_sim *s, size_t ri, struct matrix *m)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        if (bt_series_stopped(s, ri, &m->s[i].labels)) {
+            series_free(&m->s[i]);
+            continue;
+        }
+        m->s[kept++] = m->s[i];
+    }
+    bool hid = kept != m->n;
+    m->n = kept;
+    return hid;
+}
+
+/*
+ * The pending demand of a DuringGPUPressure rule less the devices of the workloads away for
+ * the same resource: in the simulated world those GPUs went to the pods waiting for them,
+ * which the history (where nothing was freed) still shows waiting. Without this, every cycle
+ * of one pressure spell would reclaim another workload for the same demand.
+ */
+static bool bt_pending_less_freed(struct bt_sim *s, const struct rule *r, struct matrix *pending)
+{
+    bool changed = false;
+    for (size_t i = 0; i < pending->n; i++) {
+        struct series *se = &pending->s[i];
+        const char *res = labels_get(&se->labels, r->resource_label);
+        if (!res || !se->n)
+            continue;
+        char key[96], wkey[96];
+        pressure_sanitize(res, key, sizeof(key));
+        double away = 0;
+        for (size_t k = 0; k < s->res.nwl; k++) {
+            const struct bt_workload *w = &s->res.wl[k];
+            const struct bt_reclaim *rc = w->stopped ? &s->res.rc[w->open] : NULL;
+            if (!rc || !(rc->devices > 0) || !w->resource)
+                continue;
+            pressure_sanitize(w->resource, wkey, sizeof(wkey));
+            away += strcmp(key, wkey) == 0 ? rc->devices : 0;
+        }
+        for (size_t j = 0; away > 0 && j < se->n; j++) {
+            se->p[j].v = isfinite(se->p[j].v) ? fmax(0, se->p[j].v - away) : se->p[j].v;
+            changed = true;
+        }
+    }
+    return changed;
+}
+
+bool bt_sim_hide(struct bt_sim *s, struct rule_data *data)
+{
+    bool hid = false;
+    bool away = false;
+    for (size_t i = 0; i < s->rs->n; i++)
+        away |= bt_any_stopped(s, i);
+    for (size_t i = 0; away && i < s->rs->n; i++)
+        if (s->rs->rules[i].policy == POLICY_DURING_PRESSURE && !data[i].pending_error)
+            hid |= bt_pending_less_freed(s, &s->rs->rules[i], &data[i].pending);
+    for (size_t i = 0; i < s->rs->n; i++) {
+        if (!bt_any_stopped(s, i))
+            continue;
+        hid |= bt_hide_matrix(s, i, &data[i].activity);
+        hid |= bt_hide_matrix(s, i, &data[i].coverage);
+        hid |= bt_hide_matrix(s, i, &data[i].allocation);
+        hid |= bt_hide_matrix(s, i, &data[i].priority);
+    }
+    return hid;
+}
+
+void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds)
+{
+    s->now = t;
+    s->res.cycles++;
+    for (size_t i = 0; i < s->rs->n; i++)
+        s->res.rule[i].cycles++;
+    /* The live decisions: a workload away is not in the simulated world. */
+    struct decisions live = {xcalloc(ds->n ? ds->n : 1, sizeof(*live.v)), 0};
+    for (size_t i = 0; i < ds->n; i++) {
+        const struct decision_rec *d = &ds->v[i];
+        struct bt_workload *w = bt_of_decision(s, d);
+        if (w->stopped)
+            continue;
+        w->seen_cycle = s->cycle;
+        w->threshold = d->threshold;
+        w->allocated = d->allocated;
+        if (d->allocated > 0)
+            w->alloc_seen = t;
+        if (d->resource[0] && (!w->resource || strcmp(w->resource, d->resource) != 0)) {
+            free(w->resource);
+            w->resource = xstrdup(d->resource);
+        }
+        struct bt_rule_stats *st = &s->res.rule[w->rule];
+        if (d->decision == DECISION_RECLAIM) {
+            st->reclaim_decisions++;
+        } else {
+            st->keep_decisions++;
+            st->kept[d->reason]++;
+        }
+        live.v[live.n++] = *d; /* a shallow copy: the records stay the caller's */
+    }
+    /* A rule that could not be read decides nothing, so its workloads get no record this
+       cycle: those that ran when the outage began are counted kept for query_error. */
+    bool failed = false;
+    for (size_t i = 0; i < s->rs->n; i++)
+        failed |= s->err_run[i] > 0;
+    for (size_t i = 0; failed && i < s->res.nwl; i++) {
+        struct bt_workload *w = &s->res.wl[i];
+        size_t run = s->err_run[w->rule];
+        if (!run || w->stopped || w->seen_cycle == s->cycle || w->seen_cycle + run != s->cycle)
+            continue;
+        s->res.rule[w->rule].keep_decisions++;
+        s->res.rule[w->rule].kept[REASON_QUERY_ERROR]++;
+    }
+    act_cycle(s->act, &live, t);
+    free(live.v);
+    s->cycle++;
+}
+
+static int bt_double_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+const struct bt_result *bt_sim_finish(struct bt_sim *s)
+{
+    for (size_t i = 0; i < s->res.nwl; i++)
+        if (s->res.wl[i].stopped)
+            bt_close(s, &s->res.wl[i], s->res.cfg.to, BT_END_RANGE);
+    s->returns = xrealloc(s->returns, (s->res.nrc ? s->res.nrc : 1) * sizeof(double));
+    for (size_t ri = 0; ri < s->res.nrules; ri++) {
+        struct bt_rule_stats *st = &s->res.rule[ri];
+        size_t n = 0;
+        for (size_t i = 0; i < s->res.nrc; i++) {
+            const struct bt_reclaim *rc = &s->res.rc[i];
+            if (s->res.wl[rc->wl].rule != ri)
+                continue;
+            if (isnan(rc->devices) || !(rc->devices > 0))
+                st->unknown_devices++;
+            if (rc->how != BT_END_RETURN)
+                continue;
+            st->returns++;
+            if (rc->end - rc->at <= s->res.cfg.return_within)
+                s->returns[n++] = rc->end - rc->at;
+        }
+        st->returns_within = n;
+        if (n) {
+            qsort(s->returns, n, sizeof(double), bt_double_cmp);
+            st->median_return =
+                n % 2 ? s->returns[n / 2] : (s->returns[n / 2 - 1] + s->returns[n / 2]) / 2;
+        }
+    }
+    /* Cycle times before the first sample: no data there, which is never idle. */
+    if (s->res.data_start > s->res.cfg.from)
+        s->res.cycles_before_data = (size_t)ceil(
+            (fmin(s->res.data_start, s->res.cfg.to + s->res.cfg.interval) - s->res.cfg.from) /
+                s->res.cfg.interval -
+            1e-9);
+    return &s->res;
+}
+
+void bt_sim_free(struct bt_sim *s)
+{
+    if (!s)
+        return;
+    act_free(s->act);
+    for (size_t i = 0; i < s->res.nwl; i++) {
+        labels_free(&s->res.wl[i].identity);
+        free(s->res.wl[i].key);
+        free(s->res.wl[i].by);
+        free(s->res.wl[i].resource);
+    }
+    for (size_t i = 0; i < s->res.nrules; i++)
+        free(s->res.rule[i].fail);
+    for (size_t i = 0; i < s->nkeys; i++)
+        free(s->keys[i]);
+    free(s->keys);
+    strset_free(&s->index);
+    free(s->res.wl);
+    free(s->res.rc);
+    free(s->res.ev);
+    free(s->res.rule);
+    free(s->returns);
+    free(s->last_ok);
+    free(s->err_run);
+    free(s->nstopped);
+    sbuf_free(&s->kbuf);
+    free(s);
+}
+
+/* ---- the command ------------------------------------------------------------------------- */
+
+const struct bt_result *bt_sim_result(const struct bt_sim *s)
+{
+    return &s->res;
+}
+
+/* Progress: a bar redrawn on a terminal, a plain line every 5 s elsewhere (a CI log). */
+static void bt_progress(FILE *f, bool tty, const char *label, size_t done, size_t total,
+                        double started, double *last, bool end)
+{
+    double now = mono_now();
+    if (!f || (!end && now - *last < (tty ? 0.2 : 5.0)) || (end && !tty && *last == started))
+        return;
+    *last = now;
+    double frac = total ? (double)done / (double)total : 1;
+    double eta = done ? (now - started) * (double)(total - done) / (double)done : NAN;
+    char e[DUR_LEN] = "?";
+    if (isfinite(eta))
+        dur_format(e, sizeof(e), ceil(eta));
+    if (tty) {
+        char bar[31];
+        size_t fill = (size_t)(frac * 30);
+        for (size_t i = 0; i < 30; i++)
+            bar[i] = i < fill ? '#' : '.';
+        bar[30] = '\0';
+        fprintf(f, "\r%s [%s] %3.0f%% %zu/%zu cycles, eta %s  %s", label, bar, frac * 100, done,
+                total, e, end ? "\n" : "");
+    } else {
+        fprintf(f, "%s: %zu/%zu cycles (%.0f%%), eta %s\n", label, done, total, frac * 100, e);
+    }
+    fflush(f);
+}
+
+struct bt_sim *bt_run(struct ruleset *rs, const struct bt_cfg *cfg, struct bt_source *src,
+                      FILE *decisions, FILE *progress, const char *label, char *err, size_t errlen)
+{
+    struct bt_sim *s = bt_sim_new(rs, cfg, err, errlen);
+    if (!s) {
+        src->free(src);
+        return NULL;
+    }
+    struct rule_data *data = xcalloc(rs->n ? rs->n : 1, sizeof(*data));
+    bool tty = progress && isatty(fileno(progress));
+    double started = mono_now(), last = started;
+    struct sbuf line = {0};
+    double t;
+    while (src->next(src, &t, data) == 1) {
+        struct decisions d = {0};
+        bt_sim_observe(s, t, data);
+        decide(data, rs->n, t, &d);
+        if (decisions) {
+            /* As decide() made them from the history, before the simulation acts on them. */
+            for (size_t i = 0; i < d.n; i++)
+                report_render_json_line(&d.v[i], t, &line);
+            fwrite(line.buf, 1, line.len, decisions);
+            sbuf_reset(&line);
+        }
+        /* The simulated world lacks the workloads reclaimed and not back: decided again
+           without them, the caps and the pressure ranking pass to the next candidates, as
+           they would once a real reclaim emptied the series. */
+        if (bt_sim_hide(s, data)) {
+            decisions_free(&d);
+            decide(data, rs->n, t, &d);
+        }
+        bt_sim_cycle(s, t, &d);
+        decisions_free(&d);
+        fetch_free(data, rs->n);
+        bt_progress(progress, tty, label, src->done, src->total, started, &last, false);
+    }
+    bt_progress(progress, tty, label, src->done, src->total, started, &last, true);
+    sbuf_free(&line);
+    free(data);
+    src->free(src);
+    bt_sim_finish(s);
+    return s;
+}
+
+/* ---- comparison with an audit file -------------------------------------------------------- */
+
+/* Largest audit file read: a week of a busy cluster's notices is a few MB. */
+#define BT_AUDIT_MAX (512u << 20)
+
+/* "A|rule|workload|cycle": the key both sides agree on. */
+static char *bt_event_key(bool action, const char *rule, const char *workload, long long cycle)
+{
+    return xasprintf("%c|%s|%s|%lld", action ? 'A' : 'N', rule, workload, cycle);
+}
+
+static long long bt_cycle_of(const struct bt_result *res, double t)
+{
+    return (long long)floor((t - res->cfg.from) / res->cfg.interval + 1e-6);
+}
+
+int bt_audit_compare(const struct bt_result *res, const char *path, struct bt_audit_cmp *out,
+                     char *err, size_t errlen)
+{
+    char why[256];
+    size_t len;
+    char *text = file_read(path, BT_AUDIT_MAX, &len, why, sizeof(why));
+    if (!text)
+        return err_printf(err, errlen, "cannot read audit file '%s': %s", path, why);
+    /* The simulated events, each counted until the audit shows it. */
+    struct strset sim = {0};
+    char **simkeys = xcalloc(res->nev ? res->nev : 1, sizeof(char *));
+    bool *matched = xcalloc(res->nev ? res->nev : 1, sizeof(bool));
+    for (size_t i = 0; i < res->nev; i++) {
+        const struct bt_event *e = &res->ev[i];
+        const struct bt_workload *w = &res->wl[e->wl];
+        simkeys[i] =
+            bt_event_key(e->action, res->rule[w->rule].name, w->key, bt_cycle_of(res, e->t));
+        strset_put(&sim, simkeys[i], strlen(simkeys[i]), (void *)(uintptr_t)(i + 1));
+    }
+    int rc = 0;
+    size_t lineno = 0, shown = 0, nextra = 0;
+    bool seen_actions = false, seen_dry = false;
+    char **extra = NULL;
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        size_t n = next ? (size_t)(next - line) : strlen(line);
+        if (next)
+            next++;
+        lineno++;
+        if (n == 0)
+            continue;
+        struct audit_line al;
+        if (audit_parse_line(line, n, &al, why, sizeof(why)) != 0) {
+            audit_line_free(&al);
+            rc = err_printf(err, errlen, "%s:%zu: not an audit line: %s", path, lineno, why);
+            break;
+        }
+        out->audit_lines++;
+        bool action = strcmp(al.event, "action") == 0;
+        bool notice = strcmp(al.event, "notice") == 0 || strcmp(al.event, "dry_run") == 0;
+        seen_actions |= action;
+        seen_dry |= strcmp(al.event, "dry_run") == 0;
+        double t = al.time;
+        if ((action && (!al.result || strcmp(al.result, "ok") != 0)) || (!action && !notice) ||
+            t < res->cfg.from || t >= res->cfg.to + res->cfg.interval) {
+            audit_line_free(&al);
+            continue;
+        }
+        char *wkey = labels_format(&al.workload);
+        const char *rname = al.rule;
+        char *key = bt_event_key(action, rname, wkey, bt_cycle_of(res, t));
+        const void *v = strset_put(&sim, key, strlen(key), (void *)(uintptr_t)-1);
+        if (v && v != (void *)(uintptr_t)-1 && !matched[(uintptr_t)v - 1]) {
+            matched[(uintptr_t)v - 1] = true;
+            out->matched++;
+        } else {
+            out->only_audit++;
+            char at[RFC3339_LEN];
+            if (out->diff && shown++ < 10)
+                sbuf_printf(out->diff, "  only in the audit: %s %s of rule '%s' at %s\n", al.event,
+                            wkey, rname, rfc3339_format(at, sizeof(at), t, RFC3339_SEC));
+        }
+        /* A key the set did not hold stays in it (marked -1), so it must live as long. */
+        if (v) {
+            free(key);
+        } else {
+            extra = xgrow(extra, nextra, sizeof(*extra));
+            extra[nextra++] = key;
+        }
+        free(wkey);
+        audit_line_free(&al);
+    }
+    /* A dry run reports instead of noticing and never acts: only the notices can agree. */
+    out->dry_run = seen_dry && !seen_actions;
+    for (size_t i = 0; rc == 0 && i < res->nev; i++) {
+        if (matched[i] || (out->dry_run && res->ev[i].action))
+            continue;
+        out->only_sim++;
+        if (out->diff && shown++ < 10) {
+            const struct bt_event *e = &res->ev[i];
+            const struct bt_workload *w = &res->wl[e->wl];
+            char at[RFC3339_LEN];
+            rfc3339_format(at, sizeof(at), e->t, RFC3339_SEC);
+            sbuf_printf(out->diff, "  only simulated: %s %s of rule '%s' at %s\n",
+                        e->action ? "action" : "notice", w->key, res->rule[w->rule].name, at);
+        }
+    }
+    strset_free(&sim);
+    for (size_t i = 0; i < res->nev; i++)
+        free(simkeys[i]);
+    for (size_t i = 0; i < nextra; i++)
+        free(extra[i]);
+    free(simkeys);
+    free(extra);
+    free(matched);
+    free(text);
+    return rc;
+}

@@ -1,0 +1,212 @@
+/*
+ * `backtest`: what a rules file would have done over a past range. Every cycle time from
+ * --from to --to, --enforce.interval apart, gets the data `plan --at` that time would read
+ * (from a source, below), the decisions of decide(), and then the very action engine of
+ * `run --no-dry-run` (act.c and its lifecycle) driven with a simulated backend instead of the
+ * Kubernetes or container API. So notices, the notice period and its spares, the caps and
+ * the "exactly once" rules are those of `run`, not a second copy of them.
+ *
+ * What the simulated backend knows is only what the history shows: a workload is one object
+ * per identity, created before the range; an action stops it until its activity reaches
+ * its threshold again ("its return"), which counts as a restart exactly as `restore` does
+ * (the engine keeps it too young until a whole idle window after it). Owner chains, kinds,
+ * keep-until annotations and the objects' labels are not simulated (bt_not_simulated).
+ *
+ * The source of the per-cycle data is an interface so that a faster one (a single read of
+ * the raw samples) can replace the evaluation per cycle without touching the simulation.
+ */
+#ifndef GPURECLAIM_BACKTEST_H
+#define GPURECLAIM_BACKTEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "decide.h"
+#include "promq.h"
+#include "rules.h"
+#include "util.h"
+
+/* ---- the data of each cycle --------------------------------------------------------------- */
+
+struct bt_source {
+    /*
+     * The next cycle: 1 with *t set and data[0 .. nrules) filled as fetch_rules fills it (the
+     * caller frees it with fetch_free), 0 when the range is done.
+     */
+    int (*next)(struct bt_source *s, double *t, struct rule_data *data);
+    /* Cycles done and in all, for the progress line. */
+    size_t done, total;
+    void (*free)(struct bt_source *s);
+};
+
+/* fetch_rules at every cycle time: exactly `plan --at T` (slow: one evaluation per cycle). */
+struct bt_source *bt_source_per_cycle(struct promq *q, const struct ruleset *rs, double from,
+                                      double to, double interval);
+
+/*
+ * The history read once (replay.h): the same data as bt_source_per_cycle, each raw sample
+ * read once. NULL with a message when the range cannot be planned.
+ */
+struct bt_source *bt_source_replay(struct promq *q, const struct ruleset *rs, double from,
+                                   double to, double interval, char *err, size_t errlen);
+
+/* Number of cycle times from `from` to `to` inclusive, `interval` apart. */
+size_t bt_cycles(double from, double to, double interval);
+
+/* ---- the simulation ----------------------------------------------------------------------- */
+
+struct bt_cfg {
+    double from, to, interval;
+    double return_within;             /* a return this soon after the reclaim counts */
+    unsigned max_actions_per_hour;    /* --enforce.max-actions-per-hour; 0: none */
+    const char *protected_namespaces; /* as `run`'s flag; "": none */
+    const char *by;                   /* --by LABEL, or NULL */
+};
+
+enum bt_end {
+    BT_END_OPEN = 0, /* not closed yet (only during the run) */
+    BT_END_RETURN,   /* activity reached the threshold again */
+    BT_END_GONE,     /* its allocation ended in the history */
+    BT_END_RANGE,    /* still away at --to */
+};
+
+/* One simulated action. */
+struct bt_reclaim {
+    size_t wl;      /* index in bt_result.wl */
+    double noticed; /* the notice's cycle time */
+    double at;      /* the action's cycle time */
+    double devices; /* allocated devices at the action; NaN when unknown */
+    double end;     /* return, end of the allocation or --to */
+    enum bt_end how;
+};
+
+struct bt_workload {
+    size_t rule;            /* index in the ruleset */
+    struct labels identity; /* identity labels */
+    char *key;              /* labels_format(identity) */
+    char *by;               /* value of --by, or NULL */
+    double gpu_seconds;     /* freed by its reclaims */
+    size_t reclaims;
+    /* simulation state */
+    unsigned gen;      /* object generation: a new one after each return */
+    bool stopped;      /* reclaimed and not back yet */
+    size_t open;       /* its open reclaim while stopped */
+    double created;    /* the current object's creation (0: before the range) */
+    double threshold;  /* effective threshold of its latest decision, percent */
+    double allocated;  /* devices of its latest decision (NaN: unknown) */
+    char *resource;    /* GPU resource of its latest decision, or NULL */
+    double alloc_seen; /* last cycle time it was seen allocated */
+    double noticed;    /* the open notice's time, NaN when none */
+    double back;       /* scratch: its earliest return seen in this cycle's data */
+    size_t seen_cycle; /* last cycle index it was decided in */
+};
+
+/* A run of cycles in which a rule could not be evaluated. */
+struct bt_failure {
+    double from, to;
+    size_t cycles;
+    char msg[256];
+};
+
+/* An event of the simulation, for --audit.file. */
+struct bt_event {
+    bool action; /* false: notice */
+    size_t wl;
+    double t;
+};
+
+struct bt_rule_stats {
+    const char *name;
+    const char *simulated_as; /* "" or why the rule was simulated other than written */
+    size_t cycles, error_cycles;
+    size_t workloads, notices, spared, reclaims, returns_within, returns, unknown_devices;
+    double gpu_seconds;
+    double median_return; /* of the returns within return_within; NaN when none */
+    unsigned long reclaim_decisions, keep_decisions;
+    unsigned long kept[REASON__COUNT];
+    struct bt_failure *fail;
+    size_t nfail;
+};
+
+struct bt_result {
+    struct bt_cfg cfg;
+    const char *rules_file;
+    size_t cycles;
+    double data_start; /* earliest activity sample seen; NaN when none */
+    size_t cycles_before_data;
+    struct bt_rule_stats *rule;
+    size_t nrules;
+    struct bt_workload *wl;
+    size_t nwl;
+    struct bt_reclaim *rc;
+    size_t nrc;
+    struct bt_event *ev;
+    size_t nev;
+};
+
+struct bt_sim;
+
+/*
+ * A simulation of the rules `rs` (the caller's, which must outlive it); NULL with a message.
+ * The rules are changed to what `run --no-dry-run` would act on: a rule in dryRun, or whose
+ * action is `report`, is simulated as acting (delete), and its row says so
+ * (bt_rule_stats.simulated_as). Create it before deciding anything from these rules.
+ */
+struct bt_sim *bt_sim_new(struct ruleset *rs, const struct bt_cfg *cfg, char *err, size_t errlen);
+/*
+ * One cycle at `t` (ascending), in three steps:
+ *   bt_sim_observe  what the history says before deciding: the rules that could not be read,
+ *                   and for each workload reclaimed and not back, its return (activity at or
+ *                   above its threshold since the last cycle read) or the end of its
+ *                   allocation;
+ *   bt_sim_hide     the series of the workloads still away taken out of `data`, and the
+ *                   pending demand of DuringGPUPressure rules less the devices they freed for
+ *                   its resource (true when anything changed), so that decide() ranks, caps
+ *                   and covers demand as in the world where they were reclaimed;
+ *   bt_sim_cycle    the decisions of decide() on that data to the engine.
+ */
+void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data);
+bool bt_sim_hide(struct bt_sim *s, struct rule_data *data);
+void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds);
+/* Close what is still open at cfg->to and compute the summaries. */
+const struct bt_result *bt_sim_finish(struct bt_sim *s);
+void bt_sim_free(struct bt_sim *s);
+
+/* What a backtest cannot know without a cluster, one sentence for the output. */
+extern const char bt_not_simulated[];
+
+/* ---- the command ------------------------------------------------------------------------- */
+
+/*
+ * Run the simulation of `rs` over cfg's range with data from `src` (taken over): decide()
+ * every cycle, write each decision to `decisions` (may be NULL) as a JSON line
+ * (report_render_json_line), and show progress on `progress` (may be NULL): a bar with an
+ * estimate when it is a terminal, else a line every few seconds. Returns the simulation
+ * (bt_sim_finish done; free it with bt_sim_free), or NULL with a message.
+ */
+struct bt_sim *bt_run(struct ruleset *rs, const struct bt_cfg *cfg, struct bt_source *src,
+                      FILE *decisions, FILE *progress, const char *label, char *err, size_t errlen);
+/* The result of a finished simulation. */
+const struct bt_result *bt_sim_result(const struct bt_sim *s);
+
+/* ---- comparison with an audit file -------------------------------------------------------- */
+
+struct bt_audit_cmp {
+    size_t matched, only_sim, only_audit, audit_lines;
+    bool dry_run;      /* the audit is a dry run's (dry_run lines, no action): notices only */
+    struct sbuf *diff; /* first differences, one line each */
+};
+
+/*
+ * Compare the notices and actions of `res` with the audit log at `path` (JSON lines written
+ * by `run`): a notice (or, in a dry run, a dry_run report) and an action with result ok
+ * agree when the rule, the workload and the cycle (the audit time floored onto the cycle
+ * grid) are the same. An audit of a dry run (dry_run lines and no action) is compared on the
+ * notices only. Lines outside [from, to + interval) are not compared. 0, or -1 with a
+ * message when the file cannot be read or a line is not an audit object.
+ */
+int bt_audit_compare(const struct bt_result *res, const char *path, struct bt_audit_cmp *out,
+                     char *err, size_t errlen);
+
+#endif
