@@ -82,10 +82,26 @@ static void raw_drop_name(struct labels *dst, const struct labels *src)
         free(v);
 }
 
-static int raw_cmp_series(const void *a, const void *b)
+static int raw_cmp_labels(const void *a, const void *b)
 {
-    return labels_compare(&(*(const struct series *const *)a)->labels,
-                          &(*(const struct series *const *)b)->labels);
+    return labels_compare(*(const struct labels *const *)a, *(const struct labels *const *)b);
+}
+
+/* 0 when no two of the n label sets (sorted here) are equal, else -1 with a message: two
+   series whose names were dropped would be one series to decide(). */
+static int raw_unique(const struct labels **idx, size_t n, char *err, size_t errlen)
+{
+    if (n > 1)
+        qsort(idx, n, sizeof(*idx), raw_cmp_labels);
+    for (size_t i = 1; i < n; i++) {
+        if (labels_equal(idx[i - 1], idx[i])) {
+            char *l = labels_format(idx[i]);
+            snprintf(err, errlen, "two series differ only in their metric name: %.160s", l);
+            free(l);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* Convert one series; false with a message when its samples are out of order. */
@@ -213,22 +229,11 @@ int raw_grids_end(struct raw_grids *b, struct matrix *activity, struct matrix *c
         snprintf(err, errlen, "raw grids already failed");
         return -1;
     }
-    int ret = 0;
-    if (b->activity.n > 1) {
-        const struct series **idx = xmalloc(b->activity.n * sizeof(*idx));
-        for (size_t i = 0; i < b->activity.n; i++)
-            idx[i] = &b->activity.s[i];
-        qsort(idx, b->activity.n, sizeof(*idx), raw_cmp_series);
-        for (size_t i = 1; i < b->activity.n && ret == 0; i++) {
-            if (labels_equal(&idx[i - 1]->labels, &idx[i]->labels)) {
-                char *l = labels_format(&idx[i]->labels);
-                snprintf(err, errlen, "two series differ only in their metric name: %.160s", l);
-                free(l);
-                ret = -1;
-            }
-        }
-        free(idx);
-    }
+    const struct labels **idx = xmalloc((b->activity.n ? b->activity.n : 1) * sizeof(*idx));
+    for (size_t i = 0; i < b->activity.n; i++)
+        idx[i] = &b->activity.s[i].labels;
+    int ret = raw_unique(idx, b->activity.n, err, errlen);
+    free(idx);
     if (ret < 0) {
         raw_grids_discard(b);
         b->failed = true;
@@ -393,12 +398,6 @@ int raw_proofs_add(struct raw_proofs *b, const struct series *s, char *err, size
     return 0;
 }
 
-static int raw_cmp_proof(const void *a, const void *b)
-{
-    return labels_compare(&(*(const struct rule_proof *const *)a)->s.labels,
-                          &(*(const struct rule_proof *const *)b)->s.labels);
-}
-
 int raw_proofs_end(struct raw_proofs *b, struct rule_proof **v, size_t *n, char *err, size_t errlen)
 {
     *v = NULL;
@@ -408,22 +407,11 @@ int raw_proofs_end(struct raw_proofs *b, struct rule_proof **v, size_t *n, char 
         snprintf(err, errlen, "raw proofs already failed");
         return -1;
     }
-    int ret = 0;
-    if (b->n > 1) {
-        const struct rule_proof **idx = xmalloc(b->n * sizeof(*idx));
-        for (size_t i = 0; i < b->n; i++)
-            idx[i] = &b->v[i];
-        qsort(idx, b->n, sizeof(*idx), raw_cmp_proof);
-        for (size_t i = 1; i < b->n && ret == 0; i++) {
-            if (labels_equal(&idx[i - 1]->s.labels, &idx[i]->s.labels)) {
-                char *l = labels_format(&idx[i]->s.labels);
-                snprintf(err, errlen, "two series differ only in their metric name: %.160s", l);
-                free(l);
-                ret = -1;
-            }
-        }
-        free(idx);
-    }
+    const struct labels **idx = xmalloc((b->n ? b->n : 1) * sizeof(*idx));
+    for (size_t i = 0; i < b->n; i++)
+        idx[i] = &b->v[i].s.labels;
+    int ret = raw_unique(idx, b->n, err, errlen);
+    free(idx);
     if (ret < 0) {
         raw_proofs_discard(b);
         b->failed = true;

@@ -552,9 +552,79 @@ TEST(test_contract)
     free(p);
 }
 
+/* A raw matrix series {__name__=<name>, pod=<pod>} with samples at the given ms. */
+static void raw_series(struct matrix *m, const char *name, const char *pod, const int64_t *t,
+                       size_t n)
+{
+    struct series *s = matrix_push(m);
+    struct label l[] = {{"__name__", (char *)name}, {"pod", (char *)pod}};
+    labels_from(&s->labels, l, 2);
+    s->p = xmalloc((n ? n : 1) * sizeof(*s->p));
+    for (size_t i = 0; i < n; i++)
+        s->p[s->n++] = (struct point){(double)t[i] / 1000.0, 0.01};
+}
+
+/* fetch.c's fold of a read (raw_proofs): what raw_grids refuses it refuses, and a series
+   without a sample on the grid of now is dropped as raw_grids drops it. */
+TEST(test_raw_proofs)
+{
+    struct rule r;
+    char *ident[2];
+    small_rule(&r, ident);
+    struct proof_params pp;
+    decide_proof_params(&r, &pp);
+    double now = (double)NOW0 / 1000.0, idle = 300;
+    int64_t ok[] = {NOW0 - 60000, NOW0 - 30000, NOW0}, old[] = {NOW0 - 3600000},
+            back[] = {NOW0 - 30000, NOW0 - 60000}, late[] = {NOW0 + 1};
+    char err[256];
+    struct {
+        const char *name2;
+        const int64_t *t2;
+        size_t n2;
+        int rc;
+        size_t kept;
+        const char *msg;
+    } cases[] = {
+        {"y", old, 1, 0, 1, NULL},
+        {"x", ok, 3, -1, 0, "differ only in their metric name"},
+        {"y", back, 2, -1, 0, "out of order"},
+        {"y", late, 1, -1, 0, "after the evaluation time"},
+    };
+    for (size_t k = 0; k < ARRAY_LEN(cases); k++) {
+        struct matrix m = {0};
+        raw_series(&m, "x", "a", ok, 3);
+        raw_series(&m, cases[k].name2, cases[k].name2[0] == 'x' ? "b" : "a", cases[k].t2,
+                   cases[k].n2);
+        if (cases[k].name2[0] == 'x') /* same labels but the name */
+            labels_set(&m.s[1].labels, "pod", "a");
+        struct raw_proofs b;
+        struct rule_proof *v = (struct rule_proof *)1;
+        size_t n = 99;
+        int rc = raw_proofs_begin(&b, &pp, now, &idle, 1, err, sizeof(err));
+        for (size_t i = 0; rc == 0 && i < m.n; i++)
+            rc = raw_proofs_add(&b, &m.s[i], err, sizeof(err));
+        if (rc == 0)
+            rc = raw_proofs_end(&b, &v, &n, err, sizeof(err));
+        else
+            raw_proofs_discard(&b);
+        TEST_CHECK_INT(rc, cases[k].rc);
+        if (rc == 0) {
+            TEST_CHECK_INT(n, cases[k].kept);
+            TEST_CHECK(labels_get(&v[0].s.labels, "__name__") == NULL);
+            TEST_CHECK_INT(v[0].nwin, 1);
+            TEST_CHECK_INT(v[0].win[0].samples, 3);
+            raw_proofs_free(v, n);
+        } else if (cases[k].msg) {
+            TEST_CHECK(strstr(err, cases[k].msg) != NULL);
+        }
+        matrix_free(&m);
+    }
+}
+
 int main(void)
 {
     RUN(test_contract);
+    RUN(test_raw_proofs);
     RUN(test_sparse_run_reaches_grid_start);
     RUN(test_differential);
     return test_done();
