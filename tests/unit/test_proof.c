@@ -550,6 +550,24 @@ TEST(test_contract)
     TEST_CHECK_INT(v.reason, REASON_TOO_YOUNG);
     TEST_CHECK_INT(proof_size(&pp), sizeof(struct proof) + sizeof(struct proof_breaker));
     free(p);
+
+    /* Thresholds are deduplicated; more than a proof folds and the rule is judged on grids. */
+    struct rule_override ov[PROOF_MAX_THRESHOLDS + 1];
+    memset(ov, 0, sizeof(ov));
+    r.overrides = ov;
+    r.noverrides = ARRAY_LEN(ov);
+    for (size_t i = 0; i < ARRAY_LEN(ov); i++) {
+        ov[i].has_threshold = true;
+        ov[i].threshold = 10;
+    }
+    TEST_CHECK_INT(decide_proof_params(&r, &pp), 0);
+    TEST_CHECK_INT(pp.nthresholds, 1);
+    for (size_t i = 0; i < ARRAY_LEN(ov); i++)
+        ov[i].threshold = 20 + (double)i;
+    TEST_CHECK_INT(decide_proof_params(&r, &pp), -1);
+    r.noverrides = PROOF_MAX_THRESHOLDS - 1;
+    TEST_CHECK_INT(decide_proof_params(&r, &pp), 0);
+    TEST_CHECK_INT(pp.nthresholds, PROOF_MAX_THRESHOLDS);
 }
 
 /* A raw matrix series {__name__=<name>, pod=<pod>} with samples at the given ms. */
