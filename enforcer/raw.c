@@ -104,6 +104,31 @@ static int raw_unique(const struct labels **idx, size_t n, char *err, size_t err
     return 0;
 }
 
+/*
+ * The closed step [ts, te] of samples t/v (ascending; *lo walks forward, so a scan over
+ * ascending steps is linear): whether it holds a sample other than a staleness marker, its
+ * largest finite value and whether one is NaN or +-Inf (the grid point is then NaN).
+ */
+static bool raw_step(const int64_t *t, const double *v, size_t n, size_t *lo, int64_t ts,
+                     int64_t te, double *max, bool *nonfinite)
+{
+    while (*lo < n && t[*lo] < ts)
+        (*lo)++;
+    bool any = false;
+    *max = 0;
+    *nonfinite = false;
+    for (size_t j = *lo; j < n && t[j] <= te; j++) {
+        if (raw_is_stale(v[j]))
+            continue;
+        if (!isfinite(v[j]))
+            *nonfinite = true;
+        else if (!any || v[j] > *max)
+            *max = v[j];
+        any = true;
+    }
+    return any;
+}
+
 /* Convert one series; false with a message when its samples are out of order. */
 static bool raw_series(const struct series *s, int64_t start, int64_t step, size_t npts,
                        int64_t gap, struct series *act, struct series *cov, char *err,
@@ -130,19 +155,8 @@ static bool raw_series(const struct series *s, int64_t start, int64_t step, size
     size_t lo = 0, k = 0;
     for (size_t i = 0; i < npts; i++) {
         int64_t te = start + (int64_t)i * step, ts = te - step;
-        while (lo < s->n && t[lo] < ts)
-            lo++;
-        bool any = false, nonfinite = false;
-        double max = 0;
-        for (size_t j = lo; j < s->n && t[j] <= te; j++) {
-            if (raw_is_stale(v[j]))
-                continue;
-            if (!isfinite(v[j]))
-                nonfinite = true;
-            else if (!any || v[j] > max)
-                max = v[j];
-            any = true;
-        }
+        double max;
+        bool nonfinite, any = raw_step(t, v, s->n, &lo, ts, te, &max, &nonfinite);
         double when = (double)te / 1000.0;
         if (any)
             act->p[act->n++] = (struct point){when, nonfinite ? NAN : max};
@@ -315,20 +329,9 @@ static void raw_window(const int64_t *t, const double *v, size_t n, const struct
         .idle_timer = (double)idle / 1000.0, .max = NAN, .max_t = NAN, .last = NAN, .last_t = NAN};
     size_t lo = 0;
     for (; g <= now; g += step) {
-        while (lo < n && t[lo] < g - step)
-            lo++;
-        bool any = false, nonfinite = false;
-        double max = 0;
-        for (size_t j = lo; j < n && t[j] <= g; j++) {
-            if (raw_is_stale(v[j]))
-                continue;
-            if (!isfinite(v[j]))
-                nonfinite = true;
-            else if (!any || v[j] > max)
-                max = v[j];
-            any = true;
-        }
-        if (!any)
+        double max;
+        bool nonfinite;
+        if (!raw_step(t, v, n, &lo, g - step, g, &max, &nonfinite))
             continue;
         w->samples++;
         w->last_t = (double)g / 1000.0;
