@@ -651,7 +651,8 @@ static const struct rp_fail *rp_failed(const struct rp_sel *s, double a, double 
     return NULL;
 }
 
-/* The raw grids of rule i at t, as fetch_raw builds them. */
+/* The activity of rule i at t: its window of samples through fetch_raw's fold (grids or
+   proofs, fetch_set_proofs), as fetch_raw folds a read of that window. */
 static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *d)
 {
     const struct rule *ru = &r->cfg.rs->rules[i];
@@ -671,10 +672,11 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
         rc = -1;
     }
     struct raw_grid g = fetch_grid(ru, t);
-    struct raw_grids grids;
-    if (rc == 0 && raw_grids_begin(&grids, &g, err, sizeof(err)) < 0)
+    struct fetch_fold fold;
+    if (rc == 0 && fetch_fold_begin(&fold, ru, &g, err, sizeof(err)) < 0) {
+        fetch_fold_discard(&fold);
         rc = -1;
-    else if (rc == 0) {
+    } else if (rc == 0) {
         int64_t lo = rp_ms(start), hi = rp_ms(t);
         for (size_t j = 0; j < s->ns && rc == 0; j++) {
             const struct rp_series *e = &s->s[j];
@@ -694,12 +696,12 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
             if (b == a)
                 continue;
             struct series view = {.labels = e->labels, .p = e->p + a, .n = b - a};
-            if (raw_grids_add(&grids, &view, err, sizeof(err)) < 0)
+            if (fetch_fold_series(&fold, &view, err, sizeof(err)) < 0)
                 rc = -1;
         }
         if (rc == 0)
-            rc = raw_grids_end(&grids, &d->activity, &d->coverage, err, sizeof(err));
-        raw_grids_discard(&grids);
+            rc = fetch_fold_end(&fold, d, err, sizeof(err));
+        fetch_fold_discard(&fold);
     }
     if (rc < 0) {
         snprintf(d->errmsg, sizeof(d->errmsg), "activity query (%s): %s", d->read_path, err);
