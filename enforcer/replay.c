@@ -3,12 +3,13 @@
  * series over the whole range once, chunk by chunk in time order, and at every cycle time
  * builds the rule data fetch_rules would fetch at that time, from what it holds.
  *
- * Why the rule data is built with raw_grids from the samples held (and not read again): the
- * grids fetch.c builds at `now` depend only on the raw samples in [now - lookback - step -
- * gap, now] (raw.h: earlier samples do not change a grid), so a replay that keeps, per series,
- * the samples from the next cycle's read start on, and hands exactly the samples of
- * [read start, t] to the same raw_grids_add, gives decide() the same input as `plan --at t`.
- * Memory is the series times the samples of one window plus one chunk, whatever the range.
+ * Why the rule data is built from the samples held (and not read again): what fetch.c's fold
+ * (proofs or grids, fetch_fold_*) says at `now` depends only on the raw samples in
+ * [now - lookback - step - gap, now] (raw.h, proof.h: earlier samples change nothing), so a
+ * replay that keeps, per series, the samples from the next cycle's read start on, and hands
+ * exactly the samples of [read start, t] to the same fold, gives decide() the same input as
+ * `plan --at t`. Memory is the series times the samples of one window plus one chunk,
+ * whatever the range.
  */
 #include <math.h>
 #include <stdint.h>
