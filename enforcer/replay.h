@@ -38,7 +38,7 @@
 #include "rules.h"
 
 /* The longest time one raw read or range query covers unless replay_cfg.chunk says less. */
-#define REPLAY_DEFAULT_CHUNK 900.0
+#define REPLAY_DEFAULT_CHUNK 1800.0
 
 struct replay_cfg {
     struct promq *q;
