@@ -36,7 +36,6 @@
 #include "log.h"
 #include "perm.h"
 #include "rfc3339.h"
-#include "report.h"
 #include "rules.h"
 
 #ifndef GPURECLAIM_VERSION
