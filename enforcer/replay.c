@@ -3,12 +3,13 @@
  * series over the whole range once, chunk by chunk in time order, and at every cycle time
  * builds the rule data fetch_rules would fetch at that time, from what it holds.
  *
- * Why the rule data is built with raw_grids from the samples held (and not read again): the
- * grids fetch.c builds at `now` depend only on the raw samples in [now - lookback - step -
- * gap, now] (raw.h: earlier samples do not change a grid), so a replay that keeps, per series,
- * the samples from the next cycle's read start on, and hands exactly the samples of
- * [read start, t] to the same raw_grids_add, gives decide() the same input as `plan --at t`.
- * Memory is the series times the samples of one window plus one chunk, whatever the range.
+ * Why the rule data is built from the samples held (and not read again): what fetch.c's fold
+ * (proofs or grids, fetch_fold_*) says at `now` depends only on the raw samples in
+ * [now - lookback - step - gap, now] (raw.h, proof.h: earlier samples change nothing), so a
+ * replay that keeps, per series, the samples from the next cycle's read start on, and hands
+ * exactly the samples of [read start, t] to the same fold, gives decide() the same input as
+ * `plan --at t`. Memory is the series times the samples of one window plus one chunk,
+ * whatever the range.
  */
 #include <math.h>
 #include <stdint.h>
@@ -656,7 +657,8 @@ static const struct rp_fail *rp_failed(const struct rp_sel *s, double a, double 
     return NULL;
 }
 
-/* The raw grids of rule i at t, as fetch_raw builds them. */
+/* The activity of rule i at t: its window of samples through fetch_raw's fold (grids or
+   proofs, fetch_set_proofs), as fetch_raw folds a read of that window. */
 static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *d)
 {
     const struct rule *ru = &r->cfg.rs->rules[i];
@@ -676,10 +678,11 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
         rc = -1;
     }
     struct raw_grid g = fetch_grid(ru, t);
-    struct raw_grids grids;
-    if (rc == 0 && raw_grids_begin(&grids, &g, err, sizeof(err)) < 0)
+    struct fetch_fold fold;
+    if (rc == 0 && fetch_fold_begin(&fold, ru, &g, err, sizeof(err)) < 0) {
+        fetch_fold_discard(&fold);
         rc = -1;
-    else if (rc == 0) {
+    } else if (rc == 0) {
         int64_t lo = rp_ms(start), hi = rp_ms(t);
         for (size_t j = 0; j < s->ns && rc == 0; j++) {
             const struct rp_series *e = &s->s[j];
@@ -699,12 +702,12 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
             if (b == a)
                 continue;
             struct series view = {.labels = e->labels, .p = e->p + a, .n = b - a};
-            if (raw_grids_add(&grids, &view, err, sizeof(err)) < 0)
+            if (fetch_fold_series(&fold, &view, err, sizeof(err)) < 0)
                 rc = -1;
         }
         if (rc == 0)
-            rc = raw_grids_end(&grids, &d->activity, &d->coverage, err, sizeof(err));
-        raw_grids_discard(&grids);
+            rc = fetch_fold_end(&fold, d, err, sizeof(err));
+        fetch_fold_discard(&fold);
     }
     if (rc < 0) {
         snprintf(d->errmsg, sizeof(d->errmsg), "activity query (%s): %s", d->read_path, err);
