@@ -53,8 +53,8 @@ struct proof_params {
 /* The last breaker of an idle run (a sample at or above a threshold, or a non-finite one),
    with the first silence longer than one step after it (idle-since, proof.c). */
 struct proof_breaker {
-    int64_t at;         /* sample time, PROOF_NONE when none */
-    double v;           /* its value, for the detail */
+    int64_t at;           /* sample time, PROOF_NONE when none */
+    double v;             /* its value, for the detail */
     int64_t sil_a, sil_b; /* first silence after `at` longer than a step: samples sil_a < sil_b */
     int64_t cand, clean;  /* thresholds only: the last high sample with no non-finite sample
                              within a step before it (cand), and the last one with none
@@ -66,18 +66,18 @@ struct proof_breaker {
  * bytes (the per-threshold part follows the struct), or proof_new.
  */
 struct proof {
-    int64_t last;        /* last sample of any kind, the order check */
-    int64_t first;       /* first non-stale sample */
-    int64_t slast;       /* last non-stale sample */
-    double vlast;        /* its value */
-    int64_t marker;      /* last staleness marker */
-    int64_t span_a;      /* start of the covered stretch slast belongs to (doubled ms) */
-    int64_t prev_r;      /* last non-stale sample before that stretch */
-    int64_t nonfinite_prev; /* the non-finite sample before nan.at */
-    struct proof_breaker nan; /* last non-finite sample */
+    int64_t last;                   /* last sample of any kind, the order check */
+    int64_t first;                  /* first non-stale sample */
+    int64_t slast;                  /* last non-stale sample */
+    double vlast;                   /* its value */
+    int64_t marker;                 /* last staleness marker */
+    int64_t span_a;                 /* start of the covered stretch slast belongs to (doubled ms) */
+    int64_t prev_r;                 /* last non-stale sample before that stretch */
+    int64_t nonfinite_prev;         /* the non-finite sample before nan.at */
+    struct proof_breaker nan;       /* last non-finite sample */
     int64_t sil[PROOF_SILENCES][2]; /* last silences longer than silence_ms, newest first */
     size_t nsil;
-    bool sil_lost;       /* an older long silence was dropped from sil */
+    bool sil_lost; /* an older long silence was dropped from sil */
     size_t nlevels;
     struct proof_breaker high[]; /* one per threshold of the params */
 };
