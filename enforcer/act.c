@@ -58,6 +58,9 @@ struct act {
     struct audit *audit;
     struct act_backend *kube, *runtime;
     act_confirm_fn kube_confirm;
+    act_reprove_fn reprove; /* the full-window proof of an incremental decision (issue 26) */
+    void *reprove_arg;
+    const struct decision_rec *reproved; /* the candidate whose re-proof confirmed it */
     const volatile sig_atomic_t *stop;
     bool (*gate)(void *arg); /* act_set_gate: false = not the leader, start nothing */
     void *gate_arg;
@@ -214,6 +217,12 @@ void act_set_kube_confirm(struct act *a, act_confirm_fn fn)
     a->kube_confirm = fn;
 }
 
+void act_set_reprove(struct act *a, act_reprove_fn fn, void *arg)
+{
+    a->reprove = fn;
+    a->reprove_arg = arg;
+}
+
 void act_set_stop(struct act *a, const volatile sig_atomic_t *flag)
 {
     a->stop = flag;
@@ -363,6 +372,7 @@ static void act_audit(struct act *a, double now, const struct act_event *ev, boo
         .api_status = ev->api_status,
         .message = ev->message,
         .act_after = ev->act_after,
+        .reproved = ev->d && ev->d == a->reproved,
     };
     audit_write(a->audit, &r);
     if (notify && ev->d)
@@ -1263,6 +1273,38 @@ static bool act_unconfirmed(struct act_ctx *c)
     return true;
 }
 
+/*
+ * The full-window proof (LC fact `unproven`): asked only when a notice, a dry-run report or an
+ * action is otherwise due for a decision made from state carried between cycles (issue 26).
+ * Once per candidate and cycle: a notice period of 0 steps from none to the action in one
+ * cycle on the same proof.
+ */
+static bool act_unproven(struct act_ctx *c)
+{
+    struct act *a = c->a;
+    if (c->d->proof != DECIDE_PROOF_INCREMENTAL || a->reproved == c->d)
+        return false;
+    if (!a->reprove) {
+        /* Nothing can prove it again: the shortcut keeps. */
+        c->reason = "not_proven_full";
+        snprintf(c->msg, sizeof(c->msg), "no full-window proof available");
+        return true;
+    }
+    if (a->reprove(a->reprove_arg, c->d, c->now, c->msg, sizeof(c->msg))) {
+        a->reproved = c->d;
+        return false;
+    }
+    c->reason = "not_proven_full";
+    return true;
+}
+
+/* Whether step `st` (from state `s`) posts a notice, reports a dry run from none, or acts. */
+static bool act_needs_proof(enum lc_state s, const struct lc_step *st)
+{
+    return lc_find(st, LC_FX_NOTICE) >= 0 || lc_find(st, LC_FX_ACT) >= 0 ||
+           (st->next == LC_DRY_RUN && s != LC_DRY_RUN && lc_find(st, LC_FX_AUDIT) >= 0);
+}
+
 void act_keep_verdict(const struct rule *r, const struct act_target *t, double from, double now,
                       struct keep_verdict *v)
 {
@@ -1518,6 +1560,8 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
     f.object = LC_OBJ_SAME;
     if (!c.e) {
         act_step(&c, &f, &st);
+        if (act_needs_proof(lc_state_of(c.e), &st) && (f.unproven = act_unproven(&c)))
+            act_step(&c, &f, &st);
         if (st.why == LC_WHY_NOTICE || st.next == LC_DRY_RUN) {
             if (c.t && act_known_elsewhere(&c, dry))
                 goto out;
@@ -1542,9 +1586,12 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         act_step(&c, &f, &st);
     if (st.why == LC_WHY_ACT && (f.unconfirmed = act_unconfirmed(&c)))
         act_step(&c, &f, &st);
+    if (st.why == LC_WHY_ACT && (f.unproven = act_unproven(&c)))
+        act_step(&c, &f, &st);
     act_explain(&c, &st);
     act_exec(&c, &st);
 out:
+    a->reproved = NULL;
     notice_free(&c.seen);
     free((char *)c.n.message);
     free((char *)c.n.annotation);

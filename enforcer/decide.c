@@ -663,6 +663,7 @@ static bool decide_workload(const struct rule_data *rd, const struct entry *e, s
     labels_copy(&d->identity, &e[0].id);
     d->rule = r;
     d->dry_run = r->dry_run;
+    d->proof = rd->proof;
     d->decision = DECISION_KEEP;
     d->priority = pick_priority(e, ne);
     d->idle_since = NAN;
@@ -950,4 +951,9 @@ bool decide_rule_active(const struct rule *r, double now)
             return true;
     }
     return false;
+}
+
+const char *decide_proof_name(enum decide_proof p)
+{
+    return p == DECIDE_PROOF_INCREMENTAL ? "incremental" : "full";
 }

@@ -40,6 +40,15 @@ enum reason {
     REASON__COUNT
 };
 
+/*
+ * Which proof a rule's activity comes from (issue 26): a read of the whole window (`plan`,
+ * `explain`, a cold or periodic full read of `run`), or the state `run` carries from cycle to
+ * cycle plus the samples since its last read (replay.h, replay_live_*). An incremental
+ * decision may only ever keep on its own: a notice or an action on it waits for a full proof
+ * of the workload (lifecycle.h, `unproven`).
+ */
+enum decide_proof { DECIDE_PROOF_FULL = 0, DECIDE_PROOF_INCREMENTAL };
+
 /* Everything decide() needs for one rule, fetched by the caller (fetch.c). */
 struct rule_data {
     const struct rule *rule;
@@ -73,6 +82,7 @@ struct rule_data {
     int pending_error;        /* non-zero: the pending-demand query failed */
     struct matrix pending;    /* instant at end: pending devices per resource label */
     struct matrix priority;   /* instant at end; empty when the rule has no priority query */
+    enum decide_proof proof;  /* what the activity was read as; copied into each record */
 };
 
 struct decision_rec {
@@ -96,6 +106,7 @@ struct decision_rec {
                                several resources, the one with the most devices */
     double priority;        /* 0 when no priority query */
     bool dry_run;           /* rule (or global) dry run: report, do not act */
+    enum decide_proof proof; /* the rule_data's: which proof made the decision */
     /* `plan`/`explain` with the Kubernetes API (act_describe): what a reclaim would act on and
        how ("annotate Notebook ml/alice kubeflow-resource-stopped"), or, in target_kept, why
        nothing would be done; both NULL when not resolved. Freed by decisions_free. */
@@ -132,5 +143,7 @@ bool decide_rule_active(const struct rule *r, double now);
 
 const char *decide_reason_name(enum reason r);
 const char *decide_decision_name(enum decision d);
+/* "full" or "incremental". */
+const char *decide_proof_name(enum decide_proof p);
 
 #endif

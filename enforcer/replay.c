@@ -59,6 +59,14 @@ struct rp_sel {
     int64_t lo_ms, hi_ms; /* the read in progress */
     size_t *touched;      /* series the read in progress added samples to */
     size_t ntouched;
+    /* run (replay_live_*): the samples held are complete from held_from on (NAN: nothing is
+       held, the next cycle reads the whole window); the last full read; a late sample's count */
+    bool live;
+    double held_from, last_full;
+    bool full_now;         /* this cycle's read was a full one */
+    bool force_full;       /* the next cycle reads the whole window (a refuted re-proof) */
+    char live_err[256];    /* this cycle's read failed: its rules keep with this message */
+    size_t late, cycle_samples;
 };
 
 /* An instant expression (allocation, pending, priority) shared by the rules that use it. */
@@ -97,6 +105,10 @@ struct replay {
     char **lines;
     size_t nlines;
     struct replay_stats st;
+    /* run (replay_live_*) */
+    bool live;
+    struct replay_live_cfg lcfg;
+    size_t reproofs, refuted;
 };
 
 static double rp_time(const struct replay *r, size_t k)
@@ -196,6 +208,36 @@ static struct rp_series *rp_series_of(struct rp_sel *s, const struct series *in)
     return e;
 }
 
+/*
+ * run: a sample of the read overlap at or before the series' last one. Either it was held
+ * already (the overlap reads it twice), or it arrived after the read that covered its time:
+ * a late sample, put in its place so that the state is what a full read would give now.
+ * Samples later than the overlap are never seen this way; the full-window re-proof before a
+ * notice or an action, and the periodic full read, catch them (replay.h).
+ */
+static void rp_late(struct rp_sel *s, struct rp_series *e, const struct point *pt)
+{
+    int64_t ms = rp_ms(pt->t);
+    size_t lo = e->head, hi = e->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (rp_ms(e->p[mid].t) < ms)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < e->n && rp_ms(e->p[lo].t) == ms)
+        return; /* held already */
+    if (e->n == e->cap) {
+        e->cap = e->cap ? 2 * e->cap : 64;
+        e->p = xrealloc(e->p, e->cap * sizeof(*e->p));
+    }
+    memmove(e->p + lo + 1, e->p + lo, (e->n - lo) * sizeof(*e->p));
+    e->p[lo] = *pt;
+    e->n++;
+    s->late++;
+}
+
 /* rawread_series_fn: append a series' new samples to what is held of it. */
 static int rp_on_series(void *arg, const struct series *in, char *err, size_t errlen)
 {
@@ -210,6 +252,10 @@ static int rp_on_series(void *arg, const struct series *in, char *err, size_t er
     int64_t last = e->n > e->head ? rp_ms(e->p[e->n - 1].t) : INT64_MIN;
     for (size_t i = 0; i < in->n; i++) {
         int64_t ms = rp_ms(in->p[i].t);
+        if (s->live && ms <= last && ms >= s->lo_ms && ms <= s->hi_ms) {
+            rp_late(s, e, &in->p[i]);
+            continue;
+        }
         /* Reads overlap by their boundary instant (a sample there comes twice) and a series
            may come in several parts (VictoriaMetrics): only what is newer is appended. */
         if (ms < s->lo_ms || ms > s->hi_ms || ms <= last)
@@ -283,6 +329,7 @@ static void rp_read(struct replay *r, size_t k, double a, double b)
     r->st.requests++;
     r->st.samples += samples;
     r->st.bytes += bytes;
+    s->cycle_samples += samples;
     if (got == RAWREAD_OK) {
         s->probe = false;
         for (size_t i = 0; i < s->ntouched; i++) {
@@ -306,6 +353,12 @@ static void rp_read(struct replay *r, size_t k, double a, double b)
     }
     char what[300];
     snprintf(what, sizeof(what), "activity '%.200s' (%s)", s->sel, rawread_path_label(s->path));
+    if (s->live) {
+        /* run: the cycle's rules keep with the message, the state is dropped and the next
+           cycle reads the whole window (logged once by the daemon, per rule). */
+        snprintf(s->live_err, sizeof(s->live_err), "%s", err);
+        return;
+    }
     rp_fail_add(r, &s->fails, &s->nfails, a, b, what, err);
     log_warn("cannot read %s from %.3f to %.3f: %s", what, a, b, err);
 }
@@ -420,33 +473,17 @@ static size_t rp_inst_of(struct replay *r, const char *expr)
     return r->ninsts++;
 }
 
+static void rp_sel_free(struct rp_sel *s);
+
 /* ---- the replay ----------------------------------------------------------------------- */
 
-struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errlen)
+/* Plan how each rule of r->cfg.rs is read; r->sels may hold selectors already (run). */
+static void rp_plan(struct replay *r)
 {
-    if (!isfinite(cfg->from) || !isfinite(cfg->to) || !(cfg->interval > 0) ||
-        !isfinite(cfg->interval) || cfg->to < cfg->from) {
-        snprintf(err, errlen, "invalid range [%.3f, %.3f] with interval %g", cfg->from, cfg->to,
-                 cfg->interval);
-        return NULL;
-    }
-    struct replay *r = xcalloc(1, sizeof(*r));
-    r->cfg = *cfg;
-    if (!(r->cfg.chunk > 0))
-        r->cfg.chunk = REPLAY_DEFAULT_CHUNK;
-    r->ncycles = (size_t)floor((cfg->to - cfg->from) / cfg->interval + 1e-9) + 1;
-    r->st.cycles_total = r->ncycles;
-    r->st.data_start = NAN;
+    const struct replay_cfg *cfg = &r->cfg;
+    char e[256] = "";
     const struct ruleset *rs = cfg->rs;
     r->rules = xcalloc(rs->n ? rs->n : 1, sizeof(*r->rules));
-
-    /* A range point is the instant query only at whole milliseconds on Prometheus; anything
-       else, and VictoriaMetrics, whose range queries look back otherwise, asks at each t. */
-    char e[256] = "";
-    int vm = promq_is_victoria(cfg->q, e, sizeof(e));
-    r->inst_per_cycle = vm != 0 || rp_ms(cfg->from) != cfg->from * 1000.0 ||
-                        rp_ms(cfg->interval) != cfg->interval * 1000.0;
-
     for (size_t i = 0; i < rs->n; i++) {
         const struct rule *ru = &rs->rules[i];
         struct rp_rule *pr = &r->rules[i];
@@ -465,8 +502,15 @@ struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errle
             k++;
         if (k == r->nsels) {
             r->sels = xgrow(r->sels, r->nsels, sizeof(*r->sels));
-            r->sels[r->nsels++] = (struct rp_sel){
-                .sel = ru->q_activity, .path = path, .probe = probe, .read_to = NAN};
+            r->sels[r->nsels++] = (struct rp_sel){.sel = ru->q_activity,
+                                                  .path = path,
+                                                  .probe = probe,
+                                                  .read_to = NAN,
+                                                  .live = r->live,
+                                                  .held_from = NAN,
+                                                  .last_full = NAN};
+        } else {
+            r->sels[k].sel = ru->q_activity; /* the string of the rules in force */
         }
         pr->mode = RP_RAW;
         pr->sel = k;
@@ -475,8 +519,34 @@ struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errle
             pr->pending = rp_inst_of(r, ru->q_pending);
         pr->prio = rp_inst_of(r, ru->q_priority);
     }
+    r->nfallback = 0;
     for (size_t i = 0; i < rs->n; i++)
         r->nfallback += r->rules[i].mode == RP_FALLBACK;
+}
+
+struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errlen)
+{
+    if (!isfinite(cfg->from) || !isfinite(cfg->to) || !(cfg->interval > 0) ||
+        !isfinite(cfg->interval) || cfg->to < cfg->from) {
+        snprintf(err, errlen, "invalid range [%.3f, %.3f] with interval %g", cfg->from, cfg->to,
+                 cfg->interval);
+        return NULL;
+    }
+    struct replay *r = xcalloc(1, sizeof(*r));
+    r->cfg = *cfg;
+    if (!(r->cfg.chunk > 0))
+        r->cfg.chunk = REPLAY_DEFAULT_CHUNK;
+    r->ncycles = (size_t)floor((cfg->to - cfg->from) / cfg->interval + 1e-9) + 1;
+    r->st.cycles_total = r->ncycles;
+    r->st.data_start = NAN;
+
+    /* A range point is the instant query only at whole milliseconds on Prometheus; anything
+       else, and VictoriaMetrics, whose range queries look back otherwise, asks at each t. */
+    char e[256] = "";
+    int vm = promq_is_victoria(cfg->q, e, sizeof(e));
+    r->inst_per_cycle = vm != 0 || rp_ms(cfg->from) != cfg->from * 1000.0 ||
+                        rp_ms(cfg->interval) != cfg->interval * 1000.0;
+    rp_plan(r);
     return r;
 }
 
@@ -521,7 +591,10 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
     char err[256] = "";
     int rc = 0;
     const struct rp_fail *f = rp_failed(s, start, t);
-    if (f) {
+    if (s->live_err[0]) {
+        snprintf(err, sizeof(err), "%s", s->live_err);
+        rc = -1;
+    } else if (f) {
         char a[RFC3339_LEN], b[RFC3339_LEN];
         /* The part first: a decision's detail keeps only the start of the message. */
         snprintf(err, sizeof(err), "samples from %s to %s not read: %s",
@@ -686,15 +759,8 @@ void replay_close(struct replay *r)
 {
     if (!r)
         return;
-    for (size_t k = 0; k < r->nsels; k++) {
-        struct rp_sel *s = &r->sels[k];
-        for (size_t i = 0; i < s->ns; i++)
-            rp_series_free(&s->s[i]);
-        free(s->s);
-        strset_free(&s->index);
-        free(s->fails);
-        free(s->touched);
-    }
+    for (size_t k = 0; k < r->nsels; k++)
+        rp_sel_free(&r->sels[k]);
     free(r->sels);
     for (size_t i = 0; i < r->ninsts; i++)
         rp_inst_reset(&r->insts[i]);
@@ -705,4 +771,369 @@ void replay_close(struct replay *r)
     free(r->fails);
     free(r->rules);
     free(r);
+}
+
+/* ---- run: a replay with an open end (replay.h, issue 26) -------------------------------- */
+
+struct replay *replay_live_open(struct promq *q, const struct ruleset *rs,
+                                const struct replay_live_cfg *cfg)
+{
+    struct replay *r = xcalloc(1, sizeof(*r));
+    r->live = true;
+    r->lcfg = *cfg;
+    r->cfg = (struct replay_cfg){.q = q, .rs = rs, .chunk = cfg->chunk};
+    if (!(r->cfg.chunk > 0))
+        r->cfg.chunk = REPLAY_DEFAULT_CHUNK;
+    /* The instant series are asked at each cycle time, as fetch_rules asks them. */
+    r->inst_per_cycle = true;
+    r->st.data_start = NAN;
+    rp_plan(r);
+    return r;
+}
+
+/* Drop what selector s holds: the next cycle reads its whole window. */
+static void rp_sel_drop(struct rp_sel *s)
+{
+    for (size_t i = 0; i < s->ns; i++)
+        rp_series_free(&s->s[i]);
+    s->ns = 0;
+    strset_free(&s->index);
+    s->index = (struct strset){0};
+    s->held_from = NAN;
+    s->read_to = NAN;
+}
+
+static void rp_sel_free(struct rp_sel *s)
+{
+    rp_sel_drop(s);
+    free(s->s);
+    free(s->fails);
+    free(s->touched);
+}
+
+void replay_live_rules(struct replay *r, const struct ruleset *rs)
+{
+    /* The selectors the new rules still use keep their state (rp_plan finds them by their
+       text); the others go. */
+    struct rp_sel *old = r->sels;
+    size_t nold = r->nsels;
+    r->sels = NULL;
+    r->nsels = 0;
+    for (size_t i = 0; i < rs->n; i++) {
+        const struct rule *ru = &rs->rules[i];
+        if (!ru->q_activity)
+            continue;
+        for (size_t k = 0; k < nold; k++) {
+            if (!old[k].sel || strcmp(old[k].sel, ru->q_activity) != 0)
+                continue;
+            r->sels = xgrow(r->sels, r->nsels, sizeof(*r->sels));
+            r->sels[r->nsels++] = old[k];
+            old[k].sel = NULL; /* moved */
+            break;
+        }
+    }
+    for (size_t k = 0; k < nold; k++)
+        if (old[k].sel)
+            rp_sel_free(&old[k]);
+    free(old);
+    for (size_t i = 0; i < r->ninsts; i++)
+        rp_inst_reset(&r->insts[i]);
+    free(r->insts);
+    r->insts = NULL;
+    r->ninsts = 0;
+    free(r->rules);
+    r->cfg.rs = rs;
+    rp_plan(r);
+    /* A selector moved over keeps its path; one no rule reads raw any more is dropped. */
+    size_t kept = 0;
+    for (size_t k = 0; k < r->nsels; k++) {
+        bool used = false;
+        for (size_t i = 0; i < rs->n; i++)
+            used |= r->rules[i].mode == RP_RAW && r->rules[i].sel == k;
+        if (!used) {
+            rp_sel_free(&r->sels[k]);
+            continue;
+        }
+        for (size_t i = 0; i < rs->n; i++)
+            if (r->rules[i].mode == RP_RAW && r->rules[i].sel == k)
+                r->rules[i].sel = kept;
+        r->sels[kept++] = r->sels[k];
+    }
+    r->nsels = kept;
+}
+
+void replay_live_invalidate(struct replay *r)
+{
+    for (size_t k = 0; k < r->nsels; k++)
+        r->sels[k].force_full = true;
+}
+
+/* Read selector k for the cycle at `now`: in full or since its last read. */
+static void rp_live_read(struct replay *r, size_t k, double now)
+{
+    struct rp_sel *s = &r->sels[k];
+    s->live_err[0] = '\0';
+    s->late = s->cycle_samples = 0;
+    double need = rp_sel_start(r, k, now);
+    const char *why = NULL;
+    if (isnan(s->held_from))
+        why = "no state";
+    else if (s->force_full)
+        why = "asked";
+    else if (need < s->held_from - 0.0005)
+        why = "a rule needs an earlier start";
+    else if (now < s->read_to)
+        why = "the clock went back";
+    else if (now - s->last_full >= r->lcfg.full_every)
+        why = "full-read interval";
+    double a;
+    if (why) {
+        rp_sel_drop(s);
+        a = need;
+        s->full_now = true;
+        s->force_full = false;
+        log_debug("activity '%s': full read from %.3f (%s)", s->sel, a, why);
+    } else {
+        a = s->read_to - r->lcfg.overlap;
+        if (a < need)
+            a = need;
+        s->full_now = false;
+    }
+    while (!s->fallback && a < now && !s->live_err[0]) {
+        double b = a + r->cfg.chunk < now ? a + r->cfg.chunk : now;
+        rp_read(r, k, a, b);
+        a = b;
+    }
+    if (s->fallback)
+        return;
+    if (s->live_err[0]) {
+        rp_sel_drop(s);
+        return;
+    }
+    if (s->full_now) {
+        s->held_from = need;
+        s->last_full = now;
+    }
+    s->read_to = now;
+    if (!s->full_now)
+        log_debug("activity '%s': incremental read of %zu samples (%zu late)", s->sel,
+                  s->cycle_samples, s->late);
+}
+
+int replay_live_cycle(struct replay *r, double now, struct rule_data *data)
+{
+    for (size_t k = 0; k < r->nsels; k++)
+        rp_live_read(r, k, now);
+    for (size_t i = 0; i < r->cfg.rs->n; i++) {
+        if (r->rules[i].mode == RP_RAW && r->sels[r->rules[i].sel].fallback) {
+            r->rules[i].mode = RP_FALLBACK;
+            r->nfallback++;
+        }
+    }
+    const struct ruleset *rs = r->cfg.rs;
+    for (size_t i = 0; i < rs->n; i++) {
+        if (r->rules[i].mode != RP_RAW)
+            continue;
+        struct rule_data *d = &data[i];
+        *d = (struct rule_data){.rule = &rs->rules[i]};
+        d->start = now - decide_lookback(&rs->rules[i]);
+        d->end = now;
+        rp_activity(r, i, now, d);
+        rp_instants(r, i, now, d);
+        d->proof = r->sels[r->rules[i].sel].full_now ? DECIDE_PROOF_FULL : DECIDE_PROOF_INCREMENTAL;
+    }
+    if (r->nfallback)
+        rp_fallback(r, now, data);
+    int rc = 0;
+    for (size_t i = 0; i < rs->n; i++)
+        if (data[i].error || data[i].pending_error)
+            rc = -1;
+    for (size_t k = 0; k < r->nsels; k++) {
+        struct rp_sel *s = &r->sels[k];
+        if (isnan(s->held_from))
+            continue;
+        rp_trim(r, k, now);
+        /* Complete from the start of now's window on: a later cycle needs no earlier. */
+        double need = rp_sel_start(r, k, now);
+        if (need > s->held_from)
+            s->held_from = need;
+    }
+    return rc;
+}
+
+void replay_live_rule(const struct replay *r, size_t i, struct replay_live_rule *out)
+{
+    *out = (struct replay_live_rule){0};
+    if (i >= r->cfg.rs->n || r->rules[i].mode != RP_RAW)
+        return;
+    const struct rp_sel *s = &r->sels[r->rules[i].sel];
+    out->raw = true;
+    out->full = s->full_now;
+    out->samples = s->cycle_samples;
+    out->late = s->late;
+}
+
+void replay_live_stats(const struct replay *r, struct replay_live_stats *out)
+{
+    *out = (struct replay_live_stats){.reproofs = r->reproofs, .refuted = r->refuted};
+    for (size_t k = 0; k < r->nsels; k++) {
+        const struct rp_sel *s = &r->sels[k];
+        out->series += s->ns;
+        for (size_t i = 0; i < s->ns; i++) {
+            const struct rp_series *e = &s->s[i];
+            size_t b = sizeof(*e) + strlen(e->key) + 1 + e->cap * sizeof(*e->p);
+            for (size_t j = 0; j < e->labels.n; j++)
+                b += sizeof(e->labels.v[j]) + strlen(e->labels.v[j].name) +
+                     strlen(e->labels.v[j].value) + 2;
+            out->bytes += b;
+        }
+    }
+}
+
+/*
+ * `sel` with the identity matchers of `id` added: `m{a="x"}` -> `m{a="x",ns="n",pod="p"}`,
+ * `m` -> `m{ns="n",pod="p"}`. The forms fetch_is_selector accepts end with the name or `}`.
+ */
+static char *rp_targeted(const char *sel, const struct labels *id)
+{
+    char *m = labels_format(id); /* {a="x",...}, values escaped */
+    size_t ml = strlen(m);
+    size_t n = strlen(sel);
+    while (n && (sel[n - 1] == ' ' || sel[n - 1] == '\t' || sel[n - 1] == '\n'))
+        n--;
+    char *out;
+    if (n && sel[n - 1] == '}') {
+        size_t open = n - 1;
+        while (open > 0 && sel[open] != '{')
+            open--;
+        bool empty = true;
+        for (size_t i = open + 1; i < n - 1; i++)
+            empty &= sel[i] == ' ' || sel[i] == '\t' || sel[i] == '\n';
+        out = xasprintf("%.*s%s%.*s}", (int)(n - 1), sel, empty ? "" : ",", (int)(ml - 2), m + 1);
+    } else {
+        out = xasprintf("%.*s%s", (int)n, sel, m);
+    }
+    free(m);
+    return out;
+}
+
+/* The series of `m` that carry every identity label of `id` with its value (shallow). */
+static struct matrix rp_only(const struct matrix *m, const struct labels *id)
+{
+    struct matrix out = {.s = xcalloc(m->n ? m->n : 1, sizeof(*out.s))};
+    for (size_t j = 0; j < m->n; j++) {
+        bool ok = true;
+        for (size_t k = 0; k < id->n && ok; k++) {
+            const char *v = labels_get(&m->s[j].labels, id->v[k].name);
+            ok = v && strcmp(v, id->v[k].value) == 0;
+        }
+        if (ok)
+            out.s[out.n++] = m->s[j];
+    }
+    return out;
+}
+
+/* The reasons under which a workload is idle (proven), kept only by the rule's policy. */
+static bool rp_idle_verdict(enum reason why)
+{
+    return why == REASON_IDLE || why == REASON_NO_PRESSURE || why == REASON_FIT_CHECK ||
+           why == REASON_NOT_NEEDED || why == REASON_CYCLE_CAP;
+}
+
+bool replay_live_reprove(struct replay *r, const struct rule_data *data,
+                         const struct decision_rec *d, double now, char *msg, size_t msglen)
+{
+    const struct ruleset *rs = r->cfg.rs;
+    if (d->rule < rs->rules || d->rule >= rs->rules + rs->n) {
+        snprintf(msg, msglen, "full-window proof: the rule is no longer in force");
+        return false;
+    }
+    size_t i = (size_t)(d->rule - rs->rules);
+    if (r->rules[i].mode != RP_RAW) {
+        snprintf(msg, msglen, "full-window proof: the rule is not read as raw samples");
+        return false;
+    }
+    r->reproofs++;
+    struct rp_sel *s = &r->sels[r->rules[i].sel];
+    const struct rule *ru = d->rule;
+    struct raw_grid g = rp_grid(ru, now);
+    double start = raw_read_start(&g);
+    char *sel = rp_targeted(s->sel, &d->identity);
+    char err[256] = "";
+    struct matrix raw = {0};
+    size_t samples = 0, bytes = 0;
+    enum rawread_rc got = rawread_read(r->cfg.q, s->path, false, sel, start, now, NULL, NULL,
+                                       &raw, &samples, &bytes, err, sizeof(err));
+    r->st.requests++;
+    s->cycle_samples += samples;
+    struct rule_data sub = {.rule = ru,
+                            .start = now - decide_lookback(ru),
+                            .end = now,
+                            .read_path = data[i].read_path,
+                            .error = data[i].error,
+                            .pending_error = data[i].pending_error,
+                            .pending = data[i].pending,
+                            .proof = DECIDE_PROOF_FULL};
+    memcpy(sub.errmsg, data[i].errmsg, sizeof(sub.errmsg));
+    bool ok = false;
+    if (got != RAWREAD_OK) {
+        snprintf(msg, msglen, "full-window proof: cannot read '%.120s': %s", sel,
+                 got == RAWREAD_ABSENT ? "remote read not offered" : err);
+        goto out;
+    }
+    struct raw_grids grids;
+    int rc = raw_grids_begin(&grids, &g, err, sizeof(err));
+    int64_t lo = rp_ms(start), hi = rp_ms(now);
+    for (size_t j = 0; j < raw.n && rc == 0; j++) {
+        const struct series *e = &raw.s[j];
+        size_t a = 0, b = e->n;
+        while (a < b && rp_ms(e->p[a].t) < lo)
+            a++;
+        while (b > a && rp_ms(e->p[b - 1].t) > hi)
+            b--;
+        if (b == a)
+            continue;
+        struct series view = {.labels = e->labels, .p = e->p + a, .n = b - a};
+        rc = raw_grids_add(&grids, &view, err, sizeof(err));
+    }
+    if (rc == 0)
+        rc = raw_grids_end(&grids, &sub.activity, &sub.coverage, err, sizeof(err));
+    raw_grids_discard(&grids);
+    if (rc < 0) {
+        snprintf(msg, msglen, "full-window proof: %s", err);
+        goto out;
+    }
+    sub.raw_coverage = sub.coverage_tail = true;
+    sub.allocation = rp_only(&data[i].allocation, &d->identity);
+    sub.priority = rp_only(&data[i].priority, &d->identity);
+    struct decisions out = {0};
+    decide(&sub, 1, now, &out);
+    const struct decision_rec *f = NULL;
+    for (size_t j = 0; j < out.n && !f; j++)
+        if (labels_equal(&out.v[j].identity, &d->identity))
+            f = &out.v[j];
+    if (!f)
+        snprintf(msg, msglen, "full-window proof: the workload has no decision over the window");
+    else if (!rp_idle_verdict(f->reason))
+        snprintf(msg, msglen, "full-window proof: %s: %s", decide_reason_name(f->reason),
+                 f->detail);
+    else if (!(f->idle_since == d->idle_since))
+        snprintf(msg, msglen, "full-window proof: idle since %.3f, not %.3f", f->idle_since,
+                 d->idle_since);
+    else
+        ok = true;
+    decisions_free(&out);
+    free(sub.allocation.s);
+    free(sub.priority.s);
+    matrix_free(&sub.activity);
+    matrix_free(&sub.coverage);
+out:
+    if (!ok) {
+        r->refuted++;
+        s->force_full = true; /* the carried state missed something: read it again whole */
+        log_info("rule '%s': %s; the incremental decision is not acted on", ru->name, msg);
+    }
+    matrix_free(&raw);
+    free(sel);
+    return ok;
 }
