@@ -119,8 +119,8 @@ char *audit_format(const struct audit_rec *r)
            again over the whole window before a notice, report or action. */
         json_object_object_add(o, "proof",
                                audit_str(r->d->proof == DECIDE_PROOF_FULL ? "full"
-                                         : r->reproved                  ? "incremental+full"
-                                                                        : "incremental"));
+                                         : r->reproved                    ? "incremental+full"
+                                                                          : "incremental"));
     }
     json_object_object_add(o, "action", audit_str(r->action));
     if (!isnan(r->act_after))

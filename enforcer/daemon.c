@@ -227,8 +227,7 @@ static void add_metrics(struct daemon *dm, struct expo *e)
                  dm->evals[i].rule, (const char *)NULL);
     static const char *const phases[] = {"read", "decide", "act"};
     for (size_t i = 0; i < 3; i++)
-        expo_put(e, EMX(CYCLE_PHASE_SECONDS), dm->phase[i], "phase", phases[i],
-                 (const char *)NULL);
+        expo_put(e, EMX(CYCLE_PHASE_SECONDS), dm->phase[i], "phase", phases[i], (const char *)NULL);
     for (size_t i = 0; i < dm->nevals; i++) {
         if (!dm->evals[i].read_raw)
             continue;
@@ -244,8 +243,8 @@ static void add_metrics(struct daemon *dm, struct expo *e)
         replay_live_stats(dm->live, &ls);
         expo_put(e, EMX(PROOF_SERIES), (double)ls.series, (const char *)NULL);
         expo_put(e, EMX(PROOF_BYTES), (double)ls.bytes, (const char *)NULL);
-        expo_put(e, EMX(REPROOFS_TOTAL), (double)(ls.reproofs - ls.refuted), "result",
-                 "confirmed", (const char *)NULL);
+        expo_put(e, EMX(REPROOFS_TOTAL), (double)(ls.reproofs - ls.refuted), "result", "confirmed",
+                 (const char *)NULL);
         expo_put(e, EMX(REPROOFS_TOTAL), (double)ls.refuted, "result", "refuted",
                  (const char *)NULL);
     }

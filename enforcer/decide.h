@@ -98,14 +98,14 @@ struct decision_rec {
     double idle_timer; /* effective, seconds */
     double idle_since; /* start of the trailing idle run; NaN when not idle at now */
     double window_start, window_end;
-    size_t samples;         /* points inside the window */
-    double max, mean, last; /* ratio 0..1 over the window; NaN if no points */
-    double allocated;       /* devices held (allocation series of one resource add up); NaN if
-                               unknown */
-    char resource[96];      /* GPU resource name from the allocation series, "" if unknown; with
-                               several resources, the one with the most devices */
-    double priority;        /* 0 when no priority query */
-    bool dry_run;           /* rule (or global) dry run: report, do not act */
+    size_t samples;          /* points inside the window */
+    double max, mean, last;  /* ratio 0..1 over the window; NaN if no points */
+    double allocated;        /* devices held (allocation series of one resource add up); NaN if
+                                unknown */
+    char resource[96];       /* GPU resource name from the allocation series, "" if unknown; with
+                                several resources, the one with the most devices */
+    double priority;         /* 0 when no priority query */
+    bool dry_run;            /* rule (or global) dry run: report, do not act */
     enum decide_proof proof; /* the rule_data's: which proof made the decision */
     /* `plan`/`explain` with the Kubernetes API (act_describe): what a reclaim would act on and
        how ("annotate Notebook ml/alice kubeflow-resource-stopped"), or, in target_kept, why

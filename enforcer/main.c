@@ -158,8 +158,8 @@ static struct flags_def flags[NFLAGS] = {
     [F_AT_ADVANCE] = {"at.advance", FLAGS_BOOL, "false",
                       "run: with --at, the clock starts at that time and advances (for tests)"},
     [F_AT_STEP] = {"at.step", FLAGS_DURATION, "0s",
-                   "run: with --at, cycle k evaluates at --at + k x this (for tests)",
-                   .min = 0, .max = 86400.0 * 365},
+                   "run: with --at, cycle k evaluates at --at + k x this (for tests)", .min = 0,
+                   .max = 86400.0 * 365},
     [F_AT_BEFORE_CYCLE] = {"at.before-cycle", FLAGS_STRING, "",
                            "run: a shell command run before each cycle with "
                            "GPURECLAIM_CYCLE_TIME set; a non-zero exit stops run (for tests)"},

@@ -63,9 +63,9 @@ struct rp_sel {
        held, the next cycle reads the whole window); the last full read; a late sample's count */
     bool live;
     double held_from, last_full;
-    bool full_now;         /* this cycle's read was a full one */
-    bool force_full;       /* the next cycle reads the whole window (a refuted re-proof) */
-    char live_err[256];    /* this cycle's read failed: its rules keep with this message */
+    bool full_now;      /* this cycle's read was a full one */
+    bool force_full;    /* the next cycle reads the whole window (a refuted re-proof) */
+    char live_err[256]; /* this cycle's read failed: its rules keep with this message */
     size_t late, cycle_samples;
 };
 
@@ -1062,8 +1062,8 @@ bool replay_live_reprove(struct replay *r, const struct rule_data *data,
     char err[256] = "";
     struct matrix raw = {0};
     size_t samples = 0, bytes = 0;
-    enum rawread_rc got = rawread_read(r->cfg.q, s->path, false, sel, start, now, NULL, NULL,
-                                       &raw, &samples, &bytes, err, sizeof(err));
+    enum rawread_rc got = rawread_read(r->cfg.q, s->path, false, sel, start, now, NULL, NULL, &raw,
+                                       &samples, &bytes, err, sizeof(err));
     r->st.requests++;
     s->cycle_samples += samples;
     struct rule_data sub = {.rule = ru,

@@ -131,10 +131,10 @@ int replay_live_cycle(struct replay *r, double now, struct rule_data *data);
 
 /* What the cycle did for rule i: samples its selector read, whether in full, late samples. */
 struct replay_live_rule {
-    bool raw;         /* read as raw samples (else as windows, by fetch_rules) */
-    bool full;        /* this cycle's read of its selector covered the whole window */
-    size_t samples;   /* raw samples that read returned (shared by the rules of a selector) */
-    size_t late;      /* samples of the overlap that arrived after the read of their time */
+    bool raw;       /* read as raw samples (else as windows, by fetch_rules) */
+    bool full;      /* this cycle's read of its selector covered the whole window */
+    size_t samples; /* raw samples that read returned (shared by the rules of a selector) */
+    size_t late;    /* samples of the overlap that arrived after the read of their time */
 };
 void replay_live_rule(const struct replay *r, size_t i, struct replay_live_rule *out);
 

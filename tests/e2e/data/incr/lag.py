@@ -4,9 +4,10 @@
   lag.py SEED SAMPLES FIRST OUT_DIR
 
 SAMPLES is gen_replay.py's history (`LABELS TIMESTAMP_MS VALUE`). Some rp_busy_ratio series
-lag: each of their samples arrives LAG seconds after its time, 20 s (inside the run's 30 s read
-overlap: the next cycle reads them again and puts them in place) or 300 s (beyond it: only a
-full read sees them). Every other sample is there from the start. Writes OUT_DIR/initial.txt
+lag: a third of their samples arrive LAG seconds after their time, after later samples of the
+same series (out of order: Prometheus needs out_of_order_time_window), 20 s (inside the run's
+30 s read overlap: the next cycle reads them again and puts them in place) or 300 s (beyond
+it: only a full read, or the re-proof, sees them). Every other sample arrives at its time. Writes OUT_DIR/initial.txt
 (what has arrived by FIRST, Unix seconds), OUT_DIR/arrivals.txt (`ARRIVAL_MS LINE`, the rest,
 in series order then time order, so that remote write keeps each series in order) and
 OUT_DIR/lags.txt (`pod card lag` for each lagging series).
@@ -28,7 +29,7 @@ for line in open(path):
             lag = 20 if x < 0.15 else 300 if x < 0.25 else 0
         lag_of[labels] = lag
     ts = int(line.split()[1])
-    arrive = ts + lag_of[labels] * 1000
+    arrive = ts + lag_of[labels] * 1000 if rnd.random() < 0.34 else ts
     if arrive <= first * 1000:
         initial.write(line)
     else:
