@@ -69,23 +69,39 @@ struct rp_sel {
     size_t late, cycle_samples;
 };
 
+/* One query's answer over the current chunk (or cycle), and a cursor per series. */
+struct rp_answer {
+    int rc;
+    char err[256];
+    struct matrix m;
+    size_t *cur; /* per series of m: the first point not before the current cycle's window */
+};
+
 /* An instant expression (allocation, pending, priority) shared by the rules that use it. */
 struct rp_inst {
     const char *expr;
-    bool per_cycle; /* VictoriaMetrics: an instant query at each cycle time */
-    int rc;
-    char err[256];
-    struct matrix m; /* the current chunk's range answer, or the current cycle's instant */
-    size_t *cur;     /* per series of m: the first point not before the current cycle */
-    double at;       /* per_cycle: the time m was read at */
+    double at;            /* per cycle (VictoriaMetrics): the time ans was read at */
+    struct rp_answer ans; /* the current chunk's range answer, or the current cycle's instant */
 };
 
-/* How each rule is read. */
-enum rp_mode { RP_RAW, RP_FALLBACK };
+/* A range query of the PromQL plan (fetch.c), read over each chunk's cycles and sliced. */
+struct rp_range {
+    char *expr;
+    double step, lookback;
+    struct rp_answer ans;
+};
+
+/*
+ * How each rule is read: raw samples (RP_RAW), range queries of fetch.c's PromQL plan sliced
+ * per cycle (RP_SLICED: Prometheus, the interval a multiple of the rule's step), or
+ * fetch_rules at each cycle time (RP_FALLBACK: anything else).
+ */
+enum rp_mode { RP_RAW, RP_SLICED, RP_FALLBACK };
 
 struct rp_rule {
     enum rp_mode mode;
     size_t sel;                  /* RP_RAW: index into replay.sels */
+    size_t act, cov, sub;        /* RP_SLICED: index into replay.ranges, or SIZE_MAX */
     size_t alloc, pending, prio; /* index into replay.insts, or SIZE_MAX */
 };
 
@@ -98,6 +114,8 @@ struct replay {
     size_t nsels;
     struct rp_inst *insts;
     size_t ninsts;
+    struct rp_range *ranges;
+    size_t nranges;
     bool inst_per_cycle;
     size_t nfallback;
     struct rp_fail *fails; /* every failure, for replay_failures */
@@ -313,6 +331,15 @@ static void rp_trim(struct replay *r, size_t k, double t)
     s->nfails = nf;
 }
 
+/* Undo what the read in progress added: a failed read is never a shorter series. */
+static void rp_undo(struct rp_sel *s)
+{
+    for (size_t i = 0; i < s->ntouched; i++) {
+        struct rp_series *e = &s->s[s->touched[i]];
+        e->n = e->mark < e->head ? e->head : e->mark;
+    }
+}
+
 /* Read selector k over [a, b] into its series; a failure undoes what the read added. */
 static void rp_read(struct replay *r, size_t k, double a, double b)
 {
@@ -339,10 +366,7 @@ static void rp_read(struct replay *r, size_t k, double a, double b)
         }
         return;
     }
-    for (size_t i = 0; i < s->ntouched; i++) {
-        struct rp_series *e = &s->s[s->touched[i]];
-        e->n = e->mark < e->head ? e->head : e->mark;
-    }
+    rp_undo(s);
     if (got == RAWREAD_ABSENT) {
         /* The client now knows; every selector meant for remote read takes the PromQL plan,
            as fetch_rules does, through it. */
@@ -380,35 +404,76 @@ static void rp_read_raw(struct replay *r, double upto)
     }
 }
 
-/* ---- instant series ------------------------------------------------------------------- */
+/* ---- answers sliced per cycle: instant series and the PromQL plan ----------------------- */
 
-static void rp_inst_reset(struct rp_inst *in)
+static void rp_answer_reset(struct rp_answer *ans)
 {
-    matrix_free(&in->m);
-    free(in->cur);
-    in->cur = NULL;
-    in->rc = 0;
-    in->err[0] = '\0';
+    matrix_free(&ans->m);
+    free(ans->cur);
+    ans->cur = NULL;
+    ans->rc = 0;
+    ans->err[0] = '\0';
+}
+
+/*
+ * The range query of `expr` over [a, b] at `step` into *ans (`named`: series keep __name__,
+ * promq_range_named), a failure recorded for replay_failures.
+ */
+static void rp_answer_range(struct replay *r, struct rp_answer *ans, const char *expr, double a,
+                            double b, double step, bool named)
+{
+    rp_answer_reset(ans);
+    ans->rc = (named ? promq_range_named : promq_range)(r->cfg.q, expr, a, b, step, &ans->m,
+                                                        ans->err, sizeof(ans->err));
+    r->st.requests++;
+    ans->cur = xcalloc(ans->m.n ? ans->m.n : 1, sizeof(*ans->cur));
+    if (ans->rc < 0) {
+        char what[300];
+        snprintf(what, sizeof(what), "query '%.200s'", expr);
+        rp_fail_add(r, NULL, NULL, a, b, what, ans->err);
+        log_warn("cannot read %s from %.3f to %.3f: %s", what, a, b, ans->err);
+    }
+}
+
+/*
+ * The points of each series of *ans in [lo, hi] (ms) into *out; a series without one is not
+ * in it, as a query over [lo, hi] would not list it. Windows must come in time order (the
+ * cursors only move forward). 0, or -1 with the answer's error.
+ */
+static int rp_answer_slice(struct rp_answer *ans, int64_t lo, int64_t hi, struct matrix *out,
+                           char *err, size_t errlen)
+{
+    *out = (struct matrix){0};
+    if (ans->rc < 0) {
+        snprintf(err, errlen, "%s", ans->err);
+        return -1;
+    }
+    for (size_t j = 0; j < ans->m.n; j++) {
+        const struct series *s = &ans->m.s[j];
+        size_t c = ans->cur[j];
+        while (c < s->n && rp_ms(s->p[c].t) < lo)
+            c++;
+        ans->cur[j] = c;
+        size_t e = c;
+        while (e < s->n && rp_ms(s->p[e].t) <= hi)
+            e++;
+        if (e == c)
+            continue;
+        struct series *d = matrix_push(out);
+        labels_copy(&d->labels, &s->labels);
+        d->n = e - c;
+        d->p = xmalloc(d->n * sizeof(*d->p));
+        memcpy(d->p, s->p + c, d->n * sizeof(*d->p));
+    }
+    return 0;
 }
 
 /* The range answers of every instant expression for cycles [k0, k1). */
 static void rp_read_instants(struct replay *r, size_t k0, size_t k1)
 {
-    for (size_t i = 0; i < r->ninsts && !r->inst_per_cycle; i++) {
-        struct rp_inst *in = &r->insts[i];
-        rp_inst_reset(in);
-        double a = rp_time(r, k0), b = rp_time(r, k1 - 1);
-        in->rc = promq_range_named(r->cfg.q, in->expr, a, b, r->cfg.interval, &in->m, in->err,
-                                   sizeof(in->err));
-        r->st.requests++;
-        in->cur = xcalloc(in->m.n ? in->m.n : 1, sizeof(*in->cur));
-        if (in->rc < 0) {
-            char what[300];
-            snprintf(what, sizeof(what), "query '%.200s'", in->expr);
-            rp_fail_add(r, NULL, NULL, a, b, what, in->err);
-            log_warn("cannot read %s from %.3f to %.3f: %s", what, a, b, in->err);
-        }
-    }
+    for (size_t i = 0; i < r->ninsts && !r->inst_per_cycle; i++)
+        rp_answer_range(r, &r->insts[i].ans, r->insts[i].expr, rp_time(r, k0), rp_time(r, k1 - 1),
+                        r->cfg.interval, true);
 }
 
 /* Instant expression i at cycle time t into *out (one point per series): 0, or -1 with its
@@ -417,48 +482,19 @@ static int rp_instant(struct replay *r, size_t i, double t, struct matrix *out, 
                       size_t errlen)
 {
     struct rp_inst *in = &r->insts[i];
-    *out = (struct matrix){0};
-    if (r->inst_per_cycle) {
-        /* Shared by the rules of this cycle, as fetch.c's query cache does. */
-        if (!in->cur || in->at != t) {
-            rp_inst_reset(in);
-            in->rc = promq_instant(r->cfg.q, in->expr, t, &in->m, in->err, sizeof(in->err));
-            in->cur = xcalloc(1, sizeof(*in->cur));
-            in->at = t;
-        }
-        if (in->rc < 0) {
-            snprintf(err, errlen, "%s", in->err);
-            return -1;
-        }
-        for (size_t j = 0; j < in->m.n; j++) {
-            struct series *d = matrix_push(out);
-            labels_copy(&d->labels, &in->m.s[j].labels);
-            d->n = in->m.s[j].n;
-            d->p = xmalloc((d->n ? d->n : 1) * sizeof(*d->p));
-            memcpy(d->p, in->m.s[j].p, d->n * sizeof(*d->p));
-        }
-        return 0;
+    /* Asked at t, shared by the rules of this cycle as fetch.c's query cache shares it. */
+    if (r->inst_per_cycle && (!in->ans.cur || in->at != t)) {
+        rp_answer_reset(&in->ans);
+        in->ans.rc =
+            promq_instant(r->cfg.q, in->expr, t, &in->ans.m, in->ans.err, sizeof(in->ans.err));
+        in->ans.cur = xcalloc(in->ans.m.n ? in->ans.m.n : 1, sizeof(*in->ans.cur));
+        in->at = t;
     }
-    if (in->rc < 0) {
-        snprintf(err, errlen, "%s", in->err);
-        return -1;
-    }
-    int64_t ms = rp_ms(t);
-    for (size_t j = 0; j < in->m.n; j++) {
-        const struct series *s = &in->m.s[j];
-        size_t c = in->cur[j];
-        while (c < s->n && rp_ms(s->p[c].t) < ms)
-            c++;
-        in->cur[j] = c;
-        if (c < s->n && rp_ms(s->p[c].t) == ms) {
-            struct series *d = matrix_push(out);
-            labels_copy(&d->labels, &s->labels);
-            d->p = xmalloc(sizeof(*d->p));
-            d->p[0] = (struct point){t, s->p[c].v};
-            d->n = 1;
-        }
-    }
-    return 0;
+    /* An instant answer is taken whole, as fetch.c takes it; of a range answer, the point at
+       t is the instant query at t. */
+    if (r->inst_per_cycle)
+        return rp_answer_slice(&in->ans, INT64_MIN, INT64_MAX, out, err, errlen);
+    return rp_answer_slice(&in->ans, rp_ms(t), rp_ms(t), out, err, errlen);
 }
 
 static size_t rp_inst_of(struct replay *r, const char *expr)
@@ -473,9 +509,118 @@ static size_t rp_inst_of(struct replay *r, const char *expr)
     return r->ninsts++;
 }
 
-static void rp_sel_free(struct rp_sel *s);
+/* ---- range queries of the PromQL plan ------------------------------------------------ */
+
+static size_t rp_range_of(struct replay *r, const char *expr, double step, double lookback)
+{
+    for (size_t i = 0; i < r->nranges; i++)
+        if (r->ranges[i].step == step && r->ranges[i].lookback == lookback &&
+            strcmp(r->ranges[i].expr, expr) == 0)
+            return i;
+    r->ranges = xgrow(r->ranges, r->nranges, sizeof(*r->ranges));
+    r->ranges[r->nranges] =
+        (struct rp_range){.expr = xstrdup(expr), .step = step, .lookback = lookback};
+    return r->nranges++;
+}
+
+/*
+ * Every range query for cycles [k0, k1): from the first cycle's window start to the last
+ * cycle, at the rule's step. A range query's point at u is its expression evaluated at u,
+ * whatever the range (subqueries align to absolute multiples of their resolution), so the
+ * points of [t - lookback, t] are those fetch.c's query at t gets.
+ */
+static void rp_read_ranges(struct replay *r, size_t k0, size_t k1)
+{
+    for (size_t i = 0; i < r->nranges; i++) {
+        struct rp_range *g = &r->ranges[i];
+        rp_answer_range(r, &g->ans, g->expr, rp_time(r, k0) - g->lookback, rp_time(r, k1 - 1),
+                        g->step, false);
+    }
+}
+
+/* The points of range i in [t - lookback, t] into *out, as fetch.c's query at t answers. */
+static int rp_slice(struct replay *r, size_t i, double t, struct matrix *out, char *err,
+                    size_t errlen)
+{
+    return rp_answer_slice(&r->ranges[i].ans, rp_ms(t - r->ranges[i].lookback), rp_ms(t), out, err,
+                           errlen);
+}
+
+/* The activity and coverage of a RP_SLICED rule at t (fetch_rule's PromQL plan). */
+static void rp_sliced(struct replay *r, size_t i, double t, struct rule_data *d)
+{
+    const struct rp_rule *pr = &r->rules[i];
+    char err[256];
+    d->read_path = "promql";
+    if (rp_slice(r, pr->act, t, &d->activity, err, sizeof(err)) < 0) {
+        snprintf(d->errmsg, sizeof(d->errmsg), "activity query: %s", err);
+        d->error = 1;
+        return;
+    }
+    if (pr->cov == SIZE_MAX)
+        return;
+    struct matrix sub = {0};
+    if (rp_slice(r, pr->cov, t, &d->coverage, err, sizeof(err)) < 0 ||
+        rp_slice(r, pr->sub, t, &sub, err, sizeof(err)) < 0) {
+        if (!d->errmsg[0])
+            snprintf(d->errmsg, sizeof(d->errmsg), "coverage query: %s", err);
+        d->error = 1;
+    } else {
+        d->raw_coverage = true;
+        fetch_coverage_ratio(&d->coverage, &sub);
+    }
+    matrix_free(&sub);
+}
+
+/* Cycles per chunk: the chunk's length in whole intervals, within a range query's limit. */
+static size_t rp_per_chunk(const struct replay *r)
+{
+    size_t per = (size_t)floor(r->cfg.chunk / r->cfg.interval + 1e-9);
+    if (per < 1)
+        per = 1;
+    return per > REPLAY_MAX_POINTS ? REPLAY_MAX_POINTS : per;
+}
+
+/*
+ * Set rule i up to be read by sliced range queries when its points at every cycle are those
+ * of one query over the chunk: Prometheus, whole milliseconds, the interval a multiple of
+ * the step, the chunk's query within the 11,000 points. False otherwise (fetch_rules then).
+ */
+static bool rp_set_sliced(struct replay *r, size_t i)
+{
+    const struct rule *ru = &r->cfg.rs->rules[i];
+    struct rp_rule *pr = &r->rules[i];
+    double step = rp_step(ru), lb = decide_lookback(ru);
+    int64_t step_ms = rp_ms(step), iv_ms = rp_ms(r->cfg.interval);
+    if (r->inst_per_cycle || !ru->enabled || !ru->q_activity || !ru->q_allocation || step_ms <= 0 ||
+        (double)step_ms != step * 1000.0 || iv_ms % step_ms != 0 || lb / step > FETCH_MAX_STEPS ||
+        (lb + (double)(rp_per_chunk(r) - 1) * r->cfg.interval) / step + 1 > REPLAY_MAX_POINTS)
+        return false;
+    char act[8192], cov[8192], sub[8192];
+    int c = fetch_coverage_expr(ru, cov, sizeof(cov));
+    if (fetch_activity_expr(ru, act, sizeof(act)) < 0 || c < 0 ||
+        (c == 0 && fetch_subpoints_expr(ru, sub, sizeof(sub)) < 0))
+        return false;
+    pr->mode = RP_SLICED;
+    pr->act = rp_range_of(r, act, step, lb);
+    pr->cov = c == 0 ? rp_range_of(r, cov, step, lb) : SIZE_MAX;
+    pr->sub = c == 0 ? rp_range_of(r, sub, step, lb) : SIZE_MAX;
+    return true;
+}
 
 /* ---- the replay ----------------------------------------------------------------------- */
+
+static void rp_set_instants(struct replay *r, size_t i)
+{
+    const struct rule *ru = &r->cfg.rs->rules[i];
+    struct rp_rule *pr = &r->rules[i];
+    pr->alloc = rp_inst_of(r, ru->q_allocation);
+    if (ru->policy == POLICY_DURING_PRESSURE)
+        pr->pending = rp_inst_of(r, ru->q_pending);
+    pr->prio = rp_inst_of(r, ru->q_priority);
+}
+
+static void rp_sel_free(struct rp_sel *s);
 
 /* Plan how each rule of r->cfg.rs is read; r->sels may hold selectors already (run). */
 static void rp_plan(struct replay *r)
@@ -489,14 +634,20 @@ static void rp_plan(struct replay *r)
         struct rp_rule *pr = &r->rules[i];
         pr->mode = RP_FALLBACK;
         pr->alloc = pr->pending = pr->prio = SIZE_MAX;
-        if (!ru->enabled || !ru->q_activity || !ru->q_allocation ||
-            !fetch_is_selector(ru->q_activity))
-            continue;
-        enum promq_read_path path;
-        bool probe;
+        pr->act = pr->cov = pr->sub = SIZE_MAX;
+        enum promq_read_path path = PROMQ_READ_PROMQL;
+        bool probe = false;
         /* A server that cannot be asked: fetch_rules at each cycle says so for the rule. */
-        if (rawread_choose(cfg->q, &path, &probe, e, sizeof(e)) < 0 || path == PROMQ_READ_PROMQL)
+        if (ru->enabled && ru->q_activity && ru->q_allocation &&
+            fetch_is_selector(ru->q_activity) &&
+            rawread_choose(cfg->q, &path, &probe, e, sizeof(e)) < 0)
             continue;
+        if (!ru->enabled || !ru->q_activity || !ru->q_allocation ||
+            !fetch_is_selector(ru->q_activity) || path == PROMQ_READ_PROMQL) {
+            if (rp_set_sliced(r, i))
+                rp_set_instants(r, i);
+            continue;
+        }
         size_t k = 0;
         while (k < r->nsels && strcmp(r->sels[k].sel, ru->q_activity) != 0)
             k++;
@@ -514,10 +665,7 @@ static void rp_plan(struct replay *r)
         }
         pr->mode = RP_RAW;
         pr->sel = k;
-        pr->alloc = rp_inst_of(r, ru->q_allocation);
-        if (ru->policy == POLICY_DURING_PRESSURE)
-            pr->pending = rp_inst_of(r, ru->q_pending);
-        pr->prio = rp_inst_of(r, ru->q_priority);
+        rp_set_instants(r, i);
     }
     r->nfallback = 0;
     for (size_t i = 0; i < rs->n; i++)
@@ -553,11 +701,7 @@ struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errle
 /* Read what the cycles [loaded, loaded + one chunk) need. */
 static void rp_load(struct replay *r)
 {
-    size_t per = (size_t)floor(r->cfg.chunk / r->cfg.interval + 1e-9);
-    if (per < 1)
-        per = 1;
-    if (per > REPLAY_MAX_POINTS)
-        per = REPLAY_MAX_POINTS;
+    size_t per = rp_per_chunk(r);
     size_t k0 = r->loaded, k1 = k0 + per < r->ncycles ? k0 + per : r->ncycles;
     rp_read_raw(r, rp_time(r, k1 - 1));
     /* A selector found to have no raw path on this server turns its rules into fallbacks. */
@@ -568,6 +712,7 @@ static void rp_load(struct replay *r)
         }
     }
     rp_read_instants(r, k0, k1);
+    rp_read_ranges(r, k0, k1);
     r->loaded = k1;
 }
 
@@ -706,13 +851,16 @@ int replay_next(struct replay *r, double *t, struct rule_data *data)
     *t = now;
     const struct ruleset *rs = r->cfg.rs;
     for (size_t i = 0; i < rs->n; i++) {
-        if (r->rules[i].mode != RP_RAW)
+        if (r->rules[i].mode == RP_FALLBACK)
             continue;
         struct rule_data *d = &data[i];
         *d = (struct rule_data){.rule = &rs->rules[i]};
         d->start = now - decide_lookback(&rs->rules[i]);
         d->end = now;
-        rp_activity(r, i, now, d);
+        if (r->rules[i].mode == RP_RAW)
+            rp_activity(r, i, now, d);
+        else
+            rp_sliced(r, i, now, d);
         rp_instants(r, i, now, d);
     }
     if (r->nfallback)
@@ -763,8 +911,13 @@ void replay_close(struct replay *r)
         rp_sel_free(&r->sels[k]);
     free(r->sels);
     for (size_t i = 0; i < r->ninsts; i++)
-        rp_inst_reset(&r->insts[i]);
+        rp_answer_reset(&r->insts[i].ans);
     free(r->insts);
+    for (size_t i = 0; i < r->nranges; i++) {
+        rp_answer_reset(&r->ranges[i].ans);
+        free(r->ranges[i].expr);
+    }
+    free(r->ranges);
     for (size_t i = 0; i < r->nlines; i++)
         free(r->lines[i]);
     free(r->lines);
@@ -837,7 +990,7 @@ void replay_live_rules(struct replay *r, const struct ruleset *rs)
             rp_sel_free(&old[k]);
     free(old);
     for (size_t i = 0; i < r->ninsts; i++)
-        rp_inst_reset(&r->insts[i]);
+        rp_answer_reset(&r->insts[i].ans);
     free(r->insts);
     r->insts = NULL;
     r->ninsts = 0;

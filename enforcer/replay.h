@@ -4,19 +4,24 @@
  * of once per cycle, so that a backtest judges from the same data, through the same decide(),
  * as `plan --at t` would.
  *
- * How each rule is read (docs/backtest.md has the table and the reasons):
+ * How each rule is read (docs/replay.md has the table and the reasons):
  *   - a selector activity on a raw path (remote read, VictoriaMetrics export; rawread.h): the
  *     raw samples of each distinct selector over [T1 - lookback - step - gap, T2], in chunks
  *     of at most replay_cfg.chunk seconds (one request each, so no answer outgrows the server's
  *     frame or answer caps), series kept by label set across chunks, fed in time order; each
  *     series keeps only the samples the next cycle's window can still need, so memory grows
  *     with the series and the idle timer, never with the range;
+ *   - an activity on the PromQL plan (an expression, or a selector on a server without a raw
+ *     path) on Prometheus, when the interval is a multiple of the rule's step: fetch.c's range
+ *     queries over each chunk's cycles at the rule's step, sliced per cycle (a range query's
+ *     point at u is its expression evaluated at u, whatever the range);
  *   - the instant series (allocation, pending, priority) on Prometheus: range queries over
  *     the chunk with step = interval (a range query's point at t is the instant query at t,
  *     labels included), sliced per t; on VictoriaMetrics, whose range queries look back
  *     differently from its instant queries, an instant query at each t;
- *   - any other rule (an expression activity, a selector on the PromQL plan): fetch_rules at
- *     each t for that rule alone, exactly `plan --at t`, at the cost of its queries per cycle.
+ *   - any other rule (VictoriaMetrics' PromQL plan, an interval that is not a multiple of the
+ *     step, a range over the 11,000 points): fetch_rules at each t for that rule alone,
+ *     exactly `plan --at t`, at the cost of its queries per cycle.
  * A failed read marks the cycles it covers as failed for the rules that need it (rule_data
  * `error` with a message naming the part that failed: decide() keeps every workload of the
  * rule with query_error), and the replay goes on with the next chunk.
@@ -49,12 +54,16 @@ struct replay_stats {
     size_t bytes;    /* bytes of raw-read answers */
     size_t requests; /* raw reads and range queries sent (per-cycle fallbacks not counted) */
     size_t failed_chunks;
-    /* Rules evaluated by fetch_rules at each cycle time (see above) */
+    /* Rules evaluated by fetch_rules at each cycle time (see above). */
     size_t fallback_rules;
     /*
-     * The earliest raw sample any selector read has found (NAN when none yet): where the data
-     * starts when the range starts before it. Cycles before it can only be no_data (an
-     * allocated workload without activity) or have no workload at all, never idle.
+     * The earliest raw sample any selector read has found (NAN when none yet, or when no rule
+     * reads raw samples): where the activity data starts when the range starts before it.
+     * The first read starts a whole reach (twice the longest idle timer, a step and the
+     * tolerated gap) before T1, so a data_start after that is where the TSDB's data of the
+     * selector begins. Cycles before it can only be no_data (an allocated workload without
+     * activity) or have no workload at all, and none is idle before a whole idle timer of
+     * data: decide() sees it as it would at that time.
      */
     double data_start;
     size_t peak_series; /* largest number of series held at once */
@@ -63,8 +72,9 @@ struct replay_stats {
 struct replay;
 
 /*
- * Check the range (from <= to, interval > 0, both finite) and plan the reads. Nothing is read
- * yet. NULL with a message in err on a bad range.
+ * Check the range (from <= to, interval > 0, both finite) and plan the reads: asks the server
+ * which read path it offers (rawread_choose), reads no data yet. NULL with a message in err on
+ * a bad range.
  */
 struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errlen);
 
