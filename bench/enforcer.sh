@@ -17,7 +17,9 @@
 # the machine load (wall times on a shared machine vary with it), and a table of the medians
 # with their ratio to the floor. CALLGRIND=1 adds one run
 # under callgrind at the middle size, whose instruction count does not depend on the load.
-# ENF=path benchmarks another build.
+# ENF=path benchmarks another build. IDLE=minutes (default 15) sets the rule's idle timer (a
+# copy of bench/enforcer-rules.yaml with that idleTimer), the lookback (twice it) and HISTORY
+# (default the lookback): how memory and time grow with the idle timer (issue 26).
 # Targets: 100,000 workloads with 0 failures, every decision right, peak RSS <= 256 MiB, a
 # median wall time at most 12x the 10,000-workload one, and on the raw path (remote read) a
 # cycle's wall time and Prometheus CPU time each at most 3x the floor (issue 19). Numbers, not a pass/fail test.
@@ -29,15 +31,20 @@ SUITE=enforcer-bench
 SIZES=${SIZES:-1000 10000 100000}
 RUNS=${RUNS:-3}
 INTERVAL=${INTERVAL:-15}
-HISTORY=${HISTORY:-1800}
+IDLE=${IDLE:-15}
+# The rule's lookback: twice its idle timer.
+LOOKBACK=$((IDLE * 120))
+HISTORY=${HISTORY:-$LOOKBACK}
 ENF=${ENF:-$TOP/bin/gpureclaim-enforcer}
 DATA=$TOP/tests/e2e/data/enforcer
 RULES=$TOP/bench/enforcer-rules.yaml
+if [ "$IDLE" != 15 ]; then
+    sed "s/^  idleTimer: 15m$/  idleTimer: ${IDLE}m/" "$RULES" >"$TMP/rules.yaml"
+    RULES=$TMP/rules.yaml
+fi
 AT=1700000000
 # Read paths compared (--prometheus.read-path); the first one's wall times give the ratio.
 PATHS=${PATHS:-remote-read promql}
-# The rule's lookback: twice its 15m idle timer.
-LOOKBACK=1800
 TCK=$(getconf CLK_TCK)
 table=""
 
@@ -86,7 +93,7 @@ for x in d:
 print("%d/%d" % (right if len(seen) == len(d) == n else 0, n))' "$1" "$2"
 }
 
-echo "== enforcer plan benchmark: 15m idle timer, 1m step, ${HISTORY}s of history, samples every ${INTERVAL}s =="
+echo "== enforcer plan benchmark: ${IDLE}m idle timer, 1m step, ${HISTORY}s of history, samples every ${INTERVAL}s =="
 printf 'load before: %s\n' "$(uptime | sed 's/.*load average: //')"
 results=""
 for n in $SIZES; do

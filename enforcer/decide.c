@@ -44,6 +44,7 @@ struct entry {
     struct labels id;
     enum entry_kind kind;
     const struct series *s;
+    const struct rule_proof *rp; /* the activity series as a proof (rule_data.has_proofs) */
     size_t idx;
 };
 
@@ -163,6 +164,28 @@ static void add_entries(const struct rule *r, const struct matrix *m, enum entry
             *v = xrealloc(*v, *cap * sizeof(**v));
         }
         (*v)[(*n)++] = (struct entry){.id = id, .kind = kind, .s = &m->s[i], .idx = i};
+    }
+}
+
+/* The proofs of rule_data with a sample on now's grid, as activity entries. */
+static void add_proof_entries(const struct rule_data *rd, double now, struct entry **v, size_t *n,
+                              size_t *cap)
+{
+    int64_t now_ms = llround(now * 1000.0);
+    for (size_t i = 0; i < rd->nproofs; i++) {
+        struct labels id;
+        if (!rd->proofs[i].p || !proof_present(rd->proofs[i].p, &rd->proof_params, now_ms) ||
+            !project_identity(rd->rule, &rd->proofs[i].s, &id))
+            continue;
+        if (*n == *cap) {
+            *cap = *cap ? *cap * 2 : 16;
+            *v = xrealloc(*v, *cap * sizeof(**v));
+        }
+        (*v)[(*n)++] = (struct entry){.id = id,
+                                      .kind = ENTRY_ACTIVITY,
+                                      .s = &rd->proofs[i].s,
+                                      .rp = &rd->proofs[i],
+                                      .idx = i};
     }
 }
 
@@ -325,6 +348,43 @@ static void window_stats(const struct wpoint *p, size_t n, struct decision_rec *
     d->last = last;
 }
 
+/*
+ * window_stats for series that are proofs: from each series' statistics of the workload's
+ * idle timer (rule_proof.win), display only (decide.h, rule_data.has_proofs).
+ */
+static void proof_window_stats(const struct entry *e, size_t ne, struct decision_rec *d)
+{
+    double sum = 0, max = NAN, last = NAN, last_t = NAN;
+    size_t nfin = 0;
+    d->samples = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (e[i].kind != ENTRY_ACTIVITY || !e[i].rp)
+            continue;
+        const struct rule_winstats *w = NULL;
+        for (size_t k = 0; k < e[i].rp->nwin && !w; k++)
+            if (fabs(e[i].rp->win[k].idle_timer - d->idle_timer) < 1e-6)
+                w = &e[i].rp->win[k];
+        if (!w || !w->samples)
+            continue;
+        if (w->samples > d->samples)
+            d->samples = w->samples;
+        nfin += w->finite;
+        sum += w->sum;
+        if (!isnan(w->max) && (isnan(max) || w->max > max))
+            max = w->max;
+        /* The last point: the latest series' value, NaN when any is not finite then. */
+        if (isnan(last_t) || w->last_t > last_t + DECIDE_EPS) {
+            last_t = w->last_t;
+            last = w->last;
+        } else if (fabs(w->last_t - last_t) <= DECIDE_EPS && !isnan(last)) {
+            last = isnan(w->last) ? NAN : w->last > last ? w->last : last;
+        }
+    }
+    d->max = max;
+    d->mean = nfin ? sum / (double)nfin : NAN;
+    d->last = last;
+}
+
 /* What decide_workload needs to judge one series: the grid and its raw coverage. */
 struct judge_ctx {
     const struct rule_data *rd;
@@ -400,6 +460,21 @@ static double series_idle_start(const struct judge_ctx *jc, const struct series 
         if (!ok)
             break;
         i--;
+    }
+    /*
+     * A run that reaches the series' first point reaches the grid start when every step
+     * before that point is covered (samples sparser than the step, within the tolerated
+     * gap): it is then idle since at least the grid start, not since its first point, which
+     * would depend on where the samples fall near the grid start. The proof (proof.c) knows
+     * only this, having no samples of that time left.
+     */
+    if (i == 0 && g && jc->rd->start < s->p[0].t - jc->step / 2) {
+        size_t k = 0;
+        bool ok = true;
+        for (double t = jc->rd->start; ok && t <= s->p[0].t + jc->step / 2; t += jc->step)
+            ok = step_covered(jc, s, cov, &k, t);
+        if (ok)
+            return jc->rd->start;
     }
     return s->p[i].t;
 }
@@ -520,6 +595,8 @@ static enum reason judge_series(const struct judge_ctx *jc, const struct series 
 static int series_rank(enum reason r)
 {
     switch (r) {
+    case REASON_QUERY_ERROR: /* a proof that could not be judged (proof_judge) */
+        return -1;
     case REASON_NOT_A_NUMBER:
         return 0;
     case REASON_NO_DATA:
@@ -615,6 +692,62 @@ static enum reason judge(const struct judge_ctx *jc, const struct entry *e, size
     return REASON_IDLE;
 }
 
+/*
+ * judge() for a rule whose series are proofs (rule_data.has_proofs): the same verdict from
+ * proof_judge per series, combined as judge() combines the grid judge's.
+ */
+static enum reason judge_proofs(const struct judge_ctx *jc, const struct entry *e, size_t ne,
+                                struct decision_rec *d)
+{
+    int64_t now = llround(jc->now * 1000.0), idle = llround(d->idle_timer * 1000.0);
+    struct proof_verdict *v = xmalloc((ne ? ne : 1) * sizeof(*v));
+    const struct proof_verdict *active = NULL;
+    for (size_t i = 0; i < ne; i++) {
+        if (e[i].kind != ENTRY_ACTIVITY)
+            continue;
+        proof_judge(e[i].rp->p, &jc->rd->proof_params, now, idle, jc->threshold, &v[i]);
+        if (v[i].reason == REASON_ACTIVE &&
+            (!active || v[i].active_at > active->active_at ||
+             (v[i].active_at == active->active_at && v[i].active_value > active->active_value)))
+            active = &v[i];
+    }
+    if (active) {
+        memcpy(d->detail, active->detail, sizeof(d->detail));
+        free(v);
+        return REASON_ACTIVE;
+    }
+    enum reason worst = REASON_IDLE;
+    double since = NAN;
+    for (size_t i = 0; i < ne; i++) {
+        if (e[i].kind != ENTRY_ACTIVITY)
+            continue;
+        enum reason r = (enum reason)v[i].reason;
+        if (series_rank(r) < series_rank(worst)) {
+            worst = r;
+            if (e[i].s->labels.n > d->identity.n) {
+                char *l = labels_format(&e[i].s->labels);
+                set_detail(d, "%s: %s", l, v[i].detail);
+                free(l);
+            } else {
+                memcpy(d->detail, v[i].detail, sizeof(d->detail));
+            }
+        }
+        if (worst == REASON_IDLE) {
+            double st = v[i].idle_since;
+            if (isnan(since) || st > since)
+                since = st;
+        }
+    }
+    free(v);
+    if (worst != REASON_IDLE)
+        return worst;
+    d->idle_since = since;
+    char idle_s[DUR_LEN];
+    set_detail(d, "below threshold %g%% for %s (max %g%%)", jc->threshold,
+               dur_format(idle_s, sizeof(idle_s), d->idle_timer), d->max * 100.0);
+    return REASON_IDLE;
+}
+
 static void push_rec(struct decisions *out, size_t *cap, const struct decision_rec *d)
 {
     if (out->n == *cap) {
@@ -680,6 +813,8 @@ static bool decide_workload(const struct rule_data *rd, const struct entry *e, s
     struct wpoint *p = merge_activity(e, ne, now, &np);
     window_stats(p, np, d);
     free(p);
+    if (rd->has_proofs)
+        proof_window_stats(e, ne, d);
     enum reason verdict;
     if (!first_act) {
         verdict = REASON_NO_DATA;
@@ -691,7 +826,7 @@ static bool decide_workload(const struct rule_data *rd, const struct entry *e, s
                                .step = r->step > 0 ? r->step : 60,
                                .gap = gap,
                                .threshold = d->threshold};
-        verdict = judge(&jc, e, ne, cidx, ncidx, d);
+        verdict = rd->has_proofs ? judge_proofs(&jc, e, ne, d) : judge(&jc, e, ne, cidx, ncidx, d);
     }
 
     d->reason = verdict;
@@ -859,7 +994,10 @@ static void decide_rule(const struct rule_data *rd, double now, struct decisions
     const struct rule *r = rd->rule;
     struct entry *e = NULL;
     size_t ne = 0, ecap = 0;
-    add_entries(r, &rd->activity, ENTRY_ACTIVITY, &e, &ne, &ecap);
+    if (rd->has_proofs)
+        add_proof_entries(rd, now, &e, &ne, &ecap);
+    else
+        add_entries(r, &rd->activity, ENTRY_ACTIVITY, &e, &ne, &ecap);
     add_entries(r, &rd->allocation, ENTRY_ALLOCATION, &e, &ne, &ecap);
     add_entries(r, &rd->priority, ENTRY_PRIORITY, &e, &ne, &ecap);
     if (ne > 1)
@@ -927,6 +1065,27 @@ double decide_lookback(const struct rule *r)
     if (lb > DECIDE_MAX_POINTS * step)
         lb = DECIDE_MAX_POINTS * step;
     return lb;
+}
+
+void decide_proof_params(const struct rule *r, struct proof_params *pp)
+{
+    double step = r->step > 0 ? r->step : 60;
+    double gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * step;
+    double longest = r->idle_timer;
+    *pp = (struct proof_params){0};
+    pp->thresholds[pp->nthresholds++] = r->threshold;
+    for (size_t i = 0; i < r->noverrides; i++) {
+        const struct rule_override *o = &r->overrides[i];
+        if (o->has_idle_timer && o->idle_timer > longest)
+            longest = o->idle_timer;
+        if (o->has_threshold && pp->nthresholds < PROOF_MAX_THRESHOLDS)
+            pp->thresholds[pp->nthresholds++] = o->threshold;
+    }
+    pp->step_ms = llround(step * 1000.0);
+    pp->gap_ms = llround(gap * 1000.0);
+    pp->lookback_ms = llround(decide_lookback(r) * 1000.0);
+    pp->idle_max_ms = llround(longest * 1000.0);
+    proof_params_init(pp);
 }
 
 /*

@@ -14,6 +14,7 @@
 #ifndef GPURECLAIM_DECIDE_H
 #define GPURECLAIM_DECIDE_H
 
+#include "proof.h"
 #include "rules.h"
 #include "series.h"
 
@@ -49,6 +50,26 @@ enum reason {
  */
 enum decide_proof { DECIDE_PROOF_FULL = 0, DECIDE_PROOF_INCREMENTAL };
 
+/*
+ * The window statistics of one series for one idle timer (decision_rec samples, max, mean,
+ * last; display only): its grid points in [now - idle, now], how many of them are finite,
+ * their largest value and sum, and the value and time of the last (NaN when not finite).
+ */
+struct rule_winstats {
+    double idle_timer;
+    size_t samples, finite;
+    double max, sum, last, last_t;
+};
+
+/* One activity series as a proof (proof.h): its labels without __name__, its fold, and the
+   window statistics of each idle timer the fetch knew of (nwin 0 when it computed none). */
+struct rule_proof {
+    struct series s; /* labels only, no points */
+    struct proof *p;
+    struct rule_winstats *win;
+    size_t nwin;
+};
+
 /* Everything decide() needs for one rule, fetched by the caller (fetch.c). */
 struct rule_data {
     const struct rule *rule;
@@ -75,6 +96,23 @@ struct rule_data {
      * of sub-points) says nothing of where in the step its holes are.
      */
     bool coverage_tail;
+    /*
+     * A selector rule read as raw samples may carry its series as proofs instead of `activity`
+     * and `coverage` (`has_proofs`; both matrices are then ignored): one per series, folded
+     * from at least raw_read_start() of now's grid with `proof_params`. decide() judges each
+     * with proof_judge on the grid of `now`, which says what the grid judge says of
+     * raw_to_grid's grids of the same samples (within the bounds proof.c states). A series
+     * without a sample on now's grid is ignored, as raw_to_grid drops it. The record's
+     * samples, max, mean and last are display only on this path: from the series'
+     * rule_winstats of the workload's idle timer when the fetch computed it (exact for a
+     * workload of one series; with several, samples is the largest count and mean the mean
+     * of every series' points, where the grid takes the largest value per time), else 0 and
+     * NaN (backtest, which judges one fold at many times).
+     */
+    bool has_proofs;
+    struct rule_proof *proofs;
+    size_t nproofs;
+    struct proof_params proof_params;
     /* How the activity was read: "remote_read", "export" or "promql" ("" when not queried);
        a static string (fetch.c). */
     const char *read_path;
@@ -138,6 +176,12 @@ void decisions_free(struct decisions *d);
 
 /* The range a rule must be queried over: [now - decide_lookback(rule), now]. */
 double decide_lookback(const struct rule *r);
+/*
+ * The proof parameters of a selector rule (proof.h): its step (60 s when unset), tolerated
+ * gap (2 x step when unset, as fetch.c reads), decide_lookback, longest idle timer and every
+ * threshold it can judge against.
+ */
+void decide_proof_params(const struct rule *r, struct proof_params *pp);
 /* True when `now` (Unix seconds) is inside one of the rule's windows (or it has none). */
 bool decide_rule_active(const struct rule *r, double now);
 

@@ -336,10 +336,71 @@ static int fetch_get(struct promq *q, struct fetch_cache *c, struct rule_data *d
 
 /* ---- the raw path: remote read and VictoriaMetrics export (rawread.h) -------------------- */
 
-/* rawread_series_fn for a remote read streamed into one rule's grids. */
-static int fetch_grid_series(void *arg, const struct series *s, char *err, size_t errlen)
+/* fetch_set_proofs: fold raw samples into proofs (plan, run) rather than grids. */
+static bool fetch_proofs;
+
+void fetch_set_proofs(bool on)
 {
-    return raw_grids_add(arg, s, err, errlen);
+    fetch_proofs = on;
+}
+
+/*
+ * Where one rule's raw samples go: a proof per series (proof.h; plan and run, a few hundred
+ * bytes per series whatever the idle timer; fetch_set_proofs), or the step grids (explain,
+ * whose sparkline draws them, and the default). decide() says the same of both
+ * (tests/unit/test_proof.c).
+ */
+struct fetch_fold {
+    bool grids;
+    struct raw_grids g;
+    struct raw_proofs p;
+};
+
+static int fetch_fold_begin(struct fetch_fold *f, const struct rule *r, const struct raw_grid *g,
+                            char *err, size_t errlen)
+{
+    *f = (struct fetch_fold){.grids = !fetch_proofs};
+    if (f->grids)
+        return raw_grids_begin(&f->g, g, err, errlen);
+    /* The window statistics of every idle timer a workload of the rule can have. */
+    double idle[RAW_MAX_IDLE];
+    size_t nidle = 0;
+    idle[nidle++] = r->idle_timer;
+    for (size_t i = 0; i < r->noverrides && nidle < RAW_MAX_IDLE; i++) {
+        const struct rule_override *o = &r->overrides[i];
+        bool seen = !o->has_idle_timer;
+        for (size_t k = 0; k < nidle && !seen; k++)
+            seen = idle[k] == o->idle_timer;
+        if (!seen)
+            idle[nidle++] = o->idle_timer;
+    }
+    struct proof_params pp;
+    decide_proof_params(r, &pp);
+    return raw_proofs_begin(&f->p, &pp, g->end, idle, nidle, err, errlen);
+}
+
+/* rawread_series_fn: one series into the fold (not consumed). */
+static int fetch_fold_series(void *arg, const struct series *s, char *err, size_t errlen)
+{
+    struct fetch_fold *f = arg;
+    return f->grids ? raw_grids_add(&f->g, s, err, errlen) : raw_proofs_add(&f->p, s, err, errlen);
+}
+
+static int fetch_fold_end(struct fetch_fold *f, struct rule_data *d, char *err, size_t errlen)
+{
+    if (f->grids)
+        return raw_grids_end(&f->g, &d->activity, &d->coverage, err, errlen);
+    d->has_proofs = true;
+    d->proof_params = f->p.pp;
+    return raw_proofs_end(&f->p, &d->proofs, &d->nproofs, err, errlen);
+}
+
+static void fetch_fold_discard(struct fetch_fold *f)
+{
+    if (f->grids)
+        raw_grids_discard(&f->g);
+    else
+        raw_proofs_discard(&f->p);
 }
 
 /* The raw read rules with the same selector share (fetch_rules plans them). */
@@ -398,17 +459,17 @@ static int fetch_raw(struct promq *q, struct fetch_raw_read *reads, size_t nread
         e->start = raw_read_start(&g);
     }
     bool stream = (!e->done || e->path != path) && e->uses <= 1 && path == PROMQ_READ_REMOTE_READ;
-    struct raw_grids grids = {0};
-    int rc = 0;
-    if (stream && raw_grids_begin(&grids, &g, err, sizeof(err)) < 0) {
-        rc = -1;
+    struct fetch_fold fold;
+    int rc = fetch_fold_begin(&fold, r, &g, err, sizeof(err));
+    if (rc < 0) {
+        /* an invalid grid: nothing to read into */
     } else if (stream) {
         matrix_free(&e->m);
         enum rawread_rc got =
-            rawread_read(q, path, probe, e->sel, e->start, d->end, fetch_grid_series, &grids, &e->m,
+            rawread_read(q, path, probe, e->sel, e->start, d->end, fetch_fold_series, &fold, &e->m,
                          NULL, NULL, e->err, sizeof(e->err));
         if (got == RAWREAD_ABSENT) {
-            raw_grids_discard(&grids);
+            fetch_fold_discard(&fold);
             return 1;
         }
         e->done = true;
@@ -419,33 +480,38 @@ static int fetch_raw(struct promq *q, struct fetch_raw_read *reads, size_t nread
             e->uses--;
         /* A failed answer leaves nothing of what its first series built. */
         if (rc == 0)
-            rc = raw_grids_end(&grids, &d->activity, &d->coverage, err, sizeof(err));
-        raw_grids_discard(&grids);
+            rc = fetch_fold_end(&fold, d, err, sizeof(err));
+        fetch_fold_discard(&fold);
     } else {
         if (!e->done || e->path != path) {
             matrix_free(&e->m);
             enum rawread_rc got = rawread_read(q, path, probe, e->sel, e->start, d->end, NULL, NULL,
                                                &e->m, NULL, NULL, e->err, sizeof(e->err));
-            if (got == RAWREAD_ABSENT)
+            if (got == RAWREAD_ABSENT) {
+                fetch_fold_discard(&fold);
                 return 1;
+            }
             e->done = true;
             e->path = path;
             e->rc = got == RAWREAD_OK ? 0 : -1;
         }
-        struct matrix raw = {0};
         rc = e->rc;
         snprintf(err, sizeof(err), "%s", e->err);
         if (e->uses)
             e->uses--;
-        if (rc == 0 && e->uses == 0) {
-            raw = e->m;
-            e->m = (struct matrix){0};
-        } else if (rc == 0) {
-            fetch_matrix_copy(&raw, &e->m);
+        /* The last rule to use the read frees each series once folded, so that a cycle holds
+           the raw samples and the fold, not two copies. */
+        bool take = e->uses == 0;
+        for (size_t i = 0; rc == 0 && i < e->m.n; i++) {
+            rc = fetch_fold_series(&fold, &e->m.s[i], err, sizeof(err));
+            if (take)
+                series_free(&e->m.s[i]);
         }
+        if (take)
+            matrix_free(&e->m);
         if (rc == 0)
-            rc = raw_to_grid(&raw, &g, &d->activity, &d->coverage, err, sizeof(err));
-        matrix_free(&raw);
+            rc = fetch_fold_end(&fold, d, err, sizeof(err));
+        fetch_fold_discard(&fold);
     }
     d->read_path = rawread_path_label(path);
     if (e == &one)
@@ -457,8 +523,9 @@ static int fetch_raw(struct promq *q, struct fetch_raw_read *reads, size_t nread
     }
     d->raw_coverage = true;
     d->coverage_tail = true;
-    log_debug("rule '%s': activity of %zu series read through %s", r->name, d->activity.n,
-              d->read_path);
+    log_debug("rule '%s': activity of %zu series read through %s (%s)", r->name,
+              d->has_proofs ? d->nproofs : d->activity.n, d->read_path,
+              d->has_proofs ? "proofs" : "grids");
     return 0;
 }
 
@@ -611,6 +678,9 @@ int fetch_rules(struct promq *q, const struct ruleset *rs, double now, struct ru
 void fetch_free(struct rule_data *d, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
+        raw_proofs_free(d[i].proofs, d[i].nproofs);
+        d[i].proofs = NULL;
+        d[i].nproofs = 0;
         matrix_free(&d[i].activity);
         matrix_free(&d[i].coverage);
         matrix_free(&d[i].allocation);

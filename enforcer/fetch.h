@@ -74,22 +74,29 @@ void fetch_coverage_ratio(struct matrix *cov, const struct matrix *subpoints);
  *              [now - decide_lookback() - step - toleratedGap, now] by remote read or
  *              VictoriaMetrics export (one read per distinct selector, over the widest range
  *              its rules need), turned into activity and exact coverage by raw_to_grid()
- *              (sets raw_coverage and coverage_tail); otherwise the range query of
- *              fetch_activity_expr() over [now - decide_lookback(), now], step rule->step;
- *   coverage   PromQL path only: range queries of fetch_coverage_expr() and
- *              fetch_subpoints_expr() over the same range, for selectors, divided into
- *              rule_data.coverage (sets raw_coverage); not sent when the activity failed;
- *   allocation instant query of q_allocation at now;
- *   pending    instant query of q_pending at now, only for DuringGPUPressure rules;
- *   priority   instant query of q_priority at now, only when set.
- * Disabled rules are not queried (rule set, matrices empty). A failed activity, allocation
- * or priority query sets `error` and `errmsg` on that rule; a failed pending query sets
+ *              (sets raw_coverage and coverage_tail), or with fetch_set_proofs folded into
+ *              proofs (sets has_proofs; activity and coverage stay empty); otherwise the range
+ * query of fetch_activity_expr() over [now - decide_lookback(), now], step rule->step; coverage
+ * PromQL path only: range queries of fetch_coverage_expr() and fetch_subpoints_expr() over the same
+ * range, for selectors, divided into rule_data.coverage (sets raw_coverage); not sent when the
+ * activity failed; allocation instant query of q_allocation at now; pending    instant query of
+ * q_pending at now, only for DuringGPUPressure rules; priority   instant query of q_priority at
+ * now, only when set. Disabled rules are not queried (rule set, matrices empty). A failed activity,
+ * allocation or priority query sets `error` and `errmsg` on that rule; a failed pending query sets
  * `pending_error` and, when errmsg is still empty, puts its message there; logging it is the
  * caller's (once, not every cycle). Returns 0 when every query succeeded, -1 when any failed.
  */
 int fetch_rules(struct promq *q, const struct ruleset *rs, double now, struct rule_data *out);
 
-/* Free the matrices of d[0 .. n - 1] (not the array itself). */
+/*
+ * How fetch_rules hands a selector rule's raw samples to decide(): with `on`, folded into one
+ * proof per series (rule_data.has_proofs; `plan` and `run`, which then hold no per-step grid
+ * of the window, proof.h), else as the step grids of raw_to_grid (the default; `explain`,
+ * whose sparkline draws them). decide() says the same of both (tests/unit/test_proof.c).
+ */
+void fetch_set_proofs(bool on);
+
+/* Free the matrices and proofs of d[0 .. n - 1] (not the array itself). */
 void fetch_free(struct rule_data *d, size_t n);
 
 /*

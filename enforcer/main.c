@@ -1161,10 +1161,14 @@ int main(int argc, char **argv)
     } else if (npos > 1) {
         fprintf(stderr, "error: unexpected argument '%s' for '%s'\n", pos[1], cmd);
     } else if (strcmp(cmd, "plan") == 0) {
+        /* plan and run judge selector rules from proofs (no per-step grid of the window);
+           explain keeps the grids its sparkline draws. decide() says the same of both. */
+        fetch_set_proofs(true);
         status = cmd_plan();
     } else if (strcmp(cmd, "explain") == 0) {
         status = cmd_explain();
     } else if (strcmp(cmd, "run") == 0) {
+        fetch_set_proofs(true);
         status = cmd_run();
     } else {
         fprintf(stderr, "error: unknown command '%s'\n", cmd);

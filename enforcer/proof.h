@@ -29,7 +29,7 @@
 
 /* Thresholds one fold can judge against: the rule's and its overrides', deduplicated. */
 #define PROOF_MAX_THRESHOLDS 16
-/* Silences longer than max(step, lookback - idle_max) kept for the "too young" test (proof.c). */
+/* Silences kept per series for the "too young" test and the idle run's start (proof.c). */
 #define PROOF_SILENCES 4
 
 /*
@@ -50,36 +50,48 @@ struct proof_params {
 /* A time the state does not hold (no such sample yet). */
 #define PROOF_NONE INT64_MIN
 
-/* The last breaker of an idle run (a sample at or above a threshold, or a non-finite one),
-   with the first silence longer than one step after it (idle-since, proof.c). */
+/* A silence: consecutive non-stale samples a < b (ms). */
+struct proof_silence {
+    int64_t a, b;
+};
+
+/*
+ * The last breaker of an idle run (a sample at or above a threshold, or a non-finite one),
+ * with the first silence longer than a step after it (where the idle run after it starts).
+ */
 struct proof_breaker {
-    int64_t at;           /* sample time, PROOF_NONE when none */
-    double v;             /* its value, for the detail */
-    int64_t sil_a, sil_b; /* first silence after `at` longer than a step: samples sil_a < sil_b */
-    int64_t cand, clean;  /* thresholds only: the last high sample with no non-finite sample
-                             within a step before it (cand), and the last one with none
-                             within a step on either side (clean) */
+    int64_t at;               /* sample time, PROOF_NONE when none */
+    double v;                 /* its value, for the detail */
+    struct proof_silence sil; /* a == PROOF_NONE until there is one */
+    int64_t cand, clean;      /* thresholds only: the last high sample with no non-finite sample
+                                 within a step before it and none after it yet (cand), and the last
+                                 one with none within a step on either side (clean) */
 };
 
 /*
  * One series' state. Fields are proof.c's; callers only allocate it: proof_size(params)
- * bytes (the per-threshold part follows the struct), or proof_new.
+ * bytes (the per-threshold part follows the struct), or proof_new. On x86-64 that is 240
+ * bytes plus 48 per threshold (288 for a rule without threshold overrides), whatever the idle
+ * timer and however many samples were folded. The state is plain data with no pointers: it
+ * can be copied, kept from one cycle to the next and folded on with the samples after
+ * proof_last (the incremental read of issue 26).
  */
 struct proof {
-    int64_t last;                   /* last sample of any kind, the order check */
-    int64_t first;                  /* first non-stale sample */
-    int64_t slast;                  /* last non-stale sample */
-    double vlast;                   /* its value */
-    int64_t marker;                 /* last staleness marker */
-    int64_t span_a;                 /* start of the covered stretch slast belongs to (doubled ms) */
-    int64_t prev_r;                 /* last non-stale sample before that stretch */
-    int64_t nonfinite_prev;         /* the non-finite sample before nan.at */
-    struct proof_breaker nan;       /* last non-finite sample */
-    int64_t sil[PROOF_SILENCES][2]; /* last silences longer than silence_ms, newest first */
-    size_t nsil;
-    bool sil_lost; /* an older long silence was dropped from sil */
-    size_t nlevels;
-    struct proof_breaker high[]; /* one per threshold of the params */
+    int64_t last;             /* last sample of any kind, the order check */
+    int64_t first;            /* first non-stale sample */
+    int64_t slast;            /* last non-stale sample */
+    double vlast;             /* its value */
+    int64_t cut;              /* first staleness marker after slast, PROOF_NONE when none */
+    int64_t span_a;           /* start of the covered stretch slast belongs to (doubled ms) */
+    int64_t prev_r;           /* last non-stale sample before that stretch */
+    struct proof_breaker nan; /* last non-finite sample */
+    /* Newest first: silences longer than max(step, lookback - idle_max) (young), and longer
+       than a step (the start of a run that reaches the grid start). */
+    struct proof_silence young[PROOF_SILENCES], step[PROOF_SILENCES];
+    uint8_t nyoung, nstep;
+    bool young_lost, step_lost; /* an older one was dropped */
+    uint32_t nlevels;
+    struct proof_breaker high[]; /* one per threshold of the params, in their order */
 };
 
 /* What proof_judge says of one series at `now`. */
@@ -116,6 +128,9 @@ int proof_add(struct proof *p, const struct proof_params *pp, int64_t t_ms, doub
 
 /* Last sample folded (of any kind), PROOF_NONE when none. */
 int64_t proof_last(const struct proof *p);
+
+/* Whether the series has a sample on the grid of now_ms (proof_verdict.present). */
+bool proof_present(const struct proof *p, const struct proof_params *pp, int64_t now_ms);
 
 /*
  * The verdict on the series at `now_ms` (>= proof_last) with the idle timer and threshold

@@ -72,7 +72,7 @@ static size_t raw_spans(const int64_t *t, const double *v, size_t n, int64_t gap
 /* Labels without __name__ (copied). */
 static void raw_drop_name(struct labels *dst, const struct labels *src)
 {
-    struct label small[16], *v = src->n <= 16 ? small : xmalloc(src->n * sizeof(*v));
+    struct label small[16] = {{0}}, *v = src->n <= 16 ? small : xmalloc(src->n * sizeof(*v));
     size_t k = 0;
     for (size_t i = 0; i < src->n; i++)
         if (strcmp(src->v[i].name, "__name__") != 0)
@@ -272,5 +272,204 @@ int raw_to_grid(struct matrix *raw, const struct raw_grid *g, struct matrix *act
     raw_grids_discard(&b);
     *activity = (struct matrix){0};
     *coverage = (struct matrix){0};
+    return -1;
+}
+
+/* ---- raw samples to proofs ---------------------------------------------------------------- */
+
+int raw_proofs_begin(struct raw_proofs *b, const struct proof_params *pp, double now,
+                     const double *idle, size_t nidle, char *err, size_t errlen)
+{
+    *b = (struct raw_proofs){.pp = *pp, .now = raw_ms(now)};
+    if (!isfinite(now) || pp->step_ms <= 0 || pp->gap_ms < 0 || pp->lookback_ms < 0 ||
+        pp->lookback_ms % pp->step_ms != 0 || nidle > RAW_MAX_IDLE) {
+        snprintf(err, errlen, "invalid proof at %.3f with step %" PRId64 " ms", now, pp->step_ms);
+        b->failed = true;
+        return -1;
+    }
+    for (size_t i = 0; i < nidle; i++)
+        b->idle[i] = raw_ms(idle[i]);
+    b->nidle = nidle;
+    return 0;
+}
+
+/*
+ * decide.c window_stats of one series on the grid of `now`: its points (the largest sample of
+ * each closed step, NaN with a non-finite one) from the first grid point at or after
+ * now - idle, and at or after the grid start. O(samples + points), no memory.
+ */
+static void raw_window(const int64_t *t, const double *v, size_t n, const struct raw_proofs *b,
+                       int64_t idle, struct rule_winstats *w)
+{
+    int64_t step = b->pp.step_ms, now = b->now, start = now - b->pp.lookback_ms;
+    int64_t ws = now - idle;
+    int64_t g = ws > now ? now + step : now - ((now - ws) / step) * step;
+    if (g < start)
+        g = start;
+    *w = (struct rule_winstats){
+        .idle_timer = (double)idle / 1000.0, .max = NAN, .last = NAN, .last_t = NAN};
+    size_t lo = 0;
+    for (; g <= now; g += step) {
+        while (lo < n && t[lo] < g - step)
+            lo++;
+        bool any = false, nonfinite = false;
+        double max = 0;
+        for (size_t j = lo; j < n && t[j] <= g; j++) {
+            if (raw_is_stale(v[j]))
+                continue;
+            if (!isfinite(v[j]))
+                nonfinite = true;
+            else if (!any || v[j] > max)
+                max = v[j];
+            any = true;
+        }
+        if (!any)
+            continue;
+        w->samples++;
+        w->last_t = (double)g / 1000.0;
+        w->last = nonfinite ? NAN : max;
+        if (nonfinite)
+            continue;
+        w->finite++;
+        w->sum += max;
+        if (isnan(w->max) || max > w->max)
+            w->max = max;
+    }
+}
+
+int raw_proofs_add(struct raw_proofs *b, const struct series *s, char *err, size_t errlen)
+{
+    if (b->failed) {
+        snprintf(err, errlen, "raw proofs already failed");
+        return -1;
+    }
+    struct proof *p = proof_new(&b->pp);
+    int64_t *t = xmalloc((s->n ? s->n : 1) * sizeof(*t));
+    double *v = xmalloc((s->n ? s->n : 1) * sizeof(*v));
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        char e2[128];
+        int64_t ms = raw_ms(s->p[i].t);
+        if (!isfinite(s->p[i].t) || ms > b->now ||
+            proof_add(p, &b->pp, ms, s->p[i].v, e2, sizeof(e2)) < 0) {
+            char *l = labels_format(&s->labels);
+            snprintf(err, errlen, "raw samples of %.120s out of order at %.3f", l, s->p[i].t);
+            if (ms > b->now)
+                snprintf(err, errlen, "raw samples of %.120s after the evaluation time at %.3f", l,
+                         s->p[i].t);
+            free(l);
+            free(p);
+            free(t);
+            free(v);
+            raw_proofs_discard(b);
+            b->failed = true;
+            return -1;
+        }
+        t[n] = ms;
+        v[n++] = s->p[i].v;
+    }
+    if (!proof_present(p, &b->pp, b->now)) {
+        free(p);
+        free(t);
+        free(v);
+        return 0;
+    }
+    if (b->n == b->cap) {
+        b->cap = b->cap ? 2 * b->cap : 64;
+        b->v = xrealloc(b->v, b->cap * sizeof(*b->v));
+    }
+    struct rule_proof *rp = &b->v[b->n++];
+    *rp = (struct rule_proof){.p = p, .nwin = b->nidle};
+    raw_drop_name(&rp->s.labels, &s->labels);
+    if (b->nidle) {
+        rp->win = xmalloc(b->nidle * sizeof(*rp->win));
+        for (size_t i = 0; i < b->nidle; i++)
+            raw_window(t, v, n, b, b->idle[i], &rp->win[i]);
+    }
+    free(t);
+    free(v);
+    return 0;
+}
+
+static int raw_cmp_proof(const void *a, const void *b)
+{
+    return labels_compare(&(*(const struct rule_proof *const *)a)->s.labels,
+                          &(*(const struct rule_proof *const *)b)->s.labels);
+}
+
+int raw_proofs_end(struct raw_proofs *b, struct rule_proof **v, size_t *n, char *err, size_t errlen)
+{
+    *v = NULL;
+    *n = 0;
+    if (b->failed) {
+        raw_proofs_discard(b);
+        snprintf(err, errlen, "raw proofs already failed");
+        return -1;
+    }
+    int ret = 0;
+    if (b->n > 1) {
+        const struct rule_proof **idx = xmalloc(b->n * sizeof(*idx));
+        for (size_t i = 0; i < b->n; i++)
+            idx[i] = &b->v[i];
+        qsort(idx, b->n, sizeof(*idx), raw_cmp_proof);
+        for (size_t i = 1; i < b->n && ret == 0; i++) {
+            if (labels_equal(&idx[i - 1]->s.labels, &idx[i]->s.labels)) {
+                char *l = labels_format(&idx[i]->s.labels);
+                snprintf(err, errlen, "two series differ only in their metric name: %.160s", l);
+                free(l);
+                ret = -1;
+            }
+        }
+        free(idx);
+    }
+    if (ret < 0) {
+        raw_proofs_discard(b);
+        b->failed = true;
+        return -1;
+    }
+    if (b->n && b->n < b->cap)
+        b->v = xrealloc(b->v, b->n * sizeof(*b->v));
+    *v = b->v;
+    *n = b->n;
+    b->v = NULL;
+    b->n = b->cap = 0;
+    b->failed = true; /* used up */
+    return 0;
+}
+
+void raw_proofs_free(struct rule_proof *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        labels_free(&v[i].s.labels);
+        free(v[i].p);
+        free(v[i].win);
+    }
+    free(v);
+}
+
+void raw_proofs_discard(struct raw_proofs *b)
+{
+    raw_proofs_free(b->v, b->n);
+    b->v = NULL;
+    b->n = b->cap = 0;
+}
+
+int raw_to_proofs(struct matrix *raw, const struct proof_params *pp, double now, const double *idle,
+                  size_t nidle, struct rule_proof **v, size_t *n, char *err, size_t errlen)
+{
+    struct raw_proofs b;
+    int ret = raw_proofs_begin(&b, pp, now, idle, nidle, err, errlen);
+    for (size_t i = 0; i < raw->n; i++) {
+        if (ret == 0)
+            ret = raw_proofs_add(&b, &raw->s[i], err, errlen);
+        series_free(&raw->s[i]);
+    }
+    free(raw->s);
+    *raw = (struct matrix){0};
+    if (ret == 0)
+        return raw_proofs_end(&b, v, n, err, errlen);
+    raw_proofs_discard(&b);
+    *v = NULL;
+    *n = 0;
     return -1;
 }

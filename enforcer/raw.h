@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "decide.h"
+#include "proof.h"
 #include "series.h"
 
 /* Prometheus' staleness marker (prometheus/prometheus model/value/value.go, StaleNaN). */
@@ -83,5 +85,36 @@ int raw_grids_add(struct raw_grids *b, const struct series *s, char *err, size_t
 int raw_grids_end(struct raw_grids *b, struct matrix *activity, struct matrix *coverage, char *err,
                   size_t errlen);
 void raw_grids_discard(struct raw_grids *b);
+
+/*
+ * The same raw samples folded into one proof per series (proof.h) instead of grids, for
+ * decide() to judge (rule_data.has_proofs): memory then holds a few hundred bytes per series
+ * whatever the idle timer. raw_proofs_begin takes the rule's proof parameters, the evaluation
+ * time (a series without a sample on its grid is dropped, as raw_grids_add drops it) and the
+ * idle timers (seconds, at most RAW_MAX_IDLE; none when nidle is 0) whose window statistics
+ * each series gets (rule_proof.win: display only, decide.h); raw_proofs_add folds one series
+ * (not consumed); raw_proofs_end checks that no two series have the same labels without
+ * `__name__` and hands the proofs over (free them with raw_proofs_free). Failures and
+ * raw_proofs_discard as for raw_grids.
+ */
+#define RAW_MAX_IDLE 8
+struct raw_proofs {
+    struct proof_params pp;
+    int64_t now, idle[RAW_MAX_IDLE]; /* ms */
+    size_t nidle, n, cap;
+    bool failed;
+    struct rule_proof *v;
+};
+int raw_proofs_begin(struct raw_proofs *b, const struct proof_params *pp, double now,
+                     const double *idle, size_t nidle, char *err, size_t errlen);
+int raw_proofs_add(struct raw_proofs *b, const struct series *s, char *err, size_t errlen);
+int raw_proofs_end(struct raw_proofs *b, struct rule_proof **v, size_t *n, char *err,
+                   size_t errlen);
+void raw_proofs_discard(struct raw_proofs *b);
+void raw_proofs_free(struct rule_proof *v, size_t n);
+
+/* raw_to_grid's counterpart: every series of `raw` (consumed) through raw_proofs. */
+int raw_to_proofs(struct matrix *raw, const struct proof_params *pp, double now, const double *idle,
+                  size_t nidle, struct rule_proof **v, size_t *n, char *err, size_t errlen);
 
 #endif

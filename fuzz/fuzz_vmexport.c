@@ -8,6 +8,7 @@
  * the result either fails with a message or gives coverage values in [0, 1) only (covered steps are
  * not listed) and activity points on the grid. Seeds: fuzz/corpus/vmexport.
  */
+#include "proof.c"
 #include "raw.c"
 #include "series.c"
 #include "vmexport.c"
