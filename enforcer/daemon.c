@@ -570,6 +570,8 @@ static void run_cycle(struct daemon *dm)
     } else if (dm->cfg->act)
         log_debug("not the leader: %zu decisions evaluated, no notice or action", d.n);
     decisions_free(&d);
+    if (dm->live)
+        replay_live_release(dm->live, data);
     fetch_free(data, n);
     free(data);
 

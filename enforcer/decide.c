@@ -743,8 +743,13 @@ static enum reason judge_proofs(const struct judge_ctx *jc, const struct entry *
         return worst;
     d->idle_since = since;
     char idle_s[DUR_LEN];
-    set_detail(d, "below threshold %g%% for %s (max %g%%)", jc->threshold,
-               dur_format(idle_s, sizeof(idle_s), d->idle_timer), d->max * 100.0);
+    /* Proofs carried from cycle to cycle (`run`, issue 26) have no window statistics. */
+    if (isnan(d->max))
+        set_detail(d, "below threshold %g%% for %s", jc->threshold,
+                   dur_format(idle_s, sizeof(idle_s), d->idle_timer));
+    else
+        set_detail(d, "below threshold %g%% for %s (max %g%%)", jc->threshold,
+                   dur_format(idle_s, sizeof(idle_s), d->idle_timer), d->max * 100.0);
     return REASON_IDLE;
 }
 
@@ -966,8 +971,11 @@ static void apply_policy(const struct rule_data *rd, struct decision_rec *v, siz
             if (v[i].reason != REASON_IDLE)
                 continue;
             rfc3339_format(since, sizeof(since), v[i].idle_since, RFC3339_SEC);
-            mark_reclaim(&v[i], "idle since %s, max %g%% < threshold %g%%", since, v[i].max * 100.0,
-                         v[i].threshold);
+            if (isnan(v[i].max)) /* no window statistics (proofs carried by `run`) */
+                mark_reclaim(&v[i], "idle since %s, below threshold %g%%", since, v[i].threshold);
+            else
+                mark_reclaim(&v[i], "idle since %s, max %g%% < threshold %g%%", since,
+                             v[i].max * 100.0, v[i].threshold);
         }
     } else {
         apply_pressure(rd, v, n);

@@ -67,6 +67,7 @@ struct rp_sel {
     bool force_full;    /* the next cycle reads the whole window (a refuted re-proof) */
     char live_err[256]; /* this cycle's read failed: its rules keep with this message */
     size_t late, cycle_samples;
+    struct replay *owner; /* live: where the rules' proof stores are (lv_on_series) */
 };
 
 /* One query's answer over the current chunk (or cycle), and a cursor per series. */
@@ -127,6 +128,7 @@ struct replay {
     bool live;
     struct replay_live_cfg lcfg;
     size_t reproofs, refuted;
+    struct lv_rule *lv; /* per rule of cfg.rs: its carried proofs (RP_RAW rules only) */
 };
 
 static double rp_time(const struct replay *r, size_t k)
@@ -226,36 +228,6 @@ static struct rp_series *rp_series_of(struct rp_sel *s, const struct series *in)
     return e;
 }
 
-/*
- * run: a sample of the read overlap at or before the series' last one. Either it was held
- * already (the overlap reads it twice), or it arrived after the read that covered its time:
- * a late sample, put in its place so that the state is what a full read would give now.
- * Samples later than the overlap are never seen this way; the full-window re-proof before a
- * notice or an action, and the periodic full read, catch them (replay.h).
- */
-static void rp_late(struct rp_sel *s, struct rp_series *e, const struct point *pt)
-{
-    int64_t ms = rp_ms(pt->t);
-    size_t lo = e->head, hi = e->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (rp_ms(e->p[mid].t) < ms)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo < e->n && rp_ms(e->p[lo].t) == ms)
-        return; /* held already */
-    if (e->n == e->cap) {
-        e->cap = e->cap ? 2 * e->cap : 64;
-        e->p = xrealloc(e->p, e->cap * sizeof(*e->p));
-    }
-    memmove(e->p + lo + 1, e->p + lo, (e->n - lo) * sizeof(*e->p));
-    e->p[lo] = *pt;
-    e->n++;
-    s->late++;
-}
-
 /* rawread_series_fn: append a series' new samples to what is held of it. */
 static int rp_on_series(void *arg, const struct series *in, char *err, size_t errlen)
 {
@@ -270,10 +242,6 @@ static int rp_on_series(void *arg, const struct series *in, char *err, size_t er
     int64_t last = e->n > e->head ? rp_ms(e->p[e->n - 1].t) : INT64_MIN;
     for (size_t i = 0; i < in->n; i++) {
         int64_t ms = rp_ms(in->p[i].t);
-        if (s->live && ms <= last && ms >= s->lo_ms && ms <= s->hi_ms) {
-            rp_late(s, e, &in->p[i]);
-            continue;
-        }
         /* Reads overlap by their boundary instant (a sample there comes twice) and a series
            may come in several parts (VictoriaMetrics): only what is newer is appended. */
         if (ms < s->lo_ms || ms > s->hi_ms || ms <= last)
@@ -340,6 +308,8 @@ static void rp_undo(struct rp_sel *s)
     }
 }
 
+static int lv_on_series(void *arg, const struct series *in, char *err, size_t errlen);
+
 /* Read selector k over [a, b] into its series; a failure undoes what the read added. */
 static void rp_read(struct replay *r, size_t k, double a, double b)
 {
@@ -351,8 +321,10 @@ static void rp_read(struct replay *r, size_t k, double a, double b)
     char err[256] = "";
     struct matrix none = {0};
     size_t samples = 0, bytes = 0;
-    enum rawread_rc got = rawread_read(r->cfg.q, s->path, s->probe, s->sel, a, b, rp_on_series, s,
-                                       &none, &samples, &bytes, err, sizeof(err));
+    s->owner = r;
+    enum rawread_rc got = rawread_read(r->cfg.q, s->path, s->probe, s->sel, a, b,
+                                       s->live ? lv_on_series : rp_on_series, s, &none, &samples,
+                                       &bytes, err, sizeof(err));
     r->st.requests++;
     r->st.samples += samples;
     r->st.bytes += bytes;
@@ -621,6 +593,7 @@ static void rp_set_instants(struct replay *r, size_t i)
 }
 
 static void rp_sel_free(struct rp_sel *s);
+static void lv_free_all(struct replay *r);
 
 /* Plan how each rule of r->cfg.rs is read; r->sels may hold selectors already (run). */
 static void rp_plan(struct replay *r)
@@ -910,6 +883,7 @@ void replay_close(struct replay *r)
     for (size_t k = 0; k < r->nsels; k++)
         rp_sel_free(&r->sels[k]);
     free(r->sels);
+    lv_free_all(r);
     for (size_t i = 0; i < r->ninsts; i++)
         rp_answer_reset(&r->insts[i].ans);
     free(r->insts);
@@ -928,6 +902,197 @@ void replay_close(struct replay *r)
 
 /* ---- run: a replay with an open end (replay.h, issue 26) -------------------------------- */
 
+/*
+ * What `run` carries per series: the proof (proof.h), a fold of every sample read since the
+ * selector's last full read, constant in size whatever the idle timer, and the times of its
+ * last few samples, which tell a sample the overlap reads again from one that arrived late.
+ */
+#define LV_RECENT    4
+#define LV_MAX_FIXES 32 /* late series mended by their own read in one cycle, else a full read */
+
+struct lv_series {
+    struct rule_proof rp;      /* s.labels without __name__ (the index key), p; no window stats */
+    char *key;                 /* labels_format(rp.s.labels) */
+    char *name;                /* __name__, NULL when none */
+    int64_t recent[LV_RECENT]; /* the last samples folded, ring */
+    uint8_t nrecent, next;
+    unsigned fix; /* the cycle (lv_rule.cycle) in which it was listed for mending */
+};
+
+/* The carried proofs of one rule read as raw samples. */
+struct lv_rule {
+    const char *sel; /* the selector's text (rules in force) */
+    struct proof_params pp;
+    struct lv_series *v;
+    size_t n;
+    struct strset index; /* key -> index + 1 */
+    char err[256];       /* two series differ only in their name: the rule keeps */
+    size_t *fixes;       /* late series to mend this cycle */
+    size_t nfixes;
+    unsigned cycle;
+};
+
+static void lv_series_free(struct lv_series *e)
+{
+    labels_free(&e->rp.s.labels);
+    free(e->rp.p);
+    free(e->key);
+    free(e->name);
+}
+
+static void lv_clear(struct lv_rule *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        lv_series_free(&l->v[i]);
+    free(l->v);
+    l->v = NULL;
+    l->n = 0;
+    strset_free(&l->index);
+    l->index = (struct strset){0};
+    l->err[0] = '\0';
+    l->nfixes = 0;
+}
+
+static void lv_free(struct lv_rule *l)
+{
+    lv_clear(l);
+    free(l->fixes);
+}
+
+static void lv_free_all(struct replay *r)
+{
+    for (size_t i = 0; r->lv && i < r->cfg.rs->n; i++)
+        lv_free(&r->lv[i]);
+    free(r->lv);
+    r->lv = NULL;
+}
+
+static void lv_reindex(struct lv_rule *l)
+{
+    strset_free(&l->index);
+    l->index = (struct strset){0};
+    for (size_t i = 0; i < l->n; i++)
+        strset_put(&l->index, l->v[i].key, strlen(l->v[i].key), (const void *)(uintptr_t)(i + 1));
+}
+
+/* The series of `in` in l, added empty when new; NULL when another series has its labels
+   but another metric name (the rule then keeps: raw_proofs_end refuses the same). */
+static struct lv_series *lv_series_of(struct lv_rule *l, const struct series *in)
+{
+    struct labels nn = {0};
+    const char *name = labels_get(&in->labels, "__name__");
+    raw_drop_name(&nn, &in->labels);
+    char *key = labels_format(&nn);
+    const void *got = strset_put(&l->index, key, strlen(key), (const void *)(uintptr_t)(l->n + 1));
+    if (got) {
+        free(key);
+        labels_free(&nn);
+        struct lv_series *e = &l->v[(uintptr_t)got - 1];
+        if ((name == NULL) != (e->name == NULL) || (name && strcmp(name, e->name) != 0)) {
+            snprintf(l->err, sizeof(l->err), "two series differ only in their metric name: %.160s",
+                     e->key);
+            return NULL;
+        }
+        return e;
+    }
+    l->v = xgrow(l->v, l->n, sizeof(*l->v));
+    struct lv_series *e = &l->v[l->n++];
+    *e = (struct lv_series){.key = key, .name = name ? xstrdup(name) : NULL};
+    e->rp.s.labels = nn;
+    e->rp.p = proof_new(&l->pp);
+    return e;
+}
+
+static bool lv_recent(const struct lv_series *e, int64_t ms)
+{
+    for (size_t i = 0; i < e->nrecent; i++)
+        if (e->recent[i] == ms)
+            return true;
+    return false;
+}
+
+/* Fold the samples of `in` in [lo, hi] into rule l's proof of the series. */
+static void lv_fold(struct lv_rule *l, const struct series *in, int64_t lo, int64_t hi,
+                    size_t *late)
+{
+    struct lv_series *e = lv_series_of(l, in);
+    if (!e)
+        return;
+    for (size_t i = 0; i < in->n; i++) {
+        int64_t ms = rp_ms(in->p[i].t);
+        if (ms < lo || ms > hi)
+            continue;
+        int64_t last = proof_last(e->rp.p);
+        if (last != PROOF_NONE && ms <= last) {
+            /* Read again by the overlap, or arrived after the read of its time: the second
+               cannot be folded now (the fold goes forward only). It is counted and the series
+               is read again whole this cycle (lv_mend). A sample before the last few folded
+               is taken as one read before: the overlap is meant to be a few samples long. */
+            if (lv_recent(e, ms) ||
+                (e->nrecent == LV_RECENT && ms < e->recent[e->next % LV_RECENT]))
+                continue;
+            (*late)++;
+            if (e->fix != l->cycle) {
+                e->fix = l->cycle;
+                l->fixes = xgrow(l->fixes, l->nfixes, sizeof(*l->fixes));
+                l->fixes[l->nfixes++] = (size_t)(e - l->v);
+            }
+            continue;
+        }
+        char err[128];
+        if (proof_add(e->rp.p, &l->pp, ms, in->p[i].v, err, sizeof(err)) < 0)
+            continue; /* not reached: ms is after the last */
+        e->recent[e->next++ % LV_RECENT] = ms;
+        if (e->nrecent < LV_RECENT)
+            e->nrecent++;
+    }
+}
+
+/* rawread_series_fn of a live selector: into the proofs of every rule that reads it. */
+static int lv_on_series(void *arg, const struct series *in, char *err, size_t errlen)
+{
+    struct rp_sel *s = arg;
+    struct replay *r = s->owner;
+    size_t k = (size_t)(s - r->sels);
+    for (size_t i = 0; i < r->cfg.rs->n; i++)
+        if (r->rules[i].mode == RP_RAW && r->rules[i].sel == k)
+            lv_fold(&r->lv[i], in, s->lo_ms, s->hi_ms, &s->late);
+    (void)err;
+    (void)errlen;
+    return 0;
+}
+
+/* Set up the proof store of every RP_RAW rule of r->cfg.rs; `old` (may be NULL) the stores
+   of the rules before a reload, taken over where selector and parameters are the same. */
+static void lv_setup(struct replay *r, struct lv_rule *old, size_t nold)
+{
+    const struct ruleset *rs = r->cfg.rs;
+    r->lv = xcalloc(rs->n ? rs->n : 1, sizeof(*r->lv));
+    for (size_t i = 0; i < rs->n; i++) {
+        if (r->rules[i].mode != RP_RAW)
+            continue;
+        struct lv_rule *l = &r->lv[i];
+        l->sel = r->sels[r->rules[i].sel].sel;
+        decide_proof_params(&rs->rules[i], &l->pp);
+        bool moved = false;
+        for (size_t j = 0; j < nold && !moved; j++) {
+            if (!old[j].sel || strcmp(old[j].sel, l->sel) != 0 ||
+                memcmp(&old[j].pp, &l->pp, sizeof(l->pp)) != 0)
+                continue;
+            struct proof_params pp = l->pp;
+            *l = old[j];
+            l->sel = r->sels[r->rules[i].sel].sel;
+            l->pp = pp;
+            old[j].sel = NULL;
+            old[j] = (struct lv_rule){0};
+            moved = true;
+        }
+        /* A new store holds nothing: its selector is read in full. */
+        if (!moved)
+            r->sels[r->rules[i].sel].force_full = true;
+    }
+}
+
 struct replay *replay_live_open(struct promq *q, const struct ruleset *rs,
                                 const struct replay_live_cfg *cfg)
 {
@@ -941,6 +1106,7 @@ struct replay *replay_live_open(struct promq *q, const struct ruleset *rs,
     r->inst_per_cycle = true;
     r->st.data_start = NAN;
     rp_plan(r);
+    lv_setup(r, NULL, 0);
     return r;
 }
 
@@ -964,12 +1130,23 @@ static void rp_sel_free(struct rp_sel *s)
     free(s->touched);
 }
 
+/* The rules of selector k drop their proofs. */
+static void lv_drop_sel(struct replay *r, size_t k)
+{
+    rp_sel_drop(&r->sels[k]);
+    for (size_t i = 0; i < r->cfg.rs->n; i++)
+        if (r->rules[i].mode == RP_RAW && r->rules[i].sel == k)
+            lv_clear(&r->lv[i]);
+}
+
 void replay_live_rules(struct replay *r, const struct ruleset *rs)
 {
     /* The selectors the new rules still use keep their state (rp_plan finds them by their
        text); the others go. */
     struct rp_sel *old = r->sels;
     size_t nold = r->nsels;
+    struct lv_rule *oldlv = r->lv;
+    size_t noldlv = r->cfg.rs->n;
     r->sels = NULL;
     r->nsels = 0;
     for (size_t i = 0; i < rs->n; i++) {
@@ -1013,12 +1190,77 @@ void replay_live_rules(struct replay *r, const struct ruleset *rs)
         r->sels[kept++] = r->sels[k];
     }
     r->nsels = kept;
+    /* The old stores' selector strings point into the old rules: matched before they go. */
+    lv_setup(r, oldlv, noldlv);
+    for (size_t j = 0; j < noldlv; j++)
+        lv_free(&oldlv[j]);
+    free(oldlv);
 }
 
 void replay_live_invalidate(struct replay *r)
 {
     for (size_t k = 0; k < r->nsels; k++)
         r->sels[k].force_full = true;
+}
+
+/* The series' labels with its name, as a selector's matchers want them. */
+static void lv_full_labels(const struct lv_series *e, struct labels *out)
+{
+    *out = (struct labels){0};
+    labels_copy(out, &e->rp.s.labels);
+    if (e->name)
+        labels_set(out, "__name__", e->name);
+}
+
+static char *rp_targeted(const char *sel, const struct labels *id);
+
+/*
+ * Mend the series of rule i that got a late sample this cycle: each is read again over the
+ * whole window by its own request and folded anew. -1 when there are too many (the caller
+ * reads the selector in full) or a read failed (message in s->live_err).
+ */
+static int lv_mend(struct replay *r, size_t i, double need, double now)
+{
+    struct lv_rule *l = &r->lv[i];
+    struct rp_sel *s = &r->sels[r->rules[i].sel];
+    if (l->nfixes > LV_MAX_FIXES)
+        return -1;
+    for (size_t f = 0; f < l->nfixes; f++) {
+        struct lv_series *e = &l->v[l->fixes[f]];
+        struct labels full;
+        lv_full_labels(e, &full);
+        char *sel = rp_targeted(s->sel, &full);
+        labels_free(&full);
+        struct matrix m = {0};
+        size_t samples = 0, bytes = 0;
+        char err[256] = "";
+        enum rawread_rc got = rawread_read(r->cfg.q, s->path, false, sel, need, now, NULL, NULL, &m,
+                                           &samples, &bytes, err, sizeof(err));
+        r->st.requests++;
+        s->cycle_samples += samples;
+        free(sel);
+        if (got != RAWREAD_OK) {
+            snprintf(s->live_err, sizeof(s->live_err), "%s",
+                     got == RAWREAD_ABSENT ? "remote read not offered" : err);
+            matrix_free(&m);
+            return -1;
+        }
+        proof_init(e->rp.p, &l->pp);
+        e->nrecent = e->next = 0;
+        int64_t lo = rp_ms(need), hi = rp_ms(now);
+        for (size_t j = 0; j < m.n; j++) {
+            /* The matchers also match series with more labels: only this one is folded. */
+            struct labels nn = {0};
+            raw_drop_name(&nn, &m.s[j].labels);
+            bool same = labels_equal(&nn, &e->rp.s.labels);
+            labels_free(&nn);
+            if (same)
+                lv_fold(l, &m.s[j], lo, hi, &(size_t){0});
+        }
+        matrix_free(&m);
+    }
+    l->nfixes = 0;
+    return 0;
 }
 
 /* Read selector k for the cycle at `now`: in full or since its last read. */
@@ -1039,28 +1281,43 @@ static void rp_live_read(struct replay *r, size_t k, double now)
         why = "the clock went back";
     else if (now - s->last_full >= r->lcfg.full_every)
         why = "full-read interval";
-    double a;
-    if (why) {
-        rp_sel_drop(s);
-        a = need;
-        s->full_now = true;
-        s->force_full = false;
-        log_debug("activity '%s': full read from %.3f (%s)", s->sel, a, why);
-    } else {
-        a = s->read_to - r->lcfg.overlap;
-        if (a < need)
+    for (int pass = 0; pass < 2; pass++) {
+        double a;
+        for (size_t i = 0; i < r->cfg.rs->n; i++)
+            if (r->rules[i].mode == RP_RAW && r->rules[i].sel == k) {
+                r->lv[i].cycle++;
+                r->lv[i].nfixes = 0;
+            }
+        if (why) {
+            lv_drop_sel(r, k);
             a = need;
-        s->full_now = false;
+            s->full_now = true;
+            s->force_full = false;
+            log_debug("activity '%s': full read from %.3f (%s)", s->sel, a, why);
+        } else {
+            a = s->read_to - r->lcfg.overlap;
+            if (a < need)
+                a = need;
+            s->full_now = false;
+        }
+        while (!s->fallback && a < now && !s->live_err[0]) {
+            double b = a + r->cfg.chunk < now ? a + r->cfg.chunk : now;
+            rp_read(r, k, a, b);
+            a = b;
+        }
+        if (s->fallback)
+            return;
+        bool again = false;
+        for (size_t i = 0; i < r->cfg.rs->n && !s->live_err[0] && !again; i++)
+            if (r->rules[i].mode == RP_RAW && r->rules[i].sel == k && r->lv[i].nfixes &&
+                lv_mend(r, i, need, now) < 0 && !s->live_err[0])
+                again = true;
+        if (!again || why)
+            break;
+        why = "too many late samples"; /* read it all again, once */
     }
-    while (!s->fallback && a < now && !s->live_err[0]) {
-        double b = a + r->cfg.chunk < now ? a + r->cfg.chunk : now;
-        rp_read(r, k, a, b);
-        a = b;
-    }
-    if (s->fallback)
-        return;
     if (s->live_err[0]) {
-        rp_sel_drop(s);
+        lv_drop_sel(r, k);
         return;
     }
     if (s->full_now) {
@@ -1071,6 +1328,53 @@ static void rp_live_read(struct replay *r, size_t k, double now)
     if (!s->full_now)
         log_debug("activity '%s': incremental read of %zu samples (%zu late)", s->sel,
                   s->cycle_samples, s->late);
+}
+
+/*
+ * Rule i's data at `now` from its carried proofs: the series with a sample on now's grid, as
+ * raw_proofs hands them over (rule_proof shares the store's labels and proof: released by
+ * replay_live_release, never by fetch_free).
+ */
+static void lv_activity(struct replay *r, size_t i, double now, struct rule_data *d)
+{
+    struct lv_rule *l = &r->lv[i];
+    struct rp_sel *s = &r->sels[r->rules[i].sel];
+    d->read_path = rawread_path_label(s->path);
+    if (s->live_err[0] || l->err[0]) {
+        snprintf(d->errmsg, sizeof(d->errmsg), "activity query (%s): %s", d->read_path,
+                 s->live_err[0] ? s->live_err : l->err);
+        d->error = 1;
+        return;
+    }
+    int64_t ms = rp_ms(now);
+    d->has_proofs = true;
+    d->proof_params = l->pp;
+    d->proofs = xcalloc(l->n ? l->n : 1, sizeof(*d->proofs));
+    for (size_t j = 0; j < l->n; j++)
+        if (proof_present(l->v[j].rp.p, &l->pp, ms))
+            d->proofs[d->nproofs++] = l->v[j].rp;
+    d->raw_coverage = true;
+    d->coverage_tail = true;
+}
+
+/* Drop the series with no sample a later cycle's read could still need (raw.h). */
+static void lv_trim(struct lv_rule *l, const struct rule *ru, double now)
+{
+    struct raw_grid g = rp_grid(ru, now);
+    int64_t lo = rp_ms(raw_read_start(&g));
+    size_t kept = 0;
+    for (size_t j = 0; j < l->n; j++) {
+        int64_t last = proof_last(l->v[j].rp.p);
+        if (last == PROOF_NONE || last < lo) {
+            lv_series_free(&l->v[j]);
+            continue;
+        }
+        l->v[kept++] = l->v[j];
+    }
+    if (kept != l->n) {
+        l->n = kept;
+        lv_reindex(l);
+    }
 }
 
 int replay_live_cycle(struct replay *r, double now, struct rule_data *data)
@@ -1087,11 +1391,12 @@ int replay_live_cycle(struct replay *r, double now, struct rule_data *data)
     for (size_t i = 0; i < rs->n; i++) {
         if (r->rules[i].mode != RP_RAW)
             continue;
+        lv_trim(&r->lv[i], &rs->rules[i], now);
         struct rule_data *d = &data[i];
         *d = (struct rule_data){.rule = &rs->rules[i]};
         d->start = now - decide_lookback(&rs->rules[i]);
         d->end = now;
-        rp_activity(r, i, now, d);
+        lv_activity(r, i, now, d);
         rp_instants(r, i, now, d);
         d->proof = r->sels[r->rules[i].sel].full_now ? DECIDE_PROOF_FULL : DECIDE_PROOF_INCREMENTAL;
     }
@@ -1103,15 +1408,23 @@ int replay_live_cycle(struct replay *r, double now, struct rule_data *data)
             rc = -1;
     for (size_t k = 0; k < r->nsels; k++) {
         struct rp_sel *s = &r->sels[k];
-        if (isnan(s->held_from))
-            continue;
-        rp_trim(r, k, now);
         /* Complete from the start of now's window on: a later cycle needs no earlier. */
         double need = rp_sel_start(r, k, now);
-        if (need > s->held_from)
+        if (!isnan(s->held_from) && need > s->held_from)
             s->held_from = need;
     }
     return rc;
+}
+
+void replay_live_release(struct replay *r, struct rule_data *data)
+{
+    for (size_t i = 0; i < r->cfg.rs->n; i++) {
+        if (r->rules[i].mode != RP_RAW || !data[i].has_proofs)
+            continue;
+        free(data[i].proofs);
+        data[i].proofs = NULL;
+        data[i].nproofs = 0;
+    }
 }
 
 void replay_live_rule(const struct replay *r, size_t i, struct replay_live_rule *out)
@@ -1129,23 +1442,23 @@ void replay_live_rule(const struct replay *r, size_t i, struct replay_live_rule 
 void replay_live_stats(const struct replay *r, struct replay_live_stats *out)
 {
     *out = (struct replay_live_stats){.reproofs = r->reproofs, .refuted = r->refuted};
-    for (size_t k = 0; k < r->nsels; k++) {
-        const struct rp_sel *s = &r->sels[k];
-        out->series += s->ns;
-        for (size_t i = 0; i < s->ns; i++) {
-            const struct rp_series *e = &s->s[i];
-            size_t b = sizeof(*e) + strlen(e->key) + 1 + e->cap * sizeof(*e->p);
-            for (size_t j = 0; j < e->labels.n; j++)
-                b += sizeof(e->labels.v[j]) + strlen(e->labels.v[j].name) +
-                     strlen(e->labels.v[j].value) + 2;
+    for (size_t i = 0; i < r->cfg.rs->n; i++) {
+        const struct lv_rule *l = &r->lv[i];
+        out->series += l->n;
+        size_t per = sizeof(struct lv_series) + proof_size(&l->pp) + sizeof(struct strset_slot);
+        for (size_t j = 0; j < l->n; j++) {
+            const struct lv_series *e = &l->v[j];
+            size_t b = per + 2 * (strlen(e->key) + 1) + (e->name ? strlen(e->name) + 1 : 0);
+            for (size_t k = 0; k < e->rp.s.labels.n; k++)
+                b += sizeof(e->rp.s.labels.v[k]);
             out->bytes += b;
         }
     }
 }
 
 /*
- * `sel` with the identity matchers of `id` added: `m{a="x"}` -> `m{a="x",ns="n",pod="p"}`,
- * `m` -> `m{ns="n",pod="p"}`. The forms fetch_is_selector accepts end with the name or `}`.
+ * `sel` with the matchers of `id` added: `m{a="x"}` -> `m{a="x",ns="n",pod="p"}`, `m` ->
+ * `m{ns="n",pod="p"}`. The forms fetch_is_selector accepts end with the name or `}`.
  */
 static char *rp_targeted(const char *sel, const struct labels *id)
 {
@@ -1170,7 +1483,7 @@ static char *rp_targeted(const char *sel, const struct labels *id)
     return out;
 }
 
-/* The series of `m` that carry every identity label of `id` with its value (shallow). */
+/* The series of `m` that carry every label of `id` with its value (shallow). */
 static struct matrix rp_only(const struct matrix *m, const struct labels *id)
 {
     struct matrix out = {.s = xcalloc(m->n ? m->n : 1, sizeof(*out.s))};
@@ -1234,29 +1547,14 @@ bool replay_live_reprove(struct replay *r, const struct rule_data *data,
                  got == RAWREAD_ABSENT ? "remote read not offered" : err);
         goto out;
     }
-    struct raw_grids grids;
-    int rc = raw_grids_begin(&grids, &g, err, sizeof(err));
-    int64_t lo = rp_ms(start), hi = rp_ms(now);
-    for (size_t j = 0; j < raw.n && rc == 0; j++) {
-        const struct series *e = &raw.s[j];
-        size_t a = 0, b = e->n;
-        while (a < b && rp_ms(e->p[a].t) < lo)
-            a++;
-        while (b > a && rp_ms(e->p[b - 1].t) > hi)
-            b--;
-        if (b == a)
-            continue;
-        struct series view = {.labels = e->labels, .p = e->p + a, .n = b - a};
-        rc = raw_grids_add(&grids, &view, err, sizeof(err));
-    }
-    if (rc == 0)
-        rc = raw_grids_end(&grids, &sub.activity, &sub.coverage, err, sizeof(err));
-    raw_grids_discard(&grids);
-    if (rc < 0) {
+    /* The same fold `plan` makes of the same samples (raw_to_proofs consumes `raw`). */
+    sub.has_proofs = sub.raw_coverage = sub.coverage_tail = true;
+    decide_proof_params(ru, &sub.proof_params);
+    if (raw_to_proofs(&raw, &sub.proof_params, now, NULL, 0, &sub.proofs, &sub.nproofs, err,
+                      sizeof(err)) < 0) {
         snprintf(msg, msglen, "full-window proof: %s", err);
         goto out;
     }
-    sub.raw_coverage = sub.coverage_tail = true;
     sub.allocation = rp_only(&data[i].allocation, &d->identity);
     sub.priority = rp_only(&data[i].priority, &d->identity);
     struct decisions out = {0};
@@ -1278,8 +1576,7 @@ bool replay_live_reprove(struct replay *r, const struct rule_data *data,
     decisions_free(&out);
     free(sub.allocation.s);
     free(sub.priority.s);
-    matrix_free(&sub.activity);
-    matrix_free(&sub.coverage);
+    raw_proofs_free(sub.proofs, sub.nproofs);
 out:
     if (!ok) {
         r->refuted++;

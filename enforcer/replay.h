@@ -139,6 +139,12 @@ void replay_live_invalidate(struct replay *r);
  */
 int replay_live_cycle(struct replay *r, double now, struct rule_data *data);
 
+/*
+ * The rules' proofs in `data` are the carried state's, lent for the cycle: call this before
+ * fetch_free(data), which then frees the rest.
+ */
+void replay_live_release(struct replay *r, struct rule_data *data);
+
 /* What the cycle did for rule i: samples its selector read, whether in full, late samples. */
 struct replay_live_rule {
     bool raw;       /* read as raw samples (else as windows, by fetch_rules) */
