@@ -52,7 +52,7 @@ printf 'node_exporter 1.5 --collector.drm: median %s ms, p99 %s ms, %s bytes, RS
     "$n_med" "$n_p99" "$n_bytes" "$n_rss" "$N_SCRAPES" "$n_cards"
 python3 -c "import sys; g,n=float(sys.argv[1]),float(sys.argv[2]); print('ratio: node_exporter median / gpureclaim median = %.1fx' % (n/g))" "$g_med" "$n_med"
 echo "targets: median <= 2 ms, RSS <= 8192 KiB, ratio >= 10x"
-for extra in ownership enforcer rules replay; do
+for extra in ownership enforcer rules replay incremental; do
     if [ -f "$TOP/bench/$extra.sh" ]; then
         echo
         sh "$TOP/bench/$extra.sh"
