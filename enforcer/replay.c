@@ -1475,7 +1475,10 @@ static char *rp_targeted(const char *sel, const struct labels *id)
         bool empty = true;
         for (size_t i = open + 1; i < n - 1; i++)
             empty &= sel[i] == ' ' || sel[i] == '\t' || sel[i] == '\n';
-        out = xasprintf("%.*s%s%.*s}", (int)(n - 1), sel, empty ? "" : ",", (int)(ml - 2), m + 1);
+        if (empty)
+            out = xasprintf("%.*s%.*s}", (int)(open + 1), sel, (int)(ml - 2), m + 1);
+        else
+            out = xasprintf("%.*s,%.*s}", (int)(n - 1), sel, (int)(ml - 2), m + 1);
     } else {
         out = xasprintf("%.*s%s", (int)n, sel, m);
     }
