@@ -3,7 +3,7 @@
 # only what is new, for a short and a day-long idle timer at the same scale.
 #
 # Builds N workloads (default 100,000; 1 series each, a sample every 15 s, and the allocation
-# every 60 s) over LONG + 30 minutes of history ending at END by remote write straight from
+# every 240 s) over LONG + 30 minutes of history ending at END by remote write straight from
 # tests/fakes/remote_write --bench (window by window, so Prometheus appends at its head), then
 # for each idle timer of IDLES (minutes, default "15 1440") runs `run --dry-run` on a fixed
 # clock (--at.step 60s) for CYCLES cycles (default 6) ending at END: the first is cold (a full

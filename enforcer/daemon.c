@@ -492,6 +492,7 @@ static void run_cycle(struct daemon *dm)
     double t0 = mono_now();
     double now = cycle_time(dm);
     size_t n = dm->rules.n;
+    dm->phase[2] = 0;
     struct rule_data *data;
     struct decisions d = {0};
     int rc;
@@ -582,8 +583,10 @@ static void run_cycle(struct daemon *dm)
     } else {
         dm->cycles_err++;
     }
-    log_debug("cycle done in %.3f s: %zu rule%s, %lu prometheus requests so far",
-              dm->cycle_duration, n, n == 1 ? "" : "s", promq_requests(dm->q));
+    log_debug("cycle done in %.3f s (read %.3f s, decide %.3f s, act %.3f s): %zu rule%s, %lu "
+              "prometheus requests so far",
+              dm->cycle_duration, dm->phase[0], dm->phase[1], dm->phase[2], n, n == 1 ? "" : "s",
+              promq_requests(dm->q));
 }
 
 static void sleep_slice(double seconds)

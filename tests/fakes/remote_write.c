@@ -17,9 +17,10 @@
  *   the enforcer benchmark's history (bench/incremental.sh) without a text file in between:
  *   N workloads, gpureclaim:workload_busy:ratio{namespace="ns<i % 100>",pod="pod-<i>"} every
  *   STEP seconds over [FROM, TO) (0.5 for i % 10 == 0, 0.01 otherwise) and
- *   gpureclaim:workload_devices:count{...,resource="amd.com/gpu"} 1 every 60 s, written in
- *   windows of 10 minutes, every series of a window before the next, so that Prometheus
- *   always appends at its head (bench/replay_history.py writes the same order as text).
+ *   gpureclaim:workload_devices:count{...,resource="amd.com/gpu"} 1 every 240 s (within the 5
+ * minutes an instant query looks back), written in windows of 10 minutes, every series of a window
+ * before the next, so that Prometheus always appends at its head (bench/replay_history.py writes
+ * the same order as text).
  */
 #include <snappy-c.h>
 #include <stdint.h>
@@ -116,7 +117,7 @@ static int rw_bench(const char *url, long n, long long from, long long to, long 
         for (long i = 0; i < n; i++) {
             for (int kind = 0; kind < 2; kind++) {
                 sbuf_reset(&samples);
-                long long every = kind ? 60 : step;
+                long long every = kind ? 240 : step;
                 for (long long t = w + (every - (w - from) % every) % every; t < we; t += every)
                     rw_sample(&samples, kind ? 1.0 : i % 10 == 0 ? 0.5 : 0.01, t * 1000);
                 if (!samples.len)
