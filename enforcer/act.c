@@ -789,6 +789,9 @@ struct act_ctx {
        seen_ok false: none, or unreadable, which no check trusts. */
     struct notice seen;
     bool seen_ok;
+    /* The decision with the window statistics of its full-window proof (act_unproven): what
+       the notice, report and action lines show of an incremental decision once proven. */
+    struct decision_rec proven;
 };
 
 /* Read the notice on the object (c->t->notice) into c->seen, once per text. */
@@ -1290,7 +1293,9 @@ static bool act_unproven(struct act_ctx *c)
         snprintf(c->msg, sizeof(c->msg), "no full-window proof available");
         return true;
     }
-    if (a->reprove(a->reprove_arg, c->d, c->now, c->msg, sizeof(c->msg))) {
+    c->proven = *c->d;
+    if (a->reprove(a->reprove_arg, c->d, c->now, &c->proven, c->msg, sizeof(c->msg))) {
+        c->d = &c->proven;
         a->reproved = c->d;
         return false;
     }

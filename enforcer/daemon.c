@@ -436,15 +436,15 @@ static int before_cycle(const struct daemon *dm)
 }
 
 /* act_reprove_fn: the full-window proof of an incremental decision of this cycle. */
-static bool daemon_reprove(void *arg, const struct decision_rec *d, double now, char *msg,
-                           size_t msglen)
+static bool daemon_reprove(void *arg, const struct decision_rec *d, double now,
+                           struct decision_rec *proven, char *msg, size_t msglen)
 {
     struct daemon *dm = arg;
     if (!dm->live || !dm->cycle_data) {
         snprintf(msg, msglen, "full-window proof: no cycle data");
         return false;
     }
-    return replay_live_reprove(dm->live, dm->cycle_data, d, now, msg, msglen);
+    return replay_live_reprove(dm->live, dm->cycle_data, d, now, proven, msg, msglen);
 }
 
 /*

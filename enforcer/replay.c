@@ -1510,7 +1510,8 @@ static bool rp_idle_verdict(enum reason why)
 }
 
 bool replay_live_reprove(struct replay *r, const struct rule_data *data,
-                         const struct decision_rec *d, double now, char *msg, size_t msglen)
+                         const struct decision_rec *d, double now, struct decision_rec *proven,
+                         char *msg, size_t msglen)
 {
     const struct ruleset *rs = r->cfg.rs;
     if (d->rule < rs->rules || d->rule >= rs->rules + rs->n) {
@@ -1553,8 +1554,9 @@ bool replay_live_reprove(struct replay *r, const struct rule_data *data,
     /* The same fold `plan` makes of the same samples (raw_to_proofs consumes `raw`). */
     sub.has_proofs = sub.raw_coverage = sub.coverage_tail = true;
     decide_proof_params(ru, &sub.proof_params);
-    if (raw_to_proofs(&raw, &sub.proof_params, now, NULL, 0, &sub.proofs, &sub.nproofs, err,
-                      sizeof(err)) < 0) {
+    /* With the window statistics of the workload's idle timer, for the lines that show it. */
+    if (raw_to_proofs(&raw, &sub.proof_params, now, &d->idle_timer, 1, &sub.proofs, &sub.nproofs,
+                      err, sizeof(err)) < 0) {
         snprintf(msg, msglen, "full-window proof: %s", err);
         goto out;
     }
@@ -1576,6 +1578,14 @@ bool replay_live_reprove(struct replay *r, const struct rule_data *data,
                  d->idle_since);
     else
         ok = true;
+    if (ok && proven) {
+        proven->samples = f->samples;
+        proven->max = f->max;
+        proven->mean = f->mean;
+        proven->last = f->last;
+        if (f->decision == d->decision && f->reason == d->reason)
+            memcpy(proven->detail, f->detail, sizeof(proven->detail));
+    }
     decisions_free(&out);
     free(sub.allocation.s);
     free(sub.priority.s);

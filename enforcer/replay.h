@@ -166,10 +166,13 @@ void replay_live_stats(const struct replay *r, struct replay_live_stats *out);
  * is read over the whole window, and decide() judges the rule data of this cycle with only
  * that workload and its series as read now. True when it still says the workload is idle
  * since the same time (reclaim, or kept only by the rule's pressure, fit or cap policy,
- * which the cycle's own decision already weighed); false with why in msg otherwise or when
- * the read failed, and the rule's selector is then read in full at the next cycle.
+ * which the cycle's own decision already weighed), and *proven (may be NULL) then gets the
+ * window statistics of that proof (samples, max, mean, last) and, when its decision and reason
+ * are d's, its detail; false with why in msg otherwise or when the read failed, and the rule's
+ * selector is then read in full at the next cycle.
  */
 bool replay_live_reprove(struct replay *r, const struct rule_data *data,
-                         const struct decision_rec *d, double now, char *msg, size_t msglen);
+                         const struct decision_rec *d, double now, struct decision_rec *proven,
+                         char *msg, size_t msglen);
 
 #endif
