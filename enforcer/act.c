@@ -1285,7 +1285,10 @@ static bool act_unconfirmed(struct act_ctx *c)
 static bool act_unproven(struct act_ctx *c)
 {
     struct act *a = c->a;
-    if (c->d->proof != DECIDE_PROOF_INCREMENTAL || a->reproved == c->d)
+    /* A full read of `run`'s carried state has no window statistics either (samples 0): its
+       proof is read again for them, and it must agree. */
+    bool stats = c->d->samples > 0 || !a->reprove;
+    if ((c->d->proof != DECIDE_PROOF_INCREMENTAL && stats) || a->reproved == c->d)
         return false;
     if (!a->reprove) {
         /* Nothing can prove it again: the shortcut keeps. */
