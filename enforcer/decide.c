@@ -352,6 +352,15 @@ static void window_stats(const struct wpoint *p, size_t n, struct decision_rec *
  * window_stats for series that are proofs: from each series' statistics of the workload's
  * idle timer (rule_proof.win), display only (decide.h, rule_data.has_proofs).
  */
+/* The window statistics of a proof for an idle timer, or NULL when the fetch computed none. */
+static const struct rule_winstats *proof_win(const struct rule_proof *rp, double idle_timer)
+{
+    for (size_t k = 0; rp && k < rp->nwin; k++)
+        if (fabs(rp->win[k].idle_timer - idle_timer) < 1e-6)
+            return &rp->win[k];
+    return NULL;
+}
+
 static void proof_window_stats(const struct entry *e, size_t ne, struct decision_rec *d)
 {
     double sum = 0, max = NAN, last = NAN, last_t = NAN;
@@ -360,10 +369,7 @@ static void proof_window_stats(const struct entry *e, size_t ne, struct decision
     for (size_t i = 0; i < ne; i++) {
         if (e[i].kind != ENTRY_ACTIVITY || !e[i].rp)
             continue;
-        const struct rule_winstats *w = NULL;
-        for (size_t k = 0; k < e[i].rp->nwin && !w; k++)
-            if (fabs(e[i].rp->win[k].idle_timer - d->idle_timer) < 1e-6)
-                w = &e[i].rp->win[k];
+        const struct rule_winstats *w = proof_win(e[i].rp, d->idle_timer);
         if (!w || !w->samples)
             continue;
         if (w->samples > d->samples)
@@ -629,6 +635,46 @@ static const struct series *find_coverage(const struct series *const *idx, size_
 }
 
 /*
+ * Fold one series' verdict `r` into the workload's `*worst` (the lowest series_rank wins, with
+ * its detail, naming the series when the workload has several). True while every series so
+ * far is idle: the caller then folds the series' idle start into the workload's.
+ */
+static bool judge_series_into(struct decision_rec *d, const struct series *s, enum reason r,
+                              const char *detail, enum reason *worst)
+{
+    if (series_rank(r) < series_rank(*worst)) {
+        *worst = r;
+        /* Name the series when there are several: "gpu_id=1: last point at ...". */
+        if (s->labels.n > d->identity.n) {
+            char *l = labels_format(&s->labels);
+            set_detail(d, "%s: %s", l, detail);
+            free(l);
+        } else {
+            snprintf(d->detail, sizeof(d->detail), "%s", detail);
+        }
+    }
+    return *worst == REASON_IDLE;
+}
+
+/* The workload's verdict once every series is folded in: idle since the latest idle start. */
+static enum reason judge_end(const struct judge_ctx *jc, struct decision_rec *d, enum reason worst,
+                             double since)
+{
+    if (worst != REASON_IDLE)
+        return worst;
+    d->idle_since = since;
+    char idle[DUR_LEN];
+    /* Proofs carried from cycle to cycle (`run`, issue 26) have no window statistics. */
+    if (isnan(d->max))
+        set_detail(d, "below threshold %g%% for %s", jc->threshold,
+                   dur_format(idle, sizeof(idle), d->idle_timer));
+    else
+        set_detail(d, "below threshold %g%% for %s (max %g%%)", jc->threshold,
+                   dur_format(idle, sizeof(idle), d->idle_timer), d->max * 100.0);
+    return REASON_IDLE;
+}
+
+/*
  * The activity verdict for one workload: busy if any series has a point at or above the
  * threshold in the window (the latest such point is quoted); otherwise the verdict of the
  * worst series, each judged on its own before anything is merged; otherwise idle.
@@ -666,30 +712,13 @@ static enum reason judge(const struct judge_ctx *jc, const struct entry *e, size
         const struct series *s = e[i].s;
         const struct series *cov = find_coverage(cidx, ncidx, s);
         enum reason r = judge_series(jc, s, cov, detail, sizeof(detail));
-        if (series_rank(r) < series_rank(worst)) {
-            worst = r;
-            /* Name the series when there are several: "gpu_id=1: last point at ...". */
-            if (s->labels.n > d->identity.n) {
-                char *l = labels_format(&s->labels);
-                set_detail(d, "%s: %s", l, detail);
-                free(l);
-            } else {
-                memcpy(d->detail, detail, sizeof(d->detail));
-            }
-        }
-        if (worst == REASON_IDLE) {
+        if (judge_series_into(d, s, r, detail, &worst)) {
             double st = series_idle_start(jc, s, cov, points_upto(s, jc->now));
             if (isnan(since) || st > since)
                 since = st;
         }
     }
-    if (worst != REASON_IDLE)
-        return worst;
-    d->idle_since = since;
-    char idle[DUR_LEN];
-    set_detail(d, "below threshold %g%% for %s (max %g%%)", jc->threshold,
-               dur_format(idle, sizeof(idle), d->idle_timer), d->max * 100.0);
-    return REASON_IDLE;
+    return judge_end(jc, d, worst, since);
 }
 
 /*
@@ -706,6 +735,22 @@ static enum reason judge_proofs(const struct judge_ctx *jc, const struct entry *
         if (e[i].kind != ENTRY_ACTIVITY)
             continue;
         proof_judge(e[i].rp->p, &jc->rd->proof_params, now, idle, jc->threshold, &v[i]);
+        /*
+         * A proof may miss activity in a window that also holds a non-finite sample (which
+         * steps they share depends on where `now` puts the step boundaries, proof.c); the
+         * window statistics the fetch folded for this `now` know the largest finite point.
+         */
+        const struct rule_winstats *w = proof_win(e[i].rp, d->idle_timer);
+        if (v[i].reason != REASON_ACTIVE && v[i].reason != REASON_QUERY_ERROR && w &&
+            !isnan(w->max) && w->max * 100.0 >= jc->threshold) {
+            char t1[32];
+            v[i].reason = REASON_ACTIVE;
+            v[i].active_at = w->max_t;
+            v[i].active_value = w->max;
+            rfc3339_format(t1, sizeof(t1), w->max_t, RFC3339_SEC);
+            snprintf(v[i].detail, sizeof(v[i].detail), "activity %g%% at %s >= threshold %g%%",
+                     w->max * 100.0, t1, jc->threshold);
+        }
         if (v[i].reason == REASON_ACTIVE &&
             (!active || v[i].active_at > active->active_at ||
              (v[i].active_at == active->active_at && v[i].active_value > active->active_value)))
@@ -721,37 +766,14 @@ static enum reason judge_proofs(const struct judge_ctx *jc, const struct entry *
     for (size_t i = 0; i < ne; i++) {
         if (e[i].kind != ENTRY_ACTIVITY)
             continue;
-        enum reason r = (enum reason)v[i].reason;
-        if (series_rank(r) < series_rank(worst)) {
-            worst = r;
-            if (e[i].s->labels.n > d->identity.n) {
-                char *l = labels_format(&e[i].s->labels);
-                set_detail(d, "%s: %s", l, v[i].detail);
-                free(l);
-            } else {
-                memcpy(d->detail, v[i].detail, sizeof(d->detail));
-            }
-        }
-        if (worst == REASON_IDLE) {
+        if (judge_series_into(d, e[i].s, (enum reason)v[i].reason, v[i].detail, &worst)) {
             double st = v[i].idle_since;
             if (isnan(since) || st > since)
                 since = st;
         }
     }
     free(v);
-    if (worst != REASON_IDLE)
-        return worst;
-    d->idle_since = since;
-    char idle_s[DUR_LEN];
-    /* Proofs carried from cycle to cycle (`run`, issue 26) have no window statistics. */
-    if (isnan(d->max))
-        set_detail(d, "below threshold %g%% for %s", jc->threshold,
-                   dur_format(idle_s, sizeof(idle_s), d->idle_timer));
-    else
-        set_detail(d, "below threshold %g%% for %s (max %g%%)", jc->threshold,
-                   dur_format(idle_s, sizeof(idle_s), d->idle_timer), d->max * 100.0);
-    return REASON_IDLE;
-}
+    return judge_end(jc, d, worst, since);}
 
 static void push_rec(struct decisions *out, size_t *cap, const struct decision_rec *d)
 {

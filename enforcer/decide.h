@@ -53,12 +53,14 @@ enum decide_proof { DECIDE_PROOF_FULL = 0, DECIDE_PROOF_INCREMENTAL };
 /*
  * The window statistics of one series for one idle timer (decision_rec samples, max, mean,
  * last; display only): its grid points in [now - idle, now], how many of them are finite,
- * their largest value and sum, and the value and time of the last (NaN when not finite).
+ * their largest value (and the last time it was reached) and sum, and the value and time of
+ * the last (NaN when not finite). The largest finite point also tells decide() exactly whether
+ * the series was active in the window, which a proof cannot always say (proof.c).
  */
 struct rule_winstats {
     double idle_timer;
     size_t samples, finite;
-    double max, sum, last, last_t;
+    double max, max_t, sum, last, last_t;
 };
 
 /* One activity series as a proof (proof.h): its labels without __name__, its fold, and the

@@ -344,20 +344,8 @@ void fetch_set_proofs(bool on)
     fetch_proofs = on;
 }
 
-/*
- * Where one rule's raw samples go: a proof per series (proof.h; plan and run, a few hundred
- * bytes per series whatever the idle timer; fetch_set_proofs), or the step grids (explain,
- * whose sparkline draws them, and the default). decide() says the same of both
- * (tests/unit/test_proof.c).
- */
-struct fetch_fold {
-    bool grids;
-    struct raw_grids g;
-    struct raw_proofs p;
-};
-
-static int fetch_fold_begin(struct fetch_fold *f, const struct rule *r, const struct raw_grid *g,
-                            char *err, size_t errlen)
+int fetch_fold_begin(struct fetch_fold *f, const struct rule *r, const struct raw_grid *g,
+                     char *err, size_t errlen)
 {
     *f = (struct fetch_fold){.grids = !fetch_proofs};
     if (f->grids)
@@ -379,14 +367,13 @@ static int fetch_fold_begin(struct fetch_fold *f, const struct rule *r, const st
     return raw_proofs_begin(&f->p, &pp, g->end, idle, nidle, err, errlen);
 }
 
-/* rawread_series_fn: one series into the fold (not consumed). */
-static int fetch_fold_series(void *arg, const struct series *s, char *err, size_t errlen)
+int fetch_fold_series(void *arg, const struct series *s, char *err, size_t errlen)
 {
     struct fetch_fold *f = arg;
     return f->grids ? raw_grids_add(&f->g, s, err, errlen) : raw_proofs_add(&f->p, s, err, errlen);
 }
 
-static int fetch_fold_end(struct fetch_fold *f, struct rule_data *d, char *err, size_t errlen)
+int fetch_fold_end(struct fetch_fold *f, struct rule_data *d, char *err, size_t errlen)
 {
     if (f->grids)
         return raw_grids_end(&f->g, &d->activity, &d->coverage, err, errlen);
@@ -395,7 +382,7 @@ static int fetch_fold_end(struct fetch_fold *f, struct rule_data *d, char *err, 
     return raw_proofs_end(&f->p, &d->proofs, &d->nproofs, err, errlen);
 }
 
-static void fetch_fold_discard(struct fetch_fold *f)
+void fetch_fold_discard(struct fetch_fold *f)
 {
     if (f->grids)
         raw_grids_discard(&f->g);
@@ -415,8 +402,7 @@ struct fetch_raw_read {
     struct matrix m;
 };
 
-/* The first sample time rule `r` needs at `now` (raw_read_start of its grid). */
-static struct raw_grid fetch_grid(const struct rule *r, double now)
+struct raw_grid fetch_grid(const struct rule *r, double now)
 {
     return (struct raw_grid){
         .start = now - decide_lookback(r),

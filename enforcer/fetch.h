@@ -17,6 +17,7 @@
 
 #include "decide.h"
 #include "promq.h"
+#include "raw.h"
 #include "rules.h"
 
 /* Resolution of the activity subquery: min(step, FETCH_MAX_RESOLUTION) seconds. */
@@ -43,6 +44,34 @@ int fetch_activity_expr(const struct rule *r, char *buf, size_t len);
  * an activity is an expression, read by the PromQL plan.
  */
 bool fetch_is_selector(const char *e);
+
+/*
+ * Where one rule's raw samples go at a cycle: a proof per series (proof.h; plan and run, a few
+ * hundred bytes per series whatever the idle timer; fetch_set_proofs), or the step grids
+ * (explain, whose sparkline draws them, and the default). decide() says the same of both
+ * (tests/unit/test_proof.c). fetch_fold_begin for rule `r` on grid `g` (fetch_grid);
+ * fetch_fold_series one series (a rawread_series_fn, not consumed); fetch_fold_end hands the
+ * result into d (activity and coverage, or has_proofs and proofs); fetch_fold_discard frees
+ * what was built, at any time. fetch_raw folds each cycle's read through it, and replay.c
+ * each cycle's window of the samples it holds, so both judge alike.
+ */
+struct fetch_fold {
+    bool grids;
+    struct raw_grids g;
+    struct raw_proofs p;
+};
+int fetch_fold_begin(struct fetch_fold *f, const struct rule *r, const struct raw_grid *g,
+                     char *err, size_t errlen);
+int fetch_fold_series(void *arg, const struct series *s, char *err, size_t errlen);
+int fetch_fold_end(struct fetch_fold *f, struct rule_data *d, char *err, size_t errlen);
+void fetch_fold_discard(struct fetch_fold *f);
+
+/*
+ * The step grid of rule `r` at `now` on the raw path: [now - decide_lookback(r), now] at the
+ * rule's step (60 s when unset), its tolerated gap (2 x step when unset); raw_read_start() of
+ * it is the first sample time the rule needs (raw.h).
+ */
+struct raw_grid fetch_grid(const struct rule *r, double now);
 
 /* R of the coverage query: min(step, 15 s, toleratedGap / 4), whole milliseconds. */
 double fetch_resolution(const struct rule *r);

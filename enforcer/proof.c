@@ -5,7 +5,7 @@
  *
  * Why a few times are enough. With raw coverage, decide() judges a series on the grid of
  * `now` (points now - k * step, each the largest sample of [t - step, t]) like this
- * (docs/decision-semantics.md §3, "the proof as a fold"); ws = now - idleTimer, g0 the first
+ * (docs/decision-semantics.md §3.1, "The proof as a fold"); ws = now - idleTimer, g0 the first
  * grid point at or after ws (or the grid start), W the last grid point at or before ws:
  *   present       a non-stale sample in [start - step, now] (else raw_to_grid drops it);
  *   not_a_number  a non-finite sample in [g0 - step, now]: the last one (nan.at) tells;
@@ -18,23 +18,26 @@
  *   active        a sample at or above the threshold in a step of the window with no
  *                 non-finite sample (which makes the point NaN): the last high sample per
  *                 threshold, and the last one known clean for any grid phase;
- *   idle_since    the first grid point with a sample after the last breaker (high or
- *                 non-finite), the last uncovered step and the grid start, whichever is
- *                 latest; which point that is needs, after a breaker, only the first silence
- *                 longer than a step that follows it, after an uncovered stretch only the
- *                 samples either side of it (prev_r, span_a), and at the grid start the
- *                 silences longer than a step around it (step[]).
+ *   idle_since    the first grid point with a sample after the last breaker point (high or
+ *                 non-finite) and at or after the last uncovered step, whichever is later,
+ *                 else the grid start; which point that is needs, after a breaker, only the
+ *                 first silence longer than a step that follows it, and after an uncovered
+ *                 stretch only the samples either side of it (prev_r, span_a). The silences
+ *                 longer than a step (step[]) place the first point of a young series whose
+ *                 window starts before the grid.
  * Coverage is computed on doubled milliseconds as raw.c does, so boundaries agree exactly.
  *
  * The bounds (where the state cannot know what the grid would show, and what it says then):
  *   - more than PROOF_SILENCES silences longer than max(step, lookback - idle_max) since the
  *     window start (only with a lookback clipped at 11,000 steps): the series is taken as
  *     too young, a keep;
- *   - an idle run reaching the grid start, samples sparser than the step and the tolerated
- *     gap longer than it, more than PROOF_SILENCES silences longer than a step since: the
- *     run is taken to start at the grid start (the grid says up to a gap later); ranking only;
+ *   - a window longer than the (clipped) lookback is young on the grid and here, but the
+ *     first grid point with a sample is known only when few silences longer than a step
+ *     followed it (step[]): gap and too_young may change places, a keep either way;
  *   - a window with a non-finite sample and a high sample whose step holds a non-finite one
- *     for some grid phases only: not_a_number where the grid may say active; a keep either way.
+ *     for some grid phases only: not_a_number where the grid may say active; a keep either way
+ *     (plan and run fold the window statistics of their `now` too, from which decide() takes
+ *     "active" exactly: raw.c raw_proofs_add).
  * The differential test (tests/unit/test_proof.c) counts each and requires all else equal.
  */
 #include <inttypes.h>

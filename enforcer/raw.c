@@ -306,7 +306,7 @@ static void raw_window(const int64_t *t, const double *v, size_t n, const struct
     if (g < start)
         g = start;
     *w = (struct rule_winstats){
-        .idle_timer = (double)idle / 1000.0, .max = NAN, .last = NAN, .last_t = NAN};
+        .idle_timer = (double)idle / 1000.0, .max = NAN, .max_t = NAN, .last = NAN, .last_t = NAN};
     size_t lo = 0;
     for (; g <= now; g += step) {
         while (lo < n && t[lo] < g - step)
@@ -331,8 +331,10 @@ static void raw_window(const int64_t *t, const double *v, size_t n, const struct
             continue;
         w->finite++;
         w->sum += max;
-        if (isnan(w->max) || max > w->max)
+        if (isnan(w->max) || max >= w->max) {
             w->max = max;
+            w->max_t = (double)g / 1000.0;
+        }
     }
 }
 
@@ -451,24 +453,4 @@ void raw_proofs_discard(struct raw_proofs *b)
     raw_proofs_free(b->v, b->n);
     b->v = NULL;
     b->n = b->cap = 0;
-}
-
-int raw_to_proofs(struct matrix *raw, const struct proof_params *pp, double now, const double *idle,
-                  size_t nidle, struct rule_proof **v, size_t *n, char *err, size_t errlen)
-{
-    struct raw_proofs b;
-    int ret = raw_proofs_begin(&b, pp, now, idle, nidle, err, errlen);
-    for (size_t i = 0; i < raw->n; i++) {
-        if (ret == 0)
-            ret = raw_proofs_add(&b, &raw->s[i], err, errlen);
-        series_free(&raw->s[i]);
-    }
-    free(raw->s);
-    *raw = (struct matrix){0};
-    if (ret == 0)
-        return raw_proofs_end(&b, v, n, err, errlen);
-    raw_proofs_discard(&b);
-    *v = NULL;
-    *n = 0;
-    return -1;
 }

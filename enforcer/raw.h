@@ -115,9 +115,4 @@ void raw_proofs_free(struct rule_proof *v, size_t n);
 
 /* `src` without __name__ into *dst (a copy; the labels a proof or grid series carries). */
 void raw_drop_name(struct labels *dst, const struct labels *src);
-
-/* raw_to_grid's counterpart: every series of `raw` (consumed) through raw_proofs. */
-int raw_to_proofs(struct matrix *raw, const struct proof_params *pp, double now, const double *idle,
-                  size_t nidle, struct rule_proof **v, size_t *n, char *err, size_t errlen);
-
 #endif

@@ -3,12 +3,13 @@
  * series over the whole range once, chunk by chunk in time order, and at every cycle time
  * builds the rule data fetch_rules would fetch at that time, from what it holds.
  *
- * Why the rule data is built with raw_grids from the samples held (and not read again): the
- * grids fetch.c builds at `now` depend only on the raw samples in [now - lookback - step -
- * gap, now] (raw.h: earlier samples do not change a grid), so a replay that keeps, per series,
- * the samples from the next cycle's read start on, and hands exactly the samples of
- * [read start, t] to the same raw_grids_add, gives decide() the same input as `plan --at t`.
- * Memory is the series times the samples of one window plus one chunk, whatever the range.
+ * Why the rule data is built from the samples held (and not read again): what fetch.c's fold
+ * (proofs or grids, fetch_fold_*) says at `now` depends only on the raw samples in
+ * [now - lookback - step - gap, now] (raw.h, proof.h: earlier samples change nothing), so a
+ * replay that keeps, per series, the samples from the next cycle's read start on, and hands
+ * exactly the samples of [read start, t] to the same fold, gives decide() the same input as
+ * `plan --at t`. Memory is the series times the samples of one window plus one chunk,
+ * whatever the range.
  */
 #include <math.h>
 #include <stdint.h>
@@ -141,22 +142,6 @@ static int64_t rp_ms(double t)
     return (int64_t)llround(t * 1000.0);
 }
 
-static double rp_step(const struct rule *r)
-{
-    return r->step > 0 ? r->step : 60.0;
-}
-
-/* The grid fetch.c builds for rule `r` at `now` (fetch_grid). */
-static struct raw_grid rp_grid(const struct rule *r, double now)
-{
-    return (struct raw_grid){
-        .start = now - decide_lookback(r),
-        .end = now,
-        .step = rp_step(r),
-        .gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * rp_step(r),
-    };
-}
-
 /* Where the read of selector `k` starts for the cycle at t: the earliest start of its rules,
    computed as fetch_plan_raw does, so that the same samples are handed over. */
 static double rp_sel_start(const struct replay *r, size_t k, double t)
@@ -165,7 +150,7 @@ static double rp_sel_start(const struct replay *r, size_t k, double t)
     for (size_t i = 0; i < r->cfg.rs->n; i++) {
         if (r->rules[i].mode != RP_RAW || r->rules[i].sel != k)
             continue;
-        struct raw_grid g = rp_grid(&r->cfg.rs->rules[i], t);
+        struct raw_grid g = fetch_grid(&r->cfg.rs->rules[i], t);
         double s = raw_read_start(&g);
         if (s < start)
             start = s;
@@ -247,7 +232,9 @@ static int rp_on_series(void *arg, const struct series *in, char *err, size_t er
         if (ms < s->lo_ms || ms > s->hi_ms || ms <= last)
             continue;
         if (e->n == e->cap) {
-            if (e->head > e->n / 2) {
+            /* Move the samples held to the front while a quarter of the buffer is free
+               there, else grow: the buffer stays within 4/3 of what is held, not twice. */
+            if (e->head > e->cap / 4) {
                 memmove(e->p, e->p + e->head, (e->n - e->head) * sizeof(*e->p));
                 e->n -= e->head;
                 e->mark = e->mark > e->head ? e->mark - e->head : 0;
@@ -285,6 +272,16 @@ static void rp_trim(struct replay *r, size_t k, double t)
         if (e->head == e->n) {
             rp_series_free(e);
             continue;
+        }
+        /* A buffer grown for the first read (a whole reach and a chunk) shrinks back to
+           what one window and a chunk hold. */
+        size_t live = e->n - e->head;
+        if (e->cap > 64 && live * 4 < e->cap) {
+            memmove(e->p, e->p + e->head, live * sizeof(*e->p));
+            e->n = live;
+            e->head = 0;
+            e->cap = 2 * live > 64 ? 2 * live : 64;
+            e->p = xrealloc(e->p, e->cap * sizeof(*e->p));
         }
         s->s[kept++] = *e;
     }
@@ -562,7 +559,7 @@ static bool rp_set_sliced(struct replay *r, size_t i)
 {
     const struct rule *ru = &r->cfg.rs->rules[i];
     struct rp_rule *pr = &r->rules[i];
-    double step = rp_step(ru), lb = decide_lookback(ru);
+    double step = fetch_grid(ru, 0).step, lb = decide_lookback(ru);
     int64_t step_ms = rp_ms(step), iv_ms = rp_ms(r->cfg.interval);
     if (r->inst_per_cycle || !ru->enabled || !ru->q_activity || !ru->q_allocation || step_ms <= 0 ||
         (double)step_ms != step * 1000.0 || iv_ms % step_ms != 0 || lb / step > FETCH_MAX_STEPS ||
@@ -698,7 +695,8 @@ static const struct rp_fail *rp_failed(const struct rp_sel *s, double a, double 
     return NULL;
 }
 
-/* The raw grids of rule i at t, as fetch_raw builds them. */
+/* The activity of rule i at t: its window of samples through fetch_raw's fold (grids or
+   proofs, fetch_set_proofs), as fetch_raw folds a read of that window. */
 static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *d)
 {
     const struct rule *ru = &r->cfg.rs->rules[i];
@@ -720,11 +718,12 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
                  rfc3339_format(b, sizeof(b), f->b, RFC3339_MILLI_FRAC), f->msg);
         rc = -1;
     }
-    struct raw_grid g = rp_grid(ru, t);
-    struct raw_grids grids;
-    if (rc == 0 && raw_grids_begin(&grids, &g, err, sizeof(err)) < 0)
+    struct raw_grid g = fetch_grid(ru, t);
+    struct fetch_fold fold;
+    if (rc == 0 && fetch_fold_begin(&fold, ru, &g, err, sizeof(err)) < 0) {
+        fetch_fold_discard(&fold);
         rc = -1;
-    else if (rc == 0) {
+    } else if (rc == 0) {
         int64_t lo = rp_ms(start), hi = rp_ms(t);
         for (size_t j = 0; j < s->ns && rc == 0; j++) {
             const struct rp_series *e = &s->s[j];
@@ -744,12 +743,12 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
             if (b == a)
                 continue;
             struct series view = {.labels = e->labels, .p = e->p + a, .n = b - a};
-            if (raw_grids_add(&grids, &view, err, sizeof(err)) < 0)
+            if (fetch_fold_series(&fold, &view, err, sizeof(err)) < 0)
                 rc = -1;
         }
         if (rc == 0)
-            rc = raw_grids_end(&grids, &d->activity, &d->coverage, err, sizeof(err));
-        raw_grids_discard(&grids);
+            rc = fetch_fold_end(&fold, d, err, sizeof(err));
+        fetch_fold_discard(&fold);
     }
     if (rc < 0) {
         snprintf(d->errmsg, sizeof(d->errmsg), "activity query (%s): %s", d->read_path, err);
@@ -1360,7 +1359,7 @@ static void lv_activity(struct replay *r, size_t i, double now, struct rule_data
 /* Drop the series with no sample a later cycle's read could still need (raw.h). */
 static void lv_trim(struct lv_rule *l, const struct rule *ru, double now)
 {
-    struct raw_grid g = rp_grid(ru, now);
+    struct raw_grid g = fetch_grid(ru, now);
     int64_t lo = rp_ms(raw_read_start(&g));
     size_t kept = 0;
     for (size_t j = 0; j < l->n; j++) {
@@ -1526,7 +1525,7 @@ bool replay_live_reprove(struct replay *r, const struct rule_data *data,
     r->reproofs++;
     struct rp_sel *s = &r->sels[r->rules[i].sel];
     const struct rule *ru = d->rule;
-    struct raw_grid g = rp_grid(ru, now);
+    struct raw_grid g = fetch_grid(ru, now);
     double start = raw_read_start(&g);
     char *sel = rp_targeted(s->sel, &d->identity);
     char err[256] = "";
@@ -1551,12 +1550,28 @@ bool replay_live_reprove(struct replay *r, const struct rule_data *data,
                  got == RAWREAD_ABSENT ? "remote read not offered" : err);
         goto out;
     }
-    /* The same fold `plan` makes of the same samples (raw_to_proofs consumes `raw`). */
     sub.has_proofs = sub.raw_coverage = sub.coverage_tail = true;
     decide_proof_params(ru, &sub.proof_params);
-    /* With the window statistics of the workload's idle timer, for the lines that show it. */
-    if (raw_to_proofs(&raw, &sub.proof_params, now, &d->idle_timer, 1, &sub.proofs, &sub.nproofs,
-                      err, sizeof(err)) < 0) {
+    /* The same fold `plan` makes of the same samples, with the window statistics of the
+       workload's idle timer for the lines that show them. */
+    struct raw_proofs b;
+    int rc = raw_proofs_begin(&b, &sub.proof_params, now, &d->idle_timer, 1, err, sizeof(err));
+    int64_t lo = rp_ms(start), hi = rp_ms(now);
+    for (size_t j = 0; j < raw.n && rc == 0; j++) {
+        const struct series *e = &raw.s[j];
+        size_t a = 0, z = e->n;
+        while (a < z && rp_ms(e->p[a].t) < lo)
+            a++;
+        while (z > a && rp_ms(e->p[z - 1].t) > hi)
+            z--; /* a remote-read chunk may reach past now */
+        struct series view = {.labels = e->labels, .p = e->p + a, .n = z - a};
+        rc = raw_proofs_add(&b, &view, err, sizeof(err));
+    }
+    if (rc == 0)
+        rc = raw_proofs_end(&b, &sub.proofs, &sub.nproofs, err, sizeof(err));
+    else
+        raw_proofs_discard(&b);
+    if (rc < 0) {
         snprintf(msg, msglen, "full-window proof: %s", err);
         goto out;
     }

@@ -10,7 +10,8 @@
  *     of at most replay_cfg.chunk seconds (one request each, so no answer outgrows the server's
  *     frame or answer caps), series kept by label set across chunks, fed in time order; each
  *     series keeps only the samples the next cycle's window can still need, so memory grows
- *     with the series and the idle timer, never with the range;
+ *     with the series and the idle timer, never with the range; at t the window goes through
+ *     fetch.c's fold (fetch_fold_*: proofs or grids, as `plan` reads them);
  *   - an activity on the PromQL plan (an expression, or a selector on a server without a raw
  *     path) on Prometheus, when the interval is a multiple of the rule's step: fetch.c's range
  *     queries over each chunk's cycles at the rule's step, sliced per cycle (a range query's
@@ -37,7 +38,7 @@
 #include "rules.h"
 
 /* The longest time one raw read or range query covers unless replay_cfg.chunk says less. */
-#define REPLAY_DEFAULT_CHUNK 3600.0
+#define REPLAY_DEFAULT_CHUNK 1800.0
 
 struct replay_cfg {
     struct promq *q;

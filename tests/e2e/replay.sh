@@ -142,8 +142,14 @@ PY
 }
 
 printf 'global:\n  scrape_interval: 15s\nscrape_configs: []\n' >"$TMP/prometheus.yml"
-for seed in ${SEEDS:-1 2 3}; do
-    python3 "$DATA/gen_replay.py" "$seed" "${N:-120}" "$TMP/samples.txt" "$TMP/import.prom"
+SEEDS=${SEEDS:-1 2 3}
+FIRST=${SEEDS%% *}
+for seed in $SEEDS; do
+    rm -f "$TMP/samples.txt" "$TMP/import.prom"
+    if ! python3 "$DATA/gen_replay.py" "$seed" "${N:-120}" "$TMP/samples.txt" "$TMP/import.prom"; then
+        fail "seed$seed-history"
+        continue
+    fi
 
     rm -rf "$TMP/tsdb"
     mkdir -p "$TMP/tsdb"
@@ -153,7 +159,7 @@ for seed in ${SEEDS:-1 2 3}; do
         # Every rule read once: the expression rule by sliced range queries.
         grep -q 'fallback_rules=0 ' "$TMP/replay.err"
         check "seed$seed-prometheus-no-per-cycle-rule" test $? -eq 0
-        if [ "$seed" = "${SEEDS%% *}" ]; then
+        if [ "$seed" = "$FIRST" ]; then
             failures
             # The PromQL plan for the selector rules too (coverage queries, sliced).
             compare "seed$seed-prometheus-promql" "$PROM_URL" promql

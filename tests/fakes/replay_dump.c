@@ -62,6 +62,8 @@ int main(int argc, char **argv)
         return 1;
     }
     rules_errors_free(&errs);
+    /* As `plan` judges selector rules: from proofs (main.c). */
+    fetch_set_proofs(true);
     cfg.q = promq_new(&pc);
     cfg.rs = &rs;
     double t0 = mono_now();

@@ -191,7 +191,7 @@ TEST(window_as_raw_to_grid)
                 if (in[k]->p[i].t >= rp_sel_start(&f.r, 0, t) && in[k]->p[i].t <= t)
                     o->p[o->n++] = in[k]->p[i];
         }
-        struct raw_grid g = rp_grid(&f.rule, t);
+        struct raw_grid g = fetch_grid(&f.rule, t);
         struct matrix act, cov;
         char err[128];
         TEST_CHECK_INT(raw_to_grid(&raw, &g, &act, &cov, err, sizeof(err)), 0);
@@ -218,6 +218,50 @@ TEST(window_as_raw_to_grid)
     fetch_free(&d, 1);
     series_free(&a);
     series_free(&b);
+    fixture_free(&f);
+}
+
+/* With proofs (plan's and run's fold), the window's samples make the same proofs as a fold of
+   the samples a read of that window gets; a sample after t would break the proof's order. */
+TEST(window_as_proofs)
+{
+    struct fixture f;
+    fixture_init(&f);
+    struct rp_sel *s = &f.r.sels[0];
+    struct series a = mkseries("a", 1, 15, 300, 0.0);
+    a.p[250].v = 0.5; /* at 3751: active at 4000, not at 3600 */
+    feed(s, &a, 0, 5000);
+    fetch_set_proofs(true);
+    for (double t = 3600; t <= 4200; t += 300) {
+        struct rule_data d = {.rule = &f.rule}, want = {.rule = &f.rule};
+        rp_activity(&f.r, 0, t, &d);
+        TEST_CHECK_INT(d.error, 0);
+        TEST_CHECK(d.has_proofs);
+        struct series in = {.labels = a.labels, .p = a.p, .n = 0};
+        double start = rp_sel_start(&f.r, 0, t);
+        while (in.p < a.p + a.n && in.p->t < start)
+            in.p++;
+        while (in.p + in.n < a.p + a.n && in.p[in.n].t <= t)
+            in.n++;
+        struct raw_grid g = fetch_grid(&f.rule, t);
+        struct fetch_fold fold;
+        char err[128];
+        TEST_CHECK_INT(fetch_fold_begin(&fold, &f.rule, &g, err, sizeof(err)), 0);
+        TEST_CHECK_INT(fetch_fold_series(&fold, &in, err, sizeof(err)), 0);
+        TEST_CHECK_INT(fetch_fold_end(&fold, &want, err, sizeof(err)), 0);
+        fetch_fold_discard(&fold);
+        TEST_CHECK_INT(d.nproofs, 1);
+        TEST_CHECK_INT(want.nproofs, 1);
+        if (d.nproofs == 1 && want.nproofs == 1) {
+            TEST_CHECK(labels_equal(&d.proofs[0].s.labels, &want.proofs[0].s.labels));
+            TEST_CHECK(memcmp(d.proofs[0].p, want.proofs[0].p, proof_size(&d.proof_params)) == 0);
+            TEST_CHECK_INT(proof_last(d.proofs[0].p), llround(in.p[in.n - 1].t * 1000));
+        }
+        fetch_free(&d, 1);
+        fetch_free(&want, 1);
+    }
+    fetch_set_proofs(false);
+    series_free(&a);
     fixture_free(&f);
 }
 
@@ -431,6 +475,7 @@ int main(void)
     RUN(series_across_reads);
     RUN(trim_keeps_the_next_window);
     RUN(window_as_raw_to_grid);
+    RUN(window_as_proofs);
     RUN(slices);
     RUN(failures_merge);
     RUN(bad_ranges);

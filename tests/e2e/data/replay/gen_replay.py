@@ -4,7 +4,7 @@
   gen_replay.py SEED N SAMPLES [OPENMETRICS]
 
 SAMPLES is the input of tests/fakes/remote_write (`LABELS TIMESTAMP_MS VALUE`, VALUE a number,
-NaN, +Inf or `stale`), OPENMETRICS (optional) the same history as Prometheus text with
+NaN, +Inf or `stale`; in time order by windows of 10 minutes), OPENMETRICS (optional) the same history as Prometheus text with
 millisecond timestamps for VictoriaMetrics' /api/v1/import/prometheus, without staleness
 markers and NaN samples (it drops NaN at ingestion). The history ends at END and starts 4 hours
 before it. Each of the N pods (pod w<i>, namespace rp) lives over a random part of it and has
@@ -72,6 +72,7 @@ def main():
         pod = "w%04d" % i
         start = -SPAN if rnd.random() < 0.6 else -rnd.randint(3600, SPAN)
         stop = 0 if rnd.random() < 0.75 else -rnd.randint(60, 5400)
+        stop = max(stop, start + 600)  # lives at least 10 minutes
         cards = 2 if rnd.random() < 0.2 else 1
         for c in range(cards):
             s = activity(rnd, start, stop)
@@ -93,11 +94,17 @@ def main():
         pending.append(((END + t) * 1000, str(level)))
         t += EVERY
     series.append(({"__name__": "rp_pending", "resource": "amd_com_gpu"}, pending))
+    # In windows of 10 minutes, every series of a window before the next: Prometheus takes
+    # remote-written samples only near its head (a series written whole after another that
+    # reached END would be out of bounds once the head has been compacted).
     with open(sys.argv[3], "w") as f:
-        for labels, samples in series:
-            ls = ",".join("%s=%s" % kv for kv in sorted(labels.items()))
-            for ts, v in samples:
-                f.write("%s %d %s\n" % (ls, ts, v))
+        names = [",".join("%s=%s" % kv for kv in sorted(l.items())) for l, _ in series]
+        pos = [0] * len(series)
+        for w in range((END - SPAN) * 1000, END * 1000 + 1, 600000):
+            for i, (_, samples) in enumerate(series):
+                while pos[i] < len(samples) and samples[pos[i]][0] < w + 600000:
+                    f.write("%s %d %s\n" % (names[i], samples[pos[i]][0], samples[pos[i]][1]))
+                    pos[i] += 1
     if len(sys.argv) > 4:
         with open(sys.argv[4], "w") as f:
             for labels, samples in series:
