@@ -1097,25 +1097,39 @@ double decide_lookback(const struct rule *r)
     return lb;
 }
 
-void decide_proof_params(const struct rule *r, struct proof_params *pp)
+int decide_proof_params(const struct rule *r, struct proof_params *pp)
 {
     double step = r->step > 0 ? r->step : 60;
     double gap = r->tolerated_gap > 0 ? r->tolerated_gap : 2 * step;
-    double longest = r->idle_timer;
+    double longest = r->idle_timer, lookback = decide_lookback(r);
+    double fit = r->idle_timer <= lookback ? r->idle_timer : 0;
     *pp = (struct proof_params){0};
     pp->thresholds[pp->nthresholds++] = r->threshold;
     for (size_t i = 0; i < r->noverrides; i++) {
         const struct rule_override *o = &r->overrides[i];
         if (o->has_idle_timer && o->idle_timer > longest)
             longest = o->idle_timer;
-        if (o->has_threshold && pp->nthresholds < PROOF_MAX_THRESHOLDS)
-            pp->thresholds[pp->nthresholds++] = o->threshold;
+        if (o->has_idle_timer && o->idle_timer <= lookback && o->idle_timer > fit)
+            fit = o->idle_timer;
+        if (!o->has_threshold)
+            continue;
+        bool seen = false;
+        for (size_t k = 0; k < pp->nthresholds && !seen; k++)
+            seen = pp->thresholds[k] == o->threshold;
+        if (seen)
+            continue;
+        if (pp->nthresholds == PROOF_MAX_THRESHOLDS)
+            return -1;
+        pp->thresholds[pp->nthresholds++] = o->threshold;
     }
     pp->step_ms = llround(step * 1000.0);
     pp->gap_ms = llround(gap * 1000.0);
-    pp->lookback_ms = llround(decide_lookback(r) * 1000.0);
+    pp->lookback_ms = llround(lookback * 1000.0);
     pp->idle_max_ms = llround(longest * 1000.0);
+    /* With none fitting, every window starts before the grid: no silence is needed. */
+    pp->idle_fit_ms = fit > 0 ? llround(fit * 1000.0) : pp->lookback_ms;
     proof_params_init(pp);
+    return 0;
 }
 
 /*

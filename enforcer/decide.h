@@ -181,9 +181,10 @@ double decide_lookback(const struct rule *r);
 /*
  * The proof parameters of a selector rule (proof.h): its step (60 s when unset), tolerated
  * gap (2 x step when unset, as fetch.c reads), decide_lookback, longest idle timer and every
- * threshold it can judge against.
+ * threshold it can judge against. Returns 0, or -1 when the rule and its overrides have more
+ * than PROOF_MAX_THRESHOLDS thresholds (such a rule is judged on grids).
  */
-void decide_proof_params(const struct rule *r, struct proof_params *pp);
+int decide_proof_params(const struct rule *r, struct proof_params *pp);
 /* True when `now` (Unix seconds) is inside one of the rule's windows (or it has none). */
 bool decide_rule_active(const struct rule *r, double now);
 

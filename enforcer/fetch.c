@@ -347,7 +347,9 @@ void fetch_set_proofs(bool on)
 int fetch_fold_begin(struct fetch_fold *f, const struct rule *r, const struct raw_grid *g,
                      char *err, size_t errlen)
 {
-    *f = (struct fetch_fold){.grids = !fetch_proofs};
+    struct proof_params pp;
+    /* More thresholds than a proof folds (PROOF_MAX_THRESHOLDS): grids, as explain. */
+    *f = (struct fetch_fold){.grids = !fetch_proofs || decide_proof_params(r, &pp) < 0};
     if (f->grids)
         return raw_grids_begin(&f->g, g, err, errlen);
     /* The window statistics of every idle timer a workload of the rule can have. */
@@ -362,8 +364,6 @@ int fetch_fold_begin(struct fetch_fold *f, const struct rule *r, const struct ra
         if (!seen)
             idle[nidle++] = o->idle_timer;
     }
-    struct proof_params pp;
-    decide_proof_params(r, &pp);
     return raw_proofs_begin(&f->p, &pp, g->end, idle, nidle, err, errlen);
 }
 

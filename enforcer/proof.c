@@ -12,7 +12,7 @@
  *   stale         no sample in [now - step, now], and the stretch the last sample covers
  *                 (span_a .. min(slast + gap, cut)) does not hold [now - step, now];
  *   young         no sample in [start - step, W]: a silence that long holds it, and only the
- *                 few silences longer than max(step, lookback - idle_max) can (young[]);
+ *                 few silences longer than max(step, lookback - idle_fit) can (young[]);
  *   gap           an uncovered instant in [ws, now] (in [first point, now] when young): the
  *                 last uncovered instant before now is span_a - 1 or now itself;
  *   active        a sample at or above the threshold in a step of the window with no
@@ -28,7 +28,7 @@
  * Coverage is computed on doubled milliseconds as raw.c does, so boundaries agree exactly.
  *
  * The bounds (where the state cannot know what the grid would show, and what it says then):
- *   - more than PROOF_SILENCES silences longer than max(step, lookback - idle_max) since the
+ *   - more than PROOF_SILENCES silences longer than max(step, lookback - idle_fit) since the
  *     window start (only with a lookback clipped at 11,000 steps): the series is taken as
  *     too young, a keep;
  *   - a window longer than the (clipped) lookback is young on the grid and here, but the
@@ -112,7 +112,7 @@ int64_t proof_last(const struct proof *p)
 /* The silences a young window can lie in are longer than this (proof.c header). */
 static int64_t proof_young_len(const struct proof_params *pp)
 {
-    int64_t l = pp->lookback_ms - pp->idle_max_ms;
+    int64_t l = pp->lookback_ms - (pp->idle_fit_ms > 0 ? pp->idle_fit_ms : pp->idle_max_ms);
     return l > pp->step_ms ? l : pp->step_ms;
 }
 

@@ -29,7 +29,7 @@
 
 /* Thresholds one fold can judge against: the rule's and its overrides', deduplicated. */
 #define PROOF_MAX_THRESHOLDS 16
-/* Silences kept per series for the "too young" test and the idle run's start (proof.c). */
+/* Silences kept per series for the "too young" test and the first point (proof.c). */
 #define PROOF_SILENCES 4
 
 /*
@@ -38,11 +38,14 @@
  *   gap_ms       its tolerated gap (fetch.c: toleratedGap, or 2 x step when unset);
  *   lookback_ms  decide_lookback(rule): the grid of `now` starts at now - lookback_ms;
  *   idle_max_ms  the longest idle timer the rule can use (its own and its overrides');
+ *   idle_fit_ms  the longest of them not longer than the lookback (0: idle_max_ms), which
+ *                bounds the silences the "too young" test needs (a longer window starts
+ *                before the grid and is too young whatever the samples);
  *   thresholds   percent, the rule's first, then each override's; at most
  *                PROOF_MAX_THRESHOLDS, duplicates allowed (proof_params_init removes them).
  */
 struct proof_params {
-    int64_t step_ms, gap_ms, lookback_ms, idle_max_ms;
+    int64_t step_ms, gap_ms, lookback_ms, idle_max_ms, idle_fit_ms;
     size_t nthresholds;
     double thresholds[PROOF_MAX_THRESHOLDS];
 };
@@ -85,8 +88,8 @@ struct proof {
     int64_t span_a;           /* start of the covered stretch slast belongs to (doubled ms) */
     int64_t prev_r;           /* last non-stale sample before that stretch */
     struct proof_breaker nan; /* last non-finite sample */
-    /* Newest first: silences longer than max(step, lookback - idle_max) (young), and longer
-       than a step (the start of a run that reaches the grid start). */
+    /* Newest first: silences longer than max(step, lookback - idle_fit) (young), and longer
+       than a step (where the first point of a window before the grid falls). */
     struct proof_silence young[PROOF_SILENCES], step[PROOF_SILENCES];
     uint8_t nyoung, nstep;
     bool young_lost, step_lost; /* an older one was dropped */

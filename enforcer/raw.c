@@ -81,10 +81,51 @@ void raw_drop_name(struct labels *dst, const struct labels *src)
         free(v);
 }
 
-static int raw_cmp_series(const void *a, const void *b)
+static int raw_cmp_labels(const void *a, const void *b)
 {
-    return labels_compare(&(*(const struct series *const *)a)->labels,
-                          &(*(const struct series *const *)b)->labels);
+    return labels_compare(*(const struct labels *const *)a, *(const struct labels *const *)b);
+}
+
+/* 0 when no two of the n label sets (sorted here) are equal, else -1 with a message: two
+   series whose names were dropped would be one series to decide(). */
+static int raw_unique(const struct labels **idx, size_t n, char *err, size_t errlen)
+{
+    if (n > 1)
+        qsort(idx, n, sizeof(*idx), raw_cmp_labels);
+    for (size_t i = 1; i < n; i++) {
+        if (labels_equal(idx[i - 1], idx[i])) {
+            char *l = labels_format(idx[i]);
+            snprintf(err, errlen, "two series differ only in their metric name: %.160s", l);
+            free(l);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * The closed step [ts, te] of samples t/v (ascending; *lo walks forward, so a scan over
+ * ascending steps is linear): whether it holds a sample other than a staleness marker, its
+ * largest finite value and whether one is NaN or +-Inf (the grid point is then NaN).
+ */
+static bool raw_step(const int64_t *t, const double *v, size_t n, size_t *lo, int64_t ts,
+                     int64_t te, double *max, bool *nonfinite)
+{
+    while (*lo < n && t[*lo] < ts)
+        (*lo)++;
+    bool any = false;
+    *max = 0;
+    *nonfinite = false;
+    for (size_t j = *lo; j < n && t[j] <= te; j++) {
+        if (raw_is_stale(v[j]))
+            continue;
+        if (!isfinite(v[j]))
+            *nonfinite = true;
+        else if (!any || v[j] > *max)
+            *max = v[j];
+        any = true;
+    }
+    return any;
 }
 
 /* Convert one series; false with a message when its samples are out of order. */
@@ -113,19 +154,8 @@ static bool raw_series(const struct series *s, int64_t start, int64_t step, size
     size_t lo = 0, k = 0;
     for (size_t i = 0; i < npts; i++) {
         int64_t te = start + (int64_t)i * step, ts = te - step;
-        while (lo < s->n && t[lo] < ts)
-            lo++;
-        bool any = false, nonfinite = false;
-        double max = 0;
-        for (size_t j = lo; j < s->n && t[j] <= te; j++) {
-            if (raw_is_stale(v[j]))
-                continue;
-            if (!isfinite(v[j]))
-                nonfinite = true;
-            else if (!any || v[j] > max)
-                max = v[j];
-            any = true;
-        }
+        double max;
+        bool nonfinite, any = raw_step(t, v, s->n, &lo, ts, te, &max, &nonfinite);
         double when = (double)te / 1000.0;
         if (any)
             act->p[act->n++] = (struct point){when, nonfinite ? NAN : max};
@@ -212,22 +242,11 @@ int raw_grids_end(struct raw_grids *b, struct matrix *activity, struct matrix *c
         snprintf(err, errlen, "raw grids already failed");
         return -1;
     }
-    int ret = 0;
-    if (b->activity.n > 1) {
-        const struct series **idx = xmalloc(b->activity.n * sizeof(*idx));
-        for (size_t i = 0; i < b->activity.n; i++)
-            idx[i] = &b->activity.s[i];
-        qsort(idx, b->activity.n, sizeof(*idx), raw_cmp_series);
-        for (size_t i = 1; i < b->activity.n && ret == 0; i++) {
-            if (labels_equal(&idx[i - 1]->labels, &idx[i]->labels)) {
-                char *l = labels_format(&idx[i]->labels);
-                snprintf(err, errlen, "two series differ only in their metric name: %.160s", l);
-                free(l);
-                ret = -1;
-            }
-        }
-        free(idx);
-    }
+    const struct labels **idx = xmalloc((b->activity.n ? b->activity.n : 1) * sizeof(*idx));
+    for (size_t i = 0; i < b->activity.n; i++)
+        idx[i] = &b->activity.s[i].labels;
+    int ret = raw_unique(idx, b->activity.n, err, errlen);
+    free(idx);
     if (ret < 0) {
         raw_grids_discard(b);
         b->failed = true;
@@ -309,20 +328,9 @@ static void raw_window(const int64_t *t, const double *v, size_t n, const struct
         .idle_timer = (double)idle / 1000.0, .max = NAN, .max_t = NAN, .last = NAN, .last_t = NAN};
     size_t lo = 0;
     for (; g <= now; g += step) {
-        while (lo < n && t[lo] < g - step)
-            lo++;
-        bool any = false, nonfinite = false;
-        double max = 0;
-        for (size_t j = lo; j < n && t[j] <= g; j++) {
-            if (raw_is_stale(v[j]))
-                continue;
-            if (!isfinite(v[j]))
-                nonfinite = true;
-            else if (!any || v[j] > max)
-                max = v[j];
-            any = true;
-        }
-        if (!any)
+        double max;
+        bool nonfinite;
+        if (!raw_step(t, v, n, &lo, g - step, g, &max, &nonfinite))
             continue;
         w->samples++;
         w->last_t = (double)g / 1000.0;
@@ -392,12 +400,6 @@ int raw_proofs_add(struct raw_proofs *b, const struct series *s, char *err, size
     return 0;
 }
 
-static int raw_cmp_proof(const void *a, const void *b)
-{
-    return labels_compare(&(*(const struct rule_proof *const *)a)->s.labels,
-                          &(*(const struct rule_proof *const *)b)->s.labels);
-}
-
 int raw_proofs_end(struct raw_proofs *b, struct rule_proof **v, size_t *n, char *err, size_t errlen)
 {
     *v = NULL;
@@ -407,22 +409,11 @@ int raw_proofs_end(struct raw_proofs *b, struct rule_proof **v, size_t *n, char 
         snprintf(err, errlen, "raw proofs already failed");
         return -1;
     }
-    int ret = 0;
-    if (b->n > 1) {
-        const struct rule_proof **idx = xmalloc(b->n * sizeof(*idx));
-        for (size_t i = 0; i < b->n; i++)
-            idx[i] = &b->v[i];
-        qsort(idx, b->n, sizeof(*idx), raw_cmp_proof);
-        for (size_t i = 1; i < b->n && ret == 0; i++) {
-            if (labels_equal(&idx[i - 1]->s.labels, &idx[i]->s.labels)) {
-                char *l = labels_format(&idx[i]->s.labels);
-                snprintf(err, errlen, "two series differ only in their metric name: %.160s", l);
-                free(l);
-                ret = -1;
-            }
-        }
-        free(idx);
-    }
+    const struct labels **idx = xmalloc((b->n ? b->n : 1) * sizeof(*idx));
+    for (size_t i = 0; i < b->n; i++)
+        idx[i] = &b->v[i].s.labels;
+    int ret = raw_unique(idx, b->n, err, errlen);
+    free(idx);
     if (ret < 0) {
         raw_proofs_discard(b);
         b->failed = true;

@@ -88,8 +88,9 @@ static void hgen(struct hseries *s, int64_t from, int64_t to, int64_t step, int6
         every = 15 * secs;
         break;
     }
-    if (every < secs)
-        every = secs;
+    if (every < 3 * secs)
+        every =
+            3 * secs; /* a 1 s step (capped lookback) with samples every 3 s: the case, cheaply */
     unsigned jitter = rng(3), busy = rng(3) == 0 ? 5 + rng(40) : rng(4),
              odd = rng(3) ? 0 : 1 + rng(6);
     unsigned silences = rng(4), markers = rng(3) ? 0 : 1 + rng(20);
@@ -222,7 +223,8 @@ static void one_history(struct dev *dv, int verbose)
     int64_t step = pp.step_ms, lb = pp.lookback_ms;
     /* A window longer than the lookback capped at 11,000 steps starts before the grid. */
     bool before_grid = pp.idle_max_ms > lb;
-    int64_t from = NOW0 - lb - 3 * step - pp.gap_ms, to = NOW0 + 4 * pp.idle_max_ms;
+    int64_t from = NOW0 - lb - 3 * step - pp.gap_ms,
+            to = NOW0 + (before_grid ? lb / 2 : 4 * pp.idle_max_ms);
 
     size_t ns = 1 + rng(6);
     struct hseries *hs = xcalloc(ns, sizeof(*hs));
@@ -429,7 +431,7 @@ TEST(test_differential)
     const char *seed = getenv("PROOF_SEED");
     if (seed)
         rng_state = strtoull(seed, NULL, 0);
-    int n = getenv("PROOF_ITER") ? atoi(getenv("PROOF_ITER")) : 3000;
+    int n = getenv("PROOF_ITER") ? atoi(getenv("PROOF_ITER")) : 2000;
     for (int i = 0; i < n; i++)
         one_history(&dv, getenv("PROOF_VERBOSE") != NULL);
     fprintf(stderr,
@@ -550,11 +552,99 @@ TEST(test_contract)
     TEST_CHECK_INT(v.reason, REASON_TOO_YOUNG);
     TEST_CHECK_INT(proof_size(&pp), sizeof(struct proof) + sizeof(struct proof_breaker));
     free(p);
+
+    /* Thresholds are deduplicated; more than a proof folds and the rule is judged on grids. */
+    struct rule_override ov[PROOF_MAX_THRESHOLDS + 1];
+    memset(ov, 0, sizeof(ov));
+    r.overrides = ov;
+    r.noverrides = ARRAY_LEN(ov);
+    for (size_t i = 0; i < ARRAY_LEN(ov); i++) {
+        ov[i].has_threshold = true;
+        ov[i].threshold = 10;
+    }
+    TEST_CHECK_INT(decide_proof_params(&r, &pp), 0);
+    TEST_CHECK_INT(pp.nthresholds, 1);
+    for (size_t i = 0; i < ARRAY_LEN(ov); i++)
+        ov[i].threshold = 20 + (double)i;
+    TEST_CHECK_INT(decide_proof_params(&r, &pp), -1);
+    r.noverrides = PROOF_MAX_THRESHOLDS - 1;
+    TEST_CHECK_INT(decide_proof_params(&r, &pp), 0);
+    TEST_CHECK_INT(pp.nthresholds, PROOF_MAX_THRESHOLDS);
+}
+
+/* A raw matrix series {__name__=<name>, pod=<pod>} with samples at the given ms. */
+static void raw_series(struct matrix *m, const char *name, const char *pod, const int64_t *t,
+                       size_t n)
+{
+    struct series *s = matrix_push(m);
+    struct label l[] = {{"__name__", (char *)name}, {"pod", (char *)pod}};
+    labels_from(&s->labels, l, 2);
+    s->p = xmalloc((n ? n : 1) * sizeof(*s->p));
+    for (size_t i = 0; i < n; i++)
+        s->p[s->n++] = (struct point){(double)t[i] / 1000.0, 0.01};
+}
+
+/* fetch.c's fold of a read (raw_proofs): what raw_grids refuses it refuses, and a series
+   without a sample on the grid of now is dropped as raw_grids drops it. */
+TEST(test_raw_proofs)
+{
+    struct rule r;
+    char *ident[2];
+    small_rule(&r, ident);
+    struct proof_params pp;
+    decide_proof_params(&r, &pp);
+    double now = (double)NOW0 / 1000.0, idle = 300;
+    int64_t ok[] = {NOW0 - 60000, NOW0 - 30000, NOW0}, old[] = {NOW0 - 3600000},
+            back[] = {NOW0 - 30000, NOW0 - 60000}, late[] = {NOW0 + 1};
+    char err[256];
+    struct {
+        const char *name2;
+        const int64_t *t2;
+        size_t n2;
+        int rc;
+        size_t kept;
+        const char *msg;
+    } cases[] = {
+        {"y", old, 1, 0, 1, NULL},
+        {"x", ok, 3, -1, 0, "differ only in their metric name"},
+        {"y", back, 2, -1, 0, "out of order"},
+        {"y", late, 1, -1, 0, "after the evaluation time"},
+    };
+    for (size_t k = 0; k < ARRAY_LEN(cases); k++) {
+        struct matrix m = {0};
+        raw_series(&m, "x", "a", ok, 3);
+        raw_series(&m, cases[k].name2, cases[k].name2[0] == 'x' ? "b" : "a", cases[k].t2,
+                   cases[k].n2);
+        if (cases[k].name2[0] == 'x') /* same labels but the name */
+            labels_set(&m.s[1].labels, "pod", "a");
+        struct raw_proofs b;
+        struct rule_proof *v = (struct rule_proof *)1;
+        size_t n = 99;
+        int rc = raw_proofs_begin(&b, &pp, now, &idle, 1, err, sizeof(err));
+        for (size_t i = 0; rc == 0 && i < m.n; i++)
+            rc = raw_proofs_add(&b, &m.s[i], err, sizeof(err));
+        if (rc == 0)
+            rc = raw_proofs_end(&b, &v, &n, err, sizeof(err));
+        else
+            raw_proofs_discard(&b);
+        TEST_CHECK_INT(rc, cases[k].rc);
+        if (rc == 0) {
+            TEST_CHECK_INT(n, cases[k].kept);
+            TEST_CHECK(labels_get(&v[0].s.labels, "__name__") == NULL);
+            TEST_CHECK_INT(v[0].nwin, 1);
+            TEST_CHECK_INT(v[0].win[0].samples, 3);
+            raw_proofs_free(v, n);
+        } else if (cases[k].msg) {
+            TEST_CHECK(strstr(err, cases[k].msg) != NULL);
+        }
+        matrix_free(&m);
+    }
 }
 
 int main(void)
 {
     RUN(test_contract);
+    RUN(test_raw_proofs);
     RUN(test_sparse_run_reaches_grid_start);
     RUN(test_differential);
     return test_done();
