@@ -1071,8 +1071,13 @@ static void lv_setup(struct replay *r, struct lv_rule *old, size_t nold)
         if (r->rules[i].mode != RP_RAW)
             continue;
         struct lv_rule *l = &r->lv[i];
+        if (decide_proof_params(&rs->rules[i], &l->pp) < 0) {
+            /* More thresholds than a proof folds: read as windows, as `plan` judges it. */
+            r->rules[i].mode = RP_FALLBACK;
+            r->nfallback++;
+            continue;
+        }
         l->sel = r->sels[r->rules[i].sel].sel;
-        decide_proof_params(&rs->rules[i], &l->pp);
         bool moved = false;
         for (size_t j = 0; j < nold && !moved; j++) {
             if (!old[j].sel || strcmp(old[j].sel, l->sel) != 0 ||
@@ -1378,8 +1383,13 @@ static void lv_trim(struct lv_rule *l, const struct rule *ru, double now)
 
 int replay_live_cycle(struct replay *r, double now, struct rule_data *data)
 {
-    for (size_t k = 0; k < r->nsels; k++)
-        rp_live_read(r, k, now);
+    for (size_t k = 0; k < r->nsels; k++) {
+        bool used = false;
+        for (size_t i = 0; i < r->cfg.rs->n && !used; i++)
+            used = r->rules[i].mode == RP_RAW && r->rules[i].sel == k;
+        if (used)
+            rp_live_read(r, k, now);
+    }
     for (size_t i = 0; i < r->cfg.rs->n; i++) {
         if (r->rules[i].mode == RP_RAW && r->sels[r->rules[i].sel].fallback) {
             r->rules[i].mode = RP_FALLBACK;
@@ -1551,7 +1561,7 @@ bool replay_live_reprove(struct replay *r, const struct rule_data *data,
         goto out;
     }
     sub.has_proofs = sub.raw_coverage = sub.coverage_tail = true;
-    decide_proof_params(ru, &sub.proof_params);
+    sub.proof_params = r->lv[i].pp; /* an RP_RAW rule's, valid (lv_setup) */
     /* The same fold `plan` makes of the same samples, with the window statistics of the
        workload's idle timer for the lines that show them. */
     struct raw_proofs b;
