@@ -773,7 +773,8 @@ static enum reason judge_proofs(const struct judge_ctx *jc, const struct entry *
         }
     }
     free(v);
-    return judge_end(jc, d, worst, since);}
+    return judge_end(jc, d, worst, since);
+}
 
 static void push_rec(struct decisions *out, size_t *cap, const struct decision_rec *d)
 {
