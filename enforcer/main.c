@@ -590,7 +590,7 @@ static int cmd_plan(void)
     if (flag_bool(F_STATS))
         fprintf(stderr,
                 "stats: rules=%zu decisions=%zu requests=%lu failures=%lu fetch_seconds=%.3f "
-                "decide_seconds=%.3f total_seconds=%.3f read=%s proof=full\n",
+                "decide_seconds=%.3f total_seconds=%.3f proof=full read=%s\n",
                 ev.rules.n, ev.decisions.n, ev.requests, ev.failures, ev.fetch_seconds,
                 ev.decide_seconds, mono_now() - t0, ev.read_paths.buf ? ev.read_paths.buf : "");
     sbuf_free(&out);
