@@ -62,6 +62,9 @@ struct act {
     struct audit *audit;
     struct act_backend *kube, *runtime;
     act_confirm_fn kube_confirm;
+    act_reprove_fn reprove; /* the full-window proof of an incremental decision (issue 26) */
+    void *reprove_arg;
+    const struct decision_rec *reproved; /* the candidate whose re-proof confirmed it */
     const volatile sig_atomic_t *stop;
     bool (*gate)(void *arg); /* act_set_gate: false = not the leader, start nothing */
     void *gate_arg;
@@ -228,6 +231,12 @@ void act_set_kube_confirm(struct act *a, act_confirm_fn fn)
     a->kube_confirm = fn;
 }
 
+void act_set_reprove(struct act *a, act_reprove_fn fn, void *arg)
+{
+    a->reprove = fn;
+    a->reprove_arg = arg;
+}
+
 void act_set_stop(struct act *a, const volatile sig_atomic_t *flag)
 {
     a->stop = flag;
@@ -379,6 +388,7 @@ static void act_audit(struct act *a, double now, const struct act_event *ev, boo
         .api_status = ev->api_status,
         .message = ev->message,
         .act_after = ev->act_after,
+        .reproved = ev->d && ev->d == a->reproved,
     };
     audit_write(a->audit, &r);
     if (notify && ev->d)
@@ -811,6 +821,9 @@ struct act_ctx {
        seen_ok false: none, or unreadable, which no check trusts. */
     struct notice seen;
     bool seen_ok;
+    /* The decision with the window statistics of its full-window proof (act_unproven): what
+       the notice, report and action lines show of an incremental decision once proven. */
+    struct decision_rec proven;
 };
 
 /* Read the notice on the object (c->t->notice) into c->seen, once per text. */
@@ -1296,6 +1309,43 @@ static bool act_unconfirmed(struct act_ctx *c)
     return true;
 }
 
+/*
+ * The full-window proof (LC fact `unproven`): asked only when a notice, a dry-run report or an
+ * action is otherwise due for a decision made from state carried between cycles (issue 26).
+ * Once per candidate and cycle: a notice period of 0 steps from none to the action in one
+ * cycle on the same proof.
+ */
+static bool act_unproven(struct act_ctx *c)
+{
+    struct act *a = c->a;
+    /* A full read of `run`'s carried state has no window statistics either (samples 0): its
+       proof is read again for them, and it must agree. */
+    bool stats = c->d->samples > 0 || !a->reprove;
+    if ((c->d->proof != DECIDE_PROOF_INCREMENTAL && stats) || a->reproved == c->d)
+        return false;
+    if (!a->reprove) {
+        /* Nothing can prove it again: the shortcut keeps. */
+        c->reason = "not_proven_full";
+        snprintf(c->msg, sizeof(c->msg), "no full-window proof available");
+        return true;
+    }
+    c->proven = *c->d;
+    if (a->reprove(a->reprove_arg, c->d, c->now, &c->proven, c->msg, sizeof(c->msg))) {
+        c->d = &c->proven;
+        a->reproved = c->d;
+        return false;
+    }
+    c->reason = "not_proven_full";
+    return true;
+}
+
+/* Whether step `st` (from state `s`) posts a notice, reports a dry run from none, or acts. */
+static bool act_needs_proof(enum lc_state s, const struct lc_step *st)
+{
+    return lc_find(st, LC_FX_NOTICE) >= 0 || lc_find(st, LC_FX_ACT) >= 0 ||
+           (st->next == LC_DRY_RUN && s != LC_DRY_RUN && lc_find(st, LC_FX_AUDIT) >= 0);
+}
+
 void act_keep_verdict(const struct rule *r, const struct act_target *t, double from, double now,
                       struct keep_verdict *v)
 {
@@ -1554,7 +1604,11 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         /* Confirmed before the notice (an owner reads it as certain) and again before acting. */
         if (st.why == LC_WHY_NOTICE && (f.unconfirmed = act_unconfirmed(&c)))
             act_step(&c, &f, &st);
-        if ((st.why == LC_WHY_NOTICE || st.next == LC_DRY_RUN) && st.why != LC_WHY_UNCONFIRMED) {
+        /* Proven over the whole window before a notice or a dry-run report (issue 26). */
+        if (act_needs_proof(lc_state_of(c.e), &st) && (f.unproven = act_unproven(&c)))
+            act_step(&c, &f, &st);
+        if ((st.why == LC_WHY_NOTICE || st.next == LC_DRY_RUN) && st.why != LC_WHY_UNCONFIRMED &&
+            st.why != LC_WHY_UNPROVEN) {
             if (c.t && act_known_elsewhere(&c, dry))
                 goto out;
             act_build_notice(d, now, now + r->notice_period, c.t ? t.chain[0].uid : NULL, NAN,
@@ -1578,9 +1632,12 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         act_step(&c, &f, &st);
     if (st.why == LC_WHY_ACT && (f.unconfirmed = act_unconfirmed(&c)))
         act_step(&c, &f, &st);
+    if (st.why == LC_WHY_ACT && (f.unproven = act_unproven(&c)))
+        act_step(&c, &f, &st);
     act_explain(&c, &st);
     act_exec(&c, &st);
 out:
+    a->reproved = NULL;
     notice_free(&c.seen);
     free((char *)c.n.message);
     free((char *)c.n.annotation);

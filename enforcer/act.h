@@ -211,6 +211,18 @@ void act_set_kinds(struct act *a, const struct kinds *t);
 enum act_result act_describe(struct act_backend *b, const struct decision_rec *d,
                              const char *protected_namespaces, double now, char **how, char *note,
                              size_t notelen, char *err, size_t errlen);
+/*
+ * The full-window proof of a decision `run` made from state carried between cycles (issue 26,
+ * decision_rec.proof DECIDE_PROOF_INCREMENTAL): true when the workload's series, read again
+ * over the whole window, still make decide() say reclaim, and then *proven (a copy of *d) gets
+ * the full proof's window statistics and detail, which a carried proof has not; false (with
+ * why in msg) otherwise, or when the read failed. Asked only before a notice, a dry-run report
+ * or an action.
+ */
+typedef bool (*act_reprove_fn)(void *arg, const struct decision_rec *d, double now,
+                               struct decision_rec *proven, char *msg, size_t msglen);
+/* Install it (NULL: an incremental decision is never noticed, reported or acted on). */
+void act_set_reprove(struct act *a, act_reprove_fn fn, void *arg);
 /* Confirm pressure with `fn` before acting through the Kubernetes backend (NULL: never). */
 void act_set_kube_confirm(struct act *a, act_confirm_fn fn);
 /* Stop starting API calls once *flag is non-zero (see the top of this file); NULL: never. */

@@ -116,6 +116,12 @@ char *audit_format(const struct audit_rec *r)
         json_object_object_add(o, "idle_since", audit_time(r->d->idle_since));
         json_object_object_add(o, "decision", audit_str(decide_decision_name(r->d->decision)));
         json_object_object_add(o, "reason", audit_str(decide_reason_name(r->d->reason)));
+        /* Which proof the line rests on (issue 26): a decision from carried state is proven
+           again over the whole window before a notice, report or action. */
+        json_object_object_add(o, "proof",
+                               audit_str(r->d->proof == DECIDE_PROOF_FULL ? "full"
+                                         : r->reproved                    ? "incremental+full"
+                                                                          : "incremental"));
     }
     json_object_object_add(o, "action", audit_str(r->action));
     if (!isnan(r->act_after))

@@ -5,7 +5,10 @@
  *
  * A line carries the time (RFC 3339 UTC), the event, the rule, the workload's identity
  * labels, the owner chain, the decision's window statistics (start, end, samples, max, mean)
- * with threshold and idle_since, the action, its result and the API's status and message.
+ * with threshold and idle_since, which proof the decision rests on ("proof": "full", or
+ * "incremental+full" when a decision from carried state was proven again over the whole
+ * window, "incremental" when it was not), the action, its result and the API's status and
+ * message.
  */
 #ifndef GPURECLAIM_AUDIT_H
 #define GPURECLAIM_AUDIT_H
@@ -33,6 +36,7 @@ struct audit_rec {
     long api_status;              /* HTTP status of the API call, 0 when none */
     const char *message;          /* API message or why; may be NULL */
     double act_after;             /* planned action time (notices), NaN when none */
+    bool reproved; /* d is incremental and its full-window proof confirmed it ("proof") */
 };
 
 struct audit;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "act.h"
@@ -35,7 +36,9 @@
 #include "lease.h"
 #include "log.h"
 #include "perm.h"
+#include "replay.h"
 #include "rfc3339.h"
+#include "report.h"
 #include "rules.h"
 
 #ifndef GPURECLAIM_VERSION
@@ -82,6 +85,9 @@ struct rule_eval {
     double errors;
     bool failed;
     const char *read_path; /* static (fetch.c); NULL before the first cycle */
+    double samples[2];     /* raw samples read in full [0] and incrementally [1] (issue 26) */
+    double late;           /* samples of the read overlap that arrived after their read */
+    bool read_raw;         /* the rule was read as raw samples at least once */
 };
 
 struct idle_entry {
@@ -108,6 +114,15 @@ struct daemon {
     struct rule_eval *evals; /* every rule name seen since start (counters persist) */
     size_t nevals;
     double reload_success, last_reload_ok, reloads_ok, reloads_fail;
+
+    /* Issue 26: the state carried between cycles (NULL: every cycle reads the whole window),
+       the data of the cycle under way for the re-proof, the lead at the last cycle, the
+       phases of the last cycle (read, decide, act) and the cycles run. */
+    struct replay *live;
+    const struct rule_data *cycle_data;
+    bool was_leader;
+    double phase[3];
+    double ncycles;
 
     pthread_mutex_t mu;
     char *snapshot; /* rendered exposition, guarded by mu */
@@ -210,6 +225,29 @@ static void add_metrics(struct daemon *dm, struct expo *e)
     for (size_t i = 0; i < dm->nevals; i++)
         expo_put(e, EMX(RULE_EVALUATION_ERRORS_TOTAL), dm->evals[i].errors, "rule",
                  dm->evals[i].rule, (const char *)NULL);
+    static const char *const phases[] = {"read", "decide", "act"};
+    for (size_t i = 0; i < 3; i++)
+        expo_put(e, EMX(CYCLE_PHASE_SECONDS), dm->phase[i], "phase", phases[i], (const char *)NULL);
+    for (size_t i = 0; i < dm->nevals; i++) {
+        if (!dm->evals[i].read_raw)
+            continue;
+        expo_put(e, EMX(READ_SAMPLES_TOTAL), dm->evals[i].samples[0], "rule", dm->evals[i].rule,
+                 "kind", "full", (const char *)NULL);
+        expo_put(e, EMX(READ_SAMPLES_TOTAL), dm->evals[i].samples[1], "rule", dm->evals[i].rule,
+                 "kind", "incremental", (const char *)NULL);
+        expo_put(e, EMX(LATE_SAMPLES_TOTAL), dm->evals[i].late, "rule", dm->evals[i].rule,
+                 (const char *)NULL);
+    }
+    if (dm->live) {
+        struct replay_live_stats ls;
+        replay_live_stats(dm->live, &ls);
+        expo_put(e, EMX(PROOF_SERIES), (double)ls.series, (const char *)NULL);
+        expo_put(e, EMX(PROOF_BYTES), (double)ls.bytes, (const char *)NULL);
+        expo_put(e, EMX(REPROOFS_TOTAL), (double)(ls.reproofs - ls.refuted), "result", "confirmed",
+                 (const char *)NULL);
+        expo_put(e, EMX(REPROOFS_TOTAL), (double)ls.refuted, "result", "refuted",
+                 (const char *)NULL);
+    }
     add_tallies(e, EMX(DECISIONS_TOTAL), &dm->total);
     add_tallies(e, EMX(DECISIONS), &dm->last);
     expo_put(e, EMX(PROMETHEUS_REQUESTS_TOTAL), (double)promq_requests(dm->q), (const char *)NULL);
@@ -333,8 +371,13 @@ static int reload(struct daemon *dm, bool force, bool stat_only)
     rules_errors_free(&errs);
     log_info("loaded rules file '%s' (%s, %zu rule%s, hash %s)", path, rs.api_version, rs.n,
              rs.n == 1 ? "" : "s", rs.hash);
-    rules_free(&dm->rules);
+    struct ruleset old = dm->rules;
     dm->rules = rs;
+    /* The carried state follows the new rules before the old ones (whose selector strings
+       it holds) are freed: what they still read is kept (replay.h). */
+    if (dm->live)
+        replay_live_rules(dm->live, &dm->rules);
+    rules_free(&old);
     dm->reload_success = 1;
     dm->last_reload_ok = wall_now();
     dm->reloads_ok++;
@@ -367,18 +410,100 @@ static void log_reclaim(const struct decision_rec *r)
     sbuf_free(&b);
 }
 
-static void run_cycle(struct daemon *dm)
+/* The time of the next cycle. */
+static double cycle_time(const struct daemon *dm)
 {
-    double t0 = mono_now();
     double now = isnan(dm->cfg->at) ? wall_now() : dm->cfg->at;
+    /* --at.step: one step per cycle, so a test knows each cycle's time in advance. */
+    if (!isnan(dm->cfg->at) && dm->cfg->at_step > 0)
+        return now + dm->ncycles * dm->cfg->at_step;
     /* --at.advance: the clock starts at --at and runs, so tests can walk canned history. */
     if (!isnan(dm->cfg->at) && dm->cfg->at_advance)
         now += mono_now() - dm->started;
+    return now;
+}
+
+/* --at.before-cycle (tests): run the command; its exit status, or -1 when it did not run. */
+static int before_cycle(const struct daemon *dm)
+{
+    char t[64];
+    snprintf(t, sizeof(t), "%.3f", cycle_time(dm));
+    setenv("GPURECLAIM_CYCLE_TIME", t, 1);
+    int st = system(dm->cfg->before_cycle);
+    if (st == -1 || !WIFEXITED(st))
+        return -1;
+    return WEXITSTATUS(st);
+}
+
+/* act_reprove_fn: the full-window proof of an incremental decision of this cycle. */
+static bool daemon_reprove(void *arg, const struct decision_rec *d, double now,
+                           struct decision_rec *proven, char *msg, size_t msglen)
+{
+    struct daemon *dm = arg;
+    if (!dm->live || !dm->cycle_data) {
+        snprintf(msg, msglen, "full-window proof: no cycle data");
+        return false;
+    }
+    return replay_live_reprove(dm->live, dm->cycle_data, d, now, proven, msg, msglen);
+}
+
+/*
+ * Read and decide with the state carried from the last cycle (issue 26): as fetch_evaluate,
+ * through replay_live_cycle. A replica that becomes the leader reads everything in full
+ * first: a standby's state is as good, but acting starts from a fresh proof.
+ */
+static int live_evaluate(struct daemon *dm, double now, struct rule_data **data,
+                         struct decisions *out)
+{
+    bool leader = lease_is_leader(dm->cfg->lease);
+    if (leader && !dm->was_leader && dm->ncycles > 0) {
+        log_info("became the leader: reading every rule's whole window");
+        replay_live_invalidate(dm->live);
+    }
+    dm->was_leader = leader;
     size_t n = dm->rules.n;
+    *data = xcalloc(n ? n : 1, sizeof(**data));
+    double t0 = mono_now();
+    int rc = replay_live_cycle(dm->live, now, *data);
+    double t1 = mono_now();
+    decide(*data, n, now, out);
+    for (size_t i = 0; i < out->n; i++)
+        out->v[i].dry_run |= dm->cfg->dry_run;
+    dm->phase[0] = t1 - t0;
+    dm->phase[1] = mono_now() - t1;
+    for (size_t i = 0; i < n; i++) {
+        struct replay_live_rule lr;
+        replay_live_rule(dm->live, i, &lr);
+        if (!lr.raw)
+            continue;
+        struct rule_eval *re = rule_eval_get(dm, dm->rules.rules[i].name);
+        re->read_raw = true;
+        re->samples[lr.full ? 0 : 1] += (double)lr.samples;
+        re->late += (double)lr.late;
+        log_debug("rule '%s': proof %s, %zu raw samples read%s%s", re->rule,
+                  lr.full ? "full" : "incremental", lr.samples, lr.late ? ", late: " : "",
+                  lr.late ? "yes" : "");
+    }
+    return rc;
+}
+
+static void run_cycle(struct daemon *dm)
+{
+    double t0 = mono_now();
+    double now = cycle_time(dm);
+    size_t n = dm->rules.n;
+    dm->phase[2] = 0;
     struct rule_data *data;
     struct decisions d = {0};
-    /* The same evaluation as plan and explain (fetch_evaluate). */
-    int rc = fetch_evaluate(dm->q, &dm->rules, now, dm->cfg->dry_run, &data, &d, NULL, NULL);
+    int rc;
+    if (dm->live) {
+        rc = live_evaluate(dm, now, &data, &d);
+    } else {
+        /* The same evaluation as plan and explain (fetch_evaluate). */
+        rc = fetch_evaluate(dm->q, &dm->rules, now, dm->cfg->dry_run, &data, &d, &dm->phase[0],
+                            &dm->phase[1]);
+    }
+    dm->ncycles++;
     for (size_t i = 0; i < n; i++) {
         bool failed = data[i].error || data[i].pending_error;
         struct rule_eval *re = rule_eval_get(dm, dm->rules.rules[i].name);
@@ -398,6 +523,19 @@ static void run_cycle(struct daemon *dm)
             log_cond_clear(key);
     }
 
+    if (dm->cfg->decisions_file) {
+        FILE *f = fopen(dm->cfg->decisions_file, "a");
+        if (f) {
+            struct sbuf b = {0};
+            report_render_json(&d, &b);
+            fprintf(f, "@ %.3f\n", now);
+            fwrite(b.buf, 1, b.len, f);
+            fclose(f);
+            sbuf_free(&b);
+        } else {
+            log_warn("cannot open '%s': %s", dm->cfg->decisions_file, strerror(errno));
+        }
+    }
     tallies_free(&dm->last);
     idle_free(dm);
     for (size_t i = 0; i < d.n; i++) {
@@ -425,10 +563,16 @@ static void run_cycle(struct daemon *dm)
         log_info("stopping: no notice or action in this cycle");
     else if (dm->cfg->act && lease_is_leader(dm->cfg->lease)) {
         act_set_kinds(dm->cfg->act, dm->rules.kinds); /* the table of the rules in force */
+        double ta = mono_now();
+        dm->cycle_data = data;
         act_cycle(dm->cfg->act, &d, now);
+        dm->cycle_data = NULL;
+        dm->phase[2] = mono_now() - ta;
     } else if (dm->cfg->act)
         log_debug("not the leader: %zu decisions evaluated, no notice or action", d.n);
     decisions_free(&d);
+    if (dm->live)
+        replay_live_release(dm->live, data);
     fetch_free(data, n);
     free(data);
 
@@ -439,8 +583,10 @@ static void run_cycle(struct daemon *dm)
     } else {
         dm->cycles_err++;
     }
-    log_debug("cycle done in %.3f s: %zu rule%s, %lu prometheus requests so far",
-              dm->cycle_duration, n, n == 1 ? "" : "s", promq_requests(dm->q));
+    log_debug("cycle done in %.3f s (read %.3f s, decide %.3f s, act %.3f s): %zu rule%s, %lu "
+              "prometheus requests so far",
+              dm->cycle_duration, dm->phase[0], dm->phase[1], dm->phase[2], n, n == 1 ? "" : "s",
+              promq_requests(dm->q));
 }
 
 static void sleep_slice(double seconds)
@@ -484,6 +630,13 @@ int daemon_run(const struct daemon_cfg *cfg)
         log_warn("TLS verification of '%s' is disabled (--prometheus.insecure-skip-verify)",
                  cfg->prom.url);
     dm.q = promq_new(&cfg->prom);
+    if (cfg->full_read_interval > 0) {
+        struct replay_live_cfg lc = {.overlap = cfg->read_overlap,
+                                     .full_every = cfg->full_read_interval};
+        dm.live = replay_live_open(dm.q, &dm.rules, &lc);
+        if (cfg->act)
+            act_set_reprove(cfg->act, daemon_reprove, &dm);
+    }
     int status = 0;
     struct httpd *h = NULL;
     if (cfg->once) {
@@ -527,6 +680,10 @@ int daemon_run(const struct daemon_cfg *cfg)
             next_check = t + check_every;
         }
         if (t >= next_cycle) {
+            if (cfg->before_cycle && before_cycle(&dm) != 0) {
+                log_info("--at.before-cycle did not succeed: stopping");
+                break;
+            }
             reload(&dm, false, false);
             if (perm_incomplete(cfg->perm))
                 perm_check(cfg->perm, &dm.rules, wall_now());
@@ -544,6 +701,9 @@ int daemon_run(const struct daemon_cfg *cfg)
     log_info("stopping on signal");
     httpd_stop(h);
 out:
+    if (cfg->act)
+        act_set_reprove(cfg->act, NULL, NULL);
+    replay_close(dm.live);
     promq_free(dm.q);
     rules_free(&dm.rules);
     tallies_free(&dm.total);

@@ -39,6 +39,21 @@ struct daemon_cfg {
     struct perm *perm;          /* permission check at start and on every reload (perm.h);
                                    NULL: none. Not with `once` (a single cycle: tests, cron) */
     bool once;                  /* one cycle, no HTTP server, then exit (0, or 1 on query error) */
+    /*
+     * Issue 26: the state carried from cycle to cycle (replay.h, replay_live_*). With
+     * full_read_interval > 0 each cycle reads only the raw samples since the last read,
+     * overlapping it by read_overlap seconds, and the whole window every full_read_interval;
+     * 0: every cycle reads the whole window (fetch_evaluate, as `plan`).
+     */
+    double read_overlap;       /* --prometheus.read-overlap */
+    double full_read_interval; /* --enforce.full-read-interval */
+    /* Tests only: with `at`, cycle k evaluates at at + k * at_step (a clock that advances one
+       step per cycle, whatever the wall clock); before each cycle, before_cycle (a shell
+       command) runs with GPURECLAIM_CYCLE_TIME set to the cycle time, and a non-zero exit
+       status stops `run` as SIGTERM does. */
+    double at_step;
+    const char *before_cycle;
+    const char *decisions_file; /* tests: each cycle's decisions appended, "@ TIME" + JSON */
 };
 
 /*

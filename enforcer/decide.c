@@ -649,8 +649,13 @@ static enum reason judge_end(const struct judge_ctx *jc, struct decision_rec *d,
         return worst;
     d->idle_since = since;
     char idle[DUR_LEN];
-    set_detail(d, "below threshold %g%% for %s (max %g%%)", jc->threshold,
-               dur_format(idle, sizeof(idle), d->idle_timer), d->max * 100.0);
+    /* Proofs carried from cycle to cycle (`run`, issue 26) have no window statistics. */
+    if (isnan(d->max))
+        set_detail(d, "below threshold %g%% for %s", jc->threshold,
+                   dur_format(idle, sizeof(idle), d->idle_timer));
+    else
+        set_detail(d, "below threshold %g%% for %s (max %g%%)", jc->threshold,
+                   dur_format(idle, sizeof(idle), d->idle_timer), d->max * 100.0);
     return REASON_IDLE;
 }
 
@@ -804,6 +809,7 @@ static bool decide_workload(const struct rule_data *rd, const struct entry *e, s
     labels_copy(&d->identity, &e[0].id);
     d->rule = r;
     d->dry_run = r->dry_run;
+    d->proof = rd->proof;
     d->decision = DECISION_KEEP;
     d->priority = pick_priority(e, ne);
     d->idle_since = NAN;
@@ -1021,8 +1027,11 @@ static void apply_policy(const struct rule_data *rd, struct decision_rec *v, siz
             if (v[i].reason != REASON_IDLE)
                 continue;
             rfc3339_format(since, sizeof(since), v[i].idle_since, RFC3339_SEC);
-            mark_reclaim(&v[i], "idle since %s, max %g%% < threshold %g%%", since, v[i].max * 100.0,
-                         v[i].threshold);
+            if (isnan(v[i].max)) /* no window statistics (proofs carried by `run`) */
+                mark_reclaim(&v[i], "idle since %s, below threshold %g%%", since, v[i].threshold);
+            else
+                mark_reclaim(&v[i], "idle since %s, max %g%% < threshold %g%%", since,
+                             v[i].max * 100.0, v[i].threshold);
         }
     } else {
         apply_pressure(rd, v, n);
@@ -1179,4 +1188,9 @@ bool decide_rule_active(const struct rule *r, double now)
             return true;
     }
     return false;
+}
+
+const char *decide_proof_name(enum decide_proof p)
+{
+    return p == DECIDE_PROOF_INCREMENTAL ? "incremental" : "full";
 }

@@ -23,6 +23,15 @@ struct exprcov;
 
 enum decision { DECISION_KEEP = 0, DECISION_RECLAIM };
 
+/*
+ * Which proof a rule's activity comes from (issue 26): a read of the whole window (`plan`,
+ * `explain`, a cold or periodic full read of `run`), or the state `run` carries from cycle to
+ * cycle plus the samples since its last read (replay.h, replay_live_*). An incremental
+ * decision may only ever keep on its own: a notice or an action on it waits for a full proof
+ * of the workload (lifecycle.h, `unproven`).
+ */
+enum decide_proof { DECIDE_PROOF_FULL = 0, DECIDE_PROOF_INCREMENTAL };
+
 /* Everything decide() needs for one rule, fetched by the caller (fetch.c). */
 struct rule_data {
     const struct rule *rule;
@@ -76,6 +85,7 @@ struct rule_data {
     int pending_error;        /* non-zero: the pending-demand query failed */
     struct matrix pending;    /* instant at end: pending devices per resource label */
     struct matrix priority;   /* instant at end; empty when the rule has no priority query */
+    enum decide_proof proof;  /* what the activity was read as; copied into each record */
 };
 
 struct decision_rec {
@@ -91,14 +101,15 @@ struct decision_rec {
     double idle_timer; /* effective, seconds */
     double idle_since; /* start of the trailing idle run; NaN when not idle at now */
     double window_start, window_end;
-    size_t samples;         /* points inside the window */
-    double max, mean, last; /* ratio 0..1 over the window; NaN if no points */
-    double allocated;       /* devices held (allocation series of one resource add up); NaN if
-                               unknown */
-    char resource[96];      /* GPU resource name from the allocation series, "" if unknown; with
-                               several resources, the one with the most devices */
-    double priority;        /* 0 when no priority query */
-    bool dry_run;           /* rule (or global) dry run: report, do not act */
+    size_t samples;          /* points inside the window */
+    double max, mean, last;  /* ratio 0..1 over the window; NaN if no points */
+    double allocated;        /* devices held (allocation series of one resource add up); NaN if
+                                unknown */
+    char resource[96];       /* GPU resource name from the allocation series, "" if unknown; with
+                                several resources, the one with the most devices */
+    double priority;         /* 0 when no priority query */
+    bool dry_run;            /* rule (or global) dry run: report, do not act */
+    enum decide_proof proof; /* the rule_data's: which proof made the decision */
     /* `plan`/`explain` with the Kubernetes API (act_describe): what a reclaim would act on and
        how ("annotate Notebook ml/alice kubeflow-resource-stopped"), or, in target_kept, why
        nothing would be done; both NULL when not resolved. Freed by decisions_free. */
@@ -142,5 +153,7 @@ bool decide_rule_active(const struct rule *r, double now);
 
 const char *decide_reason_name(enum reason r);
 const char *decide_decision_name(enum decision d);
+/* "full" or "incremental". */
+const char *decide_proof_name(enum decide_proof p);
 
 #endif

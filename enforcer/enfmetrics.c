@@ -50,6 +50,23 @@ const struct expo_family emx_family[EMX_COUNT] = {
     [EMX_WORKLOAD_IDLE_SINCE_TIMESTAMP_SECONDS] =
         {P "workload_idle_since_timestamp_seconds", EXPO_GAUGE,
          "Start of the current idle run of a workload decided idle in the last cycle."},
+    [EMX_CYCLE_PHASE_SECONDS] = {P "cycle_phase_seconds", EXPO_GAUGE,
+                                 "Duration of each phase (read, decide, act) of the last cycle."},
+    [EMX_READ_SAMPLES_TOTAL] =
+        {P "read_samples_total", EXPO_COUNTER,
+         "Raw samples read for a rule's activity, by whole-window (full) or incremental read; "
+         "rules sharing a selector each count its read."},
+    [EMX_LATE_SAMPLES_TOTAL] =
+        {P "late_samples_total", EXPO_COUNTER,
+         "Samples of the read overlap that arrived after the read of their time."},
+    [EMX_PROOF_SERIES] = {P "proof_series", EXPO_GAUGE,
+                          "Activity series whose state run carries from cycle to cycle."},
+    [EMX_PROOF_BYTES] = {P "proof_bytes", EXPO_GAUGE,
+                         "Bytes of the state run carries from cycle to cycle."},
+    [EMX_REPROOFS_TOTAL] =
+        {P "reproofs_total", EXPO_COUNTER,
+         "Full-window proofs of incremental decisions before a notice, report or action, by "
+         "result (confirmed, refuted)."},
     /* act.c */
     [EMX_ACTIONS_TOTAL] = {P "actions_total", EXPO_COUNTER,
                            "Mutating calls made by the action engine, by result."},

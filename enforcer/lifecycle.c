@@ -10,7 +10,9 @@
  * decision, leadership), the notice period, dry run, the object's identity, the continuity of
  * idleness, its age, and last the owner's keep-until, the caps and the pressure check, which
  * only decide whether an otherwise due action happens now (the pressure check also whether an
- * otherwise due notice is posted).
+ * otherwise due notice is posted). The full-window re-proof of a decision made from carried
+ * state (`unproven`) comes last: it decides whether an otherwise due notice, dry-run report or
+ * action happens now.
  */
 #include "lifecycle.h"
 
@@ -97,6 +99,11 @@ static void lc_from_none(enum lc_state s, enum lc_decision d, const struct lc_fa
         lc_skip(out, s, LC_WHY_NO_OBJECT);
     else if (f->young)
         lc_skip(out, s, LC_WHY_TOO_YOUNG);
+    else if (f->dry_run && f->unproven)
+        /* An incremental shortcut may only ever keep on its own: what is reported or noticed
+           as idle is proven idle over the whole window first, a dry run included, so that a
+           dry run reports what the live run would do. */
+        lc_skip(out, s, LC_WHY_UNPROVEN);
     else if (f->dry_run) {
         lc_set(out, LC_DRY_RUN, LC_WHY_REPORTED);
         lc_add(out, LC_FX_AUDIT);
@@ -105,6 +112,9 @@ static void lc_from_none(enum lc_state s, enum lc_decision d, const struct lc_fa
         /* A notice tells the owner the workload will be reclaimed: not while nothing is
            known to wait for its GPUs (a DuringGPUPressure rule the API does not confirm). */
         lc_skip(out, s, LC_WHY_UNCONFIRMED);
+    } else if (f->unproven) {
+        /* Last, as before an action: only a notice otherwise due waits for the full proof. */
+        lc_skip(out, s, LC_WHY_UNPROVEN);
     } else {
         /* The call's outcome decides (lc_settle). A notice record lost in a crash only means
            that the notice is posted again, later: it is written lazily, unlike an attempt. */
@@ -156,6 +166,8 @@ static void lc_from_open(enum lc_state s, enum lc_decision d, const struct lc_fa
         lc_skip(out, s, LC_WHY_CAPPED);
     else if (f->unconfirmed)
         lc_skip(out, s, LC_WHY_UNCONFIRMED);
+    else if (f->unproven)
+        lc_skip(out, s, LC_WHY_UNPROVEN); /* the notice stands; the next cycle proves again */
     else {
         /* Write ahead: the attempt is on disk before the call, so a crash right after it
            counts against the cap and the next start re-checks the object instead of acting
@@ -277,6 +289,7 @@ static const char *const lc_why_names[] = {
     [LC_WHY_KEPT] = "kept_until",
     [LC_WHY_CAPPED] = "capped",
     [LC_WHY_UNCONFIRMED] = "pressure_not_confirmed",
+    [LC_WHY_UNPROVEN] = "not_proven_full",
     [LC_WHY_ACT] = "act",
     [LC_WHY_FINAL] = "final",
 };

@@ -70,6 +70,9 @@ struct lc_facts {
     bool capped;      /* maxTerminationsPerCycle or the hourly cap is reached */
     bool unconfirmed; /* a pressure rule whose GPU pressure the API did not confirm (asked
                          before the notice and again before the action) */
+    bool unproven;    /* the decision came from a proof carried from cycle to cycle (issue 26)
+                         and the full-window proof, asked before a notice, a dry-run report
+                         or an action, did not say reclaim */
     bool dry_run;     /* global --dry-run or the rule's dryRun */
     bool leader;      /* may start API calls (not stopping, holds the Lease) */
 };
@@ -109,6 +112,7 @@ enum lc_why {
     LC_WHY_KEPT,        /* the owner asked for time (keep-until) and the rule allows it */
     LC_WHY_CAPPED,      /* a cap is reached */
     LC_WHY_UNCONFIRMED, /* GPU pressure not confirmed */
+    LC_WHY_UNPROVEN,    /* the full-window proof did not confirm an incremental `reclaim` */
     LC_WHY_ACT,         /* the action is to be performed */
     LC_WHY_FINAL,       /* acted or closed: exactly once, whatever the decision */
     LC_WHY__COUNT
@@ -132,6 +136,9 @@ enum lc_state lc_state_of(const struct ledger_entry *e);
  * LC_WHY_NEED_OBJECT, and `kept`, `capped` and `unconfirmed` only change a step whose answer
  * is LC_WHY_ACT (`unconfirmed` also one whose answer is LC_WHY_NOTICE: no notice is posted for
  * a pressure the API does not confirm), so the driver learns them only then and steps again.
+ * `unproven` (a read of the workload's whole window) only changes a step that would post a
+ * notice (LC_FX_NOTICE), write a dry-run report from none (LC_DRY_RUN with LC_FX_AUDIT) or act
+ * (LC_FX_ACT): each then stays where it was with one "skipped" line.
  * tests/unit/test_lifecycle.c checks both.
  */
 void lc_step(enum lc_state s, enum lc_decision d, const struct lc_facts *f, struct lc_step *out);

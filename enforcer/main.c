@@ -74,10 +74,14 @@ enum {
     F_PROM_INSECURE,
     F_PROM_MAX_ANSWER,
     F_PROM_READ_PATH,
+    F_PROM_READ_OVERLAP,
     F_PROM_INSECURE_CREDS,
     F_DRY_RUN,
     F_AT,
     F_AT_ADVANCE,
+    F_AT_STEP,
+    F_AT_BEFORE_CYCLE,
+    F_AT_DECISIONS,
     F_OUTPUT,
     F_STATS,
     F_FROM,
@@ -92,6 +96,7 @@ enum {
     F_WORKLOAD,
     F_RULE,
     F_INTERVAL,
+    F_FULL_READ,
     F_ONCE,
     F_STATE_FILE,
     F_AUDIT_FILE,
@@ -153,6 +158,10 @@ static struct flags_def flags[NFLAGS] = {
                           "how rules with a selector as activity read it: auto (remote read or "
                           "VictoriaMetrics export where offered, else PromQL), remote-read, "
                           "export or promql"},
+    [F_PROM_READ_OVERLAP] = {"prometheus.read-overlap", FLAGS_DURATION, "30s",
+                             "run: each cycle reads the raw samples since its last read and "
+                             "this much before, for samples that arrive late",
+                             .min = 0, .max = 86400.0},
     [F_PROM_INSECURE_CREDS] = {"prometheus.allow-insecure-credentials", FLAGS_BOOL, "false",
                                "send the bearer token or basic auth password over plain http://"},
     [F_DRY_RUN] = {"dry-run", FLAGS_BOOL, "true",
@@ -162,6 +171,15 @@ static struct flags_def flags[NFLAGS] = {
               "run: a fixed time for every cycle, for tests"},
     [F_AT_ADVANCE] = {"at.advance", FLAGS_BOOL, "false",
                       "run: with --at, the clock starts at that time and advances (for tests)"},
+    [F_AT_STEP] = {"at.step", FLAGS_DURATION, "0s",
+                   "run: with --at, cycle k evaluates at --at + k x this (for tests)", .min = 0,
+                   .max = 86400.0 * 365},
+    [F_AT_BEFORE_CYCLE] = {"at.before-cycle", FLAGS_STRING, "",
+                           "run: a shell command run before each cycle with "
+                           "GPURECLAIM_CYCLE_TIME set; a non-zero exit stops run (for tests)"},
+    [F_AT_DECISIONS] = {"at.decisions", FLAGS_STRING, "",
+                        "run: append each cycle's decisions to this file, a line '@ TIME' and "
+                        "then plan's JSON (for tests)"},
     [F_OUTPUT] = {"output", FLAGS_CHOICE, "table",
                   "plan: output format, table or json; backtest: table, json or csv",
                   .choices = "table,json,csv"},
@@ -195,6 +213,10 @@ static struct flags_def flags[NFLAGS] = {
     [F_RULE] = {"rule", FLAGS_STRING, "", "explain: only this rule"},
     [F_INTERVAL] = {"enforce.interval", FLAGS_DURATION, "1m",
                     "run, backtest: time between evaluations"},
+    [F_FULL_READ] = {"enforce.full-read-interval", FLAGS_DURATION, "1h",
+                     "run: time between reads of the whole window; in between a cycle reads "
+                     "only what is new (0: the whole window every cycle)",
+                     .min = 0, .max = 86400.0 * 365},
     [F_ONCE] = {"once", FLAGS_BOOL, "false",
                 "run: one evaluation (and its actions), no metrics server, then exit"},
     [F_STATE_FILE] = {"state.file", FLAGS_STRING, "/var/lib/gpureclaim/state.json",
@@ -623,7 +645,7 @@ static int cmd_plan(void)
     if (flag_bool(F_STATS))
         fprintf(stderr,
                 "stats: rules=%zu decisions=%zu requests=%lu failures=%lu fetch_seconds=%.3f "
-                "decide_seconds=%.3f total_seconds=%.3f read=%s\n",
+                "decide_seconds=%.3f total_seconds=%.3f proof=full read=%s\n",
                 ev.rules.n, ev.decisions.n, ev.requests, ev.failures, ev.fetch_seconds,
                 ev.decide_seconds, mono_now() - t0, ev.read_paths.buf ? ev.read_paths.buf : "");
     sbuf_free(&out);
@@ -876,8 +898,13 @@ static int cmd_run(void)
                             .once = flag_bool(F_ONCE),
                             .at_advance = flag_bool(F_AT_ADVANCE),
                             .at = NAN};
-    if (need_rules_file("run") || prom_config(&dc.prom) || flag_duration(F_INTERVAL, &dc.interval))
+    if (need_rules_file("run") || prom_config(&dc.prom) ||
+        flag_duration(F_INTERVAL, &dc.interval) ||
+        flag_duration(F_PROM_READ_OVERLAP, &dc.read_overlap) ||
+        flag_duration(F_FULL_READ, &dc.full_read_interval) || flag_duration(F_AT_STEP, &dc.at_step))
         return EXIT_USAGE;
+    dc.before_cycle = flag_str(F_AT_BEFORE_CYCLE);
+    dc.decisions_file = flag_str(F_AT_DECISIONS);
     if (flag_str(F_AT) && eval_time(&dc.at) != 0)
         return EXIT_USAGE;
     dc.web.header_timeout = flags[F_WEB_HEADER_TIMEOUT].num;

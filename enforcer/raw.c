@@ -62,8 +62,7 @@ static size_t raw_spans(const int64_t *t, const double *v, size_t n, int64_t gap
     return ns;
 }
 
-/* Labels without __name__ (copied). */
-static void raw_drop_name(struct labels *dst, const struct labels *src)
+void raw_drop_name(struct labels *dst, const struct labels *src)
 {
     struct label small[16] = {{0}}, *v = src->n <= 16 ? small : xmalloc(src->n * sizeof(*v));
     size_t k = 0;

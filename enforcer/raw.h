@@ -127,4 +127,6 @@ int raw_proofs_end(struct raw_proofs *b, struct rule_proof **v, size_t *n, char 
 void raw_proofs_discard(struct raw_proofs *b);
 void raw_proofs_free(struct rule_proof *v, size_t n);
 
+/* `src` without __name__ into *dst (a copy; the labels a proof or grid series carries). */
+void raw_drop_name(struct labels *dst, const struct labels *src);
 #endif

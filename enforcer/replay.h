@@ -99,4 +99,82 @@ const char *const *replay_failures(const struct replay *r, size_t *n);
 
 void replay_close(struct replay *r);
 
+/*
+ * `run`: a replay with an open end (issue 26). Each cycle reads, per selector, only the raw
+ * samples since its last read, with an overlap for samples that arrive late, and builds the
+ * rule data of `now` from the samples it carries from cycle to cycle: the same rule data
+ * replay_next and fetch_rules build, through the same grids and the same decide(), at the
+ * cost of what is new. A selector is read over its whole window (a full read) at the first
+ * cycle, when the state does not reach back far enough for its rules (a new selector, a rule
+ * reloaded with a longer window), after a read error (its rules keep this cycle), after
+ * replay_live_invalidate (becoming the leader), after a re-proof that did not confirm, when
+ * the clock went back, and every `full_every` seconds as a safety net. A sample inside the
+ * overlap that arrives after the read of its time is put in its place (counted as late); one
+ * later than the overlap is not seen until the next full read, so every decision made from an
+ * incremental read says so (rule_data.proof, decision_rec.proof) and a notice or action on it
+ * waits for replay_live_reprove. The rules read as windows (expressions, the PromQL plan) are
+ * read by fetch_rules at each cycle, as `plan` reads them.
+ */
+struct replay_live_cfg {
+    double overlap;    /* seconds read again before the last read (--prometheus.read-overlap) */
+    double full_every; /* seconds between full reads (--enforce.full-read-interval), > 0 */
+    double chunk;      /* seconds per request of a full read; 0 = REPLAY_DEFAULT_CHUNK */
+};
+
+/* Nothing is read yet. `rs` must outlive the replay or be replaced by replay_live_rules. */
+struct replay *replay_live_open(struct promq *q, const struct ruleset *rs,
+                                const struct replay_live_cfg *cfg);
+
+/*
+ * New rules in force (a reload): the samples of a selector the new rules still use are kept
+ * (read again in full only if a rule now needs an earlier start), the others dropped.
+ */
+void replay_live_rules(struct replay *r, const struct ruleset *rs);
+
+/* Every selector is read in full at the next cycle (becoming the leader). */
+void replay_live_invalidate(struct replay *r);
+
+/*
+ * The data of every rule at `now` into data[0 .. rs->n - 1] (overwritten; free with
+ * fetch_free), as fetch_rules(q, rs, now, data) fills it, with rule_data.proof saying which
+ * proof each selector rule rests on. Returns 0, or -1 when a query failed (in the rules' data).
+ */
+int replay_live_cycle(struct replay *r, double now, struct rule_data *data);
+
+/*
+ * The rules' proofs in `data` are the carried state's, lent for the cycle: call this before
+ * fetch_free(data), which then frees the rest.
+ */
+void replay_live_release(struct replay *r, struct rule_data *data);
+
+/* What the cycle did for rule i: samples its selector read, whether in full, late samples. */
+struct replay_live_rule {
+    bool raw;       /* read as raw samples (else as windows, by fetch_rules) */
+    bool full;      /* this cycle's read of its selector covered the whole window */
+    size_t samples; /* raw samples that read returned (shared by the rules of a selector) */
+    size_t late;    /* samples of the overlap that arrived after the read of their time */
+};
+void replay_live_rule(const struct replay *r, size_t i, struct replay_live_rule *out);
+
+/* The state carried: series and bytes held, re-proofs asked and refuted since the start. */
+struct replay_live_stats {
+    size_t series, bytes, reproofs, refuted;
+};
+void replay_live_stats(const struct replay *r, struct replay_live_stats *out);
+
+/*
+ * The full-window proof of decision `d`, made at `now` from this cycle's `data` (what
+ * replay_live_cycle filled): the rule's selector with the workload's identity matchers added
+ * is read over the whole window, and decide() judges the rule data of this cycle with only
+ * that workload and its series as read now. True when it still says the workload is idle
+ * since the same time (reclaim, or kept only by the rule's pressure, fit or cap policy,
+ * which the cycle's own decision already weighed), and *proven (may be NULL) then gets the
+ * window statistics of that proof (samples, max, mean, last) and, when its decision and reason
+ * are d's, its detail; false with why in msg otherwise or when the read failed, and the rule's
+ * selector is then read in full at the next cycle.
+ */
+bool replay_live_reprove(struct replay *r, const struct rule_data *data,
+                         const struct decision_rec *d, double now, struct decision_rec *proven,
+                         char *msg, size_t msglen);
+
 #endif

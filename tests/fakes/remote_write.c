@@ -12,6 +12,15 @@
  *   WriteRequests of at most 5,000 series (prompb WriteRequest: TimeSeries = 1; Label =
  *   1, Sample = 2; Label name = 1, value = 2; Sample value = 1 (double), timestamp = 2).
  * Exit status 0 when every request got a 2xx answer.
+ *
+ * usage: remote_write URL --bench N FROM TO STEP
+ *   the enforcer benchmark's history (bench/incremental.sh) without a text file in between:
+ *   N workloads, gpureclaim:workload_busy:ratio{namespace="ns<i % 100>",pod="pod-<i>"} every
+ *   STEP seconds over [FROM, TO) (0.5 for i % 10 == 0, 0.01 otherwise) and
+ *   gpureclaim:workload_devices:count{...,resource="amd.com/gpu"} 1 every 240 s (within the 5
+ * minutes an instant query looks back), written in windows of 10 minutes, every series of a window
+ * before the next, so that Prometheus always appends at its head (bench/replay_history.py writes
+ * the same order as text).
  */
 #include <snappy-c.h>
 #include <stdint.h>
@@ -82,8 +91,68 @@ static void rw_series(struct sbuf *req, const char *labels, const struct sbuf *s
     sbuf_free(&one);
 }
 
+static void rw_sample(struct sbuf *samples, double v, long long ts)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof(bits));
+    unsigned char le[8];
+    for (int i = 0; i < 8; i++)
+        le[i] = (unsigned char)(bits >> (8 * i));
+    struct sbuf one = {0};
+    pb_put_key(&one, 1, 1); /* double: fixed64 */
+    sbuf_add(&one, (const char *)le, 8);
+    pb_put_uint(&one, 2, (uint64_t)ts);
+    pb_put_bytes(samples, 2, one.buf, one.len);
+    sbuf_free(&one);
+}
+
+static int rw_bench(const char *url, long n, long long from, long long to, long long step)
+{
+    struct sbuf req = {0}, samples = {0};
+    size_t nseries = 0;
+    int rc = 0;
+    char labels[256];
+    for (long long w = from; w < to; w += 600) {
+        long long we = w + 600 < to ? w + 600 : to;
+        for (long i = 0; i < n; i++) {
+            for (int kind = 0; kind < 2; kind++) {
+                sbuf_reset(&samples);
+                long long every = kind ? 240 : step;
+                for (long long t = w + (every - (w - from) % every) % every; t < we; t += every)
+                    rw_sample(&samples, kind ? 1.0 : i % 10 == 0 ? 0.5 : 0.01, t * 1000);
+                if (!samples.len)
+                    continue;
+                if (kind)
+                    snprintf(labels, sizeof(labels),
+                             "__name__=gpureclaim:workload_devices:count,namespace=ns%ld,"
+                             "pod=pod-%05ld,resource=amd.com/gpu",
+                             i % 100, i);
+                else
+                    snprintf(
+                        labels, sizeof(labels),
+                        "__name__=gpureclaim:workload_busy:ratio,namespace=ns%ld,pod=pod-%05ld",
+                        i % 100, i);
+                rw_series(&req, labels, &samples);
+                if (++nseries % 5000 == 0 && rw_send(url, &req) < 0)
+                    rc = 1;
+            }
+        }
+    }
+    if (req.len && rw_send(url, &req) < 0)
+        rc = 1;
+    sbuf_free(&req);
+    sbuf_free(&samples);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 7 && strcmp(argv[2], "--bench") == 0) {
+        char *url = xasprintf("%s/api/v1/write", argv[1]);
+        int rc = rw_bench(url, atol(argv[3]), atoll(argv[4]), atoll(argv[5]), atoll(argv[6]));
+        free(url);
+        return rc;
+    }
     if (argc != 2) {
         fprintf(stderr, "usage: remote_write URL < SAMPLES\n");
         return 2;

@@ -128,6 +128,10 @@ TEST(metric_functions_publish_declared_families_as_declared)
     if (!dm.rules.file)
         dm.rules.file = xstrdup("t.yaml");
     rule_eval_get(&dm, "a")->read_path = "promql";
+    rule_eval_get(&dm, "a")->read_raw = true; /* read_samples_total, late_samples_total */
+    /* The state carried between cycles (issue 26): nothing read yet, the gauges at 0. */
+    dm.live = replay_live_open(dm.q, &dm.rules,
+                               &(struct replay_live_cfg){.overlap = 30, .full_every = 3600});
     tally_add(&dm.total, "a", DECISION_RECLAIM, REASON_IDLE);
     tally_add(&dm.last, "a", DECISION_RECLAIM, REASON_IDLE);
     dm.idle = xcalloc(1, sizeof(*dm.idle));
@@ -136,6 +140,8 @@ TEST(metric_functions_publish_declared_families_as_declared)
     struct expo *e = expo_new();
     add_metrics(&dm, e);
     check_expo(e, "daemon", seen);
+    replay_close(dm.live);
+    dm.live = NULL;
     /* publish() renders the same into the snapshot that /metrics serves. */
     publish(&dm);
     TEST_CHECK(dm.snapshot != NULL);

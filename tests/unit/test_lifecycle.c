@@ -387,6 +387,54 @@ TEST(safety_properties_hold_for_every_input)
     TEST_CHECK_INT(p.acts, 2);
 }
 
+/*
+ * Issue 26: a decision made from state carried between cycles may only ever keep on its own.
+ * With `unproven` (the full-window proof did not say reclaim) no input notices, reports a dry
+ * run from none or acts, and each answer that would have done one of these stays where it
+ * was with one "not_proven_full" skip. Every other answer does not depend on the fact, so the
+ * driver need learn it (a read) only when a notice, a report or an action is otherwise due.
+ */
+static bool would_report(const struct input *in, const struct lc_step *st)
+{
+    return st->next == LC_DRY_RUN && in->s != LC_DRY_RUN && has(st, LC_FX_AUDIT);
+}
+
+static void check_unproven(const struct input *in, void *arg)
+{
+    struct props *p = arg;
+    struct lc_facts f = in->f, g = in->f;
+    f.unproven = false;
+    g.unproven = true;
+    struct lc_step proven, unproven;
+    lc_step(in->s, in->d, &f, &proven);
+    lc_step(in->s, in->d, &g, &unproven);
+    if (has(&unproven, LC_FX_NOTICE) || has(&unproven, LC_FX_ACT) ||
+        has(&unproven, LC_FX_WRITE_AHEAD) || would_report(in, &unproven))
+        violation(p, in, "a notice, report or action on an unproven decision");
+    bool due = has(&proven, LC_FX_NOTICE) || has(&proven, LC_FX_ACT) || would_report(in, &proven);
+    if (!due && !same_step(&proven, &unproven))
+        violation(p, in, "an answer that depends on the re-proof not asked for");
+    if (due) {
+        p->acts++;
+        char fx[160];
+        fx_string(&unproven, fx, sizeof(fx));
+        /* The proof extension of an open entry still comes first. */
+        const char *want =
+            in->s != LC_NONE && in->f.run == LC_RUN_CONTINUOUS ? "extend persist skip" : "skip";
+        if (unproven.next != in->s || unproven.why != LC_WHY_UNPROVEN || strcmp(fx, want) != 0)
+            violation(p, in, "an unproven decision not skipped as not_proven_full");
+    }
+}
+
+TEST(unproven_decisions_only_keep)
+{
+    struct props p = {0};
+    each_input(check_unproven, &p);
+    TEST_CHECK_INT(p.violations, 0);
+    TEST_CHECK(p.acts > 0); /* some inputs were due, so the fact was exercised */
+    TEST_CHECK_STR(lc_why_name(LC_WHY_UNPROVEN), "not_proven_full");
+}
+
 TEST(after_the_call)
 {
     /* The outcome of every action is on disk before the next call; only an action that
@@ -429,5 +477,6 @@ int main(void)
     RUN(safety_properties_hold_for_every_input);
     RUN(after_the_call);
     RUN(state_from_the_ledger);
+    RUN(unproven_decisions_only_keep);
     return test_done();
 }

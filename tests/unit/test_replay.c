@@ -2,8 +2,11 @@
  * Unit tests of the backtest's range reader (enforcer/replay.c): the parts that do not talk
  * to a server (series kept across reads, the boundary sample read twice, a failed read undone,
  * trimming, the window handed to raw_grids_add against raw_to_grid of the same samples,
- * slicing range answers per cycle, failures merged, bad ranges). tests/e2e/replay.sh compares
- * whole replays with `plan --at` on real servers.
+ * slicing range answers per cycle, failures merged, bad ranges), and of `run`'s carried state
+ * (replay_live_*, issue 26): the targeted selector of a re-proof, a fold carried across
+ * overlapping reads against one fold of the same samples, late samples told from samples read
+ * twice, series with the same labels but another name, trimming. tests/e2e/replay.sh compares
+ * whole replays with `plan --at` on real servers, tests/e2e/enforcer_incremental.sh `run`.
  */
 #include "replay.c"
 #include "test.h"
@@ -344,6 +347,129 @@ TEST(bad_ranges)
     TEST_CHECK(replay_open(&cfg, err, sizeof(err)) == NULL);
 }
 
+TEST(live_targeted_selector)
+{
+    struct labels id = {0};
+    labels_set(&id, "namespace", "ml");
+    labels_set(&id, "pod", "a\"b");
+    char *t = rp_targeted("busy", &id);
+    TEST_CHECK_STR(t, "busy{namespace=\"ml\",pod=\"a\\\"b\"}");
+    free(t);
+    t = rp_targeted("busy{job=\"x\"} ", &id);
+    TEST_CHECK_STR(t, "busy{job=\"x\",namespace=\"ml\",pod=\"a\\\"b\"}");
+    free(t);
+    t = rp_targeted("{__name__=\"busy\"}", &id);
+    TEST_CHECK_STR(t, "{__name__=\"busy\",namespace=\"ml\",pod=\"a\\\"b\"}");
+    free(t);
+    t = rp_targeted("busy{ }", &id);
+    TEST_CHECK_STR(t, "busy{namespace=\"ml\",pod=\"a\\\"b\"}");
+    free(t);
+    labels_free(&id);
+}
+
+static void live_rule(struct lv_rule *l)
+{
+    struct rule ru = {
+        .enabled = true, .threshold = 10, .idle_timer = 600, .step = 60, .tolerated_gap = 120};
+    *l = (struct lv_rule){.sel = "busy", .cycle = 1};
+    decide_proof_params(&ru, &l->pp);
+}
+
+/* The samples of `in` with times in [a, b] (seconds) as one read hands them over. */
+static void live_feed(struct lv_rule *l, const struct series *in, double a, double b, size_t *late)
+{
+    lv_fold(l, in, rp_ms(a), rp_ms(b), late);
+}
+
+TEST(live_fold_across_overlapping_reads)
+{
+    /* One fold of every sample, and the same samples read cycle by cycle with a 30 s
+       overlap: the same state, byte for byte, and nothing counted late. */
+    struct lv_rule once, inc;
+    live_rule(&once);
+    live_rule(&inc);
+    struct series a = mkseries("a", 1000, 15, 200, 0.01); /* 1000 .. 3985 */
+    a.p[77].v = 0.5;                                      /* a busy sample */
+    size_t late = 0;
+    live_feed(&once, &a, 1000, 4000, &late);
+    for (double t = 1060; t <= 4000; t += 60)
+        live_feed(&inc, &a, t - 60 - 30, t, &late);
+    TEST_CHECK_INT(late, 0);
+    TEST_CHECK_INT(inc.n, 1);
+    TEST_CHECK(memcmp(once.v[0].rp.p, inc.v[0].rp.p, proof_size(&once.pp)) == 0);
+    labels_free(&a.labels);
+    free(a.p);
+    lv_free(&once);
+    lv_free(&inc);
+}
+
+TEST(live_late_samples)
+{
+    struct lv_rule l;
+    live_rule(&l);
+    struct series a = mkseries("a", 1000, 15, 11, 0.01); /* 1000 .. 1150 */
+    size_t late = 0;
+    live_feed(&l, &a, 1000, 1150, &late);
+    /* Read again by the overlap: not late. */
+    live_feed(&l, &a, 1120, 1150, &late);
+    TEST_CHECK_INT(late, 0);
+    TEST_CHECK_INT(l.nfixes, 0);
+    /* A sample between two folded ones arrives now: late, and its series is to be mended,
+       once however many late samples it has. */
+    struct series b = {0};
+    labels_copy(&b.labels, &a.labels);
+    b.p = xcalloc(2, sizeof(*b.p));
+    b.p[0] = (struct point){1142, 0.9};
+    b.p[1] = (struct point){1143, 0.9};
+    b.n = 2;
+    live_feed(&l, &b, 1120, 1180, &late);
+    TEST_CHECK_INT(late, 2);
+    TEST_CHECK_INT(l.nfixes, 1);
+    TEST_CHECK(proof_last(l.v[0].rp.p) == 1150000);
+    /* Before the last samples folded: taken as read before, not late. */
+    b.p[0] = (struct point){1000, 0.01};
+    b.n = 1;
+    live_feed(&l, &b, 990, 1180, &late);
+    TEST_CHECK_INT(late, 2);
+    /* Another metric name with the same other labels: the rule keeps, as raw_proofs does. */
+    labels_set(&b.labels, "__name__", "other");
+    live_feed(&l, &b, 990, 1180, &late);
+    TEST_CHECK(strstr(l.err, "differ only in their metric name") != NULL);
+    labels_free(&a.labels);
+    free(a.p);
+    labels_free(&b.labels);
+    free(b.p);
+    lv_free(&l);
+}
+
+TEST(live_trim)
+{
+    struct lv_rule l;
+    live_rule(&l);
+    struct rule ru = {
+        .enabled = true, .threshold = 10, .idle_timer = 600, .step = 60, .tolerated_gap = 120};
+    struct series a = mkseries("a", 1000, 15, 11, 0.01);  /* until 1150 */
+    struct series b = mkseries("b", 1000, 15, 200, 0.01); /* until 3985 */
+    size_t late = 0;
+    live_feed(&l, &a, 0, 4000, &late);
+    live_feed(&l, &b, 0, 4000, &late);
+    TEST_CHECK_INT(l.n, 2);
+    /* At 4000 the read starts at 4000 - 1200 - 60 - 120: a's last sample is older. */
+    lv_trim(&l, &ru, 4000);
+    TEST_CHECK_INT(l.n, 1);
+    TEST_CHECK(strstr(l.v[0].key, "\"b\"") != NULL);
+    /* The index follows: b is found again, a is new again. */
+    live_feed(&l, &b, 3990, 4000, &late);
+    TEST_CHECK_INT(l.n, 1);
+    live_feed(&l, &a, 0, 4000, &late);
+    TEST_CHECK_INT(l.n, 2);
+    labels_free(&a.labels);
+    free(a.p);
+    labels_free(&b.labels);
+    free(b.p);
+    lv_free(&l);
+}
+
 int main(void)
 {
     RUN(series_across_reads);
@@ -353,5 +479,9 @@ int main(void)
     RUN(slices);
     RUN(failures_merge);
     RUN(bad_ranges);
+    RUN(live_targeted_selector);
+    RUN(live_fold_across_overlapping_reads);
+    RUN(live_late_samples);
+    RUN(live_trim);
     return test_done();
 }
