@@ -1,17 +1,40 @@
 # gpureclaim: build, install, tests, fuzzing and benchmarks.
 #
-#   make                 build bin/gpureclaim-exporter and bin/gpureclaim-enforcer
-#   make check           install dependencies (make deps), then every suite; ends "N passed, N failed"
-#   make demo            the whole loop on a simulated 8 x MI300X node (see README)
+# Build and install
+#   make                 build bin/gpureclaim-exporter and bin/gpureclaim-enforcer (target all)
+#   make tests           build the unit tests (build/tests/test_*) and the fake servers
 #   make deps            apt-get install --no-install-recommends what building and testing need
-#   make fuzz            run every libFuzzer target for FUZZ_SECONDS each (FUZZ_RUNS=N: N executions)
-#   make bench           scrape latency/RSS against node_exporter, enforcer plan cycle
+#   make install         PREFIX=/usr/local DESTDIR=; make uninstall removes the two programs
+#   make clean           remove build/ and bin/
+#
+# Tests (docs/tests.md lists every suite; each leaves build/results/<suite>.log)
+#   make check           make deps, then every suite; ends "N passed, N failed"
+#   make check-all       every suite, without make deps first
+#   make check-unit      the unit tests; T=name runs one (T=restore: tests/unit/test_restore.c)
+#   make check-san       the unit tests built with SANITIZE=address,undefined (T=name: one)
+#   make check-valgrind  the unit tests (T=name: one) and the exporter under valgrind memcheck
+#   make check-e2e       the end-to-end suites; T=name runs one (T=restore: tests/e2e/restore.sh)
+#   make check-fuzz      every libFuzzer target for FUZZ_SECONDS each, as a suite
+#   make check-rules     gpureclaim-enforcer check and promtool on the shipped rules
+#   make check-fixtures  the generated fixtures are what their generators produce
+#   make check-citations cited files and sections exist, docs/code-map.md is current, and this
+#                        help lists every target
+#   make check-includes  no include cycle between modules, no unused project header
+#   make format-check    clang-format --dry-run -Werror; make format rewrites the sources
+#   make check-unit-run  the unit tests, one suite each (check-unit and check-san run it)
+#
+# Fixtures, fuzzing, benchmarks, demo
+#   make fixtures        regenerate the generated fixtures
 #   make update-golden   rewrite the golden /metrics files from the current exporter
-#   make install         PREFIX=/usr/local DESTDIR=
+#   make fuzz            every libFuzzer target for FUZZ_SECONDS each (FUZZ_RUNS=N: N executions)
+#   make bench           scrape latency/RSS against node_exporter, enforcer plan cycle
+#   make demo            the whole loop on a simulated 8 x MI300X node (see README)
+#   make help            this text
 #
 # Variables: DEVELOPER=1 adds -Werror and a stricter warning set; SANITIZE=address,undefined
 # builds with sanitizers (into build/san unless BUILD is given); JOBS=N sets how many compiles,
-# valgrind runs and fuzz targets make check runs at once (default: the number of cores).
+# valgrind runs and fuzz targets make check runs at once (default: the number of cores);
+# T=name picks one unit test or e2e suite (with or without its test_ prefix or .sh suffix).
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
@@ -62,7 +85,8 @@ ENFORCER_PKGS := libmicrohttpd libcurl json-c yaml-0.1 gnutls libcrypt re2 snapp
 ALL_PKGS := $(sort $(EXPORTER_PKGS) $(ENFORCER_PKGS))
 
 # Goals that must work before any library is installed skip the pkg-config checks.
-NO_PKG_GOALS := deps clean help check demo bench format format-check fixtures check-fixtures
+NO_PKG_GOALS := deps clean help check demo bench format format-check fixtures check-fixtures \
+                check-citations check-includes
 ifneq ($(filter-out $(NO_PKG_GOALS),$(or $(MAKECMDGOALS),all)),)
 pkg_missing = $(strip $(foreach p,$(1),$(if $(shell $(PKG_CONFIG) --exists $(p) && echo y),,$(p))))
 MISSING := $(call pkg_missing,$(ALL_PKGS))
@@ -86,6 +110,22 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 FAKE_SRC := $(wildcard tests/fakes/*.c)
 FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
 
+# T=name: one unit test (tests/unit/test_NAME.c) or one e2e suite (tests/e2e/NAME.sh).
+T ?=
+T_NAME := $(patsubst test_%,%,$(basename $(notdir $(T))))
+ifneq ($(T),)
+ifneq ($(filter check-unit check-unit-run check-san check-valgrind,$(MAKECMDGOALS)),)
+ifeq ($(wildcard tests/unit/test_$(T_NAME).c),)
+$(error no unit test '$(T)': there is no tests/unit/test_$(T_NAME).c)
+endif
+endif
+ifneq ($(filter check-e2e,$(MAKECMDGOALS)),)
+ifeq ($(wildcard tests/e2e/$(T_NAME).sh),)
+$(error no e2e suite '$(T)': there is no tests/e2e/$(T_NAME).sh)
+endif
+endif
+endif
+
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 COMMON_LIB := $(BUILD)/libcommon.a
 EXPORTER_LIB := $(BUILD)/libexporter.a
@@ -93,13 +133,14 @@ ENFORCER_LIB := $(BUILD)/libenforcer.a
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 FAKE_BIN := $(patsubst tests/fakes/%.c,$(BUILD)/fakes/%,$(FAKE_SRC))
 FUZZ_BIN := $(patsubst fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
+UNIT_RUN := $(if $(T),$(BUILD)/tests/test_$(T_NAME),$(UNIT_BIN))
 PROGRAMS := $(OUT)/gpureclaim-exporter $(OUT)/gpureclaim-enforcer
 
 .SECONDARY:
 
 .PHONY: all deps check check-all check-unit check-unit-run check-san check-e2e check-valgrind \
-        check-fuzz check-rules check-fixtures fixtures fuzz bench demo install uninstall clean \
-        format format-check update-golden tests help
+        check-fuzz check-rules check-fixtures check-citations check-includes fixtures fuzz bench \
+        demo install uninstall clean format format-check update-golden tests help
 
 all: $(PROGRAMS)
 
@@ -143,6 +184,12 @@ $(OUT)/gpureclaim-enforcer: $(call obj,enforcer/main.c) $(ENFORCER_LIB) $(COMMON
 $(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(EXPORTER_LIB) $(ENFORCER_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(ALL_LIBS)
+
+# The unit tests that start a fake server run the one built next to them (tests/unit/fake.h):
+# built with the test, so that `make check-unit T=kube` (or build/tests/test_kube after
+# `make build/tests/test_kube`) runs on a fresh tree instead of failing to start it.
+$(BUILD)/tests/test_kube $(BUILD)/tests/test_act_kube: | $(BUILD)/fakes/fake_kube
+$(BUILD)/tests/test_fetch $(BUILD)/tests/test_promq: | $(BUILD)/fakes/fake_prom
 
 $(BUILD)/fakes/%: $(BUILD)/obj/tests/fakes/%.o $(ENFORCER_LIB) $(EXPORTER_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
@@ -192,6 +239,8 @@ check-all:
 	    { echo "FAIL: make check-fixtures"; echo "0 1" >$(RESULTS)/make-check-fixtures.count; }
 	@$(MAKE) --no-print-directory check-citations || \
 	    { echo "FAIL: make check-citations"; echo "0 1" >$(RESULTS)/make-check-citations.count; }
+	@$(MAKE) --no-print-directory check-includes || \
+	    { echo "FAIL: make check-includes"; echo "0 1" >$(RESULTS)/make-check-includes.count; }
 	@$(MAKE) --no-print-directory check-e2e E2E_SKIP=demo || \
 	    { echo "FAIL: make check-e2e"; echo "0 1" >$(RESULTS)/make-check-e2e.count; }
 	@$(MAKE) --no-print-directory check-rules || \
@@ -200,11 +249,11 @@ check-all:
 	    { echo "FAIL: make format-check"; echo "0 1" >$(RESULTS)/make-format-check.count; }
 	@sh tests/summarize.sh
 
-check-unit: $(UNIT_BIN)
+check-unit: $(UNIT_RUN)
 	@$(MAKE) --no-print-directory check-unit-run
 
-check-unit-run: $(UNIT_BIN) $(FAKE_BIN)
-	@for t in $(UNIT_BIN); do \
+check-unit-run: $(UNIT_RUN) $(FAKE_BIN)
+	@for t in $(UNIT_RUN); do \
 	    BUILD=$(BUILD) sh tests/run-suite.sh $(SUITE_PREFIX)$$(basename $$t) $$t; \
 	done
 
@@ -213,13 +262,15 @@ check-san:
 	    check-unit-run
 
 # E2E_SKIP: suites (names without .sh) that check-all runs on their own.
+E2E_RUN = $(if $(T),tests/e2e/$(T_NAME).sh,$(sort $(filter-out \
+          $(patsubst %,tests/e2e/%.sh,$(E2E_SKIP)),$(wildcard tests/e2e/*.sh))))
 check-e2e: all $(FAKE_BIN)
-	@for t in $(sort $(filter-out $(patsubst %,tests/e2e/%.sh,$(E2E_SKIP)),$(wildcard tests/e2e/*.sh))); do \
+	@for t in $(E2E_RUN); do \
 	    BUILD=$(BUILD) sh tests/run-suite.sh e2e-$$(basename $$t .sh) sh $$t; \
 	done
 
-check-valgrind: $(UNIT_BIN) $(FAKE_BIN)
-	@sh tests/run-suite.sh valgrind sh tests/valgrind.sh $(UNIT_BIN)
+check-valgrind: $(UNIT_RUN) $(FAKE_BIN)
+	@sh tests/run-suite.sh valgrind sh tests/valgrind.sh $(UNIT_RUN)
 
 check-rules: all
 	@sh tests/run-suite.sh rules sh tests/check-rules.sh
@@ -231,10 +282,16 @@ fixtures:
 check-fixtures:
 	@sh tests/run-suite.sh fixtures sh tests/check-fixtures.sh
 
-# Cited .md files and docs/ sections must exist (tests/check-citations.sh).
+# Cited .md files and docs/ sections must exist (tests/check-citations.sh); the code map and
+# this file's help must list what is there.
 check-citations:
 	@sh tests/run-suite.sh citations sh tests/check-citations.sh
 	@sh tests/run-suite.sh code-map python3 tests/gen/code_map.py --check
+	@sh tests/run-suite.sh make-help sh tests/check-make-help.sh
+
+# No include cycle between the modules, no unused project header (tests/check-includes.py).
+check-includes:
+	@sh tests/run-suite.sh includes python3 tests/check-includes.py --self-test
 
 update-golden: all
 	UPDATE_GOLDEN=1 sh tests/e2e/exporter_golden.sh
@@ -301,6 +358,6 @@ clean:
 	rm -rf build bin
 
 help:
-	@sed -n '1,/^$$/p' Makefile
+	@sed -n '1,/^$$/p' Makefile | sed 's/^# \{0,1\}//' 
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

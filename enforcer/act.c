@@ -12,6 +12,10 @@
  *   gpureclaim_enforcer_notices_total{rule}                notices posted
  *   gpureclaim_enforcer_spared_total{rule}                 notices withdrawn (active again)
  *   gpureclaim_enforcer_skipped_total{rule,reason}         candidates left alone, and why
+ *   gpureclaim_enforcer_freed_gpu_seconds_total{rule,namespace}  GPU time actions freed
+ *   gpureclaim_enforcer_reclaimed_gpus{rule,namespace}     devices held by objects still stopped
+ *   gpureclaim_enforcer_returns_total{rule,namespace,within}  reclaimed workloads seen running
+ *                                                          again, by how soon (act_freed)
  *   gpureclaim_enforcer_pending_notices                    notices waiting for their time
  *   gpureclaim_enforcer_actions_last_hour                  what the hourly cap counts
  *   gpureclaim_enforcer_state_save_failures_total          ledger writes that failed
@@ -23,6 +27,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "annot.h"
 #include "audit.h"
 #include "dur.h"
 #include "enfmetrics.h"
@@ -32,7 +37,6 @@
 #include "rfc3339.h"
 #include "notice.h"
 #include "notify.h"
-#include "report.h"
 #include "util.h"
 
 struct act_count {
@@ -67,6 +71,9 @@ struct act {
     struct notify *notify; /* webhook notices (rules' notify:), or NULL */
 
     struct act_counts actions, notices, spared, skipped;
+    struct act_counts freed, returns; /* freed: a = namespace; returns: a = ns, b = within */
+    bool resync; /* GPU time is not counted over a time this process was not the one acting
+                    (before its first cycle, as a standby, while stopping): act_freed */
     unsigned long save_failures;
     bool dirty; /* the ledger changed since it was last written */
     double last_now;
@@ -140,19 +147,25 @@ bool act_ns_in_list(const char *list, const char *ns)
     return false;
 }
 
-static void act_count_add(struct act_counts *c, const char *rule, const char *a, const char *b)
+static void act_count_addv(struct act_counts *c, const char *rule, const char *a, const char *b,
+                           double v)
 {
     for (size_t i = 0; i < c->n; i++) {
         struct act_count *x = &c->v[i];
         if (strcmp(x->rule, rule) == 0 && (!a || strcmp(x->a, a) == 0) &&
             (!b || strcmp(x->b, b) == 0)) {
-            x->n++;
+            x->n += v;
             return;
         }
     }
     c->v = xrealloc(c->v, (c->n + 1) * sizeof(*c->v));
     c->v[c->n++] =
-        (struct act_count){xstrdup(rule), a ? xstrdup(a) : NULL, b ? xstrdup(b) : NULL, 1};
+        (struct act_count){xstrdup(rule), a ? xstrdup(a) : NULL, b ? xstrdup(b) : NULL, v};
+}
+
+static void act_count_add(struct act_counts *c, const char *rule, const char *a, const char *b)
+{
+    act_count_addv(c, rule, a, b, 1);
 }
 
 static void act_counts_free(struct act_counts *c)
@@ -169,11 +182,12 @@ struct act *act_new(const struct act_cfg *cfg, char *err, size_t errlen)
 {
     struct act *a = xcalloc(1, sizeof(*a));
     a->protected_ns =
-        xstrdup(cfg->protected_namespaces ? cfg->protected_namespaces : ACT_PROTECTED_DEFAULT);
+        xstrdup(cfg->protected_namespaces ? cfg->protected_namespaces : ANNOT_PROTECTED_DEFAULT);
     a->max_per_hour = cfg->max_actions_per_hour;
     a->pending_ttl = cfg->pending_ttl > 0 ? cfg->pending_ttl : ACT_PENDING_TTL;
     a->done_ttl = cfg->done_ttl > 0 ? cfg->done_ttl : ACT_DONE_TTL;
     a->last_now = NAN;
+    a->resync = true;
     if (ledger_load(&a->ledger, cfg->state_file, err, errlen) < 0)
         goto fail;
     /* Prove now that the state can be written: finding out at the first action would mean
@@ -262,6 +276,8 @@ void act_free(struct act *a)
     act_counts_free(&a->notices);
     act_counts_free(&a->spared);
     act_counts_free(&a->skipped);
+    act_counts_free(&a->freed);
+    act_counts_free(&a->returns);
     for (size_t i = 0; i < a->nskip_memo; i++)
         free(a->skip_memo[i]);
     free(a->skip_memo);
@@ -470,7 +486,7 @@ static void act_build_notice(const struct decision_rec *d, double noticed, doubl
         snprintf(keep, sizeof(keep),
                  "; to postpone it, annotate the workload %s=<RFC 3339 time> (at most %s after "
                  "this notice, %s)",
-                 KEEP_ANN_UNTIL, limit, until);
+                 ANNOT_KEEP_UNTIL, limit, until);
     }
     n->message =
         xasprintf("GPU activity below %g%% for %s (max %.3g%%, mean %.3g%% over %zu "
@@ -499,6 +515,21 @@ static void act_close(struct ledger_entry *e, enum ledger_state st, const char *
     e->state = st;
     e->updated = now;
     ledger_set(&e->result, result);
+}
+
+/*
+ * An action that succeeded starts counting the GPU time it frees: the devices the decision
+ * says the workload held. A delete or an evict has no way back to watch (the object is gone,
+ * or its controller re-creates the pod at once), so nothing is counted for them: the count
+ * is of time the enforcer saw an object stay stopped, never a guess of when it would have
+ * ended on its own.
+ */
+static void act_freed_start(struct ledger_entry *e, const struct decision_rec *d, double now)
+{
+    e->allocated = isfinite(d->allocated) && d->allocated > 0 ? d->allocated : NAN;
+    e->accounted = now;
+    if (d->rule->action == ACTION_DELETE || d->rule->action == ACTION_EVICT)
+        e->returned = now;
 }
 
 /* ---- the cycle -------------------------------------------------------------------------- */
@@ -560,7 +591,7 @@ enum act_result act_describe(struct act_backend *b, const struct decision_rec *d
     if (note && notelen)
         note[0] = '\0';
     struct act pa = {.protected_ns = (char *)(protected_namespaces ? protected_namespaces
-                                                                   : ACT_PROTECTED_DEFAULT)};
+                                                                   : ANNOT_PROTECTED_DEFAULT)};
     const char *ns = NULL;
     if (act_protected(&pa, d, NULL, &ns)) {
         snprintf(err, errlen, "kept: namespace '%s' is protected", ns);
@@ -580,7 +611,7 @@ enum act_result act_describe(struct act_backend *b, const struct decision_rec *d
         snprintf(err, errlen, "kept: namespace '%s' is protected", ns);
         r = ACT_UNSUPPORTED;
     } else if (t.exempt) {
-        snprintf(err, errlen, "kept: labelled " ACT_EXEMPT_KEY "=true in its owner chain");
+        snprintf(err, errlen, "kept: labelled " ANNOT_EXEMPT "=true in its owner chain");
         r = ACT_UNSUPPORTED;
     } else if (t.out_of_scope) {
         snprintf(err, errlen, "kept: without the runtime scope label");
@@ -698,6 +729,7 @@ static bool act_adopt(struct act *a, const struct decision_rec *d, const char *w
         rfc3339_format(at, sizeof(at), done ? acted : act_after, RFC3339_SEC);
         if (done) {
             act_close(e, LEDGER_ACTED, "ok", now);
+            act_freed_start(e, d, now);
             log_info("%s of rule '%s': %s was acted on at %s by another replica", workload, r->name,
                      target, at);
         } else {
@@ -856,7 +888,7 @@ static void act_young_msg(const struct decision_rec *d, const struct act_target 
             snprintf(msg, len,
                      "restarted: %s on %s cannot be read, so a restart after the idle window "
                      "start %s cannot be ruled out",
-                     ACT_RESTORED_AT_KEY, t->chain[t->nchain - 1].name, start);
+                     ANNOT_RESTORED_AT, t->chain[t->nchain - 1].name, start);
         else
             snprintf(msg, len,
                      "restarted: %s %s was brought back at %s, after the idle window start %s: "
@@ -1044,6 +1076,7 @@ static bool act_apply(struct act_ctx *c, const struct lc_step *st)
         return true;
     case LC_ACTED:
         act_close(e, LEDGER_ACTED, "ok", c->now);
+        act_freed_start(e, c->d, c->now);
         return true;
     case LC_GONE:
         if (e->state == LEDGER_DONE)
@@ -1258,7 +1291,7 @@ static bool act_capped(struct act_ctx *c)
     return false;
 }
 
-/* Pressure (LC fact `unconfirmed`): asked only when an action is otherwise due. */
+/* Pressure (LC fact `unconfirmed`): asked only when a notice or an action is otherwise due. */
 static bool act_unconfirmed(struct act_ctx *c)
 {
     struct act *a = c->a;
@@ -1485,7 +1518,7 @@ static bool act_guarded(struct act_ctx *c, struct act_target *t)
     if (e && act_stopping(a))
         return true; /* the withdrawal waits for the next start, with the entry */
     if (e && e->root_kind[0] &&
-        c->b->withdraw(c->b, e, "the workload is labelled " ACT_EXEMPT_KEY "=true", c->err,
+        c->b->withdraw(c->b, e, "the workload is labelled " ANNOT_EXEMPT "=true", c->err,
                        sizeof(c->err)) != ACT_OK)
         log_warn("cannot withdraw the notice on %s: %s", e->target, c->err);
     if (e) {
@@ -1493,7 +1526,7 @@ static bool act_guarded(struct act_ctx *c, struct act_target *t)
         c->e = NULL;
         act_save(a);
     }
-    act_skip(a, c->now, c->d, c->workload, t, "exempt", "labelled " ACT_EXEMPT_KEY "=true");
+    act_skip(a, c->now, c->d, c->workload, t, "exempt", "labelled " ANNOT_EXEMPT "=true");
     return true;
 }
 
@@ -1571,7 +1604,11 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
         /* Proven over the whole window before a notice or a dry-run report (issue 26). */
         if (act_needs_proof(lc_state_of(c.e), &st) && (f.unproven = act_unproven(&c)))
             act_step(&c, &f, &st);
-        if ((st.why == LC_WHY_NOTICE || st.next == LC_DRY_RUN) && st.why != LC_WHY_UNPROVEN) {
+        /* Confirmed before the notice (an owner reads it as certain) and again before acting. */
+        if (st.why == LC_WHY_NOTICE && (f.unconfirmed = act_unconfirmed(&c)))
+            act_step(&c, &f, &st);
+        if ((st.why == LC_WHY_NOTICE || st.next == LC_DRY_RUN) && st.why != LC_WHY_UNCONFIRMED &&
+            st.why != LC_WHY_UNPROVEN) {
             if (c.t && act_known_elsewhere(&c, dry))
                 goto out;
             act_build_notice(d, now, now + r->notice_period, c.t ? t.chain[0].uid : NULL, NAN,
@@ -1609,11 +1646,84 @@ out:
         c.b->target_free(c.b, &t);
 }
 
+/* How soon a reclaimed workload ran again, as the `within` label of returns_total. */
+static const char *act_within(double seconds)
+{
+    return seconds <= 3600 ? "1h" : seconds <= 86400 ? "1d" : "more";
+}
+
+/*
+ * The GPU time actions freed, per rule and namespace: for each acted entry whose object the
+ * backend can watch, the devices it held times the time it was seen to stay stopped, from
+ * the action until it runs again or is gone. Each cycle asks the backend what became of the
+ * object (one GET or inspect per entry still counting; entries live ACT_DONE_TTL and actions
+ * are capped per hour, so they are few). Only what was seen counts: an interval the object
+ * could not be read, or this process was not acting, is left out, and an object found gone
+ * ends the count at the last time it was seen stopped. A return ends it at the restore's
+ * time when the object carries one, else at the last cycle it was seen stopped, and is
+ * counted by how long after the action it came (returns_total{within}).
+ */
+static void act_freed(struct act *a, double now)
+{
+    bool resync = a->resync, changed = false;
+    a->resync = false;
+    for (size_t i = 0; i < a->ledger.n; i++) {
+        struct ledger_entry *e = &a->ledger.v[i];
+        if (e->state != LEDGER_ACTED || !(e->allocated > 0) || !isnan(e->returned))
+            continue;
+        if (resync || isnan(e->accounted) || e->accounted > now)
+            e->accounted = now;
+        struct act_backend *b = e->root_kind[0] ? a->kube : a->runtime;
+        if (!b || !b->back || act_stopping(a))
+            continue;
+        double when = NAN;
+        char err[512] = "", key[256];
+        snprintf(key, sizeof(key), "freed:%s", e->target);
+        enum act_back r = b->back(b, e, &when, err, sizeof(err));
+        double from = e->accounted, to = from;
+        if (r == ACT_BACK_STOPPED)
+            to = now;
+        else if (r == ACT_BACK_RUNNING && when > from)
+            to = when < now ? when : now;
+        if (to > from)
+            act_count_addv(&a->freed, e->rule, e->root_ns, NULL, e->allocated * (to - from));
+        e->accounted = r == ACT_BACK_UNKNOWN ? now : to;
+        if (r == ACT_BACK_UNKNOWN) {
+            log_cond(key, LOG_WARN,
+                     "cannot tell whether %s, acted on by rule '%s', is still "
+                     "stopped: %s; its freed GPU time is not counted meanwhile",
+                     e->target, e->rule, err);
+            continue;
+        }
+        log_cond_clear(key);
+        if (r == ACT_BACK_STOPPED)
+            continue;
+        e->returned = r == ACT_BACK_RUNNING ? (isfinite(when) && when <= now ? when : now) : to;
+        changed = true;
+        if (r == ACT_BACK_RUNNING) {
+            char since[DUR_LEN];
+            dur_format(since, sizeof(since), e->returned - e->updated);
+            act_count_add(&a->returns, e->rule, e->root_ns, act_within(e->returned - e->updated));
+            log_info("%s, acted on by rule '%s', runs again %s after the action", e->target,
+                     e->rule, since);
+        } else {
+            log_info("%s, acted on by rule '%s', is gone (%s): its freed GPU time was counted "
+                     "up to when it was last seen stopped",
+                     e->target, e->rule, err[0] ? err : "deleted or replaced");
+        }
+    }
+    if (changed)
+        act_save(a);
+}
+
 void act_cycle(struct act *a, const struct decisions *ds, double now)
 {
-    if (act_stopping(a))
+    if (act_stopping(a)) {
+        a->resync = true;
         return; /* no call at all; expiry and spares wait for the next start */
+    }
     a->last_now = now;
+    act_freed(a, now);
     a->ncycle = 0;
     struct act_expire_ctx x = {a, now};
     size_t before = a->ledger.n, before_actions = a->ledger.nactions;
@@ -1660,9 +1770,25 @@ void act_metrics(const struct act *a, struct expo *e)
     for (size_t i = 0; i < a->skipped.n; i++)
         expo_put(e, EMX(SKIPPED_TOTAL), a->skipped.v[i].n, "rule", a->skipped.v[i].rule, "reason",
                  a->skipped.v[i].a, (const char *)NULL);
+    for (size_t i = 0; i < a->freed.n; i++)
+        expo_put(e, EMX(FREED_GPU_SECONDS_TOTAL), a->freed.v[i].n, "rule", a->freed.v[i].rule,
+                 "namespace", a->freed.v[i].a, (const char *)NULL);
+    for (size_t i = 0; i < a->returns.n; i++)
+        expo_put(e, EMX(RETURNS_TOTAL), a->returns.v[i].n, "rule", a->returns.v[i].rule,
+                 "namespace", a->returns.v[i].a, "within", a->returns.v[i].b, (const char *)NULL);
+    /* Devices held by objects still stopped, per rule and namespace (summed here: few). */
+    struct act_counts held = {0};
     size_t pending = 0;
-    for (size_t i = 0; i < a->ledger.n; i++)
-        pending += a->ledger.v[i].state == LEDGER_PENDING;
+    for (size_t i = 0; i < a->ledger.n; i++) {
+        const struct ledger_entry *le = &a->ledger.v[i];
+        pending += le->state == LEDGER_PENDING;
+        if (le->state == LEDGER_ACTED && le->allocated > 0 && isnan(le->returned))
+            act_count_addv(&held, le->rule, le->root_ns, NULL, le->allocated);
+    }
+    for (size_t i = 0; i < held.n; i++)
+        expo_put(e, EMX(RECLAIMED_GPUS), held.v[i].n, "rule", held.v[i].rule, "namespace",
+                 held.v[i].a, (const char *)NULL);
+    act_counts_free(&held);
     expo_put(e, EMX(PENDING_NOTICES), (double)pending, (const char *)NULL);
     expo_put(e, EMX(ACTIONS_LAST_HOUR),
              isnan(a->last_now) ? 0.0 : (double)ledger_actions_last_hour(&a->ledger, a->last_now),

@@ -11,7 +11,10 @@
  *    or annotation on the pod or its root owner, or a container label);
  *  - first cycle: resolve the target, post the notice (Kubernetes: Event + annotation on the
  *    root owner; containers: audit and log only), record it with act_after = now + notice
- *    period; with a notice period of 0 the action follows in the same cycle;
+ *    period; with a notice period of 0 the action follows in the same cycle. For
+ *    DuringGPUPressure rules with a pressure check set (act_set_kube_confirm) the notice is
+ *    posted only once the API confirms the pressure (else skipped "pressure_not_confirmed",
+ *    nothing posted), and the check is made again before the action;
  *  - an object created after the start of the idle window (a StatefulSet pod or a
  *    `jupyter-<user>` pod re-created under the same name, a container re-created under the
  *    same name) is not noticed nor acted on: the idle evidence before its creation belongs to
@@ -55,13 +58,12 @@
 #include "decide.h"
 #include "docker.h"
 #include "expo.h"
+#include "kube.h"
 #include "ledger.h"
 #include "rules.h"
 
-#define ACT_PROTECTED_DEFAULT "kube-system,kube-public,kube-node-lease,gpureclaim"
-#define ACT_EXEMPT_KEY        "gpureclaim.io/exempt"
-#define ACT_PENDING_TTL       (24 * 3600.0)
-#define ACT_DONE_TTL          (7 * 24 * 3600.0)
+#define ACT_PENDING_TTL (24 * 3600.0)
+#define ACT_DONE_TTL    (7 * 24 * 3600.0)
 
 enum act_result {
     ACT_OK = 0,
@@ -77,15 +79,20 @@ enum act_result {
 /* "ok", "gone", "conflict", "retry", "forbidden", "unsupported", "error", "cancelled". */
 const char *act_result_name(enum act_result r);
 
+/* What became of an object acted on (act_backend.back). */
+enum act_back {
+    ACT_BACK_STOPPED = 0, /* still as the action left it */
+    ACT_BACK_RUNNING,     /* runs again: restored, or started through its platform */
+    ACT_BACK_GONE,        /* deleted or replaced (another uid) */
+    ACT_BACK_UNKNOWN,     /* could not be read: this interval is not counted */
+};
+
 #define ACT_CHAIN_MAX 10
 
 struct act_obj {
     char *api_version, *kind, *ns, *name, *uid; /* never NULL once resolved ("" if unknown) */
     char *keep_until; /* its gpureclaim.io/keep-until annotation (keep.h), or NULL */
 };
-
-/* Written by `restore` on the object it brought back: when it did (RFC 3339). */
-#define ACT_RESTORED_AT_KEY "gpureclaim.io/restored-at"
 
 /* The live object behind a decision and its owner chain. */
 struct act_target {
@@ -145,12 +152,18 @@ struct act_backend {
                               const struct act_notice *n, char *err, size_t errlen);
     /* Optional: the workload-kinds table to choose targets by (act_set_kinds). */
     void (*set_kinds)(struct act_backend *b, const struct kinds *t);
+    /* Optional: after an action with a way back, what became of the object acted on (the
+       root of acted entry `e`), for the GPU time the action freed (act_freed); *when gets
+       the time it ran again when the backend knows it (restored-at), else NaN. */
+    enum act_back (*back)(struct act_backend *b, const struct ledger_entry *e, double *when,
+                          char *err, size_t errlen);
 };
 
 struct kinds;
 
 /*
- * A check run before acting on a DuringGPUPressure decision, as the Prometheus signal cannot
+ * A check run before noticing and before acting on a DuringGPUPressure decision, as the
+ * Prometheus signal cannot
  * tell why a pod is pending: ACT_OK when the API confirms that something other than the
  * candidate `t` (the resolved target, NULL when unknown) waits for d->resource; otherwise
  * the action waits for a later cycle (ACT_RETRY: nothing waits for it; anything else: the
@@ -162,7 +175,7 @@ typedef enum act_result (*act_confirm_fn)(struct act_backend *b, const struct de
 struct act_cfg {
     const char *state_file;           /* --state.file; NULL: memory only (tests) */
     const char *audit_file;           /* --audit.file; "-" stdout; NULL: none */
-    const char *protected_namespaces; /* comma list; NULL: ACT_PROTECTED_DEFAULT; "": none */
+    const char *protected_namespaces; /* comma list; NULL: ANNOT_PROTECTED_DEFAULT; "": none */
     unsigned max_actions_per_hour;    /* --enforce.max-actions-per-hour; 0: no cap */
     double pending_ttl;               /* 0: ACT_PENDING_TTL */
     double done_ttl;                  /* 0: ACT_DONE_TTL */
@@ -274,11 +287,28 @@ struct act_backend *act_kube_new(struct kube *k);
  */
 void act_kube_set_kinds(struct act_backend *b, const struct kinds *t);
 /*
+ * Create the command of a KIND_COMMAND way (kinds.h) about `o` as read: its stop action, or
+ * its undo action when `undo` is set (`restore`). 201 is KUBE_OK; a command of ours still there
+ * (not yet carried out by the platform's controller) is KUBE_CONFLICT, with a message saying so.
+ */
+struct kind_way;
+enum kube_result act_kube_command(struct kube *k, const struct kind_way *way,
+                                  const struct kube_obj *o, bool undo, char *err, size_t errlen);
+/*
+ * The Kubernetes calls of `restore` (restore.h) on client `k`: kube_get, kube_scale,
+ * kube_patch, kube_post_event, kube_last_status, kube_last_resource_version and
+ * act_kube_command.
+ */
+struct restore_api;
+void act_kube_restore_api(struct kube *k, struct restore_api *api);
+/*
  * The act_confirm_fn of --kube.confirm-pressure, for a backend from act_kube_new: lists the
  * Pending pods and confirms when one is unschedulable for lack of the workload's GPU
  * resource (kube_pending_for_resource); else lists the Kueue Workloads and confirms when one
  * other than the candidate's own (any uid of `t`'s chain) waits for quota of that resource
- * (kube_kueue_waiting_for_resource). API not serving Kueue: nothing waits there.
+ * (kube_kueue_waiting_for_resource). API not serving Kueue: nothing waits there. Names are
+ * compared after sanitizing (pressure.h); a resource name that is ambiguous once sanitized
+ * confirms nothing (ACT_RETRY, err says which names).
  */
 enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct decision_rec *d,
                                           const struct act_target *t, char *err, size_t errlen);

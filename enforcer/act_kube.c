@@ -19,7 +19,7 @@
  * KIND_DELETE and KIND_EVICT (always the pod, with the Pod row's way). Every write names the
  * object by uid and by the resourceVersion read in this cycle.
  *
- * Notices are an annotation (KUBE_ANN_NOTICE) on the object acted on, which is required, and
+ * Notices are an annotation (ANNOT_NOTICE) on the object acted on, which is required, and
  * a Warning Event on it, which is best effort: without RBAC for events the annotation still
  * tells the owner, and failing the notice for it would block every action. With
  * --kube.confirm-pressure the engine also asks this backend, before acting on a
@@ -34,10 +34,11 @@
 #include <time.h>
 
 #include "act.h"
-#include "keep.h"
+#include "annot.h"
 #include "kinds.h"
 #include "kube.h"
 #include "log.h"
+#include "pressure.h"
 #include "restore.h"
 #include "rfc3339.h"
 #include "util.h"
@@ -92,8 +93,8 @@ static char *act_kube_dup(const char *s)
 
 static bool act_kube_exempt(const struct kube_obj *o)
 {
-    const char *l = kube_label(o, ACT_EXEMPT_KEY);
-    const char *a = kube_annotation(o, ACT_EXEMPT_KEY);
+    const char *l = kube_label(o, ANNOT_EXEMPT);
+    const char *a = kube_annotation(o, ANNOT_EXEMPT);
     return (l && strcmp(l, "true") == 0) || (a && strcmp(a, "true") == 0);
 }
 
@@ -151,6 +152,10 @@ static char *act_kube_how(const struct kind_way *way, const struct kube_obj *o, 
         break;
     case KIND_EVICT:
         how = xasprintf("evict %s", name);
+        break;
+    case KIND_COMMAND:
+        how = xasprintf("create a %s/%s %s %s for %s", way->command.group, way->command.version,
+                        way->command.kind, way->command.stop, name);
         break;
     default:
         how = xasprintf("nothing on %s", name);
@@ -213,12 +218,23 @@ static int act_kube_choose(const struct kinds *kinds, struct act_kube_target *kt
 }
 
 /* How the owner brings the workload back after acting on `top` by `way` (restore.h). */
-static char *act_kube_hint(const struct kind_way *way, const struct kube_obj *top, bool kueue)
+static char *act_kube_hint(const struct kinds *kinds, const struct kind_way *way,
+                           const struct kube_obj *top, bool kueue)
 {
     if (kueue && way->method == KIND_PATCH) /* Kueue owns spec.suspend: its Workload is used */
         return xasprintf("to bring it back: set spec.active to true on the Kueue Workload of "
                          "%s %s/%s",
                          top->ref.kind, top->ref.ns, top->ref.name);
+    if (way->method == KIND_COMMAND) {
+        /* `restore` takes a bare kind as Kubernetes' own (a Job is batch's): name its group */
+        const struct kind_def *d = kinds_find(kinds, top->ref.api_version, top->ref.kind);
+        char *kind =
+            d && d->group[0] ? xasprintf("%s.%s", d->kind, d->group) : xstrdup(top->ref.kind);
+        char *h = restore_hint(way->method, kind, top->ref.ns, top->ref.name, way->command.kind,
+                               way->command.undo);
+        free(kind);
+        return h;
+    }
     return restore_hint(way->method, top->ref.kind, top->ref.ns, top->ref.name, way->key,
                         way->unpatch);
 }
@@ -241,8 +257,10 @@ static void act_kube_note_acted(struct act_kube *ak, const struct kind_way *way,
     if (!changed || !root_uid)
         return;
     if (root->generation > 0) {
+        /* A command changes the object's status, not its spec (its controller does the rest). */
         ak->last.has_generation = true;
-        ak->last.generation = root->generation + (way->method != KIND_ANNOTATE ? 1 : 0);
+        ak->last.generation =
+            root->generation + (way->method == KIND_SCALE || way->method == KIND_PATCH ? 1 : 0);
     }
     switch (way->method) {
     case KIND_SCALE:
@@ -261,6 +279,8 @@ static void act_kube_note_acted(struct act_kube *ak, const struct kind_way *way,
         ak->last.key = xstrdup(way->key);
         ak->last.value = xstrdup(value);
         break;
+    case KIND_COMMAND:
+        break; /* restore creates the row's undo command */
     default:
         return;
     }
@@ -306,7 +326,7 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
     t->restarted = NAN;
     for (size_t i = 0; i < chain->n; i++) {
         const struct kube_obj *o = &chain->obj[i];
-        const char *keep = kube_annotation(o, KEEP_ANN_UNTIL);
+        const char *keep = kube_annotation(o, ANNOT_KEEP_UNTIL);
         t->chain[i] = (struct act_obj){act_kube_dup(o->ref.api_version),
                                        act_kube_dup(o->ref.kind),
                                        act_kube_dup(o->ref.ns ? o->ref.ns : ns),
@@ -317,7 +337,7 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
         t->terminating |= o->deletion_timestamp != NULL;
         /* Brought back by `restore`: the latest time counts; one that cannot be read counts
            as a restart that cannot be ruled out (act_young keeps it). */
-        const char *restored = kube_annotation(o, ACT_RESTORED_AT_KEY);
+        const char *restored = kube_annotation(o, ANNOT_RESTORED_AT);
         double at;
         char rerr[128];
         if (restored && rfc3339_parse(restored, &at, rerr, sizeof(rerr)) < 0)
@@ -344,13 +364,13 @@ static enum act_result act_kube_resolve(struct act_backend *b, const struct deci
     const char *created = chain->obj[0].creation_timestamp;
     if (!created || rfc3339_parse(created, &t->created, perr, sizeof(perr)) < 0)
         t->created = NAN;
-    const char *notice = kube_annotation(&chain->obj[chain->n - 1], KUBE_ANN_NOTICE);
+    const char *notice = kube_annotation(&chain->obj[chain->n - 1], ANNOT_NOTICE);
     t->notice = notice && *notice ? xstrdup(notice) : NULL;
     t->how =
         act_kube_how(kt->way, action == ACTION_EVICT ? &chain->obj[0] : &chain->obj[chain->n - 1],
                      chain->kueue && kt->way->method == KIND_PATCH);
     if (action != ACTION_EVICT)
-        t->restore_hint = act_kube_hint(kt->way, &chain->obj[chain->n - 1], chain->kueue);
+        t->restore_hint = act_kube_hint(kinds, kt->way, &chain->obj[chain->n - 1], chain->kueue);
     t->priv = kt;
     return ACT_OK;
 }
@@ -365,7 +385,7 @@ static enum act_result act_kube_notice(struct act_backend *b, const struct act_t
 {
     struct act_kube *ak = act_kube_of(b);
     struct kube_ref root = act_kube_ref(&t->chain[t->nchain - 1]);
-    enum kube_result r = kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, n->annotation, err, errlen);
+    enum kube_result r = kube_annotate(ak->k, &root, ANNOT_NOTICE, n->annotation, err, errlen);
     if (r != KUBE_OK)
         return act_kube_map(r);
     /* Our own annotation changed the object's resourceVersion: an action in this same cycle
@@ -400,7 +420,7 @@ static enum act_result act_kube_record(struct act_backend *b, const struct act_t
         with = restore_record_add(n->annotation, &ak->last);
     restore_record_free(&ak->last);
     enum kube_result r =
-        kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, with ? with : n->annotation, err, errlen);
+        kube_annotate(ak->k, &root, ANNOT_NOTICE, with ? with : n->annotation, err, errlen);
     free(with);
     return act_kube_map(r);
 }
@@ -412,7 +432,7 @@ static enum act_result act_kube_withdraw(struct act_backend *b, const struct led
     if (!e->root_kind[0])
         return ACT_OK;
     struct kube_ref root = {e->root_api, e->root_kind, e->root_ns, e->root_name, e->root_uid};
-    enum kube_result r = kube_annotate(ak->k, &root, KUBE_ANN_NOTICE, NULL, err, errlen);
+    enum kube_result r = kube_annotate(ak->k, &root, ANNOT_NOTICE, NULL, err, errlen);
     /* gone or replaced: there is no annotation left to remove, nor anyone to tell */
     if (r == KUBE_NOT_FOUND || r == KUBE_CONFLICT)
         return ACT_OK;
@@ -428,6 +448,49 @@ static enum act_result act_kube_withdraw(struct act_backend *b, const struct led
         free(msg);
     }
     return act_kube_map(r);
+}
+
+/*
+ * Create `way`'s command about `o` (its undo command when `undo` is set), as the platform's
+ * CLI does. The platform's controller carries it out later and deletes it: the object's status
+ * says when it has (kinds_is_stopped). A command of ours it has not carried out yet is still
+ * there under the same name, so a second one is 409 AlreadyExists (KUBE_CONFLICT), said as such.
+ */
+enum kube_result act_kube_command(struct kube *k, const struct kind_way *way,
+                                  const struct kube_obj *o, bool undo, char *err, size_t errlen)
+{
+    char *name = NULL;
+    char *body = kinds_command_body(way, o->ref.api_version, o->ref.kind, o->ref.ns, o->ref.name,
+                                    o->ref.uid, undo, &name);
+    if (!body) {
+        snprintf(err, errlen, "cannot make a command for %s '%s': no command way, or no uid",
+                 o->ref.kind, o->ref.name);
+        return KUBE_UNSUPPORTED;
+    }
+    const struct kind_command *c = &way->command;
+    char *path =
+        xasprintf("/apis/%s/%s/namespaces/%s/%s", c->group, c->version, o->ref.ns, c->resource);
+    char *what = xasprintf("create %s %s '%s' for %s '%s/%s'", c->kind, undo ? c->undo : c->stop,
+                           name, o->ref.kind, o->ref.ns, o->ref.name);
+    long status = 0;
+    char *resp = NULL;
+    size_t rlen = 0;
+    enum kube_result r =
+        kube_request(k, "POST", path, body, what, &status, &resp, &rlen, err, errlen);
+    if (r == KUBE_CONFLICT) {
+        char why[512];
+        snprintf(why, sizeof(why), "%s", err);
+        snprintf(err, errlen,
+                 "%s: %s %s '%s' is still there, not carried out: is the %s controller running "
+                 "and taking commands? (%s)",
+                 what, c->kind, undo ? c->undo : c->stop, name, o->ref.kind, why);
+    }
+    free(resp);
+    free(what);
+    free(path);
+    free(body);
+    free(name);
+    return r;
 }
 
 /* Carry out kt->way on the chosen object (the pod for evict). */
@@ -467,6 +530,8 @@ static enum kube_result act_kube_do(struct act_kube *ak, const struct act_kube_t
         return kube_delete(ak->k, &top->ref, "Background", top->resource_version, err, errlen);
     case KIND_EVICT:
         return kube_evict(ak->k, pod->ref.ns, pod->ref.name, pod->ref.uid, err, errlen);
+    case KIND_COMMAND:
+        return act_kube_command(ak->k, way, top, false, err, errlen);
     default:
         snprintf(err, errlen, "no way to act on %s '%s'", top->ref.kind, top->ref.name);
         return KUBE_UNSUPPORTED;
@@ -554,7 +619,7 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
             kt->way->method == KIND_SCALE
                 ? xasprintf("idle GPU reclaimed: scaled from %lld to 0 replicas "
                             "(previous count in annotation %s)",
-                            (long long)previous, KUBE_ANN_REPLICAS_BEFORE)
+                            (long long)previous, ANNOT_REPLICAS_BEFORE)
                 : xasprintf("idle GPU reclaimed: %s", t->how ? t->how : rules_action_name(action));
         char *msg = t->restore_hint && *t->restore_hint ? xasprintf("%s; %s", done, t->restore_hint)
                                                         : xstrdup(done);
@@ -587,18 +652,23 @@ enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct de
         snprintf(err, errlen, "no GPU resource known for the workload: cannot confirm pressure");
         return ACT_RETRY;
     }
-    size_t count = 0;
-    int64_t requested = 0;
-    enum kube_result r =
-        kube_pending_for_resource(ak->k, d->resource, &count, &requested, err, errlen);
+    struct pressure_demand pd;
+    enum kube_result r = kube_pending_for_resource(ak->k, d->resource, &pd, err, errlen);
     if (r != KUBE_OK) {
         /* ACT_RETRY would read as "nothing waits": a throttled list proves nothing. */
         enum act_result ar = act_kube_map(r);
         return ar == ACT_RETRY ? ACT_ERROR : ar;
     }
-    if (count > 0) {
-        log_debug("GPU pressure confirmed: %zu Pending pods wait for %lld '%s'", count,
-                  (long long)requested, d->resource);
+    /* Two resources read alike once sanitized: which one waits is unknown, so nothing does. */
+    if (pd.ambiguous) {
+        char why[768];
+        pressure_ambiguity(&pd, d->resource, why, sizeof(why));
+        snprintf(err, errlen, "cannot tell which Pending pods wait for it: %s", why);
+        return ACT_RETRY;
+    }
+    if (pd.count > 0) {
+        log_debug("GPU pressure confirmed: %zu Pending pods wait for %lld '%s'", pd.count,
+                  (long long)pd.requested, d->resource);
         return ACT_OK;
     }
     /*
@@ -610,7 +680,7 @@ enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct de
     size_t nskip = 0;
     for (size_t i = 0; t && i < t->nchain && i < ACT_CHAIN_MAX; i++)
         skip[nskip++] = t->chain[i].uid;
-    r = kube_kueue_waiting_for_resource(ak->k, d->resource, skip, nskip, &count, err, errlen);
+    r = kube_kueue_waiting_for_resource(ak->k, d->resource, skip, nskip, &pd, err, errlen);
     if (r == KUBE_NOT_FOUND) {
         snprintf(err, errlen,
                  "no Pending pod is unschedulable for lack of '%s' (the API serves no Kueue "
@@ -622,14 +692,23 @@ enum act_result act_kube_confirm_pressure(struct act_backend *b, const struct de
         enum act_result ar = act_kube_map(r);
         return ar == ACT_RETRY ? ACT_ERROR : ar;
     }
-    if (count == 0) {
+    if (pd.ambiguous) {
+        char why[768];
+        pressure_ambiguity(&pd, d->resource, why, sizeof(why));
+        snprintf(err, errlen,
+                 "no Pending pod is unschedulable for lack of '%s', and which Kueue Workloads "
+                 "wait for its quota is unknown: %s",
+                 d->resource, why);
+        return ACT_RETRY;
+    }
+    if (pd.count == 0) {
         snprintf(err, errlen,
                  "no Pending pod is unschedulable for lack of '%s' and no Kueue Workload waits "
                  "for its quota",
                  d->resource);
         return ACT_RETRY;
     }
-    log_debug("GPU pressure confirmed: %zu Kueue Workloads wait for quota of '%s'", count,
+    log_debug("GPU pressure confirmed: %zu Kueue Workloads wait for quota of '%s'", pd.count,
               d->resource);
     return ACT_OK;
 }
@@ -640,6 +719,61 @@ static void act_kube_free(struct act_backend *b)
     kube_free(ak->k);
     restore_record_free(&ak->last);
     free(ak);
+}
+
+/*
+ * What became of the object an acted entry stopped: read it and ask restore whether it is
+ * still as the action left it (the same uid, the same generation for a scale or a patch, the
+ * stop annotation still there with the value written). Anything else means it runs again:
+ * restored (restored-at says when), or started through its platform or edited since.
+ */
+static enum act_back act_kube_back(struct act_backend *b, const struct ledger_entry *e,
+                                   double *when, char *err, size_t errlen)
+{
+    struct act_kube *ak = act_kube_of(b);
+    *when = NAN;
+    struct kube_ref ref = {e->root_api, e->root_kind, e->root_ns, e->root_name, NULL};
+    struct kube_obj obj = {0};
+    enum kube_result r = kube_get(ak->k, &ref, &obj, err, errlen);
+    if (r == KUBE_NOT_FOUND) {
+        kube_obj_free(&obj);
+        return ACT_BACK_GONE;
+    }
+    if (r != KUBE_OK || !obj.raw) {
+        if (r == KUBE_OK)
+            snprintf(err, errlen, "no JSON for %s '%s/%s'", e->root_kind, e->root_ns, e->root_name);
+        kube_obj_free(&obj);
+        return ACT_BACK_UNKNOWN;
+    }
+    if (e->root_uid[0] && obj.ref.uid && strcmp(obj.ref.uid, e->root_uid) != 0) {
+        snprintf(err, errlen, "replaced: uid %s, acted on %s", obj.ref.uid, e->root_uid);
+        kube_obj_free(&obj);
+        return ACT_BACK_GONE;
+    }
+    struct restore_obj o = {0};
+    struct restore_op op = {0};
+    enum act_back res = ACT_BACK_UNKNOWN;
+    char msg[256];
+    if (restore_obj_parse(obj.raw, obj.raw_len, &o, err, errlen) < 0) {
+        res = ACT_BACK_UNKNOWN;
+    } else if (o.restored_at && rfc3339_parse(o.restored_at, when, msg, sizeof(msg)) == 0 &&
+               *when >= e->updated) {
+        res = ACT_BACK_RUNNING;
+    } else if (o.rec.method == KIND_NONE) {
+        /* No record of ours: nothing tells what "as the action left it" is. */
+        *when = NAN;
+        snprintf(err, errlen, "no record of the action on it%s%s", o.rec_err[0] ? ": " : "",
+                 o.rec_err);
+        res = ACT_BACK_UNKNOWN;
+    } else {
+        *when = NAN;
+        res = restore_plan(&o, (double)time(NULL), &op, msg, sizeof(msg)) == 0 ? ACT_BACK_STOPPED
+                                                                               : ACT_BACK_RUNNING;
+    }
+    restore_op_free(&op);
+    restore_obj_free(&o);
+    kube_obj_free(&obj);
+    return res;
 }
 
 struct act_backend *act_kube_new(struct kube *k)
@@ -654,8 +788,67 @@ struct act_backend *act_kube_new(struct kube *k)
         .act = act_kube_act,
         .target_free = act_kube_target_free,
         .set_kinds = act_kube_set_kinds,
+        .back = act_kube_back,
         .free = act_kube_free,
     };
     ak->k = k;
     return &ak->base;
+}
+
+/* ---- the calls of `restore` --------------------------------------------------------------- */
+
+static enum kube_result act_kube_r_get(void *arg, const struct kube_ref *ref, struct kube_obj *obj,
+                                       char *err, size_t errlen)
+{
+    return kube_get(arg, ref, obj, err, errlen);
+}
+
+static enum kube_result act_kube_r_scale(void *arg, const struct kube_ref *ref,
+                                         const char *resource_version, int64_t replicas,
+                                         int64_t *previous, char *err, size_t errlen)
+{
+    return kube_scale(arg, ref, resource_version, replicas, previous, err, errlen);
+}
+
+static enum kube_result act_kube_r_patch(void *arg, const struct kube_ref *ref,
+                                         const char *resource_version, const char *merge_patch,
+                                         char *err, size_t errlen)
+{
+    return kube_patch(arg, ref, resource_version, merge_patch, err, errlen);
+}
+
+static enum kube_result act_kube_r_event(void *arg, const struct kube_ref *involved,
+                                         const char *reason, const char *message, const char *type,
+                                         const char *action, char *err, size_t errlen)
+{
+    return kube_post_event(arg, involved, reason, message, type, action, err, errlen);
+}
+
+static long act_kube_r_status(void *arg)
+{
+    return kube_last_status(arg);
+}
+
+static const char *act_kube_r_rv(void *arg)
+{
+    return kube_last_resource_version(arg);
+}
+
+static enum kube_result act_kube_r_command(void *arg, const struct kind_way *way,
+                                           const struct kube_obj *obj, bool undo, char *err,
+                                           size_t errlen)
+{
+    return act_kube_command(arg, way, obj, undo, err, errlen);
+}
+
+void act_kube_restore_api(struct kube *k, struct restore_api *api)
+{
+    *api = (struct restore_api){k,
+                                act_kube_r_get,
+                                act_kube_r_scale,
+                                act_kube_r_patch,
+                                act_kube_r_event,
+                                act_kube_r_status,
+                                act_kube_r_rv,
+                                act_kube_r_command};
 }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "act.h"
+#include "annot.h"
 #include "rfc3339.h"
 #include "util.h"
 
@@ -76,7 +77,7 @@ static enum act_result act_runtime_resolve(struct act_backend *b, const struct d
         const char *v = docker_label(&c, rt->scope_key);
         t->out_of_scope = !v || (rt->scope_value && strcmp(v, rt->scope_value) != 0);
     }
-    const char *ex = docker_label(&c, ACT_EXEMPT_KEY);
+    const char *ex = docker_label(&c, ANNOT_EXEMPT);
     t->exempt = ex && strcmp(ex, "true") == 0;
     t->running = c.running;
     t->terminating = false;
@@ -125,6 +126,22 @@ static enum act_result act_runtime_act(struct act_backend *b, const struct act_t
     }
 }
 
+/* What became of a container stopped by an action: running again, gone, or still stopped. */
+static enum act_back act_runtime_back(struct act_backend *b, const struct ledger_entry *e,
+                                      double *when, char *err, size_t errlen)
+{
+    struct act_runtime *rt = act_runtime_of(b);
+    struct docker_container c = {0};
+    *when = NAN;
+    int r = docker_inspect(rt->docker, e->uid, &c, err, errlen);
+    enum act_back res = r == DOCKER_GONE ? ACT_BACK_GONE
+                        : r != DOCKER_OK ? ACT_BACK_UNKNOWN
+                        : c.running      ? ACT_BACK_RUNNING
+                                         : ACT_BACK_STOPPED;
+    docker_container_free(&c);
+    return res;
+}
+
 static void act_runtime_free(struct act_backend *b)
 {
     struct act_runtime *rt = act_runtime_of(b);
@@ -151,6 +168,7 @@ struct act_backend *act_runtime_new(const struct docker_cfg *cfg, int stop_timeo
         .withdraw = act_runtime_withdraw,
         .act = act_runtime_act,
         .target_free = act_runtime_target_free,
+        .back = act_runtime_back,
         .free = act_runtime_free,
     };
     rt->docker = docker_new(cfg);

@@ -37,8 +37,8 @@
 #include "log.h"
 #include "perm.h"
 #include "replay.h"
-#include "rfc3339.h"
 #include "report.h"
+#include "rfc3339.h"
 #include "rules.h"
 
 #ifndef GPURECLAIM_VERSION

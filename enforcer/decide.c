@@ -28,7 +28,9 @@
 #include <time.h>
 
 #include "decide.h"
+#include "pressure.h"
 #include "dur.h"
+#include "exprcov.h"
 #include "rfc3339.h"
 #include "util.h"
 
@@ -101,23 +103,6 @@ static void set_detail(struct decision_rec *d, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(d->detail, sizeof(d->detail), fmt, ap);
     va_end(ap);
-}
-
-/*
- * kube-state-metrics reports extended resources sanitised (`amd.com/gpu` -> `amd_com_gpu`,
- * docs/decision-semantics.md §9.1) while the exporter and Kueue keep the raw name, so both sides of
- * a comparison go through the same mapping.
- */
-static void sanitize_resource(const char *in, char *out, size_t len)
-{
-    size_t i = 0;
-    for (; in && in[i] && i + 1 < len; i++) {
-        char c = in[i];
-        bool ok =
-            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-        out[i] = ok ? c : '_';
-    }
-    out[i] = '\0';
 }
 
 static int cmp_entry(const void *a, const void *b)
@@ -246,7 +231,7 @@ static void pick_allocation(const struct rule *r, const struct entry *e, size_t 
             continue;
         const char *res = labels_get(&e[i].s->labels, r->resource_label);
         char key[96];
-        sanitize_resource(res ? res : "", key, sizeof(key));
+        pressure_sanitize(res ? res : "", key, sizeof(key));
         double sum = 0;
         for (size_t j = 0; j < ne; j++) {
             if (e[j].kind != ENTRY_ALLOCATION || e[j].s->n == 0 || !isfinite(e[j].s->p[0].v) ||
@@ -254,7 +239,7 @@ static void pick_allocation(const struct rule *r, const struct entry *e, size_t 
                 continue;
             const char *rj = labels_get(&e[j].s->labels, r->resource_label);
             char kj[96];
-            sanitize_resource(rj ? rj : "", kj, sizeof(kj));
+            pressure_sanitize(rj ? rj : "", kj, sizeof(kj));
             if (strcmp(key, kj) == 0)
                 sum += e[j].s->p[0].v;
         }
@@ -855,6 +840,14 @@ static bool decide_workload(const struct rule_data *rd, const struct entry *e, s
                                .gap = gap,
                                .threshold = d->threshold};
         verdict = rd->has_proofs ? judge_proofs(&jc, e, ne, d) : judge(&jc, e, ne, cidx, ncidx, d);
+        /* An expression's result bridges raw holes: its selectors' raw samples must prove
+           what a selector rule's prove (exprcov.h). */
+        if (verdict == REASON_IDLE && rd->inner) {
+            verdict = exprcov_judge(rd->inner, &d->identity, d->window_start, d->detail,
+                                    sizeof(d->detail));
+            if (verdict != REASON_IDLE)
+                d->idle_since = NAN;
+        }
     }
 
     d->reason = verdict;
@@ -905,11 +898,43 @@ static double pending_demand(const struct rule_data *rd, const char *key)
         if (!res || !*res || s->n == 0 || !isfinite(s->p[0].v) || s->p[0].v <= 0)
             continue;
         char k[96];
-        sanitize_resource(res, k, sizeof(k));
+        pressure_sanitize(res, k, sizeof(k));
         if (strcmp(k, key) == 0)
             sum += s->p[0].v;
     }
     return sum;
+}
+
+/*
+ * Two raw names of one sanitised key among the candidates' allocations and the pending demand
+ * (`amd.com/gpu` and `amd_com/gpu`, say): which resource is in demand cannot be told, so
+ * nothing of that key is reclaimed. A name already in sanitised form (kube-state-metrics')
+ * stands for whichever raw name it meets and is no second resource. True with the two names.
+ */
+static bool key_collides(const struct rule_data *rd, const struct cand *c, size_t b, size_t e,
+                         const char **x, const char **y)
+{
+    *x = *y = NULL;
+    for (size_t i = b; i <= e + rd->pending.n && !*y; i++) {
+        const char *name;
+        if (i < e) {
+            name = c[i].d->resource;
+        } else if (i > e) {
+            const struct series *s = &rd->pending.s[i - e - 1];
+            name = labels_get(&s->labels, rd->rule->resource_label);
+            if (!name || !pressure_same(name, c[b].key))
+                continue;
+        } else {
+            continue;
+        }
+        if (pressure_is_sanitized(name))
+            continue;
+        if (!*x)
+            *x = name;
+        else if (strcmp(*x, name) != 0)
+            *y = name;
+    }
+    return *y != NULL;
 }
 
 static void mark_reclaim(struct decision_rec *d, const char *fmt, ...)
@@ -947,7 +972,7 @@ static void apply_pressure(const struct rule_data *rd, struct decision_rec *v, s
             set_detail(d, "idle, but its GPU allocation is unknown");
         } else {
             c[nc].d = d;
-            sanitize_resource(d->resource, c[nc].key, sizeof(c[nc].key));
+            pressure_sanitize(d->resource, c[nc].key, sizeof(c[nc].key));
             nc++;
         }
     }
@@ -960,9 +985,17 @@ static void apply_pressure(const struct rule_data *rd, struct decision_rec *v, s
             total += c[e++].d->allocated;
         double demand = pending_demand(rd, c[b].key);
         double freed = 0;
+        const char *x, *y;
+        bool collides = key_collides(rd, c, b, e, &x, &y);
         for (size_t i = b; i < e; i++) {
             struct decision_rec *d = c[i].d;
-            if (demand <= 0) {
+            if (collides) {
+                d->reason = REASON_PRESSURE_UNKNOWN;
+                set_detail(d,
+                           "idle, but '%s' and '%s' are one resource once sanitised ('%s'): "
+                           "which one is pending is unknown",
+                           x, y, c[b].key);
+            } else if (demand <= 0) {
                 d->reason = REASON_NO_PRESSURE;
                 set_detail(d, "idle, but nothing is pending for '%s'", d->resource);
             } else if (total < demand) {

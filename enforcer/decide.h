@@ -1,7 +1,7 @@
 /*
  * The enforcer's decision: a pure function (rules, samples, now) -> decisions, no I/O.
  *
- * Semantics (see docs/enforcer.md, "How idleness is decided"): a workload is idle at `now` only if
+ * Semantics (see docs/decision-semantics.md §1): a workload is idle at `now` only if
  * every one of its activity series (one per GPU, partition or container) covers the whole
  * window [now - idleTimer, now] with raw samples never further apart than the tolerated gap,
  * and every point in the window is a number below the threshold. Each series is judged on
@@ -15,31 +15,13 @@
 #define GPURECLAIM_DECIDE_H
 
 #include "proof.h"
+#include "reason.h"
 #include "rules.h"
 #include "series.h"
 
-enum decision { DECISION_KEEP = 0, DECISION_RECLAIM };
+struct exprcov;
 
-enum reason {
-    REASON_IDLE = 0,         /* reclaim: idle for the whole idle timer */
-    REASON_ACTIVE,           /* a point at or above the threshold */
-    REASON_NO_DATA,          /* allocated, but no activity series at all */
-    REASON_TOO_YOUNG,        /* activity does not reach back to the window start */
-    REASON_GAP,              /* a gap longer than the tolerated gap inside the window */
-    REASON_STALE,            /* no recent point: stopped reporting before now */
-    REASON_NOT_A_NUMBER,     /* NaN or Inf in the window */
-    REASON_QUERY_ERROR,      /* a Prometheus error for this rule's data */
-    REASON_EXEMPT,           /* matched an exemption or an override with enabled: false */
-    REASON_RULE_DISABLED,    /* rule has enabled: false */
-    REASON_OUTSIDE_WINDOW,   /* now is outside the rule's activeWindows */
-    REASON_NO_PRESSURE,      /* DuringGPUPressure and no pending demand for its resource */
-    REASON_PRESSURE_UNKNOWN, /* DuringGPUPressure and the pending query failed */
-    REASON_FIT_CHECK,        /* idle candidates together cannot cover the demand */
-    REASON_NOT_NEEDED,       /* demand already covered by candidates ranked before it */
-    REASON_CYCLE_CAP,        /* maxTerminationsPerCycle reached */
-    REASON_NO_ALLOCATION,    /* allocation unknown, so it cannot count against demand */
-    REASON__COUNT
-};
+enum decision { DECISION_KEEP = 0, DECISION_RECLAIM };
 
 /*
  * Which proof a rule's activity comes from (issue 26): a read of the whole window (`plan`,
@@ -118,6 +100,9 @@ struct rule_data {
     /* How the activity was read: "remote_read", "export" or "promql" ("" when not queried);
        a static string (fetch.c). */
     const char *read_path;
+    /* An expression rule's proof from the raw samples of its selectors (exprcov.h), owned
+       here (fetch_free); NULL for a selector rule. */
+    struct exprcov *inner;
     struct matrix allocation; /* instant at end: devices held per workload, with resource label */
     int pending_error;        /* non-zero: the pending-demand query failed */
     struct matrix pending;    /* instant at end: pending devices per resource label */

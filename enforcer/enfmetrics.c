@@ -77,6 +77,15 @@ const struct expo_family emx_family[EMX_COUNT] = {
     [EMX_SKIPPED_TOTAL] = {P "skipped_total", EXPO_COUNTER,
                            "Reclaim candidates left alone (counted once per workload and "
                            "reason)."},
+    [EMX_FREED_GPU_SECONDS_TOTAL] =
+        {P "freed_gpu_seconds_total", EXPO_COUNTER,
+         "GPU time freed by actions: devices held times the time the object acted on was seen "
+         "to stay stopped (not counted for delete and evict)."},
+    [EMX_RECLAIMED_GPUS] = {P "reclaimed_gpus", EXPO_GAUGE,
+                            "Devices held by workloads acted on whose object is still stopped."},
+    [EMX_RETURNS_TOTAL] = {P "returns_total", EXPO_COUNTER,
+                           "Workloads acted on that were seen running again, by how soon after "
+                           "the action (within: 1h, 1d, more)."},
     [EMX_PENDING_NOTICES] = {P "pending_notices", EXPO_GAUGE,
                              "Notices waiting for their planned action time."},
     [EMX_ACTIONS_LAST_HOUR] = {P "actions_last_hour", EXPO_GAUGE,

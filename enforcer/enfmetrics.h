@@ -4,7 +4,7 @@
  * A family used to be described at each call that added a sample, and where two calls
  * described it differently the first HELP of a scrape won silently. Now a sample refers to
  * its family by id (expo_put(e, EMX(CYCLES_TOTAL), value, labels..., NULL)), so one family
- * has one description; tests/unit/test_enforcer_metrics.c checks that every id is declared,
+ * has one description; tests/unit/test_enfmetrics.c checks that every id is declared,
  * that no name is declared twice (here or in the HTTP server's table, common/httpd.h), that
  * no enforcer source adds a sample by a raw name, and that the metric functions publish only
  * declared families exactly as declared. Names are gpureclaim_enforcer_<id in lower case>.
@@ -45,6 +45,9 @@ enum emx_id {
     EMX_NOTICES_TOTAL,
     EMX_SPARED_TOTAL,
     EMX_SKIPPED_TOTAL,
+    EMX_FREED_GPU_SECONDS_TOTAL,
+    EMX_RECLAIMED_GPUS,
+    EMX_RETURNS_TOTAL,
     EMX_PENDING_NOTICES,
     EMX_ACTIONS_LAST_HOUR,
     EMX_STATE_SAVE_FAILURES_TOTAL,

@@ -33,6 +33,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "exprcov.h"
 #include "fetch.h"
 #include "log.h"
 #include "raw.h"
@@ -224,6 +225,7 @@ struct fetch_query {
     bool range;
     char *expr;
     double start, end, step; /* instant: start = end = time, step = 0 */
+    double lookback;         /* per-query lookback (promq_range_lookback), 0 for none */
     int rc;
     struct matrix m;
     char err[256];
@@ -247,20 +249,25 @@ struct fetch_cache {
 };
 
 static size_t fetch_run(struct promq *q, struct fetch_cache *c, bool range, const char *expr,
-                        double start, double end, double step)
+                        double start, double end, double step, double lookback)
 {
     for (size_t i = 0; i < c->n; i++) {
         const struct fetch_query *e = &c->v[i];
         if (e->range == range && e->start == start && e->end == end && e->step == step &&
-            strcmp(e->expr, expr) == 0)
+            e->lookback == lookback && strcmp(e->expr, expr) == 0)
             return i;
     }
     c->v = xrealloc(c->v, (c->n + 1) * sizeof(*c->v));
     struct fetch_query *e = &c->v[c->n++];
-    *e = (struct fetch_query){
-        .range = range, .expr = xstrdup(expr), .start = start, .end = end, .step = step};
+    *e = (struct fetch_query){.range = range,
+                              .expr = xstrdup(expr),
+                              .start = start,
+                              .end = end,
+                              .step = step,
+                              .lookback = lookback};
     if (range)
-        e->rc = promq_range(q, expr, start, end, step, &e->m, e->err, sizeof(e->err));
+        e->rc = promq_range_lookback(q, expr, start, end, step, lookback, &e->m, e->err,
+                                     sizeof(e->err));
     else
         e->rc = promq_instant(q, expr, end, &e->m, e->err, sizeof(e->err));
     return c->n - 1;
@@ -318,11 +325,11 @@ static void fetch_deliver(struct fetch_cache *c)
  * Run one query for rule data `d`, its result to be delivered to `dst` by fetch_deliver;
  * on failure record "<what> query: <message>".
  */
-static int fetch_get(struct promq *q, struct fetch_cache *c, struct rule_data *d, const char *what,
-                     bool range, const char *expr, double start, double end, double step,
-                     struct matrix *dst)
+static int fetch_get_lookback(struct promq *q, struct fetch_cache *c, struct rule_data *d,
+                              const char *what, bool range, const char *expr, double start,
+                              double end, double step, double lookback, struct matrix *dst)
 {
-    size_t i = fetch_run(q, c, range, expr, start, end, step);
+    size_t i = fetch_run(q, c, range, expr, start, end, step, lookback);
     const struct fetch_query *e = &c->v[i];
     if (e->rc == 0) {
         c->uses = xrealloc(c->uses, (c->nuses + 1) * sizeof(*c->uses));
@@ -332,6 +339,13 @@ static int fetch_get(struct promq *q, struct fetch_cache *c, struct rule_data *d
     if (!d->errmsg[0])
         snprintf(d->errmsg, sizeof(d->errmsg), "%s query: %s", what, e->err);
     return -1;
+}
+
+static int fetch_get(struct promq *q, struct fetch_cache *c, struct rule_data *d, const char *what,
+                     bool range, const char *expr, double start, double end, double step,
+                     struct matrix *dst)
+{
+    return fetch_get_lookback(q, c, d, what, range, expr, start, end, step, 0, dst);
 }
 
 /* ---- the raw path: remote read and VictoriaMetrics export (rawread.h) -------------------- */
@@ -544,6 +558,88 @@ static size_t fetch_plan_raw(const struct ruleset *rs, double now, struct fetch_
     return n;
 }
 
+/*
+ * The raw samples of every selector of an expression rule's activity (exprcov.h), each over
+ * its own reach, through the path a selector rule takes on this server. When the selectors
+ * cannot be extracted safely, or the server offers no raw read (remote read or
+ * VictoriaMetrics' export), nothing shows when the samples behind the expression were
+ * taken: the rule fails and every workload of it keeps, with the reason in its error.
+ */
+/*
+ * The per-query lookback of an expression rule's activity: the tolerated gap, so that on a
+ * server that honours it (Prometheus >= 2.43.0, VictoriaMetrics) a raw hole longer than that
+ * leaves the result without a point instead of being bridged for 5 minutes. Prometheus 2.42
+ * ignores it, which is why the raw samples of the selectors are proven too (fetch_inner).
+ * None for a selector rule: its range functions ignore the lookback.
+ */
+static double fetch_lookback(const struct rule *r)
+{
+    if (fetch_is_selector(r->q_activity))
+        return 0;
+    return r->tolerated_gap > 0 ? r->tolerated_gap : 2 * fetch_step(r);
+}
+
+/* Where a raw read hands an expression's selector series: straight to their coverage. */
+struct fetch_inner_sink {
+    struct exprcov *ec;
+    size_t sel;
+    double now;
+};
+
+static int fetch_inner_series(void *arg, const struct series *s, char *err, size_t errlen)
+{
+    const struct fetch_inner_sink *k = arg;
+    return exprcov_add_series(k->ec, k->sel, s, k->now, err, errlen);
+}
+
+static int fetch_inner(struct promq *q, const struct rule *r, struct rule_data *d)
+{
+    char err[256] = "";
+    struct exprcov *ec = exprcov_new(r, decide_lookback(r), err, sizeof(err));
+    if (!ec) {
+        snprintf(d->errmsg, sizeof(d->errmsg),
+                 "activity: its raw samples cannot be proven gap-free: %s", err);
+        d->error = 1;
+        return -1;
+    }
+    enum promq_read_path path;
+    bool probe;
+    const char *sel = NULL;
+    int rc = rawread_choose(q, &path, &probe, err, sizeof(err));
+    for (size_t i = 0; rc == 0 && i < exprcov_count(ec); i++) {
+        sel = exprcov_selector(ec, i);
+        struct fetch_inner_sink k = {.ec = ec, .sel = i, .now = d->end};
+        struct matrix m = {0};
+        enum rawread_rc got = RAWREAD_ABSENT;
+        /* Each series is reduced to its coverage as it arrives; a failed read drops ec. */
+        if (path != PROMQ_READ_PROMQL)
+            got = rawread_read(q, path, probe, sel, exprcov_read_start(ec, i, d->end), d->end,
+                               fetch_inner_series, &k, &m, NULL, NULL, err, sizeof(err));
+        matrix_free(&m);
+        probe = false;
+        if (got == RAWREAD_ABSENT) {
+            snprintf(err, sizeof(err),
+                     "the server offers no raw read (remote read or /api/v1/export), so its "
+                     "raw samples cannot be proven gap-free");
+            rc = -1;
+        } else if (got != RAWREAD_OK) {
+            rc = -1;
+        }
+    }
+    if (rc < 0) {
+        snprintf(d->errmsg, sizeof(d->errmsg), "activity selector '%.60s': %s", sel ? sel : "",
+                 err);
+        d->error = 1;
+        exprcov_free(ec);
+        return -1;
+    }
+    /* Indexed against the result once every answer is in (fetch_rules). */
+    d->inner = ec;
+    log_debug("rule '%s': %zu selectors of its activity expression read through %s", r->name,
+              exprcov_count(ec), rawread_path_label(path));
+    return 0;
+}
+
 /* Per rule, the answers that are folded into its data once every query has run. */
 struct fetch_side {
     struct matrix subpoints; /* sub-points per step, to divide the coverage by */
@@ -584,9 +680,11 @@ static int fetch_rule(struct promq *q, struct fetch_cache *c, const struct rule 
                  d->end - d->start, step, FETCH_MAX_STEPS);
         d->error = 1;
         ret = -1;
-    } else if (fetch_get(q, c, d, "activity", true, expr, d->start, d->end, step, &d->activity) <
-               0) {
+    } else if (fetch_get_lookback(q, c, d, "activity", true, expr, d->start, d->end, step,
+                                  fetch_lookback(r), &d->activity) < 0) {
         d->error = 1;
+        ret = -1;
+    } else if (!fetch_is_selector(r->q_activity) && fetch_inner(q, r, d) < 0) {
         ret = -1;
     } else {
         int cov = fetch_coverage_expr(r, expr, sizeof(expr));
@@ -650,6 +748,8 @@ int fetch_rules(struct promq *q, const struct ruleset *rs, double now, struct ru
         /* The raw path's coverage is exact already (raw_to_grid). */
         if (out[i].raw_coverage && strcmp(out[i].read_path, "promql") == 0)
             fetch_coverage_ratio(&out[i].coverage, &side[i].subpoints);
+        if (out[i].inner)
+            exprcov_index(out[i].inner, &out[i].activity);
         matrix_free(&side[i].subpoints);
     }
     free(side);
@@ -672,6 +772,8 @@ void fetch_free(struct rule_data *d, size_t n)
         matrix_free(&d[i].allocation);
         matrix_free(&d[i].pending);
         matrix_free(&d[i].priority);
+        exprcov_free(d[i].inner);
+        d[i].inner = NULL;
     }
 }
 

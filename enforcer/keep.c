@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "annot.h"
 #include "dur.h"
 #include "rfc3339.h"
 #include "util.h"
@@ -65,24 +66,24 @@ static void keep_sentence(const struct keep_request *rq, double max, const char 
         break;
     case KEEP_HONOURED:
         snprintf(v->msg, sizeof(v->msg), "kept until %s at the owner's request (%s on %s)%s", until,
-                 KEEP_ANN_UNTIL, where, passed);
+                 ANNOT_KEEP_UNTIL, where, passed);
         break;
     case KEEP_CAPPED:
         snprintf(v->msg, sizeof(v->msg),
                  "kept until %s at the owner's request, capped: %s on %s asks for %s, rule '%s' "
                  "allows at most %s after the notice%s",
-                 until, KEEP_ANN_UNTIL, where, asked, rule, d, passed);
+                 until, ANNOT_KEEP_UNTIL, where, asked, rule, d, passed);
         break;
     case KEEP_MALFORMED:
         snprintf(v->msg, sizeof(v->msg),
                  "kept until %s, the most rule '%s' allows (%s after the notice): %s on %s is "
                  "'%.60s', not an RFC 3339 time; fix or remove it%s",
-                 until, rule, d, KEEP_ANN_UNTIL, where, rq->value, passed);
+                 until, rule, d, ANNOT_KEEP_UNTIL, where, rq->value, passed);
         break;
     case KEEP_IGNORED:
         snprintf(v->msg, sizeof(v->msg),
                  "%s '%.60s' on %s ignored: rule '%s' allows 0 (maxKeepUntil is not set)",
-                 KEEP_ANN_UNTIL, rq->value, where, rule);
+                 ANNOT_KEEP_UNTIL, rq->value, where, rule);
         break;
     }
 }

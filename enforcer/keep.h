@@ -20,8 +20,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define KEEP_ANN_UNTIL "gpureclaim.io/keep-until"
-
 enum keep_state {
     KEEP_NONE = 0,  /* no annotation on any object of the chain */
     KEEP_HONOURED,  /* kept until the time asked for */

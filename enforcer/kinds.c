@@ -63,6 +63,27 @@
 /* KServe deletes the predictor's (transformer's, explainer's) workload while the annotation is
    "true" (case-insensitive), keeping the InferenceService. */
 #define KSERVE_STOP WAY_ANNOTATE("serving.kserve.io/stop", "true")
+/* The Kubeflow training operator v1 (one reconciler for every kind) and mpi-operator v2beta1
+   delete the job's pods while spec.runPolicy.suspend is true and create them again after. */
+#define RUNPOLICY_SUSPEND                                                                          \
+    {                                                                                              \
+        .method = KIND_PATCH, .patch = "{\"spec\":{\"runPolicy\":{\"suspend\":true}}}",            \
+        .unpatch = "{\"spec\":{\"runPolicy\":{\"suspend\":false}}}"                                \
+    }
+/* Volcano's job controller aborts a Job on a Command AbortJob (killing its running and pending
+   pods, phase Aborting then Aborted) and restarts it on ResumeJob; `vcctl job suspend` and
+   `vcctl job resume` create exactly these. It takes and deletes a command in any phase but
+   acts on AbortJob only from Pending or Running: from Restarting or Completing the command
+   would be gone and the job not stopped, so the way requires Running (a job with idle GPU
+   pods runs). */
+#define VOLCANO_ABORT                                                                              \
+    {                                                                                              \
+        .method = KIND_COMMAND,                                                                    \
+        .command = {"bus.volcano.sh", "v1alpha1", "Command", "commands", "AbortJob", "ResumeJob"}, \
+        .requires = "{\"status\":{\"state\":{\"phase\":\"Running\"}}}",                            \
+        .stopped = "[{\"status\":{\"state\":{\"phase\":\"Aborting\"}}},"                           \
+                   "{\"status\":{\"state\":{\"phase\":\"Aborted\"}}}]"                             \
+    }
 
 #define ROW(g, v, k, rec, res, anchor, ...)                                                        \
     {                                                                                              \
@@ -97,6 +118,9 @@ static const struct kind_def builtin_rows[] = {
     ROW("serving.kserve.io", "v1beta1", "InferenceService", true, "inferenceservices",
         "inferenceservice", [ACTION_SCALE_TO_ZERO] = KSERVE_STOP, [ACTION_SUSPEND] = KSERVE_STOP,
         [ACTION_DELETE] = WAY_DELETE),
+    ROW("serving.kserve.io", "v1alpha2", "LLMInferenceService", true, "llminferenceservices",
+        "llminferenceservice", [ACTION_SCALE_TO_ZERO] = KSERVE_STOP, [ACTION_SUSPEND] = KSERVE_STOP,
+        [ACTION_DELETE] = WAY_DELETE),
     ROW("serving.knative.dev", "v1", "Service", true, "services", "knative", NO_WAYS),
     ROW("serving.knative.dev", "v1", "Configuration", true, "configurations", "knative", NO_WAYS),
     ROW("serving.knative.dev", "v1", "Revision", true, "revisions", "knative", NO_WAYS),
@@ -129,11 +153,31 @@ static const struct kind_def builtin_rows[] = {
         "jobset", [ACTION_SUSPEND] = WAY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
     ROW("trainer.kubeflow.org", "v1alpha1", "TrainJob", true, "trainjobs",
         "trainjob", [ACTION_SUSPEND] = WAY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
-    ROW("kubeflow.org", "v1", "PyTorchJob", true, "pytorchjobs", "pytorchjob",
-        [ACTION_SUSPEND] = {.method = KIND_PATCH,
-                            .patch = "{\"spec\":{\"runPolicy\":{\"suspend\":true}}}",
-                            .unpatch = "{\"spec\":{\"runPolicy\":{\"suspend\":false}}}"},
-        [ACTION_DELETE] = WAY_DELETE),
+    ROW("kubeflow.org", "v1", "PyTorchJob", true, "pytorchjobs",
+        "pytorchjob", [ACTION_SUSPEND] = RUNPOLICY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
+    ROW("kubeflow.org", "v1", "TFJob", true, "tfjobs", "training-operator-jobs",
+        [ACTION_SUSPEND] = RUNPOLICY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
+    ROW("kubeflow.org", "v1", "XGBoostJob", true, "xgboostjobs", "training-operator-jobs",
+        [ACTION_SUSPEND] = RUNPOLICY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
+    ROW("kubeflow.org", "v1", "PaddleJob", true, "paddlejobs", "training-operator-jobs",
+        [ACTION_SUSPEND] = RUNPOLICY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
+    ROW("kubeflow.org", "v1", "JAXJob", true, "jaxjobs", "training-operator-jobs",
+        [ACTION_SUSPEND] = RUNPOLICY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
+    /* v2beta1 (mpi-operator) and v1 (training operator) are one row: the same field stops
+       both; the row names v2beta1 so that `restore` finds mpi-operator's MPIJobs in a group
+       whose v1 the training operator serves (docs/workload-kinds.md#mpijob). */
+    ROW("kubeflow.org", "v2beta1", "MPIJob", true, "mpijobs",
+        "mpijob", [ACTION_SUSPEND] = RUNPOLICY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
+    /* CodeFlare AppWrapper: spec.suspend (Kueue's when it admits it) */
+    ROW("workload.codeflare.dev", "v1beta2", "AppWrapper", true, "appwrappers",
+        "appwrapper", [ACTION_SUSPEND] = WAY_SUSPEND, [ACTION_DELETE] = WAY_DELETE),
+    /* Volcano: no field stops a Job, a Command does */
+    ROW("batch.volcano.sh", "v1alpha1", "Job", true, "jobs",
+        "volcano-job", [ACTION_SUSPEND] = VOLCANO_ABORT, [ACTION_DELETE] = WAY_DELETE),
+    /* Argo Workflows: no stop that can be undone, so delete only; CronWorkflow is a schedule */
+    ROW("argoproj.io", "v1alpha1", "Workflow", true, "workflows",
+        "workflow", [ACTION_DELETE] = WAY_DELETE),
+    ROW("argoproj.io", "v1alpha1", "CronWorkflow", false, "cronworkflows", "cronworkflow", NO_WAYS),
     ROW("leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", true, "leaderworkersets",
         "leaderworkerset", [ACTION_SCALE_TO_ZERO] = WAY_SCALE, [ACTION_DELETE] = WAY_DELETE),
 };
@@ -171,6 +215,8 @@ const char *kinds_method_name(enum kind_method m)
         return "delete";
     case KIND_EVICT:
         return "evict";
+    case KIND_COMMAND:
+        return "command";
     }
     return "none";
 }
@@ -296,6 +342,23 @@ int kinds_is_stopped(const struct kind_way *way, const char *obj_json, size_t le
         json_object_put(patch);
         break;
     }
+    case KIND_COMMAND: {
+        json_object *alts = way->stopped
+                                ? jsonparse_strict(way->stopped, strlen(way->stopped),
+                                                   KINDS_PATCH_DEPTH, "stopped", err, errlen)
+                                : NULL;
+        if (!alts)
+            break;
+        rc = 0;
+        for (size_t i = 0; json_object_is_type(alts, json_type_array) &&
+                           i < json_object_array_length(alts) && !rc;
+             i++) {
+            json_object *alt = json_object_array_get_idx(alts, i);
+            rc = json_object_is_type(alt, json_type_object) && leaves_hold(alt, root, "", NULL);
+        }
+        json_object_put(alts);
+        break;
+    }
     case KIND_ANNOTATE: {
         json_object *meta, *ann, *v;
         rc = 0;
@@ -348,7 +411,7 @@ static size_t perm_add(struct kind_perm *perms, size_t n, size_t max, const char
                        const char *verb)
 {
     if (n < max)
-        perms[n] = (struct kind_perm){sub, verb};
+        perms[n] = (struct kind_perm){sub, verb, NULL, NULL};
     return n + 1;
 }
 
@@ -368,6 +431,12 @@ size_t kinds_perms(const struct kind_way *way, struct kind_perm *perms, size_t m
         n = perm_add(perms, n, max, "scale", "get");
         n = perm_add(perms, n, max, "scale", "patch");
     }
+    if (way->method == KIND_COMMAND) {
+        if (n < max)
+            perms[n] =
+                (struct kind_perm){NULL, "create", way->command.group, way->command.resource};
+        n++;
+    }
     return n;
 }
 
@@ -376,7 +445,7 @@ size_t kinds_verbs(const struct kind_way *way, const char **verbs, size_t max)
     struct kind_perm p[8];
     size_t np = kinds_perms(way, p, ARRAY_LEN(p)), n = 0;
     for (size_t i = 0; i < np && i < ARRAY_LEN(p); i++) {
-        if (p[i].subresource)
+        if (p[i].subresource || p[i].resource)
             continue;
         if (n < max)
             verbs[n] = p[i].verb;
@@ -390,6 +459,63 @@ size_t kinds_walk_perms(const struct kind_def *def, struct kind_perm *perms, siz
     if (!def || !(def->reconciles || (def->group[0] == '\0' && strcmp(def->kind, "Pod") == 0)))
         return 0;
     return perm_add(perms, 0, max, NULL, "get");
+}
+
+/* ---- commands ---------------------------------------------------------------------------- */
+
+/* An ownerReference to the object, with controller true (metav1.NewControllerRef). */
+static json_object *command_ref(const char *api_version, const char *kind, const char *name,
+                                const char *uid)
+{
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, "apiVersion", json_object_new_string(api_version));
+    json_object_object_add(r, "kind", json_object_new_string(kind));
+    json_object_object_add(r, "name", json_object_new_string(name));
+    json_object_object_add(r, "uid", json_object_new_string(uid));
+    json_object_object_add(r, "controller", json_object_new_boolean(1));
+    json_object_object_add(r, "blockOwnerDeletion", json_object_new_boolean(1));
+    return r;
+}
+
+char *kinds_command_body(const struct kind_way *way, const char *api_version, const char *kind,
+                         const char *ns, const char *name, const char *uid, bool undo,
+                         char **cmd_name)
+{
+    *cmd_name = NULL;
+    const struct kind_command *c = way ? &way->command : NULL;
+    if (!way || way->method != KIND_COMMAND || !c->group || !c->version || !c->kind || !c->stop ||
+        !c->undo || !api_version || !kind || !ns || !name || !uid)
+        return NULL;
+    const char *action = undo ? c->undo : c->stop;
+    /* NAME-gpureclaim-ACTION within a name's 253 characters: the object's name is cut. */
+    char *lower = xstrdup(action);
+    for (char *p = lower; *p; p++)
+        *p = (char)(*p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p);
+    int keep = (int)(253 - strlen("-gpureclaim-") - strlen(lower));
+    *cmd_name = xasprintf("%.*s-gpureclaim-%s", keep < 1 ? 1 : keep, name, lower);
+    free(lower);
+    json_object *o = json_object_new_object(), *md = json_object_new_object();
+    json_object *owners = json_object_new_array();
+    char *gv = xasprintf("%s/%s", c->group, c->version);
+    json_object_object_add(o, "apiVersion", json_object_new_string(gv));
+    free(gv);
+    json_object_object_add(o, "kind", json_object_new_string(c->kind));
+    json_object_object_add(md, "name", json_object_new_string(*cmd_name));
+    json_object_object_add(md, "namespace", json_object_new_string(ns));
+    json_object_array_add(owners, command_ref(api_version, kind, name, uid));
+    json_object_object_add(md, "ownerReferences", owners);
+    json_object_object_add(o, "metadata", md);
+    json_object_object_add(o, "action", json_object_new_string(action));
+    json_object_object_add(o, "target", command_ref(api_version, kind, name, uid));
+    json_object_object_add(o, "reason", json_object_new_string("IdleGPUReclaim"));
+    json_object_object_add(
+        o, "message",
+        json_object_new_string(undo ? "restored by gpureclaim-enforcer restore"
+                                    : "idle GPU reclaimed by gpureclaim-enforcer"));
+    char *s = xstrdup(
+        json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(o);
+    return s;
 }
 
 /* ---- the `kinds:` section ------------------------------------------------------------------ */
@@ -581,8 +707,8 @@ static bool method_fits(enum rule_action a, enum kind_method m)
     switch (a) {
     case ACTION_SCALE_TO_ZERO:
     case ACTION_SUSPEND:
-        /* no pods, the object and its spec kept, and a way back */
-        return m == KIND_SCALE || m == KIND_PATCH || m == KIND_ANNOTATE;
+        /* no pods, the object and its spec kept, and a way back (a command: built in only) */
+        return m == KIND_SCALE || m == KIND_PATCH || m == KIND_ANNOTATE || m == KIND_COMMAND;
     case ACTION_EVICT:
         return m == KIND_EVICT;
     case ACTION_DELETE:

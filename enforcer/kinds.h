@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "rules.h"
+#include "action.h"
 
 /* How one rule action is carried out on a kind. */
 enum kind_method {
@@ -35,10 +35,27 @@ enum kind_method {
                       action, as Kubeflow's kubeflow-resource-stopped); undone by removing it */
     KIND_DELETE,   /* DELETE with a uid precondition, propagationPolicy Background; no undo */
     KIND_EVICT,    /* pods only: a policy/v1 Eviction; no undo (the controller re-creates) */
+    KIND_COMMAND,  /* create a command object naming the object, as the platform's own CLI does
+                      (a Volcano Job: a bus.volcano.sh/v1alpha1 Command AbortJob, which is what
+                      `vcctl job suspend` creates); undone by the command `command.undo`
+                      (ResumeJob). Built-in rows only: a `kinds:` row cannot use it */
 };
 
-/* "none", "scale", "patch", "annotate", "delete", "evict". */
+/* "none", "scale", "patch", "annotate", "delete", "evict", "command". */
 const char *kinds_method_name(enum kind_method m);
+
+/*
+ * KIND_COMMAND: the command object's type and actions. The object is created in the target's
+ * namespace, named NAME-gpureclaim-ACTION (lower case) so that a command its controller has not
+ * carried out yet makes a second one fail with 409 AlreadyExists instead of piling up, with the
+ * target as its controller owner and in `target` (kinds_command_body).
+ */
+struct kind_command {
+    const char *group, *version, *kind, *resource; /* "bus.volcano.sh", "v1alpha1", "Command",
+                                                      "commands" */
+    const char *stop;                              /* the action that stops: "AbortJob" */
+    const char *undo;                              /* the action that undoes it: "ResumeJob" */
+};
 
 struct kind_way {
     enum kind_method method;
@@ -51,6 +68,12 @@ struct kind_way {
        may be suspended only with spec.shutdownAfterJobFinishes true, no clusterSelector and
        status.jobDeploymentStatus Running: otherwise KubeRay fails it for good. */
     const char *requires;
+    struct kind_command command; /* KIND_COMMAND */
+    /* KIND_COMMAND: how a stopped object is recognised, a JSON array of objects: stopped when
+       every leaf of one of them holds (a command is carried out later, by the platform's
+       controller, so the object itself says whether it was: a Volcano Job in phase Aborting
+       or Aborted). */
+    const char *stopped;
 };
 
 #define KINDS_NACTIONS (ACTION_STOP + 1) /* ways[] is indexed by enum rule_action */
@@ -106,8 +129,9 @@ const struct kind_def *kinds_at(const struct kinds *t, size_t i);
 /*
  * Is `obj_json` (an object as the API returned it) stopped by `way`? KIND_SCALE:
  * spec.replicas is 0 or absent; KIND_PATCH: every leaf of `patch` has that value in the
- * object; KIND_ANNOTATE: the annotation is present (with `value`, when set). Pure. -1 with a
- * message when the JSON cannot be parsed; KIND_DELETE/KIND_EVICT/KIND_NONE: 0.
+ * object; KIND_ANNOTATE: the annotation is present (with `value`, when set); KIND_COMMAND: every
+ * leaf of one element of `stopped` holds. Pure. -1 with a message when the JSON cannot be
+ * parsed; KIND_DELETE/KIND_EVICT/KIND_NONE: 0.
  * Test the API's answer to a KIND_PATCH or KIND_ANNOTATE write with it too: a structural CRD
  * prunes a field its installed release does not have (RayService spec.suspend before KubeRay
  * 1.7.0) and answers 200, so 0 there means this cluster's release cannot do the action.
@@ -135,16 +159,19 @@ int kinds_can_act(const struct kind_way *way, const char *obj_json, size_t len, 
  */
 size_t kinds_verbs(const struct kind_way *way, const char **verbs, size_t max);
 
-/* One permission a way needs: `verb` on the kind's resource, or on its `subresource`. */
+/* One permission a way needs: `verb` on the kind's resource, or on its `subresource`, or on
+   another resource (`group`, `resource`: a KIND_COMMAND's command objects). */
 struct kind_perm {
     const char *subresource; /* NULL: the resource itself; "scale"; "eviction" (pods) */
     const char *verb;
+    const char *group, *resource; /* NULL: the row's own; else another resource's */
 };
 
 /*
  * Every permission a way needs, subresources included: kinds_verbs() plus get and patch on
- * "scale" for KIND_SCALE, and for KIND_EVICT create on "eviction" (besides get on the pod).
- * Returns the count (at most 5), filling at most `max`.
+ * "scale" for KIND_SCALE, for KIND_EVICT create on "eviction" (besides get on the pod), and
+ * for KIND_COMMAND create on the command's resource in its group. Returns the count (at most
+ * 5), filling at most `max`.
  */
 size_t kinds_perms(const struct kind_way *way, struct kind_perm *perms, size_t max);
 
@@ -154,6 +181,17 @@ size_t kinds_perms(const struct kind_way *way, struct kind_perm *perms, size_t m
  * count (0 or 1).
  */
 size_t kinds_walk_perms(const struct kind_def *def, struct kind_perm *perms, size_t max);
+
+/*
+ * The JSON body that creates `way`'s command (KIND_COMMAND) about the object `api_version`
+ * `kind` NS/NAME with `uid`: its `stop` action, or its `undo` action when `undo` is set. The
+ * object is the command's controller owner and its `target`, as Volcano's vcctl sets them
+ * (its job controller finds the Job by the target's name). *name gets the command's name
+ * (caller frees). NULL when the way is not a command. Pure.
+ */
+char *kinds_command_body(const struct kind_way *way, const char *api_version, const char *kind,
+                         const char *ns, const char *name, const char *uid, bool undo,
+                         char **cmd_name);
 
 /* ---- the `kinds:` section of a rules file (rules.c calls these) --------------------------- */
 

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "annot.h"
 #include "file.h"
 #include "httpc.h"
 #include "kube.h"
@@ -30,7 +31,12 @@
 #include "rfc3339.h"
 #include "util.h"
 
-#define KUBE_KUEUE_API "kueue.x-k8s.io/v1beta1"
+/*
+ * Kueue's API group. Workloads are served at v1beta1 and, since Kueue v0.15.0, v1beta2, the
+ * storage version since v0.16.0, which also deprecates v1beta1 (docs/enforcer.md, "Kueue"):
+ * they are read and deactivated at the version discovery prefers (kube_kueue_resource).
+ */
+#define KUBE_KUEUE_GROUP "kueue.x-k8s.io"
 
 #define KUBE_LABEL_QUEUE   "kueue.x-k8s.io/queue-name"
 #define KUBE_LABEL_JOB_UID "kueue.x-k8s.io/job-uid"
@@ -67,30 +73,10 @@ struct kube {
     char *what;            /* what kube_send's last request was, for kube_bad_answer */
     struct kube_disco disco[KUBE_DISCO_MAX];
     size_t ndisco;
+    /* The preferred version of Kueue's group from /apis (NULL: not served), when fetched. */
+    char *kueue_version;
+    double kueue_fetched; /* mono_now() of the answer; 0: never */
 };
-
-const char *kube_result_name(enum kube_result r)
-{
-    switch (r) {
-    case KUBE_OK:
-        return "ok";
-    case KUBE_NOT_FOUND:
-        return "not_found";
-    case KUBE_CONFLICT:
-        return "conflict";
-    case KUBE_RETRY_LATER:
-        return "retry_later";
-    case KUBE_FORBIDDEN:
-        return "forbidden";
-    case KUBE_UNSUPPORTED:
-        return "unsupported";
-    case KUBE_ERROR:
-        return "error";
-    case KUBE_CANCELLED:
-        return "cancelled";
-    }
-    return "error";
-}
 
 /* ---- paths ------------------------------------------------------------------------------ */
 
@@ -230,6 +216,7 @@ void kube_free(struct kube *k)
         free(k->disco[i].preferred);
         kube_api_resources_free(k->disco[i].res, k->disco[i].n);
     }
+    free(k->kueue_version);
     free(k->last_rv);
     free(k->last_answer);
     httpc_resp_free(&k->ans);
@@ -568,6 +555,41 @@ enum kube_result kube_resource_of(struct kube *k, const char *api_version, const
     return r;
 }
 
+/*
+ * Where Kueue Workloads are served: the resource of kind Workload at the version /apis names
+ * as the group's preferredVersion (v1beta2 where both are served, as kube-apiserver prefers
+ * the highest served version of a CRD). The answer is kept for KUBE_DISCO_REFRESH seconds, so
+ * an upgrade of Kueue is seen within that. KUBE_NOT_FOUND, with a message, when the API does
+ * not serve the group or no Workload in it (Kueue is not installed).
+ */
+static enum kube_result kube_kueue_resource(struct kube *k, struct kube_resource *out, char *err,
+                                            size_t errlen)
+{
+    *out = (struct kube_resource){0};
+    if (!k->kueue_fetched || mono_now() - k->kueue_fetched >= KUBE_DISCO_REFRESH) {
+        char *preferred = NULL, perr[256];
+        enum kube_result r = kube_disco_get(k, "/apis", err, errlen);
+        if (r == KUBE_OK &&
+            kube_parse_group_list(k->ans.body.buf, k->ans.body.len, KUBE_KUEUE_GROUP, &preferred,
+                                  perr, sizeof(perr)) < 0) {
+            snprintf(err, errlen, "cannot read '/apis': %s", perr);
+            r = KUBE_ERROR;
+        }
+        if (r != KUBE_OK)
+            return r;
+        free(k->kueue_version);
+        k->kueue_version = preferred;
+        k->kueue_fetched = mono_now();
+    }
+    if (!k->kueue_version) {
+        snprintf(err, errlen, "the API does not serve '%s' (no such API group)", KUBE_KUEUE_GROUP);
+        return KUBE_NOT_FOUND;
+    }
+    enum kube_result r = kube_resource_in(k, KUBE_KUEUE_GROUP, k->kueue_version, "Workload", false,
+                                          out, err, errlen);
+    return r == KUBE_UNSUPPORTED ? KUBE_NOT_FOUND : r;
+}
+
 /* ---- objects ---------------------------------------------------------------------------- */
 
 enum kube_result kube_get(struct kube *k, const struct kube_ref *ref, struct kube_obj *obj,
@@ -670,6 +692,19 @@ enum kube_result kube_root_owner(struct kube *k, const struct kube_obj *pod,
                                  struct kube_chain *chain, char *err, size_t errlen)
 {
     return kube_owner_walk(k, pod, NULL, NULL, chain, err, errlen);
+}
+
+void kube_chain_free(struct kube_chain *chain)
+{
+    for (size_t i = 0; i < chain->n; i++)
+        kube_obj_free(&chain->obj[i]);
+    free(chain->unknown.api_version);
+    free(chain->unknown.kind);
+    free(chain->unknown.name);
+    free(chain->unknown.uid);
+    chain->unknown = (struct kube_owner_ref){0};
+    chain->n = 0;
+    chain->kueue = false;
 }
 
 enum kube_result kube_annotate(struct kube *k, const struct kube_ref *ref, const char *key,
@@ -813,7 +848,7 @@ enum kube_result kube_scale_to_zero(struct kube *k, const struct kube_ref *owner
     if (r == KUBE_OK && n > 0) {
         char num[32];
         snprintf(num, sizeof(num), "%lld", (long long)n);
-        char *ann = kube_body_annotate(NULL, KUBE_ANN_REPLICAS_BEFORE, num);
+        char *ann = kube_body_annotate(NULL, ANNOT_REPLICAS_BEFORE, num);
         r = kube_patch(k, owner, resource_version, ann, err, errlen);
         free(ann);
         /* The annotation gave the object a new resourceVersion: the scale must carry that
@@ -840,17 +875,24 @@ enum kube_result kube_kueue_deactivate(struct kube *k, const struct kube_obj *jo
                  j->kind ? j->kind : "object", j->name ? j->name : "");
         return KUBE_ERROR;
     }
-    /* The collection is addressed directly: the list answer proves it is served, and the
-       Workload's path is the collection's plus its name. */
+    /* Not served: nothing to deactivate, and the object is not to be suspended instead. */
+    struct kube_resource res;
+    enum kube_result r = kube_kueue_resource(k, &res, err, errlen);
+    if (r != KUBE_OK) {
+        kube_resource_free(&res);
+        return r == KUBE_NOT_FOUND ? KUBE_UNSUPPORTED : r;
+    }
+    /* The Workload's path is the collection's plus its name. */
     struct sbuf coll = {0}, path = {0};
-    sbuf_printf(&coll, "/apis/%s/namespaces/%s/workloads", KUBE_KUEUE_API, j->ns);
+    sbuf_printf(&coll, "/apis/%s/%s/namespaces/%s/%s", res.group, res.version, j->ns, res.plural);
+    kube_resource_free(&res);
     sbuf_printf(&path, "%s?labelSelector=", coll.buf);
     char *sel = xasprintf("%s=%s", KUBE_LABEL_JOB_UID, j->uid);
     httpc_urlencode(&path, sel);
     free(sel);
-    enum kube_result r = kube_send(k, "GET", sbuf_take(&path), NULL, err, errlen,
-                                   "find the Kueue workload of %s '%s/%s'",
-                                   j->kind ? j->kind : "object", j->ns, j->name);
+    r = kube_send(k, "GET", sbuf_take(&path), NULL, err, errlen,
+                  "find the Kueue workload of %s '%s/%s'", j->kind ? j->kind : "object", j->ns,
+                  j->name);
     struct kube_obj *items = NULL;
     size_t n = 0;
     char perr[256];
@@ -969,44 +1011,39 @@ enum kube_result kube_post_event(struct kube *k, const struct kube_ref *involved
     return r;
 }
 
-enum kube_result kube_pending_for_resource(struct kube *k, const char *resource, size_t *count,
-                                           int64_t *requested, char *err, size_t errlen)
+enum kube_result kube_pending_for_resource(struct kube *k, const char *resource,
+                                           struct pressure_demand *out, char *err, size_t errlen)
 {
-    int64_t req_dummy;
-    if (!requested)
-        requested = &req_dummy;
-    *count = 0;
-    *requested = 0;
+    *out = (struct pressure_demand){0};
     char perr[256];
     enum kube_result r =
         kube_send(k, "GET", xstrdup("/api/v1/pods?fieldSelector=status.phase%3DPending"), NULL, err,
                   errlen, "list Pending pods for '%s'", resource);
-    if (r == KUBE_OK && kube_parse_pending(k->ans.body.buf, k->ans.body.len, resource, count,
-                                           requested, perr, sizeof(perr)) < 0)
+    if (r == KUBE_OK && pressure_parse_pending(k->ans.body.buf, k->ans.body.len, resource, out,
+                                               perr, sizeof(perr)) < 0)
         r = kube_bad_answer(k, perr, err, errlen);
     return r;
 }
 
 enum kube_result kube_kueue_waiting_for_resource(struct kube *k, const char *resource,
                                                  const char *const *skip_uids, size_t nskip,
-                                                 size_t *count, char *err, size_t errlen)
+                                                 struct pressure_demand *out, char *err,
+                                                 size_t errlen)
 {
-    *count = 0;
-    char *path = xasprintf("/apis/%s/workloads", KUBE_KUEUE_API);
-    char *what = xasprintf("list Kueue workloads waiting for '%s'", resource);
-    struct httpc_resp resp;
-    enum kube_result r = kube_call(k, "GET", path, NULL, NULL, what, &resp, err, errlen);
-    if (r == KUBE_OK) {
-        char perr[256];
-        if (kube_parse_kueue_waiting(resp.body.buf, resp.body.len, resource, skip_uids, nskip,
-                                     count, perr, sizeof(perr)) < 0) {
-            snprintf(err, errlen, "cannot %s: %s", what, perr);
-            r = KUBE_ERROR;
-        }
+    *out = (struct pressure_demand){0};
+    struct kube_resource res;
+    enum kube_result r = kube_kueue_resource(k, &res, err, errlen);
+    if (r != KUBE_OK) {
+        kube_resource_free(&res);
+        return r;
     }
-    httpc_resp_free(&resp);
-    free(what);
-    free(path);
+    char perr[256];
+    r = kube_send(k, "GET", xasprintf("/apis/%s/%s/%s", res.group, res.version, res.plural), NULL,
+                  err, errlen, "list Kueue workloads waiting for '%s'", resource);
+    if (r == KUBE_OK && pressure_parse_kueue(k->ans.body.buf, k->ans.body.len, resource, skip_uids,
+                                             nskip, out, perr, sizeof(perr)) < 0)
+        r = kube_bad_answer(k, perr, err, errlen);
+    kube_resource_free(&res);
     return r;
 }
 

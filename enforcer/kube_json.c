@@ -1,10 +1,11 @@
 /*
- * The pure half of the Kubernetes client: the objects it reads (free, copy, look-ups), every
- * JSON parser of the API's answers (objects, lists, Scale, Status, Pending pods), the
- * mapping of an HTTP answer to a kube_result and the builders of every request body
- * (kube_body_*: merge patches, Eviction, DeleteOptions, Event). No I/O: kube.c makes the calls and
- * hands the bodies here, and fuzz/fuzz_kube.c reaches all of it without a network. Parsing is
- * strict (wrong types are errors, not defaults).
+ * The pure half of the Kubernetes client (kube_json.h): the objects it reads (free, copy,
+ * look-ups), every JSON parser of the API's answers (objects, lists, Scale, Status, access
+ * reviews, discovery), the mapping of an HTTP answer to a kube_result and the builders of every
+ * request body (kube_body_*: merge patches, Eviction, DeleteOptions, Event). No I/O: kube.c
+ * makes the calls and hands the bodies here, and fuzz/fuzz_kube.c reaches all of it without a
+ * network. What a list says of GPU pressure is pressure.c's. Parsing is strict (wrong types are
+ * errors, not defaults).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 #include <json-c/json.h>
 
 #include "jsonparse.h"
-#include "kube.h"
+#include "kube_json.h"
 #include "util.h"
 
 /* Objects with managedFields nest deeper than anything we read; 64 leaves room. */
@@ -155,13 +156,27 @@ const struct kube_owner_ref *kube_controller_ref(const struct kube_obj *o)
     return NULL;
 }
 
-void kube_chain_free(struct kube_chain *chain)
+const char *kube_result_name(enum kube_result r)
 {
-    for (size_t i = 0; i < chain->n; i++)
-        kube_obj_free(&chain->obj[i]);
-    kube_owner_free(&chain->unknown);
-    chain->n = 0;
-    chain->kueue = false;
+    switch (r) {
+    case KUBE_OK:
+        return "ok";
+    case KUBE_NOT_FOUND:
+        return "not_found";
+    case KUBE_CONFLICT:
+        return "conflict";
+    case KUBE_RETRY_LATER:
+        return "retry_later";
+    case KUBE_FORBIDDEN:
+        return "forbidden";
+    case KUBE_UNSUPPORTED:
+        return "unsupported";
+    case KUBE_ERROR:
+        return "error";
+    case KUBE_CANCELLED:
+        return "cancelled";
+    }
+    return "error";
 }
 
 /* ---- JSON helpers ----------------------------------------------------------------------- */
@@ -292,7 +307,7 @@ static int kube_parse_conditions(json_object *status, struct kube_obj *o, char *
 }
 
 /* Fill `o` from an object's JSON (list items carry no kind/apiVersion: those stay NULL). */
-static int kube_obj_from_json(json_object *root, struct kube_obj *o, char *err, size_t errlen)
+int kube_obj_from_json(json_object *root, struct kube_obj *o, char *err, size_t errlen)
 {
     json_object *meta, *spec, *status, *v;
     *o = (struct kube_obj){0};
@@ -363,8 +378,8 @@ int kube_parse_obj(const char *body, size_t len, struct kube_obj *out, char *err
  * *items. The API always sends "items", even an empty one ("items": []), so a missing one is
  * an error. NULL with a message.
  */
-static json_object *kube_list_parse(const char *body, size_t len, const char *what,
-                                    json_object **items, char *err, size_t errlen)
+json_object *kube_list_parse(const char *body, size_t len, const char *what, json_object **items,
+                             char *err, size_t errlen)
 {
     json_object *root = kube_json_parse(body, len, what, err, errlen);
     if (!root)
@@ -540,204 +555,6 @@ enum kube_result kube_classify(long http_status, const char *body, size_t len, c
              extra);
     kube_status_free(&st);
     return r;
-}
-
-/* "Insufficient <resource>" as a whole word: amd.com/gpu must not match amd.com/gpu-foo. */
-static bool kube_insufficient(const char *msg, const char *resource)
-{
-    char *needle = xasprintf("Insufficient %s", resource);
-    size_t nlen = strlen(needle);
-    bool found = false;
-    for (const char *p = strstr(msg, needle); p && !found; p = strstr(p + 1, needle)) {
-        const char *e = p + nlen;
-        bool name_char = (*e >= 'a' && *e <= 'z') || (*e >= 'A' && *e <= 'Z') ||
-                         (*e >= '0' && *e <= '9') || *e == '-' || *e == '_' || *e == '/';
-        /* A resource name ends in an alphanumeric, so "amd.com/gpu." ends a sentence. */
-        bool dot_inside =
-            *e == '.' && ((e[1] >= 'a' && e[1] <= 'z') || (e[1] >= 'A' && e[1] <= 'Z') ||
-                          (e[1] >= '0' && e[1] <= '9'));
-        found = !name_char && !dot_inside;
-    }
-    free(needle);
-    return found;
-}
-
-/* Sum of `resource` in containers[].resources.requests (or limits); -1 on a bad quantity. */
-static int kube_sum_requests(json_object *containers, const char *resource, bool max, int64_t *out)
-{
-    *out = 0;
-    if (!containers || !json_object_is_type(containers, json_type_array))
-        return 0;
-    for (size_t i = 0; i < json_object_array_length(containers); i++) {
-        json_object *c = json_object_array_get_idx(containers, i), *res, *m, *q = NULL;
-        if (!json_object_is_type(c, json_type_object) ||
-            !json_object_object_get_ex(c, "resources", &res) ||
-            !json_object_is_type(res, json_type_object))
-            continue;
-        if (!(json_object_object_get_ex(res, "requests", &m) &&
-              json_object_is_type(m, json_type_object) &&
-              json_object_object_get_ex(m, resource, &q)) &&
-            !(json_object_object_get_ex(res, "limits", &m) &&
-              json_object_is_type(m, json_type_object) &&
-              json_object_object_get_ex(m, resource, &q)))
-            continue;
-        int64_t v;
-        /* Extended resources are whole numbers; the API sends them as strings ("1"). */
-        if (!json_object_is_type(q, json_type_string) ||
-            parse_i64(json_object_get_string(q), &v) < 0 || v < 0 || v > INT32_MAX)
-            return -1;
-        if (max)
-            *out = v > *out ? v : *out;
-        else
-            *out += v;
-    }
-    return 0;
-}
-
-int kube_parse_pending(const char *body, size_t len, const char *resource, size_t *count,
-                       int64_t *requested, char *err, size_t errlen)
-{
-    *count = 0;
-    *requested = 0;
-    json_object *arr, *root = kube_list_parse(body, len, "pod list", &arr, err, errlen);
-    if (!root)
-        return -1;
-    int ret = 0;
-    for (size_t i = 0; i < json_object_array_length(arr) && ret == 0; i++) {
-        json_object *e = json_object_array_get_idx(arr, i), *spec = NULL, *cs = NULL, *ics = NULL;
-        struct kube_obj pod;
-        char sub[200] = "";
-        if (!json_object_is_type(e, json_type_object) ||
-            kube_obj_from_json(e, &pod, sub, sizeof(sub)) < 0) {
-            snprintf(err, errlen, "items[%zu]: %s", i, sub[0] ? sub : "not an object");
-            ret = -1;
-            break;
-        }
-        bool waiting = false;
-        if (pod.phase && strcmp(pod.phase, "Pending") == 0 && !pod.deletion_timestamp) {
-            for (size_t j = 0; j < pod.nconditions; j++) {
-                const struct kube_condition *c = &pod.conditions[j];
-                if (strcmp(c->type, "PodScheduled") == 0 && c->status &&
-                    strcmp(c->status, "False") == 0 && c->reason &&
-                    strcmp(c->reason, "Unschedulable") == 0 && c->message &&
-                    kube_insufficient(c->message, resource))
-                    waiting = true;
-            }
-        }
-        if (waiting) {
-            int64_t sum, init;
-            json_object_object_get_ex(e, "spec", &spec);
-            if (spec && json_object_is_type(spec, json_type_object)) {
-                json_object_object_get_ex(spec, "containers", &cs);
-                json_object_object_get_ex(spec, "initContainers", &ics);
-            }
-            /* Effective request: max(sum over containers, largest init container). */
-            if (kube_sum_requests(cs, resource, false, &sum) < 0 ||
-                kube_sum_requests(ics, resource, true, &init) < 0) {
-                snprintf(err, errlen, "items[%zu]: '%s' is not a whole number", i, resource);
-                ret = -1;
-            } else {
-                (*count)++;
-                *requested += sum > init ? sum : init;
-            }
-        }
-        kube_obj_free(&pod);
-    }
-    if (ret < 0) {
-        *count = 0;
-        *requested = 0;
-    }
-    json_object_put(root);
-    return ret;
-}
-
-/*
- * Kueue writes the reason a Workload cannot reserve quota into its QuotaReserved=False
- * condition, one clause per pod set and resource ("couldn't assign flavors to pod set main:
- * insufficient unused quota for amd.com/gpu in flavor mi300x, 2 more needed",
- * kubernetes-sigs/kueue pkg/scheduler/flavorassigner/flavorassigner.go, docs/backend-apis.md
- * §6.5). " in flavor " after the name makes it a whole word: amd.com/gpu never matches
- * amd.com/gpu_xcp. "insufficient quota for R ... > maximum capacity" is not matched: no
- * reclaim can make room for a request larger than the queue.
- */
-static bool kube_kueue_short_of(const char *msg, const char *resource)
-{
-    char *needle = xasprintf("insufficient unused quota for %s in flavor ", resource);
-    bool found = strstr(msg, needle) != NULL;
-    free(needle);
-    return found;
-}
-
-static bool kube_uid_in(const char *uid, const char *const *uids, size_t n)
-{
-    for (size_t i = 0; uid && *uid && i < n; i++)
-        if (uids[i] && strcmp(uids[i], uid) == 0)
-            return true;
-    return false;
-}
-
-/* Is the Workload `e` (parsed as `wl`) waiting for quota of `resource`, and not skipped? */
-static bool kube_kueue_waits(json_object *e, const struct kube_obj *wl, const char *resource,
-                             const char *const *skip, size_t nskip)
-{
-    json_object *spec, *active;
-    /* Deactivated (spec.active false) or being deleted: it will not take what is freed. */
-    if (wl->deletion_timestamp)
-        return false;
-    if (json_object_object_get_ex(e, "spec", &spec) &&
-        json_object_object_get_ex(spec, "active", &active) &&
-        json_object_is_type(active, json_type_boolean) && !json_object_get_boolean(active))
-        return false;
-    /* The candidate's own Workload: the job of the workload itself, never its own demand. */
-    if (kube_uid_in(wl->ref.uid, skip, nskip) ||
-        kube_uid_in(kube_label(wl, "kueue.x-k8s.io/job-uid"), skip, nskip))
-        return false;
-    for (size_t j = 0; j < wl->nowners; j++)
-        if (kube_uid_in(wl->owners[j].uid, skip, nskip))
-            return false;
-    bool waiting = false;
-    for (size_t j = 0; j < wl->nconditions; j++) {
-        const struct kube_condition *c = &wl->conditions[j];
-        if (!c->type || !c->status)
-            continue;
-        if (strcmp(c->type, "Finished") == 0 && strcmp(c->status, "True") == 0)
-            return false;
-        if (strcmp(c->type, "QuotaReserved") != 0)
-            continue;
-        if (strcmp(c->status, "False") != 0)
-            return false; /* reserved (or Unknown: nothing proven) */
-        waiting = c->message && kube_kueue_short_of(c->message, resource);
-    }
-    return waiting;
-}
-
-int kube_parse_kueue_waiting(const char *body, size_t len, const char *resource,
-                             const char *const *skip_uids, size_t nskip, size_t *count, char *err,
-                             size_t errlen)
-{
-    *count = 0;
-    json_object *arr, *root = kube_list_parse(body, len, "workload list", &arr, err, errlen);
-    if (!root)
-        return -1;
-    int ret = 0;
-    for (size_t i = 0; i < json_object_array_length(arr); i++) {
-        json_object *e = json_object_array_get_idx(arr, i);
-        struct kube_obj wl;
-        char sub[200] = "";
-        if (!json_object_is_type(e, json_type_object) ||
-            kube_obj_from_json(e, &wl, sub, sizeof(sub)) < 0) {
-            snprintf(err, errlen, "items[%zu]: %s", i, sub[0] ? sub : "not an object");
-            ret = -1;
-            break;
-        }
-        if (kube_kueue_waits(e, &wl, resource, skip_uids, nskip))
-            (*count)++;
-        kube_obj_free(&wl);
-    }
-    if (ret < 0)
-        *count = 0;
-    json_object_put(root);
-    return ret;
 }
 
 /*

@@ -92,6 +92,7 @@ struct ledger_entry *ledger_add(struct ledger *l, const char *rule, const char *
     ledger_set(&e->result, NULL);
     e->state = state;
     e->noticed = e->act_after = e->updated = e->idle_proven = e->restarted = NAN;
+    e->allocated = e->returned = e->accounted = NAN;
     return e;
 }
 
@@ -190,6 +191,10 @@ static json_object *ledger_entry_json(const struct ledger_entry *e)
     json_object_object_add(o, "idle_proven", ledger_time(e->idle_proven));
     if (!isnan(e->restarted))
         json_object_object_add(o, "restarted", ledger_time(e->restarted));
+    if (!isnan(e->allocated))
+        json_object_object_add(o, "allocated", json_object_new_double(e->allocated));
+    if (!isnan(e->returned))
+        json_object_object_add(o, "returned", ledger_time(e->returned));
     json_object_object_add(o, "attempts", json_object_new_int64(e->attempts));
     json_object_object_add(o, "result", json_object_new_string(e->result));
     return o;
@@ -347,6 +352,8 @@ static int ledger_parse_entry(struct ledger *l, json_object *o, char *err, size_
         ledger_num(o, "updated", &e->updated, true, err, errlen) < 0 ||
         ledger_opt_num(o, "idle_proven", &e->idle_proven, err, errlen) < 0 ||
         ledger_opt_num(o, "restarted", &e->restarted, err, errlen) < 0 ||
+        ledger_opt_num(o, "allocated", &e->allocated, err, errlen) < 0 ||
+        ledger_opt_num(o, "returned", &e->returned, err, errlen) < 0 ||
         ledger_num(o, "attempts", &attempts, false, err, errlen) < 0)
         goto out;
     if (attempts < 0 || attempts > 1e9 || attempts != floor(attempts)) {

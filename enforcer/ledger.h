@@ -46,6 +46,16 @@ struct ledger_entry {
     double restarted;
     unsigned attempts;
     char *result; /* last result name, "" before any attempt */
+    /*
+     * Acted entries: the GPU time the action freed (act.c, act_freed). `allocated` is the
+     * devices the workload held when it was acted on (NaN: unknown, nothing is counted);
+     * `returned` ends the count: when the object acted on was seen running again, was found
+     * gone or replaced, or the action itself has no way back (delete, evict), NaN while the
+     * object is still stopped. `accounted` (not saved) is the time counted up to by this
+     * process; after a restart the count goes on from the first cycle, so a counter that
+     * starts at zero never repeats what the previous process counted.
+     */
+    double allocated, returned, accounted;
 };
 
 struct ledger {

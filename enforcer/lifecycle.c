@@ -9,10 +9,10 @@
  * object), then the proof extension, then the conditions for starting anything (a `reclaim`
  * decision, leadership), the notice period, dry run, the object's identity, the continuity of
  * idleness, its age, and last the owner's keep-until, the caps and the pressure check, which
- * only decide whether an otherwise due action happens now. The full-window re-proof of a
- * decision made from carried state (`unproven`) comes last: it decides whether an otherwise
- * due notice, dry-run report or action happens now.
- */
+ * only decide whether an otherwise due action happens now (the pressure check also whether an
+ * otherwise due notice is posted). The full-window re-proof of a decision made from carried
+ * state (`unproven`) comes last: it decides whether an otherwise due notice, dry-run report or
+ * action happens now. */
 #include "lifecycle.h"
 
 #include "util.h"
@@ -107,6 +107,10 @@ static void lc_from_none(enum lc_state s, enum lc_decision d, const struct lc_fa
         lc_set(out, LC_DRY_RUN, LC_WHY_REPORTED);
         lc_add(out, LC_FX_AUDIT);
         lc_add(out, LC_FX_PERSIST);
+    } else if (f->unconfirmed) {
+        /* A notice tells the owner the workload will be reclaimed: not while nothing is
+           known to wait for its GPUs (a DuringGPUPressure rule the API does not confirm). */
+        lc_skip(out, s, LC_WHY_UNCONFIRMED);
     } else {
         /* The call's outcome decides (lc_settle). A notice record lost in a crash only means
            that the notice is posted again, later: it is written lazily, unlike an attempt. */

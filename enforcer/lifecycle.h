@@ -68,7 +68,8 @@ struct lc_facts {
     bool young;       /* the object was created after its idle window started */
     bool kept;        /* the owner's keep-until is in force (keep.h) */
     bool capped;      /* maxTerminationsPerCycle or the hourly cap is reached */
-    bool unconfirmed; /* a pressure rule whose GPU pressure the API did not confirm */
+    bool unconfirmed; /* a pressure rule whose GPU pressure the API did not confirm (asked
+                         before the notice and again before the action) */
     bool unproven;    /* the decision came from a proof carried from cycle to cycle (issue 26)
                          and the full-window proof, asked before a notice, a dry-run report
                          or an action, did not say reclaim */
@@ -133,11 +134,12 @@ enum lc_state lc_state_of(const struct ledger_entry *e);
  * One transition. Facts that are costly to learn may be left at their defaults (object
  * unknown, not kept, not capped, confirmed): a step that needs the object says
  * LC_WHY_NEED_OBJECT, and `kept`, `capped` and `unconfirmed` only change a step whose answer
- * is LC_WHY_ACT, so the driver learns them only then and steps again. `unproven` (a read of
- * the workload's whole window) only changes a step that would post a notice (LC_FX_NOTICE),
- * write a dry-run report from none (LC_DRY_RUN with LC_FX_AUDIT) or act (LC_FX_ACT): each
- * then stays where it was with one "skipped" line. tests/unit/test_lifecycle.c checks both.
- */
+ * is LC_WHY_ACT (`unconfirmed` also one whose answer is LC_WHY_NOTICE: no notice is posted for
+ * a pressure the API does not confirm), so the driver learns them only then and steps again.
+ * `unproven` (a read of the workload's whole window) only changes a step that would post a
+ * notice (LC_FX_NOTICE), write a dry-run report from none (LC_DRY_RUN with LC_FX_AUDIT) or act
+ * (LC_FX_ACT): each then stays where it was with one "skipped" line.
+ * tests/unit/test_lifecycle.c checks both. */
 void lc_step(enum lc_state s, enum lc_decision d, const struct lc_facts *f, struct lc_step *out);
 
 /* The outcome of a call the driver made for LC_FX_NOTICE or LC_FX_ACT. */

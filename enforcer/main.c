@@ -30,7 +30,7 @@
 #include "act.h"
 #include "audit.h"
 #include "fetch.h"
-#include "keep.h"
+#include "promsel.h"
 #include "kinds.h"
 #include "file.h"
 #include "flags.h"
@@ -211,8 +211,8 @@ static struct flags_def flags[NFLAGS] = {
     [F_KUBE_TIMEOUT] = {"kube.timeout", FLAGS_DURATION, "10s",
                         "run: timeout of one Kubernetes API request"},
     [F_KUBE_CONFIRM] = {"kube.confirm-pressure", FLAGS_BOOL, "false",
-                        "run: act on DuringGPUPressure rules only while a Pending pod is "
-                        "unschedulable for lack of the workload's GPU resource"},
+                        "run: notice and act on DuringGPUPressure rules only while a Pending "
+                        "pod or a Kueue Workload waits for the workload's GPU resource"},
     [F_NAMESPACE] = {"namespace", FLAGS_STRING, "default",
                      "restore: namespace of KIND/NAME (-n; NS/KIND/NAME names it too)"},
     [F_LE] = {"leader-elect", FLAGS_BOOL, "false",
@@ -368,11 +368,12 @@ static int eval_time(double *at)
 }
 
 /*
- * `check`: warn about each rule whose activity cannot be proven gap-free. For a plain
- * selector the enforcer reads the raw sample times (fetch.c's coverage query); an expression
- * is evaluated in a subquery, where every selector inside looks back up to 5 minutes (the
- * lookback delta), so a hole in the raw samples shorter than that is bridged and a series
- * that stopped keeps its last value for 5 minutes. Warnings do not change the exit status.
+ * `check`: warn about each rule whose activity is an expression. A plain selector's raw sample
+ * times are read directly (fetch.c). An expression's selectors look back up to 5 minutes in
+ * PromQL, so the enforcer reads the raw samples of each selector it contains and proves them
+ * gap-free (exprcov.h): that needs remote read or VictoriaMetrics' export, costs one raw read
+ * per selector, and is impossible when the selectors cannot be extracted safely (promsel.h);
+ * then every workload of the rule is kept. Warnings do not change the exit status.
  */
 static void check_warnings(char *const *paths, size_t n)
 {
@@ -382,17 +383,27 @@ static void check_warnings(char *const *paths, size_t n)
         if (rules_load_file(paths[i], &rs, &errs) == 0) {
             for (size_t j = 0; j < rs.n; j++) {
                 const struct rule *r = &rs.rules[j];
-                char buf[64];
+                char buf[64], err[256];
                 if (!r->q_activity || fetch_coverage_expr(r, buf, sizeof(buf)) != 1)
                     continue;
                 printf("%s:%d:%d: warning: rule '%s': 'activity' (%s) is an expression, so its "
-                       "raw gaps cannot be proven: the range query evaluates it in a subquery "
-                       "whose selectors look back up to 5m (the lookback delta), which "
-                       "bridges a hole in the raw samples of up to 5m and hides a stop for "
-                       "5m; record it with a recording rule and use the recorded series as "
-                       "'activity'\n",
+                       "result bridges raw holes (its selectors look back up to 5m): ",
                        paths[i], r->activity_line ? r->activity_line : r->line,
                        r->activity_line ? r->activity_col : r->col, r->name, r->q_activity);
+                struct promsel ps;
+                if (promsel_extract(r->q_activity, &ps, err, sizeof(err)) < 0) {
+                    printf("its selectors cannot be extracted safely (%s), so its raw samples "
+                           "cannot be proven gap-free and every workload of the rule is kept; ",
+                           err);
+                } else {
+                    printf("the raw samples of its %zu selector%s are read and proven gap-free "
+                           "instead, which needs remote read or VictoriaMetrics' export (on a "
+                           "server with neither every workload of the rule is kept); ",
+                           ps.nsel, ps.nsel == 1 ? "" : "s");
+                    promsel_free(&ps);
+                }
+                printf("a recording rule whose series is used as 'activity' is cheaper and "
+                       "works on every server\n");
             }
         }
         rules_errors_free(&errs);
@@ -876,111 +887,28 @@ static int cmd_run(void)
 /* ---- restore ------------------------------------------------------------------------------ */
 
 /*
- * `restore [NS/]KIND/NAME`: undo a reclaim from the record on the object (restore.h). KIND is
- * matched, without regard to case, against the kinds table's kinds and resources ("Notebook",
- * "notebook", "notebooks"), optionally with its group ("notebooks.kubeflow.org"), as kubectl
- * names resources; the table is the built-in one plus the `kinds:` of --rules.file when given.
+ * `restore [NS/]KIND/NAME`: undo a reclaim from the record on the object (restore.h, which
+ * does the work); the table is the built-in one plus the `kinds:` of --rules.file when given.
  * Exit status: 0 restored (or, with --dry-run, would be), 1 refused or failed (a sentence on
  * stderr), EXIT_USAGE for a target that does not parse or a kind the table does not know.
  */
-static int restore_fail(struct audit *au, const struct kube_ref *ref, const struct restore_obj *o,
-                        const char *result, long status, const char *msg)
-{
-    fprintf(stderr, "error: %s\n", msg);
-    struct labels none = {0};
-    struct audit_ref chain = {ref->kind, ref->ns, ref->name, ref->uid};
-    struct audit_rec r = {.time = NAN,
-                          .event = "restore",
-                          .rule = o && o->rec.rule ? o->rec.rule : NULL,
-                          .workload = &none,
-                          .chain = &chain,
-                          .nchain = 1,
-                          .action = o && o->rec.action ? o->rec.action : NULL,
-                          .result = result,
-                          .api_status = status,
-                          .message = msg,
-                          .act_after = NAN};
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    r.time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-    audit_write(au, &r);
-    return 1;
-}
-
-/* The kinds table's row for what the user typed as KIND; NULL with a message. */
-static const struct kind_def *restore_kind(const struct kinds *t, const char *want, char *err,
-                                           size_t errlen)
-{
-    const char *dot = strchr(want, '.');
-    size_t n = dot ? (size_t)(dot - want) : strlen(want);
-    const struct kind_def *found = NULL;
-    struct sbuf names = {0};
-    for (size_t i = 0; i < kinds_count(t); i++) {
-        const struct kind_def *d = kinds_at(t, i);
-        bool kind = strlen(d->kind) == n && strncasecmp(d->kind, want, n) == 0;
-        bool plural =
-            d->resource && strlen(d->resource) == n && strncasecmp(d->resource, want, n) == 0;
-        if (!(kind || plural) || (dot && strcasecmp(dot + 1, d->group) != 0))
-            continue;
-        bool dup = false; /* a user row replacing a built-in one comes first */
-        for (size_t j = 0; j < i && !dup; j++)
-            dup = strcmp(kinds_at(t, j)->kind, d->kind) == 0 &&
-                  strcmp(kinds_at(t, j)->group, d->group) == 0;
-        if (dup)
-            continue;
-        sbuf_printf(&names, "%s%s%s%s", names.len ? ", " : "", d->kind, d->group[0] ? "." : "",
-                    d->group);
-        if (found) {
-            snprintf(err, errlen, "kind '%s' is ambiguous: %s; name it with its group", want,
-                     names.buf);
-            sbuf_free(&names);
-            return NULL;
-        }
-        found = d;
-    }
-    sbuf_free(&names);
-    if (!found)
-        snprintf(err, errlen, "kind '%s' is not in the workload kinds table: %s", want,
-                 KINDS_HOW_TO_ADD);
-    return found;
-}
-
 static int cmd_restore(const char *target)
 {
-    /* NS/KIND/NAME, or KIND/NAME in --namespace */
-    char *spec = xstrdup(target), *ns = NULL, *kind = NULL, *name = NULL;
-    char *a = strchr(spec, '/'), *b = a ? strchr(a + 1, '/') : NULL;
-    if (a && b && !strchr(b + 1, '/')) {
-        *a = *b = '\0';
-        ns = spec, kind = a + 1, name = b + 1;
-        if (flags[F_NAMESPACE].set && strcmp(flags[F_NAMESPACE].value, ns) != 0) {
-            fprintf(stderr, "error: '%s' names namespace '%s', --namespace says '%s'\n", target, ns,
-                    flags[F_NAMESPACE].value);
-            free(spec);
-            return EXIT_USAGE;
-        }
-    } else if (a && !b) {
-        *a = '\0';
-        ns = (char *)flags[F_NAMESPACE].value, kind = spec, name = a + 1;
-    }
-    if (!kind || !*kind || !name || !*name || !ns || !*ns) {
-        fprintf(stderr, "error: invalid target '%s': want [NS/]KIND/NAME, e.g. ml/notebook/alice\n",
-                target);
-        free(spec);
+    struct restore_target t;
+    char err[1024];
+    if (restore_target_parse(target, flags[F_NAMESPACE].value, flags[F_NAMESPACE].set, &t, err,
+                             sizeof(err)) < 0) {
+        fprintf(stderr, "error: %s\n", err);
         return EXIT_USAGE;
     }
     int status = EXIT_USAGE;
     struct ruleset rs = {0};
     struct kube *k = NULL;
     struct audit *au = NULL;
-    struct kube_obj obj = {0};
-    struct restore_obj o = {0};
-    struct restore_op op = {0};
-    char err[1024], msg[1024];
     if (flag_str(F_RULES_FILE) && load_rules(&rs) != 0)
         goto out;
     const struct kind_def *def =
-        restore_kind(rs.kinds ? rs.kinds : kinds_builtin(), kind, err, sizeof(err));
+        restore_kind(rs.kinds ? rs.kinds : kinds_builtin(), t.kind, err, sizeof(err));
     if (!def) {
         fprintf(stderr, "error: %s\n", err);
         goto out;
@@ -1011,90 +939,14 @@ static int cmd_restore(const char *target)
         if (!au)
             log_warn("%s: no audit line for this restore (the Event on the object remains)", err);
     }
-    status = 1;
-    char api_version[256];
-    snprintf(api_version, sizeof(api_version), "%s%s%s", def->group, def->group[0] ? "/" : "",
-             def->version);
-    struct kube_ref ref = {api_version, (char *)def->kind, ns, name, NULL};
-    enum kube_result r = kube_get(k, &ref, &obj, err, sizeof(err));
-    if (r == KUBE_NOT_FOUND) {
-        /* The record of a reclaim lives on the object: a reclaim by delete took it with it. */
-        snprintf(msg, sizeof(msg),
-                 "%s %s/%s does not exist: nothing to restore (a reclaim by delete cannot be "
-                 "undone: re-create it from its source); %s",
-                 def->kind, ns, name, err);
-        status = restore_fail(au, &ref, NULL, kube_result_name(r), kube_last_status(k), msg);
-        goto out;
-    }
-    if (r != KUBE_OK) {
-        snprintf(msg, sizeof(msg), "cannot read %s %s/%s: %s", def->kind, ns, name, err);
-        status = restore_fail(au, &ref, NULL, kube_result_name(r), kube_last_status(k), msg);
-        goto out;
-    }
-    ref.uid = obj.ref.uid;
-    if (!obj.raw || restore_obj_parse(obj.raw, obj.raw_len, &o, err, sizeof(err)) < 0) {
-        snprintf(msg, sizeof(msg), "cannot read %s %s/%s: %s", def->kind, ns, name,
-                 obj.raw ? err : "no JSON");
-        status = restore_fail(au, &ref, NULL, "error", 0, msg);
-        goto out;
-    }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    double now = (double)ts.tv_sec;
-    if (restore_plan(&o, now, &op, msg, sizeof(msg)) < 0) {
-        status = restore_fail(au, &ref, &o, "refused", 0, msg);
-        goto out;
-    }
-    if (dry) {
-        printf("dry run: would %s\n", op.what);
-        printf("  then merge-patch %s/%s with %s\n", ns, name, op.patch);
-        status = 0;
-        goto out;
-    }
-    if (op.method == KIND_SCALE) {
-        int64_t previous = 0;
-        r = kube_scale(k, &ref, obj.resource_version, op.replicas, &previous, err, sizeof(err));
-        if (r == KUBE_OK)
-            r = kube_patch(k, &ref, kube_last_resource_version(k), op.patch, err, sizeof(err));
-    } else {
-        r = kube_patch(k, &ref, obj.resource_version, op.patch, err, sizeof(err));
-    }
-    if (r != KUBE_OK) {
-        snprintf(msg, sizeof(msg), "cannot %s: %s%s", op.what, err,
-                 r == KUBE_CONFLICT ? " (it changed while restoring: run restore again to "
-                                      "check it anew)"
-                                    : "");
-        status = restore_fail(au, &ref, &o, kube_result_name(r), kube_last_status(k), msg);
-        goto out;
-    }
-    snprintf(msg, sizeof(msg), "restored: %s (reclaimed by rule '%s'); its idle window starts now",
-             op.what, o.rec.rule ? o.rec.rule : "?");
-    char eerr[512] = "";
-    if (kube_post_event(k, &ref, "IdleGPUReclaimRestored", msg, "Normal", "Restore", eerr,
-                        sizeof(eerr)) != KUBE_OK)
-        log_warn("cannot post the restore event on %s '%s/%s': %s", def->kind, ns, name, eerr);
-    printf("%s\n", msg);
-    struct labels none = {0};
-    struct audit_ref chain = {def->kind, ns, name, ref.uid};
-    audit_write(au, &(struct audit_rec){.time = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9,
-                                        .event = "restore",
-                                        .rule = o.rec.rule,
-                                        .workload = &none,
-                                        .chain = &chain,
-                                        .nchain = 1,
-                                        .action = o.rec.action,
-                                        .result = "ok",
-                                        .message = msg,
-                                        .act_after = NAN});
-    status = 0;
+    struct restore_api api;
+    act_kube_restore_api(k, &api);
+    status = restore_run(&api, def, t.ns, t.name, dry, au, stdout, stderr);
 out:
-    restore_op_free(&op);
-    restore_obj_free(&o);
-    kube_obj_free(&obj);
     audit_close(au);
     kube_free(k);
     rules_free(&rs);
-    free(spec);
+    restore_target_free(&t);
     return status;
 }
 

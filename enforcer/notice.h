@@ -1,5 +1,5 @@
 /*
- * The notice annotation's JSON (gpureclaim.io/reclaim-notice, KUBE_ANN_NOTICE): one codec for
+ * The notice annotation's JSON (gpureclaim.io/reclaim-notice, ANNOT_NOTICE): one codec for
  * its one writer and its readers. The engine (act.c) writes it on the object it will act on
  * and, after the action, again with actedAt and, through the Kubernetes backend, the `acted`
  * record of how to undo it (restore.h); another replica that becomes the leader reads it to

@@ -18,12 +18,11 @@
 
 #include <json-c/json.h>
 
-#include "act.h"
+#include "annot.h"
 #include "dur.h"
 #include "enfmetrics.h"
 #include "file.h"
 #include "httpc.h"
-#include "keep.h"
 #include "log.h"
 #include "rfc3339.h"
 #include "notify.h"
@@ -144,13 +143,13 @@ static void notify_how_to_keep(struct sbuf *b, const struct audit_rec *r)
         for (char *p = kind; *p; p++)
             if (*p >= 'A' && *p <= 'Z')
                 *p = (char)(*p - 'A' + 'a');
-        sbuf_puts(b, "To keep it, label it " ACT_EXEMPT_KEY "=true: kubectl label");
+        sbuf_puts(b, "To keep it, label it " ANNOT_EXEMPT "=true: kubectl label");
         if (root->ns && root->ns[0])
             sbuf_printf(b, " -n %s", root->ns);
-        sbuf_printf(b, " %s/%s " ACT_EXEMPT_KEY "=true", kind, root->name);
+        sbuf_printf(b, " %s/%s " ANNOT_EXEMPT "=true", kind, root->name);
         free(kind);
     } else {
-        sbuf_puts(b, "To keep it, give it the label " ACT_EXEMPT_KEY "=true");
+        sbuf_puts(b, "To keep it, give it the label " ANNOT_EXEMPT "=true");
     }
 }
 
@@ -204,7 +203,7 @@ char *notify_slack_payload(const struct audit_rec *r)
             char d[32];
             dur_format(d, sizeof(d), r->d->rule->max_keep_until);
             sbuf_printf(&t,
-                        " To postpone it, annotate it " KEEP_ANN_UNTIL "=<RFC 3339 time>, at "
+                        " To postpone it, annotate it " ANNOT_KEEP_UNTIL "=<RFC 3339 time>, at "
                         "most %s after this notice.",
                         d);
         }

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "act.h"
+#include "annot.h"
 #include "enfmetrics.h"
 #include "kinds.h"
 #include "log.h"
@@ -107,8 +107,13 @@ static void needs_add_perms(struct needs *v, const struct kind_def *d, const str
                             size_t np, const char *ns, const char *why)
 {
     for (size_t i = 0; i < np; i++)
-        needs_add_kind(v, d->group, d->resource, p[i].subresource, p[i].verb, ns, NULL, d->kind,
-                       perm_api_version(d), why);
+        /* another resource's (a command way's command objects): named by its resource only */
+        if (p[i].resource)
+            needs_add(v, p[i].group, p[i].resource, p[i].subresource, p[i].verb, ns, NULL, NULL,
+                      why);
+        else
+            needs_add_kind(v, d->group, d->resource, p[i].subresource, p[i].verb, ns, NULL, d->kind,
+                           perm_api_version(d), why);
 }
 
 static bool perm_kube_action(enum rule_action a)
@@ -181,7 +186,7 @@ size_t perm_needs(const struct ruleset *rs, const struct perm_cfg *cfg, struct p
         if (r->nnamespaces == 0)
             needs_rule(&v, r, t, cfg, "");
         const char *prot =
-            cfg->protected_namespaces ? cfg->protected_namespaces : ACT_PROTECTED_DEFAULT;
+            cfg->protected_namespaces ? cfg->protected_namespaces : ANNOT_PROTECTED_DEFAULT;
         for (size_t j = 0; j < r->nnamespaces; j++)
             if (!perm_listed(prot, r->namespaces[j]))
                 needs_rule(&v, r, t, cfg, r->namespaces[j]);

@@ -32,7 +32,7 @@
 
 struct perm_cfg {
     bool confirm_pressure; /* --kube.confirm-pressure */
-    /* --enforce.protected-namespaces (comma list; NULL: ACT_PROTECTED_DEFAULT): nothing there
+    /* --enforce.protected-namespaces (comma list; NULL: ANNOT_PROTECTED_DEFAULT): nothing there
        is ever acted on, so nothing there is needed */
     const char *protected_namespaces;
     const char *lease_ns;   /* --leader-elect: the Lease's namespace; NULL: no election */

@@ -471,8 +471,9 @@ static int promq_drop_names(struct matrix *m, char *err, size_t errlen)
     return ret;
 }
 
+/* A range query, keeping `__name__` when `names`, with a per-query lookback when > 0. */
 static int promq_range_as(struct promq *q, const char *expr, double start, double end, double step,
-                          bool names, struct matrix *out, char *err, size_t errlen)
+                          bool names, double lookback, struct matrix *out, char *err, size_t errlen)
 {
     if (!isfinite(start) || !isfinite(end) || !isfinite(step) || step <= 0 || end < start) {
         *out = (struct matrix){0};
@@ -489,6 +490,10 @@ static int promq_range_as(struct promq *q, const char *expr, double start, doubl
     promq_form_num(&form, "end", end);
     promq_form_num(&form, "step", step);
     promq_form_num(&form, "timeout", q->timeout);
+    if (lookback > 0) {
+        promq_form_num(&form, "lookback_delta", lookback);
+        promq_form_num(&form, "max_lookback", lookback);
+    }
     /* VictoriaMetrics: not from its response cache, which may predate late samples. */
     promq_form(&form, "nocache", "1");
     int ret = promq_request(q, "/api/v1/query_range", &form, PROMJSON_MATRIX, out, err, errlen);
@@ -504,13 +509,19 @@ static int promq_range_as(struct promq *q, const char *expr, double start, doubl
 int promq_range(struct promq *q, const char *expr, double start, double end, double step,
                 struct matrix *out, char *err, size_t errlen)
 {
-    return promq_range_as(q, expr, start, end, step, false, out, err, errlen);
+    return promq_range_as(q, expr, start, end, step, false, 0, out, err, errlen);
+}
+
+int promq_range_lookback(struct promq *q, const char *expr, double start, double end, double step,
+                         double lookback, struct matrix *out, char *err, size_t errlen)
+{
+    return promq_range_as(q, expr, start, end, step, false, lookback, out, err, errlen);
 }
 
 int promq_range_named(struct promq *q, const char *expr, double start, double end, double step,
                       struct matrix *out, char *err, size_t errlen)
 {
-    return promq_range_as(q, expr, start, end, step, true, out, err, errlen);
+    return promq_range_as(q, expr, start, end, step, true, 0, out, err, errlen);
 }
 
 int promq_instant(struct promq *q, const char *expr, double t, struct matrix *out, char *err,

@@ -65,6 +65,13 @@ void promq_free(struct promq *q);
 int promq_range(struct promq *q, const char *expr, double start, double end, double step,
                 struct matrix *out, char *err, size_t errlen);
 /*
+ * The same with a per-query lookback of `lookback` seconds (none when 0), sent both as
+ * Prometheus' `lookback_delta` (honoured since v2.43.0, ignored before) and VictoriaMetrics'
+ * `max_lookback`; each server ignores the other's (docs/promql-plan.md §5.8).
+ */
+int promq_range_lookback(struct promq *q, const char *expr, double start, double end, double step,
+                         double lookback, struct matrix *out, char *err, size_t errlen);
+/*
  * Range query whose series keep `__name__` where the server gives it: on Prometheus, the
  * point at each step is then exactly the instant query at that time, labels included
  * (replay.c slices the instant series of many cycles out of one such query).

@@ -5,7 +5,7 @@
  *
  * Why a few times are enough. With raw coverage, decide() judges a series on the grid of
  * `now` (points now - k * step, each the largest sample of [t - step, t]) like this
- * (docs/decision-semantics.md §3.1, "The proof as a fold"); ws = now - idleTimer, g0 the first
+ * (docs/decision-semantics.md §3.2, "The proof as a fold"); ws = now - idleTimer, g0 the first
  * grid point at or after ws (or the grid start), W the last grid point at or before ws:
  *   present       a non-stale sample in [start - step, now] (else raw_to_grid drops it);
  *   not_a_number  a non-finite sample in [g0 - step, now]: the last one (nan.at) tells;

@@ -445,3 +445,56 @@ void raw_proofs_discard(struct raw_proofs *b)
     b->v = NULL;
     b->n = b->cap = 0;
 }
+
+int raw_cover_at(const struct series *s, double at, double gap, struct raw_cover *out, char *err,
+                 size_t errlen)
+{
+    *out = (struct raw_cover){.from = NAN, .before = NAN, .last = NAN, .end = NAN};
+    int64_t at_ms = raw_ms(at), gap_ms = raw_ms(gap);
+    int64_t *t = xmalloc((s->n ? s->n : 1) * sizeof(*t));
+    double *v = xmalloc((s->n ? s->n : 1) * sizeof(*v));
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        int64_t ti = raw_ms(s->p[i].t);
+        if (!isfinite(s->p[i].t) || (n > 0 && ti <= t[n - 1])) {
+            char *l = labels_format(&s->labels);
+            snprintf(err, errlen, "raw samples of %.120s out of order at %.3f", l, s->p[i].t);
+            free(l);
+            free(t);
+            free(v);
+            return -1;
+        }
+        if (ti > at_ms)
+            break;
+        t[n] = ti;
+        v[n++] = s->p[i].v;
+    }
+    struct raw_span *sp = xmalloc((n ? n : 1) * sizeof(*sp));
+    size_t nsp = raw_spans(t, v, n, gap_ms, sp);
+    /* The last run that begins at or before `at` (doubled milliseconds, raw_spans). */
+    size_t k = nsp;
+    while (k > 0 && sp[k - 1].a > 2 * at_ms)
+        k--;
+    for (size_t i = n; i-- > 0;) {
+        if (!raw_is_stale(v[i])) {
+            out->last = (double)t[i] / 1000.0;
+            break;
+        }
+    }
+    if (k > 0) {
+        const struct raw_span *r = &sp[k - 1];
+        out->end = (double)(r->b - 1) / 2000.0;
+        out->covered = 2 * at_ms < r->b;
+        if (out->covered) {
+            out->from = (double)r->a / 2000.0;
+            /* The real sample before the run's first one, if any: the other side of its hole. */
+            for (size_t i = 0; i < n && 2 * t[i] < r->a; i++)
+                if (!raw_is_stale(v[i]))
+                    out->before = (double)t[i] / 1000.0;
+        }
+    }
+    free(sp);
+    free(t);
+    free(v);
+    return 0;
+}

@@ -115,4 +115,24 @@ void raw_proofs_free(struct rule_proof *v, size_t n);
 
 /* `src` without __name__ into *dst (a copy; the labels a proof or grid series carries). */
 void raw_drop_name(struct labels *dst, const struct labels *src);
+/*
+ * Where the raw samples of one series (points ascending, values bit-exact) cover the instant
+ * `at` with tolerated gap `gap` (seconds), with the coverage of raw_to_grid: an instant u is
+ * covered when a sample lies in [u - gap, u] with no staleness marker after it up to u.
+ * Samples after `at` are ignored. Sets:
+ *   covered  whether `at` is;
+ *   from     when covered, the earliest instant from which every instant up to `at` is (the
+ *            first sample of that run);
+ *   before   when covered, the last real sample before the hole that ends at `from`; NaN
+ *            when the series begins at `from`;
+ *   last     the last real sample at or before `at` (NaN when none), and
+ *   end      the instant its cover ends (its time + gap, or an earlier staleness marker).
+ * Returns 0, or -1 with a message when the samples are out of order.
+ */
+struct raw_cover {
+    bool covered;
+    double from, before, last, end;
+};
+int raw_cover_at(const struct series *s, double at, double gap, struct raw_cover *out, char *err,
+                 size_t errlen);
 #endif

@@ -614,6 +614,11 @@ static void rp_plan(struct replay *r)
             continue;
         if (!ru->enabled || !ru->q_activity || !ru->q_allocation ||
             !fetch_is_selector(ru->q_activity) || path == PROMQ_READ_PROMQL) {
+            /* An expression's result is proven by its selectors' raw samples at each cycle
+               (exprcov.h), which fetch_rules reads (and the activity query's lookback):
+               read per cycle, as `plan --at t` does. */
+            if (ru->enabled && ru->q_activity && !fetch_is_selector(ru->q_activity))
+                continue;
             if (rp_set_sliced(r, i))
                 rp_set_instants(r, i);
             continue;

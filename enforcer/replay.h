@@ -12,16 +12,17 @@
  *     series keeps only the samples the next cycle's window can still need, so memory grows
  *     with the series and the idle timer, never with the range; at t the window goes through
  *     fetch.c's fold (fetch_fold_*: proofs or grids, as `plan` reads them);
- *   - an activity on the PromQL plan (an expression, or a selector on a server without a raw
- *     path) on Prometheus, when the interval is a multiple of the rule's step: fetch.c's range
- *     queries over each chunk's cycles at the rule's step, sliced per cycle (a range query's
- *     point at u is its expression evaluated at u, whatever the range);
+ *   - a selector on the PromQL plan (a server without a raw path, or --prometheus.read-path
+ *     promql) on Prometheus, when the interval is a multiple of the rule's step: fetch.c's
+ *     range queries over each chunk's cycles at the rule's step, sliced per cycle (a range
+ *     query's point at u is its expression evaluated at u, whatever the range);
  *   - the instant series (allocation, pending, priority) on Prometheus: range queries over
  *     the chunk with step = interval (a range query's point at t is the instant query at t,
  *     labels included), sliced per t; on VictoriaMetrics, whose range queries look back
  *     differently from its instant queries, an instant query at each t;
- *   - any other rule (VictoriaMetrics' PromQL plan, an interval that is not a multiple of the
- *     step, a range over the 11,000 points): fetch_rules at each t for that rule alone,
+ *   - any other rule (an expression, whose result its selectors' raw samples prove at each
+ *     cycle, exprcov.h; VictoriaMetrics' PromQL plan; an interval that is not a multiple of
+ *     the step; a range over the 11,000 points): fetch_rules at each t for that rule alone,
  *     exactly `plan --at t`, at the cost of its queries per cycle.
  * A failed read marks the cycles it covers as failed for the rules that need it (rule_data
  * `error` with a message naming the part that failed: decide() keeps every workload of the

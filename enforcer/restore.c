@@ -1,7 +1,8 @@
 /*
  * The way back (restore.h): the `acted` record the engine adds to its notice annotation, the
  * reading of an object by `restore`, the decision to undo or to refuse, and the sentence that
- * tells an owner how to come back. Pure: JSON in, JSON and text out.
+ * tells an owner how to come back. Pure: JSON in, JSON and text out (restore_cmd.c is the
+ * command that makes the calls).
  */
 #include "restore.h"
 
@@ -13,9 +14,8 @@
 
 #include <json-c/json.h>
 
-#include "act.h"
+#include "annot.h"
 #include "jsonparse.h"
-#include "kube.h"
 #include "notice.h"
 #include "rfc3339.h"
 #include "util.h"
@@ -36,7 +36,7 @@ static const struct {
     enum kind_method m;
 } restore_ways[] = {
     {"scale", KIND_SCALE},   {"patch", KIND_PATCH}, {"annotate", KIND_ANNOTATE},
-    {"delete", KIND_DELETE}, {"evict", KIND_EVICT},
+    {"delete", KIND_DELETE}, {"evict", KIND_EVICT}, {"command", KIND_COMMAND},
 };
 
 static const char *restore_way_name(enum kind_method m)
@@ -169,6 +169,7 @@ int restore_obj_parse(const char *json, size_t len, struct restore_obj *o, char 
 {
     memset(o, 0, sizeof(*o));
     o->rec.acted = NAN;
+    o->stopped = -1;
     json_object *root =
         jsonparse_strict(json, len, JSON_TOKENER_DEFAULT_DEPTH, "object", err, errlen);
     json_object *md = NULL, *ann = NULL;
@@ -187,8 +188,8 @@ int restore_obj_parse(const char *json, size_t len, struct restore_obj *o, char 
     o->has_generation = restore_int(md, "generation", &o->generation);
     if (json_object_object_get_ex(md, "annotations", &ann) &&
         json_object_is_type(ann, json_type_object)) {
-        o->notice = restore_dup(restore_str(ann, KUBE_ANN_NOTICE));
-        o->restored_at = restore_dup(restore_str(ann, ACT_RESTORED_AT_KEY));
+        o->notice = restore_dup(restore_str(ann, ANNOT_NOTICE));
+        o->restored_at = restore_dup(restore_str(ann, ANNOT_RESTORED_AT));
     }
     if (o->notice && restore_record_parse(o->notice, &o->rec, o->rec_err, sizeof(o->rec_err)) < 0 &&
         !o->rec_err[0])
@@ -248,11 +249,11 @@ static char *restore_patch(const char *base, const char *also, double now)
         ann = json_object_new_object();
         json_object_object_add(md, "annotations", ann);
     }
-    json_object_object_add(ann, KUBE_ANN_NOTICE, NULL);
+    json_object_object_add(ann, ANNOT_NOTICE, NULL);
     if (also)
         json_object_object_add(ann, also, NULL);
     rfc3339_format(at, sizeof(at), now, RFC3339_SEC);
-    json_object_object_add(ann, ACT_RESTORED_AT_KEY, json_object_new_string(at));
+    json_object_object_add(ann, ANNOT_RESTORED_AT, json_object_new_string(at));
     char *s = xstrdup(
         json_object_to_json_string_ext(p, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
     json_object_put(p);
@@ -275,7 +276,7 @@ int restore_plan(const struct restore_obj *obj, double now, struct restore_op *o
             snprintf(msg, msglen,
                      "%s carries no %s annotation: gpureclaim did not reclaim it, nothing to "
                      "undo",
-                     what, KUBE_ANN_NOTICE);
+                     what, ANNOT_NOTICE);
         return -1;
     }
     if (isnan(r->acted)) {
@@ -303,6 +304,17 @@ int restore_plan(const struct restore_obj *obj, double now, struct restore_op *o
                  "%s was replaced since the action (uid '%s', the action was on '%s'): refusing "
                  "to change the new object",
                  what, obj->uid ? obj->uid : "", r->uid);
+        return -1;
+    }
+    if (r->method == KIND_COMMAND && obj->stopped != 1) {
+        /* The platform carried out a command since (resumed it, or the run ended), or the
+           object cannot say: undoing could restart what someone else stopped. */
+        snprintf(msg, msglen,
+                 "%s is not stopped as the action left it (%s): it was resumed or ended since "
+                 "%s; refusing",
+                 what,
+                 obj->stopped == 0 ? "its status no longer says so" : "its status is unreadable",
+                 t);
         return -1;
     }
     if (r->method == KIND_ANNOTATE) {
@@ -337,13 +349,17 @@ int restore_plan(const struct restore_obj *obj, double now, struct restore_op *o
     switch (r->method) {
     case KIND_SCALE:
         op->replicas = r->replicas_before;
-        op->patch = restore_patch(NULL, KUBE_ANN_REPLICAS_BEFORE, now);
+        op->patch = restore_patch(NULL, ANNOT_REPLICAS_BEFORE, now);
         snprintf(op->what, sizeof(op->what), "scale %s back to %" PRId64 " replicas", what,
                  r->replicas_before);
         break;
     case KIND_PATCH:
         op->patch = restore_patch(r->undo, NULL, now);
         snprintf(op->what, sizeof(op->what), "patch %s with %.120s", what, r->undo);
+        break;
+    case KIND_COMMAND:
+        op->patch = restore_patch(NULL, NULL, now);
+        snprintf(op->what, sizeof(op->what), "create the command that resumes %s", what);
         break;
     default: /* KIND_ANNOTATE */
         op->patch = restore_patch(NULL, r->key, now);
@@ -363,7 +379,7 @@ char *restore_hint(enum kind_method method, const char *kind, const char *ns, co
     case KIND_SCALE:
         return xasprintf("to bring it back: %s, or scale %s %s back to the replicas in its "
                          "annotation %s",
-                         cmd, kind, name, KUBE_ANN_REPLICAS_BEFORE);
+                         cmd, kind, name, ANNOT_REPLICAS_BEFORE);
     case KIND_PATCH:
         return xasprintf("to bring it back: %s, or apply the merge patch %s to %s %s", cmd,
                          undo ? undo : "that undoes the stop", kind, name);
@@ -375,6 +391,10 @@ char *restore_hint(enum kind_method method, const char *kind, const char *ns, co
         return xasprintf("there is no way back through gpureclaim after a delete: re-create %s "
                          "%s from its source",
                          kind, name);
+    case KIND_COMMAND: /* key: the command's kind, undo: its action that undoes the stop */
+        return xasprintf("to bring it back: %s, or create a %s %s for %s %s (as its platform's "
+                         "CLI resumes it)",
+                         cmd, key ? key : "command", undo ? undo : "", kind, name);
     default:
         return NULL;
     }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "action.h"
 #include "match.h"
 #include "tz.h"
 
@@ -23,16 +24,6 @@
 #define RULES_KIND        "ReclaimRules"
 
 enum rule_policy { POLICY_DURING_PRESSURE = 0, POLICY_ALWAYS };
-
-/* What to do with a workload decided `reclaim` (issue: enforcer actions). */
-enum rule_action {
-    ACTION_REPORT = 0, /* only report the decision */
-    ACTION_SCALE_TO_ZERO,
-    ACTION_SUSPEND,
-    ACTION_EVICT,
-    ACTION_DELETE,
-    ACTION_STOP /* container runtime: stop the container */
-};
 
 /* A set of matchers that must all match (AND). */
 struct matcher_set {

@@ -17,6 +17,7 @@
 #include "attrfd.h"
 #include "flags.h"
 #include "log.h"
+#include "metrics.h"
 #include "sysfs.h"
 #include "util.h"
 

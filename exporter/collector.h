@@ -16,7 +16,6 @@
 #include "expo.h"
 #include "gpu.h"
 #include "gpu_metrics.h"
-#include "metrics.h"
 
 /* Configuration shared by all collectors; read-only once the exporter runs. */
 struct coll_cfg {

@@ -19,6 +19,7 @@
 
 #include "collector.h"
 #include "log.h"
+#include "metrics.h"
 
 /* What one device answered; each part is optional because each ioctl may fail alone. */
 struct amdgpu_sample {

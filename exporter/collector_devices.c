@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "collector.h"
+#include "metrics.h"
 #include "sysfs.h"
 
 /* Read an optional integer file: missing -> false silently, malformed -> source error. */

@@ -14,6 +14,7 @@
 
 #include "accum.h"
 #include "collector.h"
+#include "metrics.h"
 
 static void gauge(struct coll_ctx *ctx, const struct expo_family *f, double v, const char *gpu)
 {

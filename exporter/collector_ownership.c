@@ -25,6 +25,7 @@
 #include "docker.h"
 #include "kfdproc.h"
 #include "log.h"
+#include "metrics.h"
 #include "owners.h"
 #include "podres.h"
 #include "procscan.h"

@@ -24,6 +24,7 @@
 
 #include "accum.h"
 #include "collector.h"
+#include "metrics.h"
 #include "sysfs.h"
 
 /* Emit a StateSet: one series per mode, 1 for the current one. */

@@ -1,9 +1,9 @@
 /*
  * libFuzzer target for every JSON parser of the Kubernetes client (enforcer/kube_json.c, its
  * pure half; the calls in kube.c are not linked): the first byte picks kube_parse_obj,
- * kube_parse_list, kube_parse_scale, kube_parse_status (with bit 0x40: kube_parse_ssar),
- * kube_parse_pending (with bit 0x40: kube_parse_kueue_waiting) or kube_classify (with an HTTP
- * status), the rest is the body; every body also goes through the discovery parsers
+ * kube_parse_list, kube_parse_scale, kube_parse_status (with bit 0x40: kube_parse_ssar) or
+ * kube_classify (with an HTTP status), the rest is the body (the pressure readers of lists
+ * are fuzz/fuzz_pressure.c's); every body also goes through the discovery parsers
  * (kube_parse_resource_list, kube_parse_group_list). The parsers promise no read past `len`
  * (ASan checks it on an exact-size copy), on failure a message and an empty result, on success a
  * named object, a non-negative replica count and consistent counts; the checks below trap
@@ -199,24 +199,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (kube_parse_status(copy, len, &st, err, sizeof(err)) == 0)
             kube_status_free(&st);
         else if (!err[0] || st.reason || st.message || st.status)
-            __builtin_trap();
-        break;
-    }
-    case 4: {
-        size_t count = 7;
-        int64_t req = 7;
-        const char *res = (data[0] & 0x80) ? "amd.com/gpu" : "r";
-        if (data[0] & 0x40) {
-            /* Kueue Workloads; the skip list is cut from the input too. */
-            const char *skip[] = {"9b1c0a52-1f0e-4c3b-9a55-0f2a1e000512", copy};
-            int ret = kube_parse_kueue_waiting(copy, len, res, skip, len ? 1 : 0, &count, err,
-                                               sizeof(err));
-            if ((ret < 0 && (!err[0] || count)) || (ret == 0 && count > len))
-                __builtin_trap();
-            break;
-        }
-        int ret = kube_parse_pending(copy, len, res, &count, &req, err, sizeof(err));
-        if (req < 0 || (ret < 0 && (!err[0] || count || req)) || (count == 0 && req != 0))
             __builtin_trap();
         break;
     }

@@ -1,7 +1,8 @@
 /*
  * libFuzzer target for what `restore` and the engine read from objects an owner can edit
  * (enforcer/restore.c, enforcer/keep.c): the bytes as an object's JSON go through
- * restore_obj_parse and restore_plan, whose plan must be one of the undoing ways with a patch
+ * restore_obj_parse and restore_plan (a command way's object taken as still stopped), whose
+ * plan must be one of the undoing ways with a patch
  * that parses back as a JSON object, or a refusal with a reason; the bytes as a notice go
  * through restore_record_parse and, when they are a JSON object, restore_record_add, whose
  * record must read back with the same way; and the bytes as a keep-until value go through
@@ -22,8 +23,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct restore_obj o;
     if (restore_obj_parse(exact, size, &o, err, sizeof(err)) == 0) {
         struct restore_op op;
+        /* a command way's object as its row reads it, stopped (the caller's o.stopped) */
+        o.stopped = o.rec.method == KIND_COMMAND ? 1 : -1;
         if (restore_plan(&o, 1700000000, &op, msg, sizeof(msg)) == 0) {
-            if (op.method != KIND_SCALE && op.method != KIND_PATCH && op.method != KIND_ANNOTATE)
+            if (op.method != KIND_SCALE && op.method != KIND_PATCH && op.method != KIND_ANNOTATE &&
+                op.method != KIND_COMMAND)
                 __builtin_trap();
             json_object *p = json_tokener_parse(op.patch);
             if (!p || !json_object_is_type(p, json_type_object))

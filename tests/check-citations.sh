@@ -12,6 +12,7 @@
 # outside the repository (shared/, reference/, /work/). In the reference itself (docs/*.md),
 # every `quoted` path that starts with a top-level directory of the repository (`enforcer/x.c`,
 # `tests/fixtures/`) must exist too, so that a renamed file cannot leave the reference behind.
+# In Markdown files, a link to a heading (a page name or nothing, then `#anchor`) must find it.
 # Everything else is one FAIL line with file:line; one PASS line when all citations resolve.
 #
 # usage: tests/check-citations.sh [TREE]   (TREE defaults to the repository of this script)
@@ -141,8 +142,55 @@ for src in files:
                 if num not in headings(path):
                     print("FAIL: citation %s: '%s' has no section %s" % (where, path, num))
                     fails += 1
+
+# Links between the Markdown pages: a link to a page and `#anchor`, or to `#anchor`, must lead
+# to a heading of that page, as GitHub makes anchors of headings (lower case, punctuation but
+# `-` and `_` dropped, spaces to `-`, a repeated heading numbered -1, -2, ...). A concept is
+# defined in one place and linked from the others; a renamed heading must not leave a link
+# pointing at nothing.
+LINK = re.compile(r"\]\(([^)\s#]*)#([^)\s]+)\)")
+slugs = {}
+
+
+def anchors(path):
+    if path not in slugs:
+        seen, out, fence = {}, set(), False
+        with open(os.path.join(top, path), encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.lstrip().startswith("```"):
+                    fence = not fence
+                m = None if fence else re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+                if not m:
+                    continue
+                t = re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", m.group(1)).lower()
+                t = re.sub(r"[^\w\- ]", "", t).replace(" ", "-")
+                n = seen.get(t, 0)
+                seen[t] = n + 1
+                out.add(t if n == 0 else "%s-%d" % (t, n))
+        slugs[path] = out
+    return slugs[path]
+
+
+links = 0
+for src in files:
+    if not src.endswith(".md") or src.startswith(SKIP):
+        continue
+    with open(os.path.join(top, src), encoding="utf-8", errors="replace") as fh:
+        lines = fh.read().split("\n")
+    for i, line in enumerate(lines):
+        for m in LINK.finditer(line):
+            target = os.path.normpath(os.path.join(os.path.dirname(src), m.group(1))) \
+                if m.group(1) else src
+            if target not in tracked or not target.endswith(".md"):
+                continue
+            links += 1
+            if m.group(2) not in anchors(target):
+                print("FAIL: link %s:%d: '%s' has no heading for '#%s'"
+                      % (src, i + 1, target, m.group(2)))
+                fails += 1
+
 if fails == 0:
-    print("PASS: citations (%d citations of .md files in %d files lead to a file and section)"
-          % (count, len(cited)))
+    print("PASS: citations (%d citations of .md files in %d files lead to a file and section; "
+          "%d links to a heading lead to one)" % (count, len(cited), links))
 sys.exit(0)
 EOF

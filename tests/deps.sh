@@ -7,7 +7,7 @@
 # docker.io's postinst would start the system dockerd unless /usr/sbin/policy-rc.d denies it
 # (it exits 101 in the CI image, so nothing starts there).
 set -eu
-PKGS="build-essential pkg-config ca-certificates curl git python3 \
+PKGS="build-essential pkg-config ca-certificates curl git python3 jq \
  libmicrohttpd-dev libdrm-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev \
  libgnutls28-dev libcrypt-dev openssl libre2-dev libsnappy-dev tzdata \
  prometheus prometheus-node-exporter \

@@ -83,6 +83,20 @@ need_podres_server() {
     fi
 }
 
+# have_kubectl: 0 when kubectl is on PATH, after installing Debian's kubernetes-client with
+# apt-get when it is not and we are root (the suites that need it: deploy, readme_incidents).
+have_kubectl() {
+    if ! command -v kubectl >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "note: installing kubernetes-client (kubectl) with apt-get"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends kubernetes-client \
+            >"$TMP/apt.log" 2>&1 ||
+            { apt-get update >>"$TMP/apt.log" 2>&1 &&
+              DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+                  kubernetes-client >>"$TMP/apt.log" 2>&1; }
+    fi
+    command -v kubectl >/dev/null 2>&1
+}
+
 stop_pid() {
     _pid=$1
     kill "$_pid" 2>/dev/null || return 0
@@ -150,6 +164,26 @@ need_history() {
     esac
     pass backfill
     pass prometheus-ready
+}
+
+# start_vm NAME [FLAG...]: VictoriaMetrics on a free loopback port with its data in
+# $TMP/NAME; sets VM_URL and VM_PID.
+start_vm() {
+    _name=$1; shift
+    _port=$(free_port)
+    start_bg "$TMP/$_name.log" victoria-metrics -storageDataPath="$TMP/$_name" \
+        -retentionPeriod=100y -httpListenAddr="127.0.0.1:$_port" -loggerLevel=ERROR "$@"
+    VM_PID=$LAST_PID
+    VM_URL=http://127.0.0.1:$_port
+    wait_http "$VM_URL/health" 30
+}
+
+# vm_import OPENMETRICS: import OpenMetrics history with timestamps in seconds (gen_history.py,
+# gen_judge.py) into $VM_URL, with millisecond timestamps, and make it searchable.
+vm_import() {
+    awk '!/^#/ { $NF = $NF "000"; print }' "$1" >"$TMP/import.prom"
+    curl -sf --data-binary @"$TMP/import.prom" "$VM_URL/api/v1/import/prometheus" &&
+        curl -sf "$VM_URL/internal/force_flush" >/dev/null
 }
 
 # prom_query EXPR [TIME]: instant query, prints the JSON answer.

@@ -37,6 +37,9 @@ DS_UID = "${datasource}"
 # pressure signal, and Prometheus' `up`.
 EXTRA_METRICS = {
     "gpureclaim_owner_info",
+    "gpureclaim_enforcer_freed_gpu_seconds_total",
+    "gpureclaim_enforcer_returns_total",
+    "gpureclaim_enforcer_reclaimed_gpus",
     "gpureclaim_enforcer_build_info",
     "gpureclaim_enforcer_cycles_total",
     "gpureclaim_enforcer_cycle_duration_seconds",
@@ -269,6 +272,11 @@ def backfill(out, end, metrics_url):
     add("gpureclaim_enforcer_actions_total", dict(enf, action="delete", result="success", **rule),
         lambda i, t: i // 40)
     add("gpureclaim_enforcer_notices_total", dict(enf, **rule), lambda i, t: i // 40)
+    add("gpureclaim_enforcer_freed_gpu_seconds_total", dict(enf, namespace="ml", **rule),
+        lambda i, t: 2 * 15 * i)
+    add("gpureclaim_enforcer_returns_total", dict(enf, namespace="ml", within="1h", **rule),
+        lambda i, t: i // 120)
+    add("gpureclaim_enforcer_reclaimed_gpus", dict(enf, namespace="ml", **rule), lambda i, t: 2)
     ksm = {"instance": "127.0.0.1:8080", "job": "kube-state-metrics"}
     add("kube_pod_container_resource_requests", dict(ksm, namespace="ml", pod="waiting",
                                                      uid="u1", container="main", node="",

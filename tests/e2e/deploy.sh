@@ -14,15 +14,7 @@ CHECK="python3 $TOP/tests/dashboards/deploy_check.py"
 check sync-current sh "$K/sync.sh" --check
 check enforcer-accepts-configmap-rules "$BIN/gpureclaim-enforcer" check "$K/enforcer/rules.yaml"
 
-if ! command -v kubectl >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "note: installing kubernetes-client (kubectl) with apt-get"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends kubernetes-client \
-        >"$TMP/apt.log" 2>&1 ||
-        { apt-get update >>"$TMP/apt.log" 2>&1 &&
-          DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-              kubernetes-client >>"$TMP/apt.log" 2>&1; }
-fi
-if ! command -v kubectl >/dev/null 2>&1; then
+if ! have_kubectl; then
     fail kubectl "kubectl not installed and apt-get could not install kubernetes-client"
 elif ! kubectl kustomize --help >/dev/null 2>&1; then
     fail kubectl "this kubectl has no 'kustomize' command"

@@ -179,15 +179,26 @@ for pod in $(python3 -c 'import json,sys; print(" ".join(d["workload"]["pod"] fo
 done
 "$ENF" plan --rules.file "$JR" --prometheus.url "$PROM_URL" --at $AT --output json --stats \
     >/dev/null 2>"$TMP/judge-stats.txt"
-# /flags; raw: one remote read; expr: activity (non-finite folded in); allocation.
-check judge-requests grep -q 'requests=4 failures=0 .* read=raw:remote_read,expr:promql$' "$TMP/judge-stats.txt"
-# The judgment scenarios decide the same through PromQL.
+# /flags; raw: one remote read; expr and join: activity (non-finite folded in) and one
+# remote read per selector of the expression; allocation.
+check judge-requests grep -q 'requests=8 failures=0 .* read=raw:remote_read,expr:promql,join:promql$' "$TMP/judge-stats.txt"
+# The judgment scenarios of the selector rule decide the same through PromQL; the expression
+# rules have no raw read there to prove their selectors' samples with, so they keep
+# (query_error; tests/e2e/enforcer_expr.sh).
 "$ENF" plan --rules.file "$JR" --prometheus.url "$PROM_URL" --at $AT --output json \
-    --prometheus.read-path=promql >"$TMP/judge-promql.json" 2>/dev/null
-same_decisions judge-paths-remote-read-promql "$TMP/judge.json" "$TMP/judge-promql.json"
+    --prometheus.read-path=promql >"$TMP/judge-promql-all.json" 2>/dev/null
+python3 - "$TMP/judge.json" "$TMP/judge-promql-all.json" "$TMP/judge-raw.json" "$TMP/judge-promql.json" <<'PY' ||
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+json.dump([d for d in a if d["rule"] == "raw"], open(sys.argv[3], "w"))
+json.dump([d for d in b if d["rule"] == "raw"], open(sys.argv[4], "w"))
+sys.exit(any(d["decision"] != "keep" or d["reason"] != "query_error" for d in b if d["rule"] != "raw"))
+PY
+    fail judge-promql-expressions-keep
+same_decisions judge-paths-remote-read-promql "$TMP/judge-raw.json" "$TMP/judge-promql.json"
 "$ENF" check "$JR" >"$TMP/check-judge.txt" 2>&1
 check judge-check-exit-0 test $? -eq 0
-check judge-check-warns-expression grep -q "rules-judge.yaml:25:15: warning: rule 'expr': 'activity' (max by (namespace, pod) (judge_expr_busy_ratio)) is an expression" "$TMP/check-judge.txt"
+check judge-check-warns-expression grep -q "rules-judge.yaml:26:15: warning: rule 'expr': 'activity' (max by (namespace, pod) (judge_expr_busy_ratio)) is an expression, so its result bridges raw holes (its selectors look back up to 5m): the raw samples of its 1 selector are read and proven gap-free instead" "$TMP/check-judge.txt"
 check judge-check-no-warning-for-selector sh -c "! grep -q \"rule 'raw'\" '$TMP/check-judge.txt'"
 
 # A rule Prometheus cannot evaluate: loud (exit 3, one error line), its workloads kept; the

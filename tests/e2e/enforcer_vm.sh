@@ -25,25 +25,6 @@ AT=1700000000
 
 require victoria-metrics python3 curl "$ENF"
 
-# start_vm NAME [FLAG...]: VictoriaMetrics on a free loopback port with its data in
-# $TMP/NAME; sets VM_URL and VM_PID.
-start_vm() {
-    _name=$1; shift
-    _port=$(free_port)
-    start_bg "$TMP/$_name.log" victoria-metrics -storageDataPath="$TMP/$_name" \
-        -retentionPeriod=100y -httpListenAddr="127.0.0.1:$_port" -loggerLevel=ERROR "$@"
-    VM_PID=$LAST_PID
-    VM_URL=http://127.0.0.1:$_port
-    wait_http "$VM_URL/health" 30
-}
-
-# vm_import OPENMETRICS: import gen_history.py output (seconds) with millisecond timestamps.
-vm_import() {
-    awk '!/^#/ { $NF = $NF "000"; print }' "$1" >"$TMP/import.prom"
-    curl -sf --data-binary @"$TMP/import.prom" "$VM_URL/api/v1/import/prometheus" &&
-        curl -sf "$VM_URL/internal/force_flush" >/dev/null
-}
-
 # The PromQL plan (forced: on VictoriaMetrics a selector rule would read /api/v1/export).
 plan() {
     "$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "$VM_URL" \

@@ -7,6 +7,8 @@
 # rows, when a row has no line, so a row cannot be added without its end to end. From the table
 # it writes one cluster (one namespace per line) served by fake_kube, one rule per namespace
 # (notice period 0) and fake_prom's answers (every pod idle). Then:
+#   0. `plan`: per line, the target it names is the expected object with the expected way, and
+#      it only reads;
 #   1. one `run --once --no-dry-run`: per line, the notice annotation and its Event land on the
 #      topmost known owner, the one write besides the notice is the expected request on it, and
 #      nothing else in the namespace (no child, no CronJob or RayCronJob above, no Knative
@@ -15,7 +17,9 @@
 #      delete-only kinds (Pod, AIMService of both groups, KaiwoJob, KaiwoService) refused
 #      (exit 1, a sentence naming the delete) with no write;
 #   3. a second `run --once` two minutes later writes nothing: the restored workloads are
-#      kept as restarted, the deleted ones kept (or gone).
+#      kept as restarted, the deleted ones kept (or gone); and the freed GPU time (act_freed)
+#      ends for every restored target: the engine reads it, finds it running again, logs it and
+#      records `returned` in the state file, while a delete's entry ends at its action.
 . "$(dirname "$0")/../lib.sh"
 
 DATA=$TOP/tests/e2e/data/kinds_all
@@ -66,6 +70,14 @@ run_once() { # AT LOG
         --enforce.max-actions-per-hour=0 --no-dry-run >"$TMP/$2" 2>&1
 }
 
+# --- 0. plan names each line's target and how, reading only -----------------------------------
+from=$(lines)
+# shellcheck disable=SC2086
+"$ENF" plan --rules.file="$TMP/rules.yaml" --prometheus.url="$PURL" --at=$T0 $KFLAGS \
+    --output=json >"$TMP/plan.json" 2>"$TMP/plan.err"
+check plan-exit-0 test $? = 0
+checks planned "$from"
+
 # --- 1. notice and action, each on the topmost known owner -------------------------------------
 from=$(lines)
 check run-exit-0 run_once $T0 run1.log
@@ -88,5 +100,37 @@ checks restored "$from"
 from=$(lines)
 check run-again-exit-0 run_once $((T0 + 120)) run2.log
 checks again "$from"
+# The freed GPU time of each acted entry ends as the table says (restore yes: running again).
+python3 - "$TMP/state.json" "$TMP/cases.json" "$TMP/run2.log" >"$TMP/freed.checks" 2>&1 <<'PY' ||
+import json, sys
+state = json.load(open(sys.argv[1]))["entries"]
+cases = json.load(open(sys.argv[2]))
+log = open(sys.argv[3]).read()
+for c in cases:
+    if c["action"] == "-":
+        continue
+    kind, name = c["target"].split("/", 1)
+    want = "%s %s/%s" % (kind, c["ns"], name)
+    es = [e for e in state if e["state"] == "acted" and e["target"].endswith(want)]
+    if not es:
+        print("FAIL freed-%s no acted entry for %s" % (c["ns"], want))
+        continue
+    e = es[0]
+    if c["restore"] == "yes":
+        ok = "returned" in e and "%s, acted on by rule" % e["target"] in log and \
+             "runs again" in log
+        why = "returned=%s" % e.get("returned")
+    else:
+        ok = e.get("returned") == e["updated"]
+        why = "returned=%s updated=%s" % (e.get("returned"), e["updated"])
+    print("%s freed-ends-%s %s" % ("PASS" if ok else "FAIL", c["ns"], why))
+PY
+    fail freed-checker "$(tail -3 "$TMP/freed.checks")"
+while read -r _res _name _why; do
+    case $_res in
+    PASS) pass "$_name" ;;
+    *) fail "$_name" "$_why" ;;
+    esac
+done <"$TMP/freed.checks"
 stop_pid "$FAKE_PID"
 finish

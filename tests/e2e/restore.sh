@@ -130,6 +130,13 @@ restore badtarget ml/x/y/z
 check usage-bad-target test "$RC" = 1 -a -n "$(grep "invalid target" "$TMP/badtarget.out")"
 restore badkind ml/gizmo/x
 check usage-unknown-kind grep -q "kind 'gizmo' is not in the workload kinds table" "$TMP/badkind.out"
+# a bare kind shared by Kubernetes and a custom resource is Kubernetes' (batch/v1 Job, not
+# Volcano's), as kubectl takes it; two custom resources' is ambiguous
+restore barejob ml/job/nojob
+check usage-bare-job-is-batch grep -q "^error: Job ml/nojob does not exist" "$TMP/barejob.out"
+check usage-bare-job-read-at-batch grep -q '"path":"/apis/batch/v1/namespaces/ml/jobs/nojob"' "$KLOG"
+restore aim ml/aimservice/x
+check usage-ambiguous-kind grep -q "kind 'aimservice' is ambiguous: AIMService.aim.eai.amd.com, AIMService.aim.silogen.ai" "$TMP/aim.out"
 restore nsclash -n other ml/deployment/train
 check usage-namespace-clash grep -q "names namespace 'ml', --namespace says 'other'" "$TMP/nsclash.out"
 

@@ -12,13 +12,15 @@
  * status.phase selectors on lists, metadata.generation bumped by every change outside metadata
  * and status, and list items without kind/apiVersion as the real server sends them, API
  * discovery and resourceVersion preconditions (fake_kube_disco.h). After every write the
- * controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe InferenceService, suspend of
- * RayCluster, JobSet and TrainJob) react as the real ones do. It is written from the API
- * documentation, independently of enforcer/kube.c, so it checks the client rather than
+ * controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe InferenceService and
+ * LLMInferenceService, suspend of RayCluster, JobSet, TrainJob, AppWrapper and the training
+ * operator's jobs, Volcano's Commands and Jobs) react as the real ones do. It is written from the
+ * API documentation, independently of enforcer/kube.c, so it checks the client rather than
  * mirroring it.
  *
  * usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] [--port N]
  *                  [--fault 'METHOD PATH=SPEC']... [--faults-file FILE] [--deny-file FILE]
+ *                  [--kueue-versions LIST]
  *   SPEC: an HTTP status (its Status body; 429 on .../eviction is the PDB refusal, 500 there
  *   is the "more than one PodDisruptionBudget" error), slow:SECONDS (delay, then answer
  *   normally), garbage (200 with a body that is not JSON) or replace (the object named by
@@ -31,6 +33,8 @@
  *   --token-file is re-read on every request, so a test can rotate the accepted token.
  *   --token may be given several times: any of them is accepted.
  *   --deny-file lists the permissions SelfSubjectAccessReview denies (fake_kube_authz.h).
+ *   --kueue-versions: the versions of kueue.x-k8s.io served, comma-separated, the first one
+ *   preferred (default v1beta1; "v1beta2,v1beta1" as Kueue v0.15.0 and later serve them).
  *
  * "listening on PORT" goes to stdout once bound (PORT 0 = any free port). Each request is
  * appended to the log as one JSON line {"method","path","query","content_type","token",
@@ -68,6 +72,7 @@ static const struct fk_resource fk_resources[] = {
     {"batch", "v1", "Job", "jobs", false},
     {"batch", "v1", "CronJob", "cronjobs", false},
     {"kueue.x-k8s.io", "v1beta1", "Workload", "workloads", false},
+    {"kueue.x-k8s.io", "v1beta2", "Workload", "workloads", false}, /* --kueue-versions */
     {"coordination.k8s.io", "v1", "Lease", "leases", false},
     /* The custom resources of the built-in kinds table (enforcer/kinds.h); scalable where
        the project's CRD declares a scale subresource. */
@@ -88,6 +93,17 @@ static const struct fk_resource fk_resources[] = {
     {"jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets", false},
     {"trainer.kubeflow.org", "v1alpha1", "TrainJob", "trainjobs", false},
     {"leaderworkerset.x-k8s.io", "v1", "LeaderWorkerSet", "leaderworkersets", true},
+    {"kubeflow.org", "v1", "TFJob", "tfjobs", false},
+    {"kubeflow.org", "v1", "XGBoostJob", "xgboostjobs", false},
+    {"kubeflow.org", "v1", "PaddleJob", "paddlejobs", true},
+    {"kubeflow.org", "v1", "JAXJob", "jaxjobs", true},
+    {"kubeflow.org", "v2beta1", "MPIJob", "mpijobs", false},
+    {"serving.kserve.io", "v1alpha2", "LLMInferenceService", "llminferenceservices", false},
+    {"workload.codeflare.dev", "v1beta2", "AppWrapper", "appwrappers", false},
+    {"batch.volcano.sh", "v1alpha1", "Job", "jobs", false},
+    {"bus.volcano.sh", "v1alpha1", "Command", "commands", false},
+    {"argoproj.io", "v1alpha1", "Workflow", "workflows", false},
+    {"argoproj.io", "v1alpha1", "CronWorkflow", "cronworkflows", false},
     /* A custom resource the kinds table does not know (tests of unknown owners). */
     {"example.com", "v1", "Widget", "widgets", false},
 };
@@ -133,6 +149,57 @@ static void fk_die(const char *what, const char *subject)
     exit(2);
 }
 
+/*
+ * The versions of kueue.x-k8s.io served (--kueue-versions, the first one preferred in
+ * discovery), as Kueue's CRDs serve them: v1beta1 alone before v0.15.0, both since (v1beta2
+ * preferred), v1beta2 alone once v1beta1 is dropped. A Workload is one object whatever the
+ * version it is read or written at (the API server converts; the fields the enforcer uses are
+ * the same in both): stored under the first Workload row of fk_resources, answered with the
+ * apiVersion of the path.
+ */
+static const char *fk_kueue_versions[2] = {"v1beta1"};
+static size_t fk_nkueue_versions = 1;
+
+static bool fk_is_kueue(const struct fk_resource *r)
+{
+    return strcmp(r->group, "kueue.x-k8s.io") == 0;
+}
+
+static bool fk_served(const struct fk_resource *r)
+{
+    if (!fk_is_kueue(r))
+        return true;
+    for (size_t i = 0; i < fk_nkueue_versions; i++)
+        if (strcmp(fk_kueue_versions[i], r->version) == 0)
+            return true;
+    return false;
+}
+
+/* The row an object of `r` is stored under. */
+static const struct fk_resource *fk_canon(const struct fk_resource *r)
+{
+    for (size_t i = 0; r && fk_is_kueue(r) && i < ARRAY_LEN(fk_resources); i++)
+        if (strcmp(fk_resources[i].group, r->group) == 0 &&
+            strcmp(fk_resources[i].kind, r->kind) == 0)
+            return &fk_resources[i];
+    return r;
+}
+
+static void fk_kueue_parse(const char *list)
+{
+    char *copy = xstrdup(list);
+    fk_nkueue_versions = 0;
+    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (fk_nkueue_versions == ARRAY_LEN(fk_kueue_versions) ||
+            (strcmp(t, "v1beta1") != 0 && strcmp(t, "v1beta2") != 0))
+            fk_die("expected v1beta1, v1beta2 or both", list);
+        fk_kueue_versions[fk_nkueue_versions++] = strcmp(t, "v1beta1") == 0 ? "v1beta1" : "v1beta2";
+    }
+    free(copy);
+    if (!fk_nkueue_versions)
+        fk_die("expected v1beta1, v1beta2 or both", list);
+}
+
 /* ---- store ------------------------------------------------------------------------------- */
 
 static const struct fk_resource *fk_resource_by_kind(const char *api_version, const char *kind)
@@ -154,7 +221,7 @@ static const struct fk_resource *fk_resource_by_path(const char *group, const ch
         const struct fk_resource *r = &fk_resources[i];
         if (strcmp(r->group, group) == 0 && strcmp(r->version, version) == 0 &&
             strcmp(r->plural, plural) == 0)
-            return r;
+            return fk_served(r) ? r : NULL;
     }
     return NULL;
 }
@@ -172,7 +239,7 @@ static const char *fk_get_str(json_object *o, const char *a, const char *b)
 static struct fk_obj *fk_find(const struct fk_resource *res, const char *ns, const char *name)
 {
     for (size_t i = 0; i < fk_nobjs; i++)
-        if (fk_objs[i].res == res && strcmp(fk_objs[i].ns, ns) == 0 &&
+        if (fk_objs[i].res == fk_canon(res) && strcmp(fk_objs[i].ns, ns) == 0 &&
             strcmp(fk_objs[i].name, name) == 0)
             return &fk_objs[i];
     return NULL;
@@ -204,7 +271,7 @@ static void fk_add(json_object *obj, const char *file)
     const char *av = fk_get_str(obj, "apiVersion", NULL), *kind = fk_get_str(obj, "kind", NULL);
     const char *ns = fk_get_str(obj, "metadata", "namespace");
     const char *name = fk_get_str(obj, "metadata", "name");
-    const struct fk_resource *res = av && kind ? fk_resource_by_kind(av, kind) : NULL;
+    const struct fk_resource *res = av && kind ? fk_canon(fk_resource_by_kind(av, kind)) : NULL;
     if (!res || !ns || !name)
         fk_die("not an object of a served kind with metadata.namespace and name", file);
     if (fk_find(res, ns, name))
@@ -612,7 +679,7 @@ static MHD_RESULT fk_list(struct fk_req *r, const struct fk_resource *res, const
     json_object_object_add(list, "metadata", lm);
     for (size_t i = 0; i < fk_nobjs; i++) {
         struct fk_obj *o = &fk_objs[i];
-        if (o->res != res || (ns && strcmp(o->ns, ns) != 0))
+        if (o->res != fk_canon(res) || (ns && strcmp(o->ns, ns) != 0))
             continue;
         json_object *labels, *lv;
         json_object_object_get_ex(o->obj, "metadata", &labels);
@@ -998,6 +1065,8 @@ static MHD_RESULT fk_route(struct fk_req *r)
             ret = fk_create_event(r, res, ns);
         else if (strcmp(r->method, "POST") == 0 && ns && strcmp(res->kind, "Lease") == 0)
             ret = fk_lease_create(r, res, ns);
+        else if (strcmp(r->method, "POST") == 0 && ns && strcmp(res->kind, "Command") == 0)
+            ret = fk_ctl_create_command(r, res, ns);
         else
             ret = fk_status(r, 405, "MethodNotAllowed",
                             "the server does not allow this method "
@@ -1018,7 +1087,12 @@ static MHD_RESULT fk_route(struct fk_req *r)
             fk_replace_uid(o);
         if (!o)
             ret = fk_not_found(r, res, name);
-        else if (get)
+        else if (get && !sub && res != o->res) { /* converted to the version asked for */
+            json_object *conv = NULL;
+            json_object_deep_copy(o->obj, &conv, NULL);
+            json_object_object_add(conv, "apiVersion", json_object_new_string(fk_gv(res)));
+            ret = fk_send_json(r, 200, conv);
+        } else if (get)
             ret = fk_send_json(r, 200, sub ? fk_scale_of(o) : json_object_get(o->obj));
         else if (strcmp(r->method, "PATCH") == 0)
             ret = fk_patch(r, o, sub != NULL);
@@ -1132,7 +1206,8 @@ static void fk_usage(void)
 {
     fprintf(stderr,
             "usage: fake_kube --data DIR [--log FILE] [--token TOKEN | --token-file FILE] "
-            "[--port N] [--fault 'METHOD PATH=SPEC']... [--faults-file FILE] [--deny-file FILE]\n");
+            "[--port N] [--fault 'METHOD PATH=SPEC']... [--faults-file FILE] [--deny-file FILE] "
+            "[--kueue-versions v1beta2,v1beta1]\n");
     exit(2);
 }
 
@@ -1161,6 +1236,8 @@ int main(int argc, char **argv)
             fk_deny_file = v;
         else if (strcmp(a, "--fault") == 0)
             fk_add_fault(v);
+        else if (strcmp(a, "--kueue-versions") == 0)
+            fk_kueue_parse(v);
         else if (strcmp(a, "--port") == 0 && parse_u64(v, &port) == 0 && port <= 65535)
             ;
         else

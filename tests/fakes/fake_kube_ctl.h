@@ -295,6 +295,10 @@ static bool fk_ctl_suspended(void)
     return false;
 }
 
+static bool fk_ctl_commands(void);
+static bool fk_ctl_platforms(void);
+static void fk_ctl_platforms_free(void);
+
 /* Run every controller until none changes anything (bounded: controllers never fight). */
 static void fk_ctl_reconcile(void)
 {
@@ -302,6 +306,8 @@ static void fk_ctl_reconcile(void)
         bool changed = fk_ctl_notebooks();
         changed |= fk_ctl_isvcs();
         changed |= fk_ctl_suspended();
+        changed |= fk_ctl_commands();
+        changed |= fk_ctl_platforms();
         if (!changed)
             return;
     }
@@ -314,4 +320,320 @@ static void fk_ctl_free(void)
         json_object_put(fk_ctl_saved[s].deployment);
     }
     free(fk_ctl_saved);
+    fk_ctl_platforms_free();
+}
+
+/* ---- the platforms' controllers of issue 24 ------------------------------------------------ */
+
+/*
+ * How each of these controllers stops its workload and what it re-creates below it, as the real
+ * ones do (docs/workload-kinds.md cites repository, path and commit for each):
+ *  - KServe LLMInferenceService: annotation serving.kserve.io/stop "true" deletes its
+ *    Deployments (single node) and LeaderWorkerSets (multi node); without it, they are created.
+ *  - CodeFlare AppWrapper: spec.suspend true deletes its components (any kind below it);
+ *    false deploys them again.
+ *  - The Kubeflow training operator's jobs and mpi-operator's MPIJob: spec.runPolicy.suspend
+ *    true deletes every pod below the job (an MPIJob's launcher Job's too); false creates them.
+ *  - Volcano Job: phase Aborting or Aborted (after a Command AbortJob, fk_ctl_commands) kills
+ *    its pods; Restarting (after ResumeJob) creates them again, then the Job runs.
+ * A child deleted while the workload is not stopped is created again (new uid), as each
+ * controller's reconcile does: acting below the workload is undone.
+ */
+enum fk_ctl_stop { FK_STOP_ANNOTATION, FK_STOP_SUSPEND, FK_STOP_RUNPOLICY, FK_STOP_PHASE };
+
+static const struct fk_ctl_managed {
+    const char *group, *kind;
+    enum fk_ctl_stop stop;
+    const char *children; /* kinds it deletes and re-creates: space separated, or "*" any */
+} fk_ctl_managed[] = {
+    {"serving.kserve.io", "LLMInferenceService", FK_STOP_ANNOTATION, "Deployment LeaderWorkerSet"},
+    {"workload.codeflare.dev", "AppWrapper", FK_STOP_SUSPEND, "*"},
+    {"kubeflow.org", "PyTorchJob", FK_STOP_RUNPOLICY, "Pod"},
+    {"kubeflow.org", "TFJob", FK_STOP_RUNPOLICY, "Pod"},
+    {"kubeflow.org", "XGBoostJob", FK_STOP_RUNPOLICY, "Pod"},
+    {"kubeflow.org", "PaddleJob", FK_STOP_RUNPOLICY, "Pod"},
+    {"kubeflow.org", "JAXJob", FK_STOP_RUNPOLICY, "Pod"},
+    {"kubeflow.org", "MPIJob", FK_STOP_RUNPOLICY, "Pod"},
+    {"batch.volcano.sh", "Job", FK_STOP_PHASE, "Pod"},
+};
+
+/* A child seen below a managed workload, kept to be created again. */
+struct fk_ctl_kid {
+    char *owner_uid;
+    const struct fk_resource *res;
+    char *ns, *name;
+    json_object *obj;
+};
+static struct fk_ctl_kid *fk_ctl_kids;
+static size_t fk_ctl_nkids;
+
+static const char *fk_ctl_phase(json_object *o)
+{
+    json_object *st, *state;
+    if (!json_object_object_get_ex(o, "status", &st) ||
+        !json_object_object_get_ex(st, "state", &state))
+        return NULL;
+    return fk_get_str(state, "phase", NULL);
+}
+
+static void fk_ctl_set_phase(struct fk_obj *o, const char *phase)
+{
+    json_object *st, *state, *meta;
+    if (!json_object_object_get_ex(o->obj, "status", &st) ||
+        !json_object_is_type(st, json_type_object)) {
+        st = json_object_new_object();
+        json_object_object_add(o->obj, "status", st);
+    }
+    if (!json_object_object_get_ex(st, "state", &state) ||
+        !json_object_is_type(state, json_type_object)) {
+        state = json_object_new_object();
+        json_object_object_add(st, "state", state);
+    }
+    json_object_object_add(state, "phase", json_object_new_string(phase));
+    if (json_object_object_get_ex(o->obj, "metadata", &meta))
+        fk_lease_stamp(meta); /* a status update: a new resourceVersion, the same generation */
+}
+
+static bool fk_ctl_managed_stopped(const struct fk_ctl_managed *m, json_object *o)
+{
+    json_object *spec, *rp, *v;
+    const char *phase;
+    switch (m->stop) {
+    case FK_STOP_ANNOTATION:
+        return fk_ctl_isvc_stopped(o);
+    case FK_STOP_SUSPEND:
+        return fk_ctl_spec_bool(o, "suspend");
+    case FK_STOP_RUNPOLICY:
+        return json_object_object_get_ex(o, "spec", &spec) &&
+               json_object_object_get_ex(spec, "runPolicy", &rp) &&
+               json_object_object_get_ex(rp, "suspend", &v) &&
+               json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+    default:
+        phase = fk_ctl_phase(o);
+        return phase && (strcmp(phase, "Aborting") == 0 || strcmp(phase, "Aborted") == 0);
+    }
+}
+
+static bool fk_ctl_kind_in(const char *kinds, const char *kind)
+{
+    if (strcmp(kinds, "*") == 0)
+        return true;
+    size_t n = strlen(kind);
+    for (const char *p = strstr(kinds, kind); p; p = strstr(p + 1, kind))
+        if ((p == kinds || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+static const struct fk_ctl_managed *fk_ctl_managed_of(const struct fk_obj *o)
+{
+    for (size_t m = 0; m < ARRAY_LEN(fk_ctl_managed); m++)
+        if (strcmp(o->res->group, fk_ctl_managed[m].group) == 0 &&
+            strcmp(o->res->kind, fk_ctl_managed[m].kind) == 0)
+            return &fk_ctl_managed[m];
+    return NULL;
+}
+
+/* Remember the children of `uid` this controller creates (those seen, the first time). */
+static void fk_ctl_remember(const struct fk_ctl_managed *m, const char *uid)
+{
+    for (size_t i = 0; i < fk_nobjs; i++) {
+        struct fk_obj *c = &fk_objs[i];
+        const char *kind, *owner = fk_ctl_owner(c->obj, &kind);
+        if (!owner || strcmp(owner, uid) != 0 || !fk_ctl_kind_in(m->children, c->res->kind))
+            continue;
+        bool known = false;
+        for (size_t k = 0; k < fk_ctl_nkids && !known; k++)
+            known = fk_ctl_kids[k].res == c->res && strcmp(fk_ctl_kids[k].ns, c->ns) == 0 &&
+                    strcmp(fk_ctl_kids[k].name, c->name) == 0;
+        if (known)
+            continue;
+        json_object *copy = NULL;
+        json_object_deep_copy(c->obj, &copy, NULL);
+        fk_ctl_kids = xrealloc(fk_ctl_kids, (fk_ctl_nkids + 1) * sizeof(*fk_ctl_kids));
+        fk_ctl_kids[fk_ctl_nkids++] =
+            (struct fk_ctl_kid){xstrdup(uid), c->res, xstrdup(c->ns), xstrdup(c->name), copy};
+    }
+}
+
+/* Delete what `m` stops below `uid` (pods at any depth; other kinds with what is below them). */
+static bool fk_ctl_stop_below(const struct fk_ctl_managed *m, const char *uid)
+{
+    if (strcmp(m->children, "Pod") == 0)
+        return fk_ctl_delete_below(uid, "Pod");
+    for (size_t i = 0; i < fk_nobjs; i++) {
+        const char *kind, *owner = fk_ctl_owner(fk_objs[i].obj, &kind);
+        if (!owner || strcmp(owner, uid) != 0 || !fk_ctl_kind_in(m->children, fk_objs[i].res->kind))
+            continue;
+        const char *cuid = fk_get_str(fk_objs[i].obj, "metadata", "uid");
+        char *copy = cuid ? xstrdup(cuid) : NULL;
+        fk_remove(&fk_objs[i]);
+        if (copy)
+            fk_ctl_delete_below(copy, NULL);
+        free(copy);
+        return true; /* the store moved: start over */
+    }
+    return false;
+}
+
+/* Create again a remembered child of `uid` that is gone; true when one was. */
+static bool fk_ctl_recreate(const char *uid)
+{
+    for (size_t k = 0; k < fk_ctl_nkids; k++) {
+        struct fk_ctl_kid *kid = &fk_ctl_kids[k];
+        if (strcmp(kid->owner_uid, uid) != 0 || fk_find(kid->res, kid->ns, kid->name))
+            continue;
+        json_object *copy = NULL, *meta;
+        json_object_deep_copy(kid->obj, &copy, NULL);
+        if (json_object_object_get_ex(copy, "metadata", &meta))
+            fk_lease_stamp(meta);
+        fk_add(copy, "controller");
+        fk_replace_uid(&fk_objs[fk_nobjs - 1]);
+        json_object_put(copy);
+        return true;
+    }
+    return false;
+}
+
+static bool fk_ctl_platforms(void)
+{
+    for (size_t i = 0; i < fk_nobjs; i++) {
+        const struct fk_ctl_managed *m = fk_ctl_managed_of(&fk_objs[i]);
+        const char *uid = fk_get_str(fk_objs[i].obj, "metadata", "uid");
+        if (!m || !uid)
+            continue;
+        char *u = xstrdup(uid);
+        bool changed;
+        fk_ctl_remember(m, u);
+        if (fk_ctl_managed_stopped(m, fk_objs[i].obj)) {
+            changed = fk_ctl_stop_below(m, u);
+            /* Volcano: Aborting until no pod is alive, then Aborted */
+            if (!changed && m->stop == FK_STOP_PHASE &&
+                strcmp(fk_ctl_phase(fk_objs[i].obj), "Aborting") == 0) {
+                fk_ctl_set_phase(&fk_objs[i], "Aborted");
+                changed = true;
+            }
+        } else {
+            changed = fk_ctl_recreate(u);
+            /* Volcano: Restarting until its pods are created again, then Running */
+            const char *phase = fk_ctl_phase(fk_objs[i].obj);
+            if (!changed && m->stop == FK_STOP_PHASE && phase && strcmp(phase, "Restarting") == 0) {
+                fk_ctl_set_phase(&fk_objs[i], "Running");
+                changed = true;
+            }
+        }
+        free(u);
+        if (changed)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Volcano's job controller takes each bus.volcano.sh Command whose target is a
+ * batch.volcano.sh/v1alpha1 Job (others are not its), deletes it, and executes its action on
+ * the Job named by the target's name in the command's namespace (job_controller_handler.go
+ * processNextCommand): AbortJob from Pending or Running makes it Aborting (state/pending.go,
+ * state/running.go); ResumeJob from Aborting or Aborted makes it Restarting (state/aborting.go,
+ * state/aborted.go); any other action or phase changes nothing.
+ */
+static bool fk_ctl_commands(void)
+{
+    for (size_t i = 0; i < fk_nobjs; i++) {
+        struct fk_obj *c = &fk_objs[i];
+        if (strcmp(c->res->group, "bus.volcano.sh") != 0 || strcmp(c->res->kind, "Command") != 0)
+            continue;
+        const char *av = fk_get_str(c->obj, "target", "apiVersion");
+        const char *kind = fk_get_str(c->obj, "target", "kind");
+        if (!av || !kind || strcmp(av, "batch.volcano.sh/v1alpha1") != 0 ||
+            strcmp(kind, "Job") != 0)
+            continue;
+        const char *tn = fk_get_str(c->obj, "target", "name");
+        const char *act = fk_get_str(c->obj, "action", NULL);
+        char *name = tn ? xstrdup(tn) : NULL, *action = act ? xstrdup(act) : NULL;
+        char *ns = xstrdup(c->ns);
+        fk_remove(c);
+        struct fk_obj *job =
+            name ? fk_find(fk_resource_by_kind("batch.volcano.sh/v1alpha1", "Job"), ns, name)
+                 : NULL;
+        const char *phase = job ? fk_ctl_phase(job->obj) : NULL;
+        phase = phase ? phase : "Pending";
+        if (job && action && strcmp(action, "AbortJob") == 0 &&
+            (strcmp(phase, "Pending") == 0 || strcmp(phase, "Running") == 0))
+            fk_ctl_set_phase(job, "Aborting");
+        else if (job && action && strcmp(action, "ResumeJob") == 0 &&
+                 (strcmp(phase, "Aborting") == 0 || strcmp(phase, "Aborted") == 0))
+            fk_ctl_set_phase(job, "Restarting");
+        free(name);
+        free(action);
+        free(ns);
+        return true;
+    }
+    return false;
+}
+
+/*
+ * POST of a bus.volcano.sh Command, as kube-apiserver creates any object: the body's kind and
+ * apiVersion must be the path's, its namespace the path's (or absent), a name is required, an
+ * existing name is 409 AlreadyExists; the object gets a uid, a resourceVersion and
+ * creationTimestamp, and the answer is 201 with it.
+ */
+static MHD_RESULT fk_ctl_create_command(struct fk_req *r, const struct fk_resource *res,
+                                        const char *ns)
+{
+    if (!fk_ctype_is(r, "application/json"))
+        return fk_unsupported_media(r);
+    json_object *o = fk_parse_body(r), *meta;
+    if (!o || !json_object_is_type(o, json_type_object) ||
+        !json_object_object_get_ex(o, "metadata", &meta)) {
+        json_object_put(o);
+        return fk_bad_body(r, "Command");
+    }
+    const char *kind = fk_get_str(o, "kind", NULL), *av = fk_get_str(o, "apiVersion", NULL);
+    const char *name = fk_get_str(o, "metadata", "name");
+    const char *ons = fk_get_str(o, "metadata", "namespace");
+    MHD_RESULT ret;
+    if (!kind || strcmp(kind, "Command") != 0 || !av || strcmp(av, "bus.volcano.sh/v1alpha1") != 0)
+        ret = fk_status(r, 400, "BadRequest",
+                        "the object provided is not a bus.volcano.sh/v1alpha1 "
+                        "Command",
+                        NULL, NULL, NULL, NULL);
+    else if (ons && strcmp(ons, ns) != 0)
+        ret = fk_status(r, 400, "BadRequest",
+                        "the namespace of the provided object does not match the namespace sent "
+                        "on the request",
+                        NULL, NULL, NULL, NULL);
+    else if (!name || !*name)
+        ret = fk_status(r, 422, "Invalid",
+                        "Command.bus.volcano.sh \"\" is invalid: metadata.name: Required value: "
+                        "name or generateName is required",
+                        res, "", NULL, NULL);
+    else if (fk_find(res, ns, name)) {
+        char *msg = xasprintf("commands.bus.volcano.sh \"%s\" already exists", name);
+        ret = fk_status(r, 409, "AlreadyExists", msg, res, name, NULL, NULL);
+        free(msg);
+    } else {
+        char uid[64];
+        snprintf(uid, sizeof(uid), "00000000-0000-4000-8000-%012lu", ++fk_uid_seq);
+        json_object_object_add(meta, "uid", json_object_new_string(uid));
+        json_object_object_add(meta, "creationTimestamp",
+                               json_object_new_string("2023-11-14T22:13:20Z"));
+        if (!ons)
+            json_object_object_add(meta, "namespace", json_object_new_string(ns));
+        fk_add(o, "request");
+        return fk_send_json(r, 201, o);
+    }
+    json_object_put(o);
+    return ret;
+}
+
+static void fk_ctl_platforms_free(void)
+{
+    for (size_t k = 0; k < fk_ctl_nkids; k++) {
+        free(fk_ctl_kids[k].owner_uid);
+        free(fk_ctl_kids[k].ns);
+        free(fk_ctl_kids[k].name);
+        json_object_put(fk_ctl_kids[k].obj);
+    }
+    free(fk_ctl_kids);
 }

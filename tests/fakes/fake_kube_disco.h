@@ -115,7 +115,7 @@ static json_object *fk_resource_list(const char *group, const char *version)
     char *gv = NULL;
     for (size_t i = 0; i < ARRAY_LEN(fk_resources); i++) {
         const struct fk_resource *res = &fk_resources[i];
-        if (strcmp(res->group, group) != 0 || strcmp(res->version, version) != 0)
+        if (strcmp(res->group, group) != 0 || strcmp(res->version, version) != 0 || !fk_served(res))
             continue;
         free(gv);
         gv = fk_gv(res);
@@ -161,21 +161,25 @@ static json_object *fk_group_version(const char *group, const char *version)
     return v;
 }
 
-/* The APIGroupList: each group once, its versions in fk_resources order, the first preferred. */
+/*
+ * The APIGroupList: each group once, its served versions in fk_resources order, the first
+ * preferred (Kueue's: the first of --kueue-versions).
+ */
 static json_object *fk_group_list(void)
 {
     json_object *groups = json_object_new_array();
     for (size_t i = 0; i < ARRAY_LEN(fk_resources); i++) {
         const struct fk_resource *res = &fk_resources[i];
-        bool seen = !res->group[0];
+        bool seen = !res->group[0] || !fk_served(res);
         for (size_t j = 0; j < i && !seen; j++)
-            seen = strcmp(fk_resources[j].group, res->group) == 0;
+            seen = strcmp(fk_resources[j].group, res->group) == 0 && fk_served(&fk_resources[j]);
         if (seen)
             continue;
         json_object *g = json_object_new_object(), *versions = json_object_new_array();
         json_object_object_add(g, "name", json_object_new_string(res->group));
         for (size_t j = i; j < ARRAY_LEN(fk_resources); j++) {
-            bool dup = strcmp(fk_resources[j].group, res->group) != 0;
+            bool dup =
+                strcmp(fk_resources[j].group, res->group) != 0 || !fk_served(&fk_resources[j]);
             for (size_t m = i; m < j && !dup; m++)
                 dup = strcmp(fk_resources[m].group, res->group) == 0 &&
                       strcmp(fk_resources[m].version, fk_resources[j].version) == 0;
@@ -184,7 +188,9 @@ static json_object *fk_group_list(void)
                                       fk_group_version(res->group, fk_resources[j].version));
         }
         json_object_object_add(g, "versions", versions);
-        json_object_object_add(g, "preferredVersion", fk_group_version(res->group, res->version));
+        json_object_object_add(
+            g, "preferredVersion",
+            fk_group_version(res->group, fk_is_kueue(res) ? fk_kueue_versions[0] : res->version));
         json_object_array_add(groups, g);
     }
     json_object *l = json_object_new_object();

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "util.h"
 
 #define FAKE_MAX_ARGS 32
 
@@ -178,6 +179,28 @@ static inline void fake_bin_path(char *out, size_t cap, const char *argv0, const
     char self[4096];
     snprintf(self, sizeof(self), "%s", argv0);
     snprintf(out, cap, "%s/../fakes/%s", dirname(self), name);
+}
+
+/*
+ * The source-tree directory `rel` ("tests/e2e/data/kube") the fakes serve: $env_var when set,
+ * else `rel` from the current directory, else found by walking up from the running test.
+ */
+static inline void fake_data_dir(char *out, size_t cap, const char *argv0, const char *env_var,
+                                 const char *rel)
+{
+    char self[4096];
+    snprintf(self, sizeof(self), "%s", argv0);
+    const char *dir = dirname(self), *env = getenv(env_var);
+    snprintf(out, cap, "%s", env ? env : rel);
+    for (int up = 0; up < 4 && access(out, R_OK) != 0; up++) {
+        struct sbuf b = {0};
+        sbuf_puts(&b, dir);
+        for (int i = 0; i <= up; i++)
+            sbuf_puts(&b, "/..");
+        sbuf_printf(&b, "/%s", rel);
+        snprintf(out, cap, "%s", b.buf);
+        sbuf_free(&b);
+    }
 }
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * Checks of a table of metric families shared by the tests of the exporter's table
- * (test_metrics.c) and the enforcer's (test_enforcer_metrics.c): each takes the families as
+ * (test_metrics.c) and the enforcer's (test_enfmetrics.c): each takes the families as
  * an array of pointers, so that two tables (a program's and the HTTP server's) are checked
  * as one. Include after test.h and expo.h.
  */

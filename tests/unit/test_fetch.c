@@ -373,9 +373,23 @@ TEST(fetch_coverage_error)
     TEST_CHECK_INT(d[0].error, 1);
     TEST_CHECK_CONTAINS(d[0].errmsg, "coverage query: prometheus error (bad_data)");
     TEST_CHECK(!d[0].raw_coverage);
-    /* An expression has no coverage query: judged on the grid, no error. */
-    TEST_CHECK_INT(d[1].error, 0);
+    /* An expression has no coverage query, and this server no raw read to prove its
+       selectors' samples with (exprcov.h): it fails, so its workloads keep. */
+    TEST_CHECK_INT(d[1].error, 1);
+    TEST_CHECK_CONTAINS(d[1].errmsg, "activity selector 'gpu_busy': the server offers no raw read");
+    TEST_CHECK(d[1].inner == NULL);
     TEST_CHECK(!d[1].raw_coverage);
+    /* The expression's activity asks for a lookback of the tolerated gap (2 steps here) from
+       servers that honour one; the selector's queries do not. */
+    char *log = test_read_file(f.log, NULL);
+    TEST_CHECK_CONTAINS(log, "query=%28sum_over_time%28%28avg%20by%20%28namespace%2C%20pod%29%20"
+                             "%28gpu_busy%29%29");
+    TEST_CHECK_CONTAINS(log, "&lookback_delta=120.000&max_lookback=120.000&nocache=1");
+    /* The selector's activity and (failing) coverage, the expression's activity. */
+    TEST_CHECK_INT(fake_log_count(f.log, "request POST /api/v1/query_range "), 3);
+    const char *lb = log ? strstr(log, "lookback_delta") : NULL;
+    TEST_CHECK(lb && !strstr(lb + 1, "lookback_delta"));
+    free(log);
     TEST_CHECK_INT(d[1].coverage.n, 0);
     TEST_CHECK_INT(d[1].activity.n, 2);
     fetch_free(d, 2);

@@ -7,6 +7,7 @@
 #include "kinds.c"
 
 #include "file.h"
+#include "rules.h"
 #include "test.h"
 
 static const char *const rules_tail = "rules:\n"
@@ -541,6 +542,175 @@ TEST(test_doc_lists_every_row)
     free(doc);
 }
 
+/* The rows of issue 24 §3, as docs/workload-kinds.md states them. */
+TEST(test_builtin_platform_rows)
+{
+    /* LLMInferenceService: storage v1alpha2, v1alpha1 served too; KServe's stop annotation */
+    const struct kind_def *llm =
+        kinds_find(NULL, "serving.kserve.io/v1alpha1", "LLMInferenceService");
+    TEST_CHECK(llm && llm->reconciles &&
+               llm == kinds_find(NULL, "serving.kserve.io/v1alpha2", "LLMInferenceService"));
+    if (llm) {
+        TEST_CHECK_STR(llm->version, "v1alpha2");
+        for (int a = ACTION_SCALE_TO_ZERO; a <= ACTION_SUSPEND; a++) {
+            TEST_CHECK_INT(llm->ways[a].method, KIND_ANNOTATE);
+            TEST_CHECK_STR(llm->ways[a].key, "serving.kserve.io/stop");
+            TEST_CHECK_STR(llm->ways[a].value, "true");
+        }
+        TEST_CHECK_INT(llm->ways[ACTION_DELETE].method, KIND_DELETE);
+    }
+    /* the training operator's jobs, and MPIJob at both versions: spec.runPolicy.suspend */
+    static const char *const runpolicy[][2] = {
+        {"kubeflow.org/v1", "PyTorchJob"}, {"kubeflow.org/v1", "TFJob"},
+        {"kubeflow.org/v1", "XGBoostJob"}, {"kubeflow.org/v1", "PaddleJob"},
+        {"kubeflow.org/v1", "JAXJob"},     {"kubeflow.org/v1", "MPIJob"},
+        {"kubeflow.org/v2beta1", "MPIJob"}};
+    for (size_t i = 0; i < ARRAY_LEN(runpolicy); i++) {
+        const struct kind_def *d = kinds_find(NULL, runpolicy[i][0], runpolicy[i][1]);
+        TEST_CHECK(d && d->reconciles);
+        if (!d)
+            continue;
+        TEST_CHECK_INT(d->ways[ACTION_SUSPEND].method, KIND_PATCH);
+        TEST_CHECK_STR(d->ways[ACTION_SUSPEND].patch,
+                       "{\"spec\":{\"runPolicy\":{\"suspend\":true}}}");
+        TEST_CHECK_STR(d->ways[ACTION_SUSPEND].unpatch,
+                       "{\"spec\":{\"runPolicy\":{\"suspend\":false}}}");
+        TEST_CHECK_INT(d->ways[ACTION_SCALE_TO_ZERO].method, KIND_NONE);
+        TEST_CHECK_INT(d->ways[ACTION_DELETE].method, KIND_DELETE);
+    }
+    /* one MPIJob row, named at v2beta1 so that restore finds mpi-operator's in any cluster */
+    const struct kind_def *mpi = kinds_find(NULL, "kubeflow.org/v1", "MPIJob");
+    TEST_CHECK(mpi && strcmp(mpi->version, "v2beta1") == 0);
+    const struct kind_def *aw = kinds_find(NULL, "workload.codeflare.dev/v1beta2", "AppWrapper");
+    TEST_CHECK(aw && aw->reconciles && aw->ways[ACTION_SUSPEND].method == KIND_PATCH &&
+               strcmp(aw->ways[ACTION_SUSPEND].patch, SUSPEND_PATCH) == 0);
+    /* Argo: a Workflow is deleted or kept, never "suspended" (its pods would go on running) */
+    const struct kind_def *wf = kinds_find(NULL, "argoproj.io/v1alpha1", "Workflow");
+    TEST_CHECK(wf && wf->reconciles && wf->ways[ACTION_DELETE].method == KIND_DELETE &&
+               wf->ways[ACTION_SUSPEND].method == KIND_NONE &&
+               wf->ways[ACTION_SCALE_TO_ZERO].method == KIND_NONE);
+    const struct kind_def *cwf = kinds_find(NULL, "argoproj.io/v1alpha1", "CronWorkflow");
+    TEST_CHECK(cwf && !cwf->reconciles);
+    for (size_t a = 0; cwf && a < KINDS_NACTIONS; a++)
+        TEST_CHECK_INT(cwf->ways[a].method, KIND_NONE);
+    /* Volcano Job: a command, told apart from batch/v1 Job by its group */
+    const struct kind_def *vj = kinds_find(NULL, "batch.volcano.sh/v1alpha1", "Job");
+    TEST_CHECK(vj && vj != kinds_find(NULL, "batch/v1", "Job") && vj->reconciles);
+    if (vj) {
+        const struct kind_way *w = &vj->ways[ACTION_SUSPEND];
+        TEST_CHECK_INT(w->method, KIND_COMMAND);
+        TEST_CHECK_STR(w->command.group, "bus.volcano.sh");
+        TEST_CHECK_STR(w->command.stop, "AbortJob");
+        TEST_CHECK_STR(w->command.undo, "ResumeJob");
+        TEST_CHECK_STR(kinds_method_name(w->method), "command");
+    }
+}
+
+/* A command way: recognition from the object's status, the command's body, its permissions. */
+TEST(test_command_way)
+{
+    const struct kind_def *vj = kinds_find(NULL, "batch.volcano.sh/v1alpha1", "Job");
+    TEST_CHECK(vj != NULL);
+    if (!vj)
+        return;
+    const struct kind_way *w = &vj->ways[ACTION_SUSPEND];
+    char err[128];
+    static const struct {
+        const char *json;
+        int stopped;
+    } objs[] = {
+        {"{\"status\":{\"state\":{\"phase\":\"Aborted\"}}}", 1},
+        {"{\"status\":{\"state\":{\"phase\":\"Aborting\"}}}", 1},
+        {"{\"status\":{\"state\":{\"phase\":\"Running\"}}}", 0},
+        {"{\"status\":{\"state\":{\"phase\":\"Restarting\"}}}", 0},
+        {"{\"status\":{\"state\":{}}}", 0},
+        {"{\"spec\":{}}", 0},
+        {"[1]", -1},
+        {"{\"status\":", -1},
+    };
+    for (size_t i = 0; i < ARRAY_LEN(objs); i++)
+        TEST_CHECK_INT(kinds_is_stopped(w, objs[i].json, strlen(objs[i].json), err, sizeof(err)),
+                       objs[i].stopped);
+    /* Volcano takes a command in any phase but aborts only from Pending or Running: a command
+       sent from Restarting would be gone with the job not stopped, so it must run */
+    static const char run[] = "{\"status\":{\"state\":{\"phase\":\"Running\"}}}";
+    static const char restarting[] = "{\"status\":{\"state\":{\"phase\":\"Restarting\"}}}";
+    TEST_CHECK_INT(kinds_can_act(w, run, strlen(run), err, sizeof(err)), 1);
+    TEST_CHECK_INT(kinds_can_act(w, restarting, strlen(restarting), err, sizeof(err)), 0);
+    TEST_CHECK_STR(err, "status.state.phase must be \"Running\"");
+    char *name = NULL;
+    char *body = kinds_command_body(w, "batch.volcano.sh/v1alpha1", "Job", "ml", "train", "u-1",
+                                    false, &name);
+    TEST_CHECK(body != NULL);
+    TEST_CHECK_STR(name, "train-gpureclaim-abortjob");
+    json_object *o = body ? json_tokener_parse(body) : NULL, *v;
+    TEST_CHECK(o != NULL);
+    if (o) {
+        TEST_CHECK_STR(json_object_get_string(json_object_object_get(o, "apiVersion")),
+                       "bus.volcano.sh/v1alpha1");
+        TEST_CHECK_STR(json_object_get_string(json_object_object_get(o, "kind")), "Command");
+        TEST_CHECK_STR(json_object_get_string(json_object_object_get(o, "action")), "AbortJob");
+        v = json_object_object_get(o, "target");
+        TEST_CHECK_STR(json_object_get_string(json_object_object_get(v, "uid")), "u-1");
+        TEST_CHECK_STR(json_object_get_string(json_object_object_get(v, "kind")), "Job");
+        TEST_CHECK_STR(json_object_get_string(json_object_object_get(v, "apiVersion")),
+                       "batch.volcano.sh/v1alpha1");
+        TEST_CHECK(json_object_get_boolean(json_object_object_get(v, "controller")));
+        v = json_object_object_get(json_object_object_get(o, "metadata"), "ownerReferences");
+        TEST_CHECK(json_object_array_length(v) == 1);
+        TEST_CHECK_STR(
+            json_object_get_string(json_object_object_get(json_object_array_get_idx(v, 0), "name")),
+            "train");
+        json_object_put(o);
+    }
+    free(body);
+    free(name);
+    body = kinds_command_body(w, "batch.volcano.sh/v1alpha1", "Job", "ml", "train", "u-1", true,
+                              &name);
+    TEST_CHECK(body && strstr(body, "\"action\":\"ResumeJob\""));
+    TEST_CHECK_STR(name, "train-gpureclaim-resumejob");
+    free(body);
+    free(name);
+    /* a long name is cut to keep the command's within 253 characters */
+    char longname[254];
+    memset(longname, 'a', 253);
+    longname[253] = '\0';
+    body = kinds_command_body(w, "batch.volcano.sh/v1alpha1", "Job", "ml", longname, "u", false,
+                              &name);
+    TEST_CHECK(name && strlen(name) == 253 && strcmp(name + 253 - 20, "-gpureclaim-abortjob") == 0);
+    free(body);
+    free(name);
+    /* not a command way, or no uid: nothing */
+    TEST_CHECK(kinds_command_body(&vj->ways[ACTION_DELETE], "batch.volcano.sh/v1alpha1", "Job",
+                                  "ml", "train", "u", false, &name) == NULL &&
+               name == NULL);
+    TEST_CHECK(kinds_command_body(w, "batch.volcano.sh/v1alpha1", "Job", "ml", "train", NULL, false,
+                                  &name) == NULL);
+    /* permissions: the Job's get and patch (notice), and create on the commands */
+    struct kind_perm p[8];
+    size_t n = kinds_perms(w, p, ARRAY_LEN(p));
+    TEST_CHECK_INT(n, 3);
+    if (n == 3) {
+        TEST_CHECK(!p[0].resource && strcmp(p[0].verb, "get") == 0);
+        TEST_CHECK(!p[1].resource && strcmp(p[1].verb, "patch") == 0);
+        TEST_CHECK_STR(p[2].group, "bus.volcano.sh");
+        TEST_CHECK_STR(p[2].resource, "commands");
+        TEST_CHECK_STR(p[2].verb, "create");
+        TEST_CHECK(p[2].subresource == NULL);
+    }
+    const char *verbs[4];
+    TEST_CHECK_INT(kinds_verbs(w, verbs, ARRAY_LEN(verbs)), 2);
+    /* a user row cannot name the method: it is built in only */
+    struct ruleset rs = {0};
+    struct rules_errors errs = {0};
+    TEST_CHECK(load("kinds:\n- apiVersion: example.com/v1\n  kind: Thing\n  reconciles: true\n"
+                    "  actions:\n    suspend: {method: command}\n",
+                    &rs, &errs) != 0);
+    TEST_CHECK(errs.n > 0 && strstr(errs.msg[0], "unknown method 'command'"));
+    rules_free(&rs);
+    rules_errors_free(&errs);
+}
+
 /* ---- the RBAC manifest against the built-in rows ------------------------------------------- */
 
 #define RBAC_FILE "deploy/kubernetes/enforcer/rbac.yaml"
@@ -618,7 +788,8 @@ static void rbac_expected(struct perms *set)
         for (size_t a = 0; a < KINDS_NACTIONS; a++) {
             n = kinds_perms(&d->ways[a], p, ARRAY_LEN(p));
             for (size_t j = 0; j < n && j < ARRAY_LEN(p); j++)
-                perm_put(set, d->group, d->resource, p[j].subresource, p[j].verb);
+                perm_put(set, p[j].resource ? p[j].group : d->group,
+                         p[j].resource ? p[j].resource : d->resource, p[j].subresource, p[j].verb);
         }
     }
     for (size_t i = 0; i < ARRAY_LEN(rbac_extra); i++)
@@ -689,6 +860,8 @@ int main(void)
     RUN(test_builtin_find);
     RUN(test_builtin_rows_consistent);
     RUN(test_builtin_custom_resources);
+    RUN(test_builtin_platform_rows);
+    RUN(test_command_way);
     RUN(test_can_act);
     RUN(test_is_stopped_scale);
     RUN(test_is_stopped_patch);

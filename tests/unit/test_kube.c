@@ -1,548 +1,14 @@
 /*
- * Tests of the Kubernetes client: the pure parsers and the status classification on canned
- * JSON (well-formed and malformed), then every call against tests/fakes/fake_kube serving
- * tests/e2e/data/kube, asserting the exact request sequence from the fake's request log
- * (method, path, query, Content-Type, token, body) and the state the fake holds afterwards.
- *
- * Each network test starts its own fake_kube (fork/exec, port chosen by the kernel, output in
- * a private temporary directory) so that state changes never leak between tests, and stops
- * it by its PID before the test ends.
+ * Tests of the Kubernetes client's calls (enforcer/kube.c): every call against
+ * tests/fakes/fake_kube serving tests/e2e/data/kube (kube_env.h), asserting the exact request
+ * sequence from the fake's request log (method, path, query, Content-Type, token, body) and
+ * the state the fake holds afterwards; its paths and configuration; faults, timeouts, token
+ * rotation, pressure and access checks, discovery and custom resources.
  */
-#include <signal.h>
-#include <unistd.h>
-
 #include <curl/curl.h>
 
 #include "kube.c"
-#include "kube_json.c"
-#include "act_kube.c"
-#include "fake.h"
-#include "test.h"
-#include "tmptree.h"
-
-static char fake_path[4096];
-static char data_dir[4096];
-static char tmpdir[256];
-
-#define UID(n) "9b1c0a52-1f0e-4c3b-9a55-0f2a1e" n
-
-/* ---- fake_kube process ------------------------------------------------------------------ */
-
-/*
- * One fake_kube and a client of it. Its files live in their own directory `dir` under tmpdir:
- * out (the fake's stdout and stderr), log (its JSON request log), token (what the client
- * sends), accept (what the fake accepts) and faults (its fault rules, re-read on change);
- * tests rewrite them with tmptree_put(e.dir, "token", ...).
- */
-struct env {
-    struct fake fake;
-    char dir[4200], out[4300], log[4300], token[4300], accept[4300], faults[4300];
-    struct kube *k;
-    json_object *req[64]; /* request log after env_load_log */
-    size_t nreq;
-};
-
-static void env_stop(struct env *e)
-{
-    fake_stop(&e->fake);
-    kube_free(e->k);
-    e->k = NULL;
-    for (size_t i = 0; i < e->nreq; i++)
-        json_object_put(e->req[i]);
-    e->nreq = 0;
-}
-
-/*
- * Start fake_kube with extra arguments (NULL-terminated) and a client with `timeout`: 0, or
- * -1 with the test failed, so a test just returns.
- */
-static int env_start(struct env *e, double timeout, ...)
-{
-    static int seq;
-    memset(e, 0, sizeof(*e));
-    char rel[32];
-    snprintf(rel, sizeof(rel), "env%d", ++seq);
-    snprintf(e->dir, sizeof(e->dir), "%s/%s", tmpdir, rel);
-    snprintf(e->out, sizeof(e->out), "%s/out", e->dir);
-    snprintf(e->log, sizeof(e->log), "%s/log", e->dir);
-    snprintf(e->token, sizeof(e->token), "%s/token", e->dir);
-    snprintf(e->accept, sizeof(e->accept), "%s/accept", e->dir);
-    snprintf(e->faults, sizeof(e->faults), "%s/faults", e->dir);
-    if (tmptree_mkdirs(tmpdir, rel) < 0 || tmptree_put(e->dir, "token", "token-one\n") < 0 ||
-        tmptree_put(e->dir, "accept", "token-one\n") < 0 || tmptree_put(e->dir, "faults", "") < 0) {
-        TEST_CHECK(!"env files written");
-        return -1;
-    }
-
-    char *const pre[] = {fake_path, (char *)"--data",
-                         data_dir,  (char *)"--log",
-                         e->log,    (char *)"--token-file",
-                         e->accept, (char *)"--faults-file",
-                         e->faults, NULL};
-    va_list ap;
-    va_start(ap, timeout);
-    int r = fake_start_va(&e->fake, pre, ap, e->out);
-    va_end(ap);
-    if (r < 0) {
-        TEST_CHECK(!"fake_kube started");
-        return -1;
-    }
-
-    char url[64], err[256];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/", e->fake.port);
-    struct kube_cfg cfg = {
-        .api_url = url,
-        .token_file = e->token,
-        .timeout = timeout,
-        .instance = "enforcer-0",
-        .allow_insecure_credentials = true, /* the fake serves plain http */
-    };
-    e->k = kube_new(&cfg, err, sizeof(err));
-    if (!e->k) {
-        fprintf(stderr, "kube_new: %s\n", err);
-        TEST_CHECK(e->k != NULL);
-        env_stop(e);
-        return -1;
-    }
-    return 0;
-}
-
-/* Parse the fake's request log into e->req (replacing what was loaded before). */
-static size_t env_load_log(struct env *e)
-{
-    for (size_t i = 0; i < e->nreq; i++)
-        json_object_put(e->req[i]);
-    e->nreq = 0;
-    char *s = test_read_file(e->log, NULL);
-    for (char *line = s, *save = NULL; s && (line = strtok_r(line == s ? s : NULL, "\n", &save));
-         line = NULL) {
-        if (e->nreq < ARRAY_LEN(e->req))
-            e->req[e->nreq++] = json_tokener_parse(line);
-    }
-    free(s);
-    return e->nreq;
-}
-
-/* Does the JSON value at `ptr` (RFC 6901) equal `want` (a string's text, else JSON text)? */
-static bool jeq(json_object *o, const char *ptr, const char *want)
-{
-    json_object *v = NULL;
-    if (!o || json_pointer_get(o, ptr, &v) < 0)
-        return want == NULL;
-    if (!want)
-        return false;
-    if (json_object_is_type(v, json_type_string))
-        return strcmp(json_object_get_string(v), want) == 0;
-    const char *txt =
-        json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-    if (strcmp(txt, want) != 0) {
-        fprintf(stderr, "  %s is %s, want %s\n", ptr, txt, want);
-        return false;
-    }
-    return true;
-}
-
-static const char *jstr(json_object *o, const char *ptr)
-{
-    json_object *v = NULL;
-    if (!o || json_pointer_get(o, ptr, &v) < 0 || !json_object_is_type(v, json_type_string))
-        return NULL;
-    return json_object_get_string(v);
-}
-
-/* Check request i is METHOD PATH; print the log entry when it is not. */
-#define CHECK_REQ(e, i, method, path)                                                              \
-    do {                                                                                           \
-        bool ok_ = (i) < (e)->nreq && jeq((e)->req[i], "/method", method) &&                       \
-                   jeq((e)->req[i], "/path", path);                                                \
-        if (!ok_)                                                                                  \
-            fprintf(stderr, "request %d: %s\n", (int)(i),                                          \
-                    (i) < (e)->nreq ? json_object_to_json_string((e)->req[i]) : "(none)");         \
-        TEST_CHECK(ok_);                                                                           \
-    } while (0)
-
-static const char *const merge_ct = "application/merge-patch+json";
-
-/* ---- pure request bodies ----------------------------------------------------------------- */
-
-/* A uid, names and values that need escaping in JSON: quote, backslash, newline, control. */
-#define ODD      "a\"b\\c\nd\x01/\xc3\xa9"
-#define ODD_JSON "a\\\"b\\\\c\\nd\\u0001/\xc3\xa9"
-
-/* Exact bytes of every builder: kube.c sends these unchanged (tests/fakes/fake_kube checks). */
-TEST(request_bodies_exact)
-{
-    struct kube_ref inv = {(char *)"apps/v1", (char *)"Deployment", (char *)"ml", (char *)"web",
-                           (char *)UID("0001")};
-    struct kube_ref bare = {NULL, NULL, (char *)"ml", (char *)"p" ODD, NULL};
-    struct kube_event ev_full = {&inv,      "web.17f", "ReclaimNotice",        "idle " ODD,
-                                 "Warning", "Reclaim", "2026-11-24T11:00:00Z", "enf-0"};
-    struct kube_event ev_min = {&bare,  "p.1", "R" ODD, NULL, NULL, NULL, "2026-11-24T11:00:00Z",
-                                "i" ODD};
-    struct {
-        const char *what;
-        char *got;
-        const char *want;
-    } cases[] = {
-        {"annotate", kube_body_annotate(UID("0001"), KUBE_ANN_NOTICE, "2026-11-24T12:00:00Z"),
-         "{\"metadata\":{\"uid\":\"" UID("0001") "\",\"annotations\":{\"gpureclaim.io/"
-                                                 "reclaim-notice\":\"2026-11-24T12:00:00Z\"}}}"},
-        {"annotate escaped", kube_body_annotate(ODD, "k" ODD, ODD),
-         "{\"metadata\":{\"uid\":\"" ODD_JSON "\",\"annotations\":{\"k" ODD_JSON "\":\"" ODD_JSON
-         "\"}}}"},
-        {"annotate remove", kube_body_annotate(UID("0001"), KUBE_ANN_NOTICE, NULL),
-         "{\"metadata\":{\"uid\":\"" UID("0001") "\",\"annotations\":{\"gpureclaim.io/"
-                                                 "reclaim-notice\":null}}}"},
-        {"annotate no uid", kube_body_annotate(NULL, "k", "v"),
-         "{\"metadata\":{\"annotations\":{\"k\":\"v\"}}}"},
-        {"scale to zero", kube_body_scale_zero(UID("0002")),
-         "{\"metadata\":{\"uid\":\"" UID("0002") "\"},\"spec\":{\"replicas\":0}}"},
-        {"scale escaped", kube_body_scale_zero(ODD),
-         "{\"metadata\":{\"uid\":\"" ODD_JSON "\"},\"spec\":{\"replicas\":0}}"},
-        {"suspend", kube_body_suspend(UID("0003")),
-         "{\"metadata\":{\"uid\":\"" UID("0003") "\"},\"spec\":{\"suspend\":true}}"},
-        {"deactivate", kube_body_deactivate(UID("0004")),
-         "{\"metadata\":{\"uid\":\"" UID("0004") "\"},\"spec\":{\"active\":false}}"},
-        {"eviction", kube_body_eviction("ml", "p1", UID("0005")),
-         "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"p1\","
-         "\"namespace\":\"ml\"},\"deleteOptions\":{\"preconditions\":{\"uid\":\"" UID(
-             "0005") "\"}}}"},
-        {"eviction escaped", kube_body_eviction("n" ODD, "p" ODD, ODD),
-         "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"p" ODD_JSON
-         "\",\"namespace\":\"n" ODD_JSON
-         "\"},\"deleteOptions\":{\"preconditions\":{\"uid\":\"" ODD_JSON "\"}}}"},
-        {"delete", kube_body_delete("Foreground", UID("0006")),
-         "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\",\"propagationPolicy\":\"Foreground\","
-         "\"preconditions\":{\"uid\":\"" UID("0006") "\"}}"},
-        {"delete escaped", kube_body_delete("Background", ODD),
-         "{\"apiVersion\":\"v1\",\"kind\":\"DeleteOptions\",\"propagationPolicy\":\"Background\","
-         "\"preconditions\":{\"uid\":\"" ODD_JSON "\"}}"},
-        {"event", kube_body_event(&ev_full),
-         "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"web.17f\","
-         "\"namespace\":\"ml\"},\"involvedObject\":{\"apiVersion\":\"apps/v1\",\"kind\":"
-         "\"Deployment\",\"name\":\"web\",\"namespace\":\"ml\",\"uid\":\"" UID(
-             "0001") "\"},"
-                     "\"reason\":\"ReclaimNotice\",\"message\":\"idle " ODD_JSON
-                     "\",\"type\":\"Warning\","
-                     "\"source\":{\"component\":\"gpureclaim-enforcer\"},\"firstTimestamp\":"
-                     "\"2026-11-24T11:00:00Z\",\"lastTimestamp\":\"2026-11-24T11:00:00Z\","
-                     "\"count\":1,"
-                     "\"reportingComponent\":\"gpureclaim.io/"
-                     "enforcer\",\"reportingInstance\":\"enf-0\","
-                     "\"action\":\"Reclaim\"}"},
-        {"event defaults", kube_body_event(&ev_min),
-         "{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"p.1\",\"namespace\":"
-         "\"ml\"},\"involvedObject\":{\"name\":\"p" ODD_JSON "\",\"namespace\":\"ml\"},"
-         "\"reason\":\"R" ODD_JSON "\",\"message\":\"\",\"type\":\"Normal\",\"source\":"
-         "{\"component\":\"gpureclaim-enforcer\"},\"firstTimestamp\":\"2026-11-24T11:00:00Z\","
-         "\"lastTimestamp\":\"2026-11-24T11:00:00Z\",\"count\":1,\"reportingComponent\":"
-         "\"gpureclaim.io/enforcer\",\"reportingInstance\":\"i" ODD_JSON "\"}"},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        if (strcmp(cases[i].got, cases[i].want) != 0)
-            fprintf(stderr, "  case '%s'\n", cases[i].what);
-        TEST_CHECK_STR(cases[i].got, cases[i].want);
-        free(cases[i].got);
-    }
-}
-
-/*
- * Every body that changes or removes an object names its uid where the API checks it
- * (metadata.uid of a merge patch, preconditions.uid of DeleteOptions and of an Eviction's
- * deleteOptions): parsed back, not matched as text, so a moved or misspelt key fails.
- */
-TEST(request_bodies_carry_uid)
-{
-    const char *uid = UID("00ff");
-    struct {
-        const char *what, *ptr;
-        char *body;
-    } cases[] = {
-        {"annotate", "/metadata/uid", kube_body_annotate(uid, "k", "v")},
-        {"annotate remove", "/metadata/uid", kube_body_annotate(uid, "k", NULL)},
-        {"scale to zero", "/metadata/uid", kube_body_scale_zero(uid)},
-        {"suspend", "/metadata/uid", kube_body_suspend(uid)},
-        {"deactivate", "/metadata/uid", kube_body_deactivate(uid)},
-        {"eviction", "/deleteOptions/preconditions/uid", kube_body_eviction("ml", "p", uid)},
-        {"delete background", "/preconditions/uid", kube_body_delete("Background", uid)},
-        {"delete orphan", "/preconditions/uid", kube_body_delete("Orphan", uid)},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        json_object *o = json_tokener_parse(cases[i].body);
-        TEST_CHECK(o != NULL);
-        if (!jeq(o, cases[i].ptr, uid))
-            fprintf(stderr, "  case '%s': no uid at %s in %s\n", cases[i].what, cases[i].ptr,
-                    cases[i].body);
-        TEST_CHECK(jeq(o, cases[i].ptr, uid));
-        json_object_put(o);
-        free(cases[i].body);
-    }
-}
-
-/* ---- pure parsers ------------------------------------------------------------------------ */
-
-static const char pod_json[] =
-    "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"w-0\",\"namespace\":\"ml\","
-    "\"uid\":\"u-1\",\"creationTimestamp\":\"2026-03-02T09:15:00Z\",\"deletionTimestamp\":"
-    "\"2026-03-02T10:00:00Z\",\"labels\":{\"app\":\"w\",\"kueue.x-k8s.io/managed\":\"true\"},"
-    "\"annotations\":{\"a\":\"b\"},\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":"
-    "\"Node\",\"name\":\"n\",\"uid\":\"u-n\"},{\"apiVersion\":\"apps/v1\",\"kind\":"
-    "\"StatefulSet\",\"name\":\"w\",\"uid\":\"u-2\",\"controller\":true,"
-    "\"blockOwnerDeletion\":true}],\"managedFields\":[{\"manager\":\"x\",\"fieldsV1\":{\"f:a\":"
-    "{\"f:b\":{\"f:c\":{\"f:d\":{}}}}}}]},\"spec\":{\"containers\":[]},\"status\":{\"phase\":"
-    "\"Running\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":\"True\"},{\"type\":"
-    "\"Ready\",\"status\":\"False\",\"reason\":\"ContainersNotReady\",\"message\":\"m\"}]}}";
-
-TEST(parse_pod)
-{
-    struct kube_obj o;
-    char err[256] = "";
-    TEST_CHECK_INT(kube_parse_obj(pod_json, strlen(pod_json), &o, err, sizeof(err)), 0);
-    TEST_CHECK_STR(o.ref.api_version, "v1");
-    TEST_CHECK_STR(o.ref.kind, "Pod");
-    TEST_CHECK_STR(o.ref.ns, "ml");
-    TEST_CHECK_STR(o.ref.name, "w-0");
-    TEST_CHECK_STR(o.ref.uid, "u-1");
-    TEST_CHECK_STR(o.creation_timestamp, "2026-03-02T09:15:00Z");
-    TEST_CHECK_STR(o.deletion_timestamp, "2026-03-02T10:00:00Z");
-    TEST_CHECK_INT(o.nlabels, 2);
-    TEST_CHECK_STR(kube_label(&o, "kueue.x-k8s.io/managed"), "true");
-    TEST_CHECK(kube_label(&o, "missing") == NULL);
-    TEST_CHECK_STR(kube_annotation(&o, "a"), "b");
-    TEST_CHECK_INT(o.nowners, 2);
-    const struct kube_owner_ref *c = kube_controller_ref(&o);
-    TEST_CHECK(c && strcmp(c->kind, "StatefulSet") == 0 && strcmp(c->uid, "u-2") == 0);
-    TEST_CHECK(!o.owners[0].controller);
-    TEST_CHECK_STR(o.phase, "Running");
-    TEST_CHECK_INT(o.nconditions, 2);
-    TEST_CHECK_STR(o.conditions[1].reason, "ContainersNotReady");
-    TEST_CHECK(o.conditions[0].reason == NULL);
-    TEST_CHECK(!o.has_replicas);
-    kube_obj_free(&o);
-
-    const char dep[] = "{\"metadata\":{\"name\":\"d\"},\"spec\":{\"replicas\":4,\"suspend\":true}}";
-    TEST_CHECK_INT(kube_parse_obj(dep, strlen(dep), &o, err, sizeof(err)), 0);
-    TEST_CHECK(o.has_replicas && o.replicas == 4 && o.suspended);
-    TEST_CHECK(o.ref.kind == NULL && o.ref.uid == NULL && o.nowners == 0);
-    kube_obj_free(&o);
-}
-
-TEST(parse_malformed)
-{
-    static const struct {
-        const char *body, *msg;
-    } cases[] = {
-        {"", "empty answer"},
-        {"{\"metadata\":{\"name\":\"x\"}", "truncated JSON"},
-        {"<html>502</html>", "invalid JSON"},
-        {"[]", "not a JSON object"},
-        {"{\"metadata\":{\"name\":\"x\"}} {}", "trailing data"},
-        {"{\"kind\":\"Pod\"}", "'metadata' is missing"},
-        {"{\"metadata\":[]}", "'metadata' is not a object"},
-        {"{\"metadata\":{}}", "'metadata.name' is missing"},
-        {"{\"metadata\":{\"name\":7}}", "'metadata.name' is not a string"},
-        {"{\"metadata\":{\"name\":\"x\",\"labels\":{\"a\":1}}}", "'metadata.labels.a'"},
-        {"{\"metadata\":{\"name\":\"x\",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":"
-         "\"K\",\"name\":\"n\"}]}}",
-         "'metadata.ownerReferences[].uid' is missing"},
-        {"{\"metadata\":{\"name\":\"x\",\"ownerReferences\":[1]}}", "ownerReferences[0]"},
-        {"{\"metadata\":{\"name\":\"x\",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":"
-         "\"K\",\"name\":\"n\",\"uid\":\"u\",\"controller\":\"yes\"}]}}",
-         "controller' is not a boolean"},
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"replicas\":-1}}", "negative"},
-        {"{\"metadata\":{\"name\":\"x\"},\"spec\":{\"replicas\":\"3\"}}", "'spec.replicas'"},
-        {"{\"metadata\":{\"name\":\"x\"},\"status\":{\"conditions\":[{\"status\":\"True\"}]}}",
-         "'status.conditions[].type' is missing"},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        struct kube_obj o;
-        char err[256] = "";
-        int r = kube_parse_obj(cases[i].body, strlen(cases[i].body), &o, err, sizeof(err));
-        if (r != -1 || !strstr(err, cases[i].msg))
-            fprintf(stderr, "case %zu: r=%d err='%s'\n", i, r, err);
-        TEST_CHECK_INT(r, -1);
-        TEST_CHECK_CONTAINS(err, cases[i].msg);
-        TEST_CHECK(o.ref.name == NULL && o.labels == NULL && o.owners == NULL);
-    }
-
-    /* Lists: items must be present and every item an object with a name. */
-    struct kube_obj *items;
-    size_t n;
-    char err[256];
-    const char ok[] = "{\"kind\":\"WorkloadList\",\"items\":[{\"metadata\":{\"name\":\"a\"}},"
-                      "{\"metadata\":{\"name\":\"b\",\"uid\":\"u\"}}]}";
-    TEST_CHECK_INT(kube_parse_list(ok, strlen(ok), &items, &n, err, sizeof(err)), 0);
-    TEST_CHECK_INT(n, 2);
-    if (n == 2)
-        TEST_CHECK_STR(items[1].ref.uid, "u");
-    for (size_t i = 0; i < n; i++)
-        kube_obj_free(&items[i]);
-    free(items);
-    const char *bad_lists[] = {"{}", "{\"items\":{}}", "{\"items\":[{\"metadata\":{}}]}",
-                               "{\"items\":[{\"metadata\":{\"name\":\"a\"}},3]}"};
-    for (size_t i = 0; i < ARRAY_LEN(bad_lists); i++) {
-        TEST_CHECK_INT(
-            kube_parse_list(bad_lists[i], strlen(bad_lists[i]), &items, &n, err, sizeof(err)), -1);
-        TEST_CHECK(items == NULL && n == 0);
-    }
-}
-
-TEST(parse_scale)
-{
-    static const struct {
-        const char *body;
-        int ret;
-        int64_t replicas;
-    } cases[] = {
-        {"{\"kind\":\"Scale\",\"apiVersion\":\"autoscaling/v1\",\"spec\":{\"replicas\":3},"
-         "\"status\":{\"replicas\":3,\"selector\":\"app=x\"}}",
-         0, 3},
-        /* autoscaling/v1 omits replicas: 0 (omitempty). */
-        {"{\"kind\":\"Scale\",\"spec\":{},\"status\":{}}", 0, 0},
-        {"{\"kind\":\"Scale\"}", 0, 0},
-        {"{\"kind\":\"Deployment\",\"spec\":{\"replicas\":3}}", -1, 0},
-        {"{\"kind\":\"Scale\",\"spec\":{\"replicas\":-2}}", -1, 0},
-        {"{\"kind\":\"Scale\",\"spec\":{\"replicas\":1.5}}", -1, 0},
-        {"{\"kind\":\"Scale\",\"spec\":[]}", -1, 0},
-        {"null", -1, 0},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        int64_t n = 99;
-        char err[256] = "";
-        TEST_CHECK_INT(kube_parse_scale(cases[i].body, strlen(cases[i].body), &n, err, sizeof(err)),
-                       cases[i].ret);
-        TEST_CHECK_INT(n, cases[i].replicas);
-        if (cases[i].ret < 0)
-            TEST_CHECK(err[0] != '\0');
-    }
-}
-
-TEST(classify)
-{
-    static const char pdb[] =
-        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
-        "\"message\":\"Cannot evict pod as it would violate the pod's disruption budget.\","
-        "\"reason\":\"TooManyRequests\",\"details\":{\"causes\":[{\"reason\":"
-        "\"DisruptionBudget\",\"message\":\"The disruption budget pdb needs 1 healthy pods and "
-        "has 1 currently\"}]},\"code\":429}";
-    static const char conflict[] =
-        "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
-        "\"message\":\"Operation cannot be fulfilled on pods \\\"p\\\": Precondition failed: "
-        "UID in precondition: a, UID in object meta: b\",\"reason\":\"Conflict\",\"details\":"
-        "{\"name\":\"p\",\"kind\":\"pods\"},\"code\":409}";
-    static const char rate[] = "{\"kind\":\"Status\",\"reason\":\"TooManyRequests\",\"message\":"
-                               "\"slow down\",\"details\":{\"retryAfterSeconds\":10},\"code\":429}";
-    static const struct {
-        long status;
-        const char *body;
-        enum kube_result r;
-        const char *msg;
-    } cases[] = {
-        {200, "{}", KUBE_OK, ""},
-        {201, "", KUBE_OK, ""},
-        {202, "garbage", KUBE_OK, ""},
-        {404,
-         "{\"kind\":\"Status\",\"reason\":\"NotFound\",\"message\":\"pods \\\"x\\\" not "
-         "found\",\"code\":404}",
-         KUBE_NOT_FOUND, "cannot do it: HTTP 404 NotFound: pods \"x\" not found"},
-        {409, conflict, KUBE_CONFLICT, "Precondition failed: UID in precondition: a"},
-        {429, pdb, KUBE_RETRY_LATER,
-         "HTTP 429 TooManyRequests: Cannot evict pod as it would violate the pod's disruption "
-         "budget. (cause DisruptionBudget)"},
-        {429, rate, KUBE_RETRY_LATER, "slow down (retry after 10 s)"},
-        {503, "{\"kind\":\"Status\",\"reason\":\"ServiceUnavailable\"}", KUBE_RETRY_LATER,
-         "HTTP 503 ServiceUnavailable: (no message)"},
-        {403, "{\"kind\":\"Status\",\"reason\":\"Forbidden\",\"message\":\"no\"}", KUBE_FORBIDDEN,
-         "HTTP 403 Forbidden: no"},
-        {401, "{\"kind\":\"Status\",\"reason\":\"Unauthorized\",\"message\":\"Unauthorized\"}",
-         KUBE_ERROR, "HTTP 401 Unauthorized"},
-        {415, "{\"kind\":\"Status\",\"reason\":\"UnsupportedMediaType\"}", KUBE_ERROR, "415"},
-        {500, "<html>oops</html>", KUBE_ERROR, "cannot do it: HTTP 500 without a Status body"},
-        {502, "{\"kind\":\"Pod\"}", KUBE_ERROR, "HTTP 502 without a Status body"},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        char err[512] = "x";
-        enum kube_result r = kube_classify(cases[i].status, cases[i].body, strlen(cases[i].body),
-                                           "do it", err, sizeof(err));
-        TEST_CHECK_STR(kube_result_name(r), kube_result_name(cases[i].r));
-        if (cases[i].msg[0])
-            TEST_CHECK_CONTAINS(err, cases[i].msg);
-        else
-            TEST_CHECK_STR(err, "");
-    }
-
-    struct kube_status st;
-    char err[256];
-    TEST_CHECK_INT(kube_parse_status(pdb, strlen(pdb), &st, err, sizeof(err)), 0);
-    TEST_CHECK(st.disruption_budget && st.code == 429 && st.retry_after == -1);
-    TEST_CHECK_STR(st.status, "Failure");
-    kube_status_free(&st);
-    const char *bad[] = {"{\"kind\":\"Pod\"}", "{\"code\":\"x\"}", "{\"details\":[]}", "[1]"};
-    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
-        TEST_CHECK_INT(kube_parse_status(bad[i], strlen(bad[i]), &st, err, sizeof(err)), -1);
-        TEST_CHECK(st.reason == NULL && st.message == NULL);
-    }
-}
-
-TEST(parse_pending)
-{
-    static const struct {
-        const char *msg;
-        bool want;
-    } words[] = {
-        {"0/4 nodes are available: 4 Insufficient amd.com/gpu.", true},
-        {"0/4 nodes are available: 2 Insufficient amd.com/gpu, 2 Insufficient cpu.", true},
-        {"Insufficient amd.com/gpu", true},
-        {"0/4 nodes are available: 4 Insufficient amd.com/gpu_xcp.", false},
-        {"0/4 nodes are available: 4 Insufficient amd.com/gpu-memory.", false},
-        {"0/4 nodes are available: 4 Insufficient amd.com/gpu.x", false},
-        {"0/4 nodes are available: 4 Insufficient cpu.", false},
-        {"insufficient amd.com/gpu", false},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(words); i++)
-        TEST_CHECK_INT(kube_insufficient(words[i].msg, "amd.com/gpu"), words[i].want);
-
-    char *path = xasprintf("%s/pending.json", data_dir);
-    size_t len = 0;
-    char *body = test_read_file(path, &len);
-    TEST_CHECK(body != NULL);
-    size_t count = 99;
-    int64_t req = 99;
-    char err[256] = "";
-    TEST_CHECK_INT(
-        kube_parse_pending(body ? body : "", len, "amd.com/gpu", &count, &req, err, sizeof(err)),
-        0);
-    TEST_CHECK_INT(count, 2); /* wait-gpu-1 (2 GPUs) and wait-gpu-2 (1 + 1, init 1) */
-    TEST_CHECK_INT(req, 4);
-    TEST_CHECK_INT(kube_parse_pending(body ? body : "", len, "amd.com/gpu_xcp", &count, &req, err,
-                                      sizeof(err)),
-                   0);
-    TEST_CHECK_INT(count, 1);
-    TEST_CHECK_INT(req, 0); /* it requests amd.com/gpu, not the partition resource */
-    free(body);
-    free(path);
-
-    /* An init container asking for more than all containers sets the effective request. */
-    const char init[] =
-        "{\"items\":[{\"metadata\":{\"name\":\"a\"},\"spec\":{\"containers\":[{\"resources\":"
-        "{\"limits\":{\"r/x\":\"1\"}}}],\"initContainers\":[{\"resources\":{\"requests\":"
-        "{\"r/x\":\"3\"}}}]},\"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":"
-        "\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\",\"message\":\"1 "
-        "Insufficient r/x.\"}]}}]}";
-    TEST_CHECK_INT(kube_parse_pending(init, strlen(init), "r/x", &count, &req, err, sizeof(err)),
-                   0);
-    TEST_CHECK(count == 1 && req == 3);
-    const char frac[] =
-        "{\"items\":[{\"metadata\":{\"name\":\"a\"},\"spec\":{\"containers\":[{\"resources\":"
-        "{\"requests\":{\"r/x\":\"500m\"}}}]},\"status\":{\"phase\":\"Pending\",\"conditions\":"
-        "[{\"type\":\"PodScheduled\",\"status\":\"False\",\"reason\":\"Unschedulable\","
-        "\"message\":\"Insufficient r/x\"}]}}]}";
-    TEST_CHECK_INT(kube_parse_pending(frac, strlen(frac), "r/x", &count, &req, err, sizeof(err)),
-                   -1);
-    TEST_CHECK_CONTAINS(err, "not a whole number");
-    TEST_CHECK(count == 0 && req == 0);
-    TEST_CHECK_INT(kube_parse_pending("{}", 2, "r/x", &count, &req, err, sizeof(err)), -1);
-}
+#include "kube_env.h"
 
 TEST(paths_and_config)
 {
@@ -707,7 +173,7 @@ TEST(deployment_scale_to_zero)
         struct kube_obj d;
         TEST_CHECK_INT(kube_get(e.k, &ch.obj[2].ref, &d, err, sizeof(err)), KUBE_OK);
         TEST_CHECK(d.has_replicas && d.replicas == 0);
-        TEST_CHECK_STR(kube_annotation(&d, KUBE_ANN_REPLICAS_BEFORE), "3");
+        TEST_CHECK_STR(kube_annotation(&d, ANNOT_REPLICAS_BEFORE), "3");
         TEST_CHECK_STR(kube_annotation(&d, "deployment.kubernetes.io/revision"), "1");
         kube_obj_free(&d);
         int64_t prev = -1;
@@ -934,12 +400,15 @@ TEST(kueue_job_deactivates_workload)
     TEST_CHECK(ch.kueue);
     if (ch.n == 2)
         TEST_CHECK_INT(kube_suspend(e.k, &ch.obj[1], err, sizeof(err)), KUBE_OK);
-    TEST_CHECK_INT(env_load_log(&e), 4);
-    CHECK_REQ(&e, 2, "GET", "/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/workloads");
-    TEST_CHECK(jeq(e.req[2], "/query", "labelSelector=kueue.x-k8s.io/job-uid=" UID("000032")));
-    CHECK_REQ(&e, 3, "PATCH", "/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/workloads/job-kq-3f1a2");
-    TEST_CHECK(jeq(e.req[3], "/content_type", merge_ct));
-    TEST_CHECK(jeq(e.req[3], "/body",
+    /* Discovery first: the version Kueue's group prefers (this fake serves v1beta1 only). */
+    TEST_CHECK_INT(env_load_log(&e), 6);
+    CHECK_REQ(&e, 2, "GET", "/apis");
+    CHECK_REQ(&e, 3, "GET", "/apis/kueue.x-k8s.io/v1beta1");
+    CHECK_REQ(&e, 4, "GET", "/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/workloads");
+    TEST_CHECK(jeq(e.req[4], "/query", "labelSelector=kueue.x-k8s.io/job-uid=" UID("000032")));
+    CHECK_REQ(&e, 5, "PATCH", "/apis/kueue.x-k8s.io/v1beta1/namespaces/ml/workloads/job-kq-3f1a2");
+    TEST_CHECK(jeq(e.req[5], "/content_type", merge_ct));
+    TEST_CHECK(jeq(e.req[5], "/body",
                    "{\"metadata\":{\"uid\":\"" UID("000033") "\"},\"spec\":{\"active\":false}}"));
 
     /* The Job itself is untouched (Kueue owns spec.suspend); the Workload is inactive. */
@@ -1300,18 +769,18 @@ TEST(event_and_annotation)
         kube_post_event(e.k, &dep, "IdleGPUReclaimed", "scaled to 0", NULL, NULL, err, sizeof(err)),
         KUBE_OK);
     const char *notice = "2026-03-02T10:00:00Z rule=idle-30m window=30m threshold=0.05";
-    TEST_CHECK_INT(kube_annotate(e.k, &dep, KUBE_ANN_NOTICE, notice, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(kube_annotate(e.k, &dep, ANNOT_NOTICE, notice, err, sizeof(err)), KUBE_OK);
     struct kube_obj d;
     TEST_CHECK_INT(kube_get(e.k, &dep, &d, err, sizeof(err)), KUBE_OK);
-    TEST_CHECK_STR(kube_annotation(&d, KUBE_ANN_NOTICE), notice);
+    TEST_CHECK_STR(kube_annotation(&d, ANNOT_NOTICE), notice);
     kube_obj_free(&d);
-    TEST_CHECK_INT(kube_annotate(e.k, &dep, KUBE_ANN_NOTICE, NULL, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(kube_annotate(e.k, &dep, ANNOT_NOTICE, NULL, err, sizeof(err)), KUBE_OK);
     TEST_CHECK_INT(kube_get(e.k, &dep, &d, err, sizeof(err)), KUBE_OK);
-    TEST_CHECK(kube_annotation(&d, KUBE_ANN_NOTICE) == NULL);
+    TEST_CHECK(kube_annotation(&d, ANNOT_NOTICE) == NULL);
     TEST_CHECK_STR(kube_annotation(&d, "deployment.kubernetes.io/revision"), "1");
     kube_obj_free(&d);
     dep.uid = (char *)"other";
-    TEST_CHECK_INT(kube_annotate(e.k, &dep, KUBE_ANN_NOTICE, "x", err, sizeof(err)), KUBE_CONFLICT);
+    TEST_CHECK_INT(kube_annotate(e.k, &dep, ANNOT_NOTICE, "x", err, sizeof(err)), KUBE_CONFLICT);
 
     TEST_CHECK_INT(env_load_log(&e), 7);
     CHECK_REQ(&e, 0, "POST", "/api/v1/namespaces/ml/events");
@@ -1372,68 +841,6 @@ TEST(event_and_annotation)
     env_stop(&e);
 }
 
-/*
- * Kueue Workloads in tests/e2e/data/kube/kueue-pending.json (namespace queue): waiting for
- * amd.com/gpu are job-wait-gpu, job-own and job-two-sets (the second pod set's clause); the
- * others are reserved, finished, deactivated, deleting, too big for the queue ("insufficient
- * quota ... > maximum capacity"), or short of cpu or amd.com/gpu_xcp.
- */
-TEST(parse_kueue_waiting)
-{
-    char *path = xasprintf("%s/kueue-pending.json", data_dir);
-    size_t len = 0;
-    char *body = test_read_file(path, &len);
-    TEST_CHECK(body != NULL);
-    const char *b = body ? body : "";
-    size_t count = 99;
-    char err[256] = "";
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(b, len, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 3);
-    /* The candidate's own Workload, found by its owner's uid, its job-uid label or its uid. */
-    const char *own_job[] = {UID("000512")}, *own_wl[] = {UID("000511")};
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(b, len, "amd.com/gpu", own_job, 1, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 2);
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(b, len, "amd.com/gpu", own_wl, 1, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 2);
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(b, len, "amd.com/gpu_xcp", NULL, 0, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 1);
-    TEST_CHECK_INT(kube_parse_kueue_waiting(b, len, "amd.com", NULL, 0, &count, err, sizeof(err)),
-                   0);
-    TEST_CHECK_INT(count, 0); /* a prefix of the name is not the name */
-    free(body);
-    free(path);
-
-    /* The label alone (no owner reference) also marks the candidate's own Workload. */
-    const char lab[] =
-        "{\"items\":[{\"metadata\":{\"name\":\"w\",\"uid\":\"w1\",\"labels\":{"
-        "\"kueue.x-k8s.io/job-uid\":\"j1\"}},\"spec\":{\"active\":true},\"status\":{"
-        "\"conditions\":[{\"type\":\"QuotaReserved\",\"status\":\"False\",\"message\":"
-        "\"insufficient unused quota for r/x in flavor f, 1 more needed\"}]}}]}";
-    const char *j1[] = {"j1"};
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(lab, strlen(lab), "r/x", NULL, 0, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 1);
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(lab, strlen(lab), "r/x", j1, 1, &count, err, sizeof(err)), 0);
-    TEST_CHECK_INT(count, 0);
-    /* No QuotaReserved condition yet (not looked at by the scheduler): nothing proven. */
-    const char fresh[] = "{\"items\":[{\"metadata\":{\"name\":\"w\"},\"status\":{}}]}";
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting(fresh, strlen(fresh), "r/x", NULL, 0, &count, err, sizeof(err)),
-        0);
-    TEST_CHECK_INT(count, 0);
-    TEST_CHECK_INT(kube_parse_kueue_waiting("{}", 2, "r/x", NULL, 0, &count, err, sizeof(err)), -1);
-    TEST_CHECK_CONTAINS(err, "'items' is missing");
-    TEST_CHECK_INT(
-        kube_parse_kueue_waiting("{\"items\":[1]}", 11, "r/x", NULL, 0, &count, err, sizeof(err)),
-        -1);
-    TEST_CHECK_INT(count, 0);
-}
-
 /* The call: one list over all namespaces; 404 (Kueue not installed) is KUBE_NOT_FOUND. */
 TEST(kueue_waiting_pressure)
 {
@@ -1441,81 +848,29 @@ TEST(kueue_waiting_pressure)
     if (env_start(&e, 5, NULL) < 0)
         return;
     char err[512] = "";
-    size_t count = 99;
+    struct pressure_demand d;
     const char *own[] = {UID("000512")};
     TEST_CHECK_INT(
-        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", own, 1, &count, err, sizeof(err)),
-        KUBE_OK);
-    TEST_CHECK_INT(count, 2);
-    TEST_CHECK_INT(env_load_log(&e), 1);
-    CHECK_REQ(&e, 0, "GET", "/apis/kueue.x-k8s.io/v1beta1/workloads");
-    TEST_CHECK(jeq(e.req[0], "/query", ""));
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", own, 1, &d, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(d.count, 2);
+    TEST_CHECK_INT(env_load_log(&e), 3);
+    CHECK_REQ(&e, 0, "GET", "/apis");
+    CHECK_REQ(&e, 1, "GET", "/apis/kueue.x-k8s.io/v1beta1");
+    CHECK_REQ(&e, 2, "GET", "/apis/kueue.x-k8s.io/v1beta1/workloads");
+    TEST_CHECK(jeq(e.req[2], "/query", ""));
     tmptree_put(e.dir, "faults",
                 "GET /apis/kueue.x-k8s.io/v1beta1/workloads=404x1\n"
                 "GET /apis/kueue.x-k8s.io/v1beta1/workloads=403x1\n");
-    count = 99;
+    d.count = 99;
     TEST_CHECK_INT(
-        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)),
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &d, err, sizeof(err)),
         KUBE_NOT_FOUND);
-    TEST_CHECK_INT(count, 0);
+    TEST_CHECK_INT(d.count, 0);
     TEST_CHECK_INT(
-        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &count, err, sizeof(err)),
+        kube_kueue_waiting_for_resource(e.k, "amd.com/gpu", NULL, 0, &d, err, sizeof(err)),
         KUBE_FORBIDDEN);
     TEST_CHECK_CONTAINS(err, "list Kueue workloads waiting for 'amd.com/gpu'");
     env_stop(&e);
-}
-
-/* SelfSubjectAccessReview answers: allowed, denied, undecided, malformed. */
-TEST(parse_ssar)
-{
-    static const struct {
-        const char *body;
-        int ret, verdict;
-        const char *reason;
-    } cases[] = {
-        {"{\"status\":{\"allowed\":true,\"reason\":\"RBAC: allowed by RoleBinding\"}}", 0,
-         KUBE_ACCESS_ALLOWED, "RBAC: allowed by RoleBinding"},
-        {"{\"status\":{\"allowed\":false}}", 0, KUBE_ACCESS_DENIED, NULL},
-        {"{\"status\":{\"allowed\":false,\"denied\":true,\"reason\":\"no\"}}", 0,
-         KUBE_ACCESS_DENIED, "no"},
-        /* the webhook authorizer failed: not allowed, not denied, nothing decided */
-        {"{\"status\":{\"allowed\":false,\"evaluationError\":\"webhook timed out\"}}", 0,
-         KUBE_ACCESS_UNKNOWN, "webhook timed out"},
-        {"{\"status\":{\"allowed\":true,\"evaluationError\":\"one of two failed\"}}", 0,
-         KUBE_ACCESS_ALLOWED, NULL},
-        {"{\"spec\":{}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
-        {"{\"status\":{}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
-        {"{\"status\":{\"allowed\":\"true\"}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
-        {"{\"status\":{\"allowed\":true,\"denied\":true}}", -1, KUBE_ACCESS_UNKNOWN, NULL},
-        {"<html>", -1, KUBE_ACCESS_UNKNOWN, NULL},
-    };
-    for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
-        int verdict = 42;
-        char *reason = NULL, err[256] = "";
-        TEST_CHECK_INT(kube_parse_ssar(cases[i].body, strlen(cases[i].body), &verdict, &reason, err,
-                                       sizeof(err)),
-                       cases[i].ret);
-        TEST_CHECK_INT(verdict, cases[i].verdict);
-        if (cases[i].reason)
-            TEST_CHECK(reason && strcmp(reason, cases[i].reason) == 0);
-        if (cases[i].ret < 0)
-            TEST_CHECK(err[0] != '\0' && reason == NULL);
-        free(reason);
-    }
-    struct kube_access a = {"ml", "patch", "apps", "deployments", "scale", NULL};
-    char *b = kube_body_ssar(&a);
-    TEST_CHECK_STR(b, "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":"
-                      "\"SelfSubjectAccessReview\",\"spec\":{\"resourceAttributes\":{"
-                      "\"namespace\":\"ml\",\"verb\":\"patch\",\"group\":\"apps\",\"resource\":"
-                      "\"deployments\",\"subresource\":\"scale\"}}}");
-    free(b);
-    /* core group and every namespace: both omitted, as the API's omitempty does */
-    struct kube_access c = {"", "list", "", "pods", NULL, NULL};
-    b = kube_body_ssar(&c);
-    TEST_CHECK_STR(b, "{\"apiVersion\":\"authorization.k8s.io/v1\",\"kind\":"
-                      "\"SelfSubjectAccessReview\",\"spec\":{\"resourceAttributes\":{"
-                      "\"verb\":\"list\",\"resource\":\"pods\"}}}");
-    free(b);
 }
 
 /* The review call against the fake: granted, denied by its deny file, and failures unknown. */
@@ -1571,15 +926,12 @@ TEST(pending_pressure)
     if (env_start(&e, 5, NULL) < 0)
         return;
     char err[512] = "";
-    size_t count = 99;
-    int64_t req = -1;
-    TEST_CHECK_INT(kube_pending_for_resource(e.k, "amd.com/gpu", &count, &req, err, sizeof(err)),
-                   KUBE_OK);
-    TEST_CHECK_INT(count, 2);
-    TEST_CHECK_INT(req, 4);
-    TEST_CHECK_INT(kube_pending_for_resource(e.k, "nvidia.com/gpu", &count, NULL, err, sizeof(err)),
-                   KUBE_OK);
-    TEST_CHECK_INT(count, 0);
+    struct pressure_demand d;
+    TEST_CHECK_INT(kube_pending_for_resource(e.k, "amd.com/gpu", &d, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(d.count, 2);
+    TEST_CHECK_INT(d.requested, 4);
+    TEST_CHECK_INT(kube_pending_for_resource(e.k, "nvidia.com/gpu", &d, err, sizeof(err)), KUBE_OK);
+    TEST_CHECK_INT(d.count, 0);
     TEST_CHECK_INT(env_load_log(&e), 2);
     CHECK_REQ(&e, 0, "GET", "/api/v1/pods");
     TEST_CHECK(jeq(e.req[0], "/query", "fieldSelector=status.phase=Pending"));
@@ -1626,57 +978,6 @@ TEST(owner_chain_limits)
     TEST_CHECK_CONTAINS(err, "replicasets.apps \"train-7d9f8c\" not found");
     kube_chain_free(&ch);
     env_stop(&e);
-}
-
-/* ---- discovery and custom resources ------------------------------------------------------ */
-
-TEST(parse_discovery)
-{
-    char err[256] = "";
-    struct kube_api_resource *res = NULL;
-    size_t n = 0;
-    /* The shape kube-apiserver sends: subresources as their own entries after the resource. */
-    const char *list =
-        "{\"kind\":\"APIResourceList\",\"apiVersion\":\"v1\",\"groupVersion\":\"apps/v1\","
-        "\"resources\":[{\"name\":\"deployments\",\"singularName\":\"deployment\",\"namespaced\":"
-        "true,\"kind\":\"Deployment\",\"verbs\":[\"get\"],\"shortNames\":[\"deploy\"]},"
-        "{\"name\":\"deployments/scale\",\"singularName\":\"\",\"namespaced\":true,\"group\":"
-        "\"autoscaling\",\"version\":\"v1\",\"kind\":\"Scale\",\"verbs\":[\"get\",\"patch\"]},"
-        "{\"name\":\"deployments/status\",\"singularName\":\"\",\"namespaced\":true,\"kind\":"
-        "\"Deployment\",\"verbs\":[\"get\"]},{\"name\":\"clusterthings\",\"singularName\":\"\","
-        "\"namespaced\":false,\"kind\":\"ClusterThing\",\"verbs\":[]}]}";
-    TEST_CHECK_INT(kube_parse_resource_list(list, strlen(list), &res, &n, err, sizeof(err)), 0);
-    TEST_CHECK_INT(n, 2);
-    if (n == 2) {
-        TEST_CHECK_STR(res[0].kind, "Deployment");
-        TEST_CHECK_STR(res[0].plural, "deployments");
-        TEST_CHECK(res[0].namespaced && res[0].has_scale);
-        TEST_CHECK_STR(res[1].plural, "clusterthings");
-        TEST_CHECK(!res[1].namespaced && !res[1].has_scale);
-    }
-    kube_api_resources_free(res, n);
-    const char *bad[] = {
-        "{}", "{\"resources\":{}}", "{\"resources\":[1]}", "{\"resources\":[{\"name\":\"x\"}]}",
-        "[]", "{\"resources\":["};
-    for (size_t i = 0; i < ARRAY_LEN(bad); i++) {
-        TEST_CHECK_INT(kube_parse_resource_list(bad[i], strlen(bad[i]), &res, &n, err, sizeof(err)),
-                       -1);
-        TEST_CHECK(res == NULL && n == 0);
-    }
-    const char *groups =
-        "{\"kind\":\"APIGroupList\",\"apiVersion\":\"v1\",\"groups\":[{\"name\":\"ray.io\","
-        "\"versions\":[{\"groupVersion\":\"ray.io/v1\",\"version\":\"v1\"},{\"groupVersion\":"
-        "\"ray.io/v1alpha1\",\"version\":\"v1alpha1\"}],\"preferredVersion\":{\"groupVersion\":"
-        "\"ray.io/v1\",\"version\":\"v1\"}}]}";
-    char *pref = NULL;
-    TEST_CHECK_INT(kube_parse_group_list(groups, strlen(groups), "ray.io", &pref, err, sizeof(err)),
-                   0);
-    TEST_CHECK_STR(pref, "v1");
-    free(pref);
-    TEST_CHECK_INT(kube_parse_group_list(groups, strlen(groups), "x.io", &pref, err, sizeof(err)),
-                   0);
-    TEST_CHECK(pref == NULL);
-    TEST_CHECK_INT(kube_parse_group_list("{}", 2, "x.io", &pref, err, sizeof(err)), -1);
 }
 
 TEST(discovery_resolves_and_caches)
@@ -1927,202 +1228,11 @@ TEST(generic_patch_scale_delete)
     env_stop(&e);
 }
 
-/* ---- the action backend's choice of target (act_kube.c) ------------------------------- */
-
-/* Resolve pod ml/NAME for a rule with `action` through the Kubernetes backend of `e`. */
-static enum act_result resolve_pod(struct act_backend *b, const char *name, enum rule_action action,
-                                   struct act_target *t, char *err, size_t errlen)
-{
-    struct rule rule = {.name = (char *)"r", .action = action};
-    struct decision_rec d = {.rule = &rule};
-    labels_set(&d.identity, "namespace", "ml");
-    labels_set(&d.identity, "pod", name);
-    enum act_result r = b->resolve(b, &d, t, err, errlen);
-    labels_free(&d.identity);
-    return r;
-}
-
-/* The backend over the env's client (the env keeps the client: the backend is freed alone). */
-static struct act_backend *backend_of(struct env *e)
-{
-    struct act_backend *b = act_kube_new(e->k);
-    act_kube_set_kinds(b, NULL);
-    return b;
-}
-
-/* The backend frees what it holds (the record of its last action too) and the client, which
-   the env then no longer has. */
-static void backend_free(struct env *e, struct act_backend *b)
-{
-    b->free(b);
-    e->k = NULL;
-}
-
-TEST(act_at_the_top_of_custom_resources)
-{
-    struct env e;
-    if (env_start(&e, 5, NULL) < 0)
-        return;
-    struct act_backend *b = backend_of(&e);
-    char err[1024] = "";
-    struct act_target t;
-    /* Notebook -> StatefulSet -> Pod: the Notebook, by its annotation, never the StatefulSet. */
-    TEST_CHECK_INT(resolve_pod(b, "alice-0", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)), ACT_OK);
-    TEST_CHECK_INT(t.nchain, 3);
-    TEST_CHECK_STR(t.chain[t.nchain - 1].kind, "Notebook");
-    TEST_CHECK_STR(t.how, "annotate Notebook ml/alice kubeflow-resource-stopped");
-    TEST_CHECK(!t.exempt && t.running);
-    b->target_free(b, &t);
-    /* AIMService -> InferenceService -> Deployment -> ReplicaSet -> Pod: the AIMService, which
-       has no stop but delete. scaleToZero is kept with its own reason, never a delete. */
-    TEST_CHECK_INT(
-        resolve_pod(b, "chat-predictor-8b9c-r4t5y", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)),
-        ACT_UNSUPPORTED);
-    TEST_CHECK_CONTAINS(err, "kept: AIMService ml/chat cannot be reclaimed by action "
-                             "'scaleToZero'");
-    TEST_CHECK_INT(resolve_pod(b, "chat-predictor-8b9c-r4t5y", ACTION_DELETE, &t, err, sizeof(err)),
-                   ACT_OK);
-    TEST_CHECK_INT(t.nchain, 5);
-    TEST_CHECK_STR(t.how, "delete AIMService ml/chat");
-    b->target_free(b, &t);
-    /* InferenceService -> Deployment -> ReplicaSet -> Pod. */
-    TEST_CHECK_INT(
-        resolve_pod(b, "llm-predictor-5d6f7-q2w3e", ACTION_SUSPEND, &t, err, sizeof(err)), ACT_OK);
-    TEST_CHECK_STR(t.how, "annotate InferenceService ml/llm serving.kserve.io/stop=true");
-    b->target_free(b, &t);
-    /* JobSet -> Job -> Pod. */
-    TEST_CHECK_INT(resolve_pod(b, "sweep-workers-0-0-z9x8c", ACTION_SUSPEND, &t, err, sizeof(err)),
-                   ACT_OK);
-    TEST_CHECK_STR(t.how, "patch JobSet ml/sweep {\"spec\":{\"suspend\":true}}");
-    b->target_free(b, &t);
-    /* Evict is of the pod, whatever owns it; the notice stays on the top owner. */
-    TEST_CHECK_INT(resolve_pod(b, "alice-0", ACTION_EVICT, &t, err, sizeof(err)), ACT_OK);
-    TEST_CHECK_STR(t.how, "evict Pod ml/alice-0");
-    TEST_CHECK_STR(t.chain[t.nchain - 1].kind, "Notebook");
-    b->target_free(b, &t);
-    /* A kind the table does not know on top (over a Deployment it would restore). */
-    TEST_CHECK_INT(resolve_pod(b, "wid-6c7d-a1s2d", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)),
-                   ACT_UNSUPPORTED);
-    TEST_CHECK_CONTAINS(err, "kept: the top owner Widget ml/wid (apiVersion 'example.com/v1')");
-    TEST_CHECK_CONTAINS(err, KINDS_HOW_TO_ADD);
-    /* An owner kind the API does not serve. */
-    TEST_CHECK_INT(resolve_pod(b, "gadget-f5g6h", ACTION_DELETE, &t, err, sizeof(err)),
-                   ACT_UNSUPPORTED);
-    TEST_CHECK_CONTAINS(err, "kept: owner Gadget 'ml/g'");
-    /* Exempt on the middle object of the chain keeps it. */
-    TEST_CHECK_INT(
-        resolve_pod(b, "keep-predictor-1a2b-c3v4b", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)),
-        ACT_OK);
-    TEST_CHECK(t.exempt);
-    b->target_free(b, &t);
-    /* A uid replaced mid-walk: never acted on. */
-    TEST_CHECK_INT(resolve_pod(b, "stale-abc", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)),
-                   ACT_CONFLICT);
-    /* No write in any of it. */
-    env_load_log(&e);
-    for (size_t i = 0; i < e.nreq; i++)
-        TEST_CHECK(jeq(e.req[i], "/method", "GET"));
-    backend_free(&e, b);
-    env_stop(&e);
-}
-
-TEST(act_stops_below_a_cronjob_and_on_a_changed_object)
-{
-    struct env e;
-    if (env_start(&e, 5, NULL) < 0)
-        return;
-    struct act_backend *b = backend_of(&e);
-    char err[1024] = "";
-    struct act_target t;
-    /* CronJob -> Job -> Pod: the run, not the schedule, which is not even read. */
-    TEST_CHECK_INT(resolve_pod(b, "nightly-29001-abcde", ACTION_SUSPEND, &t, err, sizeof(err)),
-                   ACT_OK);
-    TEST_CHECK_INT(t.nchain, 2);
-    TEST_CHECK_STR(t.how, "patch Job ml/nightly-29001 {\"spec\":{\"suspend\":true}}");
-    b->target_free(b, &t);
-    env_load_log(&e);
-    for (size_t i = 0; i < e.nreq; i++)
-        TEST_CHECK(!strstr(jstr(e.req[i], "/path"), "cronjobs"));
-
-    /* RayCluster: suspended with the resourceVersion read; the same target again is stale. */
-    TEST_CHECK_INT(resolve_pod(b, "ray-head-h7j8k", ACTION_SUSPEND, &t, err, sizeof(err)), ACT_OK);
-    long status = 0;
-    TEST_CHECK_INT(b->act(b, &t, ACTION_SUSPEND, &status, err, sizeof(err)), ACT_OK);
-    TEST_CHECK_INT(status, 200);
-    size_t n = env_load_log(&e);
-    /* the PATCH, then the Event */
-    TEST_CHECK(n >= 2 && jeq(e.req[n - 2], "/method", "PATCH") &&
-               jeq(e.req[n - 2], "/path", "/apis/ray.io/v1/namespaces/ml/rayclusters/ray"));
-    TEST_CHECK(n >= 2 && jeq(e.req[n - 2], "/body/spec", "{\"suspend\":true}") &&
-               jstr(e.req[n - 2], "/body/metadata/resourceVersion"));
-    TEST_CHECK_INT(b->act(b, &t, ACTION_SUSPEND, &status, err, sizeof(err)), ACT_CONFLICT);
-    TEST_CHECK_CONTAINS(err, "the object has been modified");
-    b->target_free(b, &t);
-    /* KubeRay deletes a suspended cluster's pods (tests/fakes/fake_kube_ctl.h): gone. */
-    TEST_CHECK_INT(resolve_pod(b, "ray-head-h7j8k", ACTION_SUSPEND, &t, err, sizeof(err)),
-                   ACT_GONE);
-    /* A Notebook's pod stays in the fake: read again after the stop, it is recognised as
-       stopped and nothing is written twice. */
-    TEST_CHECK_INT(resolve_pod(b, "alice-0", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)), ACT_OK);
-    TEST_CHECK_INT(b->act(b, &t, ACTION_SCALE_TO_ZERO, &status, err, sizeof(err)), ACT_OK);
-    b->target_free(b, &t);
-    TEST_CHECK_INT(resolve_pod(b, "alice-0", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)), ACT_OK);
-    n = env_load_log(&e);
-    TEST_CHECK_INT(b->act(b, &t, ACTION_SCALE_TO_ZERO, &status, err, sizeof(err)), ACT_OK);
-    size_t m = env_load_log(&e);
-    for (size_t i = n; i < m; i++)
-        TEST_CHECK(!jeq(e.req[i], "/method", "PATCH"));
-    b->target_free(b, &t);
-
-    /* LeaderWorkerSet through its /scale, replicas-before recorded. */
-    TEST_CHECK_INT(resolve_pod(b, "lws-0", ACTION_SCALE_TO_ZERO, &t, err, sizeof(err)), ACT_OK);
-    TEST_CHECK_STR(t.how, "scale LeaderWorkerSet ml/lws to 0");
-    TEST_CHECK_INT(b->act(b, &t, ACTION_SCALE_TO_ZERO, &status, err, sizeof(err)), ACT_OK);
-    b->target_free(b, &t);
-    struct kube_ref lws = {(char *)"leaderworkerset.x-k8s.io/v1", (char *)"LeaderWorkerSet",
-                           (char *)"ml", (char *)"lws", NULL};
-    struct kube_obj o;
-    TEST_CHECK_INT(kube_get(e.k, &lws, &o, err, sizeof(err)), KUBE_OK);
-    TEST_CHECK(o.has_replicas && o.replicas == 0);
-    TEST_CHECK_STR(kube_annotation(&o, KUBE_ANN_REPLICAS_BEFORE), "2");
-    kube_obj_free(&o);
-    backend_free(&e, b);
-    env_stop(&e);
-}
-
 int main(int argc, char **argv)
 {
-    /* build/tests/test_kube -> build/fakes/fake_kube (build/san/... under sanitizers). */
-    fake_bin_path(fake_path, sizeof(fake_path), argv[0], "fake_kube");
-    /* The objects live in the source tree; walk up from the binary to find them. */
-    char self[4096];
-    snprintf(self, sizeof(self), "%s", argv[0]);
-    char *dir = dirname(self);
-    const char *env_data = getenv("KUBE_TEST_DATA");
-    snprintf(data_dir, sizeof(data_dir), "%s", env_data ? env_data : "tests/e2e/data/kube");
-    for (int up = 0; up < 4 && access(data_dir, R_OK) != 0; up++) {
-        struct sbuf b = {0};
-        sbuf_puts(&b, dir);
-        for (int i = 0; i <= up; i++)
-            sbuf_puts(&b, "/..");
-        sbuf_puts(&b, "/tests/e2e/data/kube");
-        snprintf(data_dir, sizeof(data_dir), "%s", b.buf);
-        sbuf_free(&b);
-    }
-    if (tmptree_make(tmpdir, sizeof(tmpdir), "gpureclaim-test_kube") < 0) {
-        perror("mkdtemp");
+    if (kube_env_setup(argv[0], "gpureclaim-test_kube") < 0)
         return 1;
-    }
-    signal(SIGPIPE, SIG_IGN);
-    log_threshold = LOG_ERROR;
 
-    RUN(request_bodies_exact);
-    RUN(request_bodies_carry_uid);
-    RUN(parse_pod);
-    RUN(parse_malformed);
-    RUN(parse_scale);
-    RUN(classify);
-    RUN(parse_pending);
     RUN(paths_and_config);
     RUN(deployment_scale_to_zero);
     RUN(scale_patch_uid_precondition);
@@ -2139,17 +1249,12 @@ int main(int argc, char **argv)
     RUN(secret_files);
     RUN(event_and_annotation);
     RUN(pending_pressure);
-    RUN(parse_kueue_waiting);
     RUN(kueue_waiting_pressure);
-    RUN(parse_ssar);
     RUN(access_review);
     RUN(owner_chain_limits);
-    RUN(parse_discovery);
     RUN(discovery_resolves_and_caches);
     RUN(custom_resource_chains);
     RUN(generic_patch_scale_delete);
-    RUN(act_at_the_top_of_custom_resources);
-    RUN(act_stops_below_a_cronjob_and_on_a_changed_object);
 
     tmptree_finish(tmpdir);
     curl_global_cleanup();

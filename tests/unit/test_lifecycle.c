@@ -63,6 +63,8 @@ static const struct row spec[] = {
     { S(LC_NONE)|S(LC_DRY_RUN), IDLE,            O(LC_OBJ_CHANGED)|O(LC_OBJ_GONE),   ANY_R,   _,  _,  _,  _,  _,  _,  _,  1,   STAY,       "no_object",              "skip" },
     { S(LC_NONE)|S(LC_DRY_RUN), IDLE,            ANY_O,                              ANY_R,   _,  1,  _,  _,  _,  _,  _,  1,   STAY,       "too_young",              "skip" },
     { S(LC_NONE),      IDLE,            ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  1,  _,  0,   LC_DRY_RUN, "reported",               "audit persist" },
+    /* no notice for a pressure the API does not confirm (issue 24 §1) */
+    { S(LC_NONE)|S(LC_DRY_RUN), IDLE,            ANY_O,                              ANY_R,   _,  _,  _,  _,  1,  _,  _,  1,   STAY,       "pressure_not_confirmed", "skip" },
     { S(LC_NONE)|S(LC_DRY_RUN), IDLE,            ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  _,  _,  1,   LC_NOTICED, "notice",                 "notice" },
     /* noticed, acting: spared when active again or the idle run broke (the lead withdraws) */
     { OPEN,            ACTIVE,          ANY_O,                              ANY_R,   _,  _,  _,  _,  _,  _,  0,  0,   STAY,       "not_leader",             "" },
@@ -330,6 +332,9 @@ static void check_properties(const struct input *in, void *arg)
         violation(p, in, "an API call without the lead");
     if (f->dry_run && (act || notice))
         violation(p, in, "a mutating call in dry run");
+    /* A notice says the workload will be reclaimed: never for an unconfirmed pressure. */
+    if (f->unconfirmed && (act || notice))
+        violation(p, in, "a notice or an action for a pressure not confirmed");
 
     /* A closure happens only when the object is gone or replaced. */
     if (st.next == LC_GONE && in->s != LC_GONE && f->object != LC_OBJ_CHANGED &&
@@ -338,7 +343,8 @@ static void check_properties(const struct input *in, void *arg)
 
     /* The driver learns facts lazily. The object (and its age) only when the step asks for
        it: any other answer must not depend on them. The caps and the pressure check only
-       when the answer is an action: any other answer must not depend on them. */
+       when the answer is an action (the pressure check also when it is a notice): any other
+       answer must not depend on them. */
     if (f->object == LC_OBJ_UNKNOWN && !f->young) {
         if (st.why == LC_WHY_NEED_OBJECT) {
             for (size_t i = 0; i < st.nfx; i++)
@@ -361,7 +367,7 @@ static void check_properties(const struct input *in, void *arg)
         for (int c = 0; c < 8; c++) {
             struct lc_facts g = *f;
             g.capped = c & 1;
-            g.unconfirmed = c & 2;
+            g.unconfirmed = (c & 2) && st.why != LC_WHY_NOTICE;
             g.kept = c & 4;
             struct lc_step other;
             lc_step(in->s, in->d, &g, &other);

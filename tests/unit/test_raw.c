@@ -289,6 +289,59 @@ TEST(test_series_by_series)
     raw_grids_discard(&b);
 }
 
+/*
+ * raw_cover_at: the same coverage at one instant. A hole of exactly the gap is covered, one
+ * millisecond more is not; a staleness marker ends the cover; samples after the instant do
+ * not count; the run's first sample and the one before its hole are reported.
+ */
+TEST(test_cover_at)
+{
+    struct matrix m = {0};
+    struct raw_cover c;
+    char err[128];
+    /* 1000, 1060, then 1180 (exactly 120 later), 1300.001 (120.001 later). */
+    struct point p[] = {{1000, 1}, {1060, 1}, {1180, 1}, {1300.001, 1}, {1400, 1}};
+    mk(&m, "a", p, 5);
+    TEST_CHECK_INT(raw_cover_at(&m.s[0], 1250, 120, &c, err, sizeof(err)), 0);
+    TEST_CHECK(c.covered);
+    TEST_CHECK_DBL(c.from, 1000, 1e-9);
+    TEST_CHECK(isnan(c.before));
+    TEST_CHECK_DBL(c.last, 1180, 1e-9);
+    TEST_CHECK_INT(raw_cover_at(&m.s[0], 1400, 120, &c, err, sizeof(err)), 0);
+    TEST_CHECK(c.covered);
+    TEST_CHECK_DBL(c.from, 1300.001, 1e-9);
+    TEST_CHECK_DBL(c.before, 1180, 1e-9);
+    /* With a gap 1 ms longer the hole is tolerated: one run from the first sample. */
+    TEST_CHECK_INT(raw_cover_at(&m.s[0], 1400, 120.001, &c, err, sizeof(err)), 0);
+    TEST_CHECK(c.covered);
+    TEST_CHECK_DBL(c.from, 1000, 1e-9);
+    TEST_CHECK_DBL(c.end, 1520.001, 1e-6);
+    /* Long after the last sample: stale. */
+    TEST_CHECK_INT(raw_cover_at(&m.s[0], 1600, 120, &c, err, sizeof(err)), 0);
+    TEST_CHECK(!c.covered);
+    TEST_CHECK_DBL(c.last, 1400, 1e-9);
+    /* Before the first sample: nothing. */
+    TEST_CHECK_INT(raw_cover_at(&m.s[0], 900, 120, &c, err, sizeof(err)), 0);
+    TEST_CHECK(!c.covered && isnan(c.last));
+    matrix_free(&m);
+
+    /* A marker 30 s after the last sample ends its cover there. */
+    struct point q[] = {{1000, 1}, {1060, 1}, {1090, stale_nan()}};
+    mk(&m, "b", q, 3);
+    TEST_CHECK_INT(raw_cover_at(&m.s[0], 1089, 120, &c, err, sizeof(err)), 0);
+    TEST_CHECK(c.covered);
+    TEST_CHECK_INT(raw_cover_at(&m.s[0], 1090, 120, &c, err, sizeof(err)), 0);
+    TEST_CHECK(!c.covered);
+    TEST_CHECK_DBL(c.last, 1060, 1e-9);
+    matrix_free(&m);
+
+    struct point r[] = {{1000, 1}, {1000, 2}};
+    mk(&m, "c", r, 2);
+    TEST_CHECK_INT(raw_cover_at(&m.s[0], 1100, 120, &c, err, sizeof(err)), -1);
+    TEST_CHECK_CONTAINS(err, "out of order");
+    matrix_free(&m);
+}
+
 int main(void)
 {
     RUN(test_max_per_closed_step);
@@ -298,5 +351,6 @@ int main(void)
     RUN(test_first_step_unproven);
     RUN(test_failures);
     RUN(test_series_by_series);
+    RUN(test_cover_at);
     return test_done();
 }

@@ -10,10 +10,12 @@ Format of SCENARIOS (reuse it for another backend, e.g. VictoriaMetrics' import)
   pod -> (rule, series), series = [(extra_labels, samples)], samples = a list of
   (offset_seconds, value) relative to END; value is a float, math.nan for a NaN sample, or
   None for no sample. Every series of a pod also has labels namespace="judge", pod=<pod>;
-  `rule` "raw" series go to METRIC_RAW (a plain selector rule), "expr" ones to METRIC_EXPR
-  (a rule whose activity is an expression). Every pod also gets one JUDGE_DEVICES sample per
-  15 s over the last 10 minutes (its allocation). All samples are 15 s apart unless a hole
-  says otherwise; history starts at END - 3600.
+  `rule` "raw" series go to METRIC_RAW (a plain selector rule), "expr" and "join" ones to
+  METRIC_EXPR (rules whose activity is an expression), unless extra_labels names another
+  metric as "__name__" ("join" pods' METRIC_HELD: the devices a pod holds, which the join
+  rule's expression joins on). Every pod also gets one JUDGE_DEVICES sample per 15 s over
+  the last 10 minutes (its allocation). All samples are 15 s apart unless a hole says
+  otherwise; history starts at END - 3600.
 """
 import json
 import math
@@ -23,6 +25,7 @@ END = 1700000000
 EVERY = 15
 METRIC_RAW = "judge_gpu_busy_ratio"
 METRIC_EXPR = "judge_expr_busy_ratio"
+METRIC_HELD = "judge_expr_held"
 DEVICES = "judge_devices"
 
 
@@ -53,11 +56,31 @@ SCENARIOS = {
     # Samples at END-495 and END-405: a 90 s hole, one grid point without a sample: tolerated.
     "hole-90s": ("raw", [({"gpu_id": "0"}, run(holes=[(-495, -405)]))]),
     "idle": ("raw", [({"gpu_id": "0"}, run()), ({"gpu_id": "1"}, run(0.02))]),
-    # The expression rule: inner selectors look back 5 minutes, so a 6-minute hole shrinks
-    # to about one minute (a gap) and a 4-minute one is invisible (check warns about it).
+    # The expression rules: their result's inner selectors look back 5 minutes on
+    # Prometheus, so a 6-minute hole shrinks to about one minute and a 4-minute one, or a
+    # stop 3 minutes ago, is invisible in it. The raw samples of the selectors are judged
+    # instead (issue 24 §4): each keeps as it would with a selector rule.
     "expr-hole-6m": ("expr", [({"gpu_id": "0"}, run(holes=[(-600, -240)]))]),
     "expr-hole-4m": ("expr", [({"gpu_id": "0"}, run(holes=[(-600, -360)]))]),
+    "expr-stale-3m": ("expr", [({"gpu_id": "0"}, run(stop=-180))]),
+    # One of two devices silent for 4 minutes: max by pod shows the other one throughout.
+    "expr-gpu-hole-4m": ("expr", [({"gpu_id": "0"}, run(holes=[(-600, -360)])),
+                                  ({"gpu_id": "1"}, run())]),
+    "expr-hole-90s": ("expr", [({"gpu_id": "0"}, run(holes=[(-495, -405)]))]),
     "expr-idle": ("expr", [({"gpu_id": "0"}, run())]),
+    # The join rule: `and on (namespace, pod, gpu_id)` the devices the pod holds. GPU1 at
+    # 90 % has no held series (a selector missing for one device): the join drops it and
+    # the result shows only idle GPU0.
+    "expr-join-missing": ("join", [({"gpu_id": "0"}, run()), ({"gpu_id": "1"}, run(0.9)),
+                                   ({"gpu_id": "0", "__name__": METRIC_HELD}, run(1))]),
+    # The held series of GPU1 stopped 3 minutes ago; its lookback still joins GPU1 for 5.
+    "expr-join-held-stale": ("join", [({"gpu_id": "0"}, run()), ({"gpu_id": "1"}, run()),
+                                      ({"gpu_id": "0", "__name__": METRIC_HELD}, run(1)),
+                                      ({"gpu_id": "1", "__name__": METRIC_HELD},
+                                       run(1, stop=-180))]),
+    "expr-join-idle": ("join", [({"gpu_id": "0"}, run()), ({"gpu_id": "1"}, run()),
+                                ({"gpu_id": "0", "__name__": METRIC_HELD}, run(1)),
+                                ({"gpu_id": "1", "__name__": METRIC_HELD}, run(1))]),
 }
 
 EXPECT = {
@@ -73,8 +96,16 @@ EXPECT = {
     },
     "expr": {
         "expr-hole-6m": ["keep", "gap"],
-        "expr-hole-4m": ["*", "*"],
+        "expr-hole-4m": ["keep", "gap"],
+        "expr-stale-3m": ["keep", "stale"],
+        "expr-gpu-hole-4m": ["keep", "gap"],
+        "expr-hole-90s": ["reclaim", "idle"],
         "expr-idle": ["reclaim", "idle"],
+    },
+    "join": {
+        "expr-join-missing": ["keep", "no_data"],
+        "expr-join-held-stale": ["keep", "stale"],
+        "expr-join-idle": ["reclaim", "idle"],
     },
 }
 
@@ -84,17 +115,20 @@ def fmt(v):
 
 
 def write_openmetrics(out):
-    for metric, rule in ((METRIC_RAW, "raw"), (METRIC_EXPR, "expr")):
+    families = {METRIC_RAW: [], METRIC_EXPR: [], METRIC_HELD: []}
+    for pod, (rule, series) in SCENARIOS.items():
+        for extra, samples in series:
+            labels = dict(extra, namespace="judge", pod=pod)
+            metric = labels.pop("__name__", METRIC_RAW if rule == "raw" else METRIC_EXPR)
+            ls = ",".join('%s="%s"' % (k, labels[k]) for k in sorted(labels))
+            families[metric].append((ls, samples))
+    # A family's samples together, and each series' samples in time order (OpenMetrics).
+    for metric, series in families.items():
         out.write("# TYPE %s gauge\n" % metric)
-        for pod, (r, series) in SCENARIOS.items():
-            if r != rule:
-                continue
-            for extra, samples in series:
-                labels = dict(extra, namespace="judge", pod=pod)
-                ls = ",".join('%s="%s"' % (k, labels[k]) for k in sorted(labels))
-                for off, v in samples:
-                    if v is not None:
-                        out.write("%s{%s} %s %d\n" % (metric, ls, fmt(v), END + off))
+        for ls, samples in series:
+            for off, v in samples:
+                if v is not None:
+                    out.write("%s{%s} %s %d\n" % (metric, ls, fmt(v), END + off))
     out.write("# TYPE %s gauge\n" % DEVICES)
     for pod in SCENARIOS:
         for off in range(-600, 1, EVERY):

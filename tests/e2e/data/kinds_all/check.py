@@ -68,6 +68,11 @@ def request_ok(c, rs):
     if want.startswith("patch:"):
         spec = json.loads(want[6:])["spec"]
         return r["method"] == "PATCH" and r["path"] == c["path"] and body(r).get("spec") == spec
+    if want.startswith("command:"):
+        b = body(r)
+        return r["method"] == "POST" and r["path"] == c["command_path"] \
+            and b.get("action") == want[8:] and (b.get("target") or {}).get("name") == c["name"] \
+            and (b.get("target") or {}).get("controller") is True
     if want.startswith("annotate:"):
         ann = (body(r).get("metadata") or {}).get("annotations") or {}
         return r["method"] == "PATCH" and r["path"] == c["path"] and want[9:] in ann \
@@ -75,6 +80,17 @@ def request_ok(c, rs):
     return False
 
 
+if stage == "planned":
+    plan = {d["workload"].get("namespace"): d for d in json.load(open(os.path.join(d, "plan.json")))}
+    out(all(r["method"] == "GET" for r in reqs if "selfsubjectaccessreviews" not in r["path"]),
+        "plan-only-reads", [(r["method"], r["path"]) for r in reqs if r["method"] != "GET"])
+    words = {"scale": "scale %s to 0", "delete": "delete %s", "patch": "patch %s ",
+             "annotate": "annotate %s ", "command": "create a bus.volcano.sh/v1alpha1 Command "
+             "AbortJob for %s"}
+    for c in cases:
+        want = words[c["request"].split(":")[0]] % ("%s %s/%s" % (c["kind"], c["ns"], c["name"]))
+        got = (plan.get(c["ns"]) or {}).get("target") or ""
+        out(got.startswith(want), c["row"] + "/plan-target", "%r, want %r" % (got, want))
 if stage == "acted":
     # the rows only climbed through (Knative): read on the way up, never written
     for c in allcases:
@@ -118,6 +134,14 @@ for c in cases:
             ok, why = False, "GET %d" % o
         elif ok and c["request"] == "scale":
             ok, why = o["spec"].get("replicas") == 1, o["spec"]
+        elif ok and c["request"].startswith("command:"):
+            # the undo command was posted, and its controller carried it out
+            phase = ((o.get("status") or {}).get("state") or {}).get("phase")
+            posted = [body(r).get("action") for r in w if r["method"] == "POST"
+                      and r["path"] == c["command_path"]]
+            ann = o["metadata"].get("annotations") or {}
+            ok = phase == "Running" and posted == ["ResumeJob"] and NOTICE not in ann
+            why = (phase, posted, list(ann))
         elif ok and c["request"].startswith("patch:"):
             spec = json.dumps(o["spec"])
             ok, why = '"suspend": false' in spec, spec

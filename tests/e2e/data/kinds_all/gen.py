@@ -65,8 +65,10 @@ def obj(kvg, name, ns, owner):
     if kind == "RayJob":
         o["spec"]["shutdownAfterJobFinishes"] = True
         o["status"] = {"jobDeploymentStatus": "Running"}
-    if kind == "PyTorchJob":
+    if kind in ("PyTorchJob", "TFJob", "XGBoostJob", "PaddleJob", "JAXJob", "MPIJob"):
         o["spec"]["runPolicy"] = {}
+    if kind == "Job" and group == "batch.volcano.sh":
+        o["status"] = {"state": {"phase": "Running"}}
     if kind == "Pod":
         o["spec"] = {"containers": [{"name": "main", "image": "rocm/pytorch:latest",
                                      "resources": {"limits": {"amd.com/gpu": "1"}}}]}
@@ -116,6 +118,8 @@ for c in cases:
     g, v, _, res = rows[kg]
     c["path"] = "%s/namespaces/%s/%s/%s" % ("/apis/%s/%s" % (g, v) if g else "/api/v1",
                                            c["ns"], res, tn)
+    if c["request"].startswith("command:"):  # the command's group/version/resource (kinds.c)
+        c["command_path"] = "/apis/bus.volcano.sh/v1alpha1/namespaces/%s/commands" % c["ns"]
     c["kind"], c["name"] = tk, tn
     c["restore_target"] = "%s/%s%s/%s" % (c["ns"], res, "." + g if g else "", tn)
 json.dump(cases,

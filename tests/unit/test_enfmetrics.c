@@ -91,6 +91,11 @@ TEST(metric_functions_publish_declared_families_as_declared)
     act_count_add(&a->notices, "a", NULL, NULL);
     act_count_add(&a->spared, "a", NULL, NULL);
     act_count_add(&a->skipped, "a", "protected", NULL);
+    act_count_addv(&a->freed, "a", "ml", NULL, 120);
+    act_count_add(&a->returns, "a", "ml", "1h");
+    struct ledger_entry *le =
+        ledger_add(&a->ledger, "a", "{pod=\"p\"}", "u", "Pod ml/p", LEDGER_ACTED);
+    le->allocated = 2;
     struct notify *n = notify_new(&(struct notify_cfg){0}, err, sizeof(err));
     TEST_CHECK(n != NULL);
     act_set_notify(a, n);
