@@ -1337,149 +1337,150 @@ TEST(incremental_decisions_need_a_full_proof)
     TEST_CHECK_INT(f.notices, before);
     act_free(a);
     free(audit);
-    static bool gate_flag(void *arg)
-    {
-        return *(bool *)arg;
+}
+
+static bool gate_flag(void *arg)
+{
+    return *(bool *)arg;
+}
+
+/* The gpureclaim_enforcer_* samples of the engine's metrics, rendered. */
+static char *metrics_text(const struct act *a)
+{
+    struct expo *e = expo_new();
+    act_metrics(a, e);
+    struct sbuf out = {0};
+    expo_render(e, &out);
+    expo_free(e);
+    return out.buf;
+}
+
+/*
+ * Issue 25's live counterpart: the GPU time an action freed is the devices held times the
+ * time the object was seen to stay stopped, until it runs again (at restored-at when known)
+ * or is gone; an interval it could not be read, or this replica was not acting, is not
+ * counted, and delete frees nothing the engine can watch.
+ */
+TEST(freed_gpu_time)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "u1");
+    struct act *a = act_mk(NULL, NULL, 10, &f);
+    struct rule r = rule_with("nb", ACTION_SCALE_TO_ZERO, 0, 5);
+    struct decisions ds = ds_new();
+    ds_add(&ds, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE)->allocated = 2;
+    act_cycle(a, &ds, 1000); /* notice period 0: acted at 1000 */
+    ds_free(&ds);
+    TEST_CHECK_INT(f.acts, 1);
+    struct decisions none = ds_new();
+    f.back_res = ACT_BACK_STOPPED;
+    act_cycle(a, &none, 1060);
+    act_cycle(a, &none, 1120);
+    char *m = metrics_text(a);
+    TEST_CHECK_CONTAINS(m, "gpureclaim_enforcer_freed_gpu_seconds_total{rule=\"nb\","
+                           "namespace=\"ml\"} 240");
+    TEST_CHECK_CONTAINS(m, "gpureclaim_enforcer_reclaimed_gpus{rule=\"nb\",namespace=\"ml\"} 2");
+    free(m);
+    /* Unreadable for a minute: not counted. */
+    f.back_res = ACT_BACK_UNKNOWN;
+    act_cycle(a, &none, 1180);
+    /* Restored at 1200, seen at 1240: counted up to 1200 from the last time it was read. */
+    f.back_res = ACT_BACK_RUNNING;
+    f.back_when = 1200;
+    act_cycle(a, &none, 1240);
+    m = metrics_text(a);
+    TEST_CHECK_CONTAINS(m, "gpureclaim_enforcer_freed_gpu_seconds_total{rule=\"nb\","
+                           "namespace=\"ml\"} 280");
+    TEST_CHECK_CONTAINS(m, "gpureclaim_enforcer_returns_total{rule=\"nb\",namespace=\"ml\","
+                           "within=\"1h\"} 1");
+    TEST_CHECK(!strstr(m, "gpureclaim_enforcer_reclaimed_gpus{"));
+    free(m);
+    /* Counted once: the entry is closed, later cycles ask nothing more. */
+    unsigned backs = f.backs;
+    act_cycle(a, &none, 1300);
+    TEST_CHECK_INT(f.backs, backs);
+    TEST_CHECK(act_ledger(a)->v[0].returned == 1200);
+    act_free(a);
+
+    /* Delete: no way back to watch, nothing counted, nothing asked. */
+    fake_init(&f);
+    fake_add(&f, "p2", "ml", "u2");
+    a = act_mk(NULL, NULL, 10, &f);
+    struct rule del = rule_with("del", ACTION_DELETE, 0, 5);
+    ds = ds_new();
+    ds_add(&ds, &del, "ml", "p2", DECISION_RECLAIM, REASON_IDLE)->allocated = 4;
+    act_cycle(a, &ds, 1000);
+    ds_free(&ds);
+    f.back_res = ACT_BACK_STOPPED;
+    act_cycle(a, &none, 2000);
+    TEST_CHECK_INT(f.backs, 0);
+    m = metrics_text(a);
+    TEST_CHECK(!strstr(m, "freed_gpu_seconds_total{"));
+    free(m);
+    act_free(a);
+
+    /* Gone after a while: counted up to the last time it was seen stopped. A replica that was
+       not acting (gate closed) counts nothing for that time. */
+    fake_init(&f);
+    fake_add(&f, "p3", "ml", "u3");
+    a = act_mk(NULL, NULL, 10, &f);
+    ds = ds_new();
+    ds_add(&ds, &r, "ml", "p3", DECISION_RECLAIM, REASON_IDLE)->allocated = 1;
+    act_cycle(a, &ds, 1000);
+    ds_free(&ds);
+    f.back_res = ACT_BACK_STOPPED;
+    act_cycle(a, &none, 1100);
+    bool open = false;
+    act_set_gate(a, gate_flag, &open);
+    act_cycle(a, &none, 5000);
+    open = true;
+    act_cycle(a, &none, 5100); /* back as leader: counting starts again here */
+    f.back_res = ACT_BACK_GONE;
+    act_cycle(a, &none, 5200);
+    m = metrics_text(a);
+    TEST_CHECK_CONTAINS(m, "gpureclaim_enforcer_freed_gpu_seconds_total{rule=\"nb\","
+                           "namespace=\"ml\"} 100");
+    TEST_CHECK(!strstr(m, "returns_total{"));
+    free(m);
+    act_free(a);
+    ds_free(&none);
+}
+
+int main(void)
+{
+    tmp_setup();
+    RUN(notice_then_act);
+    RUN(notice_zero_acts_same_cycle);
+    RUN(spared_when_active);
+    RUN(no_action_without_proof);
+    RUN(dry_run_never_mutates);
+    RUN(protected_and_exempt);
+    RUN(cycle_cap);
+    RUN(hourly_cap_survives_restart);
+    RUN(retry_later_then_ok);
+    RUN(conflict_never_retried);
+    RUN(write_ahead_on_disk_before_the_call);
+    RUN(restart_never_acts_twice);
+    RUN(audit_lines_are_json);
+    RUN(metrics_promtool);
+    RUN(too_young_object);
+    RUN(idle_since_the_notice);
+    RUN(stop_during_a_call);
+    RUN(incremental_decisions_need_a_full_proof);
+    RUN(lost_leadership_mid_cycle);
+    RUN(adopts_a_notice_found_on_the_object);
+    RUN(never_acts_on_a_notice_the_object_no_longer_shows);
+    RUN(no_call_without_a_durable_record);
+    RUN(keep_until_postpones_within_the_rule);
+    RUN(restored_workload_waits_a_whole_window);
+    RUN(unreadable_restart_keeps);
+    RUN(freed_gpu_time);
+    if (tmpdir[0]) {
+        char *cmd = xasprintf("rm -rf '%s'", tmpdir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "cannot remove '%s'\n", tmpdir);
+        free(cmd);
     }
-
-    /* The gpureclaim_enforcer_* samples of the engine's metrics, rendered. */
-    static char *metrics_text(const struct act *a)
-    {
-        struct expo *e = expo_new();
-        act_metrics(a, e);
-        struct sbuf out = {0};
-        expo_render(e, &out);
-        expo_free(e);
-        return out.buf;
-    }
-
-    /*
-     * Issue 25's live counterpart: the GPU time an action freed is the devices held times the
-     * time the object was seen to stay stopped, until it runs again (at restored-at when known)
-     * or is gone; an interval it could not be read, or this replica was not acting, is not
-     * counted, and delete frees nothing the engine can watch.
-     */
-    TEST(freed_gpu_time)
-    {
-        struct fake f;
-        fake_init(&f);
-        fake_add(&f, "p1", "ml", "u1");
-        struct act *a = act_mk(NULL, NULL, 10, &f);
-        struct rule r = rule_with("nb", ACTION_SCALE_TO_ZERO, 0, 5);
-        struct decisions ds = ds_new();
-        ds_add(&ds, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE)->allocated = 2;
-        act_cycle(a, &ds, 1000); /* notice period 0: acted at 1000 */
-        ds_free(&ds);
-        TEST_CHECK_INT(f.acts, 1);
-        struct decisions none = ds_new();
-        f.back_res = ACT_BACK_STOPPED;
-        act_cycle(a, &none, 1060);
-        act_cycle(a, &none, 1120);
-        char *m = metrics_text(a);
-        TEST_CHECK_CONTAINS(m, "gpureclaim_enforcer_freed_gpu_seconds_total{rule=\"nb\","
-                               "namespace=\"ml\"} 240");
-        TEST_CHECK_CONTAINS(m,
-                            "gpureclaim_enforcer_reclaimed_gpus{rule=\"nb\",namespace=\"ml\"} 2");
-        free(m);
-        /* Unreadable for a minute: not counted. */
-        f.back_res = ACT_BACK_UNKNOWN;
-        act_cycle(a, &none, 1180);
-        /* Restored at 1200, seen at 1240: counted up to 1200 from the last time it was read. */
-        f.back_res = ACT_BACK_RUNNING;
-        f.back_when = 1200;
-        act_cycle(a, &none, 1240);
-        m = metrics_text(a);
-        TEST_CHECK_CONTAINS(m, "gpureclaim_enforcer_freed_gpu_seconds_total{rule=\"nb\","
-                               "namespace=\"ml\"} 280");
-        TEST_CHECK_CONTAINS(m, "gpureclaim_enforcer_returns_total{rule=\"nb\",namespace=\"ml\","
-                               "within=\"1h\"} 1");
-        TEST_CHECK(!strstr(m, "gpureclaim_enforcer_reclaimed_gpus{"));
-        free(m);
-        /* Counted once: the entry is closed, later cycles ask nothing more. */
-        unsigned backs = f.backs;
-        act_cycle(a, &none, 1300);
-        TEST_CHECK_INT(f.backs, backs);
-        TEST_CHECK(act_ledger(a)->v[0].returned == 1200);
-        act_free(a);
-
-        /* Delete: no way back to watch, nothing counted, nothing asked. */
-        fake_init(&f);
-        fake_add(&f, "p2", "ml", "u2");
-        a = act_mk(NULL, NULL, 10, &f);
-        struct rule del = rule_with("del", ACTION_DELETE, 0, 5);
-        ds = ds_new();
-        ds_add(&ds, &del, "ml", "p2", DECISION_RECLAIM, REASON_IDLE)->allocated = 4;
-        act_cycle(a, &ds, 1000);
-        ds_free(&ds);
-        f.back_res = ACT_BACK_STOPPED;
-        act_cycle(a, &none, 2000);
-        TEST_CHECK_INT(f.backs, 0);
-        m = metrics_text(a);
-        TEST_CHECK(!strstr(m, "freed_gpu_seconds_total{"));
-        free(m);
-        act_free(a);
-
-        /* Gone after a while: counted up to the last time it was seen stopped. A replica that was
-           not acting (gate closed) counts nothing for that time. */
-        fake_init(&f);
-        fake_add(&f, "p3", "ml", "u3");
-        a = act_mk(NULL, NULL, 10, &f);
-        ds = ds_new();
-        ds_add(&ds, &r, "ml", "p3", DECISION_RECLAIM, REASON_IDLE)->allocated = 1;
-        act_cycle(a, &ds, 1000);
-        ds_free(&ds);
-        f.back_res = ACT_BACK_STOPPED;
-        act_cycle(a, &none, 1100);
-        bool open = false;
-        act_set_gate(a, gate_flag, &open);
-        act_cycle(a, &none, 5000);
-        open = true;
-        act_cycle(a, &none, 5100); /* back as leader: counting starts again here */
-        f.back_res = ACT_BACK_GONE;
-        act_cycle(a, &none, 5200);
-        m = metrics_text(a);
-        TEST_CHECK_CONTAINS(m, "gpureclaim_enforcer_freed_gpu_seconds_total{rule=\"nb\","
-                               "namespace=\"ml\"} 100");
-        TEST_CHECK(!strstr(m, "returns_total{"));
-        free(m);
-        act_free(a);
-        ds_free(&none);
-    }
-
-    int main(void)
-    {
-        tmp_setup();
-        RUN(notice_then_act);
-        RUN(notice_zero_acts_same_cycle);
-        RUN(spared_when_active);
-        RUN(no_action_without_proof);
-        RUN(dry_run_never_mutates);
-        RUN(protected_and_exempt);
-        RUN(cycle_cap);
-        RUN(hourly_cap_survives_restart);
-        RUN(retry_later_then_ok);
-        RUN(conflict_never_retried);
-        RUN(write_ahead_on_disk_before_the_call);
-        RUN(restart_never_acts_twice);
-        RUN(audit_lines_are_json);
-        RUN(metrics_promtool);
-        RUN(too_young_object);
-        RUN(idle_since_the_notice);
-        RUN(stop_during_a_call);
-        RUN(incremental_decisions_need_a_full_proof);
-        RUN(lost_leadership_mid_cycle);
-        RUN(adopts_a_notice_found_on_the_object);
-        RUN(never_acts_on_a_notice_the_object_no_longer_shows);
-        RUN(no_call_without_a_durable_record);
-        RUN(keep_until_postpones_within_the_rule);
-        RUN(restored_workload_waits_a_whole_window);
-        RUN(unreadable_restart_keeps);
-        RUN(freed_gpu_time);
-        if (tmpdir[0]) {
-            char *cmd = xasprintf("rm -rf '%s'", tmpdir);
-            if (system(cmd) != 0)
-                fprintf(stderr, "cannot remove '%s'\n", tmpdir);
-            free(cmd);
-        }
-        return test_done();
-    }
+    return test_done();
+}
