@@ -1601,17 +1601,17 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
     f.object = LC_OBJ_SAME;
     if (!c.e) {
         act_step(&c, &f, &st);
-        /* Confirmed before the notice (an owner reads it as certain) and again before acting. */
-        if (st.why == LC_WHY_NOTICE && (f.unconfirmed = act_unconfirmed(&c)))
-            act_step(&c, &f, &st);
         /* Proven over the whole window before a notice or a dry-run report (issue 26). */
         if (act_needs_proof(lc_state_of(c.e), &st) && (f.unproven = act_unproven(&c)))
+            act_step(&c, &f, &st);
+        /* Confirmed before the notice (an owner reads it as certain) and again before acting. */
+        if (st.why == LC_WHY_NOTICE && (f.unconfirmed = act_unconfirmed(&c)))
             act_step(&c, &f, &st);
         if ((st.why == LC_WHY_NOTICE || st.next == LC_DRY_RUN) && st.why != LC_WHY_UNCONFIRMED &&
             st.why != LC_WHY_UNPROVEN) {
             if (c.t && act_known_elsewhere(&c, dry))
                 goto out;
-            act_build_notice(d, now, now + r->notice_period, c.t ? t.chain[0].uid : NULL, NAN,
+            act_build_notice(c.d, now, now + r->notice_period, c.t ? t.chain[0].uid : NULL, NAN,
                              c.t ? t.restore_hint : NULL, &c.n);
         }
         if (!c.e) {

@@ -37,6 +37,7 @@
 #include "log.h"
 #include "perm.h"
 #include "replay.h"
+#include "report.h"
 #include "rfc3339.h"
 #include "report.h"
 #include "rules.h"

@@ -12,8 +12,7 @@
  * only decide whether an otherwise due action happens now (the pressure check also whether an
  * otherwise due notice is posted). The full-window re-proof of a decision made from carried
  * state (`unproven`) comes last: it decides whether an otherwise due notice, dry-run report or
- * action happens now.
- */
+ * action happens now. */
 #include "lifecycle.h"
 
 #include "util.h"
@@ -99,7 +98,7 @@ static void lc_from_none(enum lc_state s, enum lc_decision d, const struct lc_fa
         lc_skip(out, s, LC_WHY_NO_OBJECT);
     else if (f->young)
         lc_skip(out, s, LC_WHY_TOO_YOUNG);
-    else if (f->dry_run && f->unproven)
+    else if (f->unproven)
         /* An incremental shortcut may only ever keep on its own: what is reported or noticed
            as idle is proven idle over the whole window first, a dry run included, so that a
            dry run reports what the live run would do. */
@@ -112,9 +111,6 @@ static void lc_from_none(enum lc_state s, enum lc_decision d, const struct lc_fa
         /* A notice tells the owner the workload will be reclaimed: not while nothing is
            known to wait for its GPUs (a DuringGPUPressure rule the API does not confirm). */
         lc_skip(out, s, LC_WHY_UNCONFIRMED);
-    } else if (f->unproven) {
-        /* Last, as before an action: only a notice otherwise due waits for the full proof. */
-        lc_skip(out, s, LC_WHY_UNPROVEN);
     } else {
         /* The call's outcome decides (lc_settle). A notice record lost in a crash only means
            that the notice is posted again, later: it is written lazily, unlike an attempt. */

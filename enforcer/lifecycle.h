@@ -139,8 +139,7 @@ enum lc_state lc_state_of(const struct ledger_entry *e);
  * `unproven` (a read of the workload's whole window) only changes a step that would post a
  * notice (LC_FX_NOTICE), write a dry-run report from none (LC_DRY_RUN with LC_FX_AUDIT) or act
  * (LC_FX_ACT): each then stays where it was with one "skipped" line.
- * tests/unit/test_lifecycle.c checks both.
- */
+ * tests/unit/test_lifecycle.c checks both. */
 void lc_step(enum lc_state s, enum lc_decision d, const struct lc_facts *f, struct lc_step *out);
 
 /* The outcome of a call the driver made for LC_FX_NOTICE or LC_FX_ACT. */

@@ -51,7 +51,7 @@ beyond = {l.split()[0] for l in open(sys.argv[3]) if int(l.split()[2]) > 30}
 audit = [json.loads(l) for l in open(sys.argv[4])]
 log = open(sys.argv[5]).read()
 name, suite = os.environ["NAME"], os.environ["SUITE"]
-bad, n, kept, refused, same, stats, nanact = [], 0, 0, 0, 0, 0, 0
+bad, n, kept, refused, same, stats, nanact, flaky = [], 0, 0, 0, 0, 0, 0, 0
 # The window statistics are display only, and run's carried proofs have none (docs/enforcer.md):
 # compared without them, and without the maximum they add to an idle record's detail.
 def plain(blocks):
@@ -89,6 +89,12 @@ for t, plan in sorted(plans.items()):
         ra, rb = a.get(k), b.get(k)
         if ra == rb:
             same += 1
+            continue
+        if any(r and "cannot populate chunk" in r["detail"] for r in (ra, rb)):
+            # Prometheus 2.42's out-of-order head sometimes fails a query whose range reaches
+            # into chunks being written ("cannot populate chunk ... from block 0000...: not
+            # found"): that side keeps with query_error; nothing of the enforcer's.
+            flaky += 1
             continue
         pod = json.loads(k[1]).get("pod")
         late = pod in beyond
@@ -140,10 +146,10 @@ full = len(re.findall(r"full read from", log))
 late = len(re.findall(r"late: yes", log))
 ok = not bad and n > 0 and same > 0 and incr > 0 and full > 0 and late > 0 and nfull > 0
 print("%s: %s/%s-same-as-plan (%d cycles, %d records, %d same, %d same decision with other "
-      "window statistics, %d not_a_number where plan says active, %d other proven-idle pressure victims, %d kept by run for a sample beyond the overlap, %d reclaims of run plan keeps (%s), %d dry-run reports, %d after "
+      "window statistics, %d failed by the server's out-of-order head, %d not_a_number where plan says active, %d other proven-idle pressure victims, %d kept by run for a sample beyond the overlap, %d reclaims of run plan keeps (%s), %d dry-run reports, %d after "
       "an incremental+full proof; log: %d incremental rule reads, %d full selector reads, %d "
       "with late samples)%s" % (
-          "PASS" if ok else "FAIL", suite, name, len(run), n, same, stats, nanact, ranked, kept, refused,
+          "PASS" if ok else "FAIL", suite, name, len(run), n, same, stats, flaky, nanact, ranked, kept, refused,
           "none reported" if not bad else "see below", nrep, nfull, incr, full, late,
           "" if not bad else "\n  " + "\n  ".join(bad[:15])))
 sys.exit(0 if ok else 1)

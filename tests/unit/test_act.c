@@ -1246,6 +1246,99 @@ TEST(unreadable_restart_keeps)
     free(audit);
 }
 
+/* Issue 26: what the re-proof answers, and how often it was asked. */
+static bool reprove_answer;
+static unsigned reprove_asked;
+
+static bool fake_reprove(void *arg, const struct decision_rec *d, double now,
+                         struct decision_rec *proven, char *msg, size_t msglen)
+{
+    (void)arg;
+    (void)d;
+    (void)now;
+    reprove_asked++;
+    proven->samples = 99; /* the full proof's statistics reach the lines written after it */
+    if (!reprove_answer)
+        snprintf(msg, msglen, "full-window proof: active: a late sample");
+    return reprove_answer;
+}
+
+static void cycle_incr(struct act *a, const struct rule *r, const char *pod, bool dry, double now)
+{
+    struct decisions ds = ds_new();
+    struct decision_rec *d = ds_add(&ds, r, "ml", pod, DECISION_RECLAIM, REASON_IDLE);
+    d->dry_run = dry;
+    d->proof = DECIDE_PROOF_INCREMENTAL;
+    act_cycle(a, &ds, now);
+    ds_free(&ds);
+}
+
+/*
+ * An incremental decision may only ever keep on its own (issue 26): before its notice, its
+ * dry-run report and its action the full-window proof is asked (once a cycle), and only its
+ * yes lets them happen; the lines say "incremental+full". Without a re-proof installed,
+ * nothing happens on an incremental decision.
+ */
+TEST(incremental_decisions_need_a_full_proof)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "uid-1");
+    char *audit = tmp_path("incr.jsonl");
+    struct act *a = act_mk(NULL, audit, 10, &f);
+    struct rule r = rule_with("r1", ACTION_DELETE, 300, 1);
+    act_set_reprove(a, fake_reprove, NULL);
+
+    reprove_answer = false;
+    reprove_asked = 0;
+    cycle_incr(a, &r, "p1", false, 1000);
+    TEST_CHECK_INT(reprove_asked, 1);
+    TEST_CHECK_INT(f.notices, 0);
+    TEST_CHECK_INT(count_state(a, LEDGER_PENDING), 0);
+    TEST_CHECK_INT(audit_count(audit, "skipped", NULL), 1);
+    cycle_incr(a, &r, "p1", true, 1000); /* a dry run is not reported either */
+    TEST_CHECK_INT(count_state(a, LEDGER_DRY_RUN), 0);
+
+    reprove_answer = true;
+    reprove_asked = 0;
+    cycle_incr(a, &r, "p1", false, 1060); /* proven: the notice */
+    TEST_CHECK_INT(reprove_asked, 1);
+    TEST_CHECK_INT(f.notices, 1);
+    cycle_incr(a, &r, "p1", false, 1200); /* the notice period runs: nothing asked */
+    TEST_CHECK_INT(reprove_asked, 1);
+    reprove_answer = false;
+    cycle_incr(a, &r, "p1", false, 1400); /* due, but refuted: no action, the notice stands */
+    TEST_CHECK_INT(reprove_asked, 2);
+    TEST_CHECK_INT(f.acts, 0);
+    TEST_CHECK_INT(count_state(a, LEDGER_PENDING), 1);
+    reprove_answer = true;
+    cycle_incr(a, &r, "p1", false, 1460);
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK_INT(audit_count(audit, "action", "ok"), 1);
+    act_free(a);
+
+    /* The lines of the notice and the action rest on both proofs and show the full one's
+       window statistics. */
+    FILE *fp = fopen(audit, "r");
+    char line[8192];
+    unsigned both = 0;
+    while (fp && fgets(line, sizeof(line), fp))
+        if (strstr(line, "\"event\":\"notice\"") || strstr(line, "\"event\":\"action\""))
+            both +=
+                strstr(line, "\"proof\":\"incremental+full\"") && strstr(line, "\"samples\":99");
+    if (fp)
+        fclose(fp);
+    TEST_CHECK_INT(both, 2);
+
+    /* Nothing to prove it with: kept. */
+    a = act_mk(NULL, NULL, 10, &f);
+    unsigned before = f.notices;
+    cycle_incr(a, &r, "p1", false, 3000);
+    TEST_CHECK_INT(f.notices, before);
+    act_free(a);
+    free(audit);
+}
+
 static bool gate_flag(void *arg)
 {
     return *(bool *)arg;
@@ -1352,99 +1445,6 @@ TEST(freed_gpu_time)
     free(m);
     act_free(a);
     ds_free(&none);
-}
-
-/* Issue 26: what the re-proof answers, and how often it was asked. */
-static bool reprove_answer;
-static unsigned reprove_asked;
-
-static bool fake_reprove(void *arg, const struct decision_rec *d, double now,
-                         struct decision_rec *proven, char *msg, size_t msglen)
-{
-    (void)arg;
-    (void)d;
-    (void)now;
-    reprove_asked++;
-    proven->samples = 99; /* the full proof's statistics reach the lines written after it */
-    if (!reprove_answer)
-        snprintf(msg, msglen, "full-window proof: active: a late sample");
-    return reprove_answer;
-}
-
-static void cycle_incr(struct act *a, const struct rule *r, const char *pod, bool dry, double now)
-{
-    struct decisions ds = ds_new();
-    struct decision_rec *d = ds_add(&ds, r, "ml", pod, DECISION_RECLAIM, REASON_IDLE);
-    d->dry_run = dry;
-    d->proof = DECIDE_PROOF_INCREMENTAL;
-    act_cycle(a, &ds, now);
-    ds_free(&ds);
-}
-
-/*
- * An incremental decision may only ever keep on its own (issue 26): before its notice, its
- * dry-run report and its action the full-window proof is asked (once a cycle), and only its
- * yes lets them happen; the lines say "incremental+full". Without a re-proof installed,
- * nothing happens on an incremental decision.
- */
-TEST(incremental_decisions_need_a_full_proof)
-{
-    struct fake f;
-    fake_init(&f);
-    fake_add(&f, "p1", "ml", "uid-1");
-    char *audit = tmp_path("incr.jsonl");
-    struct act *a = act_mk(NULL, audit, 10, &f);
-    struct rule r = rule_with("r1", ACTION_DELETE, 300, 1);
-    act_set_reprove(a, fake_reprove, NULL);
-
-    reprove_answer = false;
-    reprove_asked = 0;
-    cycle_incr(a, &r, "p1", false, 1000);
-    TEST_CHECK_INT(reprove_asked, 1);
-    TEST_CHECK_INT(f.notices, 0);
-    TEST_CHECK_INT(count_state(a, LEDGER_PENDING), 0);
-    TEST_CHECK_INT(audit_count(audit, "skipped", NULL), 1);
-    cycle_incr(a, &r, "p1", true, 1000); /* a dry run is not reported either */
-    TEST_CHECK_INT(count_state(a, LEDGER_DRY_RUN), 0);
-
-    reprove_answer = true;
-    reprove_asked = 0;
-    cycle_incr(a, &r, "p1", false, 1060); /* proven: the notice */
-    TEST_CHECK_INT(reprove_asked, 1);
-    TEST_CHECK_INT(f.notices, 1);
-    cycle_incr(a, &r, "p1", false, 1200); /* the notice period runs: nothing asked */
-    TEST_CHECK_INT(reprove_asked, 1);
-    reprove_answer = false;
-    cycle_incr(a, &r, "p1", false, 1400); /* due, but refuted: no action, the notice stands */
-    TEST_CHECK_INT(reprove_asked, 2);
-    TEST_CHECK_INT(f.acts, 0);
-    TEST_CHECK_INT(count_state(a, LEDGER_PENDING), 1);
-    reprove_answer = true;
-    cycle_incr(a, &r, "p1", false, 1460);
-    TEST_CHECK_INT(f.acts, 1);
-    TEST_CHECK_INT(audit_count(audit, "action", "ok"), 1);
-    act_free(a);
-
-    /* The lines of the notice and the action rest on both proofs and show the full one's
-       window statistics. */
-    FILE *fp = fopen(audit, "r");
-    char line[8192];
-    unsigned both = 0;
-    while (fp && fgets(line, sizeof(line), fp))
-        if (strstr(line, "\"event\":\"notice\"") || strstr(line, "\"event\":\"action\""))
-            both +=
-                strstr(line, "\"proof\":\"incremental+full\"") && strstr(line, "\"samples\":99");
-    if (fp)
-        fclose(fp);
-    TEST_CHECK_INT(both, 2);
-
-    /* Nothing to prove it with: kept. */
-    a = act_mk(NULL, NULL, 10, &f);
-    unsigned before = f.notices;
-    cycle_incr(a, &r, "p1", false, 3000);
-    TEST_CHECK_INT(f.notices, before);
-    act_free(a);
-    free(audit);
 }
 
 int main(void)

@@ -405,6 +405,10 @@ static void check_unproven(const struct input *in, void *arg)
     struct lc_facts f = in->f, g = in->f;
     f.unproven = false;
     g.unproven = true;
+    /* From none the driver proves before it asks for pressure (a dry-run report needs the
+       proof, not the pressure): that fact is then still at its default. */
+    if (in->s == LC_NONE || in->s == LC_DRY_RUN)
+        f.unconfirmed = g.unconfirmed = false;
     struct lc_step proven, unproven;
     lc_step(in->s, in->d, &f, &proven);
     lc_step(in->s, in->d, &g, &unproven);
