@@ -138,7 +138,12 @@ check backtest-ran sh -c '! grep -q "^demo: backtest failed" "$1"' sh "$out"
 check backtest-a grep -q '^A .*deploy/demo/rules.yaml: .*, every 10s, [0-9]* cycles; returns within 1h$' "$out"
 check backtest-b grep -q '^B .*deploy/demo/rules-strict.yaml: ' "$out"
 check backtest-compare grep -q '^reclaims only in  *[0-9]*  *[0-9]*$' "$out"
-check backtest-a-reclaims sh -c '[ "$(sed -n "s/^demo-always  *[0-9]*  *[0-9]*  *\([0-9]*\) .*/\1/p" "$1")" -ge 3 ]' sh "$out"
+# pinned-erin is idle throughout and never stopped (its exempt label is on the container, which
+# the history does not show): the backtest always reclaims it. The containers the enforcer
+# really stopped are reclaimed only where a 10 s cycle falls between their proof and their
+# stop (a few seconds on a loaded machine), so they are not counted on.
+check backtest-a-reclaims sh -c '[ "$(sed -n "s/^demo-always  *[0-9]*  *[0-9]*  *\([0-9]*\) .*/\1/p" "$1")" -ge 1 ]' sh "$out"
+check backtest-a-erin grep -q '^  demo-always  *{container_name="pinned-erin"} [0-9.]* GPU-hours, 1 reclaim' "$out"
 
 # audit_has KIND NAME: the audit file has an event of that kind for that container.
 audit_has() {
