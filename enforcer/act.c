@@ -22,6 +22,7 @@
  *   gpureclaim_enforcer_audit_write_failures_total         audit lines that were lost
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -632,15 +633,17 @@ enum act_result act_describe(struct act_backend *b, const struct decision_rec *d
 }
 
 /* When the last acted or closed entry of (rule, workload) was closed, NaN if none. */
-static double act_last_closed(const struct ledger *l, const char *rule, const char *workload)
+static void act_last_closed_of(void *arg, struct ledger_entry *e)
+{
+    double *t = arg;
+    if ((e->state == LEDGER_ACTED || e->state == LEDGER_DONE) && !(e->updated <= *t))
+        *t = e->updated;
+}
+
+static double act_last_closed(struct ledger *l, const char *rule, const char *workload)
 {
     double t = NAN;
-    for (size_t i = 0; i < l->n; i++) {
-        const struct ledger_entry *e = &l->v[i];
-        if ((e->state == LEDGER_ACTED || e->state == LEDGER_DONE) && strcmp(e->rule, rule) == 0 &&
-            strcmp(e->workload, workload) == 0 && !(e->updated <= t))
-            t = e->updated;
-    }
+    ledger_each(l, rule, workload, act_last_closed_of, &t);
     return t;
 }
 
@@ -1240,6 +1243,26 @@ static int act_exec(struct act_ctx *c, const struct lc_step *st)
  */
 static void act_review(struct act *a, const struct decisions *ds, char *const *keys, double now)
 {
+    /*
+     * The decision of each open entry, by key (the workload's decisions of several rules
+     * chained in decision order, so the first of its rule is the one a scan finds): a scan of
+     * the decisions per open entry made a cycle quadratic in the workloads.
+     */
+    struct strset byw = {0};
+    size_t *next = xcalloc(ds->n ? ds->n : 1, sizeof(*next));
+    size_t *tail = xcalloc(ds->n ? ds->n : 1, sizeof(*tail));
+    for (size_t j = 0; j < ds->n; j++) {
+        const void *got =
+            strset_put(&byw, keys[j], strlen(keys[j]), (const void *)(uintptr_t)(j + 1));
+        if (!got) {
+            tail[j] = j;
+            continue;
+        }
+        size_t h = (size_t)(uintptr_t)got - 1;
+        next[tail[h]] = j + 1;
+        tail[h] = j;
+    }
+    free(tail);
     for (size_t i = 0; i < a->ledger.n;) {
         struct ledger_entry *e = &a->ledger.v[i];
         enum lc_state s = lc_state_of(e);
@@ -1248,8 +1271,10 @@ static void act_review(struct act *a, const struct decisions *ds, char *const *k
             continue;
         }
         const struct decision_rec *d = NULL;
-        for (size_t j = 0; j < ds->n && !d; j++)
-            if (strcmp(ds->v[j].rule->name, e->rule) == 0 && strcmp(keys[j], e->workload) == 0)
+        const void *got = byw.cap ? strset_get(&byw, e->workload, strlen(e->workload)) : NULL;
+        for (size_t j = got ? (size_t)(uintptr_t)got - 1 : SIZE_MAX; j != SIZE_MAX && !d;
+             j = next[j] - 1)
+            if (strcmp(ds->v[j].rule->name, e->rule) == 0)
                 d = &ds->v[j];
         struct act_ctx c = {.a = a, .d = d, .e = e, .now = now, .result = "ok"};
         /* The one call a spare makes, the withdrawal, checks the gate itself (act_fx_withdraw):
@@ -1267,8 +1292,10 @@ static void act_review(struct act *a, const struct decisions *ds, char *const *k
         c.b = act_backend_for(a, d->rule->action);
         act_explain(&c, &st);
         if (act_exec(&c, &st) < 0)
-            return;
+            break;
     }
+    strset_free(&byw);
+    free(next);
 }
 
 /* Caps (LC facts `capped`): learnt only when an action is otherwise due. */

@@ -15,6 +15,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "util.h"
+
 #define LEDGER_VERSION 1
 
 enum ledger_state {
@@ -64,6 +66,11 @@ struct ledger {
     size_t n, cap;
     double *actions; /* times of mutating calls, ascending, pruned to the last hour */
     size_t nactions, capactions;
+    /* ledger_find's index (ledger.c): workload -> its first entry, then the next of the same
+       workload in ledger order; rebuilt when entries move. */
+    struct strset index;
+    size_t *next, *tail;
+    bool indexed;
 };
 
 /*
@@ -84,6 +91,9 @@ void ledger_free(struct ledger *l);
 /* The entry for (rule, workload) with that uid (NULL: any) in that state (-1: any), or NULL. */
 struct ledger_entry *ledger_find(struct ledger *l, const char *rule, const char *workload,
                                  const char *uid, int state);
+/* Call fn for every entry of (rule, workload), in ledger order. */
+void ledger_each(struct ledger *l, const char *rule, const char *workload,
+                 void (*fn)(void *arg, struct ledger_entry *e), void *arg);
 /* Append a new entry with copies of the strings (NULL is stored as ""); returns it. */
 struct ledger_entry *ledger_add(struct ledger *l, const char *rule, const char *workload,
                                 const char *uid, const char *target, enum ledger_state state);

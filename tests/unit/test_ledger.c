@@ -2,7 +2,8 @@
  * Tests of the ledger: save and reload keep every field, the write is atomic (no temporary
  * file left behind, a failed write keeps the old file), expiry of open and closed entries
  * and of the action times, and a corrupt, truncated, unreadable or foreign-version file is
- * refused with a message rather than read as empty.
+ * refused with a message rather than read as empty. The index behind ledger_find and
+ * ledger_each finds what a scan of the ledger finds, through adds, removals and expiry.
  */
 #include "ledger.c"
 
@@ -117,6 +118,75 @@ TEST(expiry)
     ledger_free(&l);
 }
 
+/* What ledger_find returned before its index: the first entry of a scan. */
+static struct ledger_entry *scan_find(struct ledger *l, const char *rule, const char *workload,
+                                      const char *uid, int state)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        struct ledger_entry *e = &l->v[i];
+        if (strcmp(e->rule, rule) == 0 && strcmp(e->workload, workload) == 0 &&
+            (!uid || strcmp(e->uid, uid) == 0) && (state < 0 || (int)e->state == state))
+            return e;
+    }
+    return NULL;
+}
+
+static void count_each(void *arg, struct ledger_entry *e)
+{
+    (void)e;
+    (*(size_t *)arg)++;
+}
+
+TEST(index_finds_what_a_scan_finds)
+{
+    struct ledger l = {0};
+    unsigned seed = 7;
+    char rule[8], wl[16], uid[8];
+    size_t mismatches = 0, found = 0;
+    for (int step = 0; step < 20000; step++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned x = seed >> 8;
+        snprintf(rule, sizeof(rule), "r%u", x % 3);
+        snprintf(wl, sizeof(wl), "{pod=\"w%u\"}", (x / 3) % 40);
+        snprintf(uid, sizeof(uid), "u%u", (x / 120) % 4);
+        int state = (int)((x / 480) % 5) - 1;
+        switch ((x / 2400) % 8) {
+        case 0:
+        case 1:
+        case 2:
+            ledger_add(&l, rule, wl, uid, "t", (enum ledger_state)(state < 0 ? 0 : state));
+            l.v[l.n - 1].act_after = step;
+            l.v[l.n - 1].updated = step;
+            break;
+        case 3: {
+            struct ledger_entry *e = ledger_find(&l, rule, wl, NULL, -1);
+            if (e)
+                ledger_remove(&l, e);
+            break;
+        }
+        case 4:
+            if (step % 50 == 0)
+                ledger_expire(&l, step, 300, 300, NULL, NULL);
+            break;
+        default: {
+            const char *u = x % 2 ? uid : NULL;
+            struct ledger_entry *a = ledger_find(&l, rule, wl, u, state);
+            struct ledger_entry *b = scan_find(&l, rule, wl, u, state);
+            mismatches += a != b;
+            found += b != NULL;
+            size_t n = 0, want = 0;
+            ledger_each(&l, rule, wl, count_each, &n);
+            for (size_t i = 0; i < l.n; i++)
+                want += strcmp(l.v[i].rule, rule) == 0 && strcmp(l.v[i].workload, wl) == 0;
+            mismatches += n != want;
+        }
+        }
+    }
+    TEST_CHECK_INT(mismatches, 0);
+    TEST_CHECK(found > 100); /* the lookups met entries, not only empty chains */
+    ledger_free(&l);
+}
+
 TEST(corrupt_refused)
 {
     static const struct {
@@ -223,6 +293,7 @@ int main(void)
     }
     RUN(save_and_reload);
     RUN(expiry);
+    RUN(index_finds_what_a_scan_finds);
     RUN(corrupt_refused);
     RUN(dir_fsync_failure_is_an_error);
     char *cmd = xasprintf("rm -rf '%s'", dir);
