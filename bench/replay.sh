@@ -1,5 +1,6 @@
 #!/bin/sh
-# Replay benchmark (issue 25): the backtest's range reader (enforcer/replay.c, driven by
+# Replay benchmark (issue 25): the `backtest` command (replay, decide() and the simulated
+# engine at every cycle) and its range reader alone (enforcer/replay.c, driven by
 # tests/fakes/replay_dump in `quiet` mode: every cycle decided, nothing printed) over DAYS
 # (default 7) of history of WORKLOADS (default 1000) workloads at 15 s samples, one selector
 # rule (bench/replay-rules.yaml: 15m idle timer, 1m step, raw samples by remote read), a
@@ -52,14 +53,26 @@ load() {
     echo "history: $1 workloads x $2 s written in $(echo "$(now) - $_t0" | bc) s"
 }
 
-# replay FROM: replay_dump over [FROM, END]; prints wall seconds, peak RSS KiB and its stats.
+# replay FROM: replay_dump over [FROM, END] (REPLAY_MODE, default lean: proofs carried from
+# cycle to cycle, as the backtest without --decisions); prints wall seconds, peak RSS KiB and
+# its stats.
 replay() {
-    /usr/bin/time -f 'maxrss_kib=%M' -o "$TMP/time.txt" "$DUMP" "$PROM_URL" "$RULES" "$1" $END \
-        $INTERVAL 0 auto quiet >/dev/null 2>"$TMP/replay.err"
+    REPLAY_MODE=${REPLAY_MODE:-lean} /usr/bin/time -f 'maxrss_kib=%M' -o "$TMP/time.txt" \
+        "$DUMP" "$PROM_URL" "$RULES" "$1" $END $INTERVAL 0 auto quiet >/dev/null 2>"$TMP/replay.err"
     _rss=$(sed -n 's/^maxrss_kib=//p' "$TMP/time.txt")
     _stats=$(grep '^stats:' "$TMP/replay.err")
     _secs=$(echo "$_stats" | sed 's/.*seconds=\([0-9.]*\).*/\1/')
     echo "$_secs $_rss $_stats"
+}
+
+# backtest FROM: the command itself over [FROM, END] (replay, decide, the simulated engine);
+# prints wall seconds and peak RSS KiB.
+backtest() {
+    _t0=$(now)
+    /usr/bin/time -f 'maxrss_kib=%M' -o "$TMP/time.txt" "$ENF" backtest --rules.file "$RULES" \
+        --prometheus.url "$PROM_URL" --from "$1" --to $END --enforce.interval ${INTERVAL}s \
+        --output json >"$TMP/backtest.json" 2>"$TMP/backtest.err"
+    echo "$(echo "$(now) - $_t0" | bc) $(sed -n 's/^maxrss_kib=//p' "$TMP/time.txt")"
 }
 
 echo "== replay benchmark: $W workloads x $DAYS days, 15 s samples, a cycle every $INTERVAL s =="
@@ -90,6 +103,15 @@ day_wall=$1 day_rss=$2
 shift 2
 echo "replay 1 day: wall ${day_wall} s, peak RSS ${day_rss} KiB ($*)"
 
+c0=$(prom_cpu)
+set -- $(backtest $FROM)
+bt_wall=$1 bt_rss=$2
+bt_cpu=$(echo "scale=3; ($(prom_cpu) - $c0) / $TCK" | bc)
+echo "backtest $DAYS days: wall ${bt_wall} s, peak RSS ${bt_rss} KiB, prometheus cpu ${bt_cpu} s"
+set -- $(backtest $((END - 86400)))
+echo "backtest 1 day: wall $1 s, peak RSS $2 KiB"
+bt_day_rss=$2
+
 ncycles=$(( (END - FROM) / INTERVAL + 1 ))
 step=$(( (END - FROM) / SLICE ))
 t0=$(now)
@@ -107,12 +129,17 @@ echo
 echo "| measure | value |"
 echo "|---|---|"
 echo "| replay wall / floor wall ($DAYS days) | $(echo "scale=2; $week_wall / $floor_wall" | bc) |"
-echo "| plan loop (extrapolated) / replay wall | $(echo "scale=0; $plan_all / $week_wall" | bc) |"
-echo "| peak RSS $DAYS days / 1 day | $(echo "scale=3; $week_rss / $day_rss" | bc) |"
+echo "| backtest wall / floor wall ($DAYS days) | $(echo "scale=2; $bt_wall / $floor_wall" | bc) |"
+echo "| plan loop (extrapolated) / replay wall | $(echo "scale=1; $plan_all / $week_wall" | bc) |"
+echo "| plan loop (extrapolated) / backtest wall | $(echo "scale=1; $plan_all / $bt_wall" | bc) |"
+echo "| peak RSS $DAYS days / 1 day (replay) | $(echo "scale=3; $week_rss / $day_rss" | bc) |"
+echo "| peak RSS $DAYS days / 1 day (backtest) | $(echo "scale=3; $bt_rss / $bt_day_rss" | bc) |"
 
 if [ "$RSS_W" -gt 0 ]; then
     load "$RSS_W" 14400
     set -- $(replay $((END - 10800)))
     echo "replay 3 hours at $RSS_W workloads: wall $1 s, peak RSS $2 KiB ($(echo "scale=1; $2 / 1024" | bc) MiB)"
+    set -- $(backtest $((END - 10800)))
+    echo "backtest 3 hours at $RSS_W workloads: wall $1 s, peak RSS $2 KiB ($(echo "scale=1; $2 / 1024" | bc) MiB)"
 fi
 stop_pid "$PROM_PID"

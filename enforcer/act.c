@@ -55,6 +55,13 @@ struct act_rule_cycle {
     unsigned acted;
 };
 
+/* The skips audited for one (rule, workload) (act.skip_index). */
+struct act_skips {
+    char *key; /* "rule\037workload" */
+    char **reasons;
+    size_t n;
+};
+
 struct act {
     char *protected_ns;
     unsigned max_per_hour;
@@ -80,9 +87,12 @@ struct act {
     double last_now;
 
     /* Skips audited once per (rule, workload, reason) for the life of the process, so that
-       a protected or exempt workload idle for days does not write a line every cycle. */
-    char **skip_memo;
-    size_t nskip_memo;
+       a protected or exempt workload idle for days does not write a line every cycle: per
+       "rule\037workload" (skip_index), the reasons already audited. Found by key, not by a
+       scan: with a cap reached every reclaim decision of a cycle is a skip. */
+    struct act_skips *skips;
+    size_t nskips;
+    struct strset skip_index;
 
     /* per cycle */
     struct act_rule_cycle *cycle;
@@ -279,9 +289,14 @@ void act_free(struct act *a)
     act_counts_free(&a->skipped);
     act_counts_free(&a->freed);
     act_counts_free(&a->returns);
-    for (size_t i = 0; i < a->nskip_memo; i++)
-        free(a->skip_memo[i]);
-    free(a->skip_memo);
+    for (size_t i = 0; i < a->nskips; i++) {
+        for (size_t j = 0; j < a->skips[i].n; j++)
+            free(a->skips[i].reasons[j]);
+        free(a->skips[i].reasons);
+        free(a->skips[i].key);
+    }
+    free(a->skips);
+    strset_free(&a->skip_index);
     free(a->cycle);
     free(a->protected_ns);
     free(a);
@@ -397,19 +412,33 @@ static void act_audit(struct act *a, double now, const struct act_event *ev, boo
 }
 
 /* Audit and count a skip once per (rule, workload, reason); log it every time at debug. */
+/* The skips of (rule, workload), added empty when `add` (else NULL when none). */
+static struct act_skips *act_skips_of(struct act *a, const char *rule, const char *workload,
+                                      bool add)
+{
+    char *key = xasprintf("%s\037%s", rule, workload);
+    size_t len = strlen(key);
+    const void *got = strset_get(&a->skip_index, key, len);
+    if (got || !add) {
+        free(key);
+        return got ? &a->skips[(size_t)(uintptr_t)got - 1] : NULL;
+    }
+    a->skips = xgrow(a->skips, a->nskips, sizeof(*a->skips));
+    a->skips[a->nskips] = (struct act_skips){.key = key};
+    strset_put(&a->skip_index, key, len, (const void *)(uintptr_t)(a->nskips + 1));
+    return &a->skips[a->nskips++];
+}
+
 static void act_skip(struct act *a, double now, const struct decision_rec *d, const char *workload,
                      const struct act_target *t, const char *reason, const char *message)
 {
     log_debug("not acting on %s of rule '%s': %s", workload, d->rule->name, message);
-    char *key = xasprintf("%s\037%s\037%s", d->rule->name, workload, reason);
-    for (size_t i = 0; i < a->nskip_memo; i++) {
-        if (strcmp(a->skip_memo[i], key) == 0) {
-            free(key);
+    struct act_skips *k = act_skips_of(a, d->rule->name, workload, true);
+    for (size_t i = 0; i < k->n; i++)
+        if (strcmp(k->reasons[i], reason) == 0)
             return;
-        }
-    }
-    a->skip_memo = xrealloc(a->skip_memo, (a->nskip_memo + 1) * sizeof(*a->skip_memo));
-    a->skip_memo[a->nskip_memo++] = key;
+    k->reasons = xgrow(k->reasons, k->n, sizeof(*k->reasons));
+    k->reasons[k->n++] = xstrdup(reason);
     log_info("not acting on %s of rule '%s': %s", workload, d->rule->name, message);
     act_count_add(&a->skipped, d->rule->name, reason, NULL);
     act_audit(a, now,
@@ -426,17 +455,11 @@ static void act_skip(struct act *a, double now, const struct decision_rec *d, co
    reported again. */
 static void act_skip_forget(struct act *a, const char *rule, const char *workload)
 {
-    size_t rl = strlen(rule), wl = strlen(workload), j = 0;
-    for (size_t i = 0; i < a->nskip_memo; i++) {
-        const char *k = a->skip_memo[i];
-        if (strncmp(k, rule, rl) == 0 && k[rl] == '\037' &&
-            strncmp(k + rl + 1, workload, wl) == 0 && k[rl + 1 + wl] == '\037') {
-            free(a->skip_memo[i]);
-            continue;
-        }
-        a->skip_memo[j++] = a->skip_memo[i];
-    }
-    a->nskip_memo = j;
+    struct act_skips *k = act_skips_of(a, rule, workload, false);
+    for (size_t i = 0; k && i < k->n; i++)
+        free(k->reasons[i]);
+    if (k)
+        k->n = 0;
 }
 
 static unsigned *act_cycle_count(struct act *a, const struct rule *r)

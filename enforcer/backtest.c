@@ -114,16 +114,31 @@ static void replay_src_free(struct bt_source *s)
     free(s);
 }
 
-struct bt_source *bt_source_replay(struct promq *q, const struct ruleset *rs, double from,
-                                   double to, double interval, char *err, size_t errlen)
+static bool replay_src_points(struct bt_source *s, size_t rule, double after, bool first_only,
+                              bool (*want)(void *arg, const struct labels *l), void *arg,
+                              struct matrix *out)
 {
-    struct replay_cfg rc = {.q = q, .rs = rs, .from = from, .to = to, .interval = interval};
+    return replay_points(((struct bt_replay *)s)->r, rule, after, first_only, want, arg, out);
+}
+
+struct bt_source *bt_source_replay(struct promq *q, const struct ruleset *rs, double from,
+                                   double to, double interval, bool window_stats, char *err,
+                                   size_t errlen)
+{
+    struct replay_cfg rc = {.q = q,
+                            .rs = rs,
+                            .from = from,
+                            .to = to,
+                            .interval = interval,
+                            .carry = true,
+                            .window_stats = window_stats};
     struct replay *r = replay_open(&rc, err, errlen);
     if (!r)
         return NULL;
     struct bt_replay *p = xcalloc(1, sizeof(*p));
     p->base.next = replay_src_next;
     p->base.free = replay_src_free;
+    p->base.points = replay_src_points;
     p->base.total = bt_cycles(from, to, interval);
     p->r = r;
     return &p->base;
@@ -158,20 +173,24 @@ struct bt_backend {
 /*
  * The index key of the workload of rule `ri` whose identity labels are in `l` (a decision's
  * identity, or any series' labels), into s->kbuf: the rule and each identity value with its
- * length, so no value can run into the next. False when `l` lacks an identity label (decide.c
- * ignores such a series). Built in place each time: one look-up per decision and cycle must
- * not allocate.
+ * length, so no value can run into the next (bytes, compared by length, not a string). False when
+ * `l` lacks an identity label (decide.c ignores such a series). Built in place each time: one
+ * look-up per decision and cycle must not allocate.
  */
 static bool bt_raw_key(struct bt_sim *s, size_t ri, const struct labels *l)
 {
     const struct rule *r = &s->rs->rules[ri];
     sbuf_reset(&s->kbuf);
-    sbuf_printf(&s->kbuf, "%zu", ri);
+    /* The rule's index and each value's length as raw bytes, not printed: this runs for
+       every series and decision of every cycle. */
+    sbuf_add(&s->kbuf, (const char *)&ri, sizeof(ri));
     for (size_t k = 0; k < r->nidentity; k++) {
         const char *v = labels_get(l, r->identity[k]);
         if (!v)
             return false;
-        sbuf_printf(&s->kbuf, "\x1f%zu:%s", strlen(v), v);
+        size_t n = strlen(v);
+        sbuf_add(&s->kbuf, (const char *)&n, sizeof(n));
+        sbuf_add(&s->kbuf, v, n);
     }
     return true;
 }
@@ -183,7 +202,9 @@ static struct bt_workload *bt_find(struct bt_sim *s, size_t ri, const struct lab
     const void *v = strset_get(&s->index, s->kbuf.buf, s->kbuf.len);
     if (v)
         return &s->res.wl[(size_t)(uintptr_t)v - 1];
-    char *k = xstrndup(s->kbuf.buf, s->kbuf.len);
+    char *k = xmalloc(s->kbuf.len + 1); /* bytes, not a string (bt_raw_key) */
+    memcpy(k, s->kbuf.buf, s->kbuf.len);
+    k[s->kbuf.len] = '\0';
     strset_put(&s->index, k, s->kbuf.len, (void *)(uintptr_t)(s->res.nwl + 1));
     s->keys = xgrow(s->keys, s->nkeys, sizeof(*s->keys));
     s->keys[s->nkeys++] = k;
@@ -430,6 +451,18 @@ static struct bt_workload *bt_series_stopped(struct bt_sim *s, size_t ri, const 
     return w && w->stopped ? w : NULL;
 }
 
+/* replay_points' filter: the series of a workload of rule `ri` away. */
+struct bt_stopped_arg {
+    struct bt_sim *s;
+    size_t ri;
+};
+
+static bool bt_stopped_series(void *arg, const struct labels *l)
+{
+    struct bt_stopped_arg *a = arg;
+    return bt_series_stopped(a->s, a->ri, l) != NULL;
+}
+
 /*
  * The first time in (after, upto] that an activity series of a stopped workload of rule `ri`
  * reaches its threshold: its return, which closes its reclaim; and the stopped workloads whose
@@ -437,12 +470,19 @@ static struct bt_workload *bt_series_stopped(struct bt_sim *s, size_t ri, const 
  * showed it. Only from data that was read (the caller checks).
  */
 static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data *rd, double after,
-                            double upto)
+                            double upto, struct bt_source *src)
 {
     if (!bt_any_stopped(s, ri))
         return;
-    for (size_t i = 0; i < rd->activity.n; i++) {
-        const struct series *se = &rd->activity.s[i];
+    /* A source of proofs hands the points of (after, upto] the grids would have held. */
+    struct matrix pts = {0};
+    const struct matrix *act = &rd->activity;
+    struct bt_stopped_arg sa = {s, ri};
+    if (rd->has_proofs && src && src->points &&
+        src->points(src, ri, after, false, bt_stopped_series, &sa, &pts))
+        act = &pts;
+    for (size_t i = 0; i < act->n; i++) {
+        const struct series *se = &act->s[i];
         struct bt_workload *w = bt_series_stopped(s, ri, &se->labels);
         /* Several series (GPUs) per workload: the earliest crossing of any is the return. */
         for (size_t j = 0; w && j < se->n; j++) {
@@ -456,6 +496,7 @@ static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data 
             }
         }
     }
+    matrix_free(&pts);
     for (size_t i = 0; i < rd->allocation.n; i++) {
         const struct series *se = &rd->allocation.s[i];
         struct bt_workload *w = bt_series_stopped(s, ri, &se->labels);
@@ -494,7 +535,7 @@ static void bt_failure_note(struct bt_rule_stats *st, double t, double interval,
     str_copy(f->msg, sizeof(f->msg), msg);
 }
 
-void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data)
+void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data, struct bt_source *src)
 {
     for (size_t i = 0; i < s->rs->n; i++) {
         struct bt_rule_stats *st = &s->res.rule[i];
@@ -502,16 +543,25 @@ void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data)
         if (rd->error || rd->pending_error)
             bt_failure_note(st, t, s->res.cfg.interval, rd->errmsg);
         s->err_run[i] = rd->error ? s->err_run[i] + 1 : 0;
-        for (size_t j = 0; j < rd->activity.n; j++)
-            if (rd->activity.s[j].n && !(rd->activity.s[j].p[0].t >= s->res.data_start))
-                s->res.data_start = rd->activity.s[j].p[0].t;
+        /* The first point of each series (a source of proofs: asked only while a point of
+           this cycle's grid could still be earlier than the earliest seen). */
+        struct matrix first = {0};
+        const struct matrix *act = &rd->activity;
+        if (rd->has_proofs && src && src->points && !rd->error &&
+            !(s->res.data_start <= rd->start) &&
+            src->points(src, i, -INFINITY, true, NULL, NULL, &first))
+            act = &first;
+        for (size_t j = 0; j < act->n; j++)
+            if (act->s[j].n && !(act->s[j].p[0].t >= s->res.data_start))
+                s->res.data_start = act->s[j].p[0].t;
+        matrix_free(&first);
         /*
          * A failed read says nothing about a return nor an end: the next cycle that reads the
          * data looks back to the last one that did (as far as its range reaches: a return
          * older than the rule's lookback is found late, at the first crossing still in range).
          */
         if (!rd->error) {
-            bt_observe_rule(s, i, rd, s->last_ok[i], t);
+            bt_observe_rule(s, i, rd, s->last_ok[i], t, src);
             s->last_ok[i] = t;
         }
     }
@@ -566,6 +616,27 @@ static bool bt_pending_less_freed(struct bt_sim *s, const struct rule *r, struct
     return changed;
 }
 
+/* Drop from rule `ri`'s proofs the series of its workloads away; true when any was. */
+static bool bt_hide_proofs(struct bt_sim *s, size_t ri, struct rule_data *rd)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < rd->nproofs; i++) {
+        struct rule_proof *rp = &rd->proofs[i];
+        if (bt_series_stopped(s, ri, &rp->s.labels)) {
+            if (!rd->proofs_lent) {
+                labels_free(&rp->s.labels);
+                free(rp->p);
+                free(rp->win);
+            }
+            continue;
+        }
+        rd->proofs[kept++] = *rp;
+    }
+    bool hid = kept != rd->nproofs;
+    rd->nproofs = kept;
+    return hid;
+}
+
 bool bt_sim_hide(struct bt_sim *s, struct rule_data *data)
 {
     bool hid = false;
@@ -578,6 +649,8 @@ bool bt_sim_hide(struct bt_sim *s, struct rule_data *data)
     for (size_t i = 0; i < s->rs->n; i++) {
         if (!bt_any_stopped(s, i))
             continue;
+        if (data[i].has_proofs)
+            hid |= bt_hide_proofs(s, i, &data[i]);
         hid |= bt_hide_matrix(s, i, &data[i].activity);
         hid |= bt_hide_matrix(s, i, &data[i].coverage);
         hid |= bt_hide_matrix(s, i, &data[i].allocation);
@@ -756,10 +829,10 @@ struct bt_sim *bt_run(struct ruleset *rs, const struct bt_cfg *cfg, struct bt_so
     double t;
     while (src->next(src, &t, data) == 1) {
         struct decisions d = {0};
-        bt_sim_observe(s, t, data);
-        decide(data, rs->n, t, &d);
+        bt_sim_observe(s, t, data, src);
         if (decisions) {
             /* As decide() made them from the history, before the simulation acts on them. */
+            decide(data, rs->n, t, &d);
             for (size_t i = 0; i < d.n; i++)
                 report_render_json_line(&d.v[i], t, &line);
             fwrite(line.buf, 1, line.len, decisions);
@@ -767,8 +840,9 @@ struct bt_sim *bt_run(struct ruleset *rs, const struct bt_cfg *cfg, struct bt_so
         }
         /* The simulated world lacks the workloads reclaimed and not back: decided again
            without them, the caps and the pressure ranking pass to the next candidates, as
-           they would once a real reclaim emptied the series. */
-        if (bt_sim_hide(s, data)) {
+           they would once a real reclaim emptied the series. Without --decisions only that
+           second decision is made. */
+        if (bt_sim_hide(s, data) || !decisions) {
             decisions_free(&d);
             decide(data, rs->n, t, &d);
         }

@@ -38,6 +38,13 @@ struct bt_source {
     /* Cycles done and in all, for the progress line. */
     size_t done, total;
     void (*free)(struct bt_source *s);
+    /*
+     * A source whose rule data carry proofs, not grids (the replay): rule i's activity points
+     * of the last cycle at its grid times in (after, t] (replay_points), where the backtest
+     * finds returns and the start of the data. NULL when the rule data's activity holds them.
+     */
+    bool (*points)(struct bt_source *s, size_t rule, double after, bool first_only,
+                   bool (*want)(void *arg, const struct labels *l), void *arg, struct matrix *out);
 };
 
 /* fetch_rules at every cycle time: exactly `plan --at T` (slow: one evaluation per cycle). */
@@ -45,11 +52,14 @@ struct bt_source *bt_source_per_cycle(struct promq *q, const struct ruleset *rs,
                                       double to, double interval);
 
 /*
- * The history read once (replay.h): the same data as bt_source_per_cycle, each raw sample
- * read once. NULL with a message when the range cannot be planned.
+ * The history read once (replay.h): the same decisions as bt_source_per_cycle, each raw
+ * sample read once and folded once into proofs carried from cycle to cycle. The records'
+ * window statistics (display only) are computed with window_stats (--decisions). NULL with
+ * a message when the range cannot be planned.
  */
 struct bt_source *bt_source_replay(struct promq *q, const struct ruleset *rs, double from,
-                                   double to, double interval, char *err, size_t errlen);
+                                   double to, double interval, bool window_stats, char *err,
+                                   size_t errlen);
 
 /* Number of cycle times from `from` to `to` inclusive, `interval` apart. */
 size_t bt_cycles(double from, double to, double interval);
@@ -166,7 +176,8 @@ struct bt_sim *bt_sim_new(struct ruleset *rs, const struct bt_cfg *cfg, char *er
  *                   and covers demand as in the world where they were reclaimed;
  *   bt_sim_cycle    the decisions of decide() on that data to the engine.
  */
-void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data);
+void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data,
+                    struct bt_source *src);
 bool bt_sim_hide(struct bt_sim *s, struct rule_data *data);
 void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds);
 /* Close what is still open at cfg->to and compute the summaries. */

@@ -74,6 +74,9 @@ struct rule_data {
     bool has_proofs;
     struct rule_proof *proofs;
     size_t nproofs;
+    /* The proofs' labels, states and window statistics are lent (the backtest's replay keeps
+       them from cycle to cycle): fetch_free frees only the array. */
+    bool proofs_lent;
     struct proof_params proof_params;
     /* How the activity was read: "remote_read", "export" or "promql" ("" when not queried);
        a static string (fetch.c). */

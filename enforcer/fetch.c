@@ -358,16 +358,8 @@ void fetch_set_proofs(bool on)
     fetch_proofs = on;
 }
 
-int fetch_fold_begin(struct fetch_fold *f, const struct rule *r, const struct raw_grid *g,
-                     char *err, size_t errlen)
+size_t fetch_idle_timers(const struct rule *r, double idle[RAW_MAX_IDLE])
 {
-    struct proof_params pp;
-    /* More thresholds than a proof folds (PROOF_MAX_THRESHOLDS): grids, as explain. */
-    *f = (struct fetch_fold){.grids = !fetch_proofs || decide_proof_params(r, &pp) < 0};
-    if (f->grids)
-        return raw_grids_begin(&f->g, g, err, errlen);
-    /* The window statistics of every idle timer a workload of the rule can have. */
-    double idle[RAW_MAX_IDLE];
     size_t nidle = 0;
     idle[nidle++] = r->idle_timer;
     for (size_t i = 0; i < r->noverrides && nidle < RAW_MAX_IDLE; i++) {
@@ -378,6 +370,20 @@ int fetch_fold_begin(struct fetch_fold *f, const struct rule *r, const struct ra
         if (!seen)
             idle[nidle++] = o->idle_timer;
     }
+    return nidle;
+}
+
+int fetch_fold_begin(struct fetch_fold *f, const struct rule *r, const struct raw_grid *g,
+                     char *err, size_t errlen)
+{
+    struct proof_params pp;
+    /* More thresholds than a proof folds (PROOF_MAX_THRESHOLDS): grids, as explain. */
+    *f = (struct fetch_fold){.grids = !fetch_proofs || decide_proof_params(r, &pp) < 0};
+    if (f->grids)
+        return raw_grids_begin(&f->g, g, err, errlen);
+    /* The window statistics of every idle timer a workload of the rule can have. */
+    double idle[RAW_MAX_IDLE];
+    size_t nidle = fetch_idle_timers(r, idle);
     return raw_proofs_begin(&f->p, &pp, g->end, idle, nidle, err, errlen);
 }
 
@@ -764,8 +770,12 @@ int fetch_rules(struct promq *q, const struct ruleset *rs, double now, struct ru
 void fetch_free(struct rule_data *d, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        raw_proofs_free(d[i].proofs, d[i].nproofs);
+        if (d[i].proofs_lent)
+            free(d[i].proofs);
+        else
+            raw_proofs_free(d[i].proofs, d[i].nproofs);
         d[i].proofs = NULL;
+        d[i].proofs_lent = false;
         d[i].nproofs = 0;
         matrix_free(&d[i].activity);
         matrix_free(&d[i].coverage);

@@ -60,6 +60,9 @@ struct fetch_fold {
     struct raw_grids g;
     struct raw_proofs p;
 };
+/* The idle timers a workload of rule r can have (its own, then its overrides' distinct ones,
+   at most RAW_MAX_IDLE): those whose window statistics a proof fold computes. */
+size_t fetch_idle_timers(const struct rule *r, double idle[RAW_MAX_IDLE]);
 int fetch_fold_begin(struct fetch_fold *f, const struct rule *r, const struct raw_grid *g,
                      char *err, size_t errlen);
 int fetch_fold_series(void *arg, const struct series *s, char *err, size_t errlen);

@@ -495,3 +495,12 @@ int proof_judge(const struct proof *p, const struct proof_params *pp, int64_t no
     proof_say(out, "below threshold %g%%", threshold);
     return 0;
 }
+
+bool proof_needs_window(const struct proof *p, const struct proof_params *pp, int64_t now_ms)
+{
+    /* proof_active's window is [g0 - step, now] with g0 >= now - idle timer: a margin of a
+       step more. The lowest threshold's last high sample is the latest of any threshold's. */
+    int64_t lo = now_ms - pp->idle_max_ms - 2 * pp->step_ms;
+    return p->nan.at != PROOF_NONE && p->nan.at >= lo && p->nlevels > 0 &&
+           p->high[0].at != PROOF_NONE && p->high[0].at >= lo;
+}

@@ -138,6 +138,14 @@ int64_t proof_last(const struct proof *p);
 bool proof_present(const struct proof *p, const struct proof_params *pp, int64_t now_ms);
 
 /*
+ * Whether the verdict at now_ms may need the window statistics (decide.c judge_proofs): a
+ * non-finite sample and a sample at or above the lowest threshold both within the longest
+ * window (and a step) before now, where the fold alone cannot always tell "active" from
+ * "not_a_number" (proof.c, the bounds). False means the statistics change no verdict.
+ */
+bool proof_needs_window(const struct proof *p, const struct proof_params *pp, int64_t now_ms);
+
+/*
  * The verdict on the series at `now_ms` (>= proof_last) with the idle timer and threshold
  * (percent, one of pp->thresholds) that apply to its workload: what decide() says of the
  * same series judged on the grid of now (raw_to_grid of the same samples). Returns 0, or -1

@@ -304,15 +304,10 @@ int raw_proofs_begin(struct raw_proofs *b, const struct proof_params *pp, double
     return 0;
 }
 
-/*
- * decide.c window_stats of one series on the grid of `now`: its points (the largest sample of
- * each closed step, NaN with a non-finite one) from the first grid point at or after
- * now - idle, and at or after the grid start. O(samples + points), no memory.
- */
-static void raw_window(const int64_t *t, const double *v, size_t n, const struct raw_proofs *b,
-                       int64_t idle, struct rule_winstats *w)
+void raw_window_stats(const int64_t *t, const double *v, size_t n, const struct proof_params *pp,
+                      int64_t now, int64_t idle, struct rule_winstats *w)
 {
-    int64_t step = b->pp.step_ms, now = b->now, start = now - b->pp.lookback_ms;
+    int64_t step = pp->step_ms, start = now - pp->lookback_ms;
     int64_t ws = now - idle;
     int64_t g = ws > now ? now + step : now - ((now - ws) / step) * step;
     if (g < start)
@@ -337,6 +332,28 @@ static void raw_window(const int64_t *t, const double *v, size_t n, const struct
             w->max_t = (double)g / 1000.0;
         }
     }
+}
+
+size_t raw_points_between(const int64_t *t, const double *v, size_t n,
+                          const struct proof_params *pp, int64_t now, int64_t a, int64_t b,
+                          struct point *out, size_t max)
+{
+    int64_t step = pp->step_ms, start = now - pp->lookback_ms;
+    int64_t lo_t = a + 1 > start ? a + 1 : start;
+    if (b > now)
+        b = now;
+    if (lo_t > b || step <= 0)
+        return 0;
+    /* The first grid point (now - k * step) at or after lo_t. */
+    int64_t g = now - ((now - lo_t) / step) * step;
+    size_t lo = 0, k = 0;
+    for (; g <= b && k < max; g += step) {
+        double m;
+        bool nonfinite;
+        if (raw_step(t, v, n, &lo, g - step, g, &m, &nonfinite))
+            out[k++] = (struct point){(double)g / 1000.0, nonfinite ? NAN : m};
+    }
+    return k;
 }
 
 int raw_proofs_add(struct raw_proofs *b, const struct series *s, char *err, size_t errlen)
@@ -386,7 +403,7 @@ int raw_proofs_add(struct raw_proofs *b, const struct series *s, char *err, size
     if (b->nidle) {
         rp->win = xmalloc(b->nidle * sizeof(*rp->win));
         for (size_t i = 0; i < b->nidle; i++)
-            raw_window(t, v, n, b, b->idle[i], &rp->win[i]);
+            raw_window_stats(t, v, n, &b->pp, b->now, b->idle[i], &rp->win[i]);
     }
     free(t);
     free(v);

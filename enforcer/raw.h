@@ -127,6 +127,25 @@ int raw_proofs_end(struct raw_proofs *b, struct rule_proof **v, size_t *n, char 
 void raw_proofs_discard(struct raw_proofs *b);
 void raw_proofs_free(struct rule_proof *v, size_t n);
 
+/*
+ * The window statistics raw_proofs gives a series (rule_proof.win) at `now` for idle timer
+ * `idle` (ms), from its samples t/v (ascending, ms): decide.c's window_stats of its points on
+ * the grid of now. Earlier samples than the grid's read start change nothing, so a caller
+ * holding more of the series (the backtest's replay) gets the same statistics.
+ */
+void raw_window_stats(const int64_t *t, const double *v, size_t n, const struct proof_params *pp,
+                      int64_t now, int64_t idle, struct rule_winstats *w);
+
+/*
+ * The points raw_grids gives a series on the grid of `now` (params pp: step and lookback) at
+ * the grid times in (a, b] (ms), from its samples t/v (ascending, ms): the largest sample of
+ * each step, NaN with a non-finite one, none for a step without a sample. At most `max` into
+ * out; returns how many.
+ */
+size_t raw_points_between(const int64_t *t, const double *v, size_t n,
+                          const struct proof_params *pp, int64_t now, int64_t a, int64_t b,
+                          struct point *out, size_t max);
+
 /* `src` without __name__ into *dst (a copy; the labels a proof or grid series carries). */
 void raw_drop_name(struct labels *dst, const struct labels *src);
 #endif

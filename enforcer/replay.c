@@ -36,6 +36,12 @@ struct rp_series {
     size_t head, n, cap; /* the samples held are p[head .. n - 1] */
     size_t mark;         /* n before the read in progress, to undo it when it fails */
     unsigned epoch;      /* the read that set mark */
+    /* carry (replay_cfg.carry): the labels without __name__ (the proofs'), their key, and
+       the proof of each carried rule of the selector (rp_sel.crule order), NULL until the
+       first fold */
+    struct labels nn;
+    char *nnkey;
+    struct proof **pf;
 };
 
 /* A part of the range that could not be read, and why. */
@@ -67,6 +73,10 @@ struct rp_sel {
     bool full_now;      /* this cycle's read was a full one */
     bool force_full;    /* the next cycle reads the whole window (a refuted re-proof) */
     char live_err[256]; /* this cycle's read failed: its rules keep with this message */
+    /* carry: the rules folding its series (their index in rs), and two series held that
+       differ only in their metric name (the rules keep while both are held) */
+    size_t *crule, ncrule;
+    char collide[200];
     size_t late, cycle_samples;
     struct replay *owner; /* live: where the rules' proof stores are (lv_on_series) */
 };
@@ -107,6 +117,15 @@ struct rp_rule {
     size_t alloc, pending, prio; /* index into replay.insts, or SIZE_MAX */
 };
 
+/* carry: a rule whose activity is folded into proofs carried from cycle to cycle. */
+struct rp_carry {
+    bool on;
+    size_t slot; /* its index in the selector's crule, and in each series' pf */
+    struct proof_params pp;
+    int64_t idle[RAW_MAX_IDLE]; /* the idle timers whose window statistics it may need, ms */
+    size_t nidle;
+};
+
 struct replay {
     struct replay_cfg cfg;
     size_t ncycles, next; /* cycles from, from + interval, ...; the next to hand out */
@@ -130,6 +149,12 @@ struct replay {
     struct replay_live_cfg lcfg;
     size_t reproofs, refuted;
     struct lv_rule *lv; /* per rule of cfg.rs: its carried proofs (RP_RAW rules only) */
+    /* carry (replay_cfg.carry) */
+    struct rp_carry *carry; /* per rule of cfg.rs */
+    int64_t *tms;           /* scratch: one series' sample times (ms) and values */
+    double *tv;
+    size_t tcap;
+    double last_t; /* the cycle last handed out, NAN before the first */
 };
 
 static double rp_time(const struct replay *r, size_t k)
@@ -188,12 +213,31 @@ static void rp_fail_add(struct replay *r, struct rp_fail **v, size_t *n, double 
 
 /* ---- raw samples ---------------------------------------------------------------------- */
 
+/*
+ * carry: whether two series held differ only in their metric name. `plan` refuses such a read
+ * (raw_proofs_end) when both have a sample on now's grid; the carried rules keep while both
+ * are held, a superset of those cycles: only ever a keep more.
+ */
+static void rp_collisions(struct rp_sel *s)
+{
+    s->collide[0] = '\0';
+    if (!s->ncrule)
+        return;
+    struct strset nn = {0};
+    for (size_t i = 0; i < s->ns && !s->collide[0]; i++)
+        if (s->s[i].nnkey && strset_put(&nn, s->s[i].nnkey, strlen(s->s[i].nnkey), s) != NULL)
+            snprintf(s->collide, sizeof(s->collide),
+                     "two series differ only in their metric name: %.140s", s->s[i].nnkey);
+    strset_free(&nn);
+}
+
 static void rp_index_rebuild(struct rp_sel *s)
 {
     strset_free(&s->index);
     s->index = (struct strset){0};
     for (size_t i = 0; i < s->ns; i++)
         strset_put(&s->index, s->s[i].key, strlen(s->s[i].key), (const void *)(uintptr_t)(i + 1));
+    rp_collisions(s);
 }
 
 /* The stored series with the labels of `in`, added when new. */
@@ -210,6 +254,16 @@ static struct rp_series *rp_series_of(struct rp_sel *s, const struct series *in)
     struct rp_series *e = &s->s[s->ns++];
     *e = (struct rp_series){.key = key};
     labels_copy(&e->labels, &in->labels);
+    if (s->ncrule) {
+        raw_drop_name(&e->nn, &in->labels);
+        e->nnkey = labels_format(&e->nn);
+        e->pf = xcalloc(s->ncrule, sizeof(*e->pf));
+        if (!s->collide[0])
+            for (size_t i = 0; i + 1 < s->ns && !s->collide[0]; i++)
+                if (s->s[i].nnkey && strcmp(s->s[i].nnkey, e->nnkey) == 0)
+                    snprintf(s->collide, sizeof(s->collide),
+                             "two series differ only in their metric name: %.140s", e->nnkey);
+    }
     return e;
 }
 
@@ -252,11 +306,16 @@ static int rp_on_series(void *arg, const struct series *in, char *err, size_t er
     return 0;
 }
 
-static void rp_series_free(struct rp_series *e)
+static void rp_series_free(struct rp_series *e, size_t ncrule)
 {
     labels_free(&e->labels);
     free(e->key);
     free(e->p);
+    labels_free(&e->nn);
+    free(e->nnkey);
+    for (size_t i = 0; e->pf && i < ncrule; i++)
+        free(e->pf[i]);
+    free(e->pf);
 }
 
 /* Drop the samples no cycle from t on needs, and the series left without any. */
@@ -270,7 +329,7 @@ static void rp_trim(struct replay *r, size_t k, double t)
         while (e->head < e->n && rp_ms(e->p[e->head].t) < lo)
             e->head++;
         if (e->head == e->n) {
-            rp_series_free(e);
+            rp_series_free(e, s->ncrule);
             continue;
         }
         /* A buffer grown for the first read (a whole reach and a chunk) shrinks back to
@@ -670,6 +729,23 @@ struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errle
     r->inst_per_cycle = vm != 0 || rp_ms(cfg->from) != cfg->from * 1000.0 ||
                         rp_ms(cfg->interval) != cfg->interval * 1000.0;
     rp_plan(r);
+    r->last_t = NAN;
+    r->carry = xcalloc(cfg->rs->n ? cfg->rs->n : 1, sizeof(*r->carry));
+    for (size_t i = 0; cfg->carry && i < cfg->rs->n; i++) {
+        struct rp_carry *c = &r->carry[i];
+        /* More thresholds than a proof folds: the window folded at each cycle, as `plan`. */
+        if (r->rules[i].mode != RP_RAW || decide_proof_params(&cfg->rs->rules[i], &c->pp) < 0)
+            continue;
+        struct rp_sel *sel = &r->sels[r->rules[i].sel];
+        c->on = true;
+        c->slot = sel->ncrule;
+        sel->crule = xgrow(sel->crule, sel->ncrule, sizeof(*sel->crule));
+        sel->crule[sel->ncrule++] = i;
+        double idle[RAW_MAX_IDLE];
+        c->nidle = fetch_idle_timers(&cfg->rs->rules[i], idle);
+        for (size_t j = 0; j < c->nidle; j++)
+            c->idle[j] = rp_ms(idle[j]);
+    }
     return r;
 }
 
@@ -764,6 +840,107 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
     d->coverage_tail = true;
 }
 
+/* The samples of e in [a, b) up to time `hi` (ms): b is the first after hi. */
+static size_t rp_upper(const struct rp_series *e, size_t a, int64_t hi)
+{
+    size_t lo = a, up = e->n;
+    while (lo < up) {
+        size_t mid = lo + (up - lo) / 2;
+        if (rp_ms(e->p[mid].t) <= hi)
+            lo = mid + 1;
+        else
+            up = mid;
+    }
+    return lo;
+}
+
+/* e's samples held in [from, upto] (ms) into the scratch arrays; returns how many. */
+static size_t rp_scratch(struct replay *r, const struct rp_series *e, int64_t from, int64_t upto)
+{
+    size_t a = rp_upper(e, e->head, from - 1), b = rp_upper(e, a, upto);
+    if (b - a > r->tcap) {
+        r->tcap = b - a;
+        r->tms = xrealloc(r->tms, r->tcap * sizeof(*r->tms));
+        r->tv = xrealloc(r->tv, r->tcap * sizeof(*r->tv));
+    }
+    for (size_t j = a; j < b; j++) {
+        r->tms[j - a] = rp_ms(e->p[j].t);
+        r->tv[j - a] = e->p[j].v;
+    }
+    return b - a;
+}
+
+/*
+ * The activity of carried rule i at t (replay_cfg.carry): each series' proof, kept from the
+ * previous cycle, folds the samples after its last one up to t. What the fold says at t
+ * depends only on the samples of t's read start on (proof.h), so these are the proofs `plan
+ * --at t` builds from its read; the window statistics (display, and the exact "active" of a
+ * window that also holds a non-finite sample, decide.c judge_proofs) are computed from the
+ * samples held, as raw_proofs computes them, where asked (window_stats) or needed.
+ */
+static void rp_carried(struct replay *r, size_t i, double t, struct rule_data *d)
+{
+    const struct rp_carry *c = &r->carry[i];
+    size_t k = r->rules[i].sel;
+    struct rp_sel *s = &r->sels[k];
+    double start = rp_sel_start(r, k, t);
+    d->read_path = rawread_path_label(s->path);
+    const struct rp_fail *f = rp_failed(s, start, t);
+    if (f || s->collide[0]) {
+        char a[RFC3339_LEN], b[RFC3339_LEN];
+        if (f)
+            snprintf(d->errmsg, sizeof(d->errmsg),
+                     "activity query (%s): samples from %s to %s not read: %s", d->read_path,
+                     rfc3339_format(a, sizeof(a), f->a, RFC3339_MILLI_FRAC),
+                     rfc3339_format(b, sizeof(b), f->b, RFC3339_MILLI_FRAC), f->msg);
+        else
+            snprintf(d->errmsg, sizeof(d->errmsg), "activity query (%s): %s", d->read_path,
+                     s->collide);
+        d->error = 1;
+        return;
+    }
+    int64_t tm = rp_ms(t);
+    size_t nw = c->nidle;
+    /* One block: the array, then the window statistics of each series that gets them. */
+    size_t each = sizeof(struct rule_proof) + nw * sizeof(struct rule_winstats);
+    char *block = xmalloc((s->ns ? s->ns : 1) * each);
+    struct rule_proof *v = (struct rule_proof *)block;
+    struct rule_winstats *win =
+        (struct rule_winstats *)(block + (s->ns ? s->ns : 1) * sizeof(struct rule_proof));
+    size_t n = 0, nwin = 0;
+    for (size_t j = 0; j < s->ns; j++) {
+        struct rp_series *e = &s->s[j];
+        struct proof **pp = &e->pf[c->slot];
+        if (!*pp)
+            *pp = proof_new(&c->pp);
+        int64_t last = proof_last(*pp);
+        size_t a = last == PROOF_NONE ? e->head : rp_upper(e, e->head, last);
+        size_t b = rp_upper(e, a, tm);
+        char err[128];
+        for (size_t x = a; x < b; x++)
+            (void)proof_add(*pp, &c->pp, rp_ms(e->p[x].t), e->p[x].v, err, sizeof(err));
+        if (!proof_present(*pp, &c->pp, tm))
+            continue;
+        struct rule_proof *rp = &v[n++];
+        *rp = (struct rule_proof){.p = *pp};
+        rp->s.labels = e->nn;
+        if (nw && (r->cfg.window_stats || proof_needs_window(*pp, &c->pp, tm))) {
+            size_t m = rp_scratch(r, e, rp_ms(start), tm);
+            rp->win = &win[nwin];
+            rp->nwin = nw;
+            for (size_t w = 0; w < nw; w++)
+                raw_window_stats(r->tms, r->tv, m, &c->pp, tm, c->idle[w], &win[nwin++]);
+        }
+    }
+    d->has_proofs = true;
+    d->proofs_lent = true;
+    d->proof_params = c->pp;
+    d->proofs = v;
+    d->nproofs = n;
+    d->raw_coverage = true;
+    d->coverage_tail = true;
+}
+
 /* Rule i's instant series at t, with fetch_rule's errors and messages. */
 static void rp_instants(struct replay *r, size_t i, double t, struct rule_data *d)
 {
@@ -822,6 +999,10 @@ int replay_next(struct replay *r, double *t, struct rule_data *data)
 {
     if (r->next >= r->ncycles)
         return 0;
+    /* What no cycle from this one on needs is dropped now, not after the last cycle, whose
+       points the caller may still ask for (replay_points). */
+    for (size_t k = 0; r->next > 0 && k < r->nsels; k++)
+        rp_trim(r, k, rp_time(r, r->next));
     if (r->next >= r->loaded)
         rp_load(r);
     double now = rp_time(r, r->next);
@@ -834,7 +1015,9 @@ int replay_next(struct replay *r, double *t, struct rule_data *data)
         *d = (struct rule_data){.rule = &rs->rules[i]};
         d->start = now - decide_lookback(&rs->rules[i]);
         d->end = now;
-        if (r->rules[i].mode == RP_RAW)
+        if (r->rules[i].mode == RP_RAW && r->carry[i].on)
+            rp_carried(r, i, now, d);
+        else if (r->rules[i].mode == RP_RAW)
             rp_activity(r, i, now, d);
         else
             rp_sliced(r, i, now, d);
@@ -844,15 +1027,48 @@ int replay_next(struct replay *r, double *t, struct rule_data *data)
         rp_fallback(r, now, data);
     size_t held = 0;
     r->next++;
-    for (size_t k = 0; k < r->nsels; k++) {
-        if (r->next < r->ncycles)
-            rp_trim(r, k, rp_time(r, r->next));
+    r->last_t = now;
+    for (size_t k = 0; k < r->nsels; k++)
         held += r->sels[k].ns;
-    }
     if (held > r->st.peak_series)
         r->st.peak_series = held;
     r->st.cycles_done = r->next;
     return 1;
+}
+
+bool replay_points(struct replay *r, size_t i, double after, bool first_only,
+                   bool (*want)(void *arg, const struct labels *l), void *arg, struct matrix *out)
+{
+    *out = (struct matrix){0};
+    if (isnan(r->last_t) || i >= r->cfg.rs->n || r->rules[i].mode != RP_RAW || !r->carry[i].on)
+        return false;
+    const struct rp_carry *c = &r->carry[i];
+    const struct rp_sel *s = &r->sels[r->rules[i].sel];
+    int64_t tm = rp_ms(r->last_t);
+    int64_t a = isfinite(after) ? rp_ms(after) : tm - c->pp.lookback_ms - 1;
+    /* Every grid point in (a, t] is one of the grid's (at or after its start). */
+    int64_t from = (a > tm - c->pp.lookback_ms ? a : tm - c->pp.lookback_ms) - c->pp.step_ms;
+    out->s = xcalloc(s->ns ? s->ns : 1, sizeof(*out->s));
+    for (size_t j = 0; j < s->ns; j++) {
+        const struct rp_series *e = &s->s[j];
+        if (want && !want(arg, &e->nn))
+            continue;
+        size_t m = rp_scratch(r, e, from, tm);
+        if (!m)
+            continue;
+        size_t most = first_only ? 1 : m;
+        struct point *p = xmalloc(most * sizeof(*p));
+        size_t np = raw_points_between(r->tms, r->tv, m, &c->pp, tm, a, tm, p, most);
+        if (!np) {
+            free(p);
+            continue;
+        }
+        struct series *se = &out->s[out->n++];
+        labels_copy(&se->labels, &e->nn);
+        se->p = p;
+        se->n = np;
+    }
+    return true;
 }
 
 void replay_stats(const struct replay *r, struct replay_stats *out)
@@ -888,6 +1104,9 @@ void replay_close(struct replay *r)
         rp_sel_free(&r->sels[k]);
     free(r->sels);
     lv_free_all(r);
+    free(r->carry);
+    free(r->tms);
+    free(r->tv);
     for (size_t i = 0; i < r->ninsts; i++)
         rp_answer_reset(&r->insts[i].ans);
     free(r->insts);
@@ -1123,7 +1342,7 @@ struct replay *replay_live_open(struct promq *q, const struct ruleset *rs,
 static void rp_sel_drop(struct rp_sel *s)
 {
     for (size_t i = 0; i < s->ns; i++)
-        rp_series_free(&s->s[i]);
+        rp_series_free(&s->s[i], s->ncrule);
     s->ns = 0;
     strset_free(&s->index);
     s->index = (struct strset){0};
@@ -1137,6 +1356,7 @@ static void rp_sel_free(struct rp_sel *s)
     free(s->s);
     free(s->fails);
     free(s->touched);
+    free(s->crule);
 }
 
 /* The rules of selector k drop their proofs. */

@@ -47,6 +47,18 @@ struct replay_cfg {
     double from, to;          /* first and last cycle time candidates, Unix seconds */
     double interval;          /* seconds between cycle times (--enforce.interval) */
     double chunk;             /* seconds per request; 0 = REPLAY_DEFAULT_CHUNK */
+    /*
+     * Carry each series' proof from one cycle to the next (the backtest): each cycle folds
+     * only the samples since the previous one, instead of its whole window, into the proofs
+     * `plan --at t` would build (proof.h: earlier samples change nothing), lent to the rule
+     * data (rule_data.proofs_lent). The window statistics of a decision record (samples, max,
+     * mean, last) are computed only with window_stats, or where a window holds a non-finite
+     * sample next to a high one (the exact "active", decide.c): decisions, reasons and idle
+     * times are `plan`'s either way. Two series held that differ only in their metric name
+     * keep their rules while both are held (`plan`: while both are on the grid).
+     */
+    bool carry;
+    bool window_stats;
 };
 
 /* What a replay has done so far (replay_stats). */
@@ -88,6 +100,17 @@ struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errle
  * and in replay_failures.
  */
 int replay_next(struct replay *r, double *t, struct rule_data *data);
+
+/*
+ * With carry: rule i's activity points at the grid times of the cycle replay_next last handed
+ * out, t, in (after, t] (after -INFINITY: from the grid's start; first_only: the first point
+ * of each series only), as rule_data.activity would hold them had the window been folded into
+ * grids (raw_points_between): the backtest's returns. Series labels without __name__; only
+ * the series `want` (when not NULL) says yes to. Free with matrix_free. False (out empty)
+ * for a rule not carried.
+ */
+bool replay_points(struct replay *r, size_t i, double after, bool first_only,
+                   bool (*want)(void *arg, const struct labels *l), void *arg, struct matrix *out);
 
 void replay_stats(const struct replay *r, struct replay_stats *out);
 

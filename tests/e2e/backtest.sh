@@ -59,6 +59,12 @@ bt --rules.file "$DATA/rules-a.yaml" --output json --backtest.source per-cycle \
     --decisions "$TMP/decisions-per-cycle.jsonl" >"$TMP/a-per-cycle.json" 2>/dev/null
 check sources-same-result cmp -s "$TMP/a.json" "$TMP/a-per-cycle.json"
 check sources-same-decisions cmp -s "$TMP/decisions.jsonl" "$TMP/decisions-per-cycle.jsonl"
+# Without --decisions the replay computes window statistics only where a verdict needs them:
+# the same result.
+bt --rules.file "$DATA/rules-a.yaml" --output json >"$TMP/a-lean.json" 2>/dev/null
+check lean-same-result cmp -s "$TMP/a.json" "$TMP/a-lean.json"
+bt --rules.file "$DATA/rules-p.yaml" --output json --backtest.source per-cycle \
+    >"$TMP/p-per-cycle.json" 2>/dev/null
 
 # DuringGPUPressure: one reclaim for the one pending GPU, not one per cycle of the demand.
 bt --rules.file "$DATA/rules-p.yaml" --output json >"$TMP/p.json" 2>/dev/null
@@ -67,6 +73,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 print(r["rules"][0]["reclaims"], [x["reclaimed"] for x in r["reclaims"]], r["rules"][0]["keptByReason"].get("not_needed", 0) > 0)' "$TMP/p.json")
 check pressure-one-reclaim test "$got" = "1 ['2023-11-14T20:13:20Z'] True"
+check pressure-sources-same-result cmp -s "$TMP/p.json" "$TMP/p-per-cycle.json"
 
 # --- --compare, table and csv ---------------------------------------------------------------
 bt --rules.file "$DATA/rules-a.yaml" --compare "$DATA/rules-b.yaml" --top 3 --by namespace \

@@ -26,10 +26,13 @@ RULES=$DATA/rules-replay.yaml
 require prometheus victoria-metrics python3 curl "$ENF" "$RW" "$DUMP"
 
 # compare NAME URL [READ_PATH]: replay over [FROM, END], then plan --at each compared cycle.
+# MODE (replay_dump's REPLAY_MODE): carry (the default) and windowed compare whole records;
+# lean, whose records have window statistics only where a verdict needs them, compares the
+# decision, the reason and the idle time of each (the backtest without --decisions).
 compare() {
     _name=$1 _url=$2 _path=${3:-auto}
-    if ! "$DUMP" "$_url" "$RULES" $FROM $END $INTERVAL $CHUNK "$_path" >"$TMP/replay.txt" \
-        2>"$TMP/replay.err"; then
+    if ! REPLAY_MODE=${MODE:-carry} "$DUMP" "$_url" "$RULES" $FROM $END $INTERVAL $CHUNK "$_path" \
+        >"$TMP/replay.txt" 2>"$TMP/replay.err"; then
         fail "$_name-replay-exit-0" "$(tail -n 3 "$TMP/replay.err")"
         return
     fi
@@ -46,7 +49,8 @@ compare() {
         _k=$((_k + 1))
         _t=$((_t + INTERVAL))
     done
-    NAME=$_name SUITE=$SUITE DATA=$DATA python3 - "$TMP/replay.txt" "$TMP/plans.txt" "$TMP/replay.err" <<'PY' ||
+    LEAN=$([ "${MODE:-carry}" = lean ] && echo 1) NAME=$_name SUITE=$SUITE DATA=$DATA \
+        python3 - "$TMP/replay.txt" "$TMP/plans.txt" "$TMP/replay.err" <<'PY' ||
 import json, os, re, sys
 
 sys.path.insert(0, os.environ["DATA"])
@@ -62,6 +66,10 @@ for t, plan in sorted(plans.items()):
         continue
     a = {key(d): d for d in replay[t]}
     b = {key(d): d for d in plan}
+    if os.environ.get("LEAN"):
+        lean = lambda d: {f: d[f] for f in ("decision", "reason", "idleSince")}
+        a = {k: lean(d) for k, d in a.items()}
+        b = {k: lean(d) for k, d in b.items()}
     for k in sorted(set(a) | set(b)):
         n += 1
         ra, rb = a.get(k), b.get(k)
@@ -161,6 +169,7 @@ for seed in $SEEDS; do
     if start_prometheus "$TMP/prometheus.yml" "$TMP/tsdb" --web.enable-remote-write-receiver; then
         check "seed$seed-remote-write" sh -c '"$1" "$2" <"$3"' sh "$RW" "$PROM_URL" "$TMP/samples.txt"
         compare "seed$seed-prometheus" "$PROM_URL"
+        MODE=lean compare "seed$seed-prometheus-lean" "$PROM_URL"
         # Every selector rule read once; the expression rule per cycle, since its selectors'
         # raw samples prove it at each cycle (docs/decision-semantics.md §3.2).
         grep -q 'fallback_rules=1 ' "$TMP/replay.err"
@@ -169,6 +178,8 @@ for seed in $SEEDS; do
             failures
             # The PromQL plan for the selector rules too (coverage queries, sliced).
             compare "seed$seed-prometheus-promql" "$PROM_URL" promql
+            # Each cycle's window folded again (rules with more thresholds than a proof folds).
+            MODE=windowed compare "seed$seed-prometheus-windowed" "$PROM_URL"
         fi
         stop_pid "$PROM_PID"
     else
@@ -184,6 +195,7 @@ for seed in $SEEDS; do
         check "seed$seed-vm-import" sh -c 'curl -sf --data-binary @"$1" "$2/api/v1/import/prometheus" &&
             curl -sf "$2/internal/force_flush" >/dev/null' sh "$TMP/import.prom" "$VM_URL"
         compare "seed$seed-victoriametrics" "$VM_URL"
+        MODE=lean compare "seed$seed-victoriametrics-lean" "$VM_URL"
         # VictoriaMetrics' range queries look back otherwise than its instant queries: the
         # expression rule is read per cycle there (fetch_rules), the instant series too.
         grep -q 'fallback_rules=1 ' "$TMP/replay.err"

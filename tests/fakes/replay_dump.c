@@ -13,6 +13,11 @@
  *   stats: cycles=N samples=N bytes=N requests=N failed_chunks=N fallback_rules=N
  *          peak_series=N data_start=T decisions=N seconds=S
  * Exit status 0, 3 when some part of the range could not be read, 1 on bad arguments.
+ * REPLAY_MODE in the environment picks how the selector rules' activity is folded: `carry`
+ * (the default, as `backtest --decisions`: proofs carried from cycle to cycle, every
+ * record's window statistics computed), `lean` (as `backtest` without --decisions: window
+ * statistics only where a verdict needs them) or `windowed` (each cycle's window folded
+ * again, as `plan` folds its read).
  */
 #include <math.h>
 #include <stdio.h>
@@ -64,6 +69,14 @@ int main(int argc, char **argv)
     rules_errors_free(&errs);
     /* As `plan` judges selector rules: from proofs (main.c). */
     fetch_set_proofs(true);
+    const char *mode = getenv("REPLAY_MODE");
+    if (mode && strcmp(mode, "carry") != 0 && strcmp(mode, "lean") != 0 &&
+        strcmp(mode, "windowed") != 0) {
+        fprintf(stderr, "replay_dump: REPLAY_MODE must be carry, lean or windowed\n");
+        return 1;
+    }
+    cfg.carry = !mode || strcmp(mode, "windowed") != 0;
+    cfg.window_stats = !mode || strcmp(mode, "carry") == 0;
     cfg.q = promq_new(&pc);
     cfg.rs = &rs;
     double t0 = mono_now();

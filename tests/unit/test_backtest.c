@@ -116,7 +116,7 @@ static void add_point(struct rule_data *rd, const char *pod, double t, double v)
 /* One cycle with `ds` (freed here) and the activity points added so far (then cleared). */
 static void step(struct fixture *f, double t, struct decisions *ds)
 {
-    bt_sim_observe(f->sim, t, &f->data);
+    bt_sim_observe(f->sim, t, &f->data, NULL);
     bt_sim_hide(f->sim, &f->data);
     bt_sim_cycle(f->sim, t, ds);
     decisions_free(ds);
@@ -238,7 +238,7 @@ TEST(hide_away_workloads)
     add_point(&f.data, "b", T0 + 240, 0.5);
     add_decision(&f, &ds, "a", T0 + 300, T0 - 900, 1);
     add_decision(&f, &ds, "b", T0 + 300, NAN, 1);
-    bt_sim_observe(f.sim, T0 + 300, &f.data);
+    bt_sim_observe(f.sim, T0 + 300, &f.data, NULL);
     TEST_CHECK(bt_sim_hide(f.sim, &f.data));
     TEST_CHECK_INT(f.data.activity.n, 1);
     TEST_CHECK_STR(labels_get(&f.data.activity.s[0].labels, "pod"), "b");
@@ -276,7 +276,7 @@ TEST(pending_less_freed)
         p->n = 1;
     }
     add_decision(&f, &ds, "a", T0 + 300, T0 - 900, 2);
-    bt_sim_observe(f.sim, T0 + 300, &f.data);
+    bt_sim_observe(f.sim, T0 + 300, &f.data, NULL);
     TEST_CHECK(bt_sim_hide(f.sim, &f.data));
     TEST_CHECK_DBL(f.data.pending.s[0].p[0].v, 1, 0);
     TEST_CHECK_DBL(f.data.pending.s[1].p[0].v, 3, 0);

@@ -36,7 +36,7 @@ static void feed(struct rp_sel *s, const struct series *in, double a, double b)
 static void sel_free(struct rp_sel *s)
 {
     for (size_t i = 0; i < s->ns; i++)
-        rp_series_free(&s->s[i]);
+        rp_series_free(&s->s[i], s->ncrule);
     free(s->s);
     strset_free(&s->index);
     free(s->touched);
