@@ -567,12 +567,15 @@ void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data, st
     }
 }
 
-/* Drop from `m` the series of the workloads of rule `ri` away; true when any was. */
-static bool bt_hide_matrix(struct bt_sim *s, size_t ri, struct matrix *m)
+/* Drop from `m` the series of the workloads of rule `ri` away; true when any was. Lent
+   labels (rule_data.instants_lent) are not the matrix's to free. */
+static bool bt_hide_matrix(struct bt_sim *s, size_t ri, struct matrix *m, bool lent)
 {
     size_t kept = 0;
     for (size_t i = 0; i < m->n; i++) {
         if (bt_series_stopped(s, ri, &m->s[i].labels)) {
+            if (lent)
+                m->s[i].labels = (struct labels){0};
             series_free(&m->s[i]);
             continue;
         }
@@ -651,10 +654,10 @@ bool bt_sim_hide(struct bt_sim *s, struct rule_data *data)
             continue;
         if (data[i].has_proofs)
             hid |= bt_hide_proofs(s, i, &data[i]);
-        hid |= bt_hide_matrix(s, i, &data[i].activity);
-        hid |= bt_hide_matrix(s, i, &data[i].coverage);
-        hid |= bt_hide_matrix(s, i, &data[i].allocation);
-        hid |= bt_hide_matrix(s, i, &data[i].priority);
+        hid |= bt_hide_matrix(s, i, &data[i].activity, false);
+        hid |= bt_hide_matrix(s, i, &data[i].coverage, false);
+        hid |= bt_hide_matrix(s, i, &data[i].allocation, data[i].instants_lent);
+        hid |= bt_hide_matrix(s, i, &data[i].priority, data[i].instants_lent);
     }
     return hid;
 }

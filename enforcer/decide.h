@@ -88,7 +88,10 @@ struct rule_data {
     int pending_error;        /* non-zero: the pending-demand query failed */
     struct matrix pending;    /* instant at end: pending devices per resource label */
     struct matrix priority;   /* instant at end; empty when the rule has no priority query */
-    enum decide_proof proof;  /* what the activity was read as; copied into each record */
+    /* The labels of the allocation, pending and priority series are lent (the backtest's
+       replay slices them from answers it holds): fetch_free frees only the points. */
+    bool instants_lent;
+    enum decide_proof proof; /* what the activity was read as; copied into each record */
 };
 
 struct decision_rec {

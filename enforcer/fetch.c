@@ -779,9 +779,14 @@ void fetch_free(struct rule_data *d, size_t n)
         d[i].nproofs = 0;
         matrix_free(&d[i].activity);
         matrix_free(&d[i].coverage);
-        matrix_free(&d[i].allocation);
-        matrix_free(&d[i].pending);
-        matrix_free(&d[i].priority);
+        struct matrix *inst[] = {&d[i].allocation, &d[i].pending, &d[i].priority};
+        for (size_t k = 0; k < ARRAY_LEN(inst); k++) {
+            if (d[i].instants_lent)
+                for (size_t j = 0; j < inst[k]->n; j++)
+                    inst[k]->s[j].labels = (struct labels){0};
+            matrix_free(inst[k]);
+        }
+        d[i].instants_lent = false;
         exprcov_free(d[i].inner);
         d[i].inner = NULL;
     }

@@ -162,9 +162,16 @@ static double rp_time(const struct replay *r, size_t k)
     return r->cfg.from + (double)k * r->cfg.interval;
 }
 
+/*
+ * llround(t * 1000), without the library call: the replay converts each sample held at each
+ * cycle (a seventh of a backtest's time went to llround, perf). Rounds half away from zero
+ * like llround; the two could differ only for a product within an ulp below a half, which a
+ * time of whole milliseconds (what the servers store) is not near.
+ */
 static int64_t rp_ms(double t)
 {
-    return (int64_t)llround(t * 1000.0);
+    double x = t * 1000.0;
+    return x >= 0 ? (int64_t)(x + 0.5) : (int64_t)(x - 0.5);
 }
 
 /* Where the read of selector `k` starts for the cycle at t: the earliest start of its rules,
@@ -468,8 +475,10 @@ static void rp_answer_range(struct replay *r, struct rp_answer *ans, const char 
  * in it, as a query over [lo, hi] would not list it. Windows must come in time order (the
  * cursors only move forward). 0, or -1 with the answer's error.
  */
+/* The points of ans in [lo, hi] per series into out; with `lend` the series' labels are the
+   answer's (rule_data.instants_lent), not copies. */
 static int rp_answer_slice(struct rp_answer *ans, int64_t lo, int64_t hi, struct matrix *out,
-                           char *err, size_t errlen)
+                           bool lend, char *err, size_t errlen)
 {
     *out = (struct matrix){0};
     if (ans->rc < 0) {
@@ -488,7 +497,10 @@ static int rp_answer_slice(struct rp_answer *ans, int64_t lo, int64_t hi, struct
         if (e == c)
             continue;
         struct series *d = matrix_push(out);
-        labels_copy(&d->labels, &s->labels);
+        if (lend)
+            d->labels = s->labels;
+        else
+            labels_copy(&d->labels, &s->labels);
         d->n = e - c;
         d->p = xmalloc(d->n * sizeof(*d->p));
         memcpy(d->p, s->p + c, d->n * sizeof(*d->p));
@@ -521,8 +533,8 @@ static int rp_instant(struct replay *r, size_t i, double t, struct matrix *out, 
     /* An instant answer is taken whole, as fetch.c takes it; of a range answer, the point at
        t is the instant query at t. */
     if (r->inst_per_cycle)
-        return rp_answer_slice(&in->ans, INT64_MIN, INT64_MAX, out, err, errlen);
-    return rp_answer_slice(&in->ans, rp_ms(t), rp_ms(t), out, err, errlen);
+        return rp_answer_slice(&in->ans, INT64_MIN, INT64_MAX, out, !r->live, err, errlen);
+    return rp_answer_slice(&in->ans, rp_ms(t), rp_ms(t), out, !r->live, err, errlen);
 }
 
 static size_t rp_inst_of(struct replay *r, const char *expr)
@@ -570,8 +582,8 @@ static void rp_read_ranges(struct replay *r, size_t k0, size_t k1)
 static int rp_slice(struct replay *r, size_t i, double t, struct matrix *out, char *err,
                     size_t errlen)
 {
-    return rp_answer_slice(&r->ranges[i].ans, rp_ms(t - r->ranges[i].lookback), rp_ms(t), out, err,
-                           errlen);
+    return rp_answer_slice(&r->ranges[i].ans, rp_ms(t - r->ranges[i].lookback), rp_ms(t), out,
+                           false, err, errlen);
 }
 
 /* The activity and coverage of a RP_SLICED rule at t (fetch_rule's PromQL plan). */
@@ -947,6 +959,7 @@ static void rp_instants(struct replay *r, size_t i, double t, struct rule_data *
     const struct rule *ru = &r->cfg.rs->rules[i];
     const struct rp_rule *pr = &r->rules[i];
     char err[256];
+    d->instants_lent = !r->live;
     if (rp_instant(r, pr->alloc, t, &d->allocation, err, sizeof(err)) < 0) {
         if (!d->errmsg[0])
             snprintf(d->errmsg, sizeof(d->errmsg), "allocation query: %s", err);

@@ -94,8 +94,9 @@ struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errle
 
 /*
  * The next cycle time into *t and its data into data[0 .. rs->n - 1] (overwritten; free with
- * fetch_free, not the array): exactly what fetch_rules(q, rs, *t, data) fills, read from the
- * history already read where possible. Returns 1 with a cycle, 0 when the range is done. A
+ * fetch_free, not the array, before the next call: the proofs and the instant series' labels
+ * are lent from what the replay holds): exactly what fetch_rules(q, rs, *t, data) fills, read
+ * from the history already read where possible. Returns 1 with a cycle, 0 when the range is done. A
  * read that failed is not an error of the replay: it shows in the rules' data (error, errmsg)
  * and in replay_failures.
  */
