@@ -309,6 +309,9 @@ TEST(slices)
     TEST_CHECK_DBL(m.s[0].p[0].t, 60, 0);
     TEST_CHECK_DBL(m.s[0].p[0].v, c->p[1].v, 0);
     TEST_CHECK_STR(labels_get(&m.s[0].labels, "__name__"), "busy");
+    /* The backtest's replay lends the labels (rule_data.instants_lent): not copies. */
+    TEST_CHECK(m.s[0].labels.v == c->labels.v);
+    m.s[0].labels = (struct labels){0};
     matrix_free(&m);
     TEST_CHECK_INT(rp_instant(&r, 0, 90, &m, err, sizeof(err)), 0);
     TEST_CHECK_INT(m.n, 0);
