@@ -350,14 +350,6 @@ static int fetch_get(struct promq *q, struct fetch_cache *c, struct rule_data *d
 
 /* ---- the raw path: remote read and VictoriaMetrics export (rawread.h) -------------------- */
 
-/* fetch_set_proofs: fold raw samples into proofs (plan, run) rather than grids. */
-static bool fetch_proofs;
-
-void fetch_set_proofs(bool on)
-{
-    fetch_proofs = on;
-}
-
 size_t fetch_idle_timers(const struct rule *r, double idle[RAW_MAX_IDLE])
 {
     size_t nidle = 0;
@@ -374,11 +366,11 @@ size_t fetch_idle_timers(const struct rule *r, double idle[RAW_MAX_IDLE])
 }
 
 int fetch_fold_begin(struct fetch_fold *f, const struct rule *r, const struct raw_grid *g,
-                     char *err, size_t errlen)
+                     bool proofs, char *err, size_t errlen)
 {
     struct proof_params pp;
     /* More thresholds than a proof folds (PROOF_MAX_THRESHOLDS): grids, as explain. */
-    *f = (struct fetch_fold){.grids = !fetch_proofs || decide_proof_params(r, &pp) < 0};
+    *f = (struct fetch_fold){.grids = !proofs || decide_proof_params(r, &pp) < 0};
     if (f->grids)
         return raw_grids_begin(&f->g, g, err, errlen);
     /* The window statistics of every idle timer a workload of the rule can have. */
@@ -466,7 +458,7 @@ static int fetch_raw(struct promq *q, struct fetch_raw_read *reads, size_t nread
     }
     bool stream = (!e->done || e->path != path) && e->uses <= 1 && path == PROMQ_READ_REMOTE_READ;
     struct fetch_fold fold;
-    int rc = fetch_fold_begin(&fold, r, &g, err, sizeof(err));
+    int rc = fetch_fold_begin(&fold, r, &g, promq_proofs(q), err, sizeof(err));
     if (rc < 0) {
         /* an invalid grid: nothing to read into */
     } else if (stream) {

@@ -47,8 +47,8 @@ bool fetch_is_selector(const char *e);
 
 /*
  * Where one rule's raw samples go at a cycle: a proof per series (proof.h; plan and run, a few
- * hundred bytes per series whatever the idle timer; fetch_set_proofs), or the step grids
- * (explain, whose sparkline draws them, and the default). decide() says the same of both
+ * hundred bytes per series whatever the idle timer; `proofs`, promq_cfg.proofs), or the step
+ * grids (explain, whose sparkline draws them, and the default). decide() says the same of both
  * (tests/unit/test_proof.c). fetch_fold_begin for rule `r` on grid `g` (fetch_grid);
  * fetch_fold_series one series (a rawread_series_fn, not consumed); fetch_fold_end hands the
  * result into d (activity and coverage, or has_proofs and proofs); fetch_fold_discard frees
@@ -64,7 +64,7 @@ struct fetch_fold {
    at most RAW_MAX_IDLE): those whose window statistics a proof fold computes. */
 size_t fetch_idle_timers(const struct rule *r, double idle[RAW_MAX_IDLE]);
 int fetch_fold_begin(struct fetch_fold *f, const struct rule *r, const struct raw_grid *g,
-                     char *err, size_t errlen);
+                     bool proofs, char *err, size_t errlen);
 int fetch_fold_series(void *arg, const struct series *s, char *err, size_t errlen);
 int fetch_fold_end(struct fetch_fold *f, struct rule_data *d, char *err, size_t errlen);
 void fetch_fold_discard(struct fetch_fold *f);
@@ -106,7 +106,7 @@ void fetch_coverage_ratio(struct matrix *cov, const struct matrix *subpoints);
  *              [now - decide_lookback() - step - toleratedGap, now] by remote read or
  *              VictoriaMetrics export (one read per distinct selector, over the widest range
  *              its rules need), turned into activity and exact coverage by raw_to_grid()
- *              (sets raw_coverage and coverage_tail), or with fetch_set_proofs folded into
+ *              (sets raw_coverage and coverage_tail), or with promq_cfg.proofs folded into
  *              proofs (sets has_proofs; activity and coverage stay empty); otherwise the range
  * query of fetch_activity_expr() over [now - decide_lookback(), now], step rule->step; coverage
  * PromQL path only: range queries of fetch_coverage_expr() and fetch_subpoints_expr() over the same
@@ -119,14 +119,6 @@ void fetch_coverage_ratio(struct matrix *cov, const struct matrix *subpoints);
  * caller's (once, not every cycle). Returns 0 when every query succeeded, -1 when any failed.
  */
 int fetch_rules(struct promq *q, const struct ruleset *rs, double now, struct rule_data *out);
-
-/*
- * How fetch_rules hands a selector rule's raw samples to decide(): with `on`, folded into one
- * proof per series (rule_data.has_proofs; `plan` and `run`, which then hold no per-step grid
- * of the window, proof.h), else as the step grids of raw_to_grid (the default; `explain`,
- * whose sparkline draws them). decide() says the same of both (tests/unit/test_proof.c).
- */
-void fetch_set_proofs(bool on);
 
 /* Free the matrices and proofs of d[0 .. n - 1] (not the array itself). */
 void fetch_free(struct rule_data *d, size_t n);

@@ -602,6 +602,9 @@ static int prepare(const char *cmd, struct evaluation *ev, struct promq **q, dou
     struct promq_cfg pc;
     if (need_rules_file(cmd) || prom_config(&pc) || eval_time(at))
         return -1;
+    /* plan judges selector rules from proofs (no per-step grid of the window); explain keeps
+       the grids its sparkline draws. decide() says the same of both. */
+    pc.proofs = strcmp(cmd, "plan") == 0;
     if (load_rules(&ev->rules) != 0)
         return -1;
     if (pc.insecure)
@@ -903,6 +906,7 @@ static int cmd_run(void)
         flag_duration(F_PROM_READ_OVERLAP, &dc.read_overlap) ||
         flag_duration(F_FULL_READ, &dc.full_read_interval) || flag_duration(F_AT_STEP, &dc.at_step))
         return EXIT_USAGE;
+    dc.prom.proofs = true; /* as plan: selector rules judged from proofs */
     dc.before_cycle = flag_str(F_AT_BEFORE_CYCLE);
     dc.decisions_file = flag_str(F_AT_DECISIONS);
     if (flag_str(F_AT) && eval_time(&dc.at) != 0)
@@ -1239,14 +1243,10 @@ int main(int argc, char **argv)
     } else if (npos > 1) {
         fprintf(stderr, "error: unexpected argument '%s' for '%s'\n", pos[1], cmd);
     } else if (strcmp(cmd, "plan") == 0) {
-        /* plan and run judge selector rules from proofs (no per-step grid of the window);
-           explain keeps the grids its sparkline draws. decide() says the same of both. */
-        fetch_set_proofs(true);
         status = cmd_plan();
     } else if (strcmp(cmd, "explain") == 0) {
         status = cmd_explain();
     } else if (strcmp(cmd, "run") == 0) {
-        fetch_set_proofs(true);
         status = cmd_run();
     } else if (strcmp(cmd, "backtest") == 0) {
         status = cmd_backtest();

@@ -49,6 +49,7 @@ struct promq {
     double vm_latency, vm_max_step; /* -search.latencyOffset, -search.maxStepForPointsAdjustment */
     atomic_int remote_read;         /* promq_remote_read: -1 not tried yet, 0 absent, 1 offered */
     enum promq_read_path read_path;
+    bool proofs;
 };
 
 static char *promq_strdup_opt(const char *s)
@@ -71,6 +72,7 @@ struct promq *promq_new(const struct promq_cfg *cfg)
     q->ca_file = promq_strdup_opt(cfg->ca_file);
     q->insecure = cfg->insecure;
     q->read_path = cfg->read_path;
+    q->proofs = cfg->proofs;
     q->max_answer = cfg->max_answer_bytes ? cfg->max_answer_bytes : PROMQ_DEFAULT_MAX_ANSWER;
     pthread_mutex_init(&q->vm_lock, NULL);
     if (q->insecure)
@@ -365,6 +367,11 @@ out:
 enum promq_read_path promq_read_path(const struct promq *q)
 {
     return q->read_path;
+}
+
+bool promq_proofs(const struct promq *q)
+{
+    return q->proofs;
 }
 
 int promq_remote_read(const struct promq *q)

@@ -50,6 +50,9 @@ struct promq_cfg {
      */
     size_t max_answer_bytes;
     enum promq_read_path read_path; /* --prometheus.read-path (rawread_path_parse) */
+    /* Fold raw samples into per-series proofs (plan, run) rather than per-step grids
+       (explain, whose sparkline draws them, and the backtest's per-cycle source): fetch.h. */
+    bool proofs;
 };
 
 struct promq;
@@ -96,6 +99,8 @@ int promq_post(struct promq *q, const char *path, const char *const *headers, si
                long *status, char *ctype, size_t ctlen, char *err, size_t errlen);
 /* The read path the client was configured with (promq_cfg.read_path). */
 enum promq_read_path promq_read_path(const struct promq *q);
+/* Whether raw samples are folded into proofs (promq_cfg.proofs). */
+bool promq_proofs(const struct promq *q);
 /* The base URL, without a trailing slash. */
 const char *promq_url(const struct promq *q);
 /* The cap on the parsed data of one answer (promq_cfg.max_answer_bytes or its default). */

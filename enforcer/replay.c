@@ -789,7 +789,7 @@ static const struct rp_fail *rp_failed(const struct rp_sel *s, double a, double 
 }
 
 /* The activity of rule i at t: its window of samples through fetch_raw's fold (grids or
-   proofs, fetch_set_proofs), as fetch_raw folds a read of that window. */
+   proofs, promq_cfg.proofs), as fetch_raw folds a read of that window. */
 static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *d)
 {
     const struct rule *ru = &r->cfg.rs->rules[i];
@@ -813,7 +813,8 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
     }
     struct raw_grid g = fetch_grid(ru, t);
     struct fetch_fold fold;
-    if (rc == 0 && fetch_fold_begin(&fold, ru, &g, err, sizeof(err)) < 0) {
+    bool proofs = r->cfg.q && promq_proofs(r->cfg.q);
+    if (rc == 0 && fetch_fold_begin(&fold, ru, &g, proofs, err, sizeof(err)) < 0) {
         fetch_fold_discard(&fold);
         rc = -1;
     } else if (rc == 0) {

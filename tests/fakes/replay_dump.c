@@ -52,7 +52,8 @@ int main(int argc, char **argv)
     }
     cfg.interval = strtod(argv[5], NULL);
     cfg.chunk = argc > 6 ? strtod(argv[6], NULL) : 0;
-    struct promq_cfg pc = {.url = argv[1], .timeout = 120};
+    /* As `plan` judges selector rules: from proofs (main.c). */
+    struct promq_cfg pc = {.url = argv[1], .timeout = 120, .proofs = true};
     if (argc > 7 && rawread_path_parse(argv[7], &pc.read_path) < 0) {
         fprintf(stderr, "replay_dump: invalid read path '%s'\n", argv[7]);
         return 1;
@@ -67,8 +68,6 @@ int main(int argc, char **argv)
         return 1;
     }
     rules_errors_free(&errs);
-    /* As `plan` judges selector rules: from proofs (main.c). */
-    fetch_set_proofs(true);
     const char *mode = getenv("REPLAY_MODE");
     if (mode && strcmp(mode, "carry") != 0 && strcmp(mode, "lean") != 0 &&
         strcmp(mode, "windowed") != 0) {

@@ -231,7 +231,8 @@ TEST(window_as_proofs)
     struct series a = mkseries("a", 1, 15, 300, 0.0);
     a.p[250].v = 0.5; /* at 3751: active at 4000, not at 3600 */
     feed(s, &a, 0, 5000);
-    fetch_set_proofs(true);
+    /* A client folding into proofs, as plan's (it is not asked anything here). */
+    f.r.cfg.q = promq_new(&(struct promq_cfg){.url = "http://127.0.0.1:9", .proofs = true});
     for (double t = 3600; t <= 4200; t += 300) {
         struct rule_data d = {.rule = &f.rule}, want = {.rule = &f.rule};
         rp_activity(&f.r, 0, t, &d);
@@ -246,7 +247,7 @@ TEST(window_as_proofs)
         struct raw_grid g = fetch_grid(&f.rule, t);
         struct fetch_fold fold;
         char err[128];
-        TEST_CHECK_INT(fetch_fold_begin(&fold, &f.rule, &g, err, sizeof(err)), 0);
+        TEST_CHECK_INT(fetch_fold_begin(&fold, &f.rule, &g, true, err, sizeof(err)), 0);
         TEST_CHECK_INT(fetch_fold_series(&fold, &in, err, sizeof(err)), 0);
         TEST_CHECK_INT(fetch_fold_end(&fold, &want, err, sizeof(err)), 0);
         fetch_fold_discard(&fold);
@@ -260,7 +261,8 @@ TEST(window_as_proofs)
         fetch_free(&d, 1);
         fetch_free(&want, 1);
     }
-    fetch_set_proofs(false);
+    promq_free(f.r.cfg.q);
+    f.r.cfg.q = NULL;
     series_free(&a);
     fixture_free(&f);
 }
