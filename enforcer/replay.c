@@ -788,6 +788,20 @@ static const struct rp_fail *rp_failed(const struct rp_sel *s, double a, double 
     return NULL;
 }
 
+/* The first sample of e from index a on after time `hi` (ms), by binary search. */
+static size_t rp_upper(const struct rp_series *e, size_t a, int64_t hi)
+{
+    size_t lo = a, up = e->n;
+    while (lo < up) {
+        size_t mid = lo + (up - lo) / 2;
+        if (rp_ms(e->p[mid].t) <= hi)
+            lo = mid + 1;
+        else
+            up = mid;
+    }
+    return lo;
+}
+
 /* The activity of rule i at t: its window of samples through fetch_raw's fold (grids or
    proofs, promq_cfg.proofs), as fetch_raw folds a read of that window. */
 static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *d)
@@ -824,16 +838,7 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
             size_t a = e->head, b;
             while (a < e->n && rp_ms(e->p[a].t) < lo)
                 a++;
-            /* The samples after t: the first by binary search, the tail being long. */
-            size_t lo_i = a, hi_i = e->n;
-            while (lo_i < hi_i) {
-                size_t mid = lo_i + (hi_i - lo_i) / 2;
-                if (rp_ms(e->p[mid].t) <= hi)
-                    lo_i = mid + 1;
-                else
-                    hi_i = mid;
-            }
-            b = lo_i;
+            b = rp_upper(e, a, hi); /* the tail after t is long */
             if (b == a)
                 continue;
             struct series view = {.labels = e->labels, .p = e->p + a, .n = b - a};
@@ -851,20 +856,6 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
     }
     d->raw_coverage = true;
     d->coverage_tail = true;
-}
-
-/* The samples of e in [a, b) up to time `hi` (ms): b is the first after hi. */
-static size_t rp_upper(const struct rp_series *e, size_t a, int64_t hi)
-{
-    size_t lo = a, up = e->n;
-    while (lo < up) {
-        size_t mid = lo + (up - lo) / 2;
-        if (rp_ms(e->p[mid].t) <= hi)
-            lo = mid + 1;
-        else
-            up = mid;
-    }
-    return lo;
 }
 
 /* e's samples held in [from, upto] (ms) into the scratch arrays; returns how many. */
