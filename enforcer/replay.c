@@ -155,6 +155,7 @@ struct replay {
     double *tv;
     size_t tcap;
     double last_t; /* the cycle last handed out, NAN before the first */
+    bool adapt;    /* the chunk is the default's, sized by what it holds (rp_load) */
 };
 
 static double rp_time(const struct replay *r, size_t k)
@@ -422,12 +423,16 @@ static void rp_read(struct replay *r, size_t k, double a, double b)
     log_warn("cannot read %s from %.3f to %.3f: %s", what, a, b, err);
 }
 
-/* Read every selector up to time `upto`, in requests of at most one chunk. */
-static void rp_read_raw(struct replay *r, double upto)
+/* Read every selector up to time `upto`, in requests of at most one chunk; returns the
+   longest stretch of time a selector's reads covered. */
+static double rp_read_raw(struct replay *r, double upto)
 {
+    double span = 0;
     for (size_t k = 0; k < r->nsels; k++) {
         struct rp_sel *s = &r->sels[k];
         double a = isnan(s->read_to) ? rp_sel_start(r, k, rp_time(r, r->loaded)) : s->read_to;
+        if (!s->fallback && upto - a > span)
+            span = upto - a;
         while (!s->fallback && a < upto) {
             double b = a + r->cfg.chunk < upto ? a + r->cfg.chunk : upto;
             /* The next read starts where this one ended: a sample at b comes twice and is
@@ -437,6 +442,7 @@ static void rp_read_raw(struct replay *r, double upto)
         }
         s->read_to = a;
     }
+    return span;
 }
 
 /* ---- answers sliced per cycle: instant series and the PromQL plan ----------------------- */
@@ -728,7 +734,8 @@ struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errle
     }
     struct replay *r = xcalloc(1, sizeof(*r));
     r->cfg = *cfg;
-    if (!(r->cfg.chunk > 0))
+    r->adapt = !(r->cfg.chunk > 0);
+    if (r->adapt)
         r->cfg.chunk = REPLAY_DEFAULT_CHUNK;
     r->ncycles = (size_t)floor((cfg->to - cfg->from) / cfg->interval + 1e-9) + 1;
     r->st.cycles_total = r->ncycles;
@@ -741,6 +748,9 @@ struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errle
     r->inst_per_cycle = vm != 0 || rp_ms(cfg->from) != cfg->from * 1000.0 ||
                         rp_ms(cfg->interval) != cfg->interval * 1000.0;
     rp_plan(r);
+    /* A sliced rule's range queries were checked against the points limit with this chunk. */
+    for (size_t i = 0; i < cfg->rs->n; i++)
+        r->adapt &= r->rules[i].mode != RP_SLICED;
     r->last_t = NAN;
     r->carry = xcalloc(cfg->rs->n ? cfg->rs->n : 1, sizeof(*r->carry));
     for (size_t i = 0; cfg->carry && i < cfg->rs->n; i++) {
@@ -766,7 +776,26 @@ static void rp_load(struct replay *r)
 {
     size_t per = rp_per_chunk(r);
     size_t k0 = r->loaded, k1 = k0 + per < r->ncycles ? k0 + per : r->ncycles;
-    rp_read_raw(r, rp_time(r, k1 - 1));
+    size_t before = r->st.samples;
+    double span = rp_read_raw(r, rp_time(r, k1 - 1));
+    /*
+     * The default chunk grows with what a chunk holds: Prometheus' remote read answers whole
+     * XOR chunks (up to 120 samples, half an hour at 15 s), so a request of half an hour makes
+     * it encode about twice what is kept, and a week read that way cost it 6.8 times what
+     * reading every sample once costs (bench/replay.sh); two hours cost it about half as
+     * much. The samples held for a chunk stay within REPLAY_CHUNK_SAMPLES (19 MB), so a
+     * replay of 10,000 series at 15 s keeps chunks of half an hour (its memory bound).
+     */
+    if (r->adapt && span > 0 && r->st.samples > before) {
+        double rate = (double)(r->st.samples - before) / span;
+        double c = REPLAY_CHUNK_SAMPLES / rate;
+        c = c < REPLAY_DEFAULT_CHUNK ? REPLAY_DEFAULT_CHUNK
+            : c > REPLAY_MAX_CHUNK   ? REPLAY_MAX_CHUNK
+                                     : c;
+        r->cfg.chunk = floor(c / r->cfg.interval) * r->cfg.interval;
+        if (!(r->cfg.chunk > 0))
+            r->cfg.chunk = REPLAY_DEFAULT_CHUNK;
+    }
     /* A selector found to have no raw path on this server turns its rules into fallbacks. */
     for (size_t i = 0; i < r->cfg.rs->n; i++) {
         if (r->rules[i].mode == RP_RAW && r->sels[r->rules[i].sel].fallback) {

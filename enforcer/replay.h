@@ -38,15 +38,21 @@
 #include "promq.h"
 #include "rules.h"
 
-/* The longest time one raw read or range query covers unless replay_cfg.chunk says less. */
+/*
+ * The time one raw read or range query covers unless replay_cfg.chunk says otherwise: at
+ * first REPLAY_DEFAULT_CHUNK, then as long as holds about REPLAY_CHUNK_SAMPLES samples of
+ * every selector, within REPLAY_MAX_CHUNK (replay.c, rp_load).
+ */
 #define REPLAY_DEFAULT_CHUNK 1800.0
+#define REPLAY_MAX_CHUNK     7200.0
+#define REPLAY_CHUNK_SAMPLES 1200000.0
 
 struct replay_cfg {
     struct promq *q;
     const struct ruleset *rs; /* must outlive the replay: rule_data.rule points into it */
     double from, to;          /* first and last cycle time candidates, Unix seconds */
     double interval;          /* seconds between cycle times (--enforce.interval) */
-    double chunk;             /* seconds per request; 0 = REPLAY_DEFAULT_CHUNK */
+    double chunk;             /* seconds per request; 0: sized by what it holds (above) */
     /*
      * Carry each series' proof from one cycle to the next (the backtest): each cycle folds
      * only the samples since the previous one, instead of its whole window, into the proofs
