@@ -70,6 +70,21 @@ start_fake_http() {
     FAKE_URL=http://127.0.0.1:$FAKE_PORT
 }
 
+# start_fake_kube NAME DIR [FLAG...]: fake_kube ($KUBE_FAKE) serving the data directory DIR,
+# its requests logged to $TMP/NAME.requests, with FLAGs; sets KURL, KPORT, KPID and KLOG, or
+# fails NAME-start and exits.
+start_fake_kube() {
+    _kn=$1 _kd=$2
+    shift 2
+    KLOG=$TMP/$_kn.requests
+    : >"$KLOG"
+    start_fake_http "$TMP/$_kn.out" "$KUBE_FAKE" --data "$_kd" --log "$KLOG" "$@" ||
+        { fail "$_kn-start" "$(cat "$TMP/$_kn.out")"; exit 1; }
+    KURL=$FAKE_URL
+    KPORT=$FAKE_PORT
+    KPID=$FAKE_PID
+}
+
 # need_podres_server: node and the npm packages of tests/podres/server.js (the kubelet
 # pod-resources gRPC server; npm ci on first use), else FAIL setup and exit 1.
 need_podres_server() {

@@ -35,9 +35,7 @@ for o in l["items"]:
         o["metadata"]["annotations"] = {"gpureclaim.io/keep-until": sys.argv[3]}
 json.dump(l, open(sys.argv[2], "w"))
 PY
-    start_fake_http "$TMP/$1.out" "$KUBE_FAKE" --data "$TMP/$1" --log "$TMP/$1.requests" \
-        --token-file "$TMP/token" || { fail "$1-start" "$(cat "$TMP/$1.out")"; exit 1; }
-    KURL=$FAKE_URL
+    start_fake_kube "$1" "$TMP/$1" --token-file "$TMP/token"
 }
 
 # rules MAX [NOTICE]: the flow's rule with maxKeepUntil MAX.

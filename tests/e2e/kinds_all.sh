@@ -42,11 +42,7 @@ echo tok-t >"$TMP/token"
 start_fake_http "$TMP/prom.out" "$PROM_FAKE" 0 ok "$TMP/range.json" "$TMP/instant.json" ||
     { fail prom-start "$(cat "$TMP/prom.out")"; exit 1; }
 PURL=$FAKE_URL
-KLOG=$TMP/kube.requests
-: >"$KLOG"
-start_fake_http "$TMP/kube.out" "$KUBE_FAKE" --data "$TMP/kube" --log "$KLOG" --token tok-t ||
-    { fail kube-start "$(cat "$TMP/kube.out")"; exit 1; }
-KURL=$FAKE_URL
+start_fake_kube kube "$TMP/kube" --token tok-t
 KFLAGS="--kube.api-url=$KURL --kube.token-file=$TMP/token --kube.allow-insecure-credentials \
 --kube.timeout=2s"
 

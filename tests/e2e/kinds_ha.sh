@@ -39,13 +39,7 @@ PURL=$FAKE_URL
 start_cluster() {
     mkdir -p "$TMP/$1"
     cp "$OBJECTS" "$TMP/$1/"
-    KLOG=$TMP/$1.requests
-    : >"$KLOG"
-    start_fake_http "$TMP/$1.out" "$KUBE_FAKE" --data "$TMP/$1" --log "$KLOG" \
-        --token tok-t --token tok-a --token tok-b ||
-        { fail "$1-start" "$(cat "$TMP/$1.out")"; exit 1; }
-    KURL=$FAKE_URL
-    KPID=$FAKE_PID
+    start_fake_kube "$1" "$TMP/$1" --token tok-t --token tok-a --token tok-b
 }
 
 # get PATH EXPR: EXPR (Python, on the object `o`) of the object at PATH, read with the test's

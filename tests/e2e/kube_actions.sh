@@ -41,13 +41,9 @@ start_kube() {
     _name=$1; shift
     mkdir -p "$TMP/$_name"
     for _f in "$@"; do cp "$DATA/$_f" "$TMP/$_name/"; done
-    KLOG=$TMP/$_name.requests
-    : >"$KLOG"
     : >"$TMP/$_name.faults"
-    start_fake_http "$TMP/$_name.out" "$KUBE_FAKE" --data "$TMP/$_name" --log "$KLOG" \
-        --token-file "$TMP/token" --faults-file "$TMP/$_name.faults" ||
-        { fail "$_name-start" "$(cat "$TMP/$_name.out")"; exit 1; }
-    KURL=$FAKE_URL
+    start_fake_kube "$_name" "$TMP/$_name" --token-file "$TMP/token" \
+        --faults-file "$TMP/$_name.faults"
 }
 
 # start_prom NAME RANGE INSTANT: sets PURL.

@@ -30,13 +30,8 @@ start_fake_http "$TMP/prom.out" "$PROM_FAKE" 0 ok "$TMP/range.json" "$TMP/instan
 PURL=$FAKE_URL
 mkdir -p "$TMP/kube"
 cp "$OBJECTS" "$TMP/kube/"
-KLOG=$TMP/kube.requests
-: >"$KLOG"
 : >"$TMP/faults"
-start_fake_http "$TMP/kube.out" "$KUBE_FAKE" --data "$TMP/kube" --log "$KLOG" \
-    --token-file "$TMP/token" --faults-file "$TMP/faults" ||
-    { fail kube-start "$(cat "$TMP/kube.out")"; exit 1; }
-KURL=$FAKE_URL
+start_fake_kube kube "$TMP/kube" --token-file "$TMP/token" --faults-file "$TMP/faults"
 pass fakes-started
 
 KFLAGS="--kube.api-url=$KURL --kube.token-file=$TMP/token --kube.allow-insecure-credentials \
@@ -201,10 +196,7 @@ PY
 # --- failover: the notice is on the Notebook, and another replica continues it -------------
 mkdir -p "$TMP/kube2"
 cp "$OBJECTS" "$TMP/kube2/"
-KLOG=$TMP/kube2.requests
-: >"$KLOG"
-start_fake_http "$TMP/kube2.out" "$KUBE_FAKE" --data "$TMP/kube2" --log "$KLOG" \
-    --token-file "$TMP/token" || { fail kube2-start "$(cat "$TMP/kube2.out")"; exit 1; }
+start_fake_kube kube2 "$TMP/kube2" --token-file "$TMP/token"
 KFLAGS2="--kube.api-url=$FAKE_URL --kube.token-file=$TMP/token \
 --kube.allow-insecure-credentials --kube.timeout=2s"
 replica() { # NAME AT: one `run --once` of the failover rule with its own state
@@ -243,12 +235,8 @@ check failover-a-no-write test "$(transcript "$from" | grep -vc '^GET ')" = 0
 # 200: the action is an error, retried next cycle and audited, and the ledger never says acted.
 mkdir -p "$TMP/kube3"
 cp "$OBJECTS" "$TMP/kube3/"
-KLOG=$TMP/kube3.requests
-: >"$KLOG"
-start_fake_http "$TMP/kube3.out" "$KUBE_FAKE" --data "$TMP/kube3" --log "$KLOG" \
-    --token-file "$TMP/token" \
-    --fault 'PATCH /apis/ray.io/v1/namespaces/ray/rayclusters/rc=prune:spec.suspend' ||
-    { fail kube3-start "$(cat "$TMP/kube3.out")"; exit 1; }
+start_fake_kube kube3 "$TMP/kube3" --token-file "$TMP/token" \
+    --fault 'PATCH /apis/ray.io/v1/namespaces/ray/rayclusters/rc=prune:spec.suspend'
 # shellcheck disable=SC2086
 "$ENF" run --once --rules.file="$RULES" --prometheus.url="$PURL" --at=$T0 \
     --state.file="$TMP/prune-state.json" --audit.file="$TMP/prune-audit.jsonl" \

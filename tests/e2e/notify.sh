@@ -33,10 +33,7 @@ PURL=$FAKE_URL
 mkdir -p "$TMP/kube"
 cp "$KDATA/cluster.json" "$TMP/kube/"
 : >"$TMP/kube.faults"
-start_fake_http "$TMP/kube.out" "$KUBE_FAKE" --data "$TMP/kube" --log "$TMP/kube.requests" \
-    --token-file "$TMP/token" --faults-file "$TMP/kube.faults" ||
-    { fail kube-start "$(cat "$TMP/kube.out")"; exit 1; }
-KURL=$FAKE_URL
+start_fake_kube kube "$TMP/kube" --token-file "$TMP/token" --faults-file "$TMP/kube.faults"
 : >"$TMP/hooks.jsonl"
 start_fake_http "$TMP/receiver.out" python3 "$DATA/receiver.py" "$TMP/hooks.jsonl" ok 1 ||
     { fail receiver-start "$(cat "$TMP/receiver.out")"; exit 1; }
@@ -112,10 +109,7 @@ check C-posts test "$(( $(posts) - from ))" = 9
 # C changed the cluster (pods deleted, evicted): a fresh fake_kube on the original data.
 mkdir -p "$TMP/kube-h"
 cp "$KDATA/cluster.json" "$TMP/kube-h/"
-start_fake_http "$TMP/kube-h.out" "$KUBE_FAKE" --data "$TMP/kube-h" --log "$TMP/kube-h.requests" \
-    --token-file "$TMP/token" --faults-file "$TMP/kube.faults" ||
-    { fail kube-h-start "$(cat "$TMP/kube-h.out")"; exit 1; }
-KURL=$FAKE_URL
+start_fake_kube kube-h "$TMP/kube-h" --token-file "$TMP/token" --faults-file "$TMP/kube.faults"
 start_fake_http "$TMP/hang.out" python3 "$DATA/receiver.py" "$TMP/hang.jsonl" hang ||
     { fail hang-start "$(cat "$TMP/hang.out")"; exit 1; }
 echo "$FAKE_URL$SECRET" >"$TMP/webhook-url" # read at each attempt: no restart needed

@@ -36,13 +36,7 @@ start_kube() {
     for _f in "$@"; do
         if [ -f "$TMP/$_f" ]; then cp "$TMP/$_f" "$TMP/$_name/"; else cp "$KA/$_f" "$TMP/$_name/"; fi
     done
-    KLOG=$TMP/$_name.requests
-    : >"$KLOG"
-    start_fake_http "$TMP/$_name.out" "$KUBE_FAKE" --data "$TMP/$_name" --log "$KLOG" \
-        --token-file "$TMP/token" --kueue-versions "$_kv" ||
-        { fail "$_name-start" "$(cat "$TMP/$_name.out")"; exit 1; }
-    KURL=$FAKE_URL
-    KPID=$FAKE_PID
+    start_fake_kube "$_name" "$TMP/$_name" --token-file "$TMP/token" --kueue-versions "$_kv"
 }
 
 # start_prom PREFIX: fake_prom answering PREFIX-{range,instant}.json; sets PURL.
