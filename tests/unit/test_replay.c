@@ -267,6 +267,105 @@ TEST(window_as_proofs)
     fixture_free(&f);
 }
 
+/* Equal, or both NaN. */
+static bool same_since(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || a == b;
+}
+
+/* decide()'s records of two rule data, equal field by field (lean: decision, reason, idle
+   time only). */
+static bool same_records(const struct rule_data *a, const struct rule_data *b, double t, bool lean)
+{
+    struct decisions x, y;
+    decide(a, 1, t, &x);
+    decide(b, 1, t, &y);
+    bool same = x.n == y.n && x.n > 0;
+    for (size_t i = 0; same && i < x.n; i++) {
+        const struct decision_rec *p = &x.v[i], *q = &y.v[i];
+        same = labels_equal(&p->identity, &q->identity) && p->decision == q->decision &&
+               p->reason == q->reason && same_since(p->idle_since, q->idle_since);
+        if (!lean)
+            same = same && p->samples == q->samples && same_since(p->max, q->max) &&
+                   same_since(p->mean, q->mean) && same_since(p->last, q->last) &&
+                   strcmp(p->detail, q->detail) == 0;
+        if (!same)
+            fprintf(stderr, "t=%g: carried %s (%s) %zu / windowed %s (%s) %zu\n", t,
+                    decide_reason_name(p->reason), p->detail, p->samples,
+                    decide_reason_name(q->reason), q->detail, q->samples);
+    }
+    decisions_free(&x);
+    decisions_free(&y);
+    return same;
+}
+
+/*
+ * The backtest's carried proofs (replay_cfg.carry): at every cycle, decide() says of them
+ * what it says of the window folded again (plan's fold), to the last field with window
+ * statistics, and decision, reason and idle time without them; a window with a NaN next to a
+ * high sample included (proof_needs_window), a series that starts late and one that stops.
+ */
+TEST(carried_as_windowed)
+{
+    for (int lean = 0; lean < 2; lean++) {
+        struct fixture f;
+        fixture_init(&f);
+        char *ident[] = {"pod"};
+        f.rule.identity = ident;
+        f.rule.nidentity = 1;
+        f.r.cfg.q = promq_new(&(struct promq_cfg){.url = "http://127.0.0.1:9", .proofs = true});
+        f.r.cfg.window_stats = !lean;
+        f.r.carry = xcalloc(1, sizeof(*f.r.carry));
+        struct rp_carry *c = &f.r.carry[0];
+        TEST_CHECK_INT(decide_proof_params(&f.rule, &c->pp), 0);
+        c->on = true;
+        double idle[RAW_MAX_IDLE];
+        c->nidle = fetch_idle_timers(&f.rule, idle);
+        for (size_t j = 0; j < c->nidle; j++)
+            c->idle[j] = rp_ms(idle[j]);
+        struct rp_sel *s = &f.r.sels[0];
+        s->crule = xcalloc(1, sizeof(*s->crule));
+        s->ncrule = 1;
+        struct series a = mkseries("a", 1, 15, 400, 0.0);   /* 1 .. 5986, idle, then busy */
+        struct series b = mkseries("b", 2500, 30, 60, 0.5); /* 2500 .. 4270, busy, stops */
+        struct series n = mkseries("n", 1, 15, 400, 0.0);   /* a NaN next to a high sample */
+        for (size_t i = 0; i < a.n; i++)
+            if (a.p[i].t > 5000)
+                a.p[i].v = 0.9;
+        n.p[200].v = 0.5; /* at 3001 */
+        n.p[201].v = NAN; /* at 3016, one step's reach of it */
+        feed(s, &a, 0, 6000);
+        feed(s, &b, 0, 6000);
+        feed(s, &n, 0, 6000);
+        size_t cycles = 0, equal = 0, needed = 0;
+        for (double t = 2400; t <= 5400; t += 60) {
+            struct rule_data dc = {.rule = &f.rule}, dw = {.rule = &f.rule};
+            rp_carried(&f.r, 0, t, &dc);
+            rp_activity(&f.r, 0, t, &dw);
+            TEST_CHECK(dc.has_proofs && dc.proofs_lent && dw.has_proofs && !dw.proofs_lent);
+            for (size_t j = 0; j < dc.nproofs; j++)
+                needed += dc.proofs[j].nwin > 0;
+            cycles++;
+            equal += same_records(&dc, &dw, t, lean);
+            fetch_free(&dc, 1);
+            fetch_free(&dw, 1);
+            rp_trim(&f.r, 0, t + 60);
+        }
+        TEST_CHECK_INT(equal, cycles);
+        /* Lean: statistics only where a verdict may need them, and they were needed. */
+        if (lean)
+            TEST_CHECK(needed > 0 && needed < cycles);
+        promq_free(f.r.cfg.q);
+        f.r.cfg.q = NULL;
+        series_free(&a);
+        series_free(&b);
+        series_free(&n);
+        free(s->crule);
+        free(f.r.carry);
+        fixture_free(&f);
+    }
+}
+
 TEST(slices)
 {
     struct replay r = {.cfg = {.interval = 60}};
@@ -481,6 +580,7 @@ int main(void)
     RUN(trim_keeps_the_next_window);
     RUN(window_as_raw_to_grid);
     RUN(window_as_proofs);
+    RUN(carried_as_windowed);
     RUN(slices);
     RUN(failures_merge);
     RUN(bad_ranges);
