@@ -11,19 +11,22 @@
 # the dry-run report. Along the way: a reload that lengthens one rule's idle timer (its
 # selector is read in full again), a restart half-way (a cold full read), and a full read
 # every 20 minutes. Every dry-run report rests on a full proof ("full" or "incremental+full"
-# in the audit line) that plan confirms. SEEDS (default "1 2 3") and N (default 60 pods).
+# in the audit line) that plan confirms. Then a leader change (leader_change, first seed on
+# Prometheus): `run` loses its Lease on fake_kube for a cycle and reads every window whole when
+# it leads again. SEEDS (default "1 2 3") and N (default 60 pods).
 . "$(dirname "$0")/../lib.sh"
 
 DATA=$TOP/tests/e2e/data/incr
 ENF=$BIN/gpureclaim-enforcer
 RW=$(fake_bin remote_write)
+KUBE_FAKE=$(fake_bin fake_kube)
 END=1700000000
 FROM=$((END - 3600))
 INTERVAL=120
 STOP_AT=$((FROM + 14 * INTERVAL))
 RELOAD_AT=$((FROM + 8 * INTERVAL))
 
-require prometheus python3 curl "$ENF" "$RW"
+require prometheus python3 curl "$ENF" "$RW" "$KUBE_FAKE"
 
 # Late samples arrive after later ones of their series: accepted within the out-of-order window.
 printf 'global:\n  scrape_interval: 15s\nstorage:\n  tsdb:\n    out_of_order_time_window: 6h\nscrape_configs: []\n' >"$TMP/prometheus.yml"
@@ -173,6 +176,67 @@ one() {
     compare "$1" || TEST_FAILED=$((TEST_FAILED + 1))
 }
 
+# leader_change: on the whole history, `run` with leader election on fake_kube; at FLIP_AT
+# another holder takes the Lease for one cycle (data/incr/flip.sh). When `run` leads again it
+# reads every selector's whole window ("asked") before deciding, and every cycle's decisions
+# (the standby's too) are plan's, but for keeps of run's (its carried proofs have no window
+# statistics, so a NaN next to a high sample may say not_a_number where plan says active).
+leader_change() {
+    mkdir -p "$TMP/lease-data"
+    cp "$TOP/tests/e2e/data/kube_actions/cluster.json" "$TMP/lease-data/"
+    echo tok-a >"$TMP/tok-a"
+    start_fake_kube lease "$TMP/lease-data" --token tok-t --token tok-a
+    _port=$(free_port)
+    : >"$TMP/lead.txt"
+    : >"$TMP/lead-plans.txt"
+    : >"$TMP/lead.log"
+    FLIP_AT=$((FROM + 20 * INTERVAL)) STEP=$INTERVAL LOG=$TMP/lead.log KURL=$KURL POD_NAME=enf-a \
+        "$ENF" run --rules.file "$TMP/rules.yaml" --prometheus.url "$PROM_URL" --dry-run \
+        --at $((FROM + 18 * INTERVAL)) --at.step ${INTERVAL}s --enforce.interval 50ms \
+        --at.before-cycle "$DATA/flip.sh" --at.decisions "$TMP/lead.txt" \
+        --state.file "$TMP/lead-state.json" --prometheus.read-overlap 30s --log.level debug \
+        --kube.api-url "$KURL" --kube.token-file "$TMP/tok-a" --kube.allow-insecure-credentials \
+        --kube.timeout 1s --leader-elect --leader-elect.namespace gpureclaim \
+        --leader-elect.lease-duration 2s --leader-elect.renew-deadline 1500ms \
+        --leader-elect.retry-period 250ms --web.listen-address "127.0.0.1:$_port" \
+        >>"$TMP/lead.log" 2>&1
+    stop_pid "$KPID"
+    SUITE=$SUITE DATA=$DATA python3 - "$TMP/lead.txt" "$TMP/lead-plans.txt" "$TMP/lead.log" <<'PY' ||
+import os, re, sys
+sys.path.insert(0, os.environ["DATA"] + "/../replay")
+from replay_json import blocks, key
+run, plans = blocks(sys.argv[1]), blocks(sys.argv[2])
+log = open(sys.argv[3]).read()
+flip = log.find("test: the lease is another holder's")
+back = log.find("test: run leads again", flip)
+became = log.find("became the leader: reading every rule's whole window", back)
+full = re.search(r"full read from [0-9.]+ \(asked\)", log[became:]) if became >= 0 else None
+bad, same, kept = [], 0, 0
+for t, plan in sorted(plans.items()):
+    a = {key(d): d for d in run.get(t, [])}
+    b = {key(d): d for d in plan}
+    for k in sorted(set(a) | set(b)):
+        ra, rb = a.get(k), b.get(k)
+        va = ra and (ra["decision"], ra["reason"], ra["idleSince"])
+        vb = rb and (rb["decision"], rb["reason"], rb["idleSince"])
+        if va == vb:
+            same += 1
+        elif ra and rb and ra["decision"] == "keep" and ra["reason"] == "not_a_number":
+            kept += 1
+        else:
+            bad.append("t=%d %s: run %s plan %s" % (t, k, va, vb))
+ok = (not bad and flip >= 0 and back > flip and became > back and full is not None
+      and len(plans) >= 5 and same > 0)
+print("%s: %s/leader-change (the lease lost and regained: %s, %s; a full read after it: %s; "
+      "%d cycles, %d records as plan's, %d not_a_number kept where plan says active)%s" % (
+          "PASS" if ok else "FAIL", os.environ["SUITE"], flip >= 0 and back > flip,
+          became > back, full is not None, len(plans), same, kept,
+          "" if not bad else "\n  " + "\n  ".join(bad[:10])))
+sys.exit(0 if ok else 1)
+PY
+        TEST_FAILED=$((TEST_FAILED + 1))
+}
+
 for seed in ${SEEDS:-1 2 3}; do
     python3 "$TOP/tests/e2e/data/replay/gen_replay.py" "$seed" "${N:-60}" "$TMP/samples.txt"
     python3 "$DATA/lag.py" "$seed" "$TMP/samples.txt" $FROM "$TMP"
@@ -181,6 +245,7 @@ for seed in ${SEEDS:-1 2 3}; do
     FLUSH_URL=
     if start_prometheus "$TMP/prometheus.yml" "$TMP/tsdb" --web.enable-remote-write-receiver; then
         one "seed$seed-prometheus"
+        [ "$seed" = 1 ] && leader_change
         stop_pid "$PROM_PID"
     else
         fail "seed$seed-prometheus-ready" "$(tail -n 5 "$TMP/prometheus.log")"
