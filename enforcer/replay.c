@@ -76,6 +76,7 @@ struct rp_sel {
     /* carry: the rules folding its series (their index in rs), and two series held that
        differ only in their metric name (the rules keep while both are held) */
     size_t *crule, ncrule;
+    struct strset nnindex; /* the held series' nnkey */
     char collide[200];
     size_t late, cycle_samples;
     struct replay *owner; /* live: where the rules' proof stores are (lv_on_series) */
@@ -226,17 +227,21 @@ static void rp_fail_add(struct replay *r, struct rp_fail **v, size_t *n, double 
  * (raw_proofs_end) when both have a sample on now's grid; the carried rules keep while both
  * are held, a superset of those cycles: only ever a keep more.
  */
+static void rp_collide_add(struct rp_sel *s, const char *nnkey)
+{
+    if (strset_put(&s->nnindex, nnkey, strlen(nnkey), s) && !s->collide[0])
+        snprintf(s->collide, sizeof(s->collide),
+                 "two series differ only in their metric name: %.140s", nnkey);
+}
+
 static void rp_collisions(struct rp_sel *s)
 {
     s->collide[0] = '\0';
-    if (!s->ncrule)
-        return;
-    struct strset nn = {0};
-    for (size_t i = 0; i < s->ns && !s->collide[0]; i++)
-        if (s->s[i].nnkey && strset_put(&nn, s->s[i].nnkey, strlen(s->s[i].nnkey), s) != NULL)
-            snprintf(s->collide, sizeof(s->collide),
-                     "two series differ only in their metric name: %.140s", s->s[i].nnkey);
-    strset_free(&nn);
+    strset_free(&s->nnindex);
+    s->nnindex = (struct strset){0};
+    for (size_t i = 0; i < s->ns; i++)
+        if (s->s[i].nnkey)
+            rp_collide_add(s, s->s[i].nnkey);
 }
 
 static void rp_index_rebuild(struct rp_sel *s)
@@ -266,11 +271,7 @@ static struct rp_series *rp_series_of(struct rp_sel *s, const struct series *in)
         raw_drop_name(&e->nn, &in->labels);
         e->nnkey = labels_format(&e->nn);
         e->pf = xcalloc(s->ncrule, sizeof(*e->pf));
-        if (!s->collide[0])
-            for (size_t i = 0; i + 1 < s->ns && !s->collide[0]; i++)
-                if (s->s[i].nnkey && strcmp(s->s[i].nnkey, e->nnkey) == 0)
-                    snprintf(s->collide, sizeof(s->collide),
-                             "two series differ only in their metric name: %.140s", e->nnkey);
+        rp_collide_add(s, e->nnkey);
     }
     return e;
 }
@@ -1380,6 +1381,7 @@ static void rp_sel_drop(struct rp_sel *s)
     s->ns = 0;
     strset_free(&s->index);
     s->index = (struct strset){0};
+    rp_collisions(s);
     s->held_from = NAN;
     s->read_to = NAN;
 }
@@ -1391,6 +1393,7 @@ static void rp_sel_free(struct rp_sel *s)
     free(s->fails);
     free(s->touched);
     free(s->crule);
+    strset_free(&s->nnindex);
 }
 
 /* The rules of selector k drop their proofs. */

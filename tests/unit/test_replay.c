@@ -39,6 +39,7 @@ static void sel_free(struct rp_sel *s)
         rp_series_free(&s->s[i], s->ncrule);
     free(s->s);
     strset_free(&s->index);
+    strset_free(&s->nnindex);
     free(s->touched);
     free(s->fails);
 }
@@ -362,6 +363,8 @@ TEST(carried_as_windowed)
         series_free(&n);
         free(s->crule);
         free(f.r.carry);
+        free(f.r.tms);
+        free(f.r.tv);
         fixture_free(&f);
     }
 }
