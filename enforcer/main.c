@@ -996,14 +996,6 @@ static int backtest_failures(const struct bt_result *r)
  */
 static int cmd_backtest(void)
 {
-#ifdef M_MMAP_THRESHOLD
-    /*
-     * Each of the thousands of cycles allocates and frees the same large blocks (a cycle's
-     * decisions, a rule's proofs); above glibc's mmap threshold each would be new pages,
-     * faulted in again every cycle (a tenth of a backtest, perf). Kept in the heap instead.
-     */
-    mallopt(M_MMAP_THRESHOLD, 64 << 20);
-#endif
     double now = wall_now();
     struct bt_cfg cfg = {.return_within = flags[F_RETURN_WITHIN].num,
                          .max_actions_per_hour = (unsigned)flags[F_MAX_PER_HOUR].num,

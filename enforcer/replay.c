@@ -36,6 +36,7 @@ struct rp_series {
     size_t head, n, cap; /* the samples held are p[head .. n - 1] */
     size_t mark;         /* n before the read in progress, to undo it when it fails */
     unsigned epoch;      /* the read that set mark */
+    size_t hold;         /* samples held right after the last read appended to it */
     /* carry (replay_cfg.carry): the labels without __name__ (the proofs'), their key, and
        the proof of each carried rule of the selector (rp_sel.crule order), NULL until the
        first fold */
@@ -310,6 +311,7 @@ static int rp_on_series(void *arg, const struct series *in, char *err, size_t er
         e->p[e->n++] = in->p[i];
         last = ms;
     }
+    e->hold = e->n - e->head;
     (void)err;
     (void)errlen;
     return 0;
@@ -341,14 +343,18 @@ static void rp_trim(struct replay *r, size_t k, double t)
             rp_series_free(e, s->ncrule);
             continue;
         }
-        /* A buffer grown for the first read (a whole reach and a chunk) shrinks back to
-           what one window and a chunk hold. */
-        size_t live = e->n - e->head;
-        if (e->cap > 64 && live * 4 < e->cap) {
+        /* A buffer grown for a read larger than the later ones (the first: a whole reach and
+           a chunk) shrinks back to what the last read needed, and to no less: shrinking to
+           what a cycle holds after its trim would grow it again at the next read, and that
+           churn fragmented the heap of a week-long replay (its peak RSS grew with the range). */
+        size_t live = e->n - e->head, want = e->hold + e->hold / 3;
+        if (want < 64)
+            want = 64;
+        if (e->cap > want + want / 2 && live <= want) {
             memmove(e->p, e->p + e->head, live * sizeof(*e->p));
             e->n = live;
             e->head = 0;
-            e->cap = 2 * live > 64 ? 2 * live : 64;
+            e->cap = want;
             e->p = xrealloc(e->p, e->cap * sizeof(*e->p));
         }
         s->s[kept++] = *e;
