@@ -795,7 +795,12 @@ static void rp_load(struct replay *r)
      */
     if (r->adapt && span > 0 && r->st.samples > before) {
         double rate = (double)(r->st.samples - before) / span;
-        double c = REPLAY_CHUNK_SAMPLES / rate;
+        /* And within the answer cap (--prometheus.max-answer-bytes): a parsed sample takes
+           16 bytes, its series' share of the labels a few more; half the cap at most. */
+        double most = REPLAY_CHUNK_SAMPLES;
+        if (r->cfg.q && (double)promq_max_answer(r->cfg.q) / 64.0 < most)
+            most = (double)promq_max_answer(r->cfg.q) / 64.0;
+        double c = most / rate;
         c = c < REPLAY_DEFAULT_CHUNK ? REPLAY_DEFAULT_CHUNK
             : c > REPLAY_MAX_CHUNK   ? REPLAY_MAX_CHUNK
                                      : c;
