@@ -63,7 +63,9 @@ if [ "${SERVER:-prometheus}" = victoriametrics ]; then
     PROM_URL=http://127.0.0.1:$_port
     wait_http "$PROM_URL/health" 30 || { tail -n 5 "$TMP/vm.log" >&2; exit 1; }
 else
+    # A kept history is replayed from the WAL first: minutes at a million series.
     start_prometheus "$TMP/prometheus.yml" "$DATA" --web.enable-remote-write-receiver ||
+        { [ "$REUSE" = 1 ] && wait_http "$PROM_URL/-/ready" 900; } ||
         { tail -n 5 "$TMP/prometheus.log" >&2; exit 1; }
 fi
 t0=$(date +%s.%N)

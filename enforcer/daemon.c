@@ -515,6 +515,10 @@ static void run_cycle(struct daemon *dm)
     double now = cycle_time(dm);
     size_t n = dm->rules.n;
     dm->phase[2] = 0;
+    /* The last cycle's idle workloads are in the published snapshot already, and this cycle
+       lists them anew: not held through the read and decide (at a million workloads, some
+       130 MB at the cycle's peak). */
+    idle_free(dm);
     struct rule_data *data;
     struct decisions d = {0};
     int rc;
@@ -559,7 +563,6 @@ static void run_cycle(struct daemon *dm)
         }
     }
     tallies_free(&dm->last);
-    idle_free(dm);
     for (size_t i = 0; i < d.n; i++) {
         struct decision_rec *r = &d.v[i];
         tally_add(&dm->last, r->rule->name, r->decision, r->reason);
@@ -692,6 +695,7 @@ int daemon_run(const struct daemon_cfg *cfg)
 
     double check_every = cfg->reload_check > 0 ? cfg->reload_check : 2;
     double next_cycle = mono_now(), next_check = mono_now() + check_every;
+    double trimmed = 0; /* the cycle after which malloc_trim last ran */
     while (!got_stop) {
         bool changed = false;
         if (got_hup) {
@@ -721,6 +725,16 @@ int daemon_run(const struct daemon_cfg *cfg)
         }
         if (changed)
             publish(&dm);
+        if (changed && dm.ncycles > 0 && dm.ncycles != trimmed) {
+            /* What the cycle freed goes back to the system: malloc keeps freed memory for
+               reuse, so a full read's transient (gigabytes at a million workloads) would
+               stay the process' RSS in every later cycle. */
+            double tt = mono_now();
+            malloc_trim(0);
+            trimmed = dm.ncycles;
+            log_debug("memory returned after the cycle in %.3f s: heap in use %.0f MiB",
+                      mono_now() - tt, heap_mib());
+        }
         double wait = (next_cycle < next_check ? next_cycle : next_check) - mono_now();
         sleep_slice(wait);
     }

@@ -918,7 +918,7 @@ void replay_close(struct replay *r)
 struct lv_series {
     struct rule_proof rp;      /* s.labels without __name__ (the index key), p; no window stats */
     char *key;                 /* labels_format(rp.s.labels) */
-    char *name;                /* __name__, NULL when none */
+    const char *name;          /* __name__ (lv_rule.names owns it), NULL when none */
     int64_t recent[LV_RECENT]; /* the last samples folded, ring */
     uint8_t nrecent, next;
     unsigned fix; /* the cycle (lv_rule.cycle) in which it was listed for mending */
@@ -931,8 +931,13 @@ struct lv_rule {
     struct lv_series *v;
     size_t n;
     struct strset index; /* key -> index + 1 */
-    char err[256];       /* two series differ only in their name: the rule keeps */
-    size_t *fixes;       /* late series to mend this cycle */
+    /* The metric names of the series, each held once: a selector's series mostly share one
+       (a million copies of it were 48 MB). */
+    struct strset names; /* name -> the same string, owned by namev */
+    char **namev;
+    size_t nnames;
+    char err[256]; /* two series differ only in their name: the rule keeps */
+    size_t *fixes; /* late series to mend this cycle */
     size_t nfixes;
     unsigned cycle;
 };
@@ -942,7 +947,6 @@ static void lv_series_free(struct lv_series *e)
     labels_free(&e->rp.s.labels);
     free(e->rp.p);
     free(e->key);
-    free(e->name);
 }
 
 static void lv_clear(struct lv_rule *l)
@@ -954,6 +958,13 @@ static void lv_clear(struct lv_rule *l)
     l->n = 0;
     strset_free(&l->index);
     l->index = (struct strset){0};
+    strset_free(&l->names);
+    l->names = (struct strset){0};
+    for (size_t i = 0; i < l->nnames; i++)
+        free(l->namev[i]);
+    free(l->namev);
+    l->namev = NULL;
+    l->nnames = 0;
     l->err[0] = '\0';
     l->nfixes = 0;
 }
@@ -980,6 +991,19 @@ static void lv_reindex(struct lv_rule *l)
         strset_put(&l->index, l->v[i].key, strlen(l->v[i].key), (const void *)(uintptr_t)(i + 1));
 }
 
+/* `name` as held by l (added when new). */
+static const char *lv_name(struct lv_rule *l, const char *name)
+{
+    const char *got = strset_get(&l->names, name, strlen(name));
+    if (got)
+        return got;
+    char *own = xstrdup(name);
+    l->namev = xgrow(l->namev, l->nnames, sizeof(*l->namev));
+    l->namev[l->nnames++] = own;
+    strset_put(&l->names, own, strlen(own), own);
+    return own;
+}
+
 /* The series of `in` in l, added empty when new; NULL when another series has its labels
    but another metric name (the rule then keeps: raw_proofs_end refuses the same). */
 static struct lv_series *lv_series_of(struct lv_rule *l, const struct series *in)
@@ -1002,7 +1026,7 @@ static struct lv_series *lv_series_of(struct lv_rule *l, const struct series *in
     }
     l->v = xgrow(l->v, l->n, sizeof(*l->v));
     struct lv_series *e = &l->v[l->n++];
-    *e = (struct lv_series){.key = key, .name = name ? xstrdup(name) : NULL};
+    *e = (struct lv_series){.key = key, .name = name ? lv_name(l, name) : NULL};
     e->rp.s.labels = nn;
     e->rp.p = proof_new(&l->pp);
     return e;
@@ -1401,12 +1425,14 @@ struct lv_prefetch {
     bool *want; /* per r->insts */
     pthread_t thread;
     bool started;
+    double took; /* the thread's time, for the debug log */
 };
 
 static void *lv_prefetch_main(void *arg)
 {
     struct lv_prefetch *pf = arg;
     struct replay *r = pf->r;
+    double t0 = mono_now();
     for (size_t i = 0; i < r->ninsts; i++) {
         if (!pf->want[i])
             continue;
@@ -1417,6 +1443,7 @@ static void *lv_prefetch_main(void *arg)
         in->ans.cur = xcalloc(in->ans.m.n ? in->ans.m.n : 1, sizeof(*in->ans.cur));
         in->at = pf->now;
     }
+    pf->took = mono_now() - t0;
     return NULL;
 }
 
@@ -1471,8 +1498,9 @@ int replay_live_cycle(struct replay *r, double now, struct rule_data *data)
     double t1 = mono_now();
     lv_join(&pf);
     double t2 = mono_now();
-    log_debug("live cycle: raw reads %.3f s, then %.3f s more for the instant queries", t1 - t0,
-              t2 - t1);
+    log_debug(
+        "live cycle: raw reads %.3f s; instant queries %.3f s beside them, %.3f s more waited",
+        t1 - t0, pf.took, t2 - t1);
     for (size_t i = 0; i < r->cfg.rs->n; i++) {
         if (r->rules[i].mode == RP_RAW && r->sels[r->rules[i].sel].fallback) {
             r->rules[i].mode = RP_FALLBACK;
@@ -1545,11 +1573,13 @@ void replay_live_stats(const struct replay *r, struct replay_live_stats *out)
         size_t per = sizeof(struct lv_series) + proof_size(&l->pp) + sizeof(struct strset_slot);
         for (size_t j = 0; j < l->n; j++) {
             const struct lv_series *e = &l->v[j];
-            size_t b = per + 2 * (strlen(e->key) + 1) + (e->name ? strlen(e->name) + 1 : 0);
+            size_t b = per + 2 * (strlen(e->key) + 1);
             for (size_t k = 0; k < e->rp.s.labels.n; k++)
                 b += sizeof(e->rp.s.labels.v[k]);
             out->bytes += b;
         }
+        for (size_t k = 0; k < l->nnames; k++) /* held once for all its series */
+            out->bytes += strlen(l->namev[k]) + 1 + sizeof(struct strset_slot) + sizeof(char *);
     }
 }
 

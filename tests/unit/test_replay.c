@@ -449,6 +449,36 @@ TEST(live_late_samples)
     lv_free(&l);
 }
 
+/* The series of a selector share their metric name: held once per rule, not per series. */
+TEST(live_names_held_once)
+{
+    struct lv_rule l;
+    live_rule(&l);
+    struct series a = mkseries("a", 1000, 15, 4, 0.01), b = mkseries("b", 1000, 15, 4, 0.01);
+    size_t late = 0;
+    live_feed(&l, &a, 0, 2000, &late);
+    live_feed(&l, &b, 0, 2000, &late);
+    TEST_CHECK_INT(l.n, 2);
+    TEST_CHECK_INT(l.nnames, 1);
+    TEST_CHECK(l.n == 2 && l.v[0].name == l.v[1].name);
+    TEST_CHECK_STR(l.v[0].name, "busy");
+    /* Another name is held apart; the full labels of a series carry its own. */
+    struct series c = mkseries("c", 1000, 15, 4, 0.01);
+    labels_set(&c.labels, "__name__", "other");
+    live_feed(&l, &c, 0, 2000, &late);
+    TEST_CHECK_INT(l.nnames, 2);
+    struct labels full;
+    lv_full_labels(&l.v[2], &full);
+    TEST_CHECK_STR(labels_get(&full, "__name__"), "other");
+    labels_free(&full);
+    struct series *all[] = {&a, &b, &c};
+    for (size_t i = 0; i < 3; i++) {
+        labels_free(&all[i]->labels);
+        free(all[i]->p);
+    }
+    lv_free(&l);
+}
+
 TEST(live_trim)
 {
     struct lv_rule l;
@@ -576,6 +606,7 @@ int main(int argc, char **argv)
     RUN(live_fold_across_overlapping_reads);
     RUN(live_late_samples);
     RUN(live_trim);
+    RUN(live_names_held_once);
     RUN(live_instant_queries_with_the_raw_read);
     tmptree_finish(tmpdir);
     return test_done();
