@@ -21,6 +21,9 @@
 # MAX_ANSWER: --prometheus.max-answer-bytes (default 128 MiB, the flag's: at 1,000,000 workloads
 # a remote-read answer and the allocation's instant query are larger, and the rule then keeps
 # every workload with query_error, as it must).
+# VictoriaMetrics is started with -search.maxUniqueTimeseries above the workloads: its default
+# (300,000) fails the allocation's instant query at a million (422, and the rule keeps every
+# workload, as it must), which the first 1,000,000-workload measurements did not notice.
 # HISTORY=DIR: keep the server's data in DIR, and when DIR already holds one (a run with the same
 # N and IDLES), skip writing the history: the enforcer's side measured again on the same data.
 # Each cycle's peak RSS is sampled every 0.2 s from /proc (the steady cycles' peak is printed
@@ -58,7 +61,7 @@ mkdir -p "$DATA"
 if [ "${SERVER:-prometheus}" = victoriametrics ]; then
     _port=$(free_port)
     start_bg "$TMP/vm.log" victoria-metrics -storageDataPath="$DATA" -retentionPeriod=100y \
-        -httpListenAddr="127.0.0.1:$_port" -loggerLevel=ERROR
+        -httpListenAddr="127.0.0.1:$_port" -loggerLevel=ERROR -search.maxUniqueTimeseries=$((2 * N + 1000))
     PROM_PID=$LAST_PID
     PROM_URL=http://127.0.0.1:$_port
     wait_http "$PROM_URL/health" 30 || { tail -n 5 "$TMP/vm.log" >&2; exit 1; }
