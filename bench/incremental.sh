@@ -97,8 +97,10 @@ cat >"$TMP/hook.sh" <<'H'
 # Before each cycle: Prometheus' CPU ticks so far; stop after CYCLES cycles.
 n=$(wc -l <"$OUT" 2>/dev/null || echo 0)
 awk -v t="$GPURECLAIM_CYCLE_TIME" '{ print t, $14 + $15 }' "/proc/$PROM_PID/stat" >>"$OUT"
-echo "cycle" >>"$OUT.rss"
-[ "$n" -lt "$CYCLES" ]
+# The RSS samples' cycle marks (below): "cycle" before each, "end" after the last.
+[ "$n" -lt "$CYCLES" ] && { echo cycle >>"$OUT.rss"; exit 0; }
+echo end >>"$OUT.rss"
+exit 1
 H
 chmod +x "$TMP/hook.sh"
 
@@ -129,10 +131,10 @@ for idle in $IDLES; do
         sleep 0.2
     done
     wait "$tpid"
-    # Per cycle: the largest sample after its "cycle" line (the lines before the first belong
-    # to the start, counted with the first cycle).
-    crss=$(awk '/^cycle/ { if (k) print int(m / 1024); k++; m = 0; next } $1 > m { m = $1 }
-                END { if (k) print int(m / 1024) }' "$OUT.rss" 2>/dev/null)
+    # Per cycle: the largest sample between its "cycle" line and the next (or "end"); "?"
+    # for a cycle shorter than the sampling.
+    crss=$(awk '/^(cycle|end)/ { if (k) print c ? int(m / 1024) : "?"; k++; m = c = 0 }
+                /^end/ { exit } /^[0-9]/ { c++; if ($1 + 0 > m) m = $1 }' "$OUT.rss" 2>/dev/null)
     rss=$(sed -n 's/^maxrss_kib=//p' "$TMP/time-$idle.txt")
     walls=$(sed -n 's/.*cycle done in \([0-9.]*\) s.*/\1/p' "$TMP/run-$idle.log")
     cpus=$(awk -v tck="$TCK" 'NR > 1 { printf "%.2f\n", ($2 - prev) / tck } { prev = $2 }' "$OUT")
@@ -145,7 +147,7 @@ for idle in $IDLES; do
         printf '  %s min, cycle %d (%s): wall %.3f s, prometheus CPU %s s, peak RSS %s MiB\n' "$idle" \
             "$k" "$([ $k -eq 1 ] && echo cold || echo steady)" "$w" "${c:-?}" "${m:-?}"
     done
-    srss=$(echo "$crss" | sed 1d | sort -n | tail -n 1)
+    srss=$(echo "$crss" | sed 1d | grep -v '?' | sort -n | tail -n 1)
     cold=$(echo "$walls" | head -n 1)
     swall=$(echo "$walls" | sed 1d | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
     scpu=$(echo "$cpus" | sed 1d | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
