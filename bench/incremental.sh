@@ -21,6 +21,16 @@
 # MAX_ANSWER: --prometheus.max-answer-bytes (default 128 MiB, the flag's: at 1,000,000 workloads
 # a remote-read answer and the allocation's instant query are larger, and the rule then keeps
 # every workload with query_error, as it must).
+# VictoriaMetrics is started with -search.maxUniqueTimeseries above the workloads: its default
+# (300,000) fails the allocation's instant query at a million (422, and the rule keeps every
+# workload, as it must), which the first 1,000,000-workload measurements did not notice.
+# HISTORY=DIR: keep the server's data in DIR, and when DIR already holds one (a run with the same
+# N and IDLES), skip writing the history: the enforcer's side measured again on the same data.
+# Each cycle's peak RSS is sampled every 0.2 s from /proc (the steady cycles' peak is printed
+# apart from the whole run's, which the cold cycle sets).
+# A million workloads, on both servers (issue 26; about 10 minutes each after the history):
+#   N=1000000 IDLES=15 CYCLES=4 MAX_ANSWER=4294967296 sh bench/incremental.sh
+#   N=1000000 IDLES=15 CYCLES=4 MAX_ANSWER=4294967296 SERVER=victoriametrics sh bench/incremental.sh
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 SUITE=incremental-bench
@@ -44,23 +54,34 @@ done
 echo "== incremental run benchmark: $N workloads, idle timers ${IDLES} min, ${HIST}s of history, ${SERVER:-prometheus} =="
 printf 'load before: %s\n' "$(uptime | sed 's/.*load average: //')"
 printf 'global:\n  scrape_interval: 15s\nscrape_configs: []\n' >"$TMP/prometheus.yml"
-mkdir -p "$TMP/tsdb"
+DATA=${HISTORY:-$TMP/tsdb}
+REUSE=0
+[ -n "${HISTORY:-}" ] && [ -n "$(ls -A "$HISTORY" 2>/dev/null)" ] && REUSE=1
+mkdir -p "$DATA"
 if [ "${SERVER:-prometheus}" = victoriametrics ]; then
     _port=$(free_port)
-    start_bg "$TMP/vm.log" victoria-metrics -storageDataPath="$TMP/tsdb" -retentionPeriod=100y \
-        -httpListenAddr="127.0.0.1:$_port" -loggerLevel=ERROR
+    start_bg "$TMP/vm.log" victoria-metrics -storageDataPath="$DATA" -retentionPeriod=100y \
+        -httpListenAddr="127.0.0.1:$_port" -loggerLevel=ERROR -search.maxUniqueTimeseries=$((2 * N + 1000))
     PROM_PID=$LAST_PID
     PROM_URL=http://127.0.0.1:$_port
     wait_http "$PROM_URL/health" 30 || { tail -n 5 "$TMP/vm.log" >&2; exit 1; }
 else
-    start_prometheus "$TMP/prometheus.yml" "$TMP/tsdb" --web.enable-remote-write-receiver ||
+    # A kept history is replayed from the WAL first: minutes at a million series.
+    start_prometheus "$TMP/prometheus.yml" "$DATA" --web.enable-remote-write-receiver ||
+        { [ "$REUSE" = 1 ] && wait_http "$PROM_URL/-/ready" 900; } ||
         { tail -n 5 "$TMP/prometheus.log" >&2; exit 1; }
 fi
 t0=$(date +%s.%N)
-"$RW" "$PROM_URL" --bench "$N" $((END - HIST)) $((END + 1)) 15 || { echo "remote write failed" >&2; exit 1; }
-[ "${SERVER:-prometheus}" = victoriametrics ] && curl -sf "$PROM_URL/internal/force_flush" >/dev/null
+if [ "$REUSE" = 1 ]; then
+    echo "history: the one kept in $HISTORY"
+else
+    "$RW" "$PROM_URL" --bench "$N" $((END - HIST)) $((END + 1)) 15 ||
+        { echo "remote write failed" >&2; exit 1; }
+    [ "${SERVER:-prometheus}" = victoriametrics ] && curl -sf "$PROM_URL/internal/force_flush" >/dev/null
+    printf 'history: %d series x %d samples written in %.0f s\n' "$N" $((HIST / 15)) \
+        "$(echo "$(date +%s.%N) - $t0" | bc)"
+fi
 t1=$(date +%s.%N)
-printf 'history: %d series x %d samples written in %.0f s\n' "$N" $((HIST / 15)) "$(echo "$t1 - $t0" | bc)"
 # Let the server compact what it received first (up to 15 minutes): its background work would
 # be counted as the cycles' CPU.
 for _i in $(seq 1 90); do
@@ -76,7 +97,10 @@ cat >"$TMP/hook.sh" <<'H'
 # Before each cycle: Prometheus' CPU ticks so far; stop after CYCLES cycles.
 n=$(wc -l <"$OUT" 2>/dev/null || echo 0)
 awk -v t="$GPURECLAIM_CYCLE_TIME" '{ print t, $14 + $15 }' "/proc/$PROM_PID/stat" >>"$OUT"
-[ "$n" -lt "$CYCLES" ]
+# The RSS samples' cycle marks (below): "cycle" before each, "end" after the last.
+[ "$n" -lt "$CYCLES" ] && { echo cycle >>"$OUT.rss"; exit 0; }
+echo end >>"$OUT.rss"
+exit 1
 H
 chmod +x "$TMP/hook.sh"
 
@@ -86,13 +110,31 @@ for idle in $IDLES; do
     OUT=$TMP/cpu-$idle.txt
     rm -f "$OUT"
     export OUT PROM_PID CYCLES
+    rm -f "$OUT.rss"
     /usr/bin/time -f 'maxrss_kib=%M' -o "$TMP/time-$idle.txt" "$ENF" run \
         --rules.file "$TMP/rules-$idle.yaml" --prometheus.url "$PROM_URL" --prometheus.timeout 300s \
         --prometheus.max-answer-bytes "${MAX_ANSWER:-134217728}" \
         --dry-run --state.file "$TMP/state-$idle.json" --audit.file "$TMP/audit-$idle.jsonl" \
         --at $((END - (CYCLES - 1) * 60)) --at.step 60s --enforce.interval 100ms \
         --at.before-cycle "$TMP/hook.sh" --log.level debug --web.listen-address 127.0.0.1:0 \
-        >"$TMP/run-$idle.log" 2>&1
+        >"$TMP/run-$idle.log" 2>&1 &
+    tpid=$!
+    # The enforcer is /usr/bin/time's child: its RSS every 0.2 s, each cycle's after a line
+    # "cycle" (the hook's), into $OUT.rss.
+    epid=""
+    while [ -z "$epid" ] && kill -0 "$tpid" 2>/dev/null; do
+        epid=$(cat "/proc/$tpid/task/$tpid/children" 2>/dev/null | awk '{ print $1 }')
+        [ -n "$epid" ] || sleep 0.05
+    done
+    while [ -n "$epid" ] && [ -r "/proc/$epid/status" ]; do
+        awk '/^VmRSS:/ { print $2 }' "/proc/$epid/status" >>"$OUT.rss" 2>/dev/null
+        sleep 0.2
+    done
+    wait "$tpid"
+    # Per cycle: the largest sample between its "cycle" line and the next (or "end"); "?"
+    # for a cycle shorter than the sampling.
+    crss=$(awk '/^(cycle|end)/ { if (k) print c ? int(m / 1024) : "?"; k++; m = c = 0 }
+                /^end/ { exit } /^[0-9]/ { c++; if ($1 + 0 > m) m = $1 }' "$OUT.rss" 2>/dev/null)
     rss=$(sed -n 's/^maxrss_kib=//p' "$TMP/time-$idle.txt")
     walls=$(sed -n 's/.*cycle done in \([0-9.]*\) s.*/\1/p' "$TMP/run-$idle.log")
     cpus=$(awk -v tck="$TCK" 'NR > 1 { printf "%.2f\n", ($2 - prev) / tck } { prev = $2 }' "$OUT")
@@ -101,15 +143,17 @@ for idle in $IDLES; do
     for w in $walls; do
         k=$((k + 1))
         c=$(echo "$cpus" | sed -n "${k}p")
-        printf '  %s min, cycle %d (%s): wall %.3f s, prometheus CPU %s s\n' "$idle" "$k" \
-            "$([ $k -eq 1 ] && echo cold || echo steady)" "$w" "${c:-?}"
+        m=$(echo "$crss" | sed -n "${k}p")
+        printf '  %s min, cycle %d (%s): wall %.3f s, prometheus CPU %s s, peak RSS %s MiB\n' "$idle" \
+            "$k" "$([ $k -eq 1 ] && echo cold || echo steady)" "$w" "${c:-?}" "${m:-?}"
     done
+    srss=$(echo "$crss" | sed 1d | grep -v '?' | sort -n | tail -n 1)
     cold=$(echo "$walls" | head -n 1)
     swall=$(echo "$walls" | sed 1d | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
     scpu=$(echo "$cpus" | sed 1d | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
     ccpu=$(echo "$cpus" | head -n 1)
-    printf '  %s min: cold %.2f s (prometheus CPU %s s), steady median %.3f s (prometheus CPU %s s), peak RSS %d MiB, %d incremental reads\n' \
-        "$idle" "$cold" "$ccpu" "$swall" "$scpu" $((rss / 1024)) "$reads"
+    printf '  %s min: cold %.2f s (prometheus CPU %s s), steady median %.3f s (prometheus CPU %s s), peak RSS %d MiB (steady cycles %s MiB), %d incremental reads\n' \
+        "$idle" "$cold" "$ccpu" "$swall" "$scpu" $((rss / 1024)) "${srss:-?}" "$reads"
     eval "W_$idle=$swall C_$idle=$scpu R_$idle=$rss"
     table="$table
 | $N | ${idle} min | $(printf %.2f "$cold") s / ${ccpu} s | $(printf %.3f "$swall") s | ${scpu} s | $((rss / 1024)) MiB |"

@@ -12,6 +12,7 @@
  * whatever the range.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1182,7 +1183,7 @@ void replay_close(struct replay *r)
 struct lv_series {
     struct rule_proof rp;      /* s.labels without __name__ (the index key), p; no window stats */
     char *key;                 /* labels_format(rp.s.labels) */
-    char *name;                /* __name__, NULL when none */
+    const char *name;          /* __name__ (lv_rule.names owns it), NULL when none */
     int64_t recent[LV_RECENT]; /* the last samples folded, ring */
     uint8_t nrecent, next;
     unsigned fix; /* the cycle (lv_rule.cycle) in which it was listed for mending */
@@ -1195,8 +1196,13 @@ struct lv_rule {
     struct lv_series *v;
     size_t n;
     struct strset index; /* key -> index + 1 */
-    char err[256];       /* two series differ only in their name: the rule keeps */
-    size_t *fixes;       /* late series to mend this cycle */
+    /* The metric names of the series, each held once: a selector's series mostly share one
+       (a million copies of it were 48 MB). */
+    struct strset names; /* name -> the same string, owned by namev */
+    char **namev;
+    size_t nnames;
+    char err[256]; /* two series differ only in their name: the rule keeps */
+    size_t *fixes; /* late series to mend this cycle */
     size_t nfixes;
     unsigned cycle;
 };
@@ -1206,7 +1212,6 @@ static void lv_series_free(struct lv_series *e)
     labels_free(&e->rp.s.labels);
     free(e->rp.p);
     free(e->key);
-    free(e->name);
 }
 
 static void lv_clear(struct lv_rule *l)
@@ -1218,6 +1223,13 @@ static void lv_clear(struct lv_rule *l)
     l->n = 0;
     strset_free(&l->index);
     l->index = (struct strset){0};
+    strset_free(&l->names);
+    l->names = (struct strset){0};
+    for (size_t i = 0; i < l->nnames; i++)
+        free(l->namev[i]);
+    free(l->namev);
+    l->namev = NULL;
+    l->nnames = 0;
     l->err[0] = '\0';
     l->nfixes = 0;
 }
@@ -1244,6 +1256,19 @@ static void lv_reindex(struct lv_rule *l)
         strset_put(&l->index, l->v[i].key, strlen(l->v[i].key), (const void *)(uintptr_t)(i + 1));
 }
 
+/* `name` as held by l (added when new). */
+static const char *lv_name(struct lv_rule *l, const char *name)
+{
+    const char *got = strset_get(&l->names, name, strlen(name));
+    if (got)
+        return got;
+    char *own = xstrdup(name);
+    l->namev = xgrow(l->namev, l->nnames, sizeof(*l->namev));
+    l->namev[l->nnames++] = own;
+    strset_put(&l->names, own, strlen(own), own);
+    return own;
+}
+
 /* The series of `in` in l, added empty when new; NULL when another series has its labels
    but another metric name (the rule then keeps: raw_proofs_end refuses the same). */
 static struct lv_series *lv_series_of(struct lv_rule *l, const struct series *in)
@@ -1266,7 +1291,7 @@ static struct lv_series *lv_series_of(struct lv_rule *l, const struct series *in
     }
     l->v = xgrow(l->v, l->n, sizeof(*l->v));
     struct lv_series *e = &l->v[l->n++];
-    *e = (struct lv_series){.key = key, .name = name ? xstrdup(name) : NULL};
+    *e = (struct lv_series){.key = key, .name = name ? lv_name(l, name) : NULL};
     e->rp.s.labels = nn;
     e->rp.p = proof_new(&l->pp);
     return e;
@@ -1654,8 +1679,83 @@ static void lv_trim(struct lv_rule *l, const struct rule *ru, double now)
     }
 }
 
+/*
+ * The cycle's instant queries (allocation, pending, priority), asked while the raw samples
+ * are read: at a million workloads each takes tens of seconds of the server's and of our
+ * parser's time, and the raw read as long again, on a server with several cores. The answers
+ * are what rp_instant would ask for at `now` (the same expression at the same time, errors
+ * kept in the answer): it finds them there and does not ask again, so the rule data is as a
+ * sequential cycle builds it. Only the queries the RP_RAW rules' rp_instants will make.
+ */
+struct lv_prefetch {
+    struct replay *r;
+    double now;
+    bool *want; /* per r->insts */
+    pthread_t thread;
+    bool started;
+    double took; /* the thread's time, for the debug log */
+};
+
+static void *lv_prefetch_main(void *arg)
+{
+    struct lv_prefetch *pf = arg;
+    struct replay *r = pf->r;
+    double t0 = mono_now();
+    for (size_t i = 0; i < r->ninsts; i++) {
+        if (!pf->want[i])
+            continue;
+        struct rp_inst *in = &r->insts[i];
+        rp_answer_reset(&in->ans);
+        in->ans.rc = promq_instant(r->cfg.q, in->expr, pf->now, &in->ans.m, in->ans.err,
+                                   sizeof(in->ans.err));
+        in->ans.cur = xcalloc(in->ans.m.n ? in->ans.m.n : 1, sizeof(*in->ans.cur));
+        in->at = pf->now;
+    }
+    pf->took = mono_now() - t0;
+    return NULL;
+}
+
+/* Start the instant queries of the cycle at `now` in a thread; without one (pthread_create
+   failed), rp_instant asks them in turn as before. r->insts is the thread's until lv_join. */
+static void lv_prefetch(struct replay *r, double now, struct lv_prefetch *pf)
+{
+    *pf = (struct lv_prefetch){.r = r, .now = now};
+    if (!r->inst_per_cycle || r->ninsts == 0)
+        return;
+    pf->want = xcalloc(r->ninsts, sizeof(*pf->want));
+    const struct ruleset *rs = r->cfg.rs;
+    bool any = false;
+    for (size_t i = 0; i < rs->n; i++) {
+        const struct rp_rule *pr = &r->rules[i];
+        if (pr->mode != RP_RAW)
+            continue;
+        size_t use[3] = {pr->alloc,
+                         rs->rules[i].policy == POLICY_DURING_PRESSURE ? pr->pending : SIZE_MAX,
+                         pr->prio};
+        for (size_t k = 0; k < 3; k++)
+            if (use[k] != SIZE_MAX)
+                any = pf->want[use[k]] = true;
+    }
+    if (any && pthread_create(&pf->thread, NULL, lv_prefetch_main, pf) == 0)
+        pf->started = true;
+    else if (any)
+        log_debug("instant queries: no thread, asked after the raw read");
+}
+
+static void lv_join(struct lv_prefetch *pf)
+{
+    if (pf->started)
+        pthread_join(pf->thread, NULL);
+    free(pf->want);
+    pf->want = NULL;
+    pf->started = false;
+}
+
 int replay_live_cycle(struct replay *r, double now, struct rule_data *data)
 {
+    double t0 = mono_now();
+    struct lv_prefetch pf;
+    lv_prefetch(r, now, &pf);
     for (size_t k = 0; k < r->nsels; k++) {
         bool used = false;
         for (size_t i = 0; i < r->cfg.rs->n && !used; i++)
@@ -1663,6 +1763,12 @@ int replay_live_cycle(struct replay *r, double now, struct rule_data *data)
         if (used)
             rp_live_read(r, k, now);
     }
+    double t1 = mono_now();
+    lv_join(&pf);
+    double t2 = mono_now();
+    log_debug(
+        "live cycle: raw reads %.3f s; instant queries %.3f s beside them, %.3f s more waited",
+        t1 - t0, pf.took, t2 - t1);
     for (size_t i = 0; i < r->cfg.rs->n; i++) {
         if (r->rules[i].mode == RP_RAW && r->sels[r->rules[i].sel].fallback) {
             r->rules[i].mode = RP_FALLBACK;
@@ -1682,6 +1788,11 @@ int replay_live_cycle(struct replay *r, double now, struct rule_data *data)
         rp_instants(r, i, now, d);
         d->proof = r->sels[r->rules[i].sel].full_now ? DECIDE_PROOF_FULL : DECIDE_PROOF_INCREMENTAL;
     }
+    /* Every rule has its copy of the instant answers: at a million workloads the one held
+       here is some 250 MB that decide() and the notices need not find in use. The next
+       cycle asks again (rp_instant: no answer held). */
+    for (size_t i = 0; i < r->ninsts; i++)
+        rp_answer_reset(&r->insts[i].ans);
     if (r->nfallback)
         rp_fallback(r, now, data);
     int rc = 0;
@@ -1730,11 +1841,13 @@ void replay_live_stats(const struct replay *r, struct replay_live_stats *out)
         size_t per = sizeof(struct lv_series) + proof_size(&l->pp) + sizeof(struct strset_slot);
         for (size_t j = 0; j < l->n; j++) {
             const struct lv_series *e = &l->v[j];
-            size_t b = per + 2 * (strlen(e->key) + 1) + (e->name ? strlen(e->name) + 1 : 0);
+            size_t b = per + 2 * (strlen(e->key) + 1);
             for (size_t k = 0; k < e->rp.s.labels.n; k++)
                 b += sizeof(e->rp.s.labels.v[k]);
             out->bytes += b;
         }
+        for (size_t k = 0; k < l->nnames; k++) /* held once for all its series */
+            out->bytes += strlen(l->namev[k]) + 1 + sizeof(struct strset_slot) + sizeof(char *);
     }
 }
 

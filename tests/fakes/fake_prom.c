@@ -4,7 +4,7 @@
  * shows (error envelopes with their real status codes, a proxy's HTML error page, invalid or
  * truncated JSON, a slow server, a partial answer with warnings).
  *
- * usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] [-R FILE] PORT MODE [ARGS]
+ * usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] [-R FILE] [-H SECONDS] PORT MODE [ARGS]
  *   ok FILE [INSTANT_FILE]  answer FILE for every query (INSTANT_FILE for /api/v1/query)
  *   status CODE             that HTTP status with an HTML body, on every path (a proxy)
  *   error TYPE MSG          the error envelope with the status Prometheus uses for TYPE
@@ -15,6 +15,11 @@
  *   -E SUBSTR               any query containing SUBSTR gets a bad_data error instead
  *   -R FILE                 answer POST /api/v1/read with FILE's bytes as a streamed
  *                           remote-read answer (a capture, or a damaged one)
+ *   -H SECONDS              with -R: hold the n-th remote read until the n-th instant query
+ *                           (/api/v1/query) has arrived, at most SECONDS, and log which came
+ *                           ("read held: instant query arrived" or "read held: timed out"):
+ *                           a client that asks the two concurrently is told from one that
+ *                           asks them in turn
  *   -A SUBSTR FILE          ok mode: any query containing SUBSTR gets FILE instead (e.g. the
  *                           enforcer's coverage queries, 'present_over_time' and
  *                           'vector(1)'); up to 4, the first match wins
@@ -58,6 +63,30 @@ static size_t fp_nalt;
 static pthread_mutex_t fp_log_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *fp_rr_body; /* -R: the remote-read answer, binary */
 static size_t fp_rr_len;
+static double fp_hold; /* -H */
+static pthread_mutex_t fp_hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t fp_hold_cond = PTHREAD_COND_INITIALIZER;
+static unsigned fp_instants, fp_held; /* instant queries arrived, remote reads held */
+
+/* -H: wait for an instant query that arrived after the last read held, at most fp_hold
+   seconds: each read is paired with its own (one cycle's read and allocation). */
+static void fp_hold_read(void)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += (time_t)fp_hold;
+    pthread_mutex_lock(&fp_hold_lock);
+    int rc = 0;
+    while (fp_instants <= fp_held && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&fp_hold_cond, &fp_hold_lock, &until);
+    bool seen = fp_instants > fp_held;
+    fp_held++;
+    pthread_mutex_unlock(&fp_hold_lock);
+    pthread_mutex_lock(&fp_log_lock);
+    fprintf(stderr, "read held: %s\n", seen ? "instant query arrived" : "timed out");
+    fflush(stderr);
+    pthread_mutex_unlock(&fp_log_lock);
+}
 
 static const char fp_empty_matrix[] =
     "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]}}";
@@ -209,7 +238,15 @@ static MHD_RESULT fp_handler(struct MHD_Connection *conn, const char *url, const
 
     if (strcmp(url, "/-/ready") == 0)
         return fakehttp_reply(conn, 200, "text/plain", "Prometheus Server is Ready.\n");
+    if (strcmp(url, "/api/v1/query") == 0) {
+        pthread_mutex_lock(&fp_hold_lock);
+        fp_instants++;
+        pthread_cond_broadcast(&fp_hold_cond);
+        pthread_mutex_unlock(&fp_hold_lock);
+    }
     if (fp_rr_body && strcmp(url, "/api/v1/read") == 0) {
+        if (fp_hold > 0)
+            fp_hold_read();
         struct MHD_Response *r =
             MHD_create_response_from_buffer(fp_rr_len, fp_rr_body, MHD_RESPMEM_PERSISTENT);
         MHD_add_response_header(r, "Content-Type",
@@ -281,9 +318,10 @@ static char *fp_ones(const char *body)
 
 static void fp_usage(void)
 {
-    fprintf(stderr, "usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] [-R FILE] PORT ok FILE "
-                    "[INSTANT_FILE] | status CODE | "
-                    "error TYPE MSG | garbage | slow SECONDS | partial | truncated\n");
+    fprintf(stderr,
+            "usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] [-R FILE] [-H SECONDS] PORT ok FILE "
+            "[INSTANT_FILE] | status CODE | "
+            "error TYPE MSG | garbage | slow SECONDS | partial | truncated\n");
     exit(2);
 }
 
@@ -300,6 +338,9 @@ static void fp_parse_args(int argc, char **argv)
             fseek(f, 0, SEEK_END);
             fp_rr_len = (size_t)ftell(f);
             fclose(f);
+            i += 2;
+        } else if (i + 1 < argc && strcmp(argv[i], "-H") == 0) {
+            fp_hold = atof(argv[i + 1]);
             i += 2;
         } else if (i + 2 < argc && strcmp(argv[i], "-A") == 0 && fp_nalt < FP_MAX_ALT) {
             fp_alt_on[fp_nalt] = argv[i + 1];

@@ -5,11 +5,18 @@
  * slicing range answers per cycle, failures merged, bad ranges), and of `run`'s carried state
  * (replay_live_*, issue 26): the targeted selector of a re-proof, a fold carried across
  * overlapping reads against one fold of the same samples, late samples told from samples read
- * twice, series with the same labels but another name, trimming. tests/e2e/replay.sh compares
+ * twice, series with the same labels but another name, trimming, and a cycle against a fake
+ * server: the instant queries asked while the raw samples are read, the answers not held
+ * past the cycle. tests/e2e/replay.sh compares
  * whole replays with `plan --at` on real servers, tests/e2e/enforcer_incremental.sh `run`.
  */
 #include "replay.c"
 #include "test.h"
+
+#include "fake.h"
+#include "tmptree.h"
+
+static char fake_path[4096], tmpdir[4096];
 
 static struct series mkseries(const char *pod, double t0, double every, size_t n, double v)
 {
@@ -549,6 +556,36 @@ TEST(live_late_samples)
     lv_free(&l);
 }
 
+/* The series of a selector share their metric name: held once per rule, not per series. */
+TEST(live_names_held_once)
+{
+    struct lv_rule l;
+    live_rule(&l);
+    struct series a = mkseries("a", 1000, 15, 4, 0.01), b = mkseries("b", 1000, 15, 4, 0.01);
+    size_t late = 0;
+    live_feed(&l, &a, 0, 2000, &late);
+    live_feed(&l, &b, 0, 2000, &late);
+    TEST_CHECK_INT(l.n, 2);
+    TEST_CHECK_INT(l.nnames, 1);
+    TEST_CHECK(l.n == 2 && l.v[0].name == l.v[1].name);
+    TEST_CHECK_STR(l.v[0].name, "busy");
+    /* Another name is held apart; the full labels of a series carry its own. */
+    struct series c = mkseries("c", 1000, 15, 4, 0.01);
+    labels_set(&c.labels, "__name__", "other");
+    live_feed(&l, &c, 0, 2000, &late);
+    TEST_CHECK_INT(l.nnames, 2);
+    struct labels full;
+    lv_full_labels(&l.v[2], &full);
+    TEST_CHECK_STR(labels_get(&full, "__name__"), "other");
+    labels_free(&full);
+    struct series *all[] = {&a, &b, &c};
+    for (size_t i = 0; i < 3; i++) {
+        labels_free(&all[i]->labels);
+        free(all[i]->p);
+    }
+    lv_free(&l);
+}
+
 TEST(live_trim)
 {
     struct lv_rule l;
@@ -577,8 +614,108 @@ TEST(live_trim)
     lv_free(&l);
 }
 
-int main(void)
+/* The end of tests/fixtures/remoteread/scrape.bin's samples (its scrape.expected). */
+#define RR_NOW 1795668540.0
+
+/*
+ * A `run` cycle asks its instant query (the allocation) while the raw samples are read, not
+ * after: the fake holds the remote read until the instant query has arrived (-H), so a
+ * cycle that asks them in turn waits out the hold and the fake says "timed out". The rule
+ * data is what a cycle in turn builds: the read's proofs, the allocation answered, asked
+ * once; and the answer is not held by the replay once the cycle has handed it over (at a
+ * million workloads it is some 250 MB that decide() would find still in use).
+ */
+TEST(live_instant_queries_with_the_raw_read)
 {
+    char *instant = "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":["
+                    "{\"metric\":{\"__name__\":\"gpureclaim:workload_devices:count\","
+                    "\"pod\":\"p2\",\"resource\":\"amd_com_gpu\"},\"value\":[1795668540,\"1\"]}]}}";
+    char *range = "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[]}}";
+    TEST_CHECK_INT(tmptree_put(tmpdir, "instant.json", instant), 0);
+    TEST_CHECK_INT(tmptree_put(tmpdir, "range.json", range), 0);
+    char *ifile = xasprintf("%s/instant.json", tmpdir), *rfile = xasprintf("%s/range.json", tmpdir);
+    /* Copied into the tree: the fake then reads it by an absolute path, whatever its cwd. */
+    size_t caplen = 0;
+    char *cap = test_read_file("tests/fixtures/remoteread/scrape.bin", &caplen);
+    TEST_CHECK(cap && caplen > 64);
+    char *capfile = xasprintf("%s/scrape.bin", tmpdir);
+    FILE *cf = fopen(capfile, "wb");
+    TEST_CHECK(cf != NULL);
+    if (cf) {
+        fwrite(cap ? cap : "", 1, caplen, cf);
+        fclose(cf);
+    }
+    free(cap);
+    struct fake fk;
+    if (fake_start(&fk, fake_path, tmpdir, "-R", capfile, "-H", "10", "0", "ok", rfile, ifile,
+                   NULL) < 0) {
+        TEST_CHECK(!"fake_prom started");
+        free(ifile);
+        free(rfile);
+        free(capfile);
+        return;
+    }
+    struct rule rules[] = {{.name = "r",
+                            .enabled = true,
+                            .policy = POLICY_ALWAYS,
+                            .threshold = 10,
+                            .idle_timer = 600,
+                            .step = 60,
+                            .q_activity = "{__name__=~\"rr_scrape_.*\"}",
+                            .q_allocation = "gpureclaim:workload_devices:count"}};
+    struct ruleset rs = {.rules = rules, .n = 1};
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", fk.port);
+    struct promq *q = promq_new(&(struct promq_cfg){.url = url, .timeout = 10});
+    struct replay *r =
+        replay_live_open(q, &rs, &(struct replay_live_cfg){.overlap = 30, .full_every = 3600});
+    struct rule_data d[1];
+    double t0 = mono_now();
+    TEST_CHECK_INT(replay_live_cycle(r, RR_NOW, d), 0);
+    TEST_CHECK(mono_now() - t0 < 9); /* the hold (10 s) was not waited out */
+    TEST_CHECK_INT(d[0].error, 0);
+    TEST_CHECK_STR(d[0].errmsg, "");
+    TEST_CHECK_STR(d[0].read_path, "remote_read");
+    TEST_CHECK(d[0].proof == DECIDE_PROOF_FULL);
+    TEST_CHECK(d[0].has_proofs && d[0].nproofs > 0);
+    TEST_CHECK_INT(d[0].allocation.n, 1);
+    if (d[0].allocation.n == 1) {
+        TEST_CHECK_STR(labels_get(&d[0].allocation.s[0].labels, "pod"), "p2");
+        TEST_CHECK(d[0].allocation.s[0].n == 1 && d[0].allocation.s[0].p[0].v == 1);
+    }
+    /* Handed over, not held. */
+    TEST_CHECK_INT(r->ninsts, 1);
+    TEST_CHECK(r->insts[0].ans.m.n == 0 && r->insts[0].ans.cur == NULL);
+    replay_live_release(r, d);
+    fetch_free(d, 1);
+    /* The next cycle asks again (nothing held), and again with its read. */
+    TEST_CHECK_INT(replay_live_cycle(r, RR_NOW + 60, d), 0);
+    TEST_CHECK_INT(d[0].error, 0);
+    TEST_CHECK_INT(d[0].allocation.n, 1);
+    TEST_CHECK(d[0].proof == DECIDE_PROOF_INCREMENTAL);
+    replay_live_release(r, d);
+    fetch_free(d, 1);
+    replay_close(r);
+    promq_free(q);
+    fake_stop(&fk);
+    TEST_CHECK_INT(fake_log_count(fk.log, "read held: instant query arrived"), 2);
+    TEST_CHECK_INT(fake_log_count(fk.log, "read held: timed out"), 0);
+    TEST_CHECK_INT(fake_log_count(fk.log, "request POST /api/v1/read "), 2);
+    TEST_CHECK_INT(fake_log_count(fk.log, "request POST /api/v1/query "), 2);
+    free(ifile);
+    free(rfile);
+    free(capfile);
+}
+
+int main(int argc, char **argv)
+{
+    fake_bin_path(fake_path, sizeof(fake_path), argv[0], "fake_prom");
+    if (tmptree_make(tmpdir, sizeof(tmpdir), "gpureclaim-test_replay") < 0) {
+        perror("mkdtemp");
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    log_threshold = LOG_ERROR;
     RUN(series_across_reads);
     RUN(trim_keeps_the_next_window);
     RUN(window_as_raw_to_grid);
@@ -591,5 +728,8 @@ int main(void)
     RUN(live_fold_across_overlapping_reads);
     RUN(live_late_samples);
     RUN(live_trim);
+    RUN(live_names_held_once);
+    RUN(live_instant_queries_with_the_raw_read);
+    tmptree_finish(tmpdir);
     return test_done();
 }
