@@ -411,7 +411,6 @@ static void act_audit(struct act *a, double now, const struct act_event *ev, boo
         notify_audit(a->notify, ev->d->rule, &r);
 }
 
-/* Audit and count a skip once per (rule, workload, reason); log it every time at debug. */
 /* The skips of (rule, workload), added empty when `add` (else NULL when none). */
 static struct act_skips *act_skips_of(struct act *a, const char *rule, const char *workload,
                                       bool add)
@@ -429,6 +428,7 @@ static struct act_skips *act_skips_of(struct act *a, const char *rule, const cha
     return &a->skips[a->nskips++];
 }
 
+/* Audit and count a skip once per (rule, workload, reason); log it every time at debug. */
 static void act_skip(struct act *a, double now, const struct decision_rec *d, const char *workload,
                      const struct act_target *t, const char *reason, const char *message)
 {
