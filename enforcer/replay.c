@@ -844,6 +844,32 @@ static size_t rp_upper(const struct rp_series *e, size_t a, int64_t hi)
     return lo;
 }
 
+/*
+ * Why selector s's samples cannot judge the cycle at t, whose window reads from `start`, into
+ * err: this cycle's read failed (run), a part of the window was not read, or two series held
+ * differ only in their metric name (`carried`: the windowed fold finds those itself). False
+ * when they can.
+ */
+static bool rp_unjudged(const struct rp_sel *s, double start, double t, bool carried, char *err,
+                        size_t errlen)
+{
+    const struct rp_fail *f = rp_failed(s, start, t);
+    if (s->live_err[0]) {
+        snprintf(err, errlen, "%s", s->live_err);
+    } else if (f) {
+        char a[RFC3339_LEN], b[RFC3339_LEN];
+        /* The part first: a decision's detail keeps only the start of the message. */
+        snprintf(err, errlen, "samples from %s to %s not read: %s",
+                 rfc3339_format(a, sizeof(a), f->a, RFC3339_MILLI_FRAC),
+                 rfc3339_format(b, sizeof(b), f->b, RFC3339_MILLI_FRAC), f->msg);
+    } else if (carried && s->collide[0]) {
+        snprintf(err, errlen, "%s", s->collide);
+    } else {
+        return false;
+    }
+    return true;
+}
+
 /* The activity of rule i at t: its window of samples through fetch_raw's fold (grids or
    proofs, promq_cfg.proofs), as fetch_raw folds a read of that window. */
 static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *d)
@@ -854,19 +880,7 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
     double start = rp_sel_start(r, k, t);
     d->read_path = rawread_path_label(s->path);
     char err[256] = "";
-    int rc = 0;
-    const struct rp_fail *f = rp_failed(s, start, t);
-    if (s->live_err[0]) {
-        snprintf(err, sizeof(err), "%s", s->live_err);
-        rc = -1;
-    } else if (f) {
-        char a[RFC3339_LEN], b[RFC3339_LEN];
-        /* The part first: a decision's detail keeps only the start of the message. */
-        snprintf(err, sizeof(err), "samples from %s to %s not read: %s",
-                 rfc3339_format(a, sizeof(a), f->a, RFC3339_MILLI_FRAC),
-                 rfc3339_format(b, sizeof(b), f->b, RFC3339_MILLI_FRAC), f->msg);
-        rc = -1;
-    }
+    int rc = rp_unjudged(s, start, t, false, err, sizeof(err)) ? -1 : 0;
     struct raw_grid g = fetch_grid(ru, t);
     struct fetch_fold fold;
     bool proofs = r->cfg.q && promq_proofs(r->cfg.q);
@@ -931,17 +945,9 @@ static void rp_carried(struct replay *r, size_t i, double t, struct rule_data *d
     struct rp_sel *s = &r->sels[k];
     double start = rp_sel_start(r, k, t);
     d->read_path = rawread_path_label(s->path);
-    const struct rp_fail *f = rp_failed(s, start, t);
-    if (f || s->collide[0]) {
-        char a[RFC3339_LEN], b[RFC3339_LEN];
-        if (f)
-            snprintf(d->errmsg, sizeof(d->errmsg),
-                     "activity query (%s): samples from %s to %s not read: %s", d->read_path,
-                     rfc3339_format(a, sizeof(a), f->a, RFC3339_MILLI_FRAC),
-                     rfc3339_format(b, sizeof(b), f->b, RFC3339_MILLI_FRAC), f->msg);
-        else
-            snprintf(d->errmsg, sizeof(d->errmsg), "activity query (%s): %s", d->read_path,
-                     s->collide);
+    char err[256];
+    if (rp_unjudged(s, start, t, true, err, sizeof(err))) {
+        snprintf(d->errmsg, sizeof(d->errmsg), "activity query (%s): %s", d->read_path, err);
         d->error = 1;
         return;
     }
@@ -962,7 +968,7 @@ static void rp_carried(struct replay *r, size_t i, double t, struct rule_data *d
         int64_t last = proof_last(*pp);
         size_t a = last == PROOF_NONE ? e->head : rp_upper(e, e->head, last);
         size_t b = rp_upper(e, a, tm);
-        char err[128];
+        /* In order by construction (held samples ascend, and a < b start after `last`). */
         for (size_t x = a; x < b; x++)
             (void)proof_add(*pp, &c->pp, rp_ms(e->p[x].t), e->p[x].v, err, sizeof(err));
         if (!proof_present(*pp, &c->pp, tm))
