@@ -84,8 +84,8 @@ dockerd_start() {
             return 1
         fi
         _i=$((_i + 1))
-        if [ $_i -ge 150 ]; then
-            DOCKERD_ERR="dockerd did not answer /_ping within 15 s"
+        if [ $_i -ge 600 ]; then
+            DOCKERD_ERR="dockerd did not answer /_ping within 60 s"
             return 1
         fi
         sleep 0.1

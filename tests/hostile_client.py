@@ -57,7 +57,14 @@ def run_slow(args, sources, stats):
 
     for i in range(args.count):
         open_one(i)
+    # Say once when the server has met every one of the connections (it sent its request line,
+    # or the server closed it): the test waits for this instead of a fixed time.
+    met = set()
+    ready = False
     while time.monotonic() < end:
+        if not ready and len(met) >= args.count:
+            ready = True
+            print("ready: %d connections met the server" % len(met), flush=True)
         now = time.monotonic()
         for key, _ in sel.select(timeout=0.2):
             s = key.fileobj
@@ -72,6 +79,7 @@ def run_slow(args, sources, stats):
                 sel.unregister(s)
                 s.close()
                 stats["closed_by_server"] += 1
+                met.add(i)
                 reopen.append((now + 0.2, i))
         for t, i in [r for r in reopen if r[0] <= now]:
             reopen.remove((t, i))
@@ -84,6 +92,7 @@ def run_slow(args, sources, stats):
                 s.send(line)
                 st[1] = True
                 st[2] += 1
+                met.add(st[3])
             except (BlockingIOError, InterruptedError):
                 pass
             except OSError:

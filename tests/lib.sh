@@ -20,9 +20,9 @@ check() {
     if "$@"; then pass "$_name"; else fail "$_name"; fi
 }
 
-# A free TCP port on 127.0.0.1 (bind to port 0 and read back what the kernel chose).
+# A free TCP port on 127.0.0.1, outside the kernel's ephemeral range (tests/free_port.py says why).
 free_port() {
-    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+    python3 "$TOP/tests/free_port.py"
 }
 
 # start_bg LOGFILE COMMAND...: start in the background and remember the PID in $LAST_PID.
@@ -50,11 +50,13 @@ fake_bin() {
     echo "$_fb"
 }
 
-# listening LOG: print the port a fake wrote to LOG as "listening on PORT"; fails after 5 s.
+# listening LOG [PID]: print the port a fake wrote to LOG as "listening on PORT". Waits up to
+# 60 s (a loaded machine starts a process slowly), and fails at once when PID has exited.
 listening() {
-    for _i in $(seq 1 100); do
+    for _i in $(seq 1 1200); do
         _lp=$(sed -n 's/^listening on \([0-9][0-9]*\)$/\1/p' "$1" 2>/dev/null)
         [ -n "$_lp" ] && { echo "$_lp"; return 0; }
+        [ -n "${2:-}" ] && ! kill -0 "$2" 2>/dev/null && return 1
         sleep 0.05
     done
     return 1
@@ -66,7 +68,7 @@ start_fake_http() {
     _fl=$1
     start_bg "$@"
     FAKE_PID=$LAST_PID
-    FAKE_PORT=$(listening "$_fl") || return 1
+    FAKE_PORT=$(listening "$_fl" "$FAKE_PID") || return 1
     FAKE_URL=http://127.0.0.1:$FAKE_PORT
 }
 
@@ -112,10 +114,12 @@ have_kubectl() {
     command -v kubectl >/dev/null 2>&1
 }
 
+# stop_pid PID: SIGTERM, then up to 20 s for a clean exit (an enforcer releases its Lease and
+# writes its state on the way out, slowly on a loaded machine), then SIGKILL.
 stop_pid() {
     _pid=$1
     kill "$_pid" 2>/dev/null || return 0
-    for _i in $(seq 1 50); do
+    for _i in $(seq 1 200); do
         kill -0 "$_pid" 2>/dev/null || { wait "$_pid" 2>/dev/null; return 0; }
         sleep 0.1
     done
@@ -135,12 +139,64 @@ trap cleanup EXIT
 # A signal (Ctrl-C, a closed pipe) must not leave the servers a test started running.
 trap 'cleanup; trap - EXIT; exit 130' INT TERM HUP PIPE
 
-# wait_http URL [SECONDS]: poll until the URL answers 2xx.
+# wait_http URL [SECONDS [PID]]: poll until the URL answers 2xx; fails after SECONDS (60), or
+# at once when PID has exited (it will never answer).
 wait_http() {
-    _deadline=$(( $(date +%s) + ${2:-20} ))
+    _deadline=$(( $(date +%s) + ${2:-60} ))
     while [ "$(date +%s)" -le "$_deadline" ]; do
         curl -sf -o /dev/null "$1" && return 0
+        [ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null && return 1
         sleep 0.1
+    done
+    return 1
+}
+
+# wait_for SECONDS COMMAND...: poll every 0.2 s until the command succeeds; fails after SECONDS.
+# A suite waits on the condition it needs, never on a fixed sleep that stands in for it.
+wait_for() {
+    _end=$(( $(date +%s) + $1 )); shift
+    while [ "$(date +%s)" -le "$_end" ]; do "$@" && return 0; sleep 0.2; done
+    return 1
+}
+
+# cycles_done METRICS_URL: how many cycles an enforcer has ended (gpureclaim_enforcer_cycles_total
+# over every result), or -1 when its metrics cannot be read.
+cycles_done() {
+    curl -s -m 2 "$1" 2>/dev/null | awk '
+        $1 ~ /^gpureclaim_enforcer_cycles_total[{]/ { n += $2; seen = 1 }
+        END { print seen ? n : -1 }'
+}
+
+# wait_cycles METRICS_URL N [SECONDS]: wait until the enforcer has ended N more cycles than when
+# called (up to SECONDS, 60): "nothing more happened in two cycles" is then a fact, not a guess
+# that a fixed sleep held two cycles on a loaded machine.
+wait_cycles() {
+    _wc0=$(cycles_done "$1")
+    _wc_end=$(( $(date +%s) + ${3:-60} ))
+    while [ "$(date +%s)" -le "$_wc_end" ]; do
+        [ "$_wc0" -ge 0 ] && [ "$(cycles_done "$1")" -ge $((_wc0 + $2)) ] && return 0
+        [ "$_wc0" -lt 0 ] && _wc0=$(cycles_done "$1")
+        sleep 0.2
+    done
+    echo "note: $SUITE: $1 did not end $2 more cycles in ${3:-60} s" >&2
+    return 1
+}
+
+# start_retrying LOG URLPATH SECONDS FUNCTION [ARG...]: start a server that is told its port on
+# the command line: pick a free port into SR_PORT, start_bg LOG FUNCTION ARG... (FUNCTION runs
+# the server on $SR_PORT), and wait up to SECONDS for URLPATH to answer there. free_port gives
+# the port back before the server binds it, so another process can take it in between: when
+# the server exits saying the address is in use, try again with another port (3 tries).
+start_retrying() {
+    _sr_log=$1 _sr_path=$2 _sr_secs=$3
+    shift 3
+    for _sr_try in 1 2 3; do
+        SR_PORT=$(free_port)
+        start_bg "$_sr_log" "$@"
+        wait_http "http://127.0.0.1:$SR_PORT$_sr_path" "$_sr_secs" "$LAST_PID" && return 0
+        kill -0 "$LAST_PID" 2>/dev/null && return 1
+        grep -qi 'address already in use' "$_sr_log" || return 1
+        echo "note: $SUITE: port $SR_PORT was taken before the server bound it; trying another" >&2
     done
     return 1
 }
@@ -148,14 +204,19 @@ wait_http() {
 # start_prometheus CONFIG DATA_DIR [FLAG...]: starts Prometheus on a free loopback port, sets
 # $PROM_URL.
 start_prometheus() {
-    _port=$(free_port)
     _cfg=$1 _dir=$2
     shift 2
-    start_bg "$TMP/prometheus.log" prometheus --config.file="$_cfg" --storage.tsdb.path="$_dir" \
-        --web.listen-address="127.0.0.1:$_port" --log.level=warn "$@"
+    start_retrying "$TMP/prometheus.log" /-/ready 120 _run_prometheus "$_cfg" "$_dir" "$@"
+    _rc=$?
     PROM_PID=$LAST_PID
-    PROM_URL="http://127.0.0.1:$_port"
-    wait_http "$PROM_URL/-/ready" 30
+    PROM_URL="http://127.0.0.1:$SR_PORT"
+    return $_rc
+}
+_run_prometheus() {
+    _rp_cfg=$1 _rp_dir=$2
+    shift 2
+    exec prometheus --config.file="$_rp_cfg" --storage.tsdb.path="$_rp_dir" \
+        --web.listen-address="127.0.0.1:$SR_PORT" --log.level=warn "$@"
 }
 
 # prometheus_on_history OPENMETRICS: backfill the file into $TMP/tsdb with promtool and
@@ -185,12 +246,16 @@ need_history() {
 # $TMP/NAME; sets VM_URL and VM_PID.
 start_vm() {
     _name=$1; shift
-    _port=$(free_port)
-    start_bg "$TMP/$_name.log" victoria-metrics -storageDataPath="$TMP/$_name" \
-        -retentionPeriod=100y -httpListenAddr="127.0.0.1:$_port" -loggerLevel=ERROR "$@"
+    start_retrying "$TMP/$_name.log" /health 120 _run_vm "$_name" "$@"
+    _rc=$?
     VM_PID=$LAST_PID
-    VM_URL=http://127.0.0.1:$_port
-    wait_http "$VM_URL/health" 30
+    VM_URL=http://127.0.0.1:$SR_PORT
+    return $_rc
+}
+_run_vm() {
+    _rv_name=$1; shift
+    exec victoria-metrics -storageDataPath="$TMP/$_rv_name" -retentionPeriod=100y \
+        -httpListenAddr="127.0.0.1:$SR_PORT" -loggerLevel=ERROR "$@"
 }
 
 # vm_import OPENMETRICS: import OpenMetrics history with timestamps in seconds (gen_history.py,

@@ -69,7 +69,7 @@ EOF
     PODMAN_PID=$!
     echo "$PODMAN_PID" >"$PODMAN_DIR/podman.pid"
     _i=0
-    while [ $_i -lt 100 ]; do
+    while [ $_i -lt 600 ]; do
         if [ -S "$PODMAN_SOCK" ] &&
             curl -sf --unix-socket "$PODMAN_SOCK" -o /dev/null http://d/_ping; then
             return 0
@@ -81,7 +81,7 @@ EOF
         sleep 0.1
         _i=$((_i + 1))
     done
-    PODMAN_ERR="podman system service did not answer /_ping within 10 s"
+    PODMAN_ERR="podman system service did not answer /_ping within 60 s"
     return 1
 }
 

@@ -33,7 +33,7 @@ rm -rf "$out"
 for tree in mi300x-cpx broken; do
     dir=$TOP/tests/fixtures/$tree
     [ -d "$dir/sys" ] || continue
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    port=$(python3 "$TOP/tests/free_port.py")
     log=$(mktemp)
     $VG "$TOP/bin/gpureclaim-exporter" --web.listen-address="127.0.0.1:$port" \
         --path.sysfs="$dir/sys" --path.procfs="$dir/proc" --path.devfs="$dir/dev" \
@@ -70,7 +70,7 @@ if command -v openssl >/dev/null 2>&1; then
     cp "$d/a.crt" "$d/tls.crt" && cp "$d/a.key" "$d/tls.key"
     printf 'tls_server_config:\n  cert_file: tls.crt\n  key_file: tls.key\nbasic_auth_users:\n  u: %s\n' \
         "'$hash'" >"$d/web.yml"
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    port=$(python3 "$TOP/tests/free_port.py")
     $VG "$TOP/bin/gpureclaim-exporter" --web.listen-address="127.0.0.1:$port" \
         --web.config.file="$d/web.yml" --path.sysfs="$TOP/tests/fixtures/mi300x-cpx/sys" \
         --path.procfs="$TOP/tests/fixtures/mi300x-cpx/proc" --no-collector.ownership \
@@ -85,10 +85,23 @@ if command -v openssl >/dev/null 2>&1; then
     for _ in 1 2; do curl -sfk -u u:pw -o /dev/null "$url/metrics" || ok=false; done
     curl -sk -o /dev/null "$url/metrics" # 401
     cp "$d/b.crt" "$d/tls.crt" && cp "$d/b.key" "$d/tls.key"
-    sleep 3
+    # Wait (up to 60 s: valgrind is slow) for each reload to be served, not a fixed time.
+    want=$(openssl x509 -in "$d/b.crt" -noout -fingerprint -sha256)
+    served=false
+    for _ in $(seq 1 300); do
+        [ "$(openssl s_client -connect "127.0.0.1:$port" </dev/null 2>/dev/null |
+            openssl x509 -noout -fingerprint -sha256 2>/dev/null)" = "$want" ] &&
+            { served=true; break; }
+        sleep 0.2
+    done
+    $served || { echo "valgrind: the exporter did not serve the new certificate in 60 s"; ok=false; }
     printf 'basic_auth_users:\n  v: %s\n' "'$hash'" >"$d/web.yml"
-    sleep 3
-    curl -sf -u v:pw -o /dev/null "http://127.0.0.1:$port/metrics" || ok=false
+    served=false
+    for _ in $(seq 1 300); do
+        curl -sf -u v:pw -o /dev/null "http://127.0.0.1:$port/metrics" && { served=true; break; }
+        sleep 0.2
+    done
+    $served || { echo "valgrind: the exporter did not serve plain HTTP with user v in 60 s"; ok=false; }
     kill "$pid"
     wait "$pid"
     rc=$?

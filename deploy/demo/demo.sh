@@ -83,9 +83,10 @@ PIDS=""
 TL_PID=
 CLEANED=
 
+# A port below the kernel's ephemeral range, which nothing else is handed meanwhile
+# (tests/free_port.py says why).
 free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
+    python3 "$TOP/tests/free_port.py"
 }
 
 # start NAME COMMAND...: run in the background with its log in $DIR/NAME.log. setsid puts it

@@ -47,7 +47,7 @@ TREE=$TOP/tests/fixtures/mi300x-cpx
 port=$(free_port)
 start_bg "$TMP/exporter.log" "$BIN/gpureclaim-exporter" --web.listen-address="127.0.0.1:$port" \
     --path.sysfs="$TREE/sys" --path.procfs="$TREE/proc" --path.devfs="$TREE/dev"
-if ! wait_http "http://127.0.0.1:$port/healthz" 10; then
+if ! wait_http "http://127.0.0.1:$port/healthz" 60; then
     fail exporter-start "$(tail -n 5 "$TMP/exporter.log")"
     exit 1
 fi
@@ -69,7 +69,7 @@ count() {
     prom_query "$1" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["data"]["result"]))'
 }
 # The first scrape comes about 6 s after ready; the recording rules need it and one evaluation.
-deadline=$(( $(date +%s) + 40 ))
+deadline=$(( $(date +%s) + 90 ))
 while [ "$(count 'gpureclaim:workload_busy:ratio')" -lt 2 ] && [ "$(date +%s)" -lt "$deadline" ]; do
     sleep 0.5
 done
@@ -78,8 +78,12 @@ check recording-idle-pod-zero [ "$(count 'gpureclaim:workload_busy:ratio{pod="id
 check recording-container [ "$(count 'gpureclaim:container_busy:ratio{container_name="bench"} == 0.37')" -eq 1 ]
 # The exporter may add owners of its own (processes on the fixture): compare with the data.
 check recording-allocated [ "$(count 'gpureclaim:partitions_allocated:count == scalar(count(group by (gpu, partition) (gpureclaim_owner_info)))')" -eq 1 ]
-# Let the recording rules write a few points for the range queries.
-sleep 3
+# Let the recording rules write a few points for the range queries: three evaluations of each
+# workload's ratio, as counted by Prometheus (a fixed sleep is not three on a loaded machine).
+three_points() {
+    [ "$(count 'count_over_time(gpureclaim:workload_busy:ratio[1m]) >= 3')" -eq 2 ]
+}
+wait_for 60 three_points || fail recording-points "fewer than 3 evaluations in 60 s"
 
 $CHECK queries "$PROM_URL" "$(date +%s)" $DASHBOARDS || TEST_FAILED=$((TEST_FAILED + 1))
 

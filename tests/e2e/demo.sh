@@ -28,7 +28,7 @@ start_bg "$TMP/sim-exporter.log" "$BIN/gpureclaim-exporter" --web.listen-address
     --path.sysfs="$SIM/sys" --path.procfs="$TMP/none" --path.devfs="$TMP/none" \
     --no-collector.amdgpu
 SIM_EXPORTER=$LAST_PID
-wait_http "http://127.0.0.1:$port/metrics" 10 || fail simulator-exporter-start
+wait_http "http://127.0.0.1:$port/metrics" 60 || fail simulator-exporter-start
 curl -s "http://127.0.0.1:$port/metrics" >"$TMP/sim.prom"
 stop_pid "$SIM_EXPORTER"
 
@@ -96,8 +96,8 @@ BG_PIDS="$BG_PIDS $DEMO_PID"
 # something to show: activity, owners, idle runs, decisions and an action. The demo runs
 # containers only (no pods, no kube-state-metrics), so check.py --container-only requires data
 # from every query but the few pod-only ones it lists, and those to be empty. The URL of the
-# demo's Prometheus is the one it prints. 8 s after the stop, Prometheus (2 s scrapes) holds
-# at least two samples of the enforcer's new action counter, which rate() needs.
+# demo's Prometheus is the one it prints. The check waits until Prometheus holds at least two
+# samples of the enforcer's action counter since the stop, which rate() needs.
 deadline=$(( $(date +%s) + 200 ))
 while kill -0 "$DEMO_PID" 2>/dev/null && ! grep -q -- '-> STOPPED' "$out" &&
     [ "$(date +%s)" -lt "$deadline" ]; do
@@ -106,7 +106,13 @@ done
 PROM_URL=$(sed -n 's|^  Prometheus  *\(http://127\.0\.0\.1:[0-9]*\)/graph.*|\1|p' "$out" |
     head -n 1)
 if grep -q -- '-> STOPPED' "$out" && [ -n "$PROM_URL" ] && kill -0 "$DEMO_PID" 2>/dev/null; then
-    sleep 8
+    two_samples() {
+        [ "$(curl -s "$PROM_URL/api/v1/query" --data-urlencode \
+            'query=count(count_over_time(gpureclaim_enforcer_actions_total[1m]) >= 2)' |
+            python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]
+print(r[0]["value"][1] if r else 0)')" -ge 1 ]
+    }
+    wait_for 60 two_samples || echo "note: $SUITE: fewer than two action counter samples in 60 s"
     python3 "$TOP/tests/dashboards/check.py" queries --container-only "$PROM_URL" "$(date +%s)" \
         "$TOP"/dashboards/*.json >"$dash" 2>&1
     check dashboards-queries [ $? -eq 0 ]

@@ -177,7 +177,9 @@ one() {
 }
 
 # leader_change: on the whole history, `run` with leader election on fake_kube; at FLIP_AT
-# another holder takes the Lease for one cycle (data/incr/flip.sh). When `run` leads again it
+# another holder takes the Lease for one cycle (data/incr/flip.sh). The lease is long (15 s,
+# renewed every 250 ms) so that `run` never loses it by a slow renewal on a loaded machine:
+# only the hook's takeover moves it, and the hook's release gives it back at once. When `run` leads again it
 # reads every selector's whole window ("asked") before deciding, and every cycle's decisions
 # (the standby's too) are plan's, but for keeps of run's (its carried proofs have no window
 # statistics, so a NaN next to a high sample may say not_a_number where plan says active).
@@ -196,8 +198,8 @@ leader_change() {
         --at.before-cycle "$DATA/flip.sh" --at.decisions "$TMP/lead.txt" \
         --state.file "$TMP/lead-state.json" --prometheus.read-overlap 30s --log.level debug \
         --kube.api-url "$KURL" --kube.token-file "$TMP/tok-a" --kube.allow-insecure-credentials \
-        --kube.timeout 1s --leader-elect --leader-elect.namespace gpureclaim \
-        --leader-elect.lease-duration 2s --leader-elect.renew-deadline 1500ms \
+        --kube.timeout 5s --leader-elect --leader-elect.namespace gpureclaim \
+        --leader-elect.lease-duration 15s --leader-elect.renew-deadline 10s \
         --leader-elect.retry-period 250ms --web.listen-address "127.0.0.1:$_port" \
         >>"$TMP/lead.log" 2>&1
     stop_pid "$KPID"
@@ -254,21 +256,17 @@ for seed in ${SEEDS:-1 2 3}; do
     # seed only, to keep the suite short.
     [ "$seed" = 1 ] || continue
     command -v victoria-metrics >/dev/null 2>&1 || { fail "victoria-metrics-found"; continue; }
-    _port=$(free_port)
-    start_bg "$TMP/vm.log" victoria-metrics -storageDataPath="$TMP/vm$seed" -retentionPeriod=100y \
-        -httpListenAddr="127.0.0.1:$_port" -loggerLevel=ERROR -search.disableCache
-    VM_PID=$LAST_PID
-    if wait_http "http://127.0.0.1:$_port/health" 30; then
+    if start_vm "vm$seed" -search.disableCache; then
         # Without NaN and staleness markers, as tests/e2e/replay.sh loads it: VictoriaMetrics
         # exports them in a form the export reader refuses (plan and run alike).
         for f in initial arrivals; do
             grep -v ' NaN$\| stale$' "$TMP/$f.txt" >"$TMP/$f.vm" && mv "$TMP/$f.vm" "$TMP/$f.txt"
         done
-        PROM_URL=http://127.0.0.1:$_port
+        PROM_URL=$VM_URL
         FLUSH_URL=$PROM_URL/internal/force_flush
         one "seed$seed-victoriametrics"
     else
-        fail "seed$seed-vm-ready" "$(tail -n 5 "$TMP/vm.log")"
+        fail "seed$seed-vm-ready" "$(tail -n 5 "$TMP/vm$seed.log")"
     fi
     stop_pid "$VM_PID"
 done

@@ -242,8 +242,9 @@ if openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout 
         --storage.tsdb.path="$TMP/tsdb" --web.listen-address="127.0.0.1:$_port" --log.level=warn \
         --web.config.file="$TMP/web.yml"
     TLS_PID=$LAST_PID
-    for _ in $(seq 1 300); do
+    for _ in $(seq 1 1200); do
         curl -sf --cacert "$P/ca.crt" -o /dev/null "https://127.0.0.1:$_port/-/ready" && break
+        kill -0 "$TLS_PID" 2>/dev/null || break
         sleep 0.1
     done
     if curl -sf --cacert "$P/ca.crt" -o /dev/null "https://127.0.0.1:$_port/-/ready"; then

@@ -36,7 +36,7 @@ for line in sys.stdin:
 
 # wait_metric URL SAMPLE VALUE [SECONDS]: poll until the sample has that value.
 wait_metric() {
-    _deadline=$(( $(date +%s) + ${4:-10} ))
+    _deadline=$(( $(date +%s) + ${4:-60} ))
     while [ "$(date +%s)" -le "$_deadline" ]; do
         [ "$(metric "$1" "$2")" = "$3" ] && return 0
         sleep 0.1
@@ -58,13 +58,13 @@ start_bg "$TMP/run1.log" "$ENF" run --rules.file "$TMP/rules.yaml" \
     --prometheus.url "http://127.0.0.1:$FAKE_PORT" --enforce.interval=1s \
     --web.listen-address "127.0.0.1:$PORT" --at $AT
 RUN1=$LAST_PID
-if ! wait_http "$URL" 10; then
+if ! wait_http "$URL" 60; then
     fail metrics-answer "$(tail -n 5 "$TMP/run1.log")"
     exit 1
 fi
 pass metrics-answer
-wait_metric "$URL" 'gpureclaim_enforcer_cycles_total{result="success"}' 1 5 ||
-    wait_metric "$URL" 'gpureclaim_enforcer_cycles_total{result="success"}' 2 5
+ended_one() { [ "$(cycles_done "$URL")" -ge 1 ]; }
+wait_for 60 ended_one || fail first-cycle "$(tail -n 5 "$TMP/run1.log")"
 curl -s "$URL" >"$TMP/metrics1.txt"
 check content-type sh -c "curl -sI '$URL' | grep -qi '^content-type: text/plain; version=0.0.4'"
 if command -v promtool >/dev/null 2>&1; then
@@ -75,7 +75,7 @@ if command -v promtool >/dev/null 2>&1; then
     fi
 fi
 c1=$(metric "$URL" 'gpureclaim_enforcer_cycles_total{result="success"}')
-sleep 2.2
+wait_cycles "$URL" 2
 c2=$(metric "$URL" 'gpureclaim_enforcer_cycles_total{result="success"}')
 check cycles-increase test "${c2:-0}" -gt "${c1:-0}"
 check cycles-no-error test "$(metric "$URL" 'gpureclaim_enforcer_cycles_total{result="error"}')" = 0
@@ -101,8 +101,8 @@ check reclaim-logged grep -q 'msg="reclaim rule=always namespace=ml pod=idle rea
 
 # A broken file: old rules stay in force, errors are logged once, the gauge drops to 0.
 cp "$DATA/broken.yaml" "$TMP/rules.yaml"
-check broken-reload-success-0 wait_metric "$URL" gpureclaim_enforcer_rules_reload_success 0 10
-sleep 2.2 # a few more cycles and mtime checks: the errors must not be logged again
+check broken-reload-success-0 wait_metric "$URL" gpureclaim_enforcer_rules_reload_success 0 60
+wait_cycles "$URL" 2 # more cycles and mtime checks: the errors must not be logged again
 curl -s "$URL" >"$TMP/metrics2.txt"
 check broken-keeps-hash grep -q "hash=\"$HASH1\"" "$TMP/metrics2.txt"
 check broken-reloads-failure test "$(metric "$URL" 'gpureclaim_enforcer_rules_reloads_total{result="failure"}')" = 1
@@ -114,7 +114,7 @@ check broken-cycles-go-on test "${c3:-0}" -gt "${c2:-0}"
 # A fixed file is picked up without a signal.
 sed 's/threshold: 10/threshold: 12/' "$DATA/rules-always.yaml" >"$TMP/rules.yaml"
 HASH2=$(hash_of "$TMP/rules.yaml")
-check fixed-reload-success-1 wait_metric "$URL" gpureclaim_enforcer_rules_reload_success 1 10
+check fixed-reload-success-1 wait_metric "$URL" gpureclaim_enforcer_rules_reload_success 1 60
 check fixed-new-hash sh -c "curl -s '$URL' | grep -q 'hash=\"$HASH2\"'"
 check fixed-reloads-success test "$(metric "$URL" 'gpureclaim_enforcer_rules_reloads_total{result="success"}')" = 1
 
@@ -133,7 +133,7 @@ start_bg "$TMP/run2.log" "$ENF" run --rules.file="$TMP/hup.yaml" \
     --web.listen-address="127.0.0.1:$PORT" --at=$AT --no-dry-run \
     --state.file="$TMP/state.json" --audit.file="$TMP/audit.jsonl"
 RUN2=$LAST_PID
-wait_http "$URL" 10 || fail run2-start "$(tail -n 5 "$TMP/run2.log")"
+wait_http "$URL" 60 || fail run2-start "$(tail -n 5 "$TMP/run2.log")"
 check no-dry-run test "$(metric "$URL" gpureclaim_enforcer_dry_run)" = 0
 # Same size, same mtime, different content.
 sed 's/threshold: 10/threshold: 20/' "$DATA/rules-always.yaml" >"$TMP/hup.new"
@@ -143,7 +143,7 @@ HASH3=$(hash_of "$TMP/hup.yaml")
 sleep 2.5
 check hup-not-seen-before-signal sh -c "curl -s '$URL' | grep -q 'hash=\"$HASH1\"'"
 kill -HUP "$RUN2"
-check hup-new-hash wait_metric "$URL" "gpureclaim_enforcer_rules_info{file=\"$TMP/hup.yaml\",version=\"gpureclaim/v1\",hash=\"$HASH3\"}" 1 5
+check hup-new-hash wait_metric "$URL" "gpureclaim_enforcer_rules_info{file=\"$TMP/hup.yaml\",version=\"gpureclaim/v1\",hash=\"$HASH3\"}" 1 60
 check hup-reload-success test "$(metric "$URL" gpureclaim_enforcer_rules_reload_success)" = 1
 check hup-logged grep -q 'SIGHUP' "$TMP/run2.log"
 kill -INT "$RUN2"
@@ -159,9 +159,9 @@ if start_fake_http "$TMP/fake-err.log" "$FAKE" -E workload_busy 0 ok "$TMP/range
         --prometheus.url="$FAKE_URL" --enforce.interval=1s --web.listen-address="127.0.0.1:$PORT" \
         --at=$AT
     RUN4=$LAST_PID
-    wait_http "$URL" 10 || fail run4-start "$(tail -n 5 "$TMP/run4.log")"
-    check rule-failed-gauge wait_metric "$URL" 'gpureclaim_enforcer_rule_evaluation_failed{rule="always"}' 1 10
-    sleep 2.2
+    wait_http "$URL" 60 || fail run4-start "$(tail -n 5 "$TMP/run4.log")"
+    check rule-failed-gauge wait_metric "$URL" 'gpureclaim_enforcer_rule_evaluation_failed{rule="always"}' 1 60
+    wait_cycles "$URL" 2
     n=$(metric "$URL" 'gpureclaim_enforcer_rule_evaluation_errors_total{rule="always"}')
     check rule-errors-counter test "${n:-0}" -ge 2
     check rule-failed-kept test "$(metric "$URL" 'gpureclaim_enforcer_decisions{rule="always",decision="keep",reason="query_error"}')" = 2

@@ -28,7 +28,7 @@ xcp_table() { # BUSY_ACC COUNTER
 port=$(free_port)
 start_bg "$TMP/exporter.log" "$BIN/gpureclaim-exporter" --web.listen-address="127.0.0.1:$port" \
     --path.sysfs="$TMP/sys" --no-collector.ownership --log.level=debug
-wait_http "http://127.0.0.1:$port/healthz" 10 ||
+wait_http "http://127.0.0.1:$port/healthz" 60 ||
     { fail exporter-start "$(tail -n 5 "$TMP/exporter.log")"; exit 1; }
 
 N=0
@@ -157,7 +157,7 @@ dpx 5000 1000,2000,3000,4000
 port=$(free_port)
 start_bg "$TMP/exporter-dpx.log" "$BIN/gpureclaim-exporter" --web.listen-address="127.0.0.1:$port" \
     --path.sysfs="$TMP/dpx" --no-collector.ownership --log.level=debug
-wait_http "http://127.0.0.1:$port/healthz" 10 || fail exporter-dpx-start
+wait_http "http://127.0.0.1:$port/healthz" 60 || fail exporter-dpx-start
 scrape
 D='gpu="0000:05:00.0",partition="1"'
 dpx 6000 11000,22000,33000,44000
@@ -198,7 +198,7 @@ GPU0=$TMP/cut/devices/pci0000:00/0000:05:00.0
 port=$(free_port)
 start_bg "$TMP/exporter-cut.log" "$BIN/gpureclaim-exporter" --web.listen-address="127.0.0.1:$port" \
     --path.sysfs="$TMP/cut" --no-collector.ownership --log.level=debug
-wait_http "http://127.0.0.1:$port/healthz" 10 || fail exporter-cut-start
+wait_http "http://127.0.0.1:$port/healthz" 60 || fail exporter-cut-start
 for c in 1000 2000 3000; do
     gpu_table $c $((c * 50)) && head -c 200 "$GPU0/gpu_metrics" >"$GPU0/gpu_metrics.cut" &&
         mv "$GPU0/gpu_metrics.cut" "$GPU0/gpu_metrics"

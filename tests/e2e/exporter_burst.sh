@@ -66,7 +66,7 @@ EOF
         --path.procfs="$_root/proc" --path.devfs="$_root/dev" \
         --kubelet.pod-resources-socket="$_root/kubelet.sock" \
         --collector.ownership.refresh-interval=1s
-    wait_http "http://127.0.0.1:$_port/healthz" 10 ||
+    wait_http "http://127.0.0.1:$_port/healthz" 60 ||
         { fail "$_n-exporter" "$(tail -n 5 "$TMP/exporter-$_n.log")"; return 1; }
     PORTS="$PORTS $_port"
     NODE_PORT=$_port

@@ -26,7 +26,7 @@ start_exporter() { # TREE
         --path.devfs="$TOP/tests/fixtures/$1/dev" --no-collector.ownership --log.level=debug
     EXP_PID=$LAST_PID
     URL="http://127.0.0.1:$port"
-    wait_http "$URL/healthz" 10
+    wait_http "$URL/healthz" 60
 }
 
 for tree in $TREES; do

@@ -21,7 +21,7 @@ start_exporter() { # SYSFS LOG
         --gpu.rediscover-interval=0
     EXP_PID=$LAST_PID
     URL="http://127.0.0.1:$port"
-    wait_http "$URL/healthz" 10
+    wait_http "$URL/healthz" 60
 }
 
 scrape_n() { # N OUT: scrape N times, keep the last answer

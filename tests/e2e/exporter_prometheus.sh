@@ -9,7 +9,7 @@ port=$(free_port)
 start_bg "$TMP/exporter.log" "$BIN/gpureclaim-exporter" --web.listen-address="127.0.0.1:$port" \
     --path.sysfs="$TREE/sys" --path.procfs="$TREE/proc" --path.devfs="$TREE/dev" \
     --kubelet.pod-resources-socket=
-wait_http "http://127.0.0.1:$port/healthz" 10 ||
+wait_http "http://127.0.0.1:$port/healthz" 60 ||
     { fail exporter-start "$(tail -n 5 "$TMP/exporter.log")"; exit 1; }
 scrape_config "$TMP/prometheus.yml" "$port" gpureclaim
 check promtool-config promtool check config "$TMP/prometheus.yml"
@@ -17,7 +17,7 @@ start_prometheus "$TMP/prometheus.yml" "$TMP/data" ||
     { fail prometheus-start "$(tail -n 5 "$TMP/prometheus.log")"; exit 1; }
 
 # Service discovery sends targets at most every 5 s: poll for the first scrape.
-deadline=$(( $(date +%s) + 30 ))
+deadline=$(( $(date +%s) + 90 ))
 while [ "$(prom_value 'count(gpureclaim_gpu_info)')" = none ] && [ "$(date +%s)" -lt "$deadline" ]; do
     sleep 0.5
 done

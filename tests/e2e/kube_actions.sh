@@ -212,7 +212,7 @@ start_bg "$TMP/C.log" "$ENF" run --rules.file="$RULES" --prometheus.url="$PURL" 
     --enforce.max-actions-per-hour=0 --no-dry-run
 RUN_C=$LAST_PID
 ok=false
-for _i in $(seq 1 150); do
+for _i in $(seq 1 600); do
     curl -sf "http://127.0.0.1:$MPORT/metrics" >"$TMP/C.metrics" 2>/dev/null &&
         [ "$(metric "$TMP/C.metrics" 'gpureclaim_enforcer_cycles_total{result="success"}')" = 1 ] &&
         { ok=true; break; }

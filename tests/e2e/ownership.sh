@@ -48,12 +48,12 @@ start_exporter() {
         --no-collector.amdgpu --collector.ownership.refresh-interval=500ms --log.level=debug "$@"
     EXP_PID=$LAST_PID
     URL="http://127.0.0.1:$_port"
-    wait_http "$URL/healthz" 10
+    wait_http "$URL/healthz" 60
 }
 
 # wait_metric PATTERN [SECONDS]: poll /metrics until a line matches the extended regex.
 wait_metric() {
-    _deadline=$(( $(date +%s) + ${2:-10} ))
+    _deadline=$(( $(date +%s) + ${2:-60} ))
     while [ "$(date +%s)" -le "$_deadline" ]; do
         curl -s "$URL/metrics" | grep -qE "$1" && return 0
         sleep 0.2
@@ -178,15 +178,15 @@ else
     start_exporter podman --kubelet.pod-resources-socket= --runtime.socket="$PODMAN_SOCK"
     WANT="gpureclaim_owner_info\\{gpu=\"0000:05:00.0\",partition=\"4\",device_id=\"amdgpu_xcp_3\""
     WANT="$WANT.*container_name=\"$NAME\",source=\"runtime\"\\} 1"
-    if wait_metric "$WANT" 15; then
+    if wait_metric "$WANT" 60; then
         pass runtime-owner-from-label
     else
         fail runtime-owner-from-label "$(curl -s "$URL/metrics" | grep -E 'owner_info.*runtime|source_up')"
     fi
     check runtime-up sh -c "curl -s '$URL/metrics' | grep -qx 'gpureclaim_ownership_source_up{source=\"runtime\"} 1'"
     podman_cmd rm -f -t 0 "$NAME" >/dev/null 2>&1
-    if wait_metric 'gpureclaim_ownership_source_up\{source="runtime"\} 1' 5 &&
-        sleep 1.5 && ! curl -s "$URL/metrics" | grep -q "container_name=\"$NAME\""; then
+    gone() { ! curl -s "$URL/metrics" | grep -q "container_name=\"$NAME\""; }
+    if wait_metric 'gpureclaim_ownership_source_up\{source="runtime"\} 1' 60 && wait_for 60 gone; then
         pass runtime-owner-removed
     else
         fail runtime-owner-removed

@@ -29,7 +29,7 @@ start_server() {
     SOCK=$TMP/$_name.sock
     start_bg "$TMP/$_name.log" node "$SERVER_DIR/server.js" "$SOCK" "$FIX/mi300x-cpx.json" "$@"
     SERVER_PID=$LAST_PID
-    for _i in $(seq 1 100); do
+    for _i in $(seq 1 600); do
         [ -S "$SOCK" ] && return 0
         kill -0 "$SERVER_PID" 2>/dev/null || break
         sleep 0.1

@@ -52,7 +52,7 @@ start_prom() {
 enf() {
     "$ENF" run --once --rules.file="$DATA/$5" --prometheus.url="$PURL" --at="$2" \
         --state.file="$TMP/$3" --audit.file="$TMP/$4" --kube.api-url="$KURL" \
-        --kube.token-file="$TMP/token" --kube.allow-insecure-credentials --kube.timeout=1s \
+        --kube.token-file="$TMP/token" --kube.allow-insecure-credentials --kube.timeout=5s \
         --enforce.max-actions-per-hour=0 --no-dry-run --kube.confirm-pressure >"$TMP/$1" 2>&1
 }
 

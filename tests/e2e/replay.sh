@@ -186,12 +186,7 @@ for seed in $SEEDS; do
         fail "seed$seed-prometheus-ready" "$(tail -n 5 "$TMP/prometheus.log")"
     fi
 
-    _port=$(free_port)
-    start_bg "$TMP/vm.log" victoria-metrics -storageDataPath="$TMP/vm$seed" -retentionPeriod=100y \
-        -httpListenAddr="127.0.0.1:$_port" -loggerLevel=ERROR
-    VM_PID=$LAST_PID
-    VM_URL=http://127.0.0.1:$_port
-    if wait_http "$VM_URL/health" 30; then
+    if start_vm "vm$seed"; then
         check "seed$seed-vm-import" sh -c 'curl -sf --data-binary @"$1" "$2/api/v1/import/prometheus" &&
             curl -sf "$2/internal/force_flush" >/dev/null' sh "$TMP/import.prom" "$VM_URL"
         compare "seed$seed-victoriametrics" "$VM_URL"
@@ -202,7 +197,7 @@ for seed in $SEEDS; do
         check "seed$seed-victoriametrics-expression-per-cycle" test $? -eq 0
         stop_pid "$VM_PID"
     else
-        fail "seed$seed-vm-ready" "$(tail -n 5 "$TMP/vm.log")"
+        fail "seed$seed-vm-ready" "$(tail -n 5 "$TMP/vm$seed.log")"
     fi
 done
 finish

@@ -31,7 +31,7 @@ start_exporter() { # PORT EXTRA_FLAGS...
         --path.procfs="$TOP/tests/fixtures/mi300x-cpx/proc" \
         --path.devfs="$TOP/tests/fixtures/mi300x-cpx/dev" --no-collector.ownership "$@"
     SRV_PID=$LAST_PID
-    wait_http "http://127.0.0.1:$_p/healthz" 10
+    wait_http "http://127.0.0.1:$_p/healthz" 60
 }
 
 start_enforcer() { # PORT EXTRA_FLAGS...
@@ -41,7 +41,7 @@ start_enforcer() { # PORT EXTRA_FLAGS...
         --web.listen-address "127.0.0.1:$_p" --at 1700000000 --state.file "$TMP/state-$_p.json" \
         --audit.file "$TMP/audit-$_p.jsonl" "$@"
     SRV_PID=$LAST_PID
-    wait_http "http://127.0.0.1:$_p/healthz" 10
+    wait_http "http://127.0.0.1:$_p/healthz" 60
 }
 
 # scrape_under_attack NAME PORT: hostile clients against PORT while scraping it.
@@ -55,7 +55,9 @@ scrape_under_attack() {
     start_bg "$TMP/bad-$_sn.log" python3 "$HOSTILE" malformed --port "$_port" --count 4 \
         --duration "$_dur" --sources 127.0.0.40,127.0.0.41
     _bad=$LAST_PID
-    sleep 4 # let the 300 connections open
+    # every one of the 300 connections has met the server (the client says so), up to 60 s
+    _ready() { grep -q '^ready:' "$TMP/slow-$_sn.log"; }
+    wait_for 60 _ready || echo "note: $SUITE: $_sn: the slow connections were not all open in 60 s"
     _ok=0 _failed=0 _codes=""
     for _i in $(seq 1 "$SCRAPES"); do
         _code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$_url")

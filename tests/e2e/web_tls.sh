@@ -71,7 +71,7 @@ start_exporter() { # PORT CONFIG
 }
 code() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$@"; }
 https_ready() { # URL
-    for _i in $(seq 1 100); do
+    for _i in $(seq 1 600); do
         [ "$(code --cacert "$P/testca.crt" "$1/healthz")" = 200 ] && return 0
         sleep 0.1
     done
@@ -121,7 +121,7 @@ sleep 1
 cp "$P/server2.crt" "$TMP/server.crt.new" && cp "$P/server2.key" "$TMP/server.key.new"
 mv "$TMP/server.key.new" "$TMP/server.key" && mv "$TMP/server.crt.new" "$TMP/server.crt"
 rotated=false
-for _i in $(seq 1 50); do
+for _i in $(seq 1 600); do
     [ "$(subject "$PORT")" = server2 ] && { rotated=true; break; }
     sleep 0.1
 done
@@ -132,7 +132,8 @@ check rotation-no-failed-scrape sh -c "! grep -v '^200$' '$TMP/during-rotation.t
 # --- a broken file keeps the last good one -------------------------------------------------
 cp "$TMP/web.yml" "$TMP/web.good"
 printf 'basic_auth_users:\n  alice: %s\nbogus_key: 1\n' "'$HASH'" >"$TMP/web.yml"
-sleep 2.5
+reload_is() { curl -s $C -u alice:s3cret "$URL/metrics" | grep -q "^gpureclaim_web_config_reload_success $1\$"; }
+wait_for 60 reload_is 0
 check broken-keeps-tls-and-auth [ "$(code $C -u alice:s3cret "$URL/metrics")" = 200 ]
 check broken-keeps-auth [ "$(code $C "$URL/metrics")" = 401 ]
 check broken-reload-metric sh -c "curl -s $C -u alice:s3cret '$URL/metrics' |
@@ -140,7 +141,7 @@ check broken-reload-metric sh -c "curl -s $C -u alice:s3cret '$URL/metrics' |
 check broken-logged-with-position grep -q "web.yml:3:1: unknown key 'bogus_key'" "$TMP/exporter.log"
 cp "$TMP/web.good" "$TMP/web.yml"
 touch "$TMP/web.yml"
-sleep 2.5
+wait_for 60 reload_is 1
 check fixed-reload-metric sh -c "curl -s $C -u alice:s3cret '$URL/metrics' |
     grep -q '^gpureclaim_web_config_reload_success 1$'"
 
@@ -164,7 +165,7 @@ scrape_configs:
 EOF
 if start_prometheus "$TMP/prometheus.yml" "$TMP/tsdb"; then
     up=""
-    for _i in $(seq 1 60); do
+    for _i in $(seq 1 180); do
         up=$(prom_query 'up{job="gpureclaim"}' | python3 -c '
 import json, sys
 r = json.load(sys.stdin)["data"]["result"]
@@ -232,7 +233,7 @@ start_bg "$TMP/enforcer.log" "$ENF" run --rules.file "$DATA/rules-always.yaml" \
     --web.listen-address "127.0.0.1:$PORT" --web.config.file "$TMP/mtls.yml" \
     --state.file "$TMP/state.json" --audit.file "$TMP/audit.jsonl"
 ok=false
-for _i in $(seq 1 100); do
+for _i in $(seq 1 600); do
     [ "$(code $C --cert "$P/client.crt" --key "$P/client.key" "$URL/healthz")" = 200 ] &&
         { ok=true; break; }
     sleep 0.1

@@ -68,13 +68,13 @@ static inline pid_t fake_spawn(char *const argv[], const char *log, int *out_fd)
     return pid;
 }
 
-/* SIGTERM, up to 3 s to exit, then SIGKILL; always reaps. Safe on a fake not running. */
+/* SIGTERM, up to 20 s to exit, then SIGKILL; always reaps. Safe on a fake not running. */
 static inline void fake_stop(struct fake *f)
 {
     if (f->pid <= 0)
         return;
     kill(f->pid, SIGTERM);
-    for (int i = 0; i < 300; i++) {
+    for (int i = 0; i < 2000; i++) {
         if (waitpid(f->pid, NULL, WNOHANG) == f->pid) {
             f->pid = 0;
             return;
@@ -87,7 +87,8 @@ static inline void fake_stop(struct fake *f)
 }
 
 /*
- * Start argv (NULL-terminated) with stderr into `log` and wait up to 5 s for
+ * Start argv (NULL-terminated) with stderr into `log` and wait up to 60 s (a loaded machine,
+ * or one running valgrind beside, starts a process slowly; the bound only guards a hang) for
  * "listening on PORT" on its stdout. 0 with f->pid and f->port set, or -1 with the child
  * stopped and the line it printed instead shown on stderr.
  */
@@ -104,7 +105,7 @@ static inline int fake_start_argv(struct fake *f, char *const argv[], const char
     char line[64];
     size_t len = 0;
     struct pollfd p = {.fd = fd, .events = POLLIN};
-    while (len < sizeof(line) - 1 && poll(&p, 1, 5000) > 0) {
+    while (len < sizeof(line) - 1 && poll(&p, 1, 60000) > 0) {
         if (read(fd, &line[len], 1) != 1 || line[len] == '\n')
             break;
         len++;

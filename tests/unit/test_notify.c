@@ -130,10 +130,10 @@ static void setup_receiver(struct tmpdir *t, const unsigned *script, size_t n)
     write_url(t->root, url);
 }
 
-/* Wait up to 10 s for the worker to settle on `cond`; the bound only guards a broken build. */
+/* Wait up to 60 s for the worker to settle on `cond`; the bound only guards a broken build. */
 #define WAIT_FOR(n, s, cond)                                                                       \
     do {                                                                                           \
-        for (int w_ = 0; w_ < 1000; w_++) {                                                        \
+        for (int w_ = 0; w_ < 6000; w_++) {                                                        \
             notify_get_stats((n), &(s));                                                           \
             if (cond)                                                                              \
                 break;                                                                             \

@@ -1245,7 +1245,8 @@ TEST(real_prometheus)
     struct httpc_resp resp = {0};
     char err[256] = "";
     bool ready = false;
-    for (int i = 0; i < 200 && !ready; i++) {
+    /* up to 120 s: Prometheus starts slowly on a loaded machine */
+    for (int i = 0; i < 2400 && !ready; i++) {
         ready = httpc_do(&req, &resp, err, sizeof(err)) == 0 && resp.status == 200;
         if (!ready)
             usleep(50000);
