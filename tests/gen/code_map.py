@@ -54,9 +54,11 @@ LAYERS = [
          ["kube", "kube_json", "pressure", "lease", "perm"]),
         ("Action engine", "notice, wait, re-check, act once; ledger, audit, webhooks, restore",
          ["lifecycle", "ledger", "notice", "keep", "audit", "notify", "act", "act_kube",
-          "act_runtime", "restore", "restore_cmd"]),
-        ("Commands and daemon", "what the commands print, backtest, the run loop, main.c's flags",
-         ["report", "backtest", "btreport", "daemon", "main"]),
+          "act_runtime", "restore", "restore_plan", "restore_run"]),
+        ("Commands and daemon", "what the commands print, backtest, the run loop, one file per "
+         "command behind main.c's command table",
+         ["report", "backtest", "btreport", "daemon", "cmd", "cmd_flags", "cmd_check", "cmd_plan",
+          "cmd_run", "cmd_backtest", "cmd_restore", "main"]),
     ]),
 ]
 
