@@ -23,6 +23,7 @@
  * error once on stderr, but a script or CI job must not read "everything kept" as "nothing
  * idle".
  */
+#include <ctype.h>
 #include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -175,9 +176,7 @@ static void markdown_rows(const struct flags_def *rows, size_t n)
         bool b = f->type == FLAGS_BOOL;
         printf("| `--%s%s` | ", b ? "[no-]" : "", f->name);
         if (b || f->type == FLAGS_SWITCH)
-            printf("%s", f->type == FLAGS_SWITCH             ? ""
-                         : f->num || !strcmp(f->def, "true") ? "on"
-                                                             : "off");
+            printf("%s", f->type == FLAGS_SWITCH ? "" : strcmp(f->def, "true") ? "off" : "on");
         else
             printf(f->def[0] ? "`%s`" : "unset", f->def);
         printf(" | %s |\n", f->help);
@@ -202,7 +201,8 @@ static void flags_markdown(void)
         for (int j = 0; j < CMD_NFLAGS; j++)
             if (cmd_flag_group(j) && applies(c, j))
                 rows[n++] = cmd_flags[j];
-        printf("\n### `%s%s%s`\n\n%s.", c->name, c->args[0] ? " " : "", c->args, c->summary);
+        printf("\n### `%s%s%s`\n\n%c%s.", c->name, c->args[0] ? " " : "", c->args,
+               toupper((unsigned char)c->summary[0]), c->summary + 1);
         if (n) {
             printf(" Its flags besides those of every command:\n\n");
             markdown_rows(rows, n);
