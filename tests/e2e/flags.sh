@@ -9,6 +9,10 @@
 # gets (naming the duration it was read as), or 1 with "error: <message>" and the pointer to
 # --help. Before the shared module the exporter refused "10s" and took "10", and the enforcer
 # the reverse, and they exited 2 and 1 on a bad flag.
+#
+# Then the enforcer's command table (enforcer/main.c): a flag set for a command that does not
+# take it exits 1 naming both, `help COMMAND` and `COMMAND --help` list only its flags, every
+# flag belongs to some command, and docs/flags.md holds the tables printed from the rows.
 . "$(dirname "$0")/../lib.sh"
 
 EXPORTER=$BIN/gpureclaim-exporter
