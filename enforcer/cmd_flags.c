@@ -57,7 +57,8 @@ struct flags_def cmd_flags[CMD_NFLAGS] = {
                                "send the bearer token or basic auth password over plain http://",
                                .group = CMD_G_PROM},
     [F_DRY_RUN] = {"dry-run", FLAGS_BOOL, "true",
-                   "only report decisions; --no-dry-run lets rules with an action act",
+                   "only report decisions; --no-dry-run lets rules with an action act "
+                   "(restore: acts unless --dry-run is given)",
                    .group = CMD_G_DRY_RUN},
     [F_AT] = {"at", FLAGS_STRING, "",
               "plan/explain: evaluation time, RFC 3339 or Unix seconds (default now); "
