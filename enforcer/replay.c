@@ -4,7 +4,7 @@
  * raw samples and the instant series over the whole range once, chunk by chunk in time order,
  * and at every cycle time builds the rule data fetch_rules would fetch at that time, from what
  * it holds. It also owns what `run`'s live reader (replay_live.c) builds on: the plan of how
- * each rule is read, the raw reads and what the selectors hold (replayp.h).
+ * each rule is read, the raw reads and what the selectors hold (replay_p.h).
  *
  * Why the rule data is built from the samples held (and not read again): what fetch.c's fold
  * (proofs or grids, fetch_fold_*) says at `now` depends only on the raw samples in
@@ -25,7 +25,7 @@
 #include "raw.h"
 #include "rawread.h"
 #include "replay.h"
-#include "replayp.h"
+#include "replay_p.h"
 #include "rfc3339.h"
 #include "util.h"
 

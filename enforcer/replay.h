@@ -1,7 +1,7 @@
 /*
  * The two readers of history by replay, one per caller: the bounded range reader (replay.c,
  * issue 25; the backtest and the replay tools) and `run`'s incremental reader (replay_live.c,
- * issue 26; daemon.c), sharing their state through replayp.h. The range reader: for every
+ * issue 26; daemon.c), sharing their state through replay_p.h. The range reader: for every
  * cycle time t from T1 to T2, --enforce.interval apart, the `struct rule_data` array decide() needs
  * at t, read from the history once instead of once per cycle, so that a backtest judges from the
  * same data, through the same decide(), as `plan --at t` would.

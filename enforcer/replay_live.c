@@ -5,7 +5,7 @@
  * into each series' proof carried from cycle to cycle, and reads the whole window again every
  * --enforce.full-read-interval, or at once when a read fails, a late sample cannot be mended
  * or a re-proof is refuted. It shares the replay's state and raw reads with the range reader
- * through replayp.h.
+ * through replay_p.h.
  */
 #include <math.h>
 #include <pthread.h>
@@ -19,8 +19,7 @@
 #include "raw.h"
 #include "rawread.h"
 #include "replay.h"
-#include "replayp.h"
-#include "rfc3339.h"
+#include "replay_p.h"
 #include "util.h"
 
 /* ---- run: a replay with an open end (replay.h, issue 26) -------------------------------- */

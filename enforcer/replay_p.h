@@ -14,7 +14,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "fetch.h"
 #include "proof.h"
 #include "raw.h"
 #include "replay.h"
