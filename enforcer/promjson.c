@@ -175,6 +175,7 @@ enum {
     K_ETYPE,
     K_ERROR,
     K_WARN,
+    K_PARTIAL,
     K_DATA,
     K_RTYPE,
     K_RESULT,
@@ -245,6 +246,7 @@ struct px {
     struct px_str status, etype, error, warn0, rtype;
     int warnings; /* 0 absent, 'n' null, '[' array, 'x' anything else */
     bool warn_any;
+    int partial; /* isPartial: 0 absent, null or false, 't' true, 'x' anything else */
     bool data, data_obj, res;
     struct px_type in[3];
     struct px_pair spair; /* data.result as a scalar */
@@ -559,6 +561,7 @@ static void px_key(struct px *x, size_t d, const char *s, size_t len)
             : px_key_is(s, len, "errorType") ? K_ETYPE
             : px_key_is(s, len, "error")     ? K_ERROR
             : px_key_is(s, len, "warnings")  ? K_WARN
+            : px_key_is(s, len, "isPartial") ? K_PARTIAL
             : px_key_is(s, len, "data")      ? K_DATA
                                              : K_OTHER;
     } else if (parent == R_DATA) {
@@ -606,6 +609,11 @@ static int px_value(struct px *x, size_t d, int kind, const char *s, size_t len)
             x->warn_any = false;
             x->warn0 = (struct px_str){0};
             return arr ? R_WARN : R_NONE;
+        } else if (key == K_PARTIAL) {
+            bool lit = kind == JSONPUSH_LITERAL;
+            x->partial = lit && len == 4 && memcmp(s, "true", 4) == 0 ? 't'
+                         : lit || kind == JSONPUSH_NULL               ? 0
+                                                                      : 'x';
         } else if (key == K_DATA) {
             px_reset_result(x);
             x->rtype = (struct px_str){0};
@@ -780,6 +788,19 @@ static const char *promjson_type_desc(unsigned want)
     }
 }
 
+/*
+ * Prometheus' answer to a query over --query.max-samples does not name the setting
+ * (promql/engine.go ErrTooManySamples, prometheus/prometheus v0.316.0 = 3.16.0, and 2.42
+ * alike): the enforcer's message does, so the operator knows which flag to raise.
+ * VictoriaMetrics names its own (-search.maxUniqueTimeseries, -search.maxSamplesPerQuery).
+ */
+const char *promjson_error_hint(const char *msg)
+{
+    if (strstr(msg, "would load too many samples into memory"))
+        return " (the server's --query.max-samples; raise it or narrow the rule)";
+    return "";
+}
+
 static bool promjson_is_2xx(long status)
 {
     return status >= 200 && status < 300;
@@ -791,8 +812,8 @@ static int px_envelope(struct px *x, long http_status, struct matrix *m, char *e
     const struct px_str *st = x->status.seen && x->status.str ? &x->status : NULL;
     if (st && px_str_is(st, "error")) {
         bool et = x->etype.seen && x->etype.str, em = x->error.seen && x->error.str;
-        snprintf(err, errlen, "prometheus error (%s): %s", et ? x->etype.s : "unknown",
-                 em ? x->error.s : "(no message)");
+        snprintf(err, errlen, "prometheus error (%s): %s%s", et ? x->etype.s : "unknown",
+                 em ? x->error.s : "(no message)", promjson_error_hint(em ? x->error.s : ""));
         return -1;
     }
     if (!promjson_is_2xx(http_status)) {
@@ -815,6 +836,14 @@ static int px_envelope(struct px *x, long http_status, struct matrix *m, char *e
     if (x->warnings == '[' && x->warn_any) {
         snprintf(err, errlen, "partial answer: %s",
                  x->warn0.str ? x->warn0.s : "(warning is not a string)");
+        return -1;
+    }
+    if (x->partial == 'x') {
+        snprintf(err, errlen, "prometheus answer: 'isPartial' is not a boolean");
+        return -1;
+    }
+    if (x->partial == 't') {
+        snprintf(err, errlen, "%s", PROMJSON_PARTIAL_MSG);
         return -1;
     }
     if (!x->data || !x->data_obj) {

@@ -42,6 +42,18 @@ int promjson_parse(const char *body, size_t len, long http_status, unsigned want
                    struct matrix *out, char *err, size_t errlen);
 
 /*
+ * A VictoriaMetrics cluster's vmselect answers `"isPartial": true` when a vmstorage node did not
+ * answer and -search.denyPartialResponse is off (its default): the answer lacks that node's
+ * series, so it is refused like a warning (docs/tsdb-engines.md).
+ */
+#define PROMJSON_PARTIAL_MSG                                                                       \
+    "partial answer: the server marked it isPartial (a VictoriaMetrics vmstorage node did not "    \
+    "answer; vmselect's -search.denyPartialResponse turns this into an error)"
+
+/* What to add to a server's error message so that it names the server's setting, or "". */
+const char *promjson_error_hint(const char *msg);
+
+/*
  * `[+-]digits[.digits]` of at most 15 digits in `n` bytes, exactly as strtod reads it; false
  * for any other shape (the caller then refuses it or takes a slower path).
  */

@@ -208,6 +208,23 @@ static const struct {
      "\"warnings\":[\"remote read failed\"]}",
      200, "partial answer: remote read failed"},
     {"{\"status\":\"success\",\"warnings\":\"x\"}", 200, "'warnings' is not an array"},
+    /* A VictoriaMetrics cluster's vmselect with a vmstorage node down (query_range_response.qtpl).
+     */
+    {"{\"status\":\"success\",\"isPartial\":true,\"data\":{\"resultType\":\"matrix\",\"result\":[]}"
+     "}",
+     200, PROMJSON_PARTIAL_MSG},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]},\"isPartial\":"
+     "true}",
+     200, "partial answer: the server marked it isPartial"},
+    {"{\"status\":\"success\",\"isPartial\":\"true\",\"data\":{\"resultType\":\"matrix\","
+     "\"result\":[]}}",
+     200, "'isPartial' is not a boolean"},
+    {"{\"status\":\"success\",\"isPartial\":1,\"data\":{\"resultType\":\"matrix\",\"result\":[]}}",
+     200, "'isPartial' is not a boolean"},
+    /* Prometheus over --query.max-samples (promql/engine.go ErrTooManySamples): named. */
+    {"{\"status\":\"error\",\"errorType\":\"execution\",\"error\":\"query processing would load "
+     "too many samples into memory in query execution\"}",
+     422, "in query execution (the server's --query.max-samples; raise it or narrow the rule)"},
     {"{\"status\":\"success\"}", 200, "'data' is missing or not an object"},
     {"{\"status\":\"success\",\"data\":{\"result\":[]}}", 200, "'data.resultType' is missing"},
     {"{\"status\":\"success\",\"data\":{\"resultType\":\"string\",\"result\":[1,\"a\"]}}", 200,
@@ -387,6 +404,16 @@ static const char *const odd_bodies[] = {
     "{} \xc3\xa9",
     " \t\r\n",
     "{\"a\":1}}",
+    /* isPartial false, null, given twice (the last counts), true after the data. */
+    "{\"status\":\"success\",\"isPartial\":false,\"data\":{\"resultType\":\"vector\",\"result\":[]}"
+    "}",
+    "{\"status\":\"success\",\"isPartial\":null,\"data\":{\"resultType\":\"vector\",\"result\":[]}"
+    "}",
+    "{\"status\":\"success\",\"isPartial\":true,\"isPartial\":false,\"data\":{\"resultType\":"
+    "\"vector\",\"result\":[]}}",
+    "{\"status\":\"success\",\"isPartial\":false,\"isPartial\":true,\"data\":{\"resultType\":"
+    "\"vector\",\"result\":[]}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]},\"isPartial\":[]}",
 };
 
 static char *corpus_dir(void)
