@@ -14,6 +14,7 @@
  * tests and fuzz/fuzz_promq.c compare the two, and the whole-buffer parse with one fed in
  * random chunks.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -244,7 +245,8 @@ struct px {
     unsigned char role[JSONPUSH_DEPTH + 1];
     unsigned char key[JSONPUSH_DEPTH + 1];
     struct px_str status, etype, error, warn0, rtype;
-    int warnings; /* 0 absent, 'n' null, '[' array, 'x' anything else */
+    char ehint[96]; /* the setting the whole error message names (promjson_error_hint) */
+    int warnings;   /* 0 absent, 'n' null, '[' array, 'x' anything else */
     bool warn_any;
     int partial; /* isPartial: 0 absent, null or false, 't' true, 'x' anything else */
     bool data, data_obj, res;
@@ -602,9 +604,11 @@ static int px_value(struct px *x, size_t d, int kind, const char *s, size_t len)
             px_capture(&x->status, kind, s, len);
         else if (key == K_ETYPE)
             px_capture(&x->etype, kind, s, len);
-        else if (key == K_ERROR)
+        else if (key == K_ERROR) {
             px_capture(&x->error, kind, s, len);
-        else if (key == K_WARN) {
+            /* From the whole text: the name of the setting may come after PX_CAP bytes. */
+            promjson_error_hint(kind == JSONPUSH_STRING ? s : "", x->ehint, sizeof(x->ehint));
+        } else if (key == K_WARN) {
             x->warnings = arr ? '[' : kind == JSONPUSH_NULL ? 'n' : 'x';
             x->warn_any = false;
             x->warn0 = (struct px_str){0};
@@ -789,16 +793,41 @@ static const char *promjson_type_desc(unsigned want)
 }
 
 /*
- * Prometheus' answer to a query over --query.max-samples does not name the setting
- * (promql/engine.go ErrTooManySamples, prometheus/prometheus v0.316.0 = 3.16.0, and 2.42
- * alike): the enforcer's message does, so the operator knows which flag to raise.
- * VictoriaMetrics names its own (-search.maxUniqueTimeseries, -search.maxSamplesPerQuery).
+ * A server's limit, named at the front of the message (a long query text in VictoriaMetrics'
+ * answer would otherwise push its name past the end of the caller's buffer). Prometheus' answer
+ * to a query over --query.max-samples does not name the setting (promql/engine.go
+ * ErrTooManySamples, in 2.42 and prometheus/prometheus v0.316.0 = 3.16.0 alike);
+ * VictoriaMetrics names its own, the last `-search.maxX` in the text ("increase -search.max*
+ * command-line flag values (the most likely limit is -search.maxUniqueTimeseries)",
+ * lib/storage/index_db.go errTooManyTimeseries at v1.153.0; 1.79 says the same without the
+ * parenthesis).
  */
-const char *promjson_error_hint(const char *msg)
+void promjson_error_hint(const char *msg, char *buf, size_t n)
 {
+    const char *flag = NULL, *p = msg;
+    size_t len = 0;
     if (strstr(msg, "would load too many samples into memory"))
-        return " (the server's --query.max-samples; raise it or narrow the rule)";
-    return "";
+        flag = "--query.max-samples";
+    /* 1.79 says only "increase -search.max* command-line flag values" there. */
+    if (strstr(msg, "the number of matching timeseries exceeds"))
+        flag = "-search.maxUniqueTimeseries";
+    if (flag)
+        len = strlen(flag);
+    while ((p = strstr(p, "-search.max")) != NULL) {
+        size_t k = strlen("-search.max");
+        if ((p[k] >= 'A' && p[k] <= 'Z') || (p[k] >= 'a' && p[k] <= 'z')) {
+            flag = p;
+            for (len = k; len < 64 && (isalnum((unsigned char)p[len]) || p[len] == '.'); len++)
+                ;
+            while (len > k && p[len - 1] == '.') /* a sentence's full stop */
+                len--;
+        }
+        p += k;
+    }
+    if (flag)
+        snprintf(buf, n, ", over the server's %.*s", (int)len, flag);
+    else if (n)
+        buf[0] = '\0';
 }
 
 static bool promjson_is_2xx(long status)
@@ -812,8 +841,8 @@ static int px_envelope(struct px *x, long http_status, struct matrix *m, char *e
     const struct px_str *st = x->status.seen && x->status.str ? &x->status : NULL;
     if (st && px_str_is(st, "error")) {
         bool et = x->etype.seen && x->etype.str, em = x->error.seen && x->error.str;
-        snprintf(err, errlen, "prometheus error (%s): %s%s", et ? x->etype.s : "unknown",
-                 em ? x->error.s : "(no message)", promjson_error_hint(em ? x->error.s : ""));
+        snprintf(err, errlen, "prometheus error (%s%s): %s", et ? x->etype.s : "unknown", x->ehint,
+                 em ? x->error.s : "(no message)");
         return -1;
     }
     if (!promjson_is_2xx(http_status)) {

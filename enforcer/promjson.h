@@ -50,8 +50,11 @@ int promjson_parse(const char *body, size_t len, long http_status, unsigned want
     "partial answer: the server marked it isPartial (a VictoriaMetrics vmstorage node did not "    \
     "answer; vmselect's -search.denyPartialResponse turns this into an error)"
 
-/* What to add to a server's error message so that it names the server's setting, or "". */
-const char *promjson_error_hint(const char *msg);
+/*
+ * The server's setting an error message `msg` is about, as ", over the server's FLAG" in
+ * `buf`, or "" when it names none that is known.
+ */
+void promjson_error_hint(const char *msg, char *buf, size_t n);
 
 /*
  * `[+-]digits[.digits]` of at most 15 digits in `n` bytes, exactly as strtod reads it; false

@@ -266,6 +266,20 @@ else
     fail tls-setup "openssl could not make the test certificates"
 fi
 
+# --- a query over the server's --query.max-samples ------------------------------------------
+# Prometheus' 422 does not name the setting; the enforcer's message does, and every workload
+# of the rule keeps (query_error), on 2.42 and 3.x alike.
+start_prometheus "$TMP/prometheus.yml" "$TMP/tsdb" --query.max-samples=100 ||
+    fail max-samples-prometheus-ready "$(tail -n 5 "$TMP/prometheus.log")"
+plan --at $AT --output json --prometheus.read-path=promql >"$TMP/plan-maxs.json" 2>"$TMP/plan-maxs.err"
+check max-samples-exit-3 test $? -eq 3
+check max-samples-names-setting grep -q "prometheus error (execution, over the server's --query.max-samples): query processing would load too many samples" "$TMP/plan-maxs.err"
+check max-samples-all-kept python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(not d or any(x["decision"] != "keep" or x["reason"] != "query_error" for x in d))' "$TMP/plan-maxs.json"
+stop_pid "$PROM_PID"
+
 # --- check ----------------------------------------------------------------------------------
 set -- "$TOP"/rules/*.yaml
 if [ -e "$1" ]; then

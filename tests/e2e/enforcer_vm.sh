@@ -147,6 +147,20 @@ check export-over-cap-message grep -q 'activity query (export): export: export a
 check export-over-cap-no-reclaim sh -c '! grep -q "\"decision\": *\"reclaim\"" "$1"' sh "$TMP/plan-export-cap.json"
 stop_pid "$VM_PID"
 
+# --- over -search.maxUniqueTimeseries: the 422 names the setting, nothing is reclaimed -------
+if start_vm vm -search.maxUniqueTimeseries=2; then
+    plan --at $AT --output json >"$TMP/plan-maxts.json" 2>"$TMP/plan-maxts.err"
+    check max-unique-timeseries-exit-3 test $? -eq 3
+    check max-unique-timeseries-named grep -q -- "prometheus error (422, over the server's -search.maxUniqueTimeseries): error when executing" "$TMP/plan-maxts.err"
+    # The allocation's query fails too, so no workload is known: none listed, none reclaimed.
+    check max-unique-timeseries-no-reclaim python3 -c '
+import json, sys
+sys.exit(any(x["decision"] != "keep" or x["reason"] != "query_error" for x in json.load(open(sys.argv[1]))))' "$TMP/plan-maxts.json"
+    stop_pid "$VM_PID"
+else
+    fail max-unique-timeseries-vm-ready "$(tail -n 5 "$TMP/vm.log")"
+fi
+
 # --- at wall-clock now: the newest points ----------------------------------------------------
 # busy-now: idle for 20 minutes, busy in its last two samples (the last 15 s); idle-now: idle.
 NOW=$(date +%s)

@@ -212,7 +212,9 @@ static int promq_ref_envelope(json_object *root, long http_status, unsigned want
         if (json_object_object_get_ex(root, "error", &o) &&
             json_object_is_type(o, json_type_string))
             msg = json_object_get_string(o);
-        snprintf(err, errlen, "prometheus error (%s): %s%s", type, msg, promjson_error_hint(msg));
+        char hint[96];
+        promjson_error_hint(msg, hint, sizeof(hint));
+        snprintf(err, errlen, "prometheus error (%s%s): %s", type, hint, msg);
         return -1;
     }
     /* A 2xx-less answer without the error envelope comes from something in front of it. */

@@ -224,7 +224,24 @@ static const struct {
     /* Prometheus over --query.max-samples (promql/engine.go ErrTooManySamples): named. */
     {"{\"status\":\"error\",\"errorType\":\"execution\",\"error\":\"query processing would load "
      "too many samples into memory in query execution\"}",
-     422, "in query execution (the server's --query.max-samples; raise it or narrow the rule)"},
+     422, "prometheus error (execution, over the server's --query.max-samples): query processing"},
+    /* VictoriaMetrics names its limit after a long query text: it comes first here. */
+    {"{\"status\":\"error\",\"errorType\":\"422\",\"error\":\"error when executing "
+     "query=\\\"max_over_time(x[1m])"
+     "\\\" on the time range (start=1, end=2, step=1): the number of matching timeseries exceeds "
+     "2; "
+     "either narrow down the search or increase -search.max* command-line flag values (the most "
+     "likely limit is -search.maxUniqueTimeseries); see https://docs.victoriametrics.com/\"}",
+     422, "prometheus error (422, over the server's -search.maxUniqueTimeseries): error when"},
+    /* 1.79's words for it. */
+    {"{\"status\":\"error\",\"errorType\":\"422\",\"error\":\"error when searching tsids: the "
+     "number "
+     "of matching timeseries exceeds 2; either narrow down the search or increase -search.max* "
+     "command-line flag values at vmselect; see https://docs.victoriametrics.com/\"}",
+     422, "prometheus error (422, over the server's -search.maxUniqueTimeseries): error when"},
+    {"{\"status\":\"error\",\"errorType\":\"422\",\"error\":\"cannot select more than "
+     "-search.maxSamplesPerQuery=10 samples.\"}",
+     422, "prometheus error (422, over the server's -search.maxSamplesPerQuery): cannot"},
     {"{\"status\":\"success\"}", 200, "'data' is missing or not an object"},
     {"{\"status\":\"success\",\"data\":{\"result\":[]}}", 200, "'data.resultType' is missing"},
     {"{\"status\":\"success\",\"data\":{\"resultType\":\"string\",\"result\":[1,\"a\"]}}", 200,
