@@ -148,17 +148,29 @@ check export-over-cap-no-reclaim sh -c '! grep -q "\"decision\": *\"reclaim\"" "
 stop_pid "$VM_PID"
 
 # --- over -search.maxUniqueTimeseries: the 422 names the setting, nothing is reclaimed -------
-if start_vm vm -search.maxUniqueTimeseries=2; then
+# A fresh data directory: a current release keeps its tag-filter cache across a restart, and a
+# cached lookup is not counted against the limit. v1.153.0 does not apply the limit to these
+# queries at all (it answered 5 series of one name under a limit of 2): there the answer must
+# then be whole, the decisions those of the unlimited server.
+if start_vm vm-limit -search.maxUniqueTimeseries=2 && vm_import "$TMP/history.om"; then
     plan --at $AT --output json >"$TMP/plan-maxts.json" 2>"$TMP/plan-maxts.err"
-    check max-unique-timeseries-exit-3 test $? -eq 3
-    check max-unique-timeseries-named grep -q -- "prometheus error (422, over the server's -search.maxUniqueTimeseries): error when executing" "$TMP/plan-maxts.err"
-    # The allocation's query fails too, so no workload is known: none listed, none reclaimed.
-    check max-unique-timeseries-no-reclaim python3 -c '
+    rc=$?
+    if [ "$rc" -ne 0 ] || [ "$TSDB_GEN" = debian ]; then
+        check max-unique-timeseries-exit-3 test "$rc" -eq 3
+        check max-unique-timeseries-named grep -q -- "prometheus error (422, over the server's -search.maxUniqueTimeseries): error when executing" "$TMP/plan-maxts.err"
+        # The allocation's query fails too, so no workload is known: none listed, none reclaimed.
+        check max-unique-timeseries-no-reclaim python3 -c '
 import json, sys
 sys.exit(any(x["decision"] != "keep" or x["reason"] != "query_error" for x in json.load(open(sys.argv[1]))))' "$TMP/plan-maxts.json"
+    else
+        check max-unique-timeseries-not-applied-same python3 -c '
+import json, sys
+k = lambda f: sorted(json.dumps([d["rule"], d["workload"], d["decision"], d["reason"], d["idleSince"]], sort_keys=True) for d in json.load(open(f)))
+sys.exit(k(sys.argv[1]) != k(sys.argv[2]))' "$TMP/plan.json" "$TMP/plan-maxts.json"
+    fi
     stop_pid "$VM_PID"
 else
-    fail max-unique-timeseries-vm-ready "$(tail -n 5 "$TMP/vm.log")"
+    fail max-unique-timeseries-vm-ready "$(tail -n 5 "$TMP/vm-limit.log")"
 fi
 
 # --- at wall-clock now: the newest points ----------------------------------------------------

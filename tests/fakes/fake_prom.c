@@ -7,6 +7,8 @@
  * usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] [-R FILE] [-H SECONDS] PORT MODE [ARGS]
  *   ok FILE [INSTANT_FILE]  answer FILE for every query (INSTANT_FILE for /api/v1/query)
  *   status CODE             that HTTP status with an HTML body, on every path (a proxy)
+ *   noui                    500 "Error opening React index.html: ..." on every path, as a
+ *                           Prometheus 3 built without its web UI answers /flags
  *   error TYPE MSG          the error envelope with the status Prometheus uses for TYPE
  *   garbage                 200 with a body that is not JSON
  *   slow SECONDS            sleep, then an empty result
@@ -46,7 +48,7 @@
 #include "fakehttp.h"
 #include "util.h"
 
-enum fp_mode { FP_OK, FP_STATUS, FP_ERROR, FP_GARBAGE, FP_SLOW, FP_PARTIAL, FP_TRUNCATED };
+enum fp_mode { FP_OK, FP_STATUS, FP_NOUI, FP_ERROR, FP_GARBAGE, FP_SLOW, FP_PARTIAL, FP_TRUNCATED };
 
 static enum fp_mode fp_mode;
 static char *fp_body, *fp_instant_body; /* ok mode */
@@ -197,6 +199,10 @@ static MHD_RESULT fp_answer(struct MHD_Connection *conn, bool instant, const cha
         free(html);
         return ret;
     }
+    case FP_NOUI:
+        return fakehttp_reply(conn, 500, "text/plain; charset=utf-8",
+                              "Error opening React index.html: open static/mantine-ui/index.html: "
+                              "no such file or directory");
     case FP_ERROR: {
         char *body = fp_error_body(fp_error_type, fp_error_msg);
         MHD_RESULT ret = fakehttp_reply(conn, fp_status, json, body);
@@ -258,7 +264,8 @@ static MHD_RESULT fp_handler(struct MHD_Connection *conn, const char *url, const
     }
     bool instant = strcmp(url, "/api/v1/query") == 0;
     /* A proxy in front of the server answers every path with its status. */
-    if (!instant && strcmp(url, "/api/v1/query_range") != 0 && fp_mode != FP_STATUS)
+    if (!instant && strcmp(url, "/api/v1/query_range") != 0 && fp_mode != FP_STATUS &&
+        fp_mode != FP_NOUI)
         return fakehttp_reply(conn, 404, "text/plain", "404 page not found\n");
     if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0)
         return fakehttp_reply(conn, 405, "text/plain", "method not allowed\n");
@@ -371,6 +378,8 @@ static void fp_parse_args(int argc, char **argv)
         fp_error_type = args[0];
         fp_error_msg = args[1];
         fp_status = fp_error_status(args[0]);
+    } else if (strcmp(mode, "noui") == 0 && nargs == 0) {
+        fp_mode = FP_NOUI;
     } else if (strcmp(mode, "garbage") == 0 && nargs == 0) {
         fp_mode = FP_GARBAGE;
     } else if (strcmp(mode, "slow") == 0 && nargs == 1) {

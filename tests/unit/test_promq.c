@@ -1437,6 +1437,27 @@ TEST(victoria_probe_retried_after_5xx)
     }
 }
 
+/*
+ * A Prometheus built without its web UI's assets answers /flags 500 "Error opening React
+ * index.html" every time: it is Prometheus, probed once, not an error.
+ */
+TEST(victoria_probe_prometheus_without_ui)
+{
+    struct fake c;
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "noui", NULL), 0);
+    if (c.pid <= 0)
+        return;
+    char url[64], err[256] = "";
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", c.port);
+    struct promq_cfg cfg = {.url = url, .timeout = 5};
+    struct promq *q = promq_new(&cfg);
+    TEST_CHECK_INT(promq_is_victoria(q, err, sizeof(err)), 0);
+    TEST_CHECK_INT(promq_is_victoria(q, err, sizeof(err)), 0);
+    promq_free(q);
+    fake_stop(&c);
+    TEST_CHECK_INT(fake_log_count(c.log, "request GET /flags"), 1);
+}
+
 int main(int argc, char **argv)
 {
     /* build/tests/test_promq -> build/fakes/fake_prom (build/san/... under sanitizers). */
@@ -1472,6 +1493,7 @@ int main(int argc, char **argv)
     RUN(client_connection_refused);
     RUN(client_credentials);
     RUN(victoria_probe_retried_after_5xx);
+    RUN(victoria_probe_prometheus_without_ui);
     RUN(client_invalid_arguments);
     RUN(httpc_basics);
     RUN(real_prometheus);
