@@ -133,6 +133,27 @@ for k in sorted(set(a) | set(b)):
         print(k, a.get(k), b.get(k))
 PY
 check export-same-decisions-as-promql test ! -s "$TMP/export.diff"
+
+# --- under a path prefix, as a cluster's vmselect is read (.../select/0/prometheus) ----------
+# The single-node server serves the same API under /prometheus/ (app/vmselect/main.go), but
+# not its /flags page, as a vmselect under a tenant path does not: the server is then not
+# known to be VictoriaMetrics, a selector rule tries remote read, which it refuses, and every
+# workload keeps. With --prometheus.read-path=export (docs/tsdb-engines.md) the decisions equal
+# those read at the root, on both read paths.
+"$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "$VM_URL/prometheus" --at $AT \
+    --output json >"$TMP/plan-prefix-auto.json" 2>"$TMP/plan-prefix-auto.err"
+check prefix-unprobed-exit-3 test $? -eq 3
+check prefix-unprobed-remote-read-refused grep -q 'remote read: HTTP 400 from' "$TMP/plan-prefix-auto.err"
+check prefix-unprobed-no-reclaim sh -c '! grep -q "\"decision\": *\"reclaim\"" "$1"' sh "$TMP/plan-prefix-auto.json"
+"$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "$VM_URL/prometheus" --at $AT \
+    --prometheus.read-path=export --output json --stats >"$TMP/plan-prefix-export.json" \
+    2>"$TMP/stats-prefix.txt"
+check prefix-export-exit-0 test $? -eq 0
+check prefix-export-read-path grep -q 'read=always:export,pressure:export$' "$TMP/stats-prefix.txt"
+plan --prometheus.url "$VM_URL/prometheus" --at $AT --output json >"$TMP/plan-prefix.json" 2>/dev/null
+check prefix-promql-exit-0 test $? -eq 0
+check prefix-same-decisions sh -c 'cmp -s "$1" "$2" && cmp -s "$3" "$4"' sh "$TMP/plan-export.json" \
+    "$TMP/plan-prefix-export.json" "$TMP/plan.json" "$TMP/plan-prefix.json"
 got=$(python3 -c '
 import json, sys
 for d in json.load(open(sys.argv[1])):
