@@ -13,6 +13,8 @@
  *   garbage                 200 with a body that is not JSON
  *   slow SECONDS            sleep, then an empty result
  *   partial                 200 with a matrix and "warnings"
+ *   vmpartial               200 with a matrix (or vector) and "isPartial": true, as a
+ *                           VictoriaMetrics cluster's vmselect answers with a vmstorage down
  *   truncated               200 with a JSON document cut in the middle
  *   -E SUBSTR               any query containing SUBSTR gets a bad_data error instead
  *   -R FILE                 answer POST /api/v1/read with FILE's bytes as a streamed
@@ -48,7 +50,17 @@
 #include "fakehttp.h"
 #include "util.h"
 
-enum fp_mode { FP_OK, FP_STATUS, FP_NOUI, FP_ERROR, FP_GARBAGE, FP_SLOW, FP_PARTIAL, FP_TRUNCATED };
+enum fp_mode {
+    FP_OK,
+    FP_STATUS,
+    FP_NOUI,
+    FP_ERROR,
+    FP_GARBAGE,
+    FP_SLOW,
+    FP_PARTIAL,
+    FP_VMPARTIAL,
+    FP_TRUNCATED
+};
 
 static enum fp_mode fp_mode;
 static char *fp_body, *fp_instant_body; /* ok mode */
@@ -98,6 +110,13 @@ static const char fp_partial[] =
     "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
     "{\"pod\":\"a\"},\"values\":[[1700000000,\"0\"]]}]},\"warnings\":[\"remote read from "
     "'store-1' failed: connection refused\"]}";
+/* app/vmselect/prometheus/query_range_response.qtpl (v1.150.0-cluster): isPartial beside status. */
+static const char fp_vmpartial[] =
+    "{\"status\":\"success\",\"isPartial\":true,\"data\":{\"resultType\":\"matrix\",\"result\":"
+    "[{\"metric\":{\"pod\":\"a\"},\"values\":[[1700000000,\"0\"]]}]}}";
+static const char fp_vmpartial_vector[] =
+    "{\"status\":\"success\",\"isPartial\":true,\"data\":{\"resultType\":\"vector\",\"result\":"
+    "[{\"metric\":{\"pod\":\"a\"},\"value\":[1700000000,\"1\"]}]}}";
 static const char fp_truncated[] =
     "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
     "{\"pod\":\"a\"},\"values\":[[1700000000,\"0.5\"],[17000";
@@ -216,6 +235,8 @@ static MHD_RESULT fp_answer(struct MHD_Connection *conn, bool instant, const cha
         return fakehttp_reply(conn, 200, json, instant ? fp_empty_vector : fp_empty_matrix);
     case FP_PARTIAL:
         return fakehttp_reply(conn, 200, json, fp_partial);
+    case FP_VMPARTIAL:
+        return fakehttp_reply(conn, 200, json, instant ? fp_vmpartial_vector : fp_vmpartial);
     case FP_TRUNCATED:
         return fakehttp_reply(conn, 200, json, fp_truncated);
     }
@@ -328,7 +349,7 @@ static void fp_usage(void)
     fprintf(stderr,
             "usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] [-R FILE] [-H SECONDS] PORT ok FILE "
             "[INSTANT_FILE] | status CODE | "
-            "error TYPE MSG | garbage | slow SECONDS | partial | truncated\n");
+            "error TYPE MSG | garbage | slow SECONDS | partial | vmpartial | truncated\n");
     exit(2);
 }
 
@@ -386,6 +407,8 @@ static void fp_parse_args(int argc, char **argv)
         fp_mode = FP_SLOW;
         if (parse_double(args[0], &fp_slow) < 0 || fp_slow < 0)
             fp_usage();
+    } else if (strcmp(mode, "vmpartial") == 0 && nargs == 0) {
+        fp_mode = FP_VMPARTIAL;
     } else if (strcmp(mode, "partial") == 0 && nargs == 0) {
         fp_mode = FP_PARTIAL;
     } else if (strcmp(mode, "truncated") == 0 && nargs == 0) {
