@@ -14,6 +14,9 @@
 #   make check-san       the unit tests built with SANITIZE=address,undefined (T=name: one)
 #   make check-valgrind  the unit tests (T=name: one) and the exporter under valgrind memcheck
 #   make check-e2e       the end-to-end suites; T=name runs one (T=restore: tests/e2e/restore.sh)
+#   make check-tsdb      the decision suites again on Prometheus 3 and a current VictoriaMetrics
+#                        (TSDB_GEN=current; tests/tsdb/build.sh builds them; T=name: one)
+#   make tsdb            build (or find cached) the current servers from Go modules
 #   make check-fuzz      every libFuzzer target for FUZZ_SECONDS each, as a suite
 #   make check-rules     gpureclaim-enforcer check and promtool on the shipped rules
 #   make check-fixtures  the generated fixtures are what their generators produce
@@ -86,7 +89,7 @@ ALL_PKGS := $(sort $(EXPORTER_PKGS) $(ENFORCER_PKGS))
 
 # Goals that must work before any library is installed skip the pkg-config checks.
 NO_PKG_GOALS := deps clean help check demo bench format format-check fixtures check-fixtures \
-                check-citations check-includes
+                check-citations check-includes tsdb
 ifneq ($(filter-out $(NO_PKG_GOALS),$(or $(MAKECMDGOALS),all)),)
 pkg_missing = $(strip $(foreach p,$(1),$(if $(shell $(PKG_CONFIG) --exists $(p) && echo y),,$(p))))
 MISSING := $(call pkg_missing,$(ALL_PKGS))
@@ -119,7 +122,7 @@ ifeq ($(wildcard tests/unit/test_$(T_NAME).c),)
 $(error no unit test '$(T)': there is no tests/unit/test_$(T_NAME).c)
 endif
 endif
-ifneq ($(filter check-e2e,$(MAKECMDGOALS)),)
+ifneq ($(filter check-e2e check-tsdb,$(MAKECMDGOALS)),)
 ifeq ($(wildcard tests/e2e/$(T_NAME).sh),)
 $(error no e2e suite '$(T)': there is no tests/e2e/$(T_NAME).sh)
 endif
@@ -138,7 +141,7 @@ PROGRAMS := $(OUT)/gpureclaim-exporter $(OUT)/gpureclaim-enforcer
 
 .SECONDARY:
 
-.PHONY: all deps check check-all check-unit check-unit-run check-san check-e2e check-valgrind \
+.PHONY: all deps check check-all check-unit check-unit-run check-san check-e2e check-tsdb tsdb check-valgrind \
         check-fuzz check-rules check-fixtures check-citations check-includes fixtures fuzz bench \
         demo install uninstall clean format format-check update-golden tests help
 
@@ -243,6 +246,8 @@ check-all:
 	    { echo "FAIL: make check-includes"; echo "0 1" >$(RESULTS)/make-check-includes.count; }
 	@$(MAKE) --no-print-directory check-e2e E2E_SKIP=demo || \
 	    { echo "FAIL: make check-e2e"; echo "0 1" >$(RESULTS)/make-check-e2e.count; }
+	@$(MAKE) --no-print-directory check-tsdb || \
+	    { echo "FAIL: make check-tsdb"; echo "0 1" >$(RESULTS)/make-check-tsdb.count; }
 	@$(MAKE) --no-print-directory check-rules || \
 	    { echo "FAIL: make check-rules"; echo "0 1" >$(RESULTS)/make-check-rules.count; }
 	@$(MAKE) --no-print-directory format-check || \
@@ -264,6 +269,24 @@ check-san:
 # E2E_SKIP: suites (names without .sh) that check-all runs on their own.
 E2E_RUN = $(if $(T),tests/e2e/$(T_NAME).sh,$(sort $(filter-out \
           $(patsubst %,tests/e2e/%.sh,$(E2E_SKIP)),$(wildcard tests/e2e/*.sh))))
+# The suites whose decisions rest on a real time-series server: check-e2e runs them on Debian's
+# Prometheus 2.42 and VictoriaMetrics 1.79, check-tsdb again on the current generation (the
+# same scripts; TSDB_GEN picks the binaries by PATH, tests/lib.sh), as e2e-current-NAME.
+TSDB_SUITES = enforcer_plan enforcer_vm enforcer_expr enforcer_differential enforcer_incremental \
+              replay backtest
+TSDB_RUN = $(if $(T),$(T_NAME),$(TSDB_SUITES))
+# The random-history suites (differential, incremental, replay) on two of their three seeds:
+# the server's semantics are what this run adds, and it costs about half as much again.
+TSDB_SEEDS ?= 1 2
+tsdb:
+	@sh tests/tsdb/build.sh
+
+check-tsdb: all $(FAKE_BIN) tsdb
+	@for t in $(TSDB_RUN); do \
+	    TSDB_GEN=current SEEDS="$(TSDB_SEEDS)" BUILD=$(BUILD) \
+	        sh tests/run-suite.sh e2e-current-$$t sh tests/e2e/$$t.sh; \
+	done
+
 check-e2e: all $(FAKE_BIN)
 	@for t in $(E2E_RUN); do \
 	    BUILD=$(BUILD) sh tests/run-suite.sh e2e-$$(basename $$t .sh) sh $$t; \
