@@ -106,6 +106,13 @@ build_plain() {
 }
 
 etcd_dir=$CACHE/etcd-$ETCD_VERSION
+# KUBE_BUILD_ONLY=kubernetes: only the four Kubernetes binaries (to start the longest build
+# beside another run of this script)
+if [ "${KUBE_BUILD_ONLY:-}" = kubernetes ]; then
+    build_k8s
+    [ -z "$built" ] || say "built:$built"
+    exit 0
+fi
 build_wrapped "$etcd_dir" etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" go.etcd.io/etcd/server/v3
 build_plain "$CACHE/kwok-$KWOK_VERSION" kwok "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" \
     "-X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION"

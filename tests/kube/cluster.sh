@@ -15,7 +15,8 @@
 # on a condition with a bound that names what it waited for.
 #
 #   kube_cluster_start [GPUS_PER_NODE] [NODES]   sets KC (the directory), KUBE_URL, KUBE_CA,
-#                                                KSM_PORT; kubectl runs as the admin
+#                                                KSM_PORT; puts a `kubectl` running as the
+#                                                admin first on PATH
 #   kube_sa_token NS SA [SECONDS]                prints a TokenRequest token of NS/SA
 #   kube_versions                                prints one line a component
 
@@ -35,16 +36,14 @@ kube_cluster_stop() {
 
 # kc_wait SECONDS WHAT COMMAND...: poll every 0.2 s until COMMAND succeeds, else say WHAT.
 kc_wait() {
-    _kw_end=$(( $(date +%s) + $1 )); _kw_what=$2; shift 2
+    _kw_s=$1 _kw_end=$(( $(date +%s) + $1 )) _kw_what=$2; shift 2
     while [ "$(date +%s)" -le "$_kw_end" ]; do
         "$@" >/dev/null 2>&1 && return 0
         sleep 0.2
     done
-    echo "kube-cluster: waited ${_kw_end}s-bound for $_kw_what" >&2
+    echo "kube-cluster: no $_kw_what after ${_kw_s} s" >&2
     return 1
 }
-
-kubectl() { "$KUBE_BIN/kubectl" --kubeconfig="$KC/admin.kubeconfig" "$@"; }
 
 # kc_cert NAME SUBJECT [SAN]: a key and a certificate signed by the cluster CA.
 kc_cert() {
@@ -149,6 +148,13 @@ kube_cluster_start() {
     kc_wait 90 "kube-apiserver /readyz" kc_https "$KUBE_URL/readyz" ||
         { fail kube-apiserver "$(tail -n 5 "$KC/apiserver.log")"; exit 1; }
     kc_kubeconfig admin
+    # `kubectl` as the admin, also in the `sh -c` of a suite's waits
+    mkdir -p "$KC/bin"
+    printf '#!/bin/sh\nexec "%s/kubectl" --kubeconfig="%s/admin.kubeconfig" "$@"\n' \
+        "$KUBE_BIN" "$KC" >"$KC/bin/kubectl"
+    chmod +x "$KC/bin/kubectl"
+    PATH=$KC/bin:$PATH
+    export PATH
     kc_kubeconfig kcm
     kc_kubeconfig scheduler
 
@@ -219,6 +225,6 @@ kube_versions() {
     done
     echo "kubectl $("$KUBE_BIN/kubectl" version --client -o json | sed -n 's/.*"gitVersion": "\(.*\)".*/\1/p')"
     echo "etcd $("$ETCD_BIN" --version | sed -n 's/^etcd Version: //p')"
-    echo "kwok $("$KWOK_BIN" --version 2>&1 | head -n 1)"
-    echo "kube-state-metrics $("$KSM_BIN" --version 2>&1 | head -n 1)"
+    echo "kwok $("$KWOK_BIN" --version 2>&1 | sed -n 's/^kwok version \([^ ]*\).*/\1/p')"
+    echo "kube-state-metrics v$("$KSM_BIN" version 2>&1 | sed -n 's/.*, version \([^ ]*\) .*/\1/p')"
 }
