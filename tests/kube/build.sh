@@ -29,6 +29,14 @@ die() { echo "kube-build: $*" >&2; exit 1; }
 command -v go >/dev/null 2>&1 || die "'go' not found; the kube suites need Go (>= 1.25)"
 
 now() { date +%s; }
+# One build at a time per cache: a second `make check` (or a suite started by hand) beside a
+# cold build waits for it, then finds the binaries, instead of building the same in the same
+# directories.
+mkdir -p "$CACHE"
+if command -v flock >/dev/null 2>&1; then
+    exec 9>"$CACHE/.lock"
+    flock 9
+fi
 built=""
 
 # build_k8s: kube-apiserver, kube-controller-manager, kube-scheduler, kubectl of K8S_VERSION.
