@@ -292,15 +292,23 @@ restore() { # NAME TARGET: gpureclaim-enforcer restore with the ServiceAccount's
 refused() { ! restore "$@"; }
 check R-web-restore-refused-known-bug refused r-web apps/deployment/web
 check R-web-refusal-is-generation grep -q 'changed since the action: its spec is at generation' "$TMP/r-web.out"
-# restore writes with the resourceVersion it read: while the StatefulSet controller still
-# writes the status of the scale to 0, a write of restore can meet 409 (seen here once; the
-# same race as above, reported): wait until the controller has nothing more to write
+# KNOWN RACE (found here, reported): restore scales the StatefulSet back and then writes its
+# annotations with the resourceVersion it read; the StatefulSet controller, reacting to the
+# scale, writes the status in between, and the second write gets 409 (seen in about one run of
+# four, even with the controller idle before). restore then says "it changed while restoring:
+# run restore again"; that is done here, once, and it must then succeed.
 sts_settled() {
-    [ "$(jp statefulset/db apps '{.status.observedGeneration}/{.metadata.generation}/{.status.replicas}/{.status.currentReplicas}{.status.readyReplicas}')" = \
-        "$(jp statefulset/db apps '{.metadata.generation}/{.metadata.generation}')/0/" ]
+    [ "$(jp statefulset/db apps '{.status.observedGeneration}/{.status.replicas}')" = \
+        "$(jp statefulset/db apps '{.metadata.generation}')/0" ]
+}
+restore_as_told() { # NAME TARGET
+    restore "$@" && return 0
+    grep -q 'it changed while restoring: run restore again' "$TMP/$1.out" || return 1
+    echo "$1: 409 while restoring (the known race): restore again, as its message says"
+    restore "$1-again" "$2"
 }
 check R-db-settled wait_for 30 sts_settled
-check R-db-restore restore r-db apps/statefulset/db
+check R-db-restore restore_as_told r-db apps/statefulset/db
 N=1; check R-db-pod-back wait_for 60 is_n nrunning apps app=db
 check R-train-restore restore r-train batch/job/train
 check R-train-resumed [ "$(jp job/train batch '{.spec.suspend}')" = false ]
