@@ -221,17 +221,18 @@ check:
 # wait no longer adds to the total. The suites that measure time (check-e2e) start after it
 # has ended. Its lines are printed when it ends.
 DEMO_PID = $(RESULTS)/e2e-demo.pid
-# The real Kubernetes of the kube_real suites (tests/kube/build.sh, Go modules, cached by
-# version outside the tree) is built beside the same stages, at a lower priority than the
-# demo, and waited for before check-e2e; a warm cache makes it a no-op.
-KUBE_BUILD_PID = $(RESULTS)/kube-build.pid
+# The servers built from Go modules (tests/go-build.sh: the real Kubernetes of the kube_* suites
+# and the current Prometheus and VictoriaMetrics of check-tsdb, cached by version outside the
+# tree) are built beside the same stages, at a lower priority than the demo, and waited for
+# before check-e2e; a warm cache makes it a no-op.
+GO_BUILD_PID = $(RESULTS)/go-build.pid
 check-all:
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)
 	@$(MAKE) --no-print-directory -j$(JOBS) all tests
 	@{ BUILD=$(BUILD) sh tests/run-suite.sh e2e-demo sh tests/e2e/demo.sh \
 	    >$(RESULTS)/e2e-demo.out 2>&1 & echo $$! >$(DEMO_PID); }
-	@{ nice -n 10 sh tests/run-suite.sh kube-build sh tests/kube/build-suite.sh \
-	    >$(RESULTS)/kube-build.out 2>&1 & echo $$! >$(KUBE_BUILD_PID); }
+	@{ nice -n 10 sh tests/run-suite.sh go-build sh tests/go-build.sh \
+	    >$(RESULTS)/go-build.out 2>&1 & echo $$! >$(GO_BUILD_PID); }
 	@nice -n 19 $(MAKE) --no-print-directory check-unit-run || \
 	    { echo "FAIL: make check-unit-run"; echo "0 1" >$(RESULTS)/make-check-unit-run.count; }
 	@nice -n 19 $(MAKE) --no-print-directory check-san || \
@@ -250,8 +251,8 @@ check-all:
 	    { echo "FAIL: make check-citations"; echo "0 1" >$(RESULTS)/make-check-citations.count; }
 	@$(MAKE) --no-print-directory check-includes || \
 	    { echo "FAIL: make check-includes"; echo "0 1" >$(RESULTS)/make-check-includes.count; }
-	@while kill -0 $$(cat $(KUBE_BUILD_PID)) 2>/dev/null; do sleep 1; done; \
-	    cat $(RESULTS)/kube-build.out
+	@while kill -0 $$(cat $(GO_BUILD_PID)) 2>/dev/null; do sleep 1; done; \
+	    cat $(RESULTS)/go-build.out
 	@$(MAKE) --no-print-directory check-e2e E2E_SKIP=demo || \
 	    { echo "FAIL: make check-e2e"; echo "0 1" >$(RESULTS)/make-check-e2e.count; }
 	@$(MAKE) --no-print-directory check-tsdb || \
