@@ -186,11 +186,12 @@ wait_http() {
     return 1
 }
 
-# wait_for SECONDS COMMAND...: poll every 0.2 s until the command succeeds; fails after SECONDS.
-# A suite waits on the condition it needs, never on a fixed sleep that stands in for it.
+# wait_for SECONDS COMMAND...: poll every 0.2 s until the command succeeds (its output
+# dropped); fails after SECONDS. A suite waits on the condition it needs, never on a fixed
+# sleep that stands in for it.
 wait_for() {
     _end=$(( $(date +%s) + $1 )); shift
-    while [ "$(date +%s)" -le "$_end" ]; do "$@" && return 0; sleep 0.2; done
+    while [ "$(date +%s)" -le "$_end" ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
     return 1
 }
 

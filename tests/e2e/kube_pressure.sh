@@ -21,11 +21,6 @@ require python3 curl openssl go prometheus "$ENF"
 
 kube_cluster_start 2 2
 
-wait_for() { # SECONDS COMMAND...
-    _end=$(( $(date +%s) + $1 )); shift
-    while [ "$(date +%s)" -le "$_end" ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
-    return 1
-}
 jp() { kubectl get "$1" -n "$2" -o "jsonpath=$3" 2>/dev/null; }
 phase_is() { [ "$(jp "pod/$2" "$1" '{.status.phase}')" = "$3" ]; }
 
