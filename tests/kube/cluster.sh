@@ -58,26 +58,9 @@ kc_cert() {
         -days 2 -sha256 -extfile "$KC/$1.ext" -out "$KC/$1.crt" 2>/dev/null
 }
 
-# kc_kubeconfig NAME: $KC/NAME.kubeconfig with the client certificate NAME.
-kc_kubeconfig() {
-    cat >"$KC/$1.kubeconfig" <<EOF
-apiVersion: v1
-kind: Config
-clusters:
-- name: test
-  cluster: {server: "$KUBE_URL", certificate-authority: "$KC/ca.crt"}
-users:
-- name: $1
-  user: {client-certificate: "$KC/$1.crt", client-key: "$KC/$1.key"}
-contexts:
-- name: test
-  context: {cluster: test, user: $1}
-current-context: test
-EOF
-}
-
-# kc_token_kubeconfig FILE TOKEN_FILE: a kubeconfig that authenticates with a bearer token.
-kc_token_kubeconfig() {
+# kc_config FILE USER CREDENTIALS: a kubeconfig for the test cluster, USER authenticating with
+# CREDENTIALS (the inside of its `user:` mapping).
+kc_config() {
     cat >"$1" <<EOF
 apiVersion: v1
 kind: Config
@@ -85,13 +68,21 @@ clusters:
 - name: test
   cluster: {server: "$KUBE_URL", certificate-authority: "$KC/ca.crt"}
 users:
-- name: sa
-  user: {tokenFile: "$2"}
+- name: $2
+  user: {$3}
 contexts:
 - name: test
-  context: {cluster: test, user: sa}
+  context: {cluster: test, user: $2}
 current-context: test
 EOF
+}
+# kc_kubeconfig NAME: $KC/NAME.kubeconfig with the client certificate NAME.
+kc_kubeconfig() {
+    kc_config "$KC/$1.kubeconfig" "$1" "client-certificate: \"$KC/$1.crt\", client-key: \"$KC/$1.key\""
+}
+# kc_token_kubeconfig FILE TOKEN_FILE: a kubeconfig that authenticates with a bearer token.
+kc_token_kubeconfig() {
+    kc_config "$1" sa "tokenFile: \"$2\""
 }
 
 kc_https() { curl -sf --cacert "$KC/ca.crt" --cert "$KC/admin.crt" --key "$KC/admin.key" "$@"; }
