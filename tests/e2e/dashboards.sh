@@ -66,7 +66,7 @@ fi
 
 # count EXPR: number of series an instant query returns.
 count() {
-    prom_query "$1" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["data"]["result"]))'
+    prom_query "$@" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["data"]["result"]))'
 }
 # The first scrape comes about 6 s after ready; the recording rules need it and one evaluation.
 deadline=$(( $(date +%s) + 90 ))
@@ -80,12 +80,14 @@ check recording-container [ "$(count 'gpureclaim:container_busy:ratio{container_
 check recording-allocated [ "$(count 'gpureclaim:partitions_allocated:count == scalar(count(group by (gpu, partition) (gpureclaim_owner_info)))')" -eq 1 ]
 # Let the recording rules write a few points for the range queries: three evaluations of each
 # workload's ratio, as counted by Prometheus (a fixed sleep is not three on a loaded machine).
+# Asked at the very time (whole seconds) the queries below are then run at.
 three_points() {
-    [ "$(count 'count_over_time(gpureclaim:workload_busy:ratio[1m]) >= 3')" -eq 2 ]
+    CHECK_AT=$(date +%s)
+    [ "$(count 'count_over_time(gpureclaim:workload_busy:ratio[1m]) >= 3' "$CHECK_AT")" -eq 2 ]
 }
 wait_for 60 three_points || fail recording-points "fewer than 3 evaluations in 60 s"
 
-$CHECK queries "$PROM_URL" "$(date +%s)" $DASHBOARDS || TEST_FAILED=$((TEST_FAILED + 1))
+$CHECK queries "$PROM_URL" "$CHECK_AT" $DASHBOARDS || TEST_FAILED=$((TEST_FAILED + 1))
 
 # ---- optional: types from @grafana/schema ----------------------------------------------------
 # Each dashboard becomes a TypeScript object literal typed Dashboard, so string literals keep

@@ -106,14 +106,17 @@ done
 PROM_URL=$(sed -n 's|^  Prometheus  *\(http://127\.0\.0\.1:[0-9]*\)/graph.*|\1|p' "$out" |
     head -n 1)
 if grep -q -- '-> STOPPED' "$out" && [ -n "$PROM_URL" ] && kill -0 "$DEMO_PID" 2>/dev/null; then
+    # Asked at the very time the dashboards' queries are then run at (whole seconds, as
+    # check.py takes it): a sample newer than that time would not count there.
     two_samples() {
-        [ "$(curl -s "$PROM_URL/api/v1/query" --data-urlencode \
+        CHECK_AT=$(date +%s)
+        [ "$(curl -s "$PROM_URL/api/v1/query" --data-urlencode "time=$CHECK_AT" --data-urlencode \
             'query=count(count_over_time(gpureclaim_enforcer_actions_total[1m]) >= 2)' |
             python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]
 print(r[0]["value"][1] if r else 0)')" -ge 1 ]
     }
     wait_for 60 two_samples || echo "note: $SUITE: fewer than two action counter samples in 60 s"
-    python3 "$TOP/tests/dashboards/check.py" queries --container-only "$PROM_URL" "$(date +%s)" \
+    python3 "$TOP/tests/dashboards/check.py" queries --container-only "$PROM_URL" "$CHECK_AT" \
         "$TOP"/dashboards/*.json >"$dash" 2>&1
     check dashboards-queries [ $? -eq 0 ]
     grep -q '^PASS: ' "$dash" || fail dashboards-ran "no query was checked"
