@@ -242,26 +242,34 @@ static char *act_kube_hint(const struct kinds *kinds, const struct kind_way *way
 /*
  * Remember what a successful action on `root` (as read before it) did by `way`, for the record
  * written right after it (act_kube_record): the replicas before a scale, the undo patch, the
- * stop annotation and the exact value written, and the metadata.generation the action left.
- * The action carried the resourceVersion read with `root`, so nothing changed in between: a
- * scale from N > 0, or a stop patch on an object not yet stopped (`changed`), moved the
- * generation by exactly one, and an annotation does not move it. Nothing is recorded when
- * there is nothing to undo (no way back, already at 0 or already stopped before).
+ * stop annotation and the exact value written, and the object as the action left it: the
+ * digest of its spec (`digest`, restore_spec_digest, NULL when it could not be read back) and
+ * its metadata.generation (`generation`, as answered; 0 unknown). `restore` compares the
+ * digest, not the generation: kube-apiserver moves a Deployment's generation for an annotation
+ * too (restore.h), so the record's own write would read as a change. Without a digest the
+ * record falls back to the generation, which `restore` then compares as older records are.
+ * Nothing is recorded when there is nothing to undo (no way back, already at 0 or already
+ * stopped before).
  */
 static void act_kube_note_acted(struct act_kube *ak, const struct kind_way *way,
                                 const struct kube_obj *root, bool changed, int64_t previous,
-                                const char *value)
+                                const char *value, const char *digest, int64_t generation)
 {
     const char *root_uid = root->ref.uid;
     restore_record_free(&ak->last);
     if (!changed || !root_uid)
         return;
-    if (root->generation > 0) {
+    if (generation > 0) {
+        ak->last.has_generation = true;
+        ak->last.generation = generation;
+    } else if (root->generation > 0) {
         /* A command changes the object's status, not its spec (its controller does the rest). */
         ak->last.has_generation = true;
         ak->last.generation =
             root->generation + (way->method == KIND_SCALE || way->method == KIND_PATCH ? 1 : 0);
     }
+    if (digest && *digest)
+        ak->last.spec_digest = xstrdup(digest);
     switch (way->method) {
     case KIND_SCALE:
         if (previous <= 0)
@@ -578,6 +586,61 @@ static enum kube_result act_kube_check_stopped(struct act_kube *ak, const struct
     return KUBE_ERROR;
 }
 
+/*
+ * The object `top` as the action just left it: the digest of its spec into `digest` ("" when it
+ * cannot be known) and its generation (0 unknown). A patch or an annotation is answered with
+ * the object as stored. A /scale is answered with a Scale, so the object is read again, and
+ * taken only at the generation the scale left (kube_last_generation): a later generation is a
+ * spec changed by someone else in between, which the record must not take for ours. A
+ * command changes the object's status only: the object as read is as it left it.
+ */
+static int64_t act_kube_left(struct act_kube *ak, const struct kind_way *way,
+                             const struct kube_obj *top, int64_t previous,
+                             char digest[RESTORE_DIGEST_LEN])
+{
+    char derr[160];
+    digest[0] = '\0';
+    if (previous < 0)
+        return 0;
+    switch (way->method) {
+    case KIND_PATCH:
+    case KIND_ANNOTATE: {
+        size_t len = 0;
+        const char *answer = kube_last_answer(ak->k, &len);
+        int64_t gen = kube_last_generation(ak->k);
+        if (!answer || restore_spec_digest(answer, len, digest, derr, sizeof(derr)) < 0)
+            return 0;
+        return gen;
+    }
+    case KIND_SCALE: {
+        int64_t want = kube_last_generation(ak->k);
+        struct kube_obj now = {0};
+        char gerr[512];
+        enum kube_result r = kube_get(ak->k, &top->ref, &now, gerr, sizeof(gerr));
+        if (r != KUBE_OK || !now.raw || want <= 0 || now.generation != want ||
+            (top->ref.uid && (!now.ref.uid || strcmp(now.ref.uid, top->ref.uid) != 0))) {
+            log_warn("cannot read back %s '%s/%s' as the scale left it (generation %lld, "
+                     "expected %lld%s%s): its record falls back to the generation",
+                     top->ref.kind, top->ref.ns ? top->ref.ns : "", top->ref.name,
+                     (long long)now.generation, (long long)want, r != KUBE_OK ? ": " : "",
+                     r != KUBE_OK ? gerr : "");
+            kube_obj_free(&now);
+            return 0;
+        }
+        if (restore_spec_digest(now.raw, now.raw_len, digest, derr, sizeof(derr)) < 0)
+            digest[0] = '\0';
+        kube_obj_free(&now);
+        return want;
+    }
+    case KIND_COMMAND:
+        if (top->raw && restore_spec_digest(top->raw, top->raw_len, digest, derr, sizeof(derr)) < 0)
+            digest[0] = '\0';
+        return top->generation;
+    default:
+        return 0;
+    }
+}
+
 static enum act_result act_kube_act(struct act_backend *b, const struct act_target *t,
                                     enum rule_action action, long *api_status, char *err,
                                     size_t errlen)
@@ -613,8 +676,12 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
         /* What undoing needs (restore.h): not for a Kueue Workload deactivated in the object's
            stead, nor when nothing was written (already stopped, already at 0). */
         const struct kube_obj *top = &kt->chain.obj[kt->chain.n - 1];
-        if (action != ACTION_EVICT && !(kt->chain.kueue && kt->way->method == KIND_PATCH))
-            act_kube_note_acted(ak, kt->way, top, previous >= 0, previous, value[0] ? value : NULL);
+        if (action != ACTION_EVICT && !(kt->chain.kueue && kt->way->method == KIND_PATCH)) {
+            char digest[RESTORE_DIGEST_LEN] = "";
+            int64_t gen = act_kube_left(ak, kt->way, top, previous, digest);
+            act_kube_note_acted(ak, kt->way, top, previous >= 0, previous, value[0] ? value : NULL,
+                                digest, gen);
+        }
         char *done =
             kt->way->method == KIND_SCALE
                 ? xasprintf("idle GPU reclaimed: scaled from %lld to 0 replicas "

@@ -15,7 +15,7 @@
 #      pods, a suspended Job has its pod deleted by the Job controller, a bare pod is evicted
 #      through the Eviction API and another refused by its PodDisruptionBudget (kept, retried,
 #      the reason in the audit); the busy Deployment is kept; `restore` brings the
-#      StatefulSet's and the Job's pods back (the Deployment's is refused: a known bug, below);
+#      Deployment's, the StatefulSet's and the Job's pods back;
 #   4. two enforcers with --leader-elect on a real Lease: the leader killed between notice and
 #      action, the standby takes the Lease once it has expired and acts once (audit, Events
 #      and the object's record agree).
@@ -282,16 +282,16 @@ restore() { # NAME TARGET: gpureclaim-enforcer restore with the ServiceAccount's
     "$ENF" restore $KFLAGS --audit.file="$AUDIT" "$2" >"$TMP/$1.out" 2>&1 ||
         { _rc=$?; sed "s/^/$1: /" "$TMP/$1.out"; return $_rc; }
 }
-# KNOWN BUG (found here, not by fake_kube): an apps/v1 Deployment's metadata.generation moves
-# on every change of its annotations too (kubernetes pkg/registry/apps/deployment/strategy.go,
-# PrepareForUpdate, v1.36.3), so the enforcer's own record annotation written after the scale
-# moves it past the generation the record expects (enforcer/act_kube.c, act_kube_note_acted:
-# "an annotation does not move it"), and restore refuses the Deployment it scaled itself. This
-# check asserts that refusal, so that it fails once the bug is fixed; then turn it around
-# (restore exit 0, replicas 2, both pods Running again).
-refused() { ! restore "$@"; }
-check R-web-restore-refused-known-bug refused r-web apps/deployment/web
-check R-web-refusal-is-generation grep -q 'changed since the action: its spec is at generation' "$TMP/r-web.out"
+# Found here, not by fake_kube (which now does the same): an apps/v1 Deployment's
+# metadata.generation moves on every change of its annotations too (kubernetes
+# pkg/registry/apps/deployment/strategy.go, PrepareForUpdate, v1.36.3), so the enforcer's own
+# record annotation moved it past the generation the record held, and restore refused the
+# Deployment it had scaled itself. The record now holds the digest of the spec as the scale
+# left it (docs/real-cluster.md): restore brings the Deployment back.
+check R-web-restore restore r-web apps/deployment/web
+check R-web-replicas [ "$(jp deploy/web apps '{.spec.replicas}')" = 2 ]
+N=2; check R-web-pods-back wait_for 60 is_n nrunning apps app=web
+N=1; check R-web-event is_n events apps Deployment web IdleGPUReclaimRestored
 # KNOWN RACE (found here, reported): restore scales the StatefulSet back and then writes its
 # annotations with the resourceVersion it read; the StatefulSet controller, reacting to the
 # scale, writes the status in between, and the second write gets 409 (seen in about one run of

@@ -10,7 +10,7 @@
  * merge patches' metadata.uid (on /scale too, compared with the parent's uid), RFC 7386 merge
  * patches applied to the stored object (a later GET sees them), the /scale subresource, label and
  * status.phase selectors on lists, metadata.generation bumped by every change outside metadata
- * and status, and list items without kind/apiVersion as the real server sends them, API
+ * and status (and by a Deployment's annotations), and list items without kind/apiVersion as the real server sends them, API
  * discovery and resourceVersion preconditions (fake_kube_disco.h). After every write the
  * controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe InferenceService and
  * LLMInferenceService, suspend of RayCluster, JobSet, TrainJob, AppWrapper and the training
@@ -794,7 +794,13 @@ static json_object *fk_scale_of(const struct fk_obj *o)
     return s;
 }
 
-/* The object without metadata and status, as text: what metadata.generation counts. */
+/*
+ * The object without metadata and status, as text: what metadata.generation counts. For an
+ * apps/v1 Deployment its annotations count too: kube-apiserver bumps a Deployment's generation
+ * when only its annotations change, "because annotations are copied from deployments to their
+ * replica sets" (kubernetes/kubernetes v1.36.3 pkg/registry/apps/deployment/strategy.go,
+ * PrepareForUpdate); the StatefulSet, ReplicaSet and DaemonSet strategies compare the spec only.
+ */
 static char *fk_spec_text(json_object *obj)
 {
     json_object *c = json_object_new_object();
@@ -803,6 +809,12 @@ static char *fk_spec_text(json_object *obj)
         if (strcmp(key, "metadata") != 0 && strcmp(key, "status") != 0)
             json_object_object_add(c, key, json_object_get(val));
     }
+    const char *av = fk_get_str(obj, "apiVersion", NULL), *kind = fk_get_str(obj, "kind", NULL);
+    json_object *meta, *ann;
+    if (av && kind && strcmp(av, "apps/v1") == 0 && strcmp(kind, "Deployment") == 0 &&
+        json_object_object_get_ex(obj, "metadata", &meta) &&
+        json_object_object_get_ex(meta, "annotations", &ann))
+        json_object_object_add(c, "metadata.annotations", json_object_get(ann));
     char *s = xstrdup(json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN));
     json_object_put(c);
     return s;
@@ -810,8 +822,9 @@ static char *fk_spec_text(json_object *obj)
 
 /*
  * metadata.generation as kube-apiserver keeps it: 1 at creation, and one more for every write
- * that changes anything but metadata and status (a /scale included), never for an annotation
- * (the generation strategies of apps/v1 and of custom resources with a status subresource).
+ * that changes anything but metadata and status (a /scale included), and for a Deployment an
+ * annotation too (fk_spec_text; the generation strategies of apps/v1 and of custom resources
+ * with a status subresource).
  */
 static void fk_generation(json_object *obj, const char *before)
 {
