@@ -169,6 +169,15 @@ NOTICE="json.loads($ANN['gpureclaim.io/reclaim-notice'])"
 # for annotations, docs/real-cluster.md): the record holds the spec's digest, which did not move.
 check flow-recorded test "$(get /apis/apps/v1/namespaces/flow/deployments/web "(lambda n: (n['acted']['way'], n['acted']['uid'], n['acted']['replicasBefore'], n['acted']['specDigest'].startswith('fnv1a64:'), n['acted']['generation'] + 1 == o['metadata']['generation']))($NOTICE)" 2>&1)" = "('scale', 'w-dep', 2, True, True)"
 check flow-event-says-how grep -q 'gpureclaim-enforcer restore flow/Deployment/web' "$KLOG"
+# Both pods of web are idle, a decision each in the same cycle: the Deployment gets one
+# notice and one action (a second one rewrote the record without replicasBefore).
+events_of() { # REASON: Events of that reason posted about Deployment web
+    writes 0 | grep -c "^POST /api/v1/namespaces/flow/events .*\"involved\":\"Deployment/web\",\"reason\":\"$1\"" || true
+}
+check flow-one-notice-event test "$(events_of IdleGPUReclaimNotice)" = 1
+check flow-one-reclaimed-event test "$(events_of IdleGPUReclaimed)" = 1
+check flow-one-notice-audited test "$(grep '"event":"notice"' "$TMP/flow-audit.jsonl" | grep -c '"result":"ok"')" = 1
+check flow-one-action-audited test "$(grep '"event":"action"' "$TMP/flow-audit.jsonl" | grep -c '"result":"ok"')" = 1
 restore flowrestore flow/deployment/web
 check flow-restore-exit-0 test "$RC" = 0
 check flow-restored test "$(get /apis/apps/v1/namespaces/flow/deployments/web 'o["spec"]["replicas"]')" = 2
