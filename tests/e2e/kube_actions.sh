@@ -221,7 +221,8 @@ done
 stop_pid "$RUN_C"
 check C-cycle-done $ok
 # After a /scale the object acted on is read back: the record holds the digest of its spec as
-# the scale left it (act_kube.c, act_kube_left).
+# the scale left it (act_kube.c, act_kube_left); after a 409 the object is read again
+# (act_kube_reread: the replaced bare-conflict is then not written again).
 expect C-requests "$from" <<'EOF'
 PATCH /apis/apps/v1/namespaces/apps/deployments/notebook [application/merge-patch+json] {"metadata":{"uid":"@Deployment/notebook","annotations":{"gpureclaim.io/reclaim-notice":null}}}
 POST /api/v1/namespaces/apps/events [application/json] <Event Normal IdleGPUReclaimSpared Deployment/notebook action=Spare>
@@ -257,6 +258,7 @@ GET /apis/apps/v1/namespaces/serve/deployments/infer
 POST /api/v1/namespaces/serve/pods/infer-6f7g-m9n8p/eviction [application/json] {"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"infer-6f7g-m9n8p","namespace":"serve"},"deleteOptions":{"preconditions":{"uid":"@Pod/infer-6f7g-m9n8p"}}}
 GET /api/v1/namespaces/scratch/pods/bare-conflict
 DELETE /api/v1/namespaces/scratch/pods/bare-conflict [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/bare-conflict","resourceVersion":"@rv"}}
+GET /api/v1/namespaces/scratch/pods/bare-conflict
 GET /api/v1/namespaces/scratch/pods/bare-gone
 DELETE /api/v1/namespaces/scratch/pods/bare-gone [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/bare-gone","resourceVersion":"@rv"}}
 GET /api/v1/namespaces/scratch/pods/bare-ok
