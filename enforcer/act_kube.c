@@ -690,8 +690,10 @@ static enum kube_result act_kube_reread(struct act_kube *ak, struct act_kube_tar
     } else if (!top->raw || !now.raw ||
                restore_spec_digest(top->raw, top->raw_len, was, derr, sizeof(derr)) < 0 ||
                restore_spec_digest(now.raw, now.raw_len, is, derr, sizeof(derr)) < 0) {
-        snprintf(err, errlen, "kept: %s was changed by another writer (409) and whether its spec "
-                 "changed cannot be told", name);
+        snprintf(err, errlen,
+                 "kept: %s was changed by another writer (409) and whether its spec "
+                 "changed cannot be told",
+                 name);
         r = KUBE_CONFLICT;
     } else if (strcmp(was, is) != 0) {
         snprintf(err, errlen,

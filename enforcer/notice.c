@@ -264,8 +264,7 @@ bool notice_equal(const struct notice *a, const struct notice *b)
            notice_str_eq(x->way, y->way) && notice_str_eq(x->uid, y->uid) &&
            x->has_generation == y->has_generation &&
            (!x->has_generation || x->generation == y->generation) &&
-           notice_str_eq(x->spec, y->spec) &&
-           x->has_replicas_before == y->has_replicas_before &&
+           notice_str_eq(x->spec, y->spec) && x->has_replicas_before == y->has_replicas_before &&
            (!x->has_replicas_before || x->replicas_before == y->replicas_before) &&
            notice_str_eq(x->undo, y->undo) && notice_str_eq(x->key, y->key) &&
            notice_str_eq(x->value, y->value);

@@ -98,11 +98,11 @@ struct restore_obj {
     int64_t generation;
     char spec_digest[RESTORE_DIGEST_LEN]; /* restore_spec_digest, "" when it cannot be made */
     char *notice;                         /* gpureclaim.io/reclaim-notice */
-    char *restored_at;         /* gpureclaim.io/restored-at */
-    struct restore_record rec; /* from the notice; method KIND_NONE when there is none */
-    char rec_err[160];         /* why the notice's record could not be read, "" if it could */
-    char *stop_value;          /* the value of the record's stop annotation (KIND_ANNOTATE) */
-    bool has_stop;             /* that annotation is present */
+    char *restored_at;                    /* gpureclaim.io/restored-at */
+    struct restore_record rec;            /* from the notice; method KIND_NONE when there is none */
+    char rec_err[160]; /* why the notice's record could not be read, "" if it could */
+    char *stop_value;  /* the value of the record's stop annotation (KIND_ANNOTATE) */
+    bool has_stop;     /* that annotation is present */
     /* KIND_COMMAND: whether the object still reads as stopped by the row's command way
        (kinds_is_stopped; the caller sets it, -1 unknown): a command is carried out by the
        platform, and nothing else on the object says whether it was undone since. */

@@ -10,10 +10,10 @@
  * merge patches' metadata.uid (on /scale too, compared with the parent's uid), RFC 7386 merge
  * patches applied to the stored object (a later GET sees them), the /scale subresource, label and
  * status.phase selectors on lists, metadata.generation bumped by every change outside metadata
- * and status (and by a Deployment's annotations), and list items without kind/apiVersion as the real server sends them, API
- * discovery and resourceVersion preconditions (fake_kube_disco.h). After every write the
- * controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe InferenceService and
- * LLMInferenceService, suspend of RayCluster, JobSet, TrainJob, AppWrapper and the training
+ * and status (and by a Deployment's annotations), and list items without kind/apiVersion as the
+ * real server sends them, API discovery and resourceVersion preconditions (fake_kube_disco.h).
+ * After every write the controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe InferenceService
+ * and LLMInferenceService, suspend of RayCluster, JobSet, TrainJob, AppWrapper and the training
  * operator's jobs, Volcano's Commands and Jobs) react as the real ones do. It is written from the
  * API documentation, independently of enforcer/kube.c, so it checks the client rather than
  * mirroring it.
