@@ -7,10 +7,10 @@
  * an SRE's laptop, after a failover, or after the state file was lost. When the engine acts
  * (scale to zero, a stop patch, a stop annotation), it adds to its notice annotation
  * (gpureclaim.io/reclaim-notice, next to actedAt) an `acted` record: the way used, the uid of
- * the object acted on, its metadata.generation after the action, and what undoing needs (the
- * replicas before, the undo patch, the stop annotation and its exact value). `restore` reads
- * the object, and refuses unless the object is still the one acted on and still as the action
- * left it:
+ * the object acted on, its metadata.generation and the digest of its spec after the action, and
+ * what undoing needs (the replicas before, the undo patch, the stop annotation and its exact
+ * value). `restore` reads the object, and refuses unless the object is still the one acted on and
+ * still as the action left it:
  *
  *   - another uid: the object was replaced (deleted and re-created under the same name);
  *   - scale, patch and command ways: another spec. The record holds a digest of the object
