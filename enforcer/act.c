@@ -1494,6 +1494,39 @@ static enum lc_object act_lc_object(const struct ledger_entry *e, const struct a
 }
 
 /*
+ * The notice is per object acted on, not per decision: the pods of one Deployment are one
+ * decision each, and all resolve to the Deployment. When another decision of this rule already
+ * has a notice pending on the same object (root uid), or acted on it and the object has not
+ * been seen running since (act_note_restart), this one gives no notice of its own (no second
+ * Event, audit line or action): the object is already being reclaimed for it. An eviction
+ * acts on each pod, whose own notice it is. True when this decision stops here.
+ */
+static bool act_same_target(struct act_ctx *c)
+{
+    struct act *a = c->a;
+    const struct rule *r = c->d->rule;
+    const struct act_target *t = c->t;
+    if (r->action == ACTION_EVICT || t->nchain == 0)
+        return false;
+    const char *root = t->chain[t->nchain - 1].uid;
+    if (!root || !*root)
+        return false;
+    for (size_t i = 0; i < a->ledger.n; i++) {
+        const struct ledger_entry *e = &a->ledger.v[i];
+        if (strcmp(e->rule, r->name) != 0 || strcmp(e->root_uid, root) != 0 ||
+            strcmp(e->workload, c->workload) == 0)
+            continue;
+        if (e->state == LEDGER_PENDING || (e->state == LEDGER_ACTED && isnan(e->restarted))) {
+            log_debug("%s of rule '%s': %s already %s for %s: no notice of its own", c->workload,
+                      r->name, e->target, e->state == LEDGER_PENDING ? "noticed" : "acted on",
+                      e->workload);
+            return true;
+        }
+    }
+    return false;
+}
+
+/*
  * Before a notice or dry-run report from `none`, what the ledger and the object know that the
  * lifecycle's state does not: an action or closure for this very object (exactly once,
  * whatever the decisions say), a replacement whose idle evidence belongs to its predecessor,
@@ -1507,6 +1540,8 @@ static bool act_known_elsewhere(struct act_ctx *c, bool dry)
     const char *uid = c->t->chain[0].uid;
     if (ledger_find(&a->ledger, r->name, c->workload, uid, LEDGER_ACTED) ||
         ledger_find(&a->ledger, r->name, c->workload, uid, LEDGER_DONE))
+        return true;
+    if (!dry && act_same_target(c))
         return true;
     double closed = act_last_closed(&a->ledger, r->name, c->workload);
     if (!isnan(closed) && !(c->d->idle_since >= closed)) {

@@ -242,26 +242,34 @@ static char *act_kube_hint(const struct kinds *kinds, const struct kind_way *way
 /*
  * Remember what a successful action on `root` (as read before it) did by `way`, for the record
  * written right after it (act_kube_record): the replicas before a scale, the undo patch, the
- * stop annotation and the exact value written, and the metadata.generation the action left.
- * The action carried the resourceVersion read with `root`, so nothing changed in between: a
- * scale from N > 0, or a stop patch on an object not yet stopped (`changed`), moved the
- * generation by exactly one, and an annotation does not move it. Nothing is recorded when
- * there is nothing to undo (no way back, already at 0 or already stopped before).
+ * stop annotation and the exact value written, and the object as the action left it: the
+ * digest of its spec (`digest`, restore_spec_digest, NULL when it could not be read back) and
+ * its metadata.generation (`generation`, as answered; 0 unknown). `restore` compares the
+ * digest, not the generation: kube-apiserver moves a Deployment's generation for an annotation
+ * too (restore.h), so the record's own write would read as a change. Without a digest the
+ * record falls back to the generation, which `restore` then compares as older records are.
+ * Nothing is recorded when there is nothing to undo (no way back, already at 0 or already
+ * stopped before).
  */
 static void act_kube_note_acted(struct act_kube *ak, const struct kind_way *way,
                                 const struct kube_obj *root, bool changed, int64_t previous,
-                                const char *value)
+                                const char *value, const char *digest, int64_t generation)
 {
     const char *root_uid = root->ref.uid;
     restore_record_free(&ak->last);
     if (!changed || !root_uid)
         return;
-    if (root->generation > 0) {
+    if (generation > 0) {
+        ak->last.has_generation = true;
+        ak->last.generation = generation;
+    } else if (root->generation > 0) {
         /* A command changes the object's status, not its spec (its controller does the rest). */
         ak->last.has_generation = true;
         ak->last.generation =
             root->generation + (way->method == KIND_SCALE || way->method == KIND_PATCH ? 1 : 0);
     }
+    if (digest && *digest)
+        ak->last.spec_digest = xstrdup(digest);
     switch (way->method) {
     case KIND_SCALE:
         if (previous <= 0)
@@ -389,10 +397,20 @@ static enum act_result act_kube_notice(struct act_backend *b, const struct act_t
     if (r != KUBE_OK)
         return act_kube_map(r);
     /* Our own annotation changed the object's resourceVersion: an action in this same cycle
-       (notice period 0) carries the new one, which still tells any other change apart. */
+       (notice period 0) carries the new one, but only when the answer shows the spec as read:
+       the annotation has no resourceVersion precondition, so a change someone else made since
+       the read is in the answer too, and must still fail the action's precondition. */
     struct act_kube_target *kt = t->priv;
     const char *rv = kube_last_resource_version(ak->k);
-    if (kt && kt->chain.n > 0 && rv) {
+    size_t alen = 0;
+    const char *answer = kube_last_answer(ak->k, &alen);
+    char was[RESTORE_DIGEST_LEN] = "", is[RESTORE_DIGEST_LEN] = "", derr[160];
+    const struct kube_obj *read = kt && kt->chain.n > 0 ? &kt->chain.obj[kt->chain.n - 1] : NULL;
+    bool same = read && read->raw && answer &&
+                restore_spec_digest(read->raw, read->raw_len, was, derr, sizeof(derr)) == 0 &&
+                restore_spec_digest(answer, alen, is, derr, sizeof(derr)) == 0 &&
+                strcmp(was, is) == 0;
+    if (kt && kt->chain.n > 0 && rv && same) {
         free(kt->chain.obj[kt->chain.n - 1].resource_version);
         kt->chain.obj[kt->chain.n - 1].resource_version = xstrdup(rv);
     }
@@ -578,6 +596,141 @@ static enum kube_result act_kube_check_stopped(struct act_kube *ak, const struct
     return KUBE_ERROR;
 }
 
+/*
+ * The object `top` as the action just left it: the digest of its spec into `digest` ("" when it
+ * cannot be known) and its generation (0 unknown). A patch or an annotation is answered with
+ * the object as stored. A /scale is answered with a Scale, so the object is read again, and
+ * taken only at the generation the scale left (kube_last_generation): a later generation is a
+ * spec changed by someone else in between, which the record must not take for ours. A
+ * command changes the object's status only: the object as read is as it left it.
+ */
+static int64_t act_kube_left(struct act_kube *ak, const struct kind_way *way,
+                             const struct kube_obj *top, int64_t previous,
+                             char digest[RESTORE_DIGEST_LEN])
+{
+    char derr[160];
+    digest[0] = '\0';
+    if (previous < 0)
+        return 0;
+    switch (way->method) {
+    case KIND_PATCH:
+    case KIND_ANNOTATE: {
+        size_t len = 0;
+        const char *answer = kube_last_answer(ak->k, &len);
+        int64_t gen = kube_last_generation(ak->k);
+        if (!answer || restore_spec_digest(answer, len, digest, derr, sizeof(derr)) < 0)
+            return 0;
+        return gen;
+    }
+    case KIND_SCALE: {
+        int64_t want = kube_last_generation(ak->k);
+        struct kube_obj now = {0};
+        char gerr[512];
+        enum kube_result r = kube_get(ak->k, &top->ref, &now, gerr, sizeof(gerr));
+        if (r != KUBE_OK || !now.raw || want <= 0 || now.generation != want ||
+            (top->ref.uid && (!now.ref.uid || strcmp(now.ref.uid, top->ref.uid) != 0))) {
+            log_warn("cannot read back %s '%s/%s' as the scale left it (generation %lld, "
+                     "expected %lld%s%s): its record falls back to the generation",
+                     top->ref.kind, top->ref.ns ? top->ref.ns : "", top->ref.name,
+                     (long long)now.generation, (long long)want, r != KUBE_OK ? ": " : "",
+                     r != KUBE_OK ? gerr : "");
+            kube_obj_free(&now);
+            return 0;
+        }
+        if (restore_spec_digest(now.raw, now.raw_len, digest, derr, sizeof(derr)) < 0)
+            digest[0] = '\0';
+        kube_obj_free(&now);
+        return want;
+    }
+    case KIND_COMMAND:
+        if (top->raw && restore_spec_digest(top->raw, top->raw_len, digest, derr, sizeof(derr)) < 0)
+            digest[0] = '\0';
+        return top->generation;
+    default:
+        return 0;
+    }
+}
+
+/* Attempts of a write refused with 409 Conflict, the first included (act_kube_reread). */
+#define ACT_KUBE_ATTEMPTS 5
+
+/*
+ * After a write of kt->way on the object acted on was refused with 409 Conflict: read it again
+ * and say whether the write may be made again with its new resourceVersion. A controller
+ * writes an object's status at any time (the Deployment and StatefulSet controllers do at once
+ * after a change of it), and a write that carried the resourceVersion read before is refused
+ * then although nothing the decision rests on changed; a faithful client re-reads and retries
+ * (client-go's retry.RetryOnConflict). The decision rests on the object that was read: so it
+ * must still be the same one (uid), not terminating, not exempt, its spec unchanged (the
+ * digest of all but metadata and status, restore_spec_digest) and the way still possible
+ * (kinds_can_act). Then the chain's top is replaced by what was read and KUBE_OK returned;
+ * otherwise the result to report, with the reason it is kept in err (a replacement or a
+ * changed spec is KUBE_CONFLICT: never retried).
+ */
+static enum kube_result act_kube_reread(struct act_kube *ak, struct act_kube_target *kt, char *err,
+                                        size_t errlen)
+{
+    struct kube_obj *top = &kt->chain.obj[kt->chain.n - 1];
+    char *name = act_kube_obj_name(top);
+    struct kube_obj now = {0};
+    char gerr[512] = "", was[RESTORE_DIGEST_LEN] = "", is[RESTORE_DIGEST_LEN] = "", derr[160];
+    char why[256] = "";
+    enum kube_result r = kube_get(ak->k, &top->ref, &now, gerr, sizeof(gerr));
+    if (r != KUBE_OK) {
+        snprintf(err, errlen, "%s was changed by another writer (409) and cannot be read again: %s",
+                 name, gerr);
+    } else if (!now.ref.uid || !top->ref.uid || strcmp(now.ref.uid, top->ref.uid) != 0) {
+        snprintf(err, errlen, "kept: %s was replaced since it was read (uid '%s', read '%s')", name,
+                 now.ref.uid ? now.ref.uid : "", top->ref.uid ? top->ref.uid : "");
+        r = KUBE_CONFLICT;
+    } else if (now.deletion_timestamp || act_kube_exempt(&now)) {
+        snprintf(err, errlen, "kept: %s changed since it was read: it is %s now", name,
+                 now.deletion_timestamp ? "terminating" : "labelled " ANNOT_EXEMPT "=true");
+        r = KUBE_CONFLICT;
+    } else if (!top->raw || !now.raw ||
+               restore_spec_digest(top->raw, top->raw_len, was, derr, sizeof(derr)) < 0 ||
+               restore_spec_digest(now.raw, now.raw_len, is, derr, sizeof(derr)) < 0) {
+        snprintf(err, errlen,
+                 "kept: %s was changed by another writer (409) and whether its spec "
+                 "changed cannot be told",
+                 name);
+        r = KUBE_CONFLICT;
+    } else if (strcmp(was, is) != 0) {
+        snprintf(err, errlen,
+                 "kept: %s changed since it was read: its spec is not the one the decision was "
+                 "made on (someone else changed it)",
+                 name);
+        r = KUBE_CONFLICT;
+    } else if (kinds_can_act(kt->way, now.raw, now.raw_len, why, sizeof(why)) <= 0) {
+        snprintf(err, errlen, "kept: %s cannot be %s now: %s", name,
+                 kinds_method_name(kt->way->method), why[0] ? why : "unreadable object");
+        r = KUBE_CONFLICT;
+    }
+    if (r == KUBE_OK) {
+        kube_obj_free(top);
+        *top = now;
+    } else {
+        kube_obj_free(&now);
+    }
+    free(name);
+    return r;
+}
+
+/* The ways whose writes carry the resourceVersion read, and may be made again after a 409. */
+static bool act_kube_may_retry(const struct act_kube_target *kt, enum rule_action action)
+{
+    switch (kt->way->method) {
+    case KIND_SCALE:
+    case KIND_ANNOTATE:
+    case KIND_DELETE:
+        return action != ACTION_EVICT;
+    case KIND_PATCH:
+        return action != ACTION_EVICT && !kt->chain.kueue;
+    default:
+        return false; /* evict: uid only; a command's 409 is AlreadyExists */
+    }
+}
+
 static enum act_result act_kube_act(struct act_backend *b, const struct act_target *t,
                                     enum rule_action action, long *api_status, char *err,
                                     size_t errlen)
@@ -598,11 +751,34 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
     }
     int64_t previous = 0;
     char value[128] = "";
+    *api_status = 0;
     restore_record_free(&ak->last);
     enum kube_result r = act_kube_do(ak, kt, &previous, value, sizeof(value), err, errlen);
+    for (int attempt = 2;
+         r == KUBE_CONFLICT && act_kube_may_retry(kt, action) && attempt <= ACT_KUBE_ATTEMPTS;
+         attempt++) {
+        char conflict[512], why[768];
+        snprintf(conflict, sizeof(conflict), "%s", err);
+        long status = kube_last_status(ak->k);
+        r = act_kube_reread(ak, (struct act_kube_target *)kt, why, sizeof(why));
+        if (r != KUBE_OK) {
+            /* the audit keeps the write's 409 and its message, after the reason */
+            snprintf(err, errlen, "%s (the write got: %s)", why, conflict);
+            *api_status = status;
+            log_debug("act on %s '%s/%s': 409 Conflict; not retried: %s", root.kind, root.ns,
+                      root.name, err);
+            break;
+        }
+        log_debug("act on %s '%s/%s': 409 Conflict (%s); read again, unchanged: attempt %d of %d",
+                  root.kind, root.ns, root.name, conflict, attempt, ACT_KUBE_ATTEMPTS);
+        previous = 0;
+        value[0] = '\0';
+        r = act_kube_do(ak, kt, &previous, value, sizeof(value), err, errlen);
+    }
     /* The action's own status (201 for an eviction), before the event call replaces it; 0
-       when the action was refused before any request. */
-    *api_status = kube_last_status(ak->k);
+       when the action was refused before any request. A 409 not retried set it above. */
+    if (r != KUBE_CONFLICT || *api_status == 0)
+        *api_status = kube_last_status(ak->k);
     /* A stop written by merge patch (not a Kueue Workload deactivated in the object's stead,
        and not when it was already stopped): did the API keep it? */
     const struct kube_obj *written = &kt->chain.obj[kt->chain.n - 1];
@@ -613,8 +789,12 @@ static enum act_result act_kube_act(struct act_backend *b, const struct act_targ
         /* What undoing needs (restore.h): not for a Kueue Workload deactivated in the object's
            stead, nor when nothing was written (already stopped, already at 0). */
         const struct kube_obj *top = &kt->chain.obj[kt->chain.n - 1];
-        if (action != ACTION_EVICT && !(kt->chain.kueue && kt->way->method == KIND_PATCH))
-            act_kube_note_acted(ak, kt->way, top, previous >= 0, previous, value[0] ? value : NULL);
+        if (action != ACTION_EVICT && !(kt->chain.kueue && kt->way->method == KIND_PATCH)) {
+            char digest[RESTORE_DIGEST_LEN] = "";
+            int64_t gen = act_kube_left(ak, kt->way, top, previous, digest);
+            act_kube_note_acted(ak, kt->way, top, previous >= 0, previous, value[0] ? value : NULL,
+                                digest, gen);
+        }
         char *done =
             kt->way->method == KIND_SCALE
                 ? xasprintf("idle GPU reclaimed: scaled from %lld to 0 replicas "

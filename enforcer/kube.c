@@ -67,6 +67,7 @@ struct kube {
     bool (*gate)(void *arg);
     void *gate_arg;
     char *last_rv;     /* metadata.resourceVersion in the last write's answer */
+    int64_t last_gen;  /* metadata.generation after the last write, 0 unknown */
     char *last_answer; /* the last merge patch's 2xx answer (kube_last_answer) */
     size_t last_answer_len;
     struct httpc_resp ans; /* kube_send's last answer, for the caller to read */
@@ -323,6 +324,7 @@ static enum kube_result kube_send(struct kube *k, const char *method, char *path
     if (patch) {
         free(k->last_rv);
         k->last_rv = NULL;
+        k->last_gen = 0;
         free(k->last_answer);
         k->last_answer = NULL;
         k->last_answer_len = 0;
@@ -337,6 +339,7 @@ static enum kube_result kube_send(struct kube *k, const char *method, char *path
         char perr[128];
         if (kube_parse_obj(k->ans.body.buf, k->ans.body.len, &o, perr, sizeof(perr)) == 0) {
             k->last_rv = o.resource_version;
+            k->last_gen = o.generation;
             o.resource_version = NULL;
             kube_obj_free(&o);
         }
@@ -361,6 +364,11 @@ long kube_last_status(const struct kube *k)
 const char *kube_last_resource_version(const struct kube *k)
 {
     return k->last_rv;
+}
+
+int64_t kube_last_generation(const struct kube *k)
+{
+    return k->last_gen;
 }
 
 const char *kube_last_answer(const struct kube *k, size_t *len)
@@ -851,11 +859,16 @@ enum kube_result kube_scale_to_zero(struct kube *k, const struct kube_ref *owner
         char *ann = kube_body_annotate(NULL, ANNOT_REPLICAS_BEFORE, num);
         r = kube_patch(k, owner, resource_version, ann, err, errlen);
         free(ann);
+        int64_t gen = k->last_gen;
         /* The annotation gave the object a new resourceVersion: the scale must carry that
            one, else it would be refused as a change by someone else. */
         char *rv = r == KUBE_OK && resource_version && k->last_rv ? xstrdup(k->last_rv) : NULL;
         if (r == KUBE_OK)
             r = kube_scale_write(k, owner, path, rv, 0, what, err, errlen);
+        /* A Scale answers no generation; the /scale changed spec.replicas of the object the
+           annotation's answer showed, which moves its generation by one. */
+        if (r == KUBE_OK)
+            k->last_gen = gen > 0 ? gen + 1 : 0;
         free(rv);
     }
     if (r == KUBE_OK)

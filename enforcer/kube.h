@@ -246,6 +246,11 @@ long kube_last_status(const struct kube *k);
 /* metadata.resourceVersion in the answer to the last successful patch, or NULL. */
 const char *kube_last_resource_version(const struct kube *k);
 /*
+ * metadata.generation in the answer to the last successful patch (after kube_scale_to_zero, the
+ * generation its annotation's answer showed plus the one its /scale adds), or 0 when unknown.
+ */
+int64_t kube_last_generation(const struct kube *k);
+/*
  * The object in the answer to the last successful merge patch (NUL-terminated JSON, its length
  * in *len), or NULL: what the API stored, which may lack a field the patch set (a structural
  * CRD prunes a field its installed release does not have, and answers 200 all the same).

@@ -27,6 +27,7 @@ void notice_acted_free(struct notice_acted *a)
 {
     free(a->way);
     free(a->uid);
+    free(a->spec);
     free(a->undo);
     free(a->key);
     free(a->value);
@@ -67,6 +68,7 @@ static json_object *notice_acted_json(const struct notice_acted *a)
     notice_add_str(o, "uid", a->uid);
     if (a->has_generation)
         json_object_object_add(o, "generation", json_object_new_int64(a->generation));
+    notice_add_str(o, "specDigest", a->spec);
     if (a->has_replicas_before)
         json_object_object_add(o, "replicasBefore", json_object_new_int64(a->replicas_before));
     if (a->undo) {
@@ -199,6 +201,7 @@ static int notice_acted_parse(json_object *a, struct notice_acted *out, char *er
     if (notice_str(a, w, "way", &out->way, err, errlen) < 0 ||
         notice_str(a, w, "uid", &out->uid, err, errlen) < 0 ||
         notice_int(a, "generation", &out->has_generation, &out->generation, err, errlen) < 0 ||
+        notice_str(a, w, "specDigest", &out->spec, err, errlen) < 0 ||
         notice_int(a, "replicasBefore", &out->has_replicas_before, &out->replicas_before, err,
                    errlen) < 0 ||
         notice_str(a, w, "key", &out->key, err, errlen) < 0 ||
@@ -261,7 +264,7 @@ bool notice_equal(const struct notice *a, const struct notice *b)
            notice_str_eq(x->way, y->way) && notice_str_eq(x->uid, y->uid) &&
            x->has_generation == y->has_generation &&
            (!x->has_generation || x->generation == y->generation) &&
-           x->has_replicas_before == y->has_replicas_before &&
+           notice_str_eq(x->spec, y->spec) && x->has_replicas_before == y->has_replicas_before &&
            (!x->has_replicas_before || x->replicas_before == y->replicas_before) &&
            notice_str_eq(x->undo, y->undo) && notice_str_eq(x->key, y->key) &&
            notice_str_eq(x->value, y->value);

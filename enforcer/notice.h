@@ -9,7 +9,7 @@
  * The JSON is a flat object, members in this order when written:
  *   actAt, rule, action, idleSince, window, threshold, noticedAt, uid, actedAt, acted
  * with times in RFC 3339, whole seconds, and `acted` an object:
- *   way, uid, generation, replicasBefore, undo (a JSON object), key, value.
+ *   way, uid, generation, specDigest, replicasBefore, undo (a JSON object), key, value.
  * Parsing is strict as jsonparse is (one JSON object, strict UTF-8, whole input): a member of
  * the wrong type, a time that is not one, a string that is not valid UTF-8 or holds a NUL, is
  * an error, not a default. Members this version does not know are ignored, so that a newer
@@ -30,6 +30,7 @@ struct notice_acted {
     char *uid;    /* the object acted on, or NULL */
     bool has_generation;
     int64_t generation; /* its metadata.generation after the action */
+    char *spec;         /* specDigest: restore_spec_digest of the object after it, or NULL */
     bool has_replicas_before;
     int64_t replicas_before;
     char *undo;        /* the undo merge patch, as JSON object text, or NULL */

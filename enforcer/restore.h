@@ -7,16 +7,20 @@
  * an SRE's laptop, after a failover, or after the state file was lost. When the engine acts
  * (scale to zero, a stop patch, a stop annotation), it adds to its notice annotation
  * (gpureclaim.io/reclaim-notice, next to actedAt) an `acted` record: the way used, the uid of
- * the object acted on, its metadata.generation after the action, and what undoing needs (the
- * replicas before, the undo patch, the stop annotation and its exact value). `restore` reads
- * the object, and refuses unless the object is still the one acted on and still as the action
- * left it:
+ * the object acted on, its metadata.generation and the digest of its spec after the action, and
+ * what undoing needs (the replicas before, the undo patch, the stop annotation and its exact
+ * value). `restore` reads the object, and refuses unless the object is still the one acted on and
+ * still as the action left it:
  *
  *   - another uid: the object was replaced (deleted and re-created under the same name);
- *   - scale and patch ways: another metadata.generation. The API server bumps it on every
- *     change of the spec (a /scale included), and not for metadata or status, so a spec
+ *   - scale, patch and command ways: another spec. The record holds a digest of the object
+ *     as the action left it, all but metadata and status (restore_spec_digest), so a spec
  *     changed by anyone since the action (the platform restarted it, an owner edited it, a
- *     GitOps tool synced it) shows; writing our own record, an annotation, does not bump it;
+ *     GitOps tool synced it) shows. Not metadata.generation: kube-apiserver bumps a
+ *     Deployment's generation on an annotation change too (kubernetes/kubernetes v1.36.3
+ *     pkg/registry/apps/deployment/strategy.go, PrepareForUpdate; docs/real-cluster.md), so
+ *     writing our own record would read as a change. A record without the digest (written
+ *     by an older enforcer) is compared by generation, as it was;
  *   - annotate way: a stop annotation does not bump the generation, so the annotation must
  *     still be there with exactly the value the engine wrote (Kubeflow's "Start" removes it:
  *     the workload was restarted through the platform already).
@@ -54,6 +58,7 @@ struct restore_record {
     char *uid;               /* the object acted on */
     bool has_generation;
     int64_t generation;      /* metadata.generation after the action */
+    char *spec_digest;       /* restore_spec_digest after the action, or NULL (older record) */
     int64_t replicas_before; /* KIND_SCALE */
     char *undo;              /* KIND_PATCH: the merge patch that undoes the stop, or NULL */
     char *key, *value;       /* KIND_ANNOTATE: the stop annotation and the value written */
@@ -62,6 +67,19 @@ struct restore_record {
 };
 
 void restore_record_free(struct restore_record *r);
+
+/* "fnv1a64:" and 16 hex digits, NUL-terminated. */
+#define RESTORE_DIGEST_LEN 25
+
+/*
+ * The digest of object `json` as `restore` compares it with the record: every member but
+ * apiVersion, kind, metadata and status (the spec, and for kinds that keep it elsewhere, that
+ * too), serialised with object members sorted by key, hashed with FNV-1a 64. Metadata is left
+ * out because our own notice and record are annotations, and status because controllers
+ * write it all the time. 0, or -1 with a message when `json` is not a JSON object.
+ */
+int restore_spec_digest(const char *json, size_t len, char out[RESTORE_DIGEST_LEN], char *err,
+                        size_t errlen);
 
 /*
  * The notice annotation `notice_json` with the `acted` record of `r` added (r->acted,
@@ -78,12 +96,13 @@ struct restore_obj {
     char *kind, *ns, *name, *uid;
     bool has_generation;
     int64_t generation;
-    char *notice;              /* gpureclaim.io/reclaim-notice */
-    char *restored_at;         /* gpureclaim.io/restored-at */
-    struct restore_record rec; /* from the notice; method KIND_NONE when there is none */
-    char rec_err[160];         /* why the notice's record could not be read, "" if it could */
-    char *stop_value;          /* the value of the record's stop annotation (KIND_ANNOTATE) */
-    bool has_stop;             /* that annotation is present */
+    char spec_digest[RESTORE_DIGEST_LEN]; /* restore_spec_digest, "" when it cannot be made */
+    char *notice;                         /* gpureclaim.io/reclaim-notice */
+    char *restored_at;                    /* gpureclaim.io/restored-at */
+    struct restore_record rec;            /* from the notice; method KIND_NONE when there is none */
+    char rec_err[160]; /* why the notice's record could not be read, "" if it could */
+    char *stop_value;  /* the value of the record's stop annotation (KIND_ANNOTATE) */
+    bool has_stop;     /* that annotation is present */
     /* KIND_COMMAND: whether the object still reads as stopped by the row's command way
        (kinds_is_stopped; the caller sets it, -1 unknown): a command is carried out by the
        platform, and nothing else on the object says whether it was undone since. */

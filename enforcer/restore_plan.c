@@ -23,6 +23,7 @@
 void restore_record_free(struct restore_record *r)
 {
     free(r->uid);
+    free(r->spec_digest);
     free(r->undo);
     free(r->key);
     free(r->value);
@@ -61,7 +62,8 @@ char *restore_record_add(const char *notice_json, const struct restore_record *r
                                     .way = xstrdup(restore_way_name(r->method)),
                                     .uid = r->uid ? xstrdup(r->uid) : NULL,
                                     .has_generation = r->has_generation,
-                                    .generation = r->generation};
+                                    .generation = r->generation,
+                                    .spec = r->spec_digest ? xstrdup(r->spec_digest) : NULL};
     if (r->method == KIND_SCALE) {
         n.acted.has_replicas_before = true;
         n.acted.replicas_before = r->replicas_before;
@@ -125,6 +127,7 @@ int restore_record_parse(const char *notice_json, struct restore_record *r, char
     r->uid = restore_dup(a->uid);
     r->has_generation = a->has_generation;
     r->generation = a->generation;
+    r->spec_digest = restore_dup(a->spec);
     switch (r->method) {
     case KIND_SCALE:
         if (!a->has_replicas_before || a->replicas_before < 0) {
@@ -165,6 +168,85 @@ int restore_record_parse(const char *notice_json, struct restore_record *r, char
     return ret;
 }
 
+static int restore_key_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* `v` as JSON text with the members of every object sorted by key, appended to `b`. */
+static void restore_canon(struct sbuf *b, json_object *v)
+{
+    if (json_object_is_type(v, json_type_object)) {
+        size_t n = 0, i = 0;
+        json_object_object_foreach(v, k0, v0)
+        {
+            (void)k0, (void)v0;
+            n++;
+        }
+        const char **keys = xcalloc(n ? n : 1, sizeof(*keys));
+        json_object_object_foreach(v, k1, v1)
+        {
+            (void)v1;
+            keys[i++] = k1;
+        }
+        qsort(keys, n, sizeof(*keys), restore_key_cmp);
+        sbuf_putc(b, '{');
+        for (i = 0; i < n; i++) {
+            json_object *key = json_object_new_string(keys[i]), *m = NULL;
+            sbuf_printf(b, "%s%s:", i ? "," : "",
+                        json_object_to_json_string_ext(key, JSON_C_TO_STRING_PLAIN));
+            json_object_put(key);
+            json_object_object_get_ex(v, keys[i], &m);
+            restore_canon(b, m);
+        }
+        sbuf_putc(b, '}');
+        free(keys);
+    } else if (json_object_is_type(v, json_type_array)) {
+        sbuf_putc(b, '[');
+        for (size_t i = 0; i < json_object_array_length(v); i++) {
+            if (i)
+                sbuf_putc(b, ',');
+            restore_canon(b, json_object_array_get_idx(v, i));
+        }
+        sbuf_putc(b, ']');
+    } else {
+        sbuf_puts(b, v ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN) : "null");
+    }
+}
+
+static void restore_digest_of(json_object *root, char out[RESTORE_DIGEST_LEN])
+{
+    struct sbuf b = {0};
+    json_object *c = json_object_new_object();
+    json_object_object_foreach(root, key, val)
+    {
+        if (strcmp(key, "metadata") != 0 && strcmp(key, "status") != 0 &&
+            strcmp(key, "apiVersion") != 0 && strcmp(key, "kind") != 0)
+            json_object_object_add(c, key, json_object_get(val));
+    }
+    restore_canon(&b, c);
+    json_object_put(c);
+    snprintf(out, RESTORE_DIGEST_LEN, "fnv1a64:%016" PRIx64, fnv1a64(b.buf ? b.buf : "", b.len));
+    sbuf_free(&b);
+}
+
+int restore_spec_digest(const char *json, size_t len, char out[RESTORE_DIGEST_LEN], char *err,
+                        size_t errlen)
+{
+    out[0] = '\0';
+    json_object *root =
+        jsonparse_strict(json, len, JSON_TOKENER_DEFAULT_DEPTH, "object", err, errlen);
+    if (!root || !json_object_is_type(root, json_type_object)) {
+        if (root)
+            snprintf(err, errlen, "the object is not a JSON object");
+        json_object_put(root);
+        return -1;
+    }
+    restore_digest_of(root, out);
+    json_object_put(root);
+    return 0;
+}
+
 int restore_obj_parse(const char *json, size_t len, struct restore_obj *o, char *err, size_t errlen)
 {
     memset(o, 0, sizeof(*o));
@@ -186,6 +268,7 @@ int restore_obj_parse(const char *json, size_t len, struct restore_obj *o, char 
     o->name = restore_dup(restore_str(md, "name"));
     o->uid = restore_dup(restore_str(md, "uid"));
     o->has_generation = restore_int(md, "generation", &o->generation);
+    restore_digest_of(root, o->spec_digest);
     if (json_object_object_get_ex(md, "annotations", &ann) &&
         json_object_is_type(ann, json_type_object)) {
         o->notice = restore_dup(restore_str(ann, ANNOT_NOTICE));
@@ -330,6 +413,17 @@ int restore_plan(const struct restore_obj *obj, double now, struct restore_op *o
                      "%s changed since the action: annotation '%s' is '%.60s', the action set "
                      "'%.60s'; refusing",
                      what, r->key, obj->stop_value ? obj->stop_value : "(not a string)", r->value);
+            return -1;
+        }
+    } else if (r->spec_digest) {
+        /* The spec, not the generation: a Deployment's moves with every annotation, ours
+           included (restore.h). */
+        if (strcmp(r->spec_digest, obj->spec_digest) != 0) {
+            snprintf(msg, msglen,
+                     "%s changed since the action: its spec is not as the action left it "
+                     "(digest %s, the action left %s; changed by someone else since %s); "
+                     "refusing",
+                     what, obj->spec_digest, r->spec_digest, t);
             return -1;
         }
     } else if (!r->has_generation || !obj->has_generation) {

@@ -18,6 +18,9 @@
 #include "log.h"
 #include "util.h"
 
+/* Attempts of an undo refused with 409 Conflict, the first included. */
+#define RESTORE_ATTEMPTS 5
+
 int restore_target_parse(const char *target, const char *ns_flag, bool ns_set,
                          struct restore_target *t, char *err, size_t errlen)
 {
@@ -138,6 +141,8 @@ int restore_run(const struct restore_api *api, const struct kind_def *def, const
     snprintf(api_version, sizeof(api_version), "%s%s%s", def->group, def->group[0] ? "/" : "",
              def->version);
     struct kube_ref ref = {api_version, (char *)def->kind, (char *)ns, (char *)name, NULL};
+    int attempt = 1;
+again:;
     enum kube_result r = api->get(api->arg, &ref, &obj, err, sizeof(err));
     if (r == KUBE_NOT_FOUND) {
         /* The record of a reclaim lives on the object: a reclaim by delete took it with it. */
@@ -186,9 +191,13 @@ int restore_run(const struct restore_api *api, const struct kind_def *def, const
         int64_t previous = 0;
         r = api->scale(api->arg, &ref, obj.resource_version, op.replicas, &previous, err,
                        sizeof(err));
+        /* The annotations after the /scale with the uid precondition only: its controller
+           writes the status at once after the scale, and what was read was checked (the
+           /scale carried its resourceVersion); they are our own record. */
         if (r == KUBE_OK)
-            r = api->patch(api->arg, &ref, api->last_resource_version(api->arg), op.patch, err,
-                           sizeof(err));
+            r = api->patch(api->arg, &ref, NULL, op.patch, err, sizeof(err));
+        else if (r == KUBE_CONFLICT && attempt < RESTORE_ATTEMPTS)
+            goto retry;
     } else if (op.method == KIND_COMMAND) {
         /* The command first: its controller then changes the object's status at any time, so
            the annotations follow with the uid precondition only (what was read was checked). */
@@ -197,6 +206,8 @@ int restore_run(const struct restore_api *api, const struct kind_def *def, const
             r = api->patch(api->arg, &ref, NULL, op.patch, err, sizeof(err));
     } else {
         r = api->patch(api->arg, &ref, obj.resource_version, op.patch, err, sizeof(err));
+        if (r == KUBE_CONFLICT && attempt < RESTORE_ATTEMPTS)
+            goto retry;
     }
     if (r != KUBE_OK) {
         snprintf(msg, sizeof(msg), "cannot %s: %s%s", op.what, err,
@@ -232,4 +243,17 @@ out:
     restore_obj_free(&o);
     kube_obj_free(&obj);
     return status;
+retry:
+    /* Refused with 409 Conflict before anything was written: another writer (most often a
+       controller's status update) came between the read and the write. Read it again and
+       decide again from what it is now, as client-go's retry.RetryOnConflict does: a change
+       that matters (a spec edited, a replacement) is then refused by restore_plan. */
+    log_debug("restore %s %s/%s: 409 Conflict (%s): reading it again, attempt %d of %d", def->kind,
+              ns, name, err, attempt + 1, RESTORE_ATTEMPTS);
+    attempt++;
+    restore_op_free(&op);
+    restore_obj_free(&o);
+    kube_obj_free(&obj);
+    ref.uid = NULL;
+    goto again;
 }

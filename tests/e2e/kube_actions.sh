@@ -220,6 +220,9 @@ for _i in $(seq 1 600); do
 done
 stop_pid "$RUN_C"
 check C-cycle-done $ok
+# After a /scale the object acted on is read back: the record holds the digest of its spec as
+# the scale left it (act_kube.c, act_kube_left); after a 409 the object is read again
+# (act_kube_reread: the replaced bare-conflict is then not written again).
 expect C-requests "$from" <<'EOF'
 PATCH /apis/apps/v1/namespaces/apps/deployments/notebook [application/merge-patch+json] {"metadata":{"uid":"@Deployment/notebook","annotations":{"gpureclaim.io/reclaim-notice":null}}}
 POST /api/v1/namespaces/apps/events [application/json] <Event Normal IdleGPUReclaimSpared Deployment/notebook action=Spare>
@@ -235,6 +238,7 @@ GET /apis/apps/v1/namespaces/apps/deployments/web
 GET /apis/apps/v1/namespaces/apps/deployments/web/scale
 PATCH /apis/apps/v1/namespaces/apps/deployments/web [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web","resourceVersion":"@rv","annotations":{"gpureclaim.io/replicas-before-reclaim":"2"}}}
 PATCH /apis/apps/v1/namespaces/apps/deployments/web/scale [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web","resourceVersion":"@rv"},"spec":{"replicas":0}}
+GET /apis/apps/v1/namespaces/apps/deployments/web
 POST /api/v1/namespaces/apps/events [application/json] <Event Warning IdleGPUReclaimed Deployment/web action=ScaleToZero>
 PATCH /apis/apps/v1/namespaces/apps/deployments/web [application/merge-patch+json] {"metadata":{"uid":"@Deployment/web","annotations":{"gpureclaim.io/reclaim-notice":"<notice scale scaleToZero at 2023-11-14T22:18:20Z acted>"}}}
 GET /api/v1/namespaces/batch/pods/kq-fgh12
@@ -254,6 +258,7 @@ GET /apis/apps/v1/namespaces/serve/deployments/infer
 POST /api/v1/namespaces/serve/pods/infer-6f7g-m9n8p/eviction [application/json] {"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"infer-6f7g-m9n8p","namespace":"serve"},"deleteOptions":{"preconditions":{"uid":"@Pod/infer-6f7g-m9n8p"}}}
 GET /api/v1/namespaces/scratch/pods/bare-conflict
 DELETE /api/v1/namespaces/scratch/pods/bare-conflict [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/bare-conflict","resourceVersion":"@rv"}}
+GET /api/v1/namespaces/scratch/pods/bare-conflict
 GET /api/v1/namespaces/scratch/pods/bare-gone
 DELETE /api/v1/namespaces/scratch/pods/bare-gone [application/json] {"apiVersion":"v1","kind":"DeleteOptions","propagationPolicy":"Background","preconditions":{"uid":"@Pod/bare-gone","resourceVersion":"@rv"}}
 GET /api/v1/namespaces/scratch/pods/bare-ok
@@ -316,6 +321,7 @@ GET /apis/apps/v1/namespaces/apps/statefulsets/db
 GET /apis/apps/v1/namespaces/apps/statefulsets/db/scale
 PATCH /apis/apps/v1/namespaces/apps/statefulsets/db [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db","resourceVersion":"@rv","annotations":{"gpureclaim.io/replicas-before-reclaim":"1"}}}
 PATCH /apis/apps/v1/namespaces/apps/statefulsets/db/scale [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db","resourceVersion":"@rv"},"spec":{"replicas":0}}
+GET /apis/apps/v1/namespaces/apps/statefulsets/db
 POST /api/v1/namespaces/apps/events [application/json] <Event Warning IdleGPUReclaimed StatefulSet/db action=ScaleToZero>
 PATCH /apis/apps/v1/namespaces/apps/statefulsets/db [application/merge-patch+json] {"metadata":{"uid":"@StatefulSet/db","annotations":{"gpureclaim.io/reclaim-notice":"<notice scale scaleToZero at 2023-11-14T22:18:20Z acted>"}}}
 GET /api/v1/namespaces/apps/pods/exempt-6c4f-q7r2s

@@ -4,14 +4,14 @@
 # tests/fakes/fake_kube.c models it. A real Prometheus scrapes the real kube-state-metrics
 # (the shipped default `pending` query over kube_pod_container_resource_requests{resource=
 # "amd_com_gpu"} and kube_pod_status_unschedulable) and a file of activity samples for the
-# idle StatefulSet (no exporter can measure kwok's pods). The enforcer uses the shipped
+# idle Deployment (no exporter can measure kwok's pods). The enforcer uses the shipped
 # ServiceAccount's token, bound by the shipped roles, and its real clock:
-#   A  nothing waits: the idle StatefulSet is kept (no pressure);
+#   A  nothing waits: the idle Deployment is kept (no pressure);
 #   B  a pod asking for 2 GPUs is Pending with the scheduler's "Insufficient amd.com/gpu",
 #      then schedules once the busy filler is deleted, before the cycle: kept (the demand is
 #      gone);
 #   C  another such pod Pending, seen by kube-state-metrics and confirmed in the API: the idle
-#      StatefulSet is scaled to 0 and the waiting pod then schedules onto the freed GPUs.
+#      Deployment is scaled to 0 and the waiting pod then schedules onto the freed GPUs.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/kube/cluster.sh"
 
@@ -35,7 +35,7 @@ kube_sa_token gpureclaim gpureclaim-enforcer 3600 >"$TMP/sa.token" || { fail sa-
 kubectl apply -f "$DATA/workloads.yaml" >"$TMP/w.out" 2>&1 || { fail workloads "$(cat "$TMP/w.out")"; exit 1; }
 check idle-running wait_for 60 sh -c "kubectl get pods -n press -l app=idle --field-selector=status.phase=Running --no-headers | grep -q ."
 check filler-running wait_for 60 phase_is other filler Running
-IDLE_POD=idle-0
+IDLE_POD=$(kubectl get pods -n press -l app=idle -o jsonpath='{.items[0].metadata.name}')
 CREATED=$(date +%s)
 
 # the activity of the idle pod, served as a file for Prometheus to scrape every second
@@ -73,7 +73,7 @@ enf() { # LOG: one `run --once`, acting, pressure confirmed by the API
         --kube.api-url="$KUBE_URL" --kube.ca-file="$KUBE_CA" --kube.token-file="$TMP/sa.token" \
         --enforce.max-actions-per-hour=0 >"$TMP/$1" 2>&1
 }
-replicas() { jp statefulset/idle press '{.spec.replicas}'; }
+replicas() { jp deployment/idle press '{.spec.replicas}'; }
 acted() { grep -c '"event":"action"' "$AUDIT" 2>/dev/null || true; }
 
 # the idle window (1 minute) must be the object's and covered by samples
@@ -101,7 +101,7 @@ check B-cycle enf B.log
 check B-kept [ "$(replicas)" = 1 ]
 check B-no-action [ "$(acted)" = 0 ]
 
-# --- C: a pod waits for the idle StatefulSet's GPUs ---------------------------------------------
+# --- C: a pod waits for the idle Deployment's GPUs ---------------------------------------------
 kubectl apply -f "$DATA/waiting-2.yaml" >"$TMP/c.out" 2>&1
 check C-waiting-pending wait_for 30 sh -c \
     "kubectl get pod waiting-2 -n queue -o jsonpath='{.status.conditions[?(@.type==\"PodScheduled\")].message}' | grep -q 'Insufficient amd.com/gpu'"

@@ -74,14 +74,15 @@ check dry-exit-0 test "$RC" = 0
 check dry-says-what grep -q 'dry run: would scale Deployment ml/train back to 2 replicas' "$TMP/dry.out"
 check dry-no-write test -z "$(writes "$from")"
 
-# --- scale way: back to the recorded replicas, then the annotations --------------------------
+# --- scale way: back to the recorded replicas, then the annotations (uid only: the controller
+# writes the status at once after the scale) ---------------------------------------------------
 from=$(lines)
 restore scale -n ml deployments/train
 check scale-exit-0 test "$RC" = 0
 check scale-says grep -q '^restored: scale Deployment ml/train back to 2 replicas (reclaimed by rule .scale.)' "$TMP/scale.out"
 writes "$from" >"$TMP/scale.writes"
 check scale-requests test "$(sed 's/"resourceVersion":"[0-9]*"/"resourceVersion":RV/; s/"gpureclaim.io\/restored-at":"[^"]*"/"gpureclaim.io\/restored-at":T/' "$TMP/scale.writes")" = 'PATCH /apis/apps/v1/namespaces/ml/deployments/train/scale {"metadata":{"resourceVersion":RV,"uid":"d-1"},"spec":{"replicas":2}}
-PATCH /apis/apps/v1/namespaces/ml/deployments/train {"metadata":{"annotations":{"gpureclaim.io/reclaim-notice":null,"gpureclaim.io/replicas-before-reclaim":null,"gpureclaim.io/restored-at":T},"resourceVersion":RV,"uid":"d-1"}}
+PATCH /apis/apps/v1/namespaces/ml/deployments/train {"metadata":{"annotations":{"gpureclaim.io/reclaim-notice":null,"gpureclaim.io/replicas-before-reclaim":null,"gpureclaim.io/restored-at":T},"uid":"d-1"}}
 POST /api/v1/namespaces/ml/events {"involved":"Deployment/train","reason":"IdleGPUReclaimRestored","type":"Normal"}'
 check scale-replicas test "$(get $DEP/train 'o["spec"]["replicas"]')" = 2
 check scale-restored-at test "$(get $DEP/train "$ANN.get('gpureclaim.io/restored-at') is not None and 'gpureclaim.io/reclaim-notice' not in $ANN")" = True
@@ -149,8 +150,11 @@ flow() {
     PURL=$FAKE_URL
     KLOG=$TMP/$1.requests
     : >"$KLOG"
+    FAULTS=$TMP/$1.faults
+    : >"$FAULTS"
     start_fake_http "$TMP/$1-kube.out" "$KUBE_FAKE" --data "$TMP/$1" --log "$KLOG" \
-        --token-file "$TMP/token" || { fail "$1-kube-start" "$(cat "$TMP/$1-kube.out")"; exit 1; }
+        --token-file "$TMP/token" --faults-file "$FAULTS" ||
+        { fail "$1-kube-start" "$(cat "$TMP/$1-kube.out")"; exit 1; }
     KURL=$FAKE_URL
     rm -f "$TMP/state.json"
 }
@@ -162,13 +166,34 @@ run_once() { # LOG AT
         --kube.api-url="$KURL" --kube.token-file="$TMP/token" \
         --kube.allow-insecure-credentials --enforce.max-actions-per-hour=0 >"$1" 2>&1
 }
+# A controller's status update between the enforcer's read and its /scale (as the Deployment
+# controller writes at once after the replicas-before annotation): 409 Conflict, read again,
+# unchanged, scaled on the second attempt.
+SCALE=/apis/apps/v1/namespaces/flow/deployments/web/scale
+echo "PATCH $SCALE=statusx1" >"$FAULTS"
 check flow-act run_once "$TMP/run1.log" $T0
+check flow-scale-retried test "$(writes 0 | grep -c "^PATCH $SCALE ")" = 2
 check flow-scaled test "$(get /apis/apps/v1/namespaces/flow/deployments/web 'o["spec"]["replicas"]')" = 0
 NOTICE="json.loads($ANN['gpureclaim.io/reclaim-notice'])"
-check flow-recorded test "$(get /apis/apps/v1/namespaces/flow/deployments/web "(lambda n: (n['acted']['way'], n['acted']['uid'], n['acted']['replicasBefore'], n['acted']['generation'] == o['metadata']['generation']))($NOTICE)" 2>&1)" = "('scale', 'w-dep', 2, True)"
+# The record's own write moved the Deployment's generation once more (kube-apiserver bumps it
+# for annotations, docs/real-cluster.md): the record holds the spec's digest, which did not move.
+check flow-recorded test "$(get /apis/apps/v1/namespaces/flow/deployments/web "(lambda n: (n['acted']['way'], n['acted']['uid'], n['acted']['replicasBefore'], n['acted']['specDigest'].startswith('fnv1a64:'), n['acted']['generation'] + 1 == o['metadata']['generation']))($NOTICE)" 2>&1)" = "('scale', 'w-dep', 2, True, True)"
 check flow-event-says-how grep -q 'gpureclaim-enforcer restore flow/Deployment/web' "$KLOG"
+# Both pods of web are idle, a decision each in the same cycle: the Deployment gets one
+# notice and one action (a second one rewrote the record without replicasBefore).
+events_of() { # REASON: Events of that reason posted about Deployment web
+    writes 0 | grep -c "^POST /api/v1/namespaces/flow/events .*\"involved\":\"Deployment/web\",\"reason\":\"$1\"" || true
+}
+check flow-one-notice-event test "$(events_of IdleGPUReclaimNotice)" = 1
+check flow-one-reclaimed-event test "$(events_of IdleGPUReclaimed)" = 1
+check flow-one-notice-audited test "$(grep '"event":"notice"' "$TMP/flow-audit.jsonl" | grep -c '"result":"ok"')" = 1
+check flow-one-action-audited test "$(grep '"event":"action"' "$TMP/flow-audit.jsonl" | grep -c '"result":"ok"')" = 1
+# the same between restore's read and its /scale: read again, decided again, restored
+from=$(lines)
+echo "PATCH $SCALE=statusx1" >"$FAULTS"
 restore flowrestore flow/deployment/web
 check flow-restore-exit-0 test "$RC" = 0
+check flow-restore-retried test "$(writes "$from" | grep -c "^PATCH $SCALE ")" = 2
 check flow-restored test "$(get /apis/apps/v1/namespaces/flow/deployments/web 'o["spec"]["replicas"]')" = 2
 from=$(lines)
 check flow-run-again run_once "$TMP/run2.log" $((T0 + 60))
@@ -194,5 +219,18 @@ from=$(lines)
 check nbflow-run-again run_once "$TMP/nbrun2.log" $((T0 + 60))
 check nbflow-not-reclaimed-again test -z "$(writes "$from" | grep -v '/events ')"
 check nbflow-kept-restarted grep -q '"result":"too_young","message":"restarted: Notebook nb was brought back at' "$TMP/flow-audit.jsonl"
+
+# --- the same Notebook, edited by someone between the enforcer's read and its write ----------
+# The spec edit comes before the notice (an annotation without a resourceVersion, whose answer
+# then shows the edit: not taken for the action's precondition) and the stop annotation gets
+# 409; read again, the spec is not the one decided on: kept, and said why.
+mkdir -p "$TMP/nbedit"
+cp "$TMP/nbflow/objects.json" "$TMP/nbedit/"
+flow nbedit nb-
+echo "PATCH $NBF=specx1" >"$FAULTS"
+check nbedit-run run_once "$TMP/nbedit.log" $T0
+check nbedit-edited test "$(get $NBF "o['spec'].get('fakeEdits')")" = 1
+check nbedit-kept test "$(get $NBF "'kubeflow-resource-stopped' in $ANN")" = False
+check nbedit-said grep -q '"event":"action".*"result":"conflict".*its spec is not the one the decision was made on' "$TMP/flow-audit.jsonl"
 
 finish

@@ -10,10 +10,10 @@
  * merge patches' metadata.uid (on /scale too, compared with the parent's uid), RFC 7386 merge
  * patches applied to the stored object (a later GET sees them), the /scale subresource, label and
  * status.phase selectors on lists, metadata.generation bumped by every change outside metadata
- * and status, and list items without kind/apiVersion as the real server sends them, API
- * discovery and resourceVersion preconditions (fake_kube_disco.h). After every write the
- * controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe InferenceService and
- * LLMInferenceService, suspend of RayCluster, JobSet, TrainJob, AppWrapper and the training
+ * and status (and by a Deployment's annotations), and list items without kind/apiVersion as the
+ * real server sends them, API discovery and resourceVersion preconditions (fake_kube_disco.h).
+ * After every write the controllers of fake_kube_ctl.h (Kubeflow Notebook, KServe InferenceService
+ * and LLMInferenceService, suspend of RayCluster, JobSet, TrainJob, AppWrapper and the training
  * operator's jobs, Volcano's Commands and Jobs) react as the real ones do. It is written from the
  * API documentation, independently of enforcer/kube.c, so it checks the client rather than
  * mirroring it.
@@ -26,7 +26,9 @@
  *   normally), garbage (200 with a body that is not JSON) or replace (the object named by
  *   the path gets a new metadata.uid, as when a StatefulSet or a user re-creates it under the
  *   same name, then the request is answered normally: a uid precondition then fails with the
- *   API server's 409) or prune:FIELD (a merge patch is applied, then the dotted FIELD, such as
+ *   API server's 409), status or spec (another writer comes first: a controller's status update,
+ *   or an edit of the spec, fk_touch; a resourceVersion precondition then fails with 409) or
+ *   prune:FIELD (a merge patch is applied, then the dotted FIELD, such as
  *   spec.suspend, is dropped from the stored object and the answer, as a CRD without that
  *   field prunes it); a suffix xN applies it N times (FIELD without an 'x').
  *   --faults-file is re-read whenever it changes, one fault per line.
@@ -114,7 +116,7 @@ struct fk_obj {
     json_object *obj;
 };
 
-enum fk_fault_type { FK_CODE, FK_SLOW, FK_GARBAGE, FK_REPLACE, FK_PRUNE };
+enum fk_fault_type { FK_CODE, FK_SLOW, FK_GARBAGE, FK_REPLACE, FK_PRUNE, FK_STATUS, FK_SPEC };
 
 struct fk_fault {
     char *method, *path;
@@ -130,7 +132,7 @@ static size_t fk_nobjs;
 static struct fk_fault *fk_faults; /* command line first, then the faults file */
 static size_t fk_nfaults, fk_ncmd_faults;
 static const char *fk_faults_file;
-static time_t fk_faults_mtime;
+static struct timespec fk_faults_mtime;
 static off_t fk_faults_size;
 static const char *fk_log_path, *fk_token, *fk_token_file;
 /* More --token values: each client of a multi-replica test has its own, so the request log
@@ -345,6 +347,10 @@ static int fk_parse_fault(const char *line, struct fk_fault *f)
         f->type = FK_GARBAGE;
     } else if (strcmp(spec, "replace") == 0) {
         f->type = FK_REPLACE;
+    } else if (strcmp(spec, "status") == 0) {
+        f->type = FK_STATUS;
+    } else if (strcmp(spec, "spec") == 0) {
+        f->type = FK_SPEC;
     } else if (strncmp(spec, "prune:", 6) == 0 && spec[6] && strlen(spec + 6) < sizeof(f->field)) {
         f->type = FK_PRUNE;
         snprintf(f->field, sizeof(f->field), "%s", spec + 6);
@@ -366,7 +372,9 @@ static void fk_add_fault(const char *line)
 {
     struct fk_fault f;
     if (fk_parse_fault(line, &f) < 0)
-        fk_die("invalid fault (want 'METHOD PATH=CODE|slow:S|garbage|replace|prune:F[xN]')", line);
+        fk_die("invalid fault (want 'METHOD PATH=CODE|slow:S|garbage|replace|status|spec|prune:F"
+               "[xN]')",
+               line);
     fk_faults = xrealloc(fk_faults, (fk_nfaults + 1) * sizeof(*fk_faults));
     fk_faults[fk_nfaults++] = f;
 }
@@ -377,9 +385,11 @@ static void fk_reload_faults(void)
     struct stat st;
     if (!fk_faults_file || stat(fk_faults_file, &st) < 0)
         return;
-    if (st.st_mtime == fk_faults_mtime && st.st_size == fk_faults_size)
+    /* nanoseconds: a test may rewrite it with the same size within one second */
+    if (st.st_mtim.tv_sec == fk_faults_mtime.tv_sec &&
+        st.st_mtim.tv_nsec == fk_faults_mtime.tv_nsec && st.st_size == fk_faults_size)
         return;
-    fk_faults_mtime = st.st_mtime;
+    fk_faults_mtime = st.st_mtim;
     fk_faults_size = st.st_size;
     for (size_t i = fk_ncmd_faults; i < fk_nfaults; i++) {
         free(fk_faults[i].method);
@@ -428,6 +438,7 @@ struct fk_req {
     const char *body;
     size_t body_len;
     bool replace;      /* a `replace` fault: re-create the object before answering */
+    int touch;         /* a `status` or `spec` fault (FK_STATUS, FK_SPEC), or 0 */
     const char *prune; /* a `prune` fault: the field a patch may not store, or NULL */
 };
 
@@ -794,7 +805,13 @@ static json_object *fk_scale_of(const struct fk_obj *o)
     return s;
 }
 
-/* The object without metadata and status, as text: what metadata.generation counts. */
+/*
+ * The object without metadata and status, as text: what metadata.generation counts. For an
+ * apps/v1 Deployment its annotations count too: kube-apiserver bumps a Deployment's generation
+ * when only its annotations change, "because annotations are copied from deployments to their
+ * replica sets" (kubernetes/kubernetes v1.36.3 pkg/registry/apps/deployment/strategy.go,
+ * PrepareForUpdate); the StatefulSet, ReplicaSet and DaemonSet strategies compare the spec only.
+ */
 static char *fk_spec_text(json_object *obj)
 {
     json_object *c = json_object_new_object();
@@ -803,6 +820,12 @@ static char *fk_spec_text(json_object *obj)
         if (strcmp(key, "metadata") != 0 && strcmp(key, "status") != 0)
             json_object_object_add(c, key, json_object_get(val));
     }
+    const char *av = fk_get_str(obj, "apiVersion", NULL), *kind = fk_get_str(obj, "kind", NULL);
+    json_object *meta, *ann;
+    if (av && kind && strcmp(av, "apps/v1") == 0 && strcmp(kind, "Deployment") == 0 &&
+        json_object_object_get_ex(obj, "metadata", &meta) &&
+        json_object_object_get_ex(meta, "annotations", &ann))
+        json_object_object_add(c, "metadata.annotations", json_object_get(ann));
     char *s = xstrdup(json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN));
     json_object_put(c);
     return s;
@@ -810,8 +833,9 @@ static char *fk_spec_text(json_object *obj)
 
 /*
  * metadata.generation as kube-apiserver keeps it: 1 at creation, and one more for every write
- * that changes anything but metadata and status (a /scale included), never for an annotation
- * (the generation strategies of apps/v1 and of custom resources with a status subresource).
+ * that changes anything but metadata and status (a /scale included), and for a Deployment an
+ * annotation too (fk_spec_text; the generation strategies of apps/v1 and of custom resources
+ * with a status subresource).
  */
 static void fk_generation(json_object *obj, const char *before)
 {
@@ -824,6 +848,29 @@ static void fk_generation(json_object *obj, const char *before)
     if (n < 1 || (before && strcmp(before, after) != 0))
         json_object_object_add(meta, "generation", json_object_new_int64(n < 1 ? 1 : n + 1));
     free(after);
+}
+
+/*
+ * Another writer between a client's GET and its write (a `status` or `spec` fault): a
+ * controller's status update (status.fakeWrites counted up), as the Deployment and StatefulSet
+ * controllers write at once after a change, or an edit of the spec (spec.fakeEdits counted up,
+ * which moves the generation). Either gives the object a new resourceVersion, so a write with
+ * the one read before gets 409 Conflict, as from kube-apiserver.
+ */
+static void fk_touch(struct fk_obj *o, bool spec)
+{
+    const char *part = spec ? "spec" : "status", *key = spec ? "fakeEdits" : "fakeWrites";
+    json_object *p, *n;
+    if (!json_object_object_get_ex(o->obj, part, &p) || !json_object_is_type(p, json_type_object)) {
+        p = json_object_new_object();
+        json_object_object_add(o->obj, part, p);
+    }
+    int64_t v = json_object_object_get_ex(p, key, &n) ? json_object_get_int64(n) : 0;
+    char *before = fk_spec_text(o->obj);
+    json_object_object_add(p, key, json_object_new_int64(v + 1));
+    fk_generation(o->obj, before);
+    free(before);
+    fk_rv_bump(o->obj);
 }
 
 /*
@@ -1085,6 +1132,8 @@ static MHD_RESULT fk_route(struct fk_req *r)
         struct fk_obj *o = fk_find(res, ns, name);
         if (o && r->replace)
             fk_replace_uid(o);
+        if (o && r->touch)
+            fk_touch(o, r->touch == FK_SPEC);
         if (!o)
             ret = fk_not_found(r, res, name);
         else if (get && !sub && res != o->res) { /* converted to the version asked for */
@@ -1181,6 +1230,8 @@ static MHD_RESULT fk_handler(struct MHD_Connection *conn, const char *url, const
         fakehttp_sleep(fault.secs);
     else if (faulted && fault.type == FK_REPLACE)
         r.replace = true;
+    else if (faulted && (fault.type == FK_STATUS || fault.type == FK_SPEC))
+        r.touch = (int)fault.type;
     else if (faulted && fault.type == FK_PRUNE)
         r.prune = fault.field;
     else if (faulted && fault.type == FK_GARBAGE)

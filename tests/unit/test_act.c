@@ -66,9 +66,12 @@ static enum act_result fake_resolve(struct act_backend *b, const struct decision
         t->chain[0] = (struct act_obj){xstrdup("v1"),   xstrdup("Pod"),  xstrdup(o->ns),
                                        xstrdup(o->pod), xstrdup(o->uid), NULL};
         t->chain[1] =
-            (struct act_obj){xstrdup("apps/v1"),  xstrdup("Deployment"),
-                             xstrdup(o->ns),      xasprintf("%s-deploy", o->pod),
-                             xstrdup("root-uid"), o->keep_until ? xstrdup(o->keep_until) : NULL};
+            (struct act_obj){xstrdup("apps/v1"),
+                             xstrdup("Deployment"),
+                             xstrdup(o->ns),
+                             xasprintf("%s-deploy", o->pod),
+                             xasprintf("root-%s", o->pod), /* one Deployment per pod name */
+                             o->keep_until ? xstrdup(o->keep_until) : NULL};
         t->restarted = o->restarted;
         t->restore_hint =
             xasprintf("to bring it back: restore %s/Deployment/%s-deploy", o->ns, o->pod);

@@ -136,7 +136,11 @@ TEST(act_stops_below_a_cronjob_and_on_a_changed_object)
                jeq(e.req[n - 2], "/path", "/apis/ray.io/v1/namespaces/ml/rayclusters/ray"));
     TEST_CHECK(n >= 2 && jeq(e.req[n - 2], "/body/spec", "{\"suspend\":true}") &&
                jstr(e.req[n - 2], "/body/metadata/resourceVersion"));
+    /* 409 Conflict, read again: the spec is not the one the target was read with (it was
+       suspended since), so it is not written again; the 409 is in the message */
     TEST_CHECK_INT(b->act(b, &t, ACTION_SUSPEND, &status, err, sizeof(err)), ACT_CONFLICT);
+    TEST_CHECK_INT(status, 409);
+    TEST_CHECK_CONTAINS(err, "its spec is not the one the decision was made on");
     TEST_CHECK_CONTAINS(err, "the object has been modified");
     b->target_free(b, &t);
     /* KubeRay deletes a suspended cluster's pods (tests/fakes/fake_kube_ctl.h): gone. */

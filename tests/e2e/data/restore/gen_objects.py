@@ -63,8 +63,9 @@ items = [
 json.dump({"apiVersion": "v1", "kind": "List", "items": items}, open(sys.argv[1], "w"),
           indent=1)
 
-# The flow of restore.sh's second part: namespace `flow`, pod web-7f-abcde under ReplicaSet
-# web-7f under Deployment web (2 replicas), idle (1 %) every 15 s from END - 1800 on.
+# The flow of restore.sh's second part: namespace `flow`, pods web-7f-abcde and web-7f-fghij
+# under ReplicaSet web-7f under Deployment web (2 replicas), idle (1 %) every 15 s from
+# END - 1800 on.
 if len(sys.argv) > 2:
     END = 1700000000
     out = sys.argv[2]
@@ -88,16 +89,23 @@ if len(sys.argv) > 2:
                                                     "kind": "ReplicaSet", "name": "web-7f",
                                                     "uid": "w-rs"}),
          "spec": {}, "status": {"phase": "Running"}},
+        # its second replica, idle too: one decision each, one notice for the Deployment
+        {"apiVersion": "v1", "kind": "Pod",
+         "metadata": meta("web-7f-fghij", "w-pod2", {"apiVersion": "apps/v1",
+                                                     "kind": "ReplicaSet", "name": "web-7f",
+                                                     "uid": "w-rs"}),
+         "spec": {}, "status": {"phase": "Running"}},
     ]
     json.dump({"apiVersion": "v1", "kind": "List", "items": flow},
               open(out + "/flow/objects.json", "w"), indent=1)
     times = range(END - 1800, END + 1200 + 1, 15)
-    labels = {"namespace": "flow", "pod": "web-7f-abcde"}
+    pods = [{"namespace": "flow", "pod": p} for p in ("web-7f-abcde", "web-7f-fghij")]
     json.dump({"status": "success", "data": {"resultType": "matrix", "result": [
-        {"metric": labels, "values": [[t, "0.01"] for t in times]}]}},
+        {"metric": labels, "values": [[t, "0.01"] for t in times]} for labels in pods]}},
         open(out + "/range.json", "w"))
     json.dump({"status": "success", "data": {"resultType": "vector", "result": [
-        {"metric": dict(labels, resource="amd.com/gpu"), "value": [END, "1"]}]}},
+        {"metric": dict(labels, resource="amd.com/gpu"), "value": [END, "1"]}
+        for labels in pods]}},
         open(out + "/instant.json", "w"))
 
     # The Kubeflow flow: pod nb-0 -> StatefulSet nb -> Notebook nb (namespace nbflow), idle.
