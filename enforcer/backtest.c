@@ -28,6 +28,7 @@
 
 #include "act.h"
 #include "audit.h"
+#include "btdue.h"
 #include "dur.h"
 #include "fetch.h"
 #include "file.h"
@@ -691,6 +692,11 @@ void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds)
             st->keep_decisions++;
             st->kept[d->reason]++;
         }
+        /* The engine reads only the reclaims (its candidates) and the decisions of the
+           workloads it has a notice open for (act_review): stepped for those alone unless
+           --backtest.every-cycle, the same steps. */
+        if (!s->res.cfg.every_cycle && d->decision != DECISION_RECLAIM && isnan(w->noticed))
+            continue;
         live.v[live.n++] = *d; /* a shallow copy: the records stay the caller's */
     }
     /* A rule that could not be read decides nothing, so its workloads get no record this
@@ -829,6 +835,7 @@ struct bt_sim *bt_run(struct ruleset *rs, const struct bt_cfg *cfg, struct bt_so
     bool tty = progress && isatty(fileno(progress));
     double started = mono_now(), last = started;
     struct sbuf line = {0};
+    struct btdue *due = cfg->every_cycle ? NULL : btdue_new(rs);
     double t;
     while (src->next(src, &t, data) == 1) {
         struct decisions d = {0};
@@ -845,16 +852,29 @@ struct bt_sim *bt_run(struct ruleset *rs, const struct bt_cfg *cfg, struct bt_so
            without them, the caps and the pressure ranking pass to the next candidates, as
            they would once a real reclaim emptied the series. Without --decisions only that
            second decision is made. */
-        if (bt_sim_hide(s, data) || !decisions) {
-            decisions_free(&d);
-            decide(data, rs->n, t, &d);
+        if (due) {
+            /* Only the workloads whose decision can have changed are judged (btdue.h). */
+            bt_sim_hide(s, data);
+            bt_sim_cycle(s, t, btdue_decide(due, data, rs->n, t));
+        } else {
+            if (bt_sim_hide(s, data) || !decisions) {
+                decisions_free(&d);
+                decide(data, rs->n, t, &d);
+            }
+            bt_sim_cycle(s, t, &d);
         }
-        bt_sim_cycle(s, t, &d);
         decisions_free(&d);
         fetch_free(data, rs->n);
         bt_progress(progress, tty, label, src->done, src->total, started, &last, false);
     }
     bt_progress(progress, tty, label, src->done, src->total, started, &last, true);
+    if (due) {
+        struct btdue_stats ds;
+        btdue_stats(due, &ds);
+        s->res.judged = ds.judged;
+        s->res.carried = ds.carried;
+    }
+    btdue_free(due);
     sbuf_free(&line);
     free(data);
     src->free(src);

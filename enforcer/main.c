@@ -93,6 +93,7 @@ enum {
     F_DECISIONS,
     F_BT_MAX_RANGE,
     F_BT_SOURCE,
+    F_BT_EVERY_CYCLE,
     F_WORKLOAD,
     F_RULE,
     F_INTERVAL,
@@ -208,6 +209,10 @@ static struct flags_def flags[NFLAGS] = {
                      "per-cycle (the queries of 'plan --at' at every cycle time, slow: to "
                      "compare)",
                      .choices = "replay,per-cycle"},
+    [F_BT_EVERY_CYCLE] = {"backtest.every-cycle", FLAGS_BOOL, "false",
+                          "backtest: judge every workload and step the engine over every "
+                          "decision at every cycle instead of only what can have changed (slow: "
+                          "to compare)"},
     [F_WORKLOAD] = {"workload", FLAGS_STRING, "",
                     "explain: labels of the workload, e.g. 'namespace=\"ml\",pod=\"x\"'"},
     [F_RULE] = {"rule", FLAGS_STRING, "", "explain: only this rule"},
@@ -1000,7 +1005,8 @@ static int cmd_backtest(void)
     struct bt_cfg cfg = {.return_within = flags[F_RETURN_WITHIN].num,
                          .max_actions_per_hour = (unsigned)flags[F_MAX_PER_HOUR].num,
                          .protected_namespaces = flags[F_PROTECTED].value,
-                         .by = flag_str(F_BY)};
+                         .by = flag_str(F_BY),
+                         .every_cycle = flag_bool(F_BT_EVERY_CYCLE)};
     if (!flag_str(F_FROM)) {
         fprintf(stderr, "error: 'backtest' needs --from, e.g. --from 7d\n");
         return EXIT_USAGE;
