@@ -201,11 +201,12 @@ static size_t btdue_slot_of(struct btdue *b, size_t ri, const struct labels *l)
 
 /* The slot series `l` of rule `ri` belongs to, or SIZE_MAX when it has no identity. The
    hint (the slot of the same index last cycle) is taken when `l` is what that slot expects
-   next, which implies the same identity. */
+   next (*matched), which implies the same identity. */
 static size_t btdue_find(struct btdue *b, size_t ri, const struct labels *l, size_t hint,
-                         const struct labels *expect)
+                         const struct labels *expect, bool *matched)
 {
-    if (hint && expect && labels_equal(l, expect))
+    *matched = hint && expect && labels_equal(l, expect);
+    if (*matched)
         return hint - 1;
     if (!btdue_key(b, ri, l))
         return SIZE_MAX;
@@ -250,7 +251,8 @@ static void btdue_match_input(struct btdue *b, size_t ri, int kind, const struct
         if (hs->rule == ri && hs->icur < hs->nin)
             expect = &hs->in[hs->icur].l;
     }
-    size_t si = btdue_find(b, ri, &se->labels, h, expect);
+    bool matched;
+    size_t si = btdue_find(b, ri, &se->labels, h, expect, &matched);
     *out = si;
     if (si == SIZE_MAX)
         return;
@@ -261,7 +263,7 @@ static void btdue_match_input(struct btdue *b, size_t ri, int kind, const struct
     const struct btdue_input *in = s->icur < s->nin ? &s->in[s->icur] : NULL;
     double v = se->n ? se->p[0].v : 0;
     if (!in || in->kind != kind || in->n != se->n || memcmp(&in->v, &v, sizeof(v)) != 0 ||
-        (expect != &in->l && !labels_equal(&in->l, &se->labels)))
+        (!matched && !labels_equal(&in->l, &se->labels)))
         s->differs = true;
     s->icur++;
 }
@@ -348,7 +350,8 @@ static void btdue_rule(struct btdue *b, size_t ri, const struct rule_data *rd, d
             if (hs->rule == ri && hs->pcur < hs->npl)
                 expect = &hs->pl[hs->pcur];
         }
-        size_t si = btdue_find(b, ri, &rp->s.labels, h, expect);
+        bool matched;
+        size_t si = btdue_find(b, ri, &rp->s.labels, h, expect, &matched);
         if (si == SIZE_MAX)
             continue;
         pslot[j] = si;
@@ -357,7 +360,7 @@ static void btdue_rule(struct btdue *b, size_t ri, const struct rule_data *rd, d
         if (s->differs)
             continue;
         if (s->pcur >= s->npl ||
-            (expect != &s->pl[s->pcur] && !labels_equal(&s->pl[s->pcur], &rp->s.labels))) {
+            (!matched && !labels_equal(&s->pl[s->pcur], &rp->s.labels))) {
             s->differs = true;
             continue;
         }

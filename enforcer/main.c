@@ -184,7 +184,7 @@ static struct flags_def flags[NFLAGS] = {
     [F_OUTPUT] = {"output", FLAGS_CHOICE, "table",
                   "plan: output format, table or json; backtest: table, json or csv",
                   .choices = "table,json,csv"},
-    [F_STATS] = {"stats", FLAGS_BOOL, "false", "plan: print requests made and timings to stderr"},
+    [F_STATS] = {"stats", FLAGS_BOOL, "false", "plan: print requests made and timings to stderr; backtest: the workload-cycles judged and carried"},
     [F_FROM] = {"from", FLAGS_STRING, "",
                 "backtest: start of the range, RFC 3339, Unix seconds or a duration back from "
                 "now ('7d')"},
@@ -972,6 +972,9 @@ static struct bt_sim *backtest_one(struct promq *q, struct ruleset *rs, const st
     struct bt_sim *s = bt_run(rs, cfg, src, decisions, stderr, label, err, sizeof(err));
     if (!s)
         fprintf(stderr, "error: %s\n", err);
+    else if (flag_bool(F_STATS))
+        fprintf(stderr, "%s: %lu workload-cycles judged, %lu carried\n", label,
+                bt_sim_result(s)->judged, bt_sim_result(s)->carried);
     return s;
 }
 
