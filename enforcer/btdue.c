@@ -510,3 +510,41 @@ const struct decisions *btdue_decide(struct btdue *b, const struct rule_data *da
     }
     return &b->out;
 }
+
+/* ---- the memo of series to workloads ------------------------------------------------------ */
+
+struct btdue_memo_entry {
+    struct labels l;
+    size_t v; /* 0: nothing noted */
+};
+
+size_t btdue_memo_get(const struct btdue_memo *m, size_t j, const struct labels *l)
+{
+    if (j >= m->n || !m->e[j].v || !labels_equal(&m->e[j].l, l))
+        return 0;
+    return m->e[j].v;
+}
+
+void btdue_memo_set(struct btdue_memo *m, size_t j, const struct labels *l, size_t v)
+{
+    if (j >= m->n) {
+        size_t n = m->n ? m->n : 64;
+        while (n <= j)
+            n *= 2;
+        m->e = xrealloc(m->e, n * sizeof(*m->e));
+        memset(m->e + m->n, 0, (n - m->n) * sizeof(*m->e));
+        m->n = n;
+    }
+    labels_free(&m->e[j].l);
+    labels_copy(&m->e[j].l, l);
+    m->e[j].v = v;
+}
+
+void btdue_memo_free(struct btdue_memo *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        labels_free(&m->e[i].l);
+    free(m->e);
+    m->e = NULL;
+    m->n = 0;
+}

@@ -75,4 +75,22 @@ void btdue_stats(const struct btdue *b, struct btdue_stats *out);
 int64_t btdue_active_until(const struct proof *p, const struct proof_params *pp, int64_t now_ms,
                            int64_t idle_ms, double threshold);
 
+/*
+ * A memo of which workload each series of one list (a rule's proofs, allocation series,
+ * records, ...) belongs to, by position: the replay hands the same series in the same order
+ * from cycle to cycle, so a comparison of labels with those noted at that position replaces
+ * building and looking up the workload's key (the backtest's hiding of stopped workloads and
+ * its per-decision bookkeeping did that for every series of every cycle). Zero-initialise.
+ */
+struct btdue_memo {
+    struct btdue_memo_entry *e;
+    size_t n;
+};
+
+/* The value noted at position j when it was noted for labels equal to `l`, else 0. */
+size_t btdue_memo_get(const struct btdue_memo *m, size_t j, const struct labels *l);
+/* Note value v (not 0) for labels `l` (copied) at position j. */
+void btdue_memo_set(struct btdue_memo *m, size_t j, const struct labels *l, size_t v);
+void btdue_memo_free(struct btdue_memo *m);
+
 #endif
