@@ -135,20 +135,26 @@ read_wall=$1
 shift 2
 echo "replay $DAYS days, read only (nothing decided): wall ${read_wall} s ($*)"
 
-c0=$(prom_cpu)
-set -- $(backtest $FROM)
-bt_wall=$1 bt_rss=$2
-bt_cpu=$(echo "scale=3; ($(prom_cpu) - $c0) / $TCK" | bc)
-bt_stats=$(grep 'workload-cycles' "$TMP/backtest.err")
-echo "backtest $DAYS days (event-driven): wall ${bt_wall} s, peak RSS ${bt_rss} KiB, prometheus cpu ${bt_cpu} s ($bt_stats)"
-set -- $(backtest $FROM --backtest.every-cycle)
-ev_wall=$1 ev_rss=$2
-echo "backtest $DAYS days (--backtest.every-cycle): wall ${ev_wall} s, peak RSS ${ev_rss} KiB"
-if cmp -s "$TMP/backtest.json" "$TMP/backtest--backtest.every-cycle.json"; then
-    echo "results of the two modes: the same"
-else
-    echo "results of the two modes: DIFFERENT ($TMP/backtest*.json)"
-fi
+# Each hourly cap of CAPS (default "10 0": the default of --enforce.max-actions-per-hour, which
+# binds nearly every cycle against this many idle workloads, and none), both modes.
+CAPS=${CAPS:-10 0}
+for cap in $CAPS; do
+    c0=$(prom_cpu)
+    set -- $(backtest $FROM --enforce.max-actions-per-hour=$cap)
+    eval "bt_wall_$cap=$1 bt_rss_$cap=$2"
+    bt_cpu=$(echo "scale=3; ($(prom_cpu) - $c0) / $TCK" | bc)
+    eval "bt_stats_$cap=\$(grep 'workload-cycles' \"\$TMP/backtest.err\")"
+    echo "backtest $DAYS days, hourly cap $cap (event-driven): wall $1 s, peak RSS $2 KiB, prometheus cpu ${bt_cpu} s ($(grep 'workload-cycles' "$TMP/backtest.err"))"
+    set -- $(backtest $FROM --enforce.max-actions-per-hour=$cap --backtest.every-cycle)
+    eval "ev_wall_$cap=$1 ev_rss_$cap=$2"
+    echo "backtest $DAYS days, hourly cap $cap (--backtest.every-cycle): wall $1 s, peak RSS $2 KiB"
+    if cmp -s "$TMP/backtest--enforce.max-actions-per-hour=$cap.json" \
+        "$TMP/backtest--enforce.max-actions-per-hour=$cap --backtest.every-cycle.json"; then
+        echo "results of the two modes: the same"
+    else
+        echo "results of the two modes: DIFFERENT ($TMP/backtest*.json)"
+    fi
+done
 # A second floor after the backtests: the machine's load moves while they run.
 floor "$DAYS"
 floor2_wall=$floor_wall
@@ -179,19 +185,23 @@ echo "| measure | value |"
 echo "|---|---|"
 echo "| floor wall, before / after the backtests | $floor1_wall s / $floor2_wall s |"
 echo "| replay wall / floor wall ($DAYS days) | $(echo "scale=2; $week_wall / $floor1_wall" | bc) |"
-echo "| backtest (event-driven) wall / floor wall ($DAYS days) | $(echo "scale=2; $bt_wall / $floor1_wall" | bc) (after: $(echo "scale=2; $bt_wall / $floor2_wall" | bc)) |"
-echo "| backtest --backtest.every-cycle wall / floor wall | $(echo "scale=2; $ev_wall / $floor1_wall" | bc) (after: $(echo "scale=2; $ev_wall / $floor2_wall" | bc)) |"
-echo "| every-cycle wall / event-driven wall | $(echo "scale=2; $ev_wall / $bt_wall" | bc) |"
-echo "| time per workload-cycle ($W x $ncycles): event-driven / every-cycle | $(echo "scale=3; $bt_wall * 1000000 / $wc" | bc) / $(echo "scale=3; $ev_wall * 1000000 / $wc" | bc) us |"
-echo "| the read's share (read-only replay / backtest wall): event-driven / every-cycle | $(echo "scale=2; $read_wall / $bt_wall" | bc) / $(echo "scale=2; $read_wall / $ev_wall" | bc) |"
-echo "| workload-cycles judged / carried (event-driven) | $(echo "$bt_stats" | sed 's/.*: \([0-9]*\) workload-cycles judged, \([0-9]*\) carried/\1 \/ \2/') |"
-echo "| peak RSS event-driven / every-cycle ($DAYS days) | $bt_rss / $ev_rss KiB |"
+echo "| the read's share: read-only replay wall / floor wall | $(echo "scale=2; $read_wall / $floor1_wall" | bc) |"
+for cap in $CAPS; do
+    eval "bt_wall=\$bt_wall_$cap ev_wall=\$ev_wall_$cap bt_rss=\$bt_rss_$cap ev_rss=\$ev_rss_$cap bt_stats=\$bt_stats_$cap"
+    echo "| hourly cap $cap: backtest (event-driven) wall / floor wall | $(echo "scale=2; $bt_wall / $floor1_wall" | bc) (after: $(echo "scale=2; $bt_wall / $floor2_wall" | bc)) |"
+    echo "| hourly cap $cap: backtest --backtest.every-cycle wall / floor wall | $(echo "scale=2; $ev_wall / $floor1_wall" | bc) (after: $(echo "scale=2; $ev_wall / $floor2_wall" | bc)) |"
+    echo "| hourly cap $cap: every-cycle wall / event-driven wall | $(echo "scale=2; $ev_wall / $bt_wall" | bc) |"
+    echo "| hourly cap $cap: time per workload-cycle ($W x $ncycles): event-driven / every-cycle | $(echo "scale=3; $bt_wall * 1000000 / $wc" | bc) / $(echo "scale=3; $ev_wall * 1000000 / $wc" | bc) us |"
+    echo "| hourly cap $cap: the read's share (read-only replay / backtest wall): event-driven / every-cycle | $(echo "scale=2; $read_wall / $bt_wall" | bc) / $(echo "scale=2; $read_wall / $ev_wall" | bc) |"
+    echo "| hourly cap $cap: workload-cycles judged / carried (event-driven) | $(echo "$bt_stats" | sed 's/.*: \([0-9]*\) workload-cycles judged, \([0-9]*\) carried/\1 \/ \2/') |"
+    echo "| hourly cap $cap: peak RSS event-driven / every-cycle | $bt_rss / $ev_rss KiB |"
+done
 if [ "$SLICE" -gt 0 ]; then
     echo "| plan loop (extrapolated) / replay wall | $(echo "scale=1; $plan_all / $week_wall" | bc) |"
     echo "| plan loop (extrapolated) / backtest wall | $(echo "scale=1; $plan_all / $bt_wall" | bc) |"
 fi
 echo "| peak RSS $DAYS days / 1 day (replay) | $(echo "scale=3; $week_rss / $day_rss" | bc) |"
-echo "| peak RSS $DAYS days / 1 day (backtest) | $(echo "scale=3; $bt_rss / $bt_day_rss" | bc) |"
+echo "| peak RSS $DAYS days / 1 day (backtest, hourly cap 10) | $(echo "scale=3; ${bt_rss_10:-0} / $bt_day_rss" | bc) |"
 
 if [ "$RSS_W" -gt 0 ]; then
     load "$RSS_W" 14400

@@ -18,6 +18,11 @@
 
 #include "util.h"
 
+struct btdue_memo_entry {
+    struct labels l;
+    size_t v; /* 0: nothing noted */
+};
+
 /* An allocation or priority series as a record was made from it. */
 struct btdue_input {
     int kind; /* 0 allocation, 1 priority */
@@ -53,8 +58,9 @@ struct btdue {
     size_t nslot, cslot;
     unsigned long cycle;
     struct sbuf kbuf;
-    /* Per rule data index (j) -> slot + 1 of the last cycle: the position hint. */
-    size_t **phint, *nphint, **ahint, *nahint, **qhint, *nqhint;
+    /* Per rule: the slot (+ 1) of each proof, allocation and priority series by position
+       (btdue_memo). */
+    struct btdue_memo (*memo)[3];
     struct decisions out;
     size_t cout;
     struct btdue_stats st;
@@ -65,12 +71,7 @@ struct btdue *btdue_new(const struct ruleset *rs)
     struct btdue *b = xcalloc(1, sizeof(*b));
     size_t n = rs->n ? rs->n : 1;
     b->rs = rs;
-    b->phint = xcalloc(n, sizeof(*b->phint));
-    b->ahint = xcalloc(n, sizeof(*b->ahint));
-    b->qhint = xcalloc(n, sizeof(*b->qhint));
-    b->nphint = xcalloc(n, sizeof(size_t));
-    b->nahint = xcalloc(n, sizeof(size_t));
-    b->nqhint = xcalloc(n, sizeof(size_t));
+    b->memo = xcalloc(n, sizeof(*b->memo));
     return b;
 }
 
@@ -107,17 +108,10 @@ void btdue_free(struct btdue *b)
     }
     for (size_t i = 0; i < b->nkeys; i++)
         free(b->keys[i]);
-    for (size_t i = 0; i < (b->rs->n ? b->rs->n : 1); i++) {
-        free(b->phint[i]);
-        free(b->ahint[i]);
-        free(b->qhint[i]);
-    }
-    free(b->phint);
-    free(b->ahint);
-    free(b->qhint);
-    free(b->nphint);
-    free(b->nahint);
-    free(b->nqhint);
+    for (size_t i = 0; i < (b->rs->n ? b->rs->n : 1); i++)
+        for (int k = 0; k < 3; k++)
+            btdue_memo_free(&b->memo[i][k]);
+    free(b->memo);
     free(b->keys);
     free(b->slot);
     free(b->out.v);
@@ -199,18 +193,17 @@ static size_t btdue_slot_of(struct btdue *b, size_t ri, const struct labels *l)
     return b->nslot++;
 }
 
-/* The slot series `l` of rule `ri` belongs to, or SIZE_MAX when it has no identity. The
-   hint (the slot of the same index last cycle) is taken when `l` is what that slot expects
-   next (*matched), which implies the same identity. */
-static size_t btdue_find(struct btdue *b, size_t ri, const struct labels *l, size_t hint,
-                         const struct labels *expect, bool *matched)
+/* The slot series `l` of rule `ri` belongs to, or SIZE_MAX when it has no identity; the
+   series is at position j of the list `m` remembers (btdue_memo). */
+static size_t btdue_find(struct btdue *b, size_t ri, struct btdue_memo *m, size_t j,
+                         const struct labels *l)
 {
-    *matched = hint && expect && labels_equal(l, expect);
-    if (*matched)
-        return hint - 1;
-    if (!btdue_key(b, ri, l))
-        return SIZE_MAX;
-    return btdue_slot_of(b, ri, l);
+    size_t v = btdue_memo_get(m, j, l);
+    if (v)
+        return v == SIZE_MAX ? SIZE_MAX : v - 1; /* SIZE_MAX: no identity label */
+    size_t si = btdue_key(b, ri, l) ? btdue_slot_of(b, ri, l) : SIZE_MAX;
+    btdue_memo_set(m, j, l, si == SIZE_MAX ? SIZE_MAX : si + 1);
+    return si;
 }
 
 /* The slot's scratch for this cycle, reset on first touch. */
@@ -227,43 +220,21 @@ static struct btdue_slot *btdue_touch(struct btdue *b, size_t si)
     return s;
 }
 
-static void btdue_hint_set(size_t **v, size_t *n, size_t j, size_t si)
-{
-    if (j >= *n) {
-        size_t m = *n ? *n : 64;
-        while (m <= j)
-            m *= 2;
-        *v = xrealloc(*v, m * sizeof(**v));
-        memset(*v + *n, 0, (m - *n) * sizeof(**v));
-        *n = m;
-    }
-    (*v)[j] = si + 1;
-}
-
 /* Compare one allocation or priority series with what its slot expects next. */
 static void btdue_match_input(struct btdue *b, size_t ri, int kind, const struct series *se,
-                              size_t j, size_t **hint, size_t *nhint, size_t *out)
+                              size_t j, size_t *out)
 {
-    size_t h = j < *nhint ? (*hint)[j] : 0;
-    const struct labels *expect = NULL;
-    if (h && h - 1 < b->nslot) {
-        struct btdue_slot *hs = btdue_touch(b, h - 1);
-        if (hs->rule == ri && hs->icur < hs->nin)
-            expect = &hs->in[hs->icur].l;
-    }
-    bool matched;
-    size_t si = btdue_find(b, ri, &se->labels, h, expect, &matched);
+    size_t si = btdue_find(b, ri, &b->memo[ri][1 + kind], j, &se->labels);
     *out = si;
     if (si == SIZE_MAX)
         return;
-    btdue_hint_set(hint, nhint, j, si);
     struct btdue_slot *s = btdue_touch(b, si);
     if (s->differs)
         return;
     const struct btdue_input *in = s->icur < s->nin ? &s->in[s->icur] : NULL;
     double v = se->n ? se->p[0].v : 0;
     if (!in || in->kind != kind || in->n != se->n || memcmp(&in->v, &v, sizeof(v)) != 0 ||
-        (!matched && !labels_equal(&in->l, &se->labels)))
+        !labels_equal(&in->l, &se->labels))
         s->differs = true;
     s->icur++;
 }
@@ -343,24 +314,15 @@ static void btdue_rule(struct btdue *b, size_t ri, const struct rule_data *rd, d
         pslot[j] = SIZE_MAX;
         if (!rp->p || !proof_present(rp->p, pp, now_ms))
             continue;
-        size_t h = j < b->nphint[ri] ? b->phint[ri][j] : 0;
-        const struct labels *expect = NULL;
-        if (h && h - 1 < b->nslot) {
-            struct btdue_slot *hs = btdue_touch(b, h - 1);
-            if (hs->rule == ri && hs->pcur < hs->npl)
-                expect = &hs->pl[hs->pcur];
-        }
-        bool matched;
-        size_t si = btdue_find(b, ri, &rp->s.labels, h, expect, &matched);
+        size_t si = btdue_find(b, ri, &b->memo[ri][0], j, &rp->s.labels);
         if (si == SIZE_MAX)
             continue;
         pslot[j] = si;
-        btdue_hint_set(&b->phint[ri], &b->nphint[ri], j, si);
         struct btdue_slot *s = btdue_touch(b, si);
         if (s->differs)
             continue;
         if (s->pcur >= s->npl ||
-            (!matched && !labels_equal(&s->pl[s->pcur], &rp->s.labels))) {
+            !labels_equal(&s->pl[s->pcur], &rp->s.labels)) {
             s->differs = true;
             continue;
         }
@@ -371,11 +333,9 @@ static void btdue_rule(struct btdue *b, size_t ri, const struct rule_data *rd, d
             s->holds = true;
     }
     for (size_t j = 0; j < na; j++)
-        btdue_match_input(b, ri, 0, &rd->allocation.s[j], j, &b->ahint[ri], &b->nahint[ri],
-                          &aslot[j]);
+        btdue_match_input(b, ri, 0, &rd->allocation.s[j], j, &aslot[j]);
     for (size_t j = 0; j < nq; j++)
-        btdue_match_input(b, ri, 1, &rd->priority.s[j], j, &b->qhint[ri], &b->nqhint[ri],
-                          &qslot[j]);
+        btdue_match_input(b, ri, 1, &rd->priority.s[j], j, &qslot[j]);
 
     /* Due: touched this cycle and not provably unchanged. */
     for (size_t j = 0; j < np; j++)
@@ -513,10 +473,6 @@ const struct decisions *btdue_decide(struct btdue *b, const struct rule_data *da
 
 /* ---- the memo of series to workloads ------------------------------------------------------ */
 
-struct btdue_memo_entry {
-    struct labels l;
-    size_t v; /* 0: nothing noted */
-};
 
 size_t btdue_memo_get(const struct btdue_memo *m, size_t j, const struct labels *l)
 {

@@ -56,7 +56,7 @@ LAYERS = [
          ["lifecycle", "ledger", "notice", "keep", "audit", "notify", "act", "act_kube",
           "act_runtime", "restore", "restore_cmd"]),
         ("Commands and daemon", "what the commands print, backtest, the run loop, main.c's flags",
-         ["report", "backtest", "btreport", "daemon", "main"]),
+         ["report", "backtest", "btdue", "btreport", "daemon", "main"]),
     ]),
 ]
 
