@@ -321,15 +321,13 @@ static void btdue_rule(struct btdue *b, size_t ri, const struct rule_data *rd, d
         struct btdue_slot *s = btdue_touch(b, si);
         if (s->differs)
             continue;
-        if (s->pcur >= s->npl ||
-            !labels_equal(&s->pl[s->pcur], &rp->s.labels)) {
+        if (s->pcur >= s->npl || !labels_equal(&s->pl[s->pcur], &rp->s.labels)) {
             s->differs = true;
             continue;
         }
         s->pcur++;
-        if (!s->holds &&
-            btdue_active_until(rp->p, pp, now_ms, llround(s->rec.idle_timer * 1000.0),
-                               s->rec.threshold) != PROOF_NONE)
+        if (!s->holds && btdue_active_until(rp->p, pp, now_ms, llround(s->rec.idle_timer * 1000.0),
+                                            s->rec.threshold) != PROOF_NONE)
             s->holds = true;
     }
     for (size_t j = 0; j < na; j++)
@@ -472,7 +470,6 @@ const struct decisions *btdue_decide(struct btdue *b, const struct rule_data *da
 }
 
 /* ---- the memo of series to workloads ------------------------------------------------------ */
-
 
 size_t btdue_memo_get(const struct btdue_memo *m, size_t j, const struct labels *l)
 {

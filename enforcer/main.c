@@ -184,7 +184,9 @@ static struct flags_def flags[NFLAGS] = {
     [F_OUTPUT] = {"output", FLAGS_CHOICE, "table",
                   "plan: output format, table or json; backtest: table, json or csv",
                   .choices = "table,json,csv"},
-    [F_STATS] = {"stats", FLAGS_BOOL, "false", "plan: print requests made and timings to stderr; backtest: the workload-cycles judged and carried"},
+    [F_STATS] = {"stats", FLAGS_BOOL, "false",
+                 "plan: print requests made and timings to stderr; backtest: the workload-cycles "
+                 "judged and carried"},
     [F_FROM] = {"from", FLAGS_STRING, "",
                 "backtest: start of the range, RFC 3339, Unix seconds or a duration back from "
                 "now ('7d')"},
