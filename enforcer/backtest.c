@@ -155,6 +155,7 @@ enum bt_list {
     BT_ALLOCATION,
     BT_PRIORITY,
     BT_RECORDS, /* a cycle's decisions, by their identity */
+    BT_POINTS,  /* the series replay_points asks about, in the order it asks */
     BT_LISTS
 };
 /* A memo's value for a series without an identity label: no workload's, ever. */
@@ -520,12 +521,13 @@ static struct bt_workload *bt_series_stopped(struct bt_sim *s, size_t ri, const 
 struct bt_stopped_arg {
     struct bt_sim *s;
     size_t ri;
+    size_t k; /* the series asked about so far: its position for the memo */
 };
 
 static bool bt_stopped_series(void *arg, const struct labels *l)
 {
     struct bt_stopped_arg *a = arg;
-    return bt_series_stopped(a->s, a->ri, l) != NULL;
+    return bt_series_stopped_at(a->s, a->ri, BT_POINTS, a->k++, l) != NULL;
 }
 
 /*
@@ -542,7 +544,7 @@ static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data 
     /* A source of proofs hands the points of (after, upto] the grids would have held. */
     struct matrix pts = {0};
     const struct matrix *act = &rd->activity;
-    struct bt_stopped_arg sa = {s, ri};
+    struct bt_stopped_arg sa = {s, ri, 0};
     if (rd->has_proofs && src && src->points &&
         src->points(src, ri, after, false, bt_stopped_series, &sa, &pts))
         act = &pts;
@@ -728,7 +730,17 @@ bool bt_sim_hide(struct bt_sim *s, struct rule_data *data)
     return hid;
 }
 
+static void bt_sim_cycle_at(struct bt_sim *s, double t, const struct decisions *ds,
+                            const size_t *pos);
+
 void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds)
+{
+    bt_sim_cycle_at(s, t, ds, NULL);
+}
+
+/* bt_sim_cycle with pos[i] (or i when NULL) as decision i's position for the memo. */
+static void bt_sim_cycle_at(struct bt_sim *s, double t, const struct decisions *ds,
+                            const size_t *pos)
 {
     s->now = t;
     s->res.cycles++;
@@ -738,7 +750,7 @@ void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds)
     struct decisions live = {xcalloc(ds->n ? ds->n : 1, sizeof(*live.v)), 0};
     for (size_t i = 0; i < ds->n; i++) {
         const struct decision_rec *d = &ds->v[i];
-        struct bt_workload *w = bt_of_decision_at(s, d, i);
+        struct bt_workload *w = bt_of_decision_at(s, d, pos ? pos[i] : i);
         if (w->stopped)
             continue;
         w->seen_cycle = s->cycle;
@@ -924,7 +936,8 @@ struct bt_sim *bt_run(struct ruleset *rs, const struct bt_cfg *cfg, struct bt_so
         if (due) {
             /* Only the workloads whose decision can have changed are judged (btdue.h). */
             bt_sim_hide(s, data);
-            bt_sim_cycle(s, t, btdue_decide(due, data, rs->n, t));
+            const struct decisions *dd = btdue_decide(due, data, rs->n, t);
+            bt_sim_cycle_at(s, t, dd, btdue_slots(due));
         } else {
             if (bt_sim_hide(s, data) || !decisions) {
                 decisions_free(&d);

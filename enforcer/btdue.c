@@ -62,6 +62,7 @@ struct btdue {
        (btdue_memo). */
     struct btdue_memo (*memo)[3];
     struct decisions out;
+    size_t *out_slot; /* the slot of each record of out */
     size_t cout;
     struct btdue_stats st;
 };
@@ -115,6 +116,7 @@ void btdue_free(struct btdue *b)
     free(b->keys);
     free(b->slot);
     free(b->out.v);
+    free(b->out_slot);
     strset_free(&b->index);
     sbuf_free(&b->kbuf);
     free(b);
@@ -239,13 +241,20 @@ static void btdue_match_input(struct btdue *b, size_t ri, int kind, const struct
     s->icur++;
 }
 
-static void btdue_out_push(struct btdue *b, const struct decision_rec *d)
+static void btdue_out_push(struct btdue *b, size_t si)
 {
     if (b->out.n == b->cout) {
         b->cout = b->cout ? b->cout * 2 : 64;
         b->out.v = xrealloc(b->out.v, b->cout * sizeof(*b->out.v));
+        b->out_slot = xrealloc(b->out_slot, b->cout * sizeof(*b->out_slot));
     }
-    b->out.v[b->out.n++] = *d;
+    b->out_slot[b->out.n] = si;
+    b->out.v[b->out.n++] = b->slot[si].rec;
+}
+
+const size_t *btdue_slots(const struct btdue *b)
+{
+    return b->out_slot;
 }
 
 /* Move the records of `d` (decide() of the workloads judged) into their slots and the
@@ -263,7 +272,7 @@ static void btdue_take(struct btdue *b, size_t ri, struct decisions *d, bool pro
         s->has_rec = true;
         s->carriable = proofs && r->decision == DECISION_KEEP && r->reason == REASON_ACTIVE;
         s->due = true;
-        btdue_out_push(b, &s->rec);
+        btdue_out_push(b, si);
     }
     free(d->v);
     d->v = NULL;
@@ -426,7 +435,7 @@ static void btdue_rule(struct btdue *b, size_t ri, const struct rule_data *rd, d
         struct btdue_slot *s = &b->slot[carry[i]];
         s->rec.window_end = now;
         s->rec.window_start = now - s->rec.idle_timer;
-        btdue_out_push(b, &s->rec);
+        btdue_out_push(b, carry[i]);
     }
     b->st.carried += ncarry;
     free(carry);

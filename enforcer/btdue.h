@@ -62,6 +62,10 @@ const struct decisions *btdue_decide(struct btdue *b, const struct rule_data *da
 
 void btdue_stats(const struct btdue *b, struct btdue_stats *out);
 
+/* Per record of the last btdue_decide, its workload's slot: a number that stays the
+   workload's from cycle to cycle (a position for btdue_memo). */
+const size_t *btdue_slots(const struct btdue *b);
+
 /*
  * The due time of an `active` verdict: the last time (ms, at least now_ms) up to which
  * proof_judge(p, pp, T, idle_ms, threshold) says REASON_ACTIVE for every T in [now_ms, that
