@@ -197,7 +197,8 @@ TEST(test_active_until)
         free(s.p);
         free(s.t);
         free(s.v);
-        free(om);
+        if (om)
+            match_free_all(om, 1);
     }
     TEST_CHECK(asked > 10000);
     /* Given for most active verdicts (the others hold a non-finite sample near the window). */
@@ -348,7 +349,8 @@ TEST(test_decide_same)
         free(owner);
         free(alloc);
         free(prio);
-        free(om);
+        if (om)
+            match_free_all(om, 1);
     }
     TEST_CHECK(compared > 10000);
     TEST_CHECK(reclaims > 0);
