@@ -58,6 +58,8 @@ struct flags_def {
      */
     double min, max;
     const char *choices; /* CHOICE: the values, comma-separated: "logfmt,json" */
+    /* The program's own: the enforcer's flag group (enforcer/cmd.h). flags_parse ignores it. */
+    unsigned group;
 
     /* Filled by flags_parse. */
     const char *value; /* as given (pointing into argv), or def */

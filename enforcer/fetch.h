@@ -125,7 +125,7 @@ void fetch_free(struct rule_data *d, size_t n);
 
 /*
  * One evaluation: the sequence `run` makes every cycle (daemon.c, run_cycle) and `plan` and
- * `explain` make once (main.c), so that they show exactly what the loop acts on: fetch every
+ * `explain` make once (cmd_plan.c), so that they show exactly what the loop acts on: fetch every
  * rule of `rs` at `now` into *data (rs->n entries, allocated here; free with fetch_free and
  * free), decide into `out` (free with decisions_free), and mark every decision dry_run when
  * `dry_run` (the global --dry-run). *fetch_seconds and *decide_seconds (may be NULL) get the

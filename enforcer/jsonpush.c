@@ -413,6 +413,7 @@ int jsonpush_feed(struct jsonpush *p, const char *buf, size_t n)
                 ps_fail(p, JSONPUSH_E_SYNTAX, pos);
                 continue;
             }
+            sbuf_putc(&p->tok, (char)c);
             i++;
             if (*++p->wrest == '\0') {
                 ps_value(p, p->wkind);
@@ -505,6 +506,7 @@ int jsonpush_feed(struct jsonpush *p, const char *buf, size_t n)
         } else if (c == 't' || c == 'f' || c == 'n') {
             p->wrest = c == 't' ? "rue" : c == 'f' ? "alse" : "ull";
             p->wkind = c == 'n' ? JSONPUSH_NULL : JSONPUSH_LITERAL;
+            sbuf_putc(&p->tok, (char)c); /* a literal's text is its value: "true" or "false" */
             i++;
             p->state = T_WORD;
         } else {

@@ -55,8 +55,8 @@ enum jsonpush_err {
 struct jsonpush_events {
     /*
      * A value of `kind` starts. For a string `s` holds its decoded bytes (`len` of them, NUL
-     * after them); for a number its text, for a literal or null nothing. A container's
-     * members follow, then `close` at the same depth.
+     * after them); for a number its text, for a literal or null its text ("true", "false", "null").
+     * A container's members follow, then `close` at the same depth.
      */
     int (*value)(void *arg, size_t depth, enum jsonpush_kind kind, const char *s, size_t len);
     /* A key (decoded, NUL-terminated) of the object whose members sit at `depth`. */

@@ -4,7 +4,7 @@
  * and, after the action, again with actedAt and, through the Kubernetes backend, the `acted`
  * record of how to undo it (restore.h); another replica that becomes the leader reads it to
  * continue the notice or to learn the action was done (act.c), and `restore` reads the record
- * (restore.c). With one struct and one parser they agree on every field and its type.
+ * (restore_plan.c). With one struct and one parser they agree on every field and its type.
  *
  * The JSON is a flat object, members in this order when written:
  *   actAt, rule, action, idleSince, window, threshold, noticedAt, uid, actedAt, acted

@@ -14,6 +14,7 @@
  * tests and fuzz/fuzz_promq.c compare the two, and the whole-buffer parse with one fed in
  * random chunks.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -175,6 +176,7 @@ enum {
     K_ETYPE,
     K_ERROR,
     K_WARN,
+    K_PARTIAL,
     K_DATA,
     K_RTYPE,
     K_RESULT,
@@ -243,8 +245,10 @@ struct px {
     unsigned char role[JSONPUSH_DEPTH + 1];
     unsigned char key[JSONPUSH_DEPTH + 1];
     struct px_str status, etype, error, warn0, rtype;
-    int warnings; /* 0 absent, 'n' null, '[' array, 'x' anything else */
+    char ehint[96]; /* the setting the whole error message names (promjson_error_hint) */
+    int warnings;   /* 0 absent, 'n' null, '[' array, 'x' anything else */
     bool warn_any;
+    int partial; /* isPartial: 0 absent, null or false, 't' true, 'x' anything else */
     bool data, data_obj, res;
     struct px_type in[3];
     struct px_pair spair; /* data.result as a scalar */
@@ -559,6 +563,7 @@ static void px_key(struct px *x, size_t d, const char *s, size_t len)
             : px_key_is(s, len, "errorType") ? K_ETYPE
             : px_key_is(s, len, "error")     ? K_ERROR
             : px_key_is(s, len, "warnings")  ? K_WARN
+            : px_key_is(s, len, "isPartial") ? K_PARTIAL
             : px_key_is(s, len, "data")      ? K_DATA
                                              : K_OTHER;
     } else if (parent == R_DATA) {
@@ -599,13 +604,20 @@ static int px_value(struct px *x, size_t d, int kind, const char *s, size_t len)
             px_capture(&x->status, kind, s, len);
         else if (key == K_ETYPE)
             px_capture(&x->etype, kind, s, len);
-        else if (key == K_ERROR)
+        else if (key == K_ERROR) {
             px_capture(&x->error, kind, s, len);
-        else if (key == K_WARN) {
+            /* From the whole text: the name of the setting may come after PX_CAP bytes. */
+            promjson_error_hint(kind == JSONPUSH_STRING ? s : "", x->ehint, sizeof(x->ehint));
+        } else if (key == K_WARN) {
             x->warnings = arr ? '[' : kind == JSONPUSH_NULL ? 'n' : 'x';
             x->warn_any = false;
             x->warn0 = (struct px_str){0};
             return arr ? R_WARN : R_NONE;
+        } else if (key == K_PARTIAL) {
+            bool lit = kind == JSONPUSH_LITERAL;
+            x->partial = lit && len == 4 && memcmp(s, "true", 4) == 0 ? 't'
+                         : lit || kind == JSONPUSH_NULL               ? 0
+                                                                      : 'x';
         } else if (key == K_DATA) {
             px_reset_result(x);
             x->rtype = (struct px_str){0};
@@ -780,6 +792,44 @@ static const char *promjson_type_desc(unsigned want)
     }
 }
 
+/*
+ * A server's limit, named at the front of the message (a long query text in VictoriaMetrics'
+ * answer would otherwise push its name past the end of the caller's buffer). Prometheus' answer
+ * to a query over --query.max-samples does not name the setting (promql/engine.go
+ * ErrTooManySamples, in 2.42 and prometheus/prometheus v0.316.0 = 3.16.0 alike);
+ * VictoriaMetrics names its own, the last `-search.maxX` in the text ("increase -search.max*
+ * command-line flag values (the most likely limit is -search.maxUniqueTimeseries)",
+ * lib/storage/index_db.go errTooManyTimeseries at v1.153.0; 1.79 says the same without the
+ * parenthesis).
+ */
+void promjson_error_hint(const char *msg, char *buf, size_t n)
+{
+    const char *flag = NULL, *p = msg;
+    size_t len = 0;
+    if (strstr(msg, "would load too many samples into memory"))
+        flag = "--query.max-samples";
+    /* 1.79 says only "increase -search.max* command-line flag values" there. */
+    if (strstr(msg, "the number of matching timeseries exceeds"))
+        flag = "-search.maxUniqueTimeseries";
+    if (flag)
+        len = strlen(flag);
+    while ((p = strstr(p, "-search.max")) != NULL) {
+        size_t k = strlen("-search.max");
+        if ((p[k] >= 'A' && p[k] <= 'Z') || (p[k] >= 'a' && p[k] <= 'z')) {
+            flag = p;
+            for (len = k; len < 64 && (isalnum((unsigned char)p[len]) || p[len] == '.'); len++)
+                ;
+            while (len > k && p[len - 1] == '.') /* a sentence's full stop */
+                len--;
+        }
+        p += k;
+    }
+    if (flag)
+        snprintf(buf, n, ", over the server's %.*s", (int)len, flag);
+    else if (n)
+        buf[0] = '\0';
+}
+
 static bool promjson_is_2xx(long status)
 {
     return status >= 200 && status < 300;
@@ -791,7 +841,7 @@ static int px_envelope(struct px *x, long http_status, struct matrix *m, char *e
     const struct px_str *st = x->status.seen && x->status.str ? &x->status : NULL;
     if (st && px_str_is(st, "error")) {
         bool et = x->etype.seen && x->etype.str, em = x->error.seen && x->error.str;
-        snprintf(err, errlen, "prometheus error (%s): %s", et ? x->etype.s : "unknown",
+        snprintf(err, errlen, "prometheus error (%s%s): %s", et ? x->etype.s : "unknown", x->ehint,
                  em ? x->error.s : "(no message)");
         return -1;
     }
@@ -815,6 +865,14 @@ static int px_envelope(struct px *x, long http_status, struct matrix *m, char *e
     if (x->warnings == '[' && x->warn_any) {
         snprintf(err, errlen, "partial answer: %s",
                  x->warn0.str ? x->warn0.s : "(warning is not a string)");
+        return -1;
+    }
+    if (x->partial == 'x') {
+        snprintf(err, errlen, "prometheus answer: 'isPartial' is not a boolean");
+        return -1;
+    }
+    if (x->partial == 't') {
+        snprintf(err, errlen, "%s", PROMJSON_PARTIAL_MSG);
         return -1;
     }
     if (!x->data || !x->data_obj) {

@@ -42,6 +42,21 @@ int promjson_parse(const char *body, size_t len, long http_status, unsigned want
                    struct matrix *out, char *err, size_t errlen);
 
 /*
+ * A VictoriaMetrics cluster's vmselect answers `"isPartial": true` when a vmstorage node did not
+ * answer and -search.denyPartialResponse is off (its default): the answer lacks that node's
+ * series, so it is refused like a warning (docs/tsdb-engines.md).
+ */
+#define PROMJSON_PARTIAL_MSG                                                                       \
+    "partial answer: the server marked it isPartial (a VictoriaMetrics vmstorage node did not "    \
+    "answer; vmselect's -search.denyPartialResponse turns this into an error)"
+
+/*
+ * The server's setting an error message `msg` is about, as ", over the server's FLAG" in
+ * `buf`, or "" when it names none that is known.
+ */
+void promjson_error_hint(const char *msg, char *buf, size_t n);
+
+/*
  * `[+-]digits[.digits]` of at most 15 digits in `n` bytes, exactly as strtod reads it; false
  * for any other shape (the caller then refuses it or takes a slower path).
  */

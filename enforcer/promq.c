@@ -343,8 +343,17 @@ static int promq_vm_probe(struct promq *q, char *err, size_t errlen)
     };
     if (promq_http(q, &req, &resp, err, errlen) < 0)
         goto out;
-    /* A server error says nothing of what the server is: ask again next time. */
-    if (resp.status >= 500) {
+    /*
+     * A server error says nothing of what the server is: ask again next time. Except one:
+     * Prometheus serves /flags from its web UI, and one built without the UI's assets (as from
+     * its Go module) answers 500 "Error opening React index.html: ..." every time
+     * (web/web.go, serveReactApp, prometheus/prometheus v0.316.0). That is Prometheus, not
+     * VictoriaMetrics, and asking again would fail every range query for good.
+     */
+    static const char no_ui[] = "Error opening React index.html";
+    bool prom_no_ui = resp.status == 500 && resp.body.len >= strlen(no_ui) &&
+                      memcmp(resp.body.buf, no_ui, strlen(no_ui)) == 0;
+    if (resp.status >= 500 && !prom_no_ui) {
         snprintf(err, errlen, "'%s/flags' answered HTTP %ld", q->url, resp.status);
         goto out;
     }

@@ -3,7 +3,7 @@
  * server is read through (Prometheus remote read, VictoriaMetrics' /api/v1/export, or none,
  * meaning the PromQL plan), and one read of a selector's raw samples over [start, end],
  * handed over series by series or as a whole matrix. The per-cycle fetch (fetch.c) and the
- * backtest's range reader (replay.c) both read through it, so a server is read the same way
+ * replay readers (replay.c, replay_live.c) all read through it, so a server is read the same way
  * by `plan`, `run` and `backtest`.
  *
  * The forced path is set on the Prometheus client (promq_cfg.read_path, from

@@ -1,8 +1,10 @@
 /*
- * The backtest's range reader (issue 25): for every cycle time t from T1 to T2, --enforce.interval
- * apart, the `struct rule_data` array decide() needs at t, read from the history once instead
- * of once per cycle, so that a backtest judges from the same data, through the same decide(),
- * as `plan --at t` would.
+ * The two readers of history by replay, one per caller: the bounded range reader (replay.c,
+ * issue 25; the backtest and the replay tools) and `run`'s incremental reader (replay_live.c,
+ * issue 26; daemon.c), sharing their state through replay_p.h. The range reader: for every
+ * cycle time t from T1 to T2, --enforce.interval apart, the `struct rule_data` array decide() needs
+ * at t, read from the history once instead of once per cycle, so that a backtest judges from the
+ * same data, through the same decide(), as `plan --at t` would.
  *
  * How each rule is read (docs/replay.md has the table and the reasons):
  *   - a selector activity on a raw path (remote read, VictoriaMetrics export; rawread.h): the
@@ -130,8 +132,8 @@ const char *const *replay_failures(const struct replay *r, size_t *n);
 void replay_close(struct replay *r);
 
 /*
- * `run`: a replay with an open end (issue 26). Each cycle reads, per selector, only the raw
- * samples since its last read, with an overlap for samples that arrive late, and builds the
+ * `run`: a replay with an open end (replay_live.c, issue 26). Each cycle reads, per selector, only
+ * the raw samples since its last read, with an overlap for samples that arrive late, and builds the
  * rule data of `now` from the samples it carries from cycle to cycle: the same rule data
  * replay_next and fetch_rules build, through the same grids and the same decide(), at the
  * cost of what is new. A selector is read over its whole window (a full read) at the first

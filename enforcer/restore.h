@@ -30,11 +30,11 @@
  * idle window: a restored workload is not reclaimed again until it has been idle for a whole idle
  * timer after the restore.
  *
- * The record, the reading of the object and the decision are pure (restore.c: JSON in, JSON
- * and sentences out). The command itself (restore_run, restore_cmd.c) makes its Kubernetes
+ * The record, the reading of the object and the decision are pure (restore_plan.c: JSON in, JSON
+ * and sentences out). The command itself (restore_run, restore_run.c) makes its Kubernetes
  * calls through a small vtable, struct restore_api, as the action engine does through its
  * backends (act.h), so that its whole path is tested against a fake
- * (tests/unit/test_restore.c); main.c only turns the flags into a kube client, a kinds table
+ * (tests/unit/test_restore.c); cmd_restore.c only turns the flags into a kube client, a kinds table
  * and an audit file, and calls it.
  */
 #ifndef GPURECLAIM_RESTORE_H
@@ -131,7 +131,7 @@ void restore_op_free(struct restore_op *op);
 char *restore_hint(enum kind_method method, const char *kind, const char *ns, const char *name,
                    const char *key, const char *undo);
 
-/* ---- the `restore` command (restore_cmd.c) ------------------------------------------------- */
+/* ---- the `restore` command (restore_run.c) ------------------------------------------------- */
 
 /* What `restore` was asked for: [NS/]KIND/NAME split, the strings pointing into `spec`. */
 struct restore_target {

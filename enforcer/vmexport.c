@@ -3,7 +3,9 @@
  * each complete one is parsed by a small recursive-descent parser of the one object shape
  * the endpoint writes. Label strings follow RFC 8259 (escapes, \u with surrogate pairs,
  * strict UTF-8 through utf8.h); numbers are JSON numbers read with strtod, plus the three
- * Go tokens `+Inf`, `-Inf` and `NaN`.
+ * Go tokens `+Inf`, `-Inf` and `NaN` (1.79) and JSON's `null`, `"Infinity"` and `"-Infinity"`
+ * (current releases). A NaN there is a staleness marker: VictoriaMetrics drops other NaNs at
+ * ingestion.
  */
 #include <errno.h>
 #include <math.h>
@@ -181,7 +183,22 @@ static bool vmx_value(struct vmx_cur *c, double *v)
         *v = -INFINITY;
         return true;
     }
-    if (vmx_token(c, "NaN")) {
+    /*
+     * Newer releases write JSON's forms instead (app/vmselect/prometheus/export.qtpl,
+     * convertValueToSpecialJSON): NaN as null (VictoriaMetrics/VictoriaMetrics
+     * ed8e88af111498cd5483f0ccc2c1916b33ca10ba, #2518) and the infinities as strings
+     * (ec04fcac938245e003477e1ab37da2bf070e124c, #3180), as v1.153.0 does. Refused, they failed
+     * every selector rule on a current release.
+     */
+    if (vmx_token(c, "\"Infinity\"")) {
+        *v = INFINITY;
+        return true;
+    }
+    if (vmx_token(c, "\"-Infinity\"")) {
+        *v = -INFINITY;
+        return true;
+    }
+    if (vmx_token(c, "NaN") || vmx_token(c, "null")) {
         uint64_t bits = SERIES_STALE_NAN_BITS;
         memcpy(v, &bits, sizeof(*v));
         return true;

@@ -1,6 +1,6 @@
 /*
  * libFuzzer target for what `restore` and the engine read from objects an owner can edit
- * (enforcer/restore.c, enforcer/keep.c): the bytes as an object's JSON go through
+ * (enforcer/restore_plan.c, enforcer/keep.c): the bytes as an object's JSON go through
  * restore_obj_parse and restore_plan (a command way's object taken as still stopped), whose
  * plan must be one of the undoing ways with a patch
  * that parses back as a JSON object, or a refusal with a reason; the bytes as a notice go
@@ -10,7 +10,7 @@
  */
 #include "keep.c"
 #include "notice.c"
-#include "restore.c"
+#include "restore_plan.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

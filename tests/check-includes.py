@@ -3,7 +3,8 @@
 
 A module is a `.h` and the `.c`/`.cc` files that implement it: `foo.c` with `foo.h`, and a
 `foo_bar.c` without a header of its own with the nearest `foo.h` in its directory (act_kube.c
-and act_runtime.c implement functions act.h declares). Module A depends on module B when a file
+and act_runtime.c implement functions act.h declares), and a private header `foo_p.h` (chrony's
+localp.h: what the files of module foo share and nobody else includes) with `foo.h`. Module A depends on module B when a file
 of A includes B's header. A cycle in that graph means neither module can be read, tested or
 moved without the other; the layers of docs/code-map.md only hold without one. Every cycle is
 one FAIL line naming the modules in order and, for each step, the file and line of the
@@ -144,6 +145,8 @@ def module_of(path, files):
     """The module (its header's path without .h) a source file belongs to."""
     stem, _ = os.path.splitext(path)
     d, base = os.path.split(stem)
+    if path.endswith("_p.h") and stem[:-2] + ".h" in files:
+        return stem[:-2]
     parts = base.split("_")
     for k in range(len(parts), 0, -1):
         cand = os.path.join(d, "_".join(parts[:k]))
@@ -272,6 +275,14 @@ def self_test():
              "r.h": "int r_undo(void);\n",
              "r.c": '#include "a.h"\nint r_undo(void) { struct a_cfg c = {0}; return c.x; }\n'},
             1, 0),
+        "private header": ({"a.h": "struct a_cfg { int x; };\nint a_live(void);\n",
+                            "a_p.h": '#include "a.h"\nstruct a_state { struct a_cfg c; };\n'
+                            "int a_read(struct a_state *s);\n",
+                            "a.c": '#include "a.h"\n#include "a_p.h"\n'
+                            "int a_read(struct a_state *s) { return s->c.x; }\n",
+                            "a_live.c": '#include "a.h"\n#include "a_p.h"\n'
+                            "int a_live(void) { struct a_state s = {0}; return a_read(&s); }\n"},
+                           0, 0),
         "unused include": ({"a.h": "/* a */\n#ifndef A_H\n#define A_H\nenum a_kind { A_ONE };\n"
                             "typedef int (*a_fn)(void);\n#endif\n",
                             "b.h": "struct a_kind;\nextern int b_count;\n",

@@ -11,6 +11,37 @@ BG_PIDS=""
 TEST_FAILED=0
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpureclaim-$SUITE.XXXXXX")
 
+# TSDB_GEN picks the generation of time-series servers a suite runs on, by PATH, so a suite
+# calls `prometheus`, `promtool` and `victoria-metrics` by name either way: `debian` (default:
+# Debian 12's Prometheus 2.42 and VictoriaMetrics 1.79) or `current` (Prometheus 3.x and a
+# current VictoriaMetrics, built from Go modules by tests/tsdb/build.sh into the cache outside
+# the work tree). `make check` runs the decision suites on both (Makefile, TSDB_SUITES).
+TSDB_GEN=${TSDB_GEN:-debian}
+case $TSDB_GEN in
+debian) ;;
+current)
+    for _tb in prometheus victoria-metrics; do
+        _tp=$(sh "$TOP/tests/tsdb/build.sh" --path "$_tb")
+        if [ ! -x "$_tp" ]; then
+            echo "FAIL: ${SUITE}/setup (TSDB_GEN=current: no '$_tp'; run tests/tsdb/build.sh)"
+            exit 1
+        fi
+        PATH=$(dirname "$_tp"):$PATH
+    done
+    export PATH
+    ;;
+*) echo "FAIL: ${SUITE}/setup (unknown TSDB_GEN '$TSDB_GEN': debian or current)"; exit 1 ;;
+esac
+# server_versions: one line naming the versions of the servers this suite runs on (on stdout,
+# so each suite's log says which generation its decisions were tested against)
+server_versions() {
+    _pv=$(prometheus --version 2>&1 | sed -n 's/^prometheus, version \([^ ]*\).*/\1/p' | head -n 1)
+    _vv=$(victoria-metrics -version 2>&1 | sed -n 's/^victoria-metrics-\([^ ]*\).*/\1/p' | head -n 1)
+    # Debian's build prints an empty -version: its package says it
+    [ -n "$_vv" ] || _vv=$(dpkg-query -W -f '${Version}' victoria-metrics 2>/dev/null)
+    echo "servers ($TSDB_GEN): prometheus ${_pv:-none} ($(command -v prometheus)), victoria-metrics ${_vv:-none} ($(command -v victoria-metrics))"
+}
+
 pass() { echo "PASS: $SUITE/$1"; }
 fail() { echo "FAIL: $SUITE/$1${2:+ ($2)}"; TEST_FAILED=$((TEST_FAILED + 1)); }
 
@@ -34,12 +65,16 @@ start_bg() {
 }
 
 # require COMMAND...: each must be on PATH or an executable path, else FAIL setup and exit 1.
+# A suite that requires a time-series server names the versions it runs on (server_versions).
 require() {
     for _t in "$@"; do
         command -v "$_t" >/dev/null 2>&1 && continue
         fail setup "'$_t' not found"
         exit 1
     done
+    case " $* " in
+    *" prometheus "* | *" promtool "* | *" victoria-metrics "*) server_versions ;;
+    esac
 }
 
 # fake_bin NAME: tests/fakes/NAME as built for this run ($BUILD, build/san under sanitizers),
@@ -151,11 +186,12 @@ wait_http() {
     return 1
 }
 
-# wait_for SECONDS COMMAND...: poll every 0.2 s until the command succeeds; fails after SECONDS.
-# A suite waits on the condition it needs, never on a fixed sleep that stands in for it.
+# wait_for SECONDS COMMAND...: poll every 0.2 s until the command succeeds (its output
+# dropped); fails after SECONDS. A suite waits on the condition it needs, never on a fixed
+# sleep that stands in for it.
 wait_for() {
     _end=$(( $(date +%s) + $1 )); shift
-    while [ "$(date +%s)" -le "$_end" ]; do "$@" && return 0; sleep 0.2; done
+    while [ "$(date +%s)" -le "$_end" ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; done
     return 1
 }
 

@@ -90,6 +90,9 @@ fault error-bad-data no 0 error bad_data 'invalid parameter "query": parse error
 fault error-timeout no 0 error timeout 'query timed out in expression evaluation'
 fault garbage no 0 garbage
 fault partial no 0 partial
+# A VictoriaMetrics cluster's vmselect with a vmstorage node down (isPartial), named as such.
+fault vm-partial no 0 vmpartial
+check vm-partial-named grep -q "partial answer: the server marked it isPartial (a VictoriaMetrics vmstorage node did not answer" "$TMP/vm-partial.err"
 fault truncated no 0 truncated
 # An answer whose series need more than --prometheus.max-answer-bytes (here 16 MiB, so that a
 # 68 MB answer is over it; the default 128 MiB holds 100,000 workloads): loud, never

@@ -133,6 +133,27 @@ for k in sorted(set(a) | set(b)):
         print(k, a.get(k), b.get(k))
 PY
 check export-same-decisions-as-promql test ! -s "$TMP/export.diff"
+
+# --- under a path prefix, as a cluster's vmselect is read (.../select/0/prometheus) ----------
+# The single-node server serves the same API under /prometheus/ (app/vmselect/main.go), but
+# not its /flags page, as a vmselect under a tenant path does not: the server is then not
+# known to be VictoriaMetrics, a selector rule tries remote read, which it refuses, and every
+# workload keeps. With --prometheus.read-path=export (docs/tsdb-engines.md) the decisions equal
+# those read at the root, on both read paths.
+"$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "$VM_URL/prometheus" --at $AT \
+    --output json >"$TMP/plan-prefix-auto.json" 2>"$TMP/plan-prefix-auto.err"
+check prefix-unprobed-exit-3 test $? -eq 3
+check prefix-unprobed-remote-read-refused grep -q 'remote read: HTTP 400 from' "$TMP/plan-prefix-auto.err"
+check prefix-unprobed-no-reclaim sh -c '! grep -q "\"decision\": *\"reclaim\"" "$1"' sh "$TMP/plan-prefix-auto.json"
+"$ENF" plan --rules.file="$DATA/rules.yaml" --prometheus.url "$VM_URL/prometheus" --at $AT \
+    --prometheus.read-path=export --output json --stats >"$TMP/plan-prefix-export.json" \
+    2>"$TMP/stats-prefix.txt"
+check prefix-export-exit-0 test $? -eq 0
+check prefix-export-read-path grep -q 'read=always:export,pressure:export$' "$TMP/stats-prefix.txt"
+plan --prometheus.url "$VM_URL/prometheus" --at $AT --output json >"$TMP/plan-prefix.json" 2>/dev/null
+check prefix-promql-exit-0 test $? -eq 0
+check prefix-same-decisions sh -c 'cmp -s "$1" "$2" && cmp -s "$3" "$4"' sh "$TMP/plan-export.json" \
+    "$TMP/plan-prefix-export.json" "$TMP/plan.json" "$TMP/plan-prefix.json"
 got=$(python3 -c '
 import json, sys
 for d in json.load(open(sys.argv[1])):
@@ -146,6 +167,32 @@ check export-over-cap-exit-3 test $? -eq 3
 check export-over-cap-message grep -q 'activity query (export): export: export answer line 1: longer than the cap of 1024 bytes' "$TMP/plan-export-cap.err"
 check export-over-cap-no-reclaim sh -c '! grep -q "\"decision\": *\"reclaim\"" "$1"' sh "$TMP/plan-export-cap.json"
 stop_pid "$VM_PID"
+
+# --- over -search.maxUniqueTimeseries: the 422 names the setting, nothing is reclaimed -------
+# A fresh data directory: a current release keeps its tag-filter cache across a restart, and a
+# cached lookup is not counted against the limit. v1.153.0 does not apply the limit to these
+# queries at all (it answered 5 series of one name under a limit of 2): there the answer must
+# then be whole, the decisions those of the unlimited server.
+if start_vm vm-limit -search.maxUniqueTimeseries=2 && vm_import "$TMP/history.om"; then
+    plan --at $AT --output json >"$TMP/plan-maxts.json" 2>"$TMP/plan-maxts.err"
+    rc=$?
+    if [ "$rc" -ne 0 ] || [ "$TSDB_GEN" = debian ]; then
+        check max-unique-timeseries-exit-3 test "$rc" -eq 3
+        check max-unique-timeseries-named grep -q -- "prometheus error (422, over the server's -search.maxUniqueTimeseries): error when executing" "$TMP/plan-maxts.err"
+        # The allocation's query fails too, so no workload is known: none listed, none reclaimed.
+        check max-unique-timeseries-no-reclaim python3 -c '
+import json, sys
+sys.exit(any(x["decision"] != "keep" or x["reason"] != "query_error" for x in json.load(open(sys.argv[1]))))' "$TMP/plan-maxts.json"
+    else
+        check max-unique-timeseries-not-applied-same python3 -c '
+import json, sys
+k = lambda f: sorted(json.dumps([d["rule"], d["workload"], d["decision"], d["reason"], d["idleSince"]], sort_keys=True) for d in json.load(open(f)))
+sys.exit(k(sys.argv[1]) != k(sys.argv[2]))' "$TMP/plan.json" "$TMP/plan-maxts.json"
+    fi
+    stop_pid "$VM_PID"
+else
+    fail max-unique-timeseries-vm-ready "$(tail -n 5 "$TMP/vm-limit.log")"
+fi
 
 # --- at wall-clock now: the newest points ----------------------------------------------------
 # busy-now: idle for 20 minutes, busy in its last two samples (the last 15 s); idle-now: idle.

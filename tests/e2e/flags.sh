@@ -9,11 +9,15 @@
 # gets (naming the duration it was read as), or 1 with "error: <message>" and the pointer to
 # --help. Before the shared module the exporter refused "10s" and took "10", and the enforcer
 # the reverse, and they exited 2 and 1 on a bad flag.
+#
+# Then the enforcer's command table (enforcer/main.c): a flag set for a command that does not
+# take it exits 1 naming both, `help COMMAND` and `COMMAND --help` list only its flags, every
+# flag belongs to some command, and docs/flags.md holds the tables printed from the rows.
 . "$(dirname "$0")/../lib.sh"
 
 EXPORTER=$BIN/gpureclaim-exporter
 ENF=$BIN/gpureclaim-enforcer
-require "$EXPORTER" "$ENF"
+require "$EXPORTER" "$ENF" python3
 
 # run PROG FLAGS...: status in $rc, stderr normalised into $TMP/PROG.err.
 run() {
@@ -118,5 +122,79 @@ for p in "$EXPORTER" "$ENF"; do
     check "$n-help-lists-shared-flags" grep -q -- '--web.read-header-timeout="10s"' "$TMP/$n.help"
     check "$n-help-exit-status" grep -q '^exit status: 0 ok, 1 usage' "$TMP/$n.help"
 done
+
+# Each command takes only the flags of its groups (enforcer/main.c's command table): a flag
+# of another command is refused, naming the command and the flag, instead of being ignored
+# (before, `plan --from 7d` printed a plan as if --from meant something to it).
+# refused_for NAME CMD FLAG ARGS...: the enforcer exits 1 naming CMD and FLAG.
+refused_for() {
+    _name=$1 _cmd=$2 _flag=$3; shift 3
+    timeout 60 "$ENF" "$@" >"$TMP/rf.out" 2>"$TMP/rf.err"
+    _rc=$?
+    if [ "$_rc" -ne 1 ]; then
+        fail "$_name" "exit $_rc, want 1: $(head -c 300 "$TMP/rf.err")"
+    elif ! grep -qxF "error: flag '$_flag' does not apply to '$_cmd'" "$TMP/rf.err"; then
+        fail "$_name" "stderr: $(head -c 300 "$TMP/rf.err")"
+    elif [ -s "$TMP/rf.out" ]; then
+        fail "$_name" "printed on stdout: $(head -c 200 "$TMP/rf.out")"
+    else
+        pass "$_name"
+    fi
+}
+RULES=$TOP/rules/business-hours.yaml
+# Prometheus and the listen address point nowhere, so that a binary that ignores the flag
+# under test (the one before the table) fails fast instead of reading a server or serving.
+NOWHERE=--prometheus.url=http://127.0.0.1:1
+refused_for plan-refuses-from plan --from plan --from 7d --rules.file "$RULES" "$NOWHERE"
+refused_for check-refuses-workload check --workload check --workload x "$RULES"
+refused_for explain-refuses-output explain --output explain --output json \
+    --workload 'pod="x"' --rules.file "$RULES" "$NOWHERE"
+refused_for backtest-refuses-no-form backtest --once backtest --no-once --from 1h \
+    --rules.file "$RULES" "$NOWHERE"
+refused_for backtest-refuses-kube backtest --kube.api-url backtest --from 1h \
+    --kube.api-url=http://127.0.0.1:1 --rules.file "$RULES" "$NOWHERE"
+refused_for restore-refuses-listen restore --web.listen-address restore ml/notebook/x \
+    --web.listen-address=127.0.0.1:0
+refused_for run-refuses-from run --from run --from 7d --once --rules.file "$RULES" "$NOWHERE" \
+    --web.listen-address=127.0.0.1:0 --state.file="$TMP/state.json" --audit.file="$TMP/audit"
+refused_for plan-refuses-namespace-short plan --namespace plan -n ml --rules.file "$RULES" \
+    "$NOWHERE"
+# The global flags apply to every command: `check` with --log.level still checks.
+"$ENF" check --log.level=warn "$RULES" >"$TMP/chk.out" 2>"$TMP/chk.err"
+check check-takes-global-flags test $? -eq 0
+
+# help COMMAND and COMMAND --help: the command's flags only, the same text.
+"$ENF" help backtest >"$TMP/h-bt" 2>&1
+check help-backtest-exit-0 test $? -eq 0
+"$ENF" backtest --help >"$TMP/h-bt2" 2>&1
+check help-backtest-twice-alike cmp -s "$TMP/h-bt" "$TMP/h-bt2"
+check help-backtest-lists-from grep -q -- '--from=""' "$TMP/h-bt"
+check help-backtest-lists-global grep -q -- '--log.level="info"' "$TMP/h-bt"
+check help-backtest-omits-workload sh -c "! grep -q -- '--workload' '$TMP/h-bt'"
+check help-backtest-omits-web sh -c "! grep -q -- '--web.listen-address' '$TMP/h-bt'"
+"$ENF" help plan >"$TMP/h-plan" 2>&1
+check help-plan-omits-from sh -c "! grep -q -- '--from=' '$TMP/h-plan'"
+check help-plan-lists-stats grep -q -- '--\[no-\]stats' "$TMP/h-plan"
+"$ENF" help check >"$TMP/h-check" 2>&1
+check help-check-omits-rules-file sh -c "! grep -q -- '--rules.file' '$TMP/h-check'"
+"$ENF" help nosuch >/dev/null 2>"$TMP/h-bad"
+check help-unknown-command-exit-1 test $? -eq 1
+check help-unknown-command-named grep -qx "error: unknown command 'nosuch'" "$TMP/h-bad"
+
+# Every flag of the full --help applies to some command, with the same default there.
+"$ENF" --help | grep -o -- '^  --[^ ]*' | sort -u >"$TMP/all-flags"
+for c in check plan explain run backtest restore; do "$ENF" help $c; done |
+    grep -o -- '^  --[^ ]*' | sort -u >"$TMP/cmd-flags"
+check every-flag-belongs-to-a-command cmp -s "$TMP/all-flags" "$TMP/cmd-flags"
+
+# docs/flags.md holds the per-command tables printed from the same rows.
+"$ENF" flags-markdown >"$TMP/flags-md" 2>&1
+check flags-markdown-exit-0 test $? -eq 0
+python3 - "$TMP/flags-md" "$TOP/docs/flags.md" <<'PY' >"$TMP/md-diff" 2>&1
+import sys
+gen, doc = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+sys.exit(0 if gen in doc else 1)
+PY
+check docs-flags-md-generated-from-table test $? -eq 0
 
 exit "$TEST_FAILED"

@@ -7,10 +7,14 @@
  * usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] [-R FILE] [-H SECONDS] PORT MODE [ARGS]
  *   ok FILE [INSTANT_FILE]  answer FILE for every query (INSTANT_FILE for /api/v1/query)
  *   status CODE             that HTTP status with an HTML body, on every path (a proxy)
+ *   noui                    500 "Error opening React index.html: ..." on every path, as a
+ *                           Prometheus 3 built without its web UI answers /flags
  *   error TYPE MSG          the error envelope with the status Prometheus uses for TYPE
  *   garbage                 200 with a body that is not JSON
  *   slow SECONDS            sleep, then an empty result
  *   partial                 200 with a matrix and "warnings"
+ *   vmpartial               200 with a matrix (or vector) and "isPartial": true, as a
+ *                           VictoriaMetrics cluster's vmselect answers with a vmstorage down
  *   truncated               200 with a JSON document cut in the middle
  *   -E SUBSTR               any query containing SUBSTR gets a bad_data error instead
  *   -R FILE                 answer POST /api/v1/read with FILE's bytes as a streamed
@@ -46,7 +50,17 @@
 #include "fakehttp.h"
 #include "util.h"
 
-enum fp_mode { FP_OK, FP_STATUS, FP_ERROR, FP_GARBAGE, FP_SLOW, FP_PARTIAL, FP_TRUNCATED };
+enum fp_mode {
+    FP_OK,
+    FP_STATUS,
+    FP_NOUI,
+    FP_ERROR,
+    FP_GARBAGE,
+    FP_SLOW,
+    FP_PARTIAL,
+    FP_VMPARTIAL,
+    FP_TRUNCATED
+};
 
 static enum fp_mode fp_mode;
 static char *fp_body, *fp_instant_body; /* ok mode */
@@ -96,6 +110,13 @@ static const char fp_partial[] =
     "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
     "{\"pod\":\"a\"},\"values\":[[1700000000,\"0\"]]}]},\"warnings\":[\"remote read from "
     "'store-1' failed: connection refused\"]}";
+/* app/vmselect/prometheus/query_range_response.qtpl (v1.150.0-cluster): isPartial beside status. */
+static const char fp_vmpartial[] =
+    "{\"status\":\"success\",\"isPartial\":true,\"data\":{\"resultType\":\"matrix\",\"result\":"
+    "[{\"metric\":{\"pod\":\"a\"},\"values\":[[1700000000,\"0\"]]}]}}";
+static const char fp_vmpartial_vector[] =
+    "{\"status\":\"success\",\"isPartial\":true,\"data\":{\"resultType\":\"vector\",\"result\":"
+    "[{\"metric\":{\"pod\":\"a\"},\"value\":[1700000000,\"1\"]}]}}";
 static const char fp_truncated[] =
     "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[{\"metric\":"
     "{\"pod\":\"a\"},\"values\":[[1700000000,\"0.5\"],[17000";
@@ -197,6 +218,10 @@ static MHD_RESULT fp_answer(struct MHD_Connection *conn, bool instant, const cha
         free(html);
         return ret;
     }
+    case FP_NOUI:
+        return fakehttp_reply(conn, 500, "text/plain; charset=utf-8",
+                              "Error opening React index.html: open static/mantine-ui/index.html: "
+                              "no such file or directory");
     case FP_ERROR: {
         char *body = fp_error_body(fp_error_type, fp_error_msg);
         MHD_RESULT ret = fakehttp_reply(conn, fp_status, json, body);
@@ -210,6 +235,8 @@ static MHD_RESULT fp_answer(struct MHD_Connection *conn, bool instant, const cha
         return fakehttp_reply(conn, 200, json, instant ? fp_empty_vector : fp_empty_matrix);
     case FP_PARTIAL:
         return fakehttp_reply(conn, 200, json, fp_partial);
+    case FP_VMPARTIAL:
+        return fakehttp_reply(conn, 200, json, instant ? fp_vmpartial_vector : fp_vmpartial);
     case FP_TRUNCATED:
         return fakehttp_reply(conn, 200, json, fp_truncated);
     }
@@ -258,7 +285,8 @@ static MHD_RESULT fp_handler(struct MHD_Connection *conn, const char *url, const
     }
     bool instant = strcmp(url, "/api/v1/query") == 0;
     /* A proxy in front of the server answers every path with its status. */
-    if (!instant && strcmp(url, "/api/v1/query_range") != 0 && fp_mode != FP_STATUS)
+    if (!instant && strcmp(url, "/api/v1/query_range") != 0 && fp_mode != FP_STATUS &&
+        fp_mode != FP_NOUI)
         return fakehttp_reply(conn, 404, "text/plain", "404 page not found\n");
     if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0)
         return fakehttp_reply(conn, 405, "text/plain", "method not allowed\n");
@@ -321,7 +349,7 @@ static void fp_usage(void)
     fprintf(stderr,
             "usage: fake_prom [-E SUBSTR] [-A SUBSTR FILE] [-R FILE] [-H SECONDS] PORT ok FILE "
             "[INSTANT_FILE] | status CODE | "
-            "error TYPE MSG | garbage | slow SECONDS | partial | truncated\n");
+            "error TYPE MSG | garbage | slow SECONDS | partial | vmpartial | truncated\n");
     exit(2);
 }
 
@@ -371,12 +399,16 @@ static void fp_parse_args(int argc, char **argv)
         fp_error_type = args[0];
         fp_error_msg = args[1];
         fp_status = fp_error_status(args[0]);
+    } else if (strcmp(mode, "noui") == 0 && nargs == 0) {
+        fp_mode = FP_NOUI;
     } else if (strcmp(mode, "garbage") == 0 && nargs == 0) {
         fp_mode = FP_GARBAGE;
     } else if (strcmp(mode, "slow") == 0 && nargs == 1) {
         fp_mode = FP_SLOW;
         if (parse_double(args[0], &fp_slow) < 0 || fp_slow < 0)
             fp_usage();
+    } else if (strcmp(mode, "vmpartial") == 0 && nargs == 0) {
+        fp_mode = FP_VMPARTIAL;
     } else if (strcmp(mode, "partial") == 0 && nargs == 0) {
         fp_mode = FP_PARTIAL;
     } else if (strcmp(mode, "truncated") == 0 && nargs == 0) {

@@ -54,7 +54,7 @@ int main(int argc, char **argv)
     }
     cfg.interval = strtod(argv[5], NULL);
     cfg.chunk = argc > 6 ? strtod(argv[6], NULL) : 0;
-    /* As `plan` judges selector rules: from proofs (main.c). */
+    /* As `plan` judges selector rules: from proofs (cmd_plan.c). */
     struct promq_cfg pc = {.url = argv[1], .timeout = 120, .proofs = true};
     if (argc > 7 && rawread_path_parse(argv[7], &pc.read_path) < 0) {
         fprintf(stderr, "replay_dump: invalid read path '%s'\n", argv[7]);

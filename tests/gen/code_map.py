@@ -49,14 +49,17 @@ LAYERS = [
         ("Proof and decision", "pure functions: what the raw samples prove, then keep or reclaim",
          ["reason", "raw", "proof", "exprcov", "decide"]),
         ("Reading Prometheus", "queries, raw samples, the per-cycle fetch, replay over a range",
-         ["promq", "rawread", "fetch", "replay"]),
+         ["promq", "rawread", "fetch", "replay_p", "replay", "replay_live"]),
         ("Kubernetes and container runtime clients", "API calls, their JSON, pressure, leases",
          ["kube", "kube_json", "pressure", "lease", "perm"]),
         ("Action engine", "notice, wait, re-check, act once; ledger, audit, webhooks, restore",
          ["lifecycle", "ledger", "notice", "keep", "audit", "notify", "act", "act_kube",
-          "act_runtime", "restore", "restore_cmd"]),
-        ("Commands and daemon", "what the commands print, backtest, the run loop, main.c's flags",
-         ["report", "backtest", "btdue", "btreport", "daemon", "main"]),
+          "act_runtime", "restore", "restore_plan", "restore_run"]),
+        ("Commands and daemon", "what the commands print, backtest, the run loop, one file per "
+         "command behind main.c's command table",
+         ["report", "backtest", "btdue", "btreport", "daemon", "cmd", "cmd_flags", "cmd_check",
+          "cmd_plan",
+          "cmd_run", "cmd_backtest", "cmd_restore", "main"]),
     ]),
 ]
 

@@ -212,7 +212,9 @@ static int promq_ref_envelope(json_object *root, long http_status, unsigned want
         if (json_object_object_get_ex(root, "error", &o) &&
             json_object_is_type(o, json_type_string))
             msg = json_object_get_string(o);
-        snprintf(err, errlen, "prometheus error (%s): %s", type, msg);
+        char hint[96];
+        promjson_error_hint(msg, hint, sizeof(hint));
+        snprintf(err, errlen, "prometheus error (%s%s): %s", type, hint, msg);
         return -1;
     }
     /* A 2xx-less answer without the error envelope comes from something in front of it. */
@@ -239,6 +241,17 @@ static int promq_ref_envelope(json_object *root, long http_status, unsigned want
             snprintf(err, errlen, "partial answer: %s",
                      json_object_is_type(w, json_type_string) ? json_object_get_string(w)
                                                               : "(warning is not a string)");
+            return -1;
+        }
+    }
+    if (json_object_object_get_ex(root, "isPartial", &o) &&
+        !json_object_is_type(o, json_type_null)) {
+        if (!json_object_is_type(o, json_type_boolean)) {
+            snprintf(err, errlen, "prometheus answer: 'isPartial' is not a boolean");
+            return -1;
+        }
+        if (json_object_get_boolean(o)) {
+            snprintf(err, errlen, "%s", PROMJSON_PARTIAL_MSG);
             return -1;
         }
     }

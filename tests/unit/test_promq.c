@@ -208,6 +208,40 @@ static const struct {
      "\"warnings\":[\"remote read failed\"]}",
      200, "partial answer: remote read failed"},
     {"{\"status\":\"success\",\"warnings\":\"x\"}", 200, "'warnings' is not an array"},
+    /* A VictoriaMetrics cluster's vmselect with a vmstorage node down (query_range_response.qtpl).
+     */
+    {"{\"status\":\"success\",\"isPartial\":true,\"data\":{\"resultType\":\"matrix\",\"result\":[]}"
+     "}",
+     200, PROMJSON_PARTIAL_MSG},
+    {"{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]},\"isPartial\":"
+     "true}",
+     200, "partial answer: the server marked it isPartial"},
+    {"{\"status\":\"success\",\"isPartial\":\"true\",\"data\":{\"resultType\":\"matrix\","
+     "\"result\":[]}}",
+     200, "'isPartial' is not a boolean"},
+    {"{\"status\":\"success\",\"isPartial\":1,\"data\":{\"resultType\":\"matrix\",\"result\":[]}}",
+     200, "'isPartial' is not a boolean"},
+    /* Prometheus over --query.max-samples (promql/engine.go ErrTooManySamples): named. */
+    {"{\"status\":\"error\",\"errorType\":\"execution\",\"error\":\"query processing would load "
+     "too many samples into memory in query execution\"}",
+     422, "prometheus error (execution, over the server's --query.max-samples): query processing"},
+    /* VictoriaMetrics names its limit after a long query text: it comes first here. */
+    {"{\"status\":\"error\",\"errorType\":\"422\",\"error\":\"error when executing "
+     "query=\\\"max_over_time(x[1m])"
+     "\\\" on the time range (start=1, end=2, step=1): the number of matching timeseries exceeds "
+     "2; "
+     "either narrow down the search or increase -search.max* command-line flag values (the most "
+     "likely limit is -search.maxUniqueTimeseries); see https://docs.victoriametrics.com/\"}",
+     422, "prometheus error (422, over the server's -search.maxUniqueTimeseries): error when"},
+    /* 1.79's words for it. */
+    {"{\"status\":\"error\",\"errorType\":\"422\",\"error\":\"error when searching tsids: the "
+     "number "
+     "of matching timeseries exceeds 2; either narrow down the search or increase -search.max* "
+     "command-line flag values at vmselect; see https://docs.victoriametrics.com/\"}",
+     422, "prometheus error (422, over the server's -search.maxUniqueTimeseries): error when"},
+    {"{\"status\":\"error\",\"errorType\":\"422\",\"error\":\"cannot select more than "
+     "-search.maxSamplesPerQuery=10 samples.\"}",
+     422, "prometheus error (422, over the server's -search.maxSamplesPerQuery): cannot"},
     {"{\"status\":\"success\"}", 200, "'data' is missing or not an object"},
     {"{\"status\":\"success\",\"data\":{\"result\":[]}}", 200, "'data.resultType' is missing"},
     {"{\"status\":\"success\",\"data\":{\"resultType\":\"string\",\"result\":[1,\"a\"]}}", 200,
@@ -387,6 +421,16 @@ static const char *const odd_bodies[] = {
     "{} \xc3\xa9",
     " \t\r\n",
     "{\"a\":1}}",
+    /* isPartial false, null, given twice (the last counts), true after the data. */
+    "{\"status\":\"success\",\"isPartial\":false,\"data\":{\"resultType\":\"vector\",\"result\":[]}"
+    "}",
+    "{\"status\":\"success\",\"isPartial\":null,\"data\":{\"resultType\":\"vector\",\"result\":[]}"
+    "}",
+    "{\"status\":\"success\",\"isPartial\":true,\"isPartial\":false,\"data\":{\"resultType\":"
+    "\"vector\",\"result\":[]}}",
+    "{\"status\":\"success\",\"isPartial\":false,\"isPartial\":true,\"data\":{\"resultType\":"
+    "\"vector\",\"result\":[]}}",
+    "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\",\"result\":[]},\"isPartial\":[]}",
 };
 
 static char *corpus_dir(void)
@@ -1394,6 +1438,27 @@ TEST(victoria_probe_retried_after_5xx)
     }
 }
 
+/*
+ * A Prometheus built without its web UI's assets answers /flags 500 "Error opening React
+ * index.html" every time: it is Prometheus, probed once, not an error.
+ */
+TEST(victoria_probe_prometheus_without_ui)
+{
+    struct fake c;
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "noui", NULL), 0);
+    if (c.pid <= 0)
+        return;
+    char url[64], err[256] = "";
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", c.port);
+    struct promq_cfg cfg = {.url = url, .timeout = 5};
+    struct promq *q = promq_new(&cfg);
+    TEST_CHECK_INT(promq_is_victoria(q, err, sizeof(err)), 0);
+    TEST_CHECK_INT(promq_is_victoria(q, err, sizeof(err)), 0);
+    promq_free(q);
+    fake_stop(&c);
+    TEST_CHECK_INT(fake_log_count(c.log, "request GET /flags"), 1);
+}
+
 int main(int argc, char **argv)
 {
     /* build/tests/test_promq -> build/fakes/fake_prom (build/san/... under sanitizers). */
@@ -1429,6 +1494,7 @@ int main(int argc, char **argv)
     RUN(client_connection_refused);
     RUN(client_credentials);
     RUN(victoria_probe_retried_after_5xx);
+    RUN(victoria_probe_prometheus_without_ui);
     RUN(client_invalid_arguments);
     RUN(httpc_basics);
     RUN(real_prometheus);

@@ -11,6 +11,7 @@
  * whole replays with `plan --at` on real servers, tests/e2e/enforcer_incremental.sh `run`.
  */
 #include "replay.c"
+#include "replay_live.c"
 #include "test.h"
 
 #include "fake.h"

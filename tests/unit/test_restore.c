@@ -1,5 +1,5 @@
 /*
- * The way back (restore.c, restore_cmd.c): the record added to the notice at action time reads
+ * The way back (restore_plan.c, restore_run.c): the record added to the notice at action time reads
  * back; a restore of each way undoes exactly what the record says (replicas, undo patch, stop
  * annotation) and writes restored-at; it refuses a replaced object (another uid), one
  * changed since (generation, or the stop annotation no longer exactly ours), one never
@@ -8,8 +8,8 @@
  * their preconditions, what it prints and audits, and that a refusal, a dry run or a failed
  * call goes no further; the target and kind look-ups of its command line.
  */
-#include "restore.c"
-#include "restore_cmd.c"
+#include "restore_plan.c"
+#include "restore_run.c"
 
 #include "test.h"
 #include "tmptree.h"

@@ -1,6 +1,7 @@
 /*
  * Tests of vmexport.c, the VictoriaMetrics /api/v1/export reader: the lines VictoriaMetrics
- * 1.79 writes (+Inf, -Inf and huge numbers in Go's format, escaped label values), NaN read as
+ * 1.79 writes (+Inf, -Inf and huge numbers in Go's format, escaped label values) and those a
+ * current release writes (null, "Infinity", "-Infinity"), NaN read as
  * the staleness marker, a series split over two lines joined, fed in every chunk size; and
  * the failures: a cut last line, values and timestamps of different counts, timestamps out
  * of order or not integers, unknown keys, invalid JSON, the cap.
@@ -55,6 +56,28 @@ TEST(test_answer_in_any_chunks)
         matrix_free(&m);
         vmx_free(x);
     }
+}
+
+/* What v1.153.0 answers for the same data (export.qtpl, convertValueToSpecialJSON). */
+static const char answer_current[] =
+    "{\"metric\":{\"__name__\":\"x\",\"pod\":\"a\"},\"values\":[0.5,\"Infinity\",null,1e+21,"
+    "1.25e-7],\"timestamps\":[1700000000000,1700000015000,1700000030000,1700000045000,"
+    "1700000060000]}\n"
+    "{\"metric\":{\"__name__\":\"x\",\"pod\":\"b\\\"q\\u00e9\\ud83d\\ude00\"},\"values\":"
+    "[\"-Infinity\"],\"timestamps\":[1700000060000]}\n";
+
+TEST(test_answer_current_release)
+{
+    char err[256] = "";
+    struct matrix m;
+    TEST_CHECK_INT(vmx_parse(answer_current, strlen(answer_current), 1 << 20, &m, err, sizeof(err)),
+                   0);
+    check_answer(&m);
+    matrix_free(&m);
+    /* Only those two strings: any other string value is still refused. */
+    static const char bad[] = "{\"metric\":{},\"values\":[\"Inf\"],\"timestamps\":[1]}\n";
+    TEST_CHECK_INT(vmx_parse(bad, strlen(bad), 1 << 20, &m, err, sizeof(err)), -1);
+    TEST_CHECK(strstr(err, "expected a number") != NULL);
 }
 
 TEST(test_split_series_joined)
@@ -130,6 +153,7 @@ TEST(test_failures)
 int main(void)
 {
     RUN(test_answer_in_any_chunks);
+    RUN(test_answer_current_release);
     RUN(test_split_series_joined);
     RUN(test_failures);
     return test_done();

@@ -1,7 +1,7 @@
 /*
  * The way back (restore.h): the `acted` record the engine adds to its notice annotation, the
  * reading of an object by `restore`, the decision to undo or to refuse, and the sentence that
- * tells an owner how to come back. Pure: JSON in, JSON and text out (restore_cmd.c is the
+ * tells an owner how to come back. Pure: JSON in, JSON and text out (restore_run.c is the
  * command that makes the calls).
  */
 #include "restore.h"

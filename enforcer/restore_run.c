@@ -1,6 +1,7 @@
 /*
- * The `restore` command (restore.h): the target and kind a user typed, then read, decide
- * (restore_plan, restore.c), undo, tell the owner (an Event) and audit, through the
+ * What `restore` does once cmd_restore.c has read its flags (restore.h): the target and kind a
+ * user typed, then read, decide
+ * (restore_plan, restore_plan.c), undo, tell the owner (an Event) and audit, through the
  * Kubernetes calls of a struct restore_api, so that the command's whole path is tested against
  * a fake as the action engine's is; act_kube_restore_api (act_kube.c) gives the real calls.
  */
