@@ -28,6 +28,7 @@
 
 #include "act.h"
 #include "audit.h"
+#include "btdue.h"
 #include "dur.h"
 #include "fetch.h"
 #include "file.h"
@@ -146,6 +147,20 @@ struct bt_source *bt_source_replay(struct promq *q, const struct ruleset *rs, do
 
 /* ---- the simulated backend ---------------------------------------------------------------- */
 
+/* The lists whose series bt_series_wl finds the workload of, by position (btdue_memo). */
+enum bt_list {
+    BT_PROOFS = 0,
+    BT_ACTIVITY,
+    BT_COVERAGE,
+    BT_ALLOCATION,
+    BT_PRIORITY,
+    BT_RECORDS, /* a cycle's decisions, by their identity */
+    BT_POINTS,  /* the series replay_points asks about, in the order it asks */
+    BT_LISTS
+};
+/* A memo's value for a series without an identity label: no workload's, ever. */
+#define BT_NO_WORKLOAD SIZE_MAX
+
 struct bt_sim {
     struct ruleset *rs;
     struct act *act;
@@ -163,6 +178,9 @@ struct bt_sim {
     size_t cap_wl, cap_rc, cap_ev;
     double *returns;  /* scratch for the medians */
     struct sbuf kbuf; /* scratch: the index key being looked up (bt_raw_key) */
+    /* Per rule and list (enum bt_list): the workload (index + 1) of each series by position,
+       or BT_NO_WORKLOAD (btdue_memo). */
+    struct btdue_memo (*memo)[BT_LISTS];
 };
 
 struct bt_backend {
@@ -235,6 +253,20 @@ static struct bt_workload *bt_of_decision(struct bt_sim *s, const struct decisio
             v = labels_get(&d->all, s->res.cfg.by);
         w->by = xstrdup(v ? v : "");
     }
+    return w;
+}
+
+/* The workload of decision `d`, the i-th of its cycle's list (memo, as bt_series_wl). */
+static struct bt_workload *bt_of_decision_at(struct bt_sim *s, const struct decision_rec *d,
+                                             size_t i)
+{
+    size_t ri = (size_t)(d->rule - s->rs->rules);
+    struct btdue_memo *m = &s->memo[ri][BT_RECORDS];
+    size_t v = btdue_memo_get(m, i, &d->identity);
+    if (v)
+        return &s->res.wl[v - 1];
+    struct bt_workload *w = bt_of_decision(s, d);
+    btdue_memo_set(m, i, &d->identity, (size_t)(w - s->res.wl) + 1);
     return w;
 }
 
@@ -395,6 +427,7 @@ struct bt_sim *bt_sim_new(struct ruleset *rs, const struct bt_cfg *cfg, char *er
     s->last_ok = xcalloc(rs->n ? rs->n : 1, sizeof(double));
     s->err_run = xcalloc(rs->n ? rs->n : 1, sizeof(size_t));
     s->nstopped = xcalloc(rs->n ? rs->n : 1, sizeof(size_t));
+    s->memo = xcalloc(rs->n ? rs->n : 1, sizeof(*s->memo));
     for (size_t i = 0; i < rs->n; i++) {
         s->last_ok[i] = -INFINITY;
         struct rule *r = &rs->rules[i];
@@ -441,6 +474,39 @@ static bool bt_any_stopped(const struct bt_sim *s, size_t ri)
     return s->nstopped[ri] > 0;
 }
 
+/*
+ * The workload of rule `ri` a series belongs to, or NULL (no identity label, or no workload
+ * of it decided yet), the series being at position j of list `list` (memo: the same
+ * answer as the key's look-up, without building the key when the series is where it was).
+ */
+static struct bt_workload *bt_series_wl(struct bt_sim *s, size_t ri, enum bt_list list, size_t j,
+                                        const struct labels *l)
+{
+    struct btdue_memo *m = &s->memo[ri][list];
+    size_t v = btdue_memo_get(m, j, l);
+    if (v == BT_NO_WORKLOAD)
+        return NULL;
+    if (v)
+        return &s->res.wl[v - 1];
+    if (!bt_raw_key(s, ri, l)) {
+        btdue_memo_set(m, j, l, BT_NO_WORKLOAD); /* its labels decide that, for good */
+        return NULL;
+    }
+    const void *got = strset_get(&s->index, s->kbuf.buf, s->kbuf.len);
+    if (!got)
+        return NULL; /* not noted: the workload may be added later */
+    btdue_memo_set(m, j, l, (size_t)(uintptr_t)got);
+    return &s->res.wl[(size_t)(uintptr_t)got - 1];
+}
+
+/* bt_series_stopped of the series at position j of `list`. */
+static struct bt_workload *bt_series_stopped_at(struct bt_sim *s, size_t ri, enum bt_list list,
+                                                size_t j, const struct labels *l)
+{
+    struct bt_workload *w = bt_series_wl(s, ri, list, j, l);
+    return w && w->stopped ? w : NULL;
+}
+
 /* The stopped workload of rule `ri` a series belongs to, or NULL. */
 static struct bt_workload *bt_series_stopped(struct bt_sim *s, size_t ri, const struct labels *l)
 {
@@ -455,12 +521,13 @@ static struct bt_workload *bt_series_stopped(struct bt_sim *s, size_t ri, const 
 struct bt_stopped_arg {
     struct bt_sim *s;
     size_t ri;
+    size_t k; /* the series asked about so far: its position for the memo */
 };
 
 static bool bt_stopped_series(void *arg, const struct labels *l)
 {
     struct bt_stopped_arg *a = arg;
-    return bt_series_stopped(a->s, a->ri, l) != NULL;
+    return bt_series_stopped_at(a->s, a->ri, BT_POINTS, a->k++, l) != NULL;
 }
 
 /*
@@ -477,7 +544,7 @@ static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data 
     /* A source of proofs hands the points of (after, upto] the grids would have held. */
     struct matrix pts = {0};
     const struct matrix *act = &rd->activity;
-    struct bt_stopped_arg sa = {s, ri};
+    struct bt_stopped_arg sa = {s, ri, 0};
     if (rd->has_proofs && src && src->points &&
         src->points(src, ri, after, false, bt_stopped_series, &sa, &pts))
         act = &pts;
@@ -499,7 +566,7 @@ static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data 
     matrix_free(&pts);
     for (size_t i = 0; i < rd->allocation.n; i++) {
         const struct series *se = &rd->allocation.s[i];
-        struct bt_workload *w = bt_series_stopped(s, ri, &se->labels);
+        struct bt_workload *w = bt_series_stopped_at(s, ri, BT_ALLOCATION, i, &se->labels);
         if (w && se->n && se->p[se->n - 1].v > 0)
             w->alloc_seen = upto;
     }
@@ -569,11 +636,12 @@ void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data, st
 
 /* Drop from `m` the series of the workloads of rule `ri` away; true when any was. Lent
    labels (rule_data.instants_lent) are not the matrix's to free. */
-static bool bt_hide_matrix(struct bt_sim *s, size_t ri, struct matrix *m, bool lent)
+static bool bt_hide_matrix(struct bt_sim *s, size_t ri, enum bt_list list, struct matrix *m,
+                           bool lent)
 {
     size_t kept = 0;
     for (size_t i = 0; i < m->n; i++) {
-        if (bt_series_stopped(s, ri, &m->s[i].labels)) {
+        if (bt_series_stopped_at(s, ri, list, i, &m->s[i].labels)) {
             if (lent)
                 m->s[i].labels = (struct labels){0};
             series_free(&m->s[i]);
@@ -625,7 +693,7 @@ static bool bt_hide_proofs(struct bt_sim *s, size_t ri, struct rule_data *rd)
     size_t kept = 0;
     for (size_t i = 0; i < rd->nproofs; i++) {
         struct rule_proof *rp = &rd->proofs[i];
-        if (bt_series_stopped(s, ri, &rp->s.labels)) {
+        if (bt_series_stopped_at(s, ri, BT_PROOFS, i, &rp->s.labels)) {
             if (!rd->proofs_lent) {
                 labels_free(&rp->s.labels);
                 free(rp->p);
@@ -654,15 +722,25 @@ bool bt_sim_hide(struct bt_sim *s, struct rule_data *data)
             continue;
         if (data[i].has_proofs)
             hid |= bt_hide_proofs(s, i, &data[i]);
-        hid |= bt_hide_matrix(s, i, &data[i].activity, false);
-        hid |= bt_hide_matrix(s, i, &data[i].coverage, false);
-        hid |= bt_hide_matrix(s, i, &data[i].allocation, data[i].instants_lent);
-        hid |= bt_hide_matrix(s, i, &data[i].priority, data[i].instants_lent);
+        hid |= bt_hide_matrix(s, i, BT_ACTIVITY, &data[i].activity, false);
+        hid |= bt_hide_matrix(s, i, BT_COVERAGE, &data[i].coverage, false);
+        hid |= bt_hide_matrix(s, i, BT_ALLOCATION, &data[i].allocation, data[i].instants_lent);
+        hid |= bt_hide_matrix(s, i, BT_PRIORITY, &data[i].priority, data[i].instants_lent);
     }
     return hid;
 }
 
+static void bt_sim_cycle_at(struct bt_sim *s, double t, const struct decisions *ds,
+                            const size_t *pos);
+
 void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds)
+{
+    bt_sim_cycle_at(s, t, ds, NULL);
+}
+
+/* bt_sim_cycle with pos[i] (or i when NULL) as decision i's position for the memo. */
+static void bt_sim_cycle_at(struct bt_sim *s, double t, const struct decisions *ds,
+                            const size_t *pos)
 {
     s->now = t;
     s->res.cycles++;
@@ -672,7 +750,7 @@ void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds)
     struct decisions live = {xcalloc(ds->n ? ds->n : 1, sizeof(*live.v)), 0};
     for (size_t i = 0; i < ds->n; i++) {
         const struct decision_rec *d = &ds->v[i];
-        struct bt_workload *w = bt_of_decision(s, d);
+        struct bt_workload *w = bt_of_decision_at(s, d, pos ? pos[i] : i);
         if (w->stopped)
             continue;
         w->seen_cycle = s->cycle;
@@ -691,6 +769,11 @@ void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds)
             st->keep_decisions++;
             st->kept[d->reason]++;
         }
+        /* The engine reads only the reclaims (its candidates) and the decisions of the
+           workloads it has a notice open for (act_review): stepped for those alone unless
+           --backtest.every-cycle, the same steps. */
+        if (!s->res.cfg.every_cycle && d->decision != DECISION_RECLAIM && isnan(w->noticed))
+            continue;
         live.v[live.n++] = *d; /* a shallow copy: the records stay the caller's */
     }
     /* A rule that could not be read decides nothing, so its workloads get no record this
@@ -779,6 +862,10 @@ void bt_sim_free(struct bt_sim *s)
     free(s->last_ok);
     free(s->err_run);
     free(s->nstopped);
+    for (size_t i = 0; i < s->res.nrules; i++)
+        for (int k = 0; k < BT_LISTS; k++)
+            btdue_memo_free(&s->memo[i][k]);
+    free(s->memo);
     sbuf_free(&s->kbuf);
     free(s);
 }
@@ -829,6 +916,7 @@ struct bt_sim *bt_run(struct ruleset *rs, const struct bt_cfg *cfg, struct bt_so
     bool tty = progress && isatty(fileno(progress));
     double started = mono_now(), last = started;
     struct sbuf line = {0};
+    struct btdue *due = cfg->every_cycle ? NULL : btdue_new(rs);
     double t;
     while (src->next(src, &t, data) == 1) {
         struct decisions d = {0};
@@ -845,16 +933,30 @@ struct bt_sim *bt_run(struct ruleset *rs, const struct bt_cfg *cfg, struct bt_so
            without them, the caps and the pressure ranking pass to the next candidates, as
            they would once a real reclaim emptied the series. Without --decisions only that
            second decision is made. */
-        if (bt_sim_hide(s, data) || !decisions) {
-            decisions_free(&d);
-            decide(data, rs->n, t, &d);
+        if (due) {
+            /* Only the workloads whose decision can have changed are judged (btdue.h). */
+            bt_sim_hide(s, data);
+            const struct decisions *dd = btdue_decide(due, data, rs->n, t);
+            bt_sim_cycle_at(s, t, dd, btdue_slots(due));
+        } else {
+            if (bt_sim_hide(s, data) || !decisions) {
+                decisions_free(&d);
+                decide(data, rs->n, t, &d);
+            }
+            bt_sim_cycle(s, t, &d);
         }
-        bt_sim_cycle(s, t, &d);
         decisions_free(&d);
         fetch_free(data, rs->n);
         bt_progress(progress, tty, label, src->done, src->total, started, &last, false);
     }
     bt_progress(progress, tty, label, src->done, src->total, started, &last, true);
+    if (due) {
+        struct btdue_stats ds;
+        btdue_stats(due, &ds);
+        s->res.judged = ds.judged;
+        s->res.carried = ds.carried;
+    }
+    btdue_free(due);
     sbuf_free(&line);
     free(data);
     src->free(src);

@@ -72,6 +72,9 @@ struct bt_cfg {
     unsigned max_actions_per_hour;    /* --enforce.max-actions-per-hour; 0: none */
     const char *protected_namespaces; /* as `run`'s flag; "": none */
     const char *by;                   /* --by LABEL, or NULL */
+    /* --backtest.every-cycle: decide() of every workload and the engine over every decision
+       at every cycle (the reference the event-driven default is compared with, btdue.h). */
+    bool every_cycle;
 };
 
 enum bt_end {
@@ -153,6 +156,8 @@ struct bt_result {
     size_t nrc;
     struct bt_event *ev;
     size_t nev;
+    /* Workload-cycles decide() judged and carried (btdue.h); 0 with every_cycle. */
+    unsigned long judged, carried;
 };
 
 struct bt_sim;

@@ -77,6 +77,7 @@ enum {
     F_DECISIONS,
     F_BT_MAX_RANGE,
     F_BT_SOURCE,
+    F_BT_EVERY_CYCLE,
     F_WORKLOAD,
     F_RULE,
     F_INTERVAL,

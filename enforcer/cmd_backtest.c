@@ -50,6 +50,9 @@ static struct bt_sim *backtest_one(struct promq *q, struct ruleset *rs, const st
     struct bt_sim *s = bt_run(rs, cfg, src, decisions, stderr, label, err, sizeof(err));
     if (!s)
         fprintf(stderr, "error: %s\n", err);
+    else if (cmd_flag_bool(F_STATS))
+        fprintf(stderr, "%s: %lu workload-cycles judged, %lu carried\n", label,
+                bt_sim_result(s)->judged, bt_sim_result(s)->carried);
     return s;
 }
 
@@ -84,7 +87,8 @@ int cmd_backtest(char *const *args, size_t nargs)
     struct bt_cfg cfg = {.return_within = cmd_flag_num(F_RETURN_WITHIN),
                          .max_actions_per_hour = (unsigned)cmd_flag_num(F_MAX_PER_HOUR),
                          .protected_namespaces = cmd_flags[F_PROTECTED].value,
-                         .by = cmd_flag_str(F_BY)};
+                         .by = cmd_flag_str(F_BY),
+                         .every_cycle = cmd_flag_bool(F_BT_EVERY_CYCLE)};
     if (!cmd_flag_str(F_FROM)) {
         fprintf(stderr, "error: 'backtest' needs --from, e.g. --from 7d\n");
         return CMD_EXIT_USAGE;

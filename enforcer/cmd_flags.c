@@ -81,7 +81,9 @@ struct flags_def cmd_flags[CMD_NFLAGS] = {
     [F_OUTPUT] = {"output", FLAGS_CHOICE, "table",
                   "plan: output format, table or json; backtest: table, json or csv",
                   .choices = "table,json,csv", .group = CMD_G_OUTPUT},
-    [F_STATS] = {"stats", FLAGS_BOOL, "false", "print requests made and timings to stderr",
+    [F_STATS] = {"stats", FLAGS_BOOL, "false",
+                 "print requests made and timings to stderr (backtest: the workload-cycles "
+                 "judged and carried)",
                  .group = CMD_G_STATS},
     [F_FROM] = {"from", FLAGS_STRING, "",
                 "start of the range, RFC 3339, Unix seconds or a duration back from "
@@ -112,6 +114,10 @@ struct flags_def cmd_flags[CMD_NFLAGS] = {
                      "per-cycle (the queries of 'plan --at' at every cycle time, slow: to "
                      "compare)",
                      .choices = "replay,per-cycle", .group = CMD_G_BACKTEST},
+    [F_BT_EVERY_CYCLE] = {"backtest.every-cycle", FLAGS_BOOL, "false",
+                          "judge every workload and step the engine over every decision at "
+                          "every cycle instead of only what can have changed (slow: to compare)",
+                          .group = CMD_G_BACKTEST},
     [F_WORKLOAD] = {"workload", FLAGS_STRING, "",
                     "labels of the workload, e.g. 'namespace=\"ml\",pod=\"x\"'",
                     .group = CMD_G_EXPLAIN},

@@ -62,8 +62,8 @@ static const struct command commands[] = {
     {"run", cmd_run, 0, G_EVAL | CMD_G_LOOP | CMD_G_AUDIT | CMD_G_RUN, "",
      "evaluate every --enforce.interval, act, and serve metrics"},
     {"backtest", cmd_backtest, 0,
-     CMD_G_RULES | CMD_G_PROM | CMD_G_OUTPUT | CMD_G_BACKTEST | CMD_G_LOOP | CMD_G_PROTECT |
-         CMD_G_AUDIT,
+     CMD_G_RULES | CMD_G_PROM | CMD_G_OUTPUT | CMD_G_STATS | CMD_G_BACKTEST | CMD_G_LOOP |
+         CMD_G_PROTECT | CMD_G_AUDIT,
      "", "what the rules would have done from --from to --to"},
     {"restore", cmd_restore, 1,
      CMD_G_RULES | CMD_G_DRY_RUN | CMD_G_AUDIT | CMD_G_KUBE | CMD_G_RESTORE, "[NS/]KIND/NAME",

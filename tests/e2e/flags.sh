@@ -149,7 +149,7 @@ refused_for plan-refuses-from plan --from plan --from 7d --rules.file "$RULES" "
 refused_for check-refuses-workload check --workload check --workload x "$RULES"
 refused_for explain-refuses-output explain --output explain --output json \
     --workload 'pod="x"' --rules.file "$RULES" "$NOWHERE"
-refused_for backtest-refuses-no-form backtest --stats backtest --no-stats --from 1h \
+refused_for backtest-refuses-no-form backtest --once backtest --no-once --from 1h \
     --rules.file "$RULES" "$NOWHERE"
 refused_for backtest-refuses-kube backtest --kube.api-url backtest --from 1h \
     --kube.api-url=http://127.0.0.1:1 --rules.file "$RULES" "$NOWHERE"

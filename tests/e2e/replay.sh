@@ -9,6 +9,10 @@
 # fall across cycle times and across the rules' windows, so series are carried from chunk to
 # chunk. Then: a server that fails half-way makes the cycles it covers query_error, never idle,
 # and names the part; a range that starts before the data says where the data starts.
+# Then the event-driven backtest (issue 31: only the workloads whose decision can have changed
+# judged, the engine stepped only for reclaims and open notices) against
+# --backtest.every-cycle on each server and seed (backtests, below). Seed 3's history ends at
+# 2023-11-05T09:00:00Z, across New York's change from daylight to standard time.
 # SEEDS (default "1 2 3"), N (default 120 pods) and EVERY (compare every EVERY-th cycle,
 # default 3) set the size.
 . "$(dirname "$0")/../lib.sh"
@@ -109,7 +113,7 @@ failures() {
     "$DUMP" "http://127.0.0.1:$_pport" "$TMP/rules-sel.yaml" $FROM $END $INTERVAL $CHUNK \
         >"$TMP/failed.txt" 2>"$TMP/failed.err"
     check failed-read-exit-3 test $? -eq 3
-    check failed-read-named grep -Eq '^failed: 2023-11-14T[0-9:]+Z to 2023-11-14T[0-9:]+Z: activity .rp_busy_ratio. \(remote_read\): remote read: HTTP 503 from ./api/v1/read.: injected failure$' "$TMP/failed.err"
+    check failed-read-named grep -Eq '^failed: 2023-11-[0-9]+T[0-9:]+Z to 2023-11-[0-9]+T[0-9:]+Z: activity .rp_busy_ratio. \(remote_read\): remote read: HTTP 503 from ./api/v1/read.: injected failure$' "$TMP/failed.err"
     SUITE=$SUITE DATA=$DATA python3 - "$TMP/good.txt" "$TMP/failed.txt" <<'PY' || TEST_FAILED=$((TEST_FAILED + 1))
 import json, os, sys
 sys.path.insert(0, os.environ["DATA"])
@@ -154,12 +158,71 @@ PY
     check early-reclaims-later test $? -eq 0
 }
 
+# backtests NAME URL: the backtest of rules-due.yaml over 3.5 hours (notices and spares,
+# returns, pressure on and off, caps that bind (the hourly one reached), active windows in
+# America/New_York, selector and expression rules), event-driven (the default) against
+# --backtest.every-cycle (decide() of every workload and the engine over every decision at
+# every cycle): the same result, every per-rule total and every reclaim, and the same
+# --decisions file, byte for byte; the same result without --decisions (proofs without window
+# statistics); and the event-driven run carried more than a third of the workload-cycles.
+backtests() {
+    _bn=$1 _url=$2
+    for _mode in event every lean; do
+        set -- --output json
+        [ $_mode = every ] && set -- "$@" --backtest.every-cycle
+        [ $_mode = lean ] || set -- "$@" --decisions "$TMP/bt-$_mode.jsonl"
+        "$ENF" backtest --rules.file "$DATA/rules-due.yaml" --prometheus.url "$_url" \
+            --from $((END - 12600)) --to $END --enforce.interval 2m \
+            --enforce.max-actions-per-hour 12 --stats "$@" >"$TMP/bt-$_mode.json" \
+            2>"$TMP/bt-$_mode.err"
+        check "$_bn-backtest-$_mode-exit-0" test $? -eq 0
+    done
+    check "$_bn-backtest-same-result" cmp -s "$TMP/bt-event.json" "$TMP/bt-every.json"
+    check "$_bn-backtest-same-decisions" cmp -s "$TMP/bt-event.jsonl" "$TMP/bt-every.jsonl"
+    check "$_bn-backtest-lean-same-result" cmp -s "$TMP/bt-lean.json" "$TMP/bt-every.json"
+    # What the histories exercise (so that equality means something), and the shortcut taken.
+    _got=$(python3 - "$TMP/bt-every.json" "$TMP/bt-lean.err" <<'PY'
+import datetime, json, re, sys
+r = json.load(open(sys.argv[1]))
+rules = {s["rule"]: s for s in r["rules"]}
+tot = lambda f: sum(s[f] for s in r["rules"])
+kept = lambda why: sum(s["keptByReason"].get(why, 0) for s in r["rules"])
+ts = sorted(datetime.datetime.strptime(x["reclaimed"], "%Y-%m-%dT%H:%M:%SZ").timestamp()
+            for x in r["reclaims"])
+hour = max((sum(1 for u in ts if t <= u < t + 3600) for t in ts), default=0)
+m = re.search(r"(\d+) workload-cycles judged, (\d+) carried", open(sys.argv[2]).read())
+judged, carried = int(m.group(1)), int(m.group(2))
+p = rules["pressure"]
+print(tot("notices") > 0, tot("spared") > 0, tot("returns") > 0, kept("cycle_cap") > 0,
+      kept("outside_window") > 0, rules["windowed"]["notices"] > 0, hour == 12,
+      kept("no_pressure") > 0,
+      p["notices"] + p["keptByReason"].get("not_needed", 0) + p["keptByReason"].get("fit_check", 0) > 0,
+      kept("gap") + kept("stale") + kept("not_a_number") > 0, rules["expr"]["reclaims"] > 0,
+      2 * carried > judged)
+# (rule, notices, spared, reclaims, returns, kept by reason), judged, carried, most in an hour
+print(json.dumps([(s["rule"], s["notices"], s["spared"], s["reclaims"], s["returns"],
+                   s["keptByReason"]) for s in r["rules"]]), judged, carried, hour)
+PY
+)
+    _seen=$(echo "$_got" | tail -n 1)
+    _got=$(echo "$_got" | head -n 1)
+    if [ "$_got" = "True True True True True True True True True True True True" ]; then
+        pass "$_bn-backtest-exercised"
+    else
+        fail "$_bn-backtest-exercised" "notices spared returns cycle_cap outside_window windowed-notices hourly-cap-reached no_pressure pressure-on gap/stale/nan expr-reclaims 2*carried>judged: $_got; $_seen"
+    fi
+}
+
 printf 'global:\n  scrape_interval: 15s\nscrape_configs: []\n' >"$TMP/prometheus.yml"
 SEEDS=${SEEDS:-1 2 3}
 FIRST=${SEEDS%% *}
 for seed in $SEEDS; do
+    END=1700000000
+    [ "$seed" = 3 ] && END=1699174800
+    FROM=$((END - 6000))
     rm -f "$TMP/samples.txt" "$TMP/import.prom"
-    if ! python3 "$DATA/gen_replay.py" "$seed" "${N:-120}" "$TMP/samples.txt" "$TMP/import.prom"; then
+    if ! REPLAY_END=$END python3 "$DATA/gen_replay.py" "$seed" "${N:-120}" "$TMP/samples.txt" \
+        "$TMP/import.prom"; then
         fail "seed$seed-history"
         continue
     fi
@@ -174,6 +237,7 @@ for seed in $SEEDS; do
         # raw samples prove it at each cycle (docs/decision-semantics.md §3.2).
         grep -q 'fallback_rules=1 ' "$TMP/replay.err"
         check "seed$seed-prometheus-one-per-cycle-rule" test $? -eq 0
+        backtests "seed$seed-prometheus" "$PROM_URL"
         if [ "$seed" = "$FIRST" ]; then
             failures
             # The PromQL plan for the selector rules too (coverage queries, sliced).
@@ -195,6 +259,7 @@ for seed in $SEEDS; do
         # expression rule is read per cycle there (fetch_rules), the instant series too.
         grep -q 'fallback_rules=1 ' "$TMP/replay.err"
         check "seed$seed-victoriametrics-expression-per-cycle" test $? -eq 0
+        backtests "seed$seed-victoriametrics" "$VM_URL"
         stop_pid "$VM_PID"
     else
         fail "seed$seed-vm-ready" "$(tail -n 5 "$TMP/vm$seed.log")"

@@ -7,7 +7,9 @@
  * usage: replay_dump URL RULES FROM TO INTERVAL [CHUNK [READ_PATH [quiet]]]
  *   FROM, TO   Unix seconds or RFC 3339; INTERVAL, CHUNK seconds (CHUNK 0: the default);
  *   READ_PATH  auto, remote-read, export or promql (--prometheus.read-path);
- *   quiet      decide every cycle but print nothing per cycle (the benchmark).
+ *   quiet      decide every cycle but print nothing per cycle (the benchmark);
+ *   read       decide nothing: the cycles' data read and handed over only (the benchmark's
+ *              share of a backtest spent in the read).
  * Output: per cycle a line `@ <t>` and then the plan's JSON array. Stats and the parts that
  * could not be read go to stderr:
  *   stats: cycles=N samples=N bytes=N requests=N failed_chunks=N fallback_rules=N
@@ -58,7 +60,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "replay_dump: invalid read path '%s'\n", argv[7]);
         return 1;
     }
-    bool quiet = argc > 8 && strcmp(argv[8], "quiet") == 0;
+    bool read_only = argc > 8 && strcmp(argv[8], "read") == 0;
+    bool quiet = read_only || (argc > 8 && strcmp(argv[8], "quiet") == 0);
     struct ruleset rs = {0};
     struct rules_errors errs = {0};
     if (rules_load_file(argv[2], &rs, &errs) != 0) {
@@ -90,7 +93,8 @@ int main(int argc, char **argv)
     double t;
     while (replay_next(r, &t, data) == 1) {
         struct decisions d = {0};
-        decide(data, rs.n, t, &d);
+        if (!read_only)
+            decide(data, rs.n, t, &d);
         /* As `plan` prints them under its default --dry-run (fetch_evaluate). */
         for (size_t i = 0; i < d.n; i++)
             d.v[i].dry_run = true;

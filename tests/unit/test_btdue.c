@@ -1,0 +1,367 @@
+/*
+ * Tests of btdue.c, the backtest's event-driven decide() (issue 31). Two differential tests
+ * on random raw histories (jittered and sparse scrapes, busy and idle stretches, NaN and
+ * +-Inf, staleness markers, silences around the tolerated gap, young and stopped series,
+ * steps of 15 to 60 s, idle timers that are not whole steps, overrides with their own timer
+ * and threshold):
+ *   - the due time: wherever btdue_active_until gives one, proof_judge says `active` at every
+ *     time up to it with no further sample, and no longer a step after it (so the due time is
+ *     exact to a step, not merely safe); and it is given for most `active` verdicts;
+ *   - the cache: at every cycle, btdue_decide's records are decide()'s of the same data,
+ *     workload for workload (decision, reason, idle start, threshold, idle timer, allocation,
+ *     resource, priority), with allocations and priorities that change, series that come
+ *     and go, the DuringGPUPressure policy and the per-cycle cap; and most workload-cycles
+ *     were carried, not judged.
+ */
+#include "btdue.c"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "fetch.h"
+#include "match.h"
+#include "test.h"
+
+#define T0 INT64_C(1767225600000) /* 2026-01-01T00:00:00Z, ms */
+
+static uint64_t rng_state = 0x2545f4914f6cdd1du;
+
+static uint32_t rng(uint32_t n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return n ? (uint32_t)(rng_state % n) : 0;
+}
+
+static double stale_nan(void)
+{
+    uint64_t bits = SERIES_STALE_NAN_BITS;
+    double v;
+    memcpy(&v, &bits, sizeof(v));
+    return v;
+}
+
+struct hs {
+    int64_t *t;
+    double *v;
+    size_t n, cap, next;
+    struct proof *p;
+    struct rule_proof rp;
+};
+
+static void hpush(struct hs *s, int64_t t, double v)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        s->t = xrealloc(s->t, s->cap * sizeof(*s->t));
+        s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
+    }
+    s->t[s->n] = t;
+    s->v[s->n++] = v;
+}
+
+/* A random history over [from, to] ms: stretches busy or idle, scraped every 15 s or so. */
+static void hgen(struct hs *s, int64_t from, int64_t to, int64_t gap)
+{
+    int64_t every = rng(4) == 0 ? 30000 : 15000;
+    int64_t t = from + (int64_t)rng(30000);
+    if (rng(4) == 0)
+        t = to - (int64_t)rng((uint32_t)((to - from) / 2)); /* young */
+    int64_t end = rng(5) == 0 ? to - (int64_t)rng((uint32_t)((to - from) / 3)) : to;
+    int64_t until = t;
+    double level = 0;
+    unsigned odd = rng(3) ? 0 : 1 + rng(8);
+    while (t <= end) {
+        if (t >= until) {
+            bool busy = rng(10) < 4;
+            level = busy ? (double)(10 + rng(80)) / 100.0 : (double)rng(12) / 100.0;
+            until = t + 60000 * (int64_t)(3 + rng(40));
+        }
+        double v = level;
+        unsigned k = rng(1000);
+        if (k < odd)
+            v = k % 3 == 0 ? NAN : k % 3 == 1 ? INFINITY : -INFINITY;
+        else if (k < odd + 3)
+            v = 0.8; /* a burst */
+        hpush(s, t, v);
+        int64_t d = every + (int64_t)rng(4000) - 2000;
+        k = rng(1000);
+        if (k < 6) {
+            static const int64_t f[] = {0, 1, -1};
+            d = k < 4 ? gap + f[rng(3)] : (int64_t)rng(1800000);
+        } else if (k < 8) {
+            int64_t m = t + 1 + (int64_t)rng(10000);
+            hpush(s, m, stale_nan());
+            d = m - t + 1 + (int64_t)rng(240000);
+        }
+        t += d < 1 ? 1 : d;
+    }
+}
+
+static void mk_rule(struct rule *r, char **ident, struct rule_override *ov, struct matcher **om)
+{
+    static const double steps[] = {15, 30, 60, 60};
+    memset(r, 0, sizeof(*r));
+    r->name = "t";
+    r->enabled = true;
+    r->policy = rng(3) ? POLICY_ALWAYS : POLICY_DURING_PRESSURE;
+    r->step = steps[rng(ARRAY_LEN(steps))];
+    double gaps[] = {r->step, 2 * r->step, 2 * r->step + 1, 5 * r->step};
+    r->tolerated_gap = gaps[rng(ARRAY_LEN(gaps))];
+    r->threshold = 5 + rng(20);
+    r->idle_timer = r->step * (double)(4 + rng(20)) + (rng(2) ? (double)rng(7000) / 1000.0 : 0);
+    r->max_terminations = 1 + rng(4);
+    r->resource_label = "resource";
+    ident[0] = "namespace";
+    ident[1] = "pod";
+    r->identity = ident;
+    r->nidentity = 2;
+    if (rng(2)) {
+        char err[128];
+        size_t n = 0;
+        if (match_parse_selector("{pod=~\"p1.*\"}", om, &n, err, sizeof(err)) < 0 || n != 1) {
+            fprintf(stderr, "override matcher: %s\n", err);
+            exit(1);
+        }
+        memset(ov, 0, sizeof(*ov));
+        ov->match.m = *om;
+        ov->match.n = 1;
+        ov->has_threshold = rng(2);
+        ov->threshold = 1 + rng(50);
+        ov->has_idle_timer = rng(2);
+        ov->idle_timer = r->step * (double)(1 + rng(40)) + (double)rng(1000) * 0.007;
+        r->overrides = ov;
+        r->noverrides = 1;
+    }
+}
+
+/* Fold the samples of s up to now_ms. */
+static void fold_upto(struct hs *s, const struct proof_params *pp, int64_t now)
+{
+    char err[128];
+    while (s->next < s->n && s->t[s->next] <= now) {
+        TEST_CHECK(proof_add(s->p, pp, s->t[s->next], s->v[s->next], err, sizeof(err)) == 0);
+        s->next++;
+    }
+}
+
+static bool judged_active(const struct proof *p, const struct proof_params *pp, int64_t t,
+                          int64_t idle, double thr)
+{
+    struct proof_verdict v;
+    return proof_judge(p, pp, t, idle, thr, &v) == 0 && v.reason == REASON_ACTIVE;
+}
+
+TEST(test_active_until)
+{
+    size_t asked = 0, active = 0, given = 0;
+    for (int h = 0; h < 300; h++) {
+        struct rule r;
+        char *ident[2];
+        struct rule_override ov;
+        struct matcher *om = NULL;
+        mk_rule(&r, ident, &ov, &om);
+        struct proof_params pp;
+        TEST_CHECK(decide_proof_params(&r, &pp) == 0);
+        int64_t idles[2] = {llround(r.idle_timer * 1000), r.noverrides && ov.has_idle_timer
+                                                              ? llround(ov.idle_timer * 1000)
+                                                              : llround(r.idle_timer * 1000)};
+        struct hs s = {0};
+        int64_t from = T0, to = T0 + 4 * 3600000;
+        hgen(&s, from, to, llround(r.tolerated_gap * 1000));
+        s.p = proof_new(&pp);
+        int64_t every = rng(2) ? 60000 : 45000 + (int64_t)rng(30000);
+        for (int64_t now = from + 1800000; now <= to; now += every) {
+            fold_upto(&s, &pp, now);
+            for (size_t k = 0; k < pp.nthresholds; k++) {
+                int64_t idle = idles[rng(2)];
+                double thr = pp.thresholds[k];
+                asked++;
+                bool act = judged_active(s.p, &pp, now, idle, thr);
+                active += act;
+                int64_t u = btdue_active_until(s.p, &pp, now, idle, thr);
+                if (u == PROOF_NONE)
+                    continue;
+                given++;
+                /* Never given for a verdict that is not `active`: a skipped judgement. */
+                TEST_CHECK(act);
+                TEST_CHECK(u >= now);
+                int64_t mid = now + (int64_t)rng((uint32_t)(u - now + 1));
+                TEST_CHECK(judged_active(s.p, &pp, mid, idle, thr));
+                TEST_CHECK(judged_active(s.p, &pp, u, idle, thr));
+                /* Exact to a step: with no sample since, not active a step after the due time. */
+                TEST_CHECK(!judged_active(s.p, &pp, u + pp.step_ms + 1, idle, thr));
+            }
+        }
+        free(s.p);
+        free(s.t);
+        free(s.v);
+        if (om)
+            match_free_all(om, 1);
+    }
+    TEST_CHECK(asked > 10000);
+    /* Given for most active verdicts (the others hold a non-finite sample near the window). */
+    TEST_CHECK(given * 10 > active * 7);
+    printf("  active_until: %zu asked, %zu active, %zu given\n", asked, active, given);
+}
+
+/* The fields of a record the simulation reads, and its identity. */
+static bool same_rec(const struct decision_rec *a, const struct decision_rec *b)
+{
+    bool since = (isnan(a->idle_since) && isnan(b->idle_since)) || a->idle_since == b->idle_since;
+    bool alloc = (isnan(a->allocated) && isnan(b->allocated)) || a->allocated == b->allocated;
+    return labels_equal(&a->identity, &b->identity) && labels_equal(&a->all, &b->all) &&
+           a->decision == b->decision && a->reason == b->reason && since && alloc &&
+           strcmp(a->resource, b->resource) == 0 && a->threshold == b->threshold &&
+           a->idle_timer == b->idle_timer && a->priority == b->priority &&
+           a->window_end == b->window_end && a->window_start == b->window_start;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    return labels_compare(&((const struct decision_rec *)a)->identity,
+                          &((const struct decision_rec *)b)->identity);
+}
+
+static void instant(struct series *se, const char *pod, const char *extra_name, const char *extra,
+                    double t, double v)
+{
+    struct label l[3] = {
+        {"namespace", "ns"}, {"pod", (char *)pod}, {(char *)extra_name, (char *)extra}};
+    labels_from(&se->labels, l, extra_name ? 3 : 2);
+    se->p = xmalloc(sizeof(*se->p));
+    se->p[0] = (struct point){t, v};
+    se->n = 1;
+}
+
+TEST(test_decide_same)
+{
+    unsigned long judged = 0, carried = 0, compared = 0, reclaims = 0;
+    for (int h = 0; h < 40; h++) {
+        struct rule r;
+        char *ident[2];
+        struct rule_override ov;
+        struct matcher *om = NULL;
+        mk_rule(&r, ident, &ov, &om);
+        struct ruleset rs = {.rules = &r, .n = 1};
+        struct proof_params pp;
+        TEST_CHECK(decide_proof_params(&r, &pp) == 0);
+        size_t nw = 5 + rng(30), ns = 0;
+        struct hs *s = xcalloc(nw * 2, sizeof(*s));
+        char(*pod)[16] = xcalloc(nw, sizeof(*pod));
+        size_t *owner = xcalloc(nw * 2, sizeof(*owner));
+        double *alloc = xcalloc(nw, sizeof(*alloc)), *prio = xcalloc(nw, sizeof(*prio));
+        int64_t from = T0, to = T0 + 3 * 3600000;
+        for (size_t w = 0; w < nw; w++) {
+            snprintf(pod[w], sizeof(pod[w]), "p%zu", w);
+            alloc[w] = 1 + rng(2);
+            prio[w] = rng(3);
+            for (size_t c = 0; c < (rng(4) ? 1u : 2u); c++) {
+                struct hs *x = &s[ns];
+                owner[ns++] = w;
+                hgen(x, from, to, llround(r.tolerated_gap * 1000));
+                x->p = proof_new(&pp);
+                char gpu[8];
+                snprintf(gpu, sizeof(gpu), "%zu", c);
+                struct label l[3] = {{"gpu", gpu}, {"namespace", "ns"}, {"pod", pod[w]}};
+                labels_from(&x->rp.s.labels, l, 3);
+                x->rp.p = x->p;
+            }
+        }
+        struct btdue *b = btdue_new(&rs);
+        bool prios = rng(2);
+        int64_t every = rng(2) ? 60000 : 45000;
+        for (int64_t now = from + 2400000; now <= to; now += every) {
+            double t = (double)now / 1000.0;
+            struct rule_data rd = {.rule = &r,
+                                   .has_proofs = true,
+                                   .proofs_lent = true,
+                                   .proof_params = pp,
+                                   .start = t - decide_lookback(&r),
+                                   .end = t,
+                                   .raw_coverage = true,
+                                   .coverage_tail = true};
+            rd.proofs = xcalloc(ns, sizeof(*rd.proofs));
+            rd.allocation.s = xcalloc(nw, sizeof(struct series));
+            rd.priority.s = xcalloc(nw, sizeof(struct series));
+            rd.pending.s = xcalloc(1, sizeof(struct series));
+            for (size_t i = 0; i < ns; i++) {
+                fold_upto(&s[i], &pp, now);
+                /* A series leaves the data a while (as a stopped workload's does). */
+                if (rng(50) != 0)
+                    rd.proofs[rd.nproofs++] = s[i].rp;
+            }
+            for (size_t w = 0; w < nw; w++) {
+                if (rng(40) == 0)
+                    alloc[w] = rng(3); /* 0: no allocation */
+                if (rng(60) == 0)
+                    prio[w] = rng(3);
+                if (alloc[w] > 0)
+                    instant(&rd.allocation.s[rd.allocation.n++], pod[w], "resource",
+                            rng(30) ? "amd_com_gpu" : "nvidia_com_gpu", t, alloc[w]);
+                if (prios)
+                    instant(&rd.priority.s[rd.priority.n++], pod[w], NULL, NULL, t, prio[w]);
+            }
+            struct label pl[] = {{"resource", "amd_com_gpu"}};
+            labels_from(&rd.pending.s[0].labels, pl, 1);
+            rd.pending.s[0].p = xmalloc(sizeof(struct point));
+            rd.pending.s[0].p[0] = (struct point){t, (double)rng(4)};
+            rd.pending.s[0].n = 1;
+            rd.pending.n = 1;
+
+            struct decisions full = {0};
+            decide(&rd, 1, t, &full);
+            const struct decisions *got = btdue_decide(b, &rd, 1, t);
+            TEST_CHECK_INT(got->n, full.n);
+            struct decision_rec *g = xmalloc((got->n ? got->n : 1) * sizeof(*g));
+            memcpy(g, got->v, got->n * sizeof(*g));
+            qsort(g, got->n, sizeof(*g), cmp_id);
+            for (size_t i = 0; i < full.n && i < got->n; i++) {
+                compared++;
+                reclaims += full.v[i].decision == DECISION_RECLAIM;
+                bool same = same_rec(&full.v[i], &g[i]);
+                TEST_CHECK(same);
+                if (!same)
+                    printf("  history %d at %" PRId64 ": %s: %s/%s, carried or judged %s/%s\n", h,
+                           now, labels_get(&full.v[i].identity, "pod"),
+                           decide_decision_name(full.v[i].decision),
+                           decide_reason_name(full.v[i].reason),
+                           decide_decision_name(g[i].decision), decide_reason_name(g[i].reason));
+            }
+            free(g);
+            decisions_free(&full);
+            fetch_free(&rd, 1);
+        }
+        struct btdue_stats st;
+        btdue_stats(b, &st);
+        judged += st.judged;
+        carried += st.carried;
+        btdue_free(b);
+        for (size_t i = 0; i < ns; i++) {
+            free(s[i].p);
+            free(s[i].t);
+            free(s[i].v);
+            labels_free(&s[i].rp.s.labels);
+        }
+        free(s);
+        free(pod);
+        free(owner);
+        free(alloc);
+        free(prio);
+        if (om)
+            match_free_all(om, 1);
+    }
+    TEST_CHECK(compared > 10000);
+    TEST_CHECK(reclaims > 0);
+    TEST_CHECK(carried > judged / 2);
+    printf("  decide: %lu records compared (%lu reclaims), %lu judged, %lu carried\n", compared,
+           reclaims, judged, carried);
+}
+
+int main(void)
+{
+    RUN(test_active_until);
+    RUN(test_decide_same);
+    return test_done();
+}
