@@ -180,7 +180,8 @@ void rec_frontier(const struct rec_point *p, size_t n, bool *on)
                       p[j].returns_within <= p[i].returns_within;
             bool strict = p[j].gpu_seconds > p[i].gpu_seconds ||
                           p[j].returns_within < p[i].returns_within;
-            if (ge && strict)
+            /* the same figures: the gentler setting stands for both (rec_better's order) */
+            if (ge && (strict || rec_better(&p[j], &p[i])))
                 on[i] = false;
         }
     }

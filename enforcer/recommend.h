@@ -75,8 +75,9 @@ enum rec_reason rec_enough(double data_seconds, size_t eager_reclaims, double mi
 
 /*
  * The frontier: on[i] true for each point that no other beats on both GPU-hours freed (more
- * or equal) and returns within (fewer or equal), one of them strictly. Points freeing nothing
- * are not on it.
+ * or equal) and returns within (fewer or equal), one of them strictly; of points with the
+ * same figures, only the gentler (as rec_choose breaks ties). Points freeing nothing are not
+ * on it.
  */
 void rec_frontier(const struct rec_point *p, size_t n, bool *on);
 

@@ -150,13 +150,13 @@ TEST(frontier)
         P(10, 900, 0, 100, 80, 300), /* most GPU-hours: on */
         P(10, 3600, 0, 20, 2, 200),  /* on */
         P(5, 3600, 0, 20, 3, 150),   /* beaten by [1] on both */
-        P(5, 7200, 0, 10, 0, 100),   /* fewest returns: on */
-        P(1, 7200, 0, 10, 0, 100),   /* equal to [3]: both on */
+        P(5, 7200, 0, 10, 0, 100),   /* fewest returns, but [4] is the same and gentler */
+        P(1, 7200, 0, 10, 0, 100),   /* on */
         P(1, 86400, 0, 0, 0, 0),     /* frees nothing: off */
     };
     bool on[6];
     rec_frontier(p, 6, on);
-    TEST_CHECK(on[0] && on[1] && !on[2] && on[3] && on[4] && !on[5]);
+    TEST_CHECK(on[0] && on[1] && !on[2] && !on[3] && on[4] && !on[5]);
 }
 
 int main(void)
