@@ -563,7 +563,7 @@ static void rec_point_line(struct sbuf *b, const struct rec_run *run, const stru
 /* The rules file: one rule per group (the recommendation, or R's settings when none). */
 static void rec_yaml(const struct rec_run *run, struct sbuf *b, bool comments)
 {
-    char a[RFC3339_LEN], z[RFC3339_LEN], d[DUR_LEN], pc[16];
+    char a[RFC3339_LEN], z[RFC3339_LEN], d[DUR_LEN], d2[DUR_LEN], pc[16];
     rfc3339_format(a, sizeof(a), run->from, RFC3339_SEC);
     rfc3339_format(z, sizeof(z), run->split, RFC3339_SEC);
     if (comments) {
@@ -573,7 +573,7 @@ static void rec_yaml(const struct rec_run *run, struct sbuf *b, bool comments)
                     "most %s of its reclaims back\n# within %s. Check it with 'backtest "
                     "--from %s --to %s'.\n",
                     run->rs->file, a, z, rec_dur(d, run->interval),
-                    rec_pct(pc, sizeof(pc), run->share), rec_dur(d, run->cfg.return_within), a,
+                    rec_pct(pc, sizeof(pc), run->share), rec_dur(d2, run->cfg.return_within), a,
                     z);
         sbuf_printf(b, "# A 'kinds:' or 'defaults:' section of that file is not copied: each "
                        "rule says everything.\n");
