@@ -30,21 +30,21 @@
  * --help, --version) are in none and apply everywhere.
  */
 enum {
-    CMD_G_RULES = 1u << 0,    /* --rules.file */
-    CMD_G_PROM = 1u << 1,     /* --prometheus.*: the client of every evaluation */
-    CMD_G_DRY_RUN = 1u << 2,  /* --dry-run */
-    CMD_G_AT = 1u << 3,       /* --at */
-    CMD_G_OUTPUT = 1u << 4,   /* --output */
-    CMD_G_STATS = 1u << 5,    /* --stats */
-    CMD_G_EXPLAIN = 1u << 6,  /* --workload, --rule */
-    CMD_G_BACKTEST = 1u << 7, /* --compare, --top, --decisions, --backtest.source */
-    CMD_G_LOOP = 1u << 8,     /* --enforce.interval, --enforce.max-actions-per-hour */
-    CMD_G_PROTECT = 1u << 9,  /* --enforce.protected-namespaces */
-    CMD_G_AUDIT = 1u << 10,   /* --audit.file */
-    CMD_G_KUBE = 1u << 11,    /* --kube.*: the Kubernetes client (cmd_kube_new) */
-    CMD_G_RUN = 1u << 12,     /* the daemon's own: --web.*, --notify.*, --leader-elect.*, ... */
-    CMD_G_RESTORE = 1u << 13, /* --namespace */
-    CMD_G_RANGE = 1u << 14,   /* the range read: --from, --to, --return-within, --by, ... */
+    CMD_G_RULES = 1u << 0,      /* --rules.file */
+    CMD_G_PROM = 1u << 1,       /* --prometheus.*: the client of every evaluation */
+    CMD_G_DRY_RUN = 1u << 2,    /* --dry-run */
+    CMD_G_AT = 1u << 3,         /* --at */
+    CMD_G_OUTPUT = 1u << 4,     /* --output */
+    CMD_G_STATS = 1u << 5,      /* --stats */
+    CMD_G_EXPLAIN = 1u << 6,    /* --workload, --rule */
+    CMD_G_BACKTEST = 1u << 7,   /* --compare, --top, --decisions, --backtest.source */
+    CMD_G_LOOP = 1u << 8,       /* --enforce.interval, --enforce.max-actions-per-hour */
+    CMD_G_PROTECT = 1u << 9,    /* --enforce.protected-namespaces */
+    CMD_G_AUDIT = 1u << 10,     /* --audit.file */
+    CMD_G_KUBE = 1u << 11,      /* --kube.*: the Kubernetes client (cmd_kube_new) */
+    CMD_G_RUN = 1u << 12,       /* the daemon's own: --web.*, --notify.*, --leader-elect.*, ... */
+    CMD_G_RESTORE = 1u << 13,   /* --namespace */
+    CMD_G_RANGE = 1u << 14,     /* the range read: --from, --to, --return-within, --by, ... */
     CMD_G_RECOMMEND = 1u << 15, /* the grid and the target of `recommend` */
 };
 

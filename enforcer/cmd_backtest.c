@@ -41,8 +41,7 @@ int cmd_range(const char *cmd, double now, double *from, double *to)
         return -1;
     }
     *to = now;
-    if (cmd_range_time(F_FROM, now, from) ||
-        (cmd_flag_str(F_TO) && cmd_range_time(F_TO, now, to)))
+    if (cmd_range_time(F_FROM, now, from) || (cmd_flag_str(F_TO) && cmd_range_time(F_TO, now, to)))
         return -1;
     char a[RFC3339_LEN], b[RFC3339_LEN], d1[DUR_LEN], d2[DUR_LEN];
     rfc3339_format(a, sizeof(a), *from, RFC3339_SEC);

@@ -94,7 +94,8 @@ struct flags_def cmd_flags[CMD_NFLAGS] = {
                          "a reclaimed workload busy again this soon counts as a "
                          "return (work interrupted)",
                          .group = CMD_G_RANGE},
-    [F_BY] = {"by", FLAGS_STRING, "", "break the results down by this label (e.g. namespace); recommend: "
+    [F_BY] = {"by", FLAGS_STRING, "",
+              "break the results down by this label (e.g. namespace); recommend: "
               "one recommendation per value (default namespace)",
               .group = CMD_G_RANGE},
     [F_TOP] = {"top", FLAGS_COUNT, "0",
@@ -129,8 +130,8 @@ struct flags_def cmd_flags[CMD_NFLAGS] = {
                    "(0: choose on the whole range)",
                    .group = CMD_G_RECOMMEND},
     [F_MIN_HISTORY] = {"min-history", FLAGS_DURATION, "3d",
-                       "least data in the range chosen on; less: not enough data",
-                       .min = 0, .max = 86400.0 * 365, .group = CMD_G_RECOMMEND},
+                       "least data in the range chosen on; less: not enough data", .min = 0,
+                       .max = 86400.0 * 365, .group = CMD_G_RECOMMEND},
     [F_MIN_IDLE_PERIODS] = {"min-idle-periods", FLAGS_COUNT, "10",
                             "least reclaims of the most eager grid point (idle periods seen); "
                             "fewer: not enough data",

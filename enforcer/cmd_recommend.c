@@ -43,10 +43,10 @@ struct rec_group {
     char *name;   /* the rule's name in the YAML output */
     size_t first; /* its first variant in the sweep's ruleset */
     size_t workloads;
-    struct rec_point cur;          /* R's own rule over the range chosen on, this group's part */
-    struct rec_point *pts, *hold;  /* per grid point: chosen-on range, held-out part */
-    char **ns;                     /* scope of its variants: [value] (--by namespace) */
-    struct matcher *scope;         /* or R's matchers and by="value" */
+    struct rec_point cur;         /* R's own rule over the range chosen on, this group's part */
+    struct rec_point *pts, *hold; /* per grid point: chosen-on range, held-out part */
+    char **ns;                    /* scope of its variants: [value] (--by namespace) */
+    struct matcher *scope;        /* or R's matchers and by="value" */
     long chosen;
     enum rec_reason reason;
     double data_seconds;
@@ -71,7 +71,8 @@ struct rec_run {
 
 /* ---- the engine's figures ----------------------------------------------------------------- */
 
-/* A point's figures from the reclaims of the workloads of rule `ri` in group `value` (NULL: all). */
+/* A point's figures from the reclaims of the workloads of rule `ri` in group `value` (NULL: all).
+ */
 static void rec_score(const struct bt_result *res, size_t ri, const char *value,
                       struct rec_point *p)
 {
@@ -246,13 +247,13 @@ static int rec_sweep(struct rec_run *run, struct promq *q, char *err, size_t err
     ch.from = run->hold_from;
     int rc = 0;
     for (size_t v = 0; v < nv && rc == 0; v++) {
-        one[v] = (struct ruleset){.file = vs.file, .rules = &vs.rules[v], .n = 1, .kinds = vs.kinds};
+        one[v] =
+            (struct ruleset){.file = vs.file, .rules = &vs.rules[v], .n = 1, .kinds = vs.kinds};
         if (!(fit[v] = bt_sim_new(&one[v], &cf, err, errlen)))
             rc = -1;
     }
     struct bt_source *src =
-        rc ? NULL
-           : bt_source_replay(q, &vs, run->from, run->to, run->interval, false, err, errlen);
+        rc ? NULL : bt_source_replay(q, &vs, run->from, run->to, run->interval, false, err, errlen);
     if (!src)
         rc = -1;
     struct rule_data *data = xcalloc(nv ? nv : 1, sizeof(*data));
@@ -274,8 +275,7 @@ static int rec_sweep(struct rec_run *run, struct promq *q, char *err, size_t err
         fetch_free(data, nv);
         if (mono_now() - last >= 5) {
             last = mono_now();
-            fprintf(stderr, "recommend: %zu/%zu cycles, %zu variants\n", src->done, src->total,
-                    nv);
+            fprintf(stderr, "recommend: %zu/%zu cycles, %zu variants\n", src->done, src->total, nv);
         }
     }
     for (size_t i = 0; rc == 0 && i < run->ng; i++) {
@@ -573,8 +573,7 @@ static void rec_yaml(const struct rec_run *run, struct sbuf *b, bool comments)
                     "most %s of its reclaims back\n# within %s. Check it with 'backtest "
                     "--from %s --to %s'.\n",
                     run->rs->file, a, z, rec_dur(d, run->interval),
-                    rec_pct(pc, sizeof(pc), run->share), rec_dur(d2, run->cfg.return_within), a,
-                    z);
+                    rec_pct(pc, sizeof(pc), run->share), rec_dur(d2, run->cfg.return_within), a, z);
         sbuf_printf(b, "# A 'kinds:' or 'defaults:' section of that file is not copied: each "
                        "rule says everything.\n");
     }
@@ -670,8 +669,7 @@ static void rec_table(const struct rec_run *run, struct sbuf *b)
         sbuf_printf(b, ", scored on %s .. %s", h1, s1);
     }
     sbuf_printf(b, "; target: at most %s returned within %s; %zu grid points\n",
-                rec_pct(pc, sizeof(pc), run->share), rec_dur(d, run->cfg.return_within),
-                run->npts);
+                rec_pct(pc, sizeof(pc), run->share), rec_dur(d, run->cfg.return_within), run->npts);
     for (size_t i = 0; i < run->ng; i++) {
         const struct rec_group *g = &run->g[i];
         rec_settings(s1, sizeof(s1), &g->cur);
@@ -728,9 +726,9 @@ static void rec_table(const struct rec_run *run, struct sbuf *b)
                 continue;
             const struct rec_point *p = &g->pts[k];
             rec_settings(s2, sizeof(s2), p);
-            sbuf_printf(b, "    %-6s %8zu %9.2f %6zu  %s%s\n", rec_pct(pc, sizeof(pc), rec_share(p)),
-                        p->reclaims, p->gpu_seconds / 3600, p->returns_within, s2,
-                        (long)k == g->chosen ? "  <- recommended" : "");
+            sbuf_printf(b, "    %-6s %8zu %9.2f %6zu  %s%s\n",
+                        rec_pct(pc, sizeof(pc), rec_share(p)), p->reclaims, p->gpu_seconds / 3600,
+                        p->returns_within, s2, (long)k == g->chosen ? "  <- recommended" : "");
         }
         free(ord);
         free(on);
@@ -782,7 +780,7 @@ static void rec_json(const struct rec_run *run, struct sbuf *b)
         sbuf_printf(b, "\"heldOut\":null,");
     }
     sbuf_printf(b, "\"interval\":\"%s\",", rec_dur(d, run->interval));
-    sbuf_printf(b, "\"returnWithin\":\"%s\",\"maxReturnShare\":%.6f,\"by\":", 
+    sbuf_printf(b, "\"returnWithin\":\"%s\",\"maxReturnShare\":%.6f,\"by\":",
                 rec_dur(d, run->cfg.return_within), run->share);
     jstr(b, run->by);
     sbuf_printf(b, ",\"groups\":[");
@@ -959,8 +957,8 @@ int cmd_recommend(char *const *args, size_t nargs)
                         err, sizeof(err)) ||
         rec_parse_share(cmd_flags[F_HOLDOUT].value, 90, "holdout", &run.holdout, err,
                         sizeof(err)) ||
-        rec_parse_list(cmd_flags[F_THRESHOLDS].value, false, false, "thresholds", &run.th,
-                       &run.nth, err, sizeof(err)) ||
+        rec_parse_list(cmd_flags[F_THRESHOLDS].value, false, false, "thresholds", &run.th, &run.nth,
+                       err, sizeof(err)) ||
         rec_parse_list(cmd_flags[F_IDLE_TIMERS].value, true, false, "idle-timers", &run.it,
                        &run.nit, err, sizeof(err)) ||
         rec_parse_list(cmd_flags[F_NOTICE_PERIODS].value, true, true, "notice-periods", &run.no,
@@ -1016,8 +1014,8 @@ int cmd_recommend(char *const *args, size_t nargs)
     cc.to = run.split;
     struct bt_source *src =
         bt_source_replay(q, &rs, cc.from, cc.to, cc.interval, false, err, sizeof(err));
-    struct bt_sim *cur = src ? bt_run(&rs, &cc, src, NULL, NULL, "current", err, sizeof(err))
-                             : NULL;
+    struct bt_sim *cur =
+        src ? bt_run(&rs, &cc, src, NULL, NULL, "current", err, sizeof(err)) : NULL;
     if (!cur) {
         fprintf(stderr, "error: %s\n", err);
         goto out;

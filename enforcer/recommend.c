@@ -88,8 +88,10 @@ int rec_parse_share(const char *s, double max_pct, const char *flag, double *out
 {
     double v;
     if (!s || rec_percent(s, &v) != 0 || v < 0 || v > max_pct)
-        return err_printf(err, errlen, "invalid share '%s' for '--%s': want a percent from 0 to %g, "
-                          "e.g. 10%%", s ? s : "", flag, max_pct);
+        return err_printf(err, errlen,
+                          "invalid share '%s' for '--%s': want a percent from 0 to %g, "
+                          "e.g. 10%%",
+                          s ? s : "", flag, max_pct);
     *out = v / 100.0;
     return 0;
 }
@@ -176,10 +178,10 @@ void rec_frontier(const struct rec_point *p, size_t n, bool *on)
         for (size_t j = 0; on[i] && j < n; j++) {
             if (j == i)
                 continue;
-            bool ge = p[j].gpu_seconds >= p[i].gpu_seconds &&
-                      p[j].returns_within <= p[i].returns_within;
-            bool strict = p[j].gpu_seconds > p[i].gpu_seconds ||
-                          p[j].returns_within < p[i].returns_within;
+            bool ge =
+                p[j].gpu_seconds >= p[i].gpu_seconds && p[j].returns_within <= p[i].returns_within;
+            bool strict =
+                p[j].gpu_seconds > p[i].gpu_seconds || p[j].returns_within < p[i].returns_within;
             /* the same figures: the gentler setting stands for both (rec_better's order) */
             if (ge && (strict || rec_better(&p[j], &p[i])))
                 on[i] = false;

@@ -8,36 +8,30 @@
 #include "test.h"
 
 #define P(th, it, no, rc, rw, gh)                                                                  \
-    {.threshold = (th),                                                                            \
-     .idle_timer = (it),                                                                           \
-     .notice = (no),                                                                               \
-     .reclaims = (rc),                                                                             \
-     .returns_within = (rw),                                                                       \
-     .gpu_seconds = (gh) * 3600.0,                                                                 \
-     .median_return = NAN}
+    {                                                                                              \
+        .threshold = (th), .idle_timer = (it), .notice = (no), .reclaims = (rc),                   \
+        .returns_within = (rw), .gpu_seconds = (gh)*3600.0, .median_return = NAN                   \
+    }
 
 TEST(lists)
 {
     double *v;
     size_t n;
     char err[256];
-    TEST_CHECK_INT(rec_parse_list("20,1,5%,2,5", false, false, "thresholds", &v, &n, err,
-                                  sizeof(err)),
-                   0);
+    TEST_CHECK_INT(
+        rec_parse_list("20,1,5%,2,5", false, false, "thresholds", &v, &n, err, sizeof(err)), 0);
     TEST_CHECK_INT(n, 4);
     TEST_CHECK_DBL(v[0], 1, 0);
     TEST_CHECK_DBL(v[2], 5, 0);
     TEST_CHECK_DBL(v[3], 20, 0);
     free(v);
-    TEST_CHECK_INT(rec_parse_list("1h,10m,24h", true, false, "idle-timers", &v, &n, err,
-                                  sizeof(err)),
-                   0);
+    TEST_CHECK_INT(
+        rec_parse_list("1h,10m,24h", true, false, "idle-timers", &v, &n, err, sizeof(err)), 0);
     TEST_CHECK_INT(n, 3);
     TEST_CHECK_DBL(v[0], 600, 0);
     TEST_CHECK_DBL(v[2], 86400, 0);
     free(v);
-    TEST_CHECK_INT(rec_parse_list("0s,15m", true, true, "notice-periods", &v, &n, err,
-                                  sizeof(err)),
+    TEST_CHECK_INT(rec_parse_list("0s,15m", true, true, "notice-periods", &v, &n, err, sizeof(err)),
                    0);
     TEST_CHECK_INT(n, 2);
     free(v);
@@ -48,8 +42,7 @@ TEST(lists)
     TEST_CHECK_INT(rec_parse_list("1,,5", false, false, "thresholds", &v, &n, err, sizeof(err)),
                    -1);
     TEST_CHECK_CONTAINS(err, "an empty item");
-    TEST_CHECK_INT(rec_parse_list("150", false, false, "thresholds", &v, &n, err, sizeof(err)),
-                   -1);
+    TEST_CHECK_INT(rec_parse_list("150", false, false, "thresholds", &v, &n, err, sizeof(err)), -1);
     TEST_CHECK_INT(rec_parse_list("0s,1h", true, false, "idle-timers", &v, &n, err, sizeof(err)),
                    -1);
     TEST_CHECK_STR(err, "invalid value '0s' in '--idle-timers': want a duration above 0 such as "
