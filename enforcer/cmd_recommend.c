@@ -198,7 +198,9 @@ static void rec_groups(struct rec_run *run, const struct bt_result *cur)
         g->cur.threshold = r->threshold;
         g->cur.idle_timer = r->idle_timer;
         g->cur.notice = r->notice_period;
-        if (strcmp(run->by, "namespace") == 0) {
+        /* A workload without the label: a matcher namespace="" (a rules file takes no empty
+           namespace in `namespaces`). */
+        if (strcmp(run->by, "namespace") == 0 && g->value[0]) {
             g->ns = xcalloc(1, sizeof(char *));
             g->ns[0] = g->value;
         } else {
@@ -214,7 +216,8 @@ static void rec_groups(struct rec_run *run, const struct bt_result *cur)
 
 /*
  * The sweep: every variant of every group simulated over the range chosen on and over the
- * held-out part, from one replay. 0, or -1 with a message.
+ * held-out part, from one replay. 0, -2 when a variant could not read part of the range, or
+ * -1, with a message.
  */
 static int rec_sweep(struct rec_run *run, struct promq *q, char *err, size_t errlen)
 {
@@ -278,15 +281,33 @@ static int rec_sweep(struct rec_run *run, struct promq *q, char *err, size_t err
             fprintf(stderr, "recommend: %zu/%zu cycles, %zu variants\n", src->done, src->total, nv);
         }
     }
+    /* A part of the range a variant could not read: no recommendation from a history with
+       holes (its cycles would count as kept, which no figure here may rest on). */
+    for (size_t v = 0; rc == 0 && v < nv; v++) {
+        bt_sim_finish(fit[v]);
+        if (hold[v])
+            bt_sim_finish(hold[v]);
+    }
+    for (size_t v = 0; rc == 0 && v < nv; v++) {
+        const struct bt_sim *x[2] = {fit[v], hold[v]};
+        for (int j = 0; j < 2 && rc == 0; j++)
+            if (x[j] && bt_sim_result(x[j])->rule[0].nfail) {
+                err_printf(err, errlen,
+                           "the sweep could not read part of the range: %s; no "
+                           "recommendation from a history with holes",
+                           bt_sim_result(x[j])->rule[0].fail[0].msg);
+                rc = -2;
+            }
+    }
     for (size_t i = 0; rc == 0 && i < run->ng; i++) {
         struct rec_group *g = &run->g[i];
         for (size_t k = 0; k < run->npts; k++) {
             struct rec_point *p = &g->pts[k], *h = &g->hold[k];
             double th = p->threshold, it = p->idle_timer, no = p->notice;
-            rec_score(bt_sim_finish(fit[g->first + k]), 0, NULL, p);
+            rec_score(bt_sim_result(fit[g->first + k]), 0, NULL, p);
             p->threshold = th, p->idle_timer = it, p->notice = no;
             if (hold[g->first + k]) {
-                rec_score(bt_sim_finish(hold[g->first + k]), 0, NULL, h);
+                rec_score(bt_sim_result(hold[g->first + k]), 0, NULL, h);
                 h->threshold = th, h->idle_timer = it, h->notice = no;
             }
         }
@@ -1034,8 +1055,10 @@ int cmd_recommend(char *const *args, size_t nargs)
     rec_groups(&run, cr);
     for (size_t i = 0; i < run.ng; i++)
         run.g[i].name = rec_name(rs.rules[run.g[i].rule].name, run.g[i].value, i);
-    if (rec_sweep(&run, q, err, sizeof(err)) != 0) {
+    int sw = rec_sweep(&run, q, err, sizeof(err));
+    if (sw != 0) {
         fprintf(stderr, "error: %s\n", err);
+        status = sw == -2 ? CMD_EXIT_RULE_ERROR : 1;
         goto out;
     }
     rec_choose_all(&run);
