@@ -215,6 +215,24 @@ check backtest-no-yaml grep -q "^error: invalid output 'yaml' for 'backtest'" "$
 "$ENF" plan --rules.file "$TOP/rules/amd-walkthrough.yaml" --prometheus.url "$URL" \
     --max-return-share 5% >/dev/null 2>"$TMP/plan-share.err"
 check plan-refuses-grid grep -q "^error: flag '--max-return-share' does not apply to 'plan'$" "$TMP/plan-share.err"
+# A read failing half-way (the replay test's proxy answers the N-th raw read with 503): no
+# recommendation from a history with holes, exit 3 and the part named. The 2nd read is in
+# R's own backtest (current), the 80th in the sweep's single replay.
+for n in 2 80; do
+    case $n in
+    2) want="^error: rule 'amd-walkthrough' could not be evaluated over part of the range: no recommendation from a history with holes$" ;;
+    *) want="^error: the sweep could not read part of the range: .*HTTP 503.*; no recommendation from a history with holes$" ;;
+    esac
+    if start_fake_http "$TMP/proxy$n.log" python3 "$TOP/tests/e2e/data/replay/failproxy.py" "$PROM_URL" $n; then
+        URL=$FAKE_URL rec --output json >"$TMP/outage$n.json" 2>"$TMP/outage$n.err"
+        check "outage-$n-exit-3" test $? -eq 3
+        check "outage-$n-no-output" test ! -s "$TMP/outage$n.json"
+        check "outage-$n-named" grep -q "$want" "$TMP/outage$n.err"
+        stop_pid "$FAKE_PID"
+    else
+        fail "outage-$n-proxy-start" "$(cat "$TMP/proxy$n.log")"
+    fi
+done
 stop_pid "$PROM_PID"
 
 # --- VictoriaMetrics: the same history, the same checks -------------------------------------
