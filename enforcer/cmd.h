@@ -30,20 +30,22 @@
  * --help, --version) are in none and apply everywhere.
  */
 enum {
-    CMD_G_RULES = 1u << 0,    /* --rules.file */
-    CMD_G_PROM = 1u << 1,     /* --prometheus.*: the client of every evaluation */
-    CMD_G_DRY_RUN = 1u << 2,  /* --dry-run */
-    CMD_G_AT = 1u << 3,       /* --at */
-    CMD_G_OUTPUT = 1u << 4,   /* --output */
-    CMD_G_STATS = 1u << 5,    /* --stats */
-    CMD_G_EXPLAIN = 1u << 6,  /* --workload, --rule */
-    CMD_G_BACKTEST = 1u << 7, /* --from, --to, --compare, --backtest.*, ... */
-    CMD_G_LOOP = 1u << 8,     /* --enforce.interval, --enforce.max-actions-per-hour */
-    CMD_G_PROTECT = 1u << 9,  /* --enforce.protected-namespaces */
-    CMD_G_AUDIT = 1u << 10,   /* --audit.file */
-    CMD_G_KUBE = 1u << 11,    /* --kube.*: the Kubernetes client (cmd_kube_new) */
-    CMD_G_RUN = 1u << 12,     /* the daemon's own: --web.*, --notify.*, --leader-elect.*, ... */
-    CMD_G_RESTORE = 1u << 13, /* --namespace */
+    CMD_G_RULES = 1u << 0,      /* --rules.file */
+    CMD_G_PROM = 1u << 1,       /* --prometheus.*: the client of every evaluation */
+    CMD_G_DRY_RUN = 1u << 2,    /* --dry-run */
+    CMD_G_AT = 1u << 3,         /* --at */
+    CMD_G_OUTPUT = 1u << 4,     /* --output */
+    CMD_G_STATS = 1u << 5,      /* --stats */
+    CMD_G_EXPLAIN = 1u << 6,    /* --workload, --rule */
+    CMD_G_BACKTEST = 1u << 7,   /* --compare, --top, --decisions, --backtest.source */
+    CMD_G_LOOP = 1u << 8,       /* --enforce.interval, --enforce.max-actions-per-hour */
+    CMD_G_PROTECT = 1u << 9,    /* --enforce.protected-namespaces */
+    CMD_G_AUDIT = 1u << 10,     /* --audit.file */
+    CMD_G_KUBE = 1u << 11,      /* --kube.*: the Kubernetes client (cmd_kube_new) */
+    CMD_G_RUN = 1u << 12,       /* the daemon's own: --web.*, --notify.*, --leader-elect.*, ... */
+    CMD_G_RESTORE = 1u << 13,   /* --namespace */
+    CMD_G_RANGE = 1u << 14,     /* the range read: --from, --to, --return-within, --by, ... */
+    CMD_G_RECOMMEND = 1u << 15, /* the grid and the target of `recommend` */
 };
 
 /* The flags, in the order --help prints them (cmd_flags.c has the rows). */
@@ -78,6 +80,13 @@ enum {
     F_BT_MAX_RANGE,
     F_BT_SOURCE,
     F_BT_EVERY_CYCLE,
+    F_MAX_RETURN_SHARE,
+    F_THRESHOLDS,
+    F_IDLE_TIMERS,
+    F_NOTICE_PERIODS,
+    F_HOLDOUT,
+    F_MIN_HISTORY,
+    F_MIN_IDLE_PERIODS,
     F_WORKLOAD,
     F_RULE,
     F_INTERVAL,
@@ -146,6 +155,15 @@ int cmd_prom_config(struct promq_cfg *c);
 /* --at as Unix seconds (now when unset): 0, or -1 with the error on stderr. */
 int cmd_eval_time(double *at);
 
+/* A --from or --to flag: RFC 3339, Unix seconds, or a duration back from `now` ("7d"). */
+int cmd_range_time(int flag, double now, double *out);
+
+/*
+ * --from and --to of `cmd` (backtest, recommend) checked: --from given, before --to, --to not
+ * in the future, within --backtest.max-range. 0, or -1 with the error on stderr.
+ */
+int cmd_range(const char *cmd, double now, double *from, double *to);
+
 /* Whether the Kubernetes API is to be used: --kube.api-url, or inside a cluster. */
 bool cmd_kube_wanted(void);
 
@@ -164,6 +182,7 @@ int cmd_plan(char *const *args, size_t nargs);
 int cmd_explain(char *const *args, size_t nargs);
 int cmd_run(char *const *args, size_t nargs);
 int cmd_backtest(char *const *args, size_t nargs);
+int cmd_recommend(char *const *args, size_t nargs);
 int cmd_restore(char *const *args, size_t nargs);
 
 #endif

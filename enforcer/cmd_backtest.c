@@ -17,8 +17,7 @@
 #include "rfc3339.h"
 #include "util.h"
 
-/* A --from or --to: RFC 3339, Unix seconds, or a duration back from `now` ("7d"). */
-static int backtest_time(int flag, double now, double *out)
+int cmd_range_time(int flag, double now, double *out)
 {
     char err[256];
     double ago;
@@ -33,6 +32,38 @@ static int backtest_time(int flag, double now, double *out)
             "back from now such as '7d'\n",
             cmd_flags[flag].value, cmd_flags[flag].name);
     return -1;
+}
+
+int cmd_range(const char *cmd, double now, double *from, double *to)
+{
+    if (!cmd_flag_str(F_FROM)) {
+        fprintf(stderr, "error: '%s' needs --from, e.g. --from 7d\n", cmd);
+        return -1;
+    }
+    *to = now;
+    if (cmd_range_time(F_FROM, now, from) || (cmd_flag_str(F_TO) && cmd_range_time(F_TO, now, to)))
+        return -1;
+    char a[RFC3339_LEN], b[RFC3339_LEN], d1[DUR_LEN], d2[DUR_LEN];
+    rfc3339_format(a, sizeof(a), *from, RFC3339_SEC);
+    rfc3339_format(b, sizeof(b), *to, RFC3339_SEC);
+    if (!(*from < *to)) {
+        fprintf(stderr, "error: --from (%s) is not before --to (%s)\n", a, b);
+        return -1;
+    }
+    /* The future has no data: its cycles would only ever be no_data. */
+    if (*to > now + 60) {
+        fprintf(stderr, "error: --to (%s) is in the future: a backtest reads history\n", b);
+        return -1;
+    }
+    if (*to - *from > cmd_flag_num(F_BT_MAX_RANGE)) {
+        fprintf(stderr,
+                "error: the range %s .. %s is %s, longer than the cap of %s: raise it with "
+                "--backtest.max-range\n",
+                a, b, dur_format(d1, sizeof(d1), *to - *from),
+                dur_format(d2, sizeof(d2), cmd_flag_num(F_BT_MAX_RANGE)));
+        return -1;
+    }
+    return 0;
 }
 
 static struct bt_sim *backtest_one(struct promq *q, struct ruleset *rs, const struct bt_cfg *cfg,
@@ -89,36 +120,15 @@ int cmd_backtest(char *const *args, size_t nargs)
                          .protected_namespaces = cmd_flags[F_PROTECTED].value,
                          .by = cmd_flag_str(F_BY),
                          .every_cycle = cmd_flag_bool(F_BT_EVERY_CYCLE)};
-    if (!cmd_flag_str(F_FROM)) {
-        fprintf(stderr, "error: 'backtest' needs --from, e.g. --from 7d\n");
-        return CMD_EXIT_USAGE;
-    }
-    cfg.to = now;
-    if (backtest_time(F_FROM, now, &cfg.from) ||
-        (cmd_flag_str(F_TO) && backtest_time(F_TO, now, &cfg.to)))
+    if (cmd_range("backtest", now, &cfg.from, &cfg.to))
         return CMD_EXIT_USAGE;
     cfg.interval = cmd_flag_num(F_INTERVAL);
-    char a[RFC3339_LEN], b[RFC3339_LEN], d1[DUR_LEN], d2[DUR_LEN];
-    rfc3339_format(a, sizeof(a), cfg.from, RFC3339_SEC);
-    rfc3339_format(b, sizeof(b), cfg.to, RFC3339_SEC);
-    if (!(cfg.from < cfg.to)) {
-        fprintf(stderr, "error: --from (%s) is not before --to (%s)\n", a, b);
-        return CMD_EXIT_USAGE;
-    }
-    /* The future has no data: its cycles would only ever be no_data. */
-    if (cfg.to > now + 60) {
-        fprintf(stderr, "error: --to (%s) is in the future: a backtest reads history\n", b);
-        return CMD_EXIT_USAGE;
-    }
-    if (cfg.to - cfg.from > cmd_flag_num(F_BT_MAX_RANGE)) {
-        fprintf(stderr,
-                "error: the range %s .. %s is %s, longer than the cap of %s: raise it with "
-                "--backtest.max-range\n",
-                a, b, dur_format(d1, sizeof(d1), cfg.to - cfg.from),
-                dur_format(d2, sizeof(d2), cmd_flag_num(F_BT_MAX_RANGE)));
-        return CMD_EXIT_USAGE;
-    }
     const char *fmt = cmd_flags[F_OUTPUT].value;
+    if (strcmp(fmt, "yaml") == 0) {
+        fprintf(stderr, "error: invalid output 'yaml' for 'backtest': want table, json or csv "
+                        "('recommend' writes rules files)\n");
+        return CMD_EXIT_USAGE;
+    }
     enum btreport_format bf = strcmp(fmt, "json") == 0  ? BTREPORT_JSON
                               : strcmp(fmt, "csv") == 0 ? BTREPORT_CSV
                                                         : BTREPORT_TABLE;

@@ -79,8 +79,9 @@ struct flags_def cmd_flags[CMD_NFLAGS] = {
                         "then plan's JSON (for tests)",
                         .group = CMD_G_RUN},
     [F_OUTPUT] = {"output", FLAGS_CHOICE, "table",
-                  "plan: output format, table or json; backtest: table, json or csv",
-                  .choices = "table,json,csv", .group = CMD_G_OUTPUT},
+                  "plan: output format, table or json; backtest: table, json or csv; "
+                  "recommend: table, json, csv or yaml (a rules file)",
+                  .choices = "table,json,csv,yaml", .group = CMD_G_OUTPUT},
     [F_STATS] = {"stats", FLAGS_BOOL, "false",
                  "print requests made and timings to stderr (backtest: the workload-cycles "
                  "judged and carried)",
@@ -88,15 +89,17 @@ struct flags_def cmd_flags[CMD_NFLAGS] = {
     [F_FROM] = {"from", FLAGS_STRING, "",
                 "start of the range, RFC 3339, Unix seconds or a duration back from "
                 "now ('7d')",
-                .group = CMD_G_BACKTEST},
+                .group = CMD_G_RANGE},
     [F_TO] = {"to", FLAGS_STRING, "", "end of the range, as --from (default now)",
-              .group = CMD_G_BACKTEST},
+              .group = CMD_G_RANGE},
     [F_RETURN_WITHIN] = {"return-within", FLAGS_DURATION, "1h",
                          "a reclaimed workload busy again this soon counts as a "
                          "return (work interrupted)",
-                         .group = CMD_G_BACKTEST},
-    [F_BY] = {"by", FLAGS_STRING, "", "break the results down by this label (e.g. namespace)",
-              .group = CMD_G_BACKTEST},
+                         .group = CMD_G_RANGE},
+    [F_BY] = {"by", FLAGS_STRING, "",
+              "break the results down by this label (e.g. namespace); recommend: "
+              "one recommendation per value (default namespace)",
+              .group = CMD_G_RANGE},
     [F_TOP] = {"top", FLAGS_COUNT, "0",
                "list this many workloads with the most GPU-hours freed and the "
                "reclaims interrupted soonest",
@@ -108,7 +111,7 @@ struct flags_def cmd_flags[CMD_NFLAGS] = {
                      "write every decision of every cycle to this file (JSON lines)",
                      .group = CMD_G_BACKTEST},
     [F_BT_MAX_RANGE] = {"backtest.max-range", FLAGS_DURATION, "31d", "longest range accepted",
-                        .group = CMD_G_BACKTEST},
+                        .group = CMD_G_RANGE},
     [F_BT_SOURCE] = {"backtest.source", FLAGS_CHOICE, "replay",
                      "how the history is read: replay (each raw sample once) or "
                      "per-cycle (the queries of 'plan --at' at every cycle time, slow: to "
@@ -118,6 +121,27 @@ struct flags_def cmd_flags[CMD_NFLAGS] = {
                           "judge every workload and step the engine over every decision at "
                           "every cycle instead of only what can have changed (slow: to compare)",
                           .group = CMD_G_BACKTEST},
+    [F_MAX_RETURN_SHARE] = {"max-return-share", FLAGS_STRING, "10%",
+                            "the largest share of reclaims that may come back within "
+                            "--return-within",
+                            .group = CMD_G_RECOMMEND},
+    [F_THRESHOLDS] = {"thresholds", FLAGS_STRING, "1,2,5,10,20",
+                      "thresholds to try, percent, comma-separated", .group = CMD_G_RECOMMEND},
+    [F_IDLE_TIMERS] = {"idle-timers", FLAGS_STRING, "10m,15m,30m,1h,2h,4h,8h,24h",
+                       "idle timers to try, comma-separated", .group = CMD_G_RECOMMEND},
+    [F_NOTICE_PERIODS] = {"notice-periods", FLAGS_STRING, "0s,15m",
+                          "notice periods to try, comma-separated", .group = CMD_G_RECOMMEND},
+    [F_HOLDOUT] = {"holdout", FLAGS_STRING, "25%",
+                   "the last part of the range kept out of the choice and scored apart "
+                   "(0: choose on the whole range)",
+                   .group = CMD_G_RECOMMEND},
+    [F_MIN_HISTORY] = {"min-history", FLAGS_DURATION, "3d",
+                       "least data in the range chosen on; less: not enough data", .min = 0,
+                       .max = 86400.0 * 365, .group = CMD_G_RECOMMEND},
+    [F_MIN_IDLE_PERIODS] = {"min-idle-periods", FLAGS_COUNT, "10",
+                            "least reclaims of the most eager grid point (idle periods seen); "
+                            "fewer: not enough data",
+                            .min = 0, .max = 1000000, .group = CMD_G_RECOMMEND},
     [F_WORKLOAD] = {"workload", FLAGS_STRING, "",
                     "labels of the workload, e.g. 'namespace=\"ml\",pod=\"x\"'",
                     .group = CMD_G_EXPLAIN},

@@ -8,6 +8,7 @@
  *   explain                 why one workload is kept or reclaimed             cmd_plan.c
  *   run                     the daemon (daemon.c)                             cmd_run.c
  *   backtest                what the rules would have done over a past range  cmd_backtest.c
+ *   recommend               the settings per group the history argues for     cmd_recommend.c
  *   restore [NS/]KIND/NAME  undo a reclaim from the record on the object      cmd_restore.c
  *
  * A row says which flag groups (cmd.h) a command takes; a flag of another group given to it
@@ -62,9 +63,13 @@ static const struct command commands[] = {
     {"run", cmd_run, 0, G_EVAL | CMD_G_LOOP | CMD_G_AUDIT | CMD_G_RUN, "",
      "evaluate every --enforce.interval, act, and serve metrics"},
     {"backtest", cmd_backtest, 0,
-     CMD_G_RULES | CMD_G_PROM | CMD_G_OUTPUT | CMD_G_STATS | CMD_G_BACKTEST | CMD_G_LOOP |
-         CMD_G_PROTECT | CMD_G_AUDIT,
+     CMD_G_RULES | CMD_G_PROM | CMD_G_OUTPUT | CMD_G_STATS | CMD_G_RANGE | CMD_G_BACKTEST |
+         CMD_G_LOOP | CMD_G_PROTECT | CMD_G_AUDIT,
      "", "what the rules would have done from --from to --to"},
+    {"recommend", cmd_recommend, 0,
+     CMD_G_RULES | CMD_G_PROM | CMD_G_OUTPUT | CMD_G_RANGE | CMD_G_LOOP | CMD_G_PROTECT |
+         CMD_G_RECOMMEND,
+     "", "the threshold, idle timer and notice period per group that free the most GPU-hours"},
     {"restore", cmd_restore, 1,
      CMD_G_RULES | CMD_G_DRY_RUN | CMD_G_AUDIT | CMD_G_KUBE | CMD_G_RESTORE, "[NS/]KIND/NAME",
      "undo a reclaim from the record on the object (--dry-run: show)"},

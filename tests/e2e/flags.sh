@@ -183,7 +183,7 @@ check help-unknown-command-named grep -qx "error: unknown command 'nosuch'" "$TM
 
 # Every flag of the full --help applies to some command, with the same default there.
 "$ENF" --help | grep -o -- '^  --[^ ]*' | sort -u >"$TMP/all-flags"
-for c in check plan explain run backtest restore; do "$ENF" help $c; done |
+for c in check plan explain run backtest recommend restore; do "$ENF" help $c; done |
     grep -o -- '^  --[^ ]*' | sort -u >"$TMP/cmd-flags"
 check every-flag-belongs-to-a-command cmp -s "$TMP/all-flags" "$TMP/cmd-flags"
 
