@@ -630,14 +630,16 @@ TEST(errors_and_faults)
 TEST(slow_answer_times_out)
 {
     struct env e;
-    if (env_start(&e, 1.0, "--fault", "POST /api/v1/namespaces/ml/pods/p1/eviction=slow:5", NULL) <
-        0)
+    /* The server answers after 30 s; the client gives up at 1 s (the upper bound only says it
+       did not wait for the answer). */
+    if (env_start(&e, 1.0, "--fault", "POST /api/v1/namespaces/ml/pods/p1/eviction=slow:30",
+                  NULL) < 0)
         return;
     char err[512] = "";
     double t0 = mono_now();
     TEST_CHECK_INT(kube_evict(e.k, "ml", "p1", UID("000041"), err, sizeof(err)), KUBE_ERROR);
     double took = mono_now() - t0;
-    TEST_CHECK(took >= 0.9 && took < 2.5);
+    TEST_CHECK(took >= 0.9 && took < 20);
     TEST_CHECK_CONTAINS(err, "cannot evict pod 'ml/p1': timeout after 1.0 s");
     env_stop(&e);
 }

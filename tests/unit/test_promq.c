@@ -880,7 +880,9 @@ TEST(answer_text_over_64mib)
     struct fake c;
     TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "ok", path, NULL), 0);
     if (c.pid > 0) {
-        struct promq *q = client(c.port, 60);
+        /* The size is what is tested, not the time: under valgrind on a loaded machine the
+           70 MB took over 60 s, and the client's timeout then failed the test. */
+        struct promq *q = client(c.port, 1800);
         struct matrix m = {0};
         char err[256] = "";
         TEST_CHECK_INT(promq_range(q, "up", 0, 60, 60, &m, err, sizeof(err)), 0);
@@ -1018,7 +1020,9 @@ TEST(client_faults)
 TEST(client_slow_times_out)
 {
     struct fake c;
-    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "slow", "3", NULL), 0);
+    /* The server answers after 30 s; the client gives up at 1 s. The upper bound only says it
+       did not wait for the answer: a tighter one failed on nothing but a loaded machine. */
+    TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "slow", "30", NULL), 0);
     if (c.pid <= 0)
         return;
     struct promq *q = client(c.port, 1);
@@ -1027,7 +1031,7 @@ TEST(client_slow_times_out)
     double t0 = mono_now();
     TEST_CHECK_INT(promq_range(q, "up", 1699999940, 1700000060, 60, &m, err, sizeof(err)), -1);
     double took = mono_now() - t0;
-    TEST_CHECK(took >= 0.9 && took < 1.5);
+    TEST_CHECK(took >= 0.9 && took < 20);
     TEST_CHECK_CONTAINS(err, "timeout after 1.0 s requesting 'http://127.0.0.1:");
     TEST_CHECK_INT(m.n, 0);
     promq_free(q);
