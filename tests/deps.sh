@@ -13,7 +13,8 @@ PKGS="build-essential pkg-config ca-certificates curl git python3 jq \
  prometheus prometheus-node-exporter \
  clang libclang-rt-14-dev valgrind clang-format \
  podman runc busybox-static uidmap docker.io \
- victoria-metrics"
+ victoria-metrics \
+ chromium chromium-driver"
 missing=""
 for p in $PKGS; do
     st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
