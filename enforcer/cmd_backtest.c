@@ -124,9 +124,11 @@ int cmd_backtest(char *const *args, size_t nargs)
         return CMD_EXIT_USAGE;
     cfg.interval = cmd_flag_num(F_INTERVAL);
     const char *fmt = cmd_flags[F_OUTPUT].value;
-    if (strcmp(fmt, "yaml") == 0) {
-        fprintf(stderr, "error: invalid output 'yaml' for 'backtest': want table, json or csv "
-                        "('recommend' writes rules files)\n");
+    if (strcmp(fmt, "yaml") == 0 || strcmp(fmt, "html") == 0) {
+        fprintf(stderr,
+                "error: invalid output '%s' for 'backtest': want table, json or csv "
+                "('recommend' writes rules files and pages)\n",
+                fmt);
         return CMD_EXIT_USAGE;
     }
     enum btreport_format bf = strcmp(fmt, "json") == 0  ? BTREPORT_JSON

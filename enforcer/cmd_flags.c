@@ -80,8 +80,9 @@ struct flags_def cmd_flags[CMD_NFLAGS] = {
                         .group = CMD_G_RUN},
     [F_OUTPUT] = {"output", FLAGS_CHOICE, "table",
                   "plan: output format, table or json; backtest: table, json or csv; "
-                  "recommend: table, json, csv or yaml (a rules file)",
-                  .choices = "table,json,csv,yaml", .group = CMD_G_OUTPUT},
+                  "recommend: table, json, csv, yaml (a rules file) or html (a page with a "
+                  "chart per group)",
+                  .choices = "table,json,csv,yaml,html", .group = CMD_G_OUTPUT},
     [F_STATS] = {"stats", FLAGS_BOOL, "false",
                  "print requests made and timings to stderr (backtest: the workload-cycles "
                  "judged and carried)",

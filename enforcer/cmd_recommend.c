@@ -17,8 +17,8 @@
  * --enforce.max-actions-per-hour cap shared by every rule, pressure's demand) show as a
  * difference there, never silently.
  *
- * Not here (issue 32): the faster sweep (idle periods folded once per threshold), the HTML
- * page, and looking workloads up in the cluster (exemptions, owners): as `backtest`, what
+ * Not here (issue 32): the faster sweep (idle periods folded once per threshold) and looking
+ * workloads up in the cluster (exemptions, owners): as `backtest`, what
  * the history cannot show is not simulated and the output says so.
  */
 #include <ctype.h>
@@ -32,6 +32,7 @@
 #include "dur.h"
 #include "fetch.h"
 #include "log.h"
+#include "rechtml.h"
 #include "recommend.h"
 #include "rfc3339.h"
 #include "util.h"
@@ -912,6 +913,54 @@ static void rec_csv(const struct rec_run *run, struct sbuf *b)
     }
 }
 
+/* The page of --output html (rechtml.h): the same figures as rec_json, drawn. */
+static void rec_html(const struct rec_run *run, struct sbuf *b)
+{
+    char a[RFC3339_LEN], z[RFC3339_LEN], h1[RFC3339_LEN], h2[RFC3339_LEN];
+    struct rechtml_group *hg = xcalloc(run->ng ? run->ng : 1, sizeof(*hg));
+    struct sbuf *why = xcalloc(run->ng ? run->ng : 1, sizeof(*why));
+    for (size_t i = 0; i < run->ng; i++) {
+        const struct rec_group *g = &run->g[i];
+        if (g->chosen < 0)
+            rec_reason_text(run, g, &why[i]);
+        double hs = g->chosen >= 0 ? rec_share(&g->hold[g->chosen]) : NAN;
+        hg[i] = (struct rechtml_group){
+            .rule = run->rs->rules[g->rule].name,
+            .name = g->name,
+            .value = g->value,
+            .workloads = g->workloads,
+            .cur = &g->cur,
+            .pts = g->pts,
+            .chosen = g->chosen,
+            .reason = why[i].buf,
+            .conf = g->chosen >= 0 && g->has_conf ? &g->conf : NULL,
+            .held = g->chosen >= 0 && run->holdout > 0 ? &g->hold[g->chosen] : NULL,
+            .above_target = run->holdout > 0 && !isnan(hs) && hs > run->share + 1e-9};
+    }
+    rfc3339_format(a, sizeof(a), run->from, RFC3339_SEC);
+    rfc3339_format(z, sizeof(z), run->split, RFC3339_SEC);
+    rfc3339_format(h1, sizeof(h1), run->hold_from, RFC3339_SEC);
+    rfc3339_format(h2, sizeof(h2), run->to, RFC3339_SEC);
+    struct rechtml_page pg = {.rules_file = run->rs->file,
+                              .by = run->by,
+                              .chosen_from = a,
+                              .chosen_to = z,
+                              .held_from = run->holdout > 0 ? h1 : NULL,
+                              .held_to = run->holdout > 0 ? h2 : NULL,
+                              .interval = run->interval,
+                              .return_within = run->cfg.return_within,
+                              .max_share = run->share,
+                              .npts = run->npts,
+                              .note = bt_not_simulated,
+                              .g = hg,
+                              .ng = run->ng};
+    rechtml_render(&pg, b);
+    for (size_t i = 0; i < run->ng; i++)
+        sbuf_free(&why[i]);
+    free(why);
+    free(hg);
+}
+
 /* ---- the command ------------------------------------------------------------------------- */
 
 static void rec_free(struct rec_run *run)
@@ -1074,6 +1123,8 @@ int cmd_recommend(char *const *args, size_t nargs)
         rec_csv(&run, &o);
     else if (strcmp(fmt, "yaml") == 0)
         rec_yaml(&run, &o, true);
+    else if (strcmp(fmt, "html") == 0)
+        rec_html(&run, &o);
     else
         rec_table(&run, &o);
     fwrite(o.buf, 1, o.len, stdout);

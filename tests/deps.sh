@@ -5,7 +5,8 @@
 # a few milliseconds, not an apt-get run. --no-install-recommends keeps out the 200+ MB that
 # prometheus and podman recommend. Tests start their own daemons and never use a system one;
 # docker.io's postinst would start the system dockerd unless /usr/sbin/policy-rc.d denies it
-# (it exits 101 in the CI image, so nothing starts there).
+# (it exits 101 in the CI image, so nothing starts there). chromium renders `recommend --output
+# html` headless in tests/e2e/recommend.sh (chromium-driver: the same build's WebDriver).
 set -eu
 PKGS="build-essential pkg-config ca-certificates curl git python3 jq \
  libmicrohttpd-dev libdrm-dev libcurl4-openssl-dev libjson-c-dev libyaml-dev \
@@ -13,7 +14,8 @@ PKGS="build-essential pkg-config ca-certificates curl git python3 jq \
  prometheus prometheus-node-exporter \
  clang libclang-rt-14-dev valgrind clang-format \
  podman runc busybox-static uidmap docker.io \
- victoria-metrics"
+ victoria-metrics \
+ chromium chromium-driver"
 missing=""
 for p in $PKGS; do
     st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)

@@ -15,6 +15,17 @@ running every panel query against a real Prometheus (tests/e2e/dashboards.sh):
                                            the same against a setup without Kubernetes (the
                                            demo: Podman containers only): the few queries in
                                            CONTAINER_ONLY_EMPTY must be empty, all others not
+  check.py idle-history OUT END           OpenMetrics: 8 days of per-minute pod busy ratios and
+                                           devices ending at END, with idle stretches of known
+                                           length, a hole and an unknown device (IDLE_PODS)
+  check.py idle-eval PASS PROM_URL FROM END OUT
+                                           the rules of the group gpureclaim.idle_beyond, PASS 1
+                                           (the per-pod rule) or 2 (the timer rules, which read
+                                           the first), evaluated by the server every minute
+                                           from FROM to END: OpenMetrics to backfill
+  check.py idle-check PROM_URL END DASHBOARD  the panel "GPU-hours idle beyond each timer" on
+                                           that history: its query's value per namespace and
+                                           timer against the numbers worked out by hand
   check.py tsc-filter TSC_LOG SCHEMA_DIR    the tsc errors that are real: drops "string literal
                                            is not assignable to enum E" when the literal is a
                                            value of E (JSON carries enum values as strings)
@@ -82,6 +93,8 @@ CONTAINER_ONLY_EMPTY = {
         "lists pods of gpureclaim:workload_busy:ratio, a pod-only recording rule",
     "gpureclaim-enforcer.json/variable-namespace":
         "the enforcer's idle workloads carry a namespace only under a pod identity",
+    "gpureclaim-enforcer.json/panel-19A":
+        "GPU-hours idle beyond each timer are per namespace, from the pod-only recording rules",
 }
 BUILTINS = {"__range": "1h", "__range_s": "3600", "__rate_interval": "1m", "__interval": "1m"}
 RANGE_S = 3600
@@ -380,6 +393,159 @@ def queries(prom, now, paths, container_only=False):
                              container_only)
 
 
+# ---- idle beyond each timer (7 days) ---------------------------------------------------------
+#
+# The recorded inputs of the group gpureclaim.idle_beyond (rules/prometheus/gpureclaim.rules.yml)
+# for pods whose idle stretches are known, one sample a minute on whole minutes. The expected
+# GPU-hours beyond a timer T are worked out by hand: an idle stretch of n minutes adds
+# devices x (n - T) / 60 when n > T; a hole (nothing known: no sample of either series) or an
+# unknown device (devices held, no busy ratio) ends the stretch. Each stretch's ends may be
+# one evaluation off (Prometheus 2's ranges include their start, so one missing evaluation at
+# a window's edge is tolerated), so the check allows 2 minutes per stretch and device.
+IDLE_DAY = 86400
+# (namespace, pod, devices, first day, [(start minute, idle minutes)] from the day's start,
+#  holes [(start, minutes)], unknown [(start, minutes)], the pod's life in days from day 0)
+IDLE_PODS = [
+    # 10 h and 30 min idle: 2 x (585 + 15) / 60 = 20 beyond 15m, 2 x 540 / 60 = 18 beyond 1h,
+    # 2 x 360 / 60 = 12 beyond 4h, nothing beyond 24h
+    ("alpha", "a1", 2, [(2 * 1440, 600), (4 * 1440, 30)], [], []),
+    # 30 h idle with a 10-minute hole after 12 h: stretches of 720 and 1070 minutes. Beyond 24h
+    # nothing, where the 30 h without the hole would give 6.
+    ("beta", "b1", 1, [(1 * 1440, 1800)], [(1 * 1440 + 720, 10)], []),
+    # 8 h idle, one of its 4 devices unknown for 2 h after 3 h: stretches of 180 and 180,
+    # 4 x 330 / 60 = 22 beyond 15m, 4 x 240 / 60 = 16 beyond 1h, nothing beyond 4h
+    ("gamma", "g1", 4, [(5 * 1440, 480)], [], [(5 * 1440 + 180, 120)]),
+    # always busy: 0 everywhere, still listed
+    ("delta", "d1", 1, [], [], []),
+]
+IDLE_TIMERS = {"15m": 15, "1h": 60, "4h": 240, "24h": 1440}
+# The comments' numbers: idle_expected() must give them (the check of the check).
+IDLE_BY_HAND = {
+    "alpha": (20, 18, 12, 0), "beta": (1760 / 60, 1670 / 60, 1310 / 60, 0),
+    "gamma": (22, 16, 0, 0), "delta": (0, 0, 0, 0),
+}
+
+
+def idle_expected():
+    """{(namespace, timer): (GPU-hours, tolerance)}."""
+    out = {}
+    for ns, _pod, dev, idle, holes, unknown in IDLE_PODS:
+        cuts = holes + unknown
+        stretches = []
+        for start, n in idle:
+            a = start
+            for cs, cn in sorted(cuts):
+                if start <= cs < start + n:
+                    stretches.append(cs - a)
+                    a = cs + cn
+            stretches.append(start + n - a)
+        for timer, t in IDLE_TIMERS.items():
+            got = sum(dev * (n - t) for n in stretches if n > t) / 60
+            out[(ns, timer)] = (got, dev * 2 * len(stretches) / 60)
+    return out
+
+
+def idle_history(out, end):
+    """Day 0 starts 7 days before END; one day before it for the 24h windows."""
+    day0 = end - 7 * IDLE_DAY
+    first = day0 - IDLE_DAY
+    busy = []
+    devices = []
+    for ns, pod, dev, idle, holes, unknown in IDLE_PODS:
+        idle_m, hole_m, unknown_m = set(), set(), set()
+        for start, n in idle:
+            idle_m.update(range(start, start + n))
+        for start, n in holes:
+            hole_m.update(range(start, start + n))
+        for start, n in unknown:
+            unknown_m.update(range(start, start + n))
+        lab = f'namespace="{ns}",pod="{pod}"'
+        for t in range(first, end + 1, 60):
+            m = (t - day0) // 60
+            if m in hole_m:
+                continue
+            devices.append(f'gpureclaim:workload_devices:count{{{lab},resource="amd.com/gpu"}} '
+                           f"{dev} {t}\n")
+            if m not in unknown_m:
+                v = 0.02 if m in idle_m else 0.55
+                busy.append(f"gpureclaim:workload_busy:ratio{{{lab}}} {v} {t}\n")
+    with open(out, "w") as f:
+        f.write("# TYPE gpureclaim:workload_busy:ratio gauge\n")
+        f.writelines(busy)
+        f.write("# TYPE gpureclaim:workload_devices:count gauge\n")
+        f.writelines(devices)
+        f.write("# EOF\n")
+
+
+def idle_eval(which, prom, start, end, out):
+    """The group's rules of pass 1 or 2 evaluated as Prometheus evaluates a recording rule,
+    one query at each minute from START to END (query_range, a day at a time), written as
+    OpenMetrics. What `promtool tsdb create-blocks-from rules` does; not that command because
+    Prometheus 2.42's writes no block when its first evaluation (offset by a hash of the file
+    name) falls after the first 2h block (prometheus/prometheus#19714), and because the offset
+    would put the evaluations off the minutes the history's samples are on."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    from miniyaml import load
+    with open(os.path.join(TOP, "rules", "prometheus", "gpureclaim.rules.yml")) as f:
+        d = load(f.read())
+    g = [g for g in d["groups"] if g["name"] == "gpureclaim.idle_beyond"][0]
+    assert g["interval"] == "1m", g["interval"]
+    rules = [r for r in g["rules"]
+             if (r["record"] == "gpureclaim:workload_idle:bool") == (which == 1)]
+    fam = {}
+    for r in rules:
+        for a in range(start, end + 1, 86400):
+            z = min(a + 86400 - 60, end)
+            res = api(prom, "/api/v1/query_range", {"query": r["expr"], "start": a, "end": z,
+                                                     "step": 60})
+            if res.get("status") != "success":
+                raise SystemExit(f"idle-eval: {r['record']}: {res.get('error')}")
+            for x in res["data"]["result"]:
+                lab = dict(x["metric"], **(r.get("labels") or {}))
+                lab.pop("__name__", None)
+                key = ",".join(f'{k}="{v}"' for k, v in sorted(lab.items()))
+                fam.setdefault(r["record"], {}).setdefault(key, []).extend(x["values"])
+    with open(out, "w") as f:
+        for name, series in fam.items():
+            f.write(f"# TYPE {name} gauge\n")
+            for key, vals in series.items():
+                f.writelines(f"{name}{{{key}}} {v} {t}\n" for t, v in vals)
+        f.write("# EOF\n")
+
+
+IDLE_PANEL = "GPU-hours idle beyond each timer (7 days)"
+
+
+def idle_check(prom, end, path):
+    with open(path) as f:
+        d = json.load(f)
+    base = os.path.basename(path)
+    panels = [p for p in panels_of(d) if p.get("title") == IDLE_PANEL]
+    report(len(panels) == 1, f"{base}/idle-beyond-panel", f"{len(panels)} panels '{IDLE_PANEL}'")
+    if not panels:
+        return
+    values = {"namespace": ".*", **BUILTINS}
+    want = idle_expected()
+    hand = {(ns, t): v for ns, vs in IDLE_BY_HAND.items() for t, v in zip(IDLE_TIMERS, vs)}
+    report(set(hand) == set(want) and all(abs(want[k][0] - hand[k]) < 1e-9 for k in hand),
+           f"{base}/idle-beyond-expected-by-hand", f"{want} != {hand}")
+    for t in panels[0]["targets"]:
+        expr = substitute(t["expr"], values)
+        r = api(prom, "/api/v1/query", {"query": expr, "time": end})
+        res = (r.get("data") or {}).get("result") or []
+        got = {(x["metric"].get("namespace"), x["metric"].get("timer")): float(x["value"][1])
+               for x in res}
+        report(r.get("status") == "success" and set(got) == set(want),
+               f"{base}/idle-beyond-series", f"{r.get('error', '')} got {sorted(got)}")
+        for key in sorted(want):
+            w, tol = want[key]
+            g = got.get(key)
+            print(f"idle-beyond {key[0]} {key[1]}: got {g}, want {w:.4f} +- {tol:.4f}")
+            report(g is not None and abs(g - w) <= tol + 1e-9,
+                   f"{base}/idle-beyond-{key[0]}-{key[1]}",
+                   f"got {g}, want {w:.4f} +- {tol:.4f}")
+
+
 # ---- tsc ------------------------------------------------------------------------------------
 
 def tsc_filter(log, schema_dir):
@@ -409,6 +575,12 @@ def main(argv):
         structure(argv[2:])
     elif len(argv) == 5 and argv[1] == "backfill":
         backfill(argv[2], int(argv[3]), argv[4])
+    elif len(argv) == 4 and argv[1] == "idle-history":
+        idle_history(argv[2], int(argv[3]))
+    elif len(argv) == 7 and argv[1] == "idle-eval":
+        idle_eval(int(argv[2]), argv[3].rstrip("/"), int(argv[4]), int(argv[5]), argv[6])
+    elif len(argv) == 5 and argv[1] == "idle-check":
+        idle_check(argv[2].rstrip("/"), int(argv[3]), argv[4])
     elif len(argv) == 4 and argv[1] == "tsc-filter":
         tsc_filter(argv[2], argv[3])
     elif len(argv) >= 5 and argv[1] == "queries" and argv[2] == "--container-only":

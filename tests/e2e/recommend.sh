@@ -5,7 +5,8 @@
 # the choice per namespace, the properties of the sweep (freed GPU-hours and reclaims never
 # grow with the idle timer), the round trip of the YAML output through `check` and
 # `backtest` (the same figures), the held-out part, "not enough data", the README's output,
-# and the refused flags and bad input.
+# the HTML page in headless Chromium (tests/e2e/data/recommend/page.py), and the refused
+# flags and bad input.
 . "$(dirname "$0")/../lib.sh"
 
 DATA=$TOP/tests/e2e/data/backtest
@@ -19,6 +20,11 @@ GRID="--thresholds 2,5,10 --idle-timers 15m,1h,2h,4h --notice-periods 0s,15m,30m
 require prometheus promtool victoria-metrics python3 curl "$ENF"
 
 python3 "$DATA/gen_types.py" "$TMP/types.om" 5
+# A day before it, two pods whose namespaces are markup, for the page (--output html).
+PAGE="python3 $TOP/tests/e2e/data/recommend/page.py"
+$PAGE hostile "$TMP/hostile.om"
+mkdir -p "$TMP/tsdb"
+check hostile-backfill promtool tsdb create-blocks-from openmetrics "$TMP/hostile.om" "$TMP/tsdb" -q
 need_history "$TMP/types.om"
 
 rec() {
@@ -162,6 +168,51 @@ sed -n '/^<!-- recommend-types:begin -->$/,/^<!-- recommend-types:end -->$/p' "$
 check readme-example-lines test "$(wc -l <"$TMP/readme-lines")" -ge 10
 missing=$(grep -vxF -f "$TMP/table.txt" "$TMP/readme-lines")
 check readme-example-output test -z "$missing"
+
+# --- the page (--output html), rendered by Debian's headless Chromium --------------------------
+# One chart per group with the recommended and the current setting marked by the numbers of
+# --output json (the DOM Chromium builds from the page, read back), nothing loaded from
+# anywhere, hostile namespaces shown as text. The screenshot stays in the results for a look.
+SHOTS=${RESULTS:-build/results}
+case $SHOTS in /*) ;; *) SHOTS=$TOP/$SHOTS ;; esac
+SHOTS=$SHOTS/e2e-$SUITE # beside build/results/e2e-recommend.log
+mkdir -p "$SHOTS"
+chrome() { # chromium's headless mode, its profile in $TMP; as root it needs --no-sandbox
+    chromium --headless --no-sandbox --disable-gpu --no-first-run --hide-scrollbars \
+        --user-data-dir="$TMP/chromium" "$@" 2>>"$TMP/chromium.log"
+}
+if command -v chromium >/dev/null 2>&1; then
+    rec --output html >"$SHOTS/page.html" 2>/dev/null
+    check page-exit-0 test $? -eq 0
+    $PAGE static "$SHOTS/page.html" || TEST_FAILED=$((TEST_FAILED + 1))
+    chrome --dump-dom "file://$SHOTS/page.html" >"$TMP/page.dom"
+    check page-dom-dumped grep -q '<svg class="rec-chart"' "$TMP/page.dom"
+    $PAGE check "$TMP/page.dom" "$TMP/prometheus.json" 36 || TEST_FAILED=$((TEST_FAILED + 1))
+    # The check can fail: a recommended point with another reclaim count is found out.
+    sed 's/\(<circle class="recommended"[^>]*data-reclaims="\)[0-9]*/\1999999/' "$TMP/page.dom" \
+        >"$TMP/page-bad.dom"
+    $PAGE check "$TMP/page-bad.dom" "$TMP/prometheus.json" 36 >"$TMP/page-bad.out"
+    check page-check-finds-a-wrong-mark grep -q '^FAIL: recommend/page-notebooks-recommended-mark (data-reclaims=.999999.' "$TMP/page-bad.out"
+    chrome --screenshot="$SHOTS/page.png" --window-size=1000,3000 "file://$SHOTS/page.html" >/dev/null
+    check page-screenshot python3 -c '
+import struct, sys
+b = open(sys.argv[1], "rb").read(24)
+assert b[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", b[16:24]) == (1000, 3000)
+' "$SHOTS/page.png"
+    # Hostile label values: the day of hostile.om, where they are the only namespaces.
+    "$ENF" recommend --rules.file "$TOP/rules/amd-walkthrough.yaml" --prometheus.url "$URL" \
+        --from 2023-10-27T00:00:00Z --to 2023-10-28T00:00:00Z --enforce.interval 5m $GRID \
+        --output html >"$SHOTS/hostile.html" 2>"$TMP/hostile.err"
+    check page-hostile-exit-0 test $? -eq 0
+    check page-hostile-escaped grep -qF 'namespace=&lt;/svg&gt;&lt;script&gt;alert(1)&lt;/script&gt;' "$SHOTS/hostile.html"
+    $PAGE static "$SHOTS/hostile.html" >"$TMP/hostile-static.out" || TEST_FAILED=$((TEST_FAILED + 1))
+    sed 's/page-static/page-hostile-static/' "$TMP/hostile-static.out"
+    chrome --dump-dom "file://$SHOTS/hostile.html" >"$TMP/hostile.dom"
+    $PAGE hostile-check "$TMP/hostile.dom" || TEST_FAILED=$((TEST_FAILED + 1))
+    chrome --screenshot="$SHOTS/hostile.png" --window-size=1000,1600 "file://$SHOTS/hostile.html" >/dev/null
+else
+    fail page-chromium "chromium not installed (tests/deps.sh installs it)"
+fi
 
 # --holdout 0: chosen on the whole range, nothing held out.
 rec --holdout 0 --output json >"$TMP/h0.json" 2>/dev/null
