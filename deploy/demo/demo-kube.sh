@@ -204,8 +204,29 @@ kc_wait 240 "the notebook scaled to zero and the Job suspended" reclaimed ||
     die "not reclaimed in 240 s: see $DIR/enforcer.log"
 say "reclaimed: notebook-alice scaled to 0, train-carol suspended, their pods deleted by their controllers"
 say "kept: inference/llm-serve-bob, replicas $(jp deployment/llm-serve-bob inference '{.spec.replicas}'), $(npods inference llm-serve-bob) pods"
-# one more timeline poll so the last Events are printed before the enforcer stops
-sleep 3
+# seen SPEC...: the timeline has printed each WORKLOAD:REASON (an Event about it) and
+# WORKLOAD=PODS (that many Running pods): it is then told in order, before the next step
+seen() {
+    python3 - "$DIR/summary.json" "$@" <<'PY'
+import json, sys
+try:
+    s = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    sys.exit(1)
+for spec in sys.argv[2:]:
+    if "=" in spec:
+        w, n = spec.split("=")
+        if len(s.get(w, {}).get("pods", [])) != int(n):
+            sys.exit(1)
+    else:
+        w, reason = spec.split(":")
+        if reason not in s.get(w, {}).get("events", []):
+            sys.exit(1)
+PY
+}
+kc_wait 60 "the timeline's view of the reclaim" seen notebooks/notebook-alice:IdleGPUReclaimed \
+    training/train-carol:IdleGPUReclaimed notebooks/notebook-alice=0 training/train-carol=0 ||
+    die "the timeline did not see the reclaim"
 stop_pid "$ENF_PID"
 say "enforcer stopped; restoring with 'gpureclaim-enforcer restore' (the same token)"
 for t in notebooks/statefulset/notebook-alice training/job/train-carol; do
@@ -219,7 +240,9 @@ back() {
         [ "$(kubectl get pods -n training -l app=train-carol --field-selector=status.phase=Running --no-headers 2>/dev/null | wc -l)" -eq 1 ]
 }
 kc_wait 90 "the restored pods Running" back || die "the restored pods did not run"
-sleep 3
+kc_wait 60 "the timeline's view of the restore" seen notebooks/notebook-alice:IdleGPUReclaimRestored \
+    training/train-carol:IdleGPUReclaimRestored notebooks/notebook-alice=1 training/train-carol=1 ||
+    die "the timeline did not see the restore"
 say "restored: notebook-alice and train-carol Running again"
 stop_pid "$TL_PID"
 

@@ -11,8 +11,9 @@ demo-kube.sh starts the processes and drives the phases; this program only watch
 * the enforcer's audit file: dry-run reports, notices, actions and restores.
 
 Each change is printed once, as mm:ss since --t0, with a status row of every workload every
---status-every seconds. On SIGTERM it writes --summary-file (each workload's last state, for
-tests) and exits 0.
+--status-every seconds. After every poll it writes --summary-file (each workload's last state
+and the reasons of the Events seen about it: demo-kube.sh waits on it, and reads its summary
+from it); it exits 0 on SIGTERM.
 """
 
 import argparse
@@ -104,6 +105,15 @@ def audit_text(a):
     return text + (": " + a["reason"] if a.get("reason") else "")
 
 
+def write_summary(path, last, reasons):
+    """What the timeline has seen so far, renamed into place: demo-kube.sh waits on it."""
+    out = {k: dict(v, events=reasons.get(k, [])) for k, v in last.items()}
+    tmp = "%s.tmp.%d" % (path, os.getpid())
+    with open(tmp, "w") as f:
+        json.dump(out, f, indent=1, sort_keys=True)
+    os.rename(tmp, path)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--t0", type=float, required=True)
@@ -128,6 +138,7 @@ def main(argv=None):
     audit_pos = 0
     next_status = 0.0
     ratios = {}
+    reasons = {}  # workload -> the reasons of the Events seen about it, in order
     while not stopping:
         items = snapshot(args.kubectl) or []
         for ns, kind, name in WORKLOADS:
@@ -154,6 +165,7 @@ def main(argv=None):
                 if uid in seen_events:
                     continue
                 seen_events.add(uid)
+                reasons.setdefault(key, []).append(e["reason"])
                 io = e.get("involvedObject", {})
                 say("%-24s Event %s on %s/%s: %s" % (key, e["reason"], io.get("kind"),
                                                     io.get("name"), e.get("message", "")[:200]))
@@ -180,12 +192,13 @@ def main(argv=None):
                 row.append("%s %s" % (name, " ".join("%d%%" % round(v * 100) for v in r)
                                       if r else "-"))
             say("busy: " + " | ".join(row))
+        if args.summary_file:
+            write_summary(args.summary_file, last, reasons)
         end = time.monotonic() + args.interval
         while not stopping and time.monotonic() < end:
             time.sleep(0.1)
     if args.summary_file:
-        with open(args.summary_file, "w") as f:
-            json.dump(last, f, indent=1, sort_keys=True)
+        write_summary(args.summary_file, last, reasons)
     return 0
 
 

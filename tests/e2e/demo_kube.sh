@@ -77,6 +77,7 @@ check notebook-event-reclaimed grep -q 'Event IdleGPUReclaimed on StatefulSet/no
 check notebook-scaled grep -q 'notebooks/notebook-alice statefulset/notebook-alice: replicas 0' "$out"
 check notebook-event-restored grep -q 'Event IdleGPUReclaimRestored on StatefulSet/notebook-alice' "$out"
 check job-event-notice grep -q 'Event IdleGPUReclaimNotice on Job/train-carol' "$out"
+check job-event-reclaimed grep -q 'Event IdleGPUReclaimed on Job/train-carol: idle GPU reclaimed' "$out"
 check job-suspended grep -q 'training/train-carol *job/train-carol: suspended' "$out"
 check job-event-restored grep -q 'Event IdleGPUReclaimRestored on Job/train-carol' "$out"
 check job-resumed grep -q 'training/train-carol *job/train-carol: running' "$out"
