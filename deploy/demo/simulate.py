@@ -13,14 +13,17 @@ container labelled `gpureclaim.io/devices=<id>[,<id>...]` owns those partitions 
 `gpureclaim.io/profile` label picks the activity schedule. Device ids are the exporter's:
 `0000:BB:00.0` for partition 0 of a GPU and `amdgpu_xcp_<N>` for the others. A container that
 is not running has released its partitions, which drop to 0 %. Without a runtime, --workload
-NAME=PROFILE:ID[,ID...] declares the same statically (for trying the simulator alone).
+NAME=PROFILE:ID[,ID...] declares the same statically (for trying the simulator alone), and
+--workloads-file names a JSON list of {"name", "profile", "devices", "running"} read again at
+every sample: `make demo-kube` (kube_node.py) writes it from the pods the cluster runs and the
+devices it gave them, as a kubelet's device manager would.
 
 Profiles (busy percent per sample; t = seconds since the simulator started):
     busy        70-95
     idle        0-3
     bursty      0-3, with a 60 % burst every 60 s starting at t = 30 s; the burst lasts two
                 samples so that a scrape every `interval` cannot fall between them
-    goes-idle   70-95 for t < 60 s, then 0-3
+    goes-idle   70-95 for t < 60 s (--goes-idle-after), then 0-3
     exempt      0-3 (the container's exempt label, not its activity, protects it)
 Partitions nobody owns stay at 0 %.
 
@@ -191,13 +194,25 @@ def runtime_workloads(sock):
     return out
 
 
-def busy_percent(rng, profile, t, tick):
+def file_workloads(path):
+    """The workloads of --workloads-file; None when it cannot be read or parsed."""
+    try:
+        with open(path) as f:
+            items = json.load(f)
+        return [Workload(str(w["name"]), w["profile"] if w.get("profile") in PROFILES else "idle",
+                         [str(d) for d in w.get("devices", [])], bool(w.get("running", True)))
+                for w in items]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def busy_percent(rng, profile, t, tick, goes_idle_after=GOES_IDLE_AFTER):
     busy = rng.randint(70, 95)
     idle = rng.randint(0, 3)
     if profile == "busy":
         return busy
     if profile == "goes-idle":
-        return busy if t < GOES_IDLE_AFTER else idle
+        return busy if t < goes_idle_after else idle
     if profile == "bursty" and t >= BURST_FIRST:
         # Two samples from the first tick at or after each burst start.
         since = (t - BURST_FIRST) % BURST_PERIOD
@@ -230,6 +245,10 @@ def main(argv=None):
     ap.add_argument("--runtime-socket", help="Docker/Podman API socket to read workloads from")
     ap.add_argument("--workload", type=parse_workload, action="append", default=[],
                     help="NAME=PROFILE:ID[,ID...], a static workload (repeatable)")
+    ap.add_argument("--workloads-file",
+                    help="JSON list of workloads, read again at every sample")
+    ap.add_argument("--goes-idle-after", type=float, default=GOES_IDLE_AFTER,
+                    help="seconds a goes-idle workload is busy (default %(default)s)")
     ap.add_argument("--seed", type=int, default=1, help="random seed of the busy values")
     ap.add_argument("--samples", type=int, default=0, help="stop after N samples (0: never)")
     ap.add_argument("--ready-file", help="created once the tree exists and has its first sample")
@@ -261,6 +280,10 @@ def main(argv=None):
                 workloads = got
             # A failed request keeps the last known owners: an API hiccup must not make every
             # workload look idle for a sample.
+        elif args.workloads_file:
+            got = file_workloads(args.workloads_file)
+            if got is not None:
+                workloads = got
         for g in gpus:
             g.busy = [0] * NUM_PARTITIONS
         status = {}
@@ -275,7 +298,8 @@ def main(argv=None):
                               file=sys.stderr)
                     continue
                 g, p = devices[d]
-                v = busy_percent(rng, w.profile, t, args.interval) if w.running else 0
+                v = (busy_percent(rng, w.profile, t, args.interval, args.goes_idle_after)
+                     if w.running else 0)
                 g.busy[p] = max(g.busy[p], v)
                 values.append(v)
             status[w.name] = {"profile": w.profile, "running": w.running, "busy": values}

@@ -8,9 +8,10 @@
 // AllocatableResourcesResponse} with the proto field names of api.proto.
 //
 // usage: node server.js SOCKET ANSWER.json [--fail=UNIMPLEMENTED|UNAVAILABLE|...]
-//                       [--delay-ms=N] [--fail-allocatable=CODE] [--raw=MODE]
+//                       [--delay-ms=N] [--fail-allocatable=CODE] [--raw=MODE] [--reload]
 // --fail answers List with that status (and no message); --delay-ms holds every answer back,
-// to test the client's timeout. Prints "listening SOCKET" on stdout once bound; one line per
+// to test the client's timeout. --reload reads ANSWER.json again on every call, as a kubelet's
+// answer follows the pods that come and go (deploy/demo/kube_node.py rewrites it). Prints "listening SOCKET" on stdout once bound; one line per
 // call on stderr with the deadline the client sent (from its grpc-timeout header).
 //
 // --raw=MODE replaces grpc-js by Node's bare HTTP/2 server to imitate broken servers and
@@ -36,7 +37,7 @@ if (positional.length !== 2)
     usage('need SOCKET and ANSWER.json');
 const [socketPath, answerPath] = positional;
 const RAW_MODES = ['no-status', 'truncated', 'compressed', 'two-messages', 'http-503', 'html'];
-const opts = { fail: null, failAllocatable: null, delayMs: 0, raw: null };
+const opts = { fail: null, failAllocatable: null, delayMs: 0, raw: null, reload: false };
 for (const a of args.filter((x) => x.startsWith('--'))) {
     const [k, v] = a.slice(2).split('=', 2);
     const code = (name) => {
@@ -52,11 +53,25 @@ for (const a of args.filter((x) => x.startsWith('--'))) {
         opts.delayMs = Number(v);
     else if (k === 'raw' && RAW_MODES.includes(v))
         opts.raw = v;
+    else if (k === 'reload' && v === undefined)
+        opts.reload = true;
     else
         usage(`unknown option '${a}'`);
 }
 
-const answer = JSON.parse(fs.readFileSync(answerPath, 'utf8'));
+let answer = JSON.parse(fs.readFileSync(answerPath, 'utf8'));
+// With --reload, the file as it is now; a file being replaced (renamed into place) is read
+// whole or not at all, and a failed read keeps the last answer.
+function current() {
+    if (opts.reload) {
+        try {
+            answer = JSON.parse(fs.readFileSync(answerPath, 'utf8'));
+        } catch (e) {
+            process.stderr.write(`server.js: keeping the last answer: ${e.message}\n`);
+        }
+    }
+    return answer;
+}
 const def = protoLoader.loadSync(path.join(__dirname, 'api.proto'), {
     keepCase: true,
     longs: String,
@@ -142,9 +157,9 @@ try {
 function serveGrpc() {
     const server = new grpc.Server();
     server.addService(v1.PodResourcesLister.service, {
-        List: (call, cb) => reply('List', call, cb, opts.fail, answer.list || {}),
+        List: (call, cb) => reply('List', call, cb, opts.fail, current().list || {}),
         GetAllocatableResources: (call, cb) => reply('GetAllocatableResources', call, cb,
-            opts.failAllocatable, answer.allocatable || {}),
+            opts.failAllocatable, current().allocatable || {}),
         Get: (call, cb) => cb({ code: grpc.status.UNIMPLEMENTED, details: 'Get is not served' }),
     });
 
