@@ -1630,6 +1630,21 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
     struct act_ctx c = {.a = a, .d = d, .workload = workload, .now = now, .result = "ok"};
     notice_init(&c.seen);
     c.b = act_backend_for(a, r->action);
+    if (!dry) {
+        /* A dry-run report of an earlier run on the same state file (the rule, or the whole
+           run, has gone live): it never was on the object, so it stands for no notice; the
+           live lifecycle gives its own, and the report must not stay beside it, to be
+           withdrawn ("spared") after the live action. Removed before c.e is looked up: the
+           ledger is an array. */
+        struct ledger_entry *old = ledger_find(&a->ledger, r->name, workload, NULL, LEDGER_DRY_RUN);
+        if (old) {
+            log_info("%s of rule '%s': the dry-run report is superseded now that the rule is "
+                     "live",
+                     workload, r->name);
+            ledger_remove(&a->ledger, old);
+            act_save(a);
+        }
+    }
     c.e = ledger_find(&a->ledger, r->name, workload, NULL, LEDGER_PENDING);
     if (!c.e && dry)
         c.e = ledger_find(&a->ledger, r->name, workload, NULL, LEDGER_DRY_RUN);

@@ -83,6 +83,8 @@ check job-event-restored grep -q 'Event IdleGPUReclaimRestored on Job/train-caro
 check job-resumed grep -q 'training/train-carol *job/train-carol: running' "$out"
 # the inference Deployment: busy, never noticed, never acted on, its two pods kept
 N=0
+# the dry run's report does not stay beside the live notice to be withdrawn after the action
+check notebook-dry-run-not-withdrawn is_n spared ok notebook-alice
 check inference-no-notice is_n notice ok llm-serve-bob
 check inference-no-action is_n action ok llm-serve-bob
 check inference-no-dry-run is_n dry_run dry_run llm-serve-bob

@@ -459,6 +459,47 @@ TEST(dry_run_never_mutates)
     free(audit);
 }
 
+/*
+ * The same state file from a dry run into a live one (the demo-kube timeline, and an SRE's
+ * first --no-dry-run): the dry-run report does not stand for a notice (none is on the object),
+ * so the live run gives its own; and the report must not stay behind beside it, to be
+ * "spared, notice withdrawn" after the live action (it was, before: a second entry).
+ */
+TEST(dry_run_report_superseded_by_live_notice)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "uid-1");
+    char *audit = tmp_path("dry-live.jsonl");
+    char *state = tmp_path("dry-live.json");
+    struct act *a = act_mk(state, audit, 10, &f);
+    struct rule r = rule_with("r1", ACTION_DELETE, 300, 5);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, true, 1000);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, true, 1060);
+    TEST_CHECK_INT(audit_count(audit, "dry_run", NULL), 1);
+    TEST_CHECK_INT(count_state(a, LEDGER_DRY_RUN), 1);
+    act_free(a);
+
+    a = act_mk(state, audit, 10, &f); /* restarted live on the same state file */
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1100);
+    TEST_CHECK_INT(f.notices, 1); /* a notice of its own: the report was never on the object */
+    TEST_CHECK_INT(count_state(a, LEDGER_PENDING), 1);
+    TEST_CHECK_INT(count_state(a, LEDGER_DRY_RUN), 0);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1400); /* due */
+    TEST_CHECK_INT(f.acts, 1);
+    struct decisions none = ds_new(); /* the workload is gone */
+    for (double t = 1460; t < 1800; t += 60)
+        act_cycle(a, &none, t);
+    ds_free(&none);
+    cycle1(a, &r, "ml", "p1", DECISION_KEEP, REASON_NO_DATA, false, 1900);
+    TEST_CHECK_INT(audit_count(audit, "spared", NULL), 0);
+    TEST_CHECK_INT(f.withdraws, 0);
+    TEST_CHECK_INT(f.acts, 1);
+    act_free(a);
+    free(state);
+    free(audit);
+}
+
 TEST(protected_and_exempt)
 {
     struct fake f;
@@ -1458,6 +1499,7 @@ int main(void)
     RUN(spared_when_active);
     RUN(no_action_without_proof);
     RUN(dry_run_never_mutates);
+    RUN(dry_run_report_superseded_by_live_notice);
     RUN(protected_and_exempt);
     RUN(cycle_cap);
     RUN(hourly_cap_survives_restart);

@@ -632,8 +632,8 @@ TEST(slow_answer_times_out)
     struct env e;
     /* The server answers after 30 s; the client gives up at 1 s (the upper bound only says it
        did not wait for the answer). */
-    if (env_start(&e, 1.0, "--fault", "POST /api/v1/namespaces/ml/pods/p1/eviction=slow:30",
-                  NULL) < 0)
+    if (env_start(&e, 1.0, "--fault", "POST /api/v1/namespaces/ml/pods/p1/eviction=slow:30", NULL) <
+        0)
         return;
     char err[512] = "";
     double t0 = mono_now();
