@@ -54,8 +54,13 @@ void bt_lookup_note(const struct bt_result *r, const char *indent, struct sbuf *
         runtime |= r->rule[i].action == ACTION_STOP;
         kube |= r->rule[i].action != ACTION_STOP;
     }
+    /* This result's workloads only: the look-up may serve several simulations. */
+    size_t c[2][3] = {{0}};
+    for (size_t i = 0; i < r->nwl; i++)
+        if (r->wl[i].lookup)
+            c[r->wl[i].lookup->runtime][r->wl[i].lookup->state]++;
     struct sbuf b = {0};
-    btl_note(r->cfg.lookup, kube, runtime, &b);
+    btl_note(r->cfg.lookup, kube, runtime, c, &b);
     if (b.len)
         sbuf_printf(out, "%s%s\n", indent, b.buf);
     sbuf_free(&b);

@@ -11,6 +11,7 @@
 
 #include "act.h"
 #include "annot.h"
+#include "kinds.h"
 
 struct btl {
     struct act_backend *kube, *runtime;
@@ -74,8 +75,8 @@ static void btl_judge(struct btl *l, struct act_backend *b, const struct decisio
     }
     char *how = NULL, note[400] = "", err[768] = "";
     bool kept = false;
-    enum act_result r = act_describe(b, d, l->protected_ns, l->now, &how, note, sizeof(note),
-                                     &kept, err, sizeof(err));
+    enum act_result r = act_describe(b, d, l->protected_ns, l->now, &how, note, sizeof(note), &kept,
+                                     err, sizeof(err));
     free(how);
     if (r == ACT_OK && !kept) {
         v->state = BTL_COUNTED;
@@ -108,9 +109,15 @@ const struct btl_verdict *btl_check(struct btl *l, const struct kinds *kinds,
     if (!l)
         return NULL;
     const struct rule *r = d->rule;
-    /* Everything the answer depends on besides the objects themselves. */
-    char *k = xasprintf("%d\x1f%p\x1f%.17g\x1f%s", (int)r->action, (const void *)kinds,
-                        r->max_keep_until, key);
+    /* Everything the answer depends on besides the objects themselves. A table without rows
+       of its file is the built-in one, whichever load made it (recommend's confirmation loads
+       the file it wrote: the same workloads, not asked again); containers have no kinds. */
+    char kt[32] = "builtin";
+    if (r->action == ACTION_STOP)
+        snprintf(kt, sizeof(kt), "-");
+    else if (kinds && kinds_user_count(kinds) > 0)
+        snprintf(kt, sizeof(kt), "%p", (const void *)kinds);
+    char *k = xasprintf("%d\x1f%s\x1f%.17g\x1f%s", (int)r->action, kt, r->max_keep_until, key);
     const void *got = strset_get(&l->index, k, strlen(k));
     if (got) {
         free(k);
@@ -139,23 +146,23 @@ const struct btl_verdict *const *btl_verdicts(const struct btl *l, size_t *n)
     return l ? (const struct btl_verdict *const *)l->v : NULL;
 }
 
-/* One backend's part of btl_note. */
-static void btl_note_one(const struct btl *l, bool runtime, struct sbuf *out)
+void btl_count(const struct btl *l, size_t counts[2][3])
 {
-    size_t n = 0, left = 0, unchecked = 0;
-    for (size_t i = 0; l && i < l->n; i++) {
-        if (l->v[i]->runtime != runtime)
-            continue;
-        n++;
-        left += l->v[i]->state == BTL_LEFT_OUT;
-        unchecked += l->v[i]->state == BTL_UNCHECKED;
-    }
+    memset(counts, 0, 2 * sizeof(*counts));
+    for (size_t i = 0; l && i < l->n; i++)
+        counts[l->v[i]->runtime][l->v[i]->state]++;
+}
+
+/* One backend's part of btl_note. */
+static void btl_note_one(const struct btl *l, bool runtime, const size_t c[3], struct sbuf *out)
+{
+    size_t n = c[BTL_COUNTED] + c[BTL_LEFT_OUT] + c[BTL_UNCHECKED];
     if (out->len)
         sbuf_puts(out, "; ");
     bool can = btl_can(l, runtime ? ACTION_STOP : ACTION_DELETE);
     if (!can && runtime)
-        sbuf_puts(out, "not checked without a container runtime (--runtime.socket): "
-                       ANNOT_EXEMPT " labels on containers, --runtime.scope-label");
+        sbuf_puts(out, "not checked without a container runtime (--runtime.socket): " ANNOT_EXEMPT
+                       " labels on containers, --runtime.scope-label");
     else if (!can)
         sbuf_puts(out, "not checked without the Kubernetes API (--kube.api-url, or in a pod): "
                        "owner chains and workload kinds, keep-until annotations, " ANNOT_EXEMPT
@@ -165,19 +172,21 @@ static void btl_note_one(const struct btl *l, bool runtime, struct sbuf *out)
                     "looked up as they are now in the %s (reads only, once per workload): %s: "
                     "%zu workload%s, %zu left out, %zu not checked (counted)",
                     runtime ? "container runtime" : "Kubernetes API",
-                    runtime ? ANNOT_EXEMPT " and --runtime.scope-label on containers"
-                            : "owner chains and workload kinds, keep-until annotations, " ANNOT_EXEMPT
-                              ", protected namespaces",
-                    n, n == 1 ? "" : "s", left, unchecked);
+                    runtime
+                        ? ANNOT_EXEMPT " and --runtime.scope-label on containers"
+                        : "owner chains and workload kinds, keep-until annotations, " ANNOT_EXEMPT
+                          ", protected namespaces",
+                    n, n == 1 ? "" : "s", c[BTL_LEFT_OUT], c[BTL_UNCHECKED]);
 }
 
-void btl_note(const struct btl *l, bool kube, bool runtime, struct sbuf *out)
+void btl_note(const struct btl *l, bool kube, bool runtime, const size_t counts[2][3],
+              struct sbuf *out)
 {
     struct sbuf b = {0};
     if (kube)
-        btl_note_one(l, false, &b);
+        btl_note_one(l, false, counts[0], &b);
     if (runtime)
-        btl_note_one(l, true, &b);
+        btl_note_one(l, true, counts[1], &b);
     if (b.len)
         sbuf_puts(out, b.buf);
     sbuf_free(&b);

@@ -9,7 +9,8 @@
  *
  * Once per workload, not per cycle: the answers are kept here, shared by every simulation of
  * one command (the rules and --compare's, every grid point of `recommend`), keyed by what the
- * answer depends on (the action, the kinds table, maxKeepUntil, the identity). Read-only: the
+ * answer depends on (the action, the kinds table when the rules file adds rows to it,
+ * maxKeepUntil, the identity). Read-only: the
  * backends' resolve only GETs (act_describe), nothing here writes.
  *
  * Only a keep: a workload the look-up cannot resolve (an API error, 403, not found now, no
@@ -36,11 +37,11 @@ enum btl_state {
 /* One workload's answer. */
 struct btl_verdict {
     enum btl_state state;
-    char *why;             /* the reason, "" when counted */
-    char *rule;            /* the rule that first asked */
+    char *why;              /* the reason, "" when counted */
+    char *rule;             /* the rule that first asked */
     struct labels identity; /* its identity labels */
-    char *key;             /* labels_format(identity) */
-    bool runtime;          /* asked of the container runtime (action stop), else Kubernetes */
+    char *key;              /* labels_format(identity) */
+    bool runtime;           /* asked of the container runtime (action stop), else Kubernetes */
 };
 
 struct btl;
@@ -69,11 +70,16 @@ bool btl_can(const struct btl *l, enum rule_action action);
 /* The verdicts, in the order they were first asked for. */
 const struct btl_verdict *const *btl_verdicts(const struct btl *l, size_t *n);
 
+/* The verdicts of `l` (may be NULL) by backend (0 Kubernetes, 1 runtime) and state. */
+void btl_count(const struct btl *l, size_t counts[2][3]);
+
 /*
  * One sentence on what was and was not checked for rules whose actions include a Kubernetes
- * one (`kube`) and stop (`runtime`): for each, what was looked up and the counts, or what could
- * not be checked without that access. `l` may be NULL (nothing configured).
+ * one (`kube`) and stop (`runtime`): for each, what was looked up and `counts` (as btl_count
+ * fills them, for the workloads the sentence is about), or what could not be checked without
+ * that access. `l` may be NULL (nothing configured).
  */
-void btl_note(const struct btl *l, bool kube, bool runtime, struct sbuf *out);
+void btl_note(const struct btl *l, bool kube, bool runtime, const size_t counts[2][3],
+              struct sbuf *out);
 
 #endif

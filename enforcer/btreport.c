@@ -436,8 +436,12 @@ static struct json_object *btr_json_lookup(const struct bt_result *r)
         runtime |= r->rule[i].action == ACTION_STOP;
         kube |= r->rule[i].action != ACTION_STOP;
     }
+    size_t c[2][3] = {{0}};
+    for (size_t i = 0; i < r->nwl; i++)
+        if (r->wl[i].lookup)
+            c[r->wl[i].lookup->runtime][r->wl[i].lookup->state]++;
     struct sbuf b = {0};
-    btl_note(r->cfg.lookup, kube, runtime, &b);
+    btl_note(r->cfg.lookup, kube, runtime, c, &b);
     json_object_object_add(o, "checked", json_object_new_string(b.len ? b.buf : ""));
     sbuf_free(&b);
     struct json_object *lists[2] = {json_object_new_array(), json_object_new_array()};

@@ -690,7 +690,9 @@ static void rec_lookup_note(const struct rec_run *run, struct sbuf *b)
         runtime |= run->orig_action[i] == ACTION_STOP;
         kube |= run->orig_action[i] != ACTION_STOP;
     }
-    btl_note(run->cfg.lookup, kube, runtime, b);
+    size_t c[2][3];
+    btl_count(run->cfg.lookup, c);
+    btl_note(run->cfg.lookup, kube, runtime, c, b);
 }
 
 /* The look-up's note and the workloads it left out of every point and could not check. */

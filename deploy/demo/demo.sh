@@ -278,12 +278,14 @@ if [ -z "$INTERRUPTED" ]; then
     # timers are those the rule can take (longer than its toleratedGap of 45s).
     echo
     echo "Recommend from the same history: the threshold and idle timer that free the most"
-    echo "GPU-hours with at most 10 % of reclaims back within 5 minutes."
+    echo "GPU-hours with at most 10 % of reclaims back within 5 minutes. The stops were real, so"
+    echo "no return shows here and only the bursty container's bursts can count against a"
+    echo "setting; on the history of a dry run the returns weigh in (README, Choosing thresholds)."
     "$BIN/gpureclaim-enforcer" recommend --rules.file="$HERE/rules.yaml" \
         --prometheus.url="$PROM" --from="${T0%.*}" --to="$TO" --enforce.interval=10s \
         --runtime.socket="$SOCK" --thresholds=5,10,20 --idle-timers=1m,90s,2m,3m \
         --notice-periods=0s --holdout=0 --min-history=2m --min-idle-periods=3 \
-        --return-within=5m --max-return-share=10% 2>"$DIR/recommend.err" ||
+        --return-within=5m --max-return-share=10% --by=instance 2>"$DIR/recommend.err" ||
         echo "demo: recommend failed: $(tail -n 3 "$DIR/recommend.err")"
 fi
 echo

@@ -631,8 +631,8 @@ static enum act_result fake_resolve(struct act_backend *b, const struct decision
         return ACT_UNSUPPORTED;
     }
     memset(t, 0, sizeof(*t));
-    t->chain[0] = (struct act_obj){xstrdup("v1"), xstrdup("Pod"), xstrdup("ml"), xstrdup(pod),
-                                   xstrdup("uid"), NULL};
+    t->chain[0] = (struct act_obj){xstrdup("v1"), xstrdup("Pod"), xstrdup("ml"),
+                                   xstrdup(pod),  xstrdup("uid"), NULL};
     t->nchain = 1;
     t->exempt = strcmp(pod, "ex") == 0;
     t->running = true;
@@ -662,10 +662,8 @@ static void fake_free(struct act_backend *b)
 TEST(lookup_once_and_left_out)
 {
     struct fake_be *fb = xcalloc(1, sizeof(*fb));
-    fb->base = (struct act_backend){.name = "fake",
-                                    .resolve = fake_resolve,
-                                    .notice = fake_notice,
-                                    .free = fake_free};
+    fb->base = (struct act_backend){
+        .name = "fake", .resolve = fake_resolve, .notice = fake_notice, .free = fake_free};
     fx_lookup = btl_new(&fb->base, NULL, "", T0);
     struct fixture f;
     fx_init(&f, 600, 0, T0 + 3600);
@@ -688,7 +686,9 @@ TEST(lookup_once_and_left_out)
         bool out = strcmp(pod, "ex") == 0 || strcmp(pod, "cron") == 0;
         bool unchecked = strcmp(pod, "gone") == 0 || strcmp(pod, "err") == 0;
         TEST_CHECK(w->lookup != NULL);
-        TEST_CHECK_INT(w->lookup->state, out ? BTL_LEFT_OUT : unchecked ? BTL_UNCHECKED : BTL_COUNTED);
+        TEST_CHECK_INT(w->lookup->state, out         ? BTL_LEFT_OUT
+                                         : unchecked ? BTL_UNCHECKED
+                                                     : BTL_COUNTED);
         TEST_CHECK_INT(w->reclaims, out ? 0 : 1);
     }
     struct sbuf b = {0};
@@ -704,9 +704,11 @@ TEST(lookup_once_and_left_out)
     sbuf_free(&b);
     /* Without a look-up: what was not checked, said. */
     struct sbuf n = {0};
-    btl_note(NULL, true, true, &n);
+    size_t none[2][3] = {{0}};
+    btl_note(NULL, true, true, none, &n);
     TEST_CHECK(strstr(n.buf, "not checked without the Kubernetes API") != NULL);
-    TEST_CHECK(strstr(n.buf, "; not checked without a container runtime (--runtime.socket)") != NULL);
+    TEST_CHECK(strstr(n.buf, "; not checked without a container runtime (--runtime.socket)") !=
+               NULL);
     sbuf_free(&n);
     struct btl *l = r->cfg.lookup;
     fx_free(&f);
