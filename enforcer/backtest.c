@@ -47,7 +47,7 @@ const char bt_not_simulated[] =
     "activity, so returns are only seen where the workload kept running (dry-run periods, "
     "history before enforcement)";
 
-void bt_lookup_note(const struct bt_result *r, const char *indent, struct sbuf *out)
+void bt_lookup_checked(const struct bt_result *r, struct sbuf *out)
 {
     bool kube = false, runtime = false;
     for (size_t i = 0; i < r->nrules; i++) {
@@ -59,8 +59,13 @@ void bt_lookup_note(const struct bt_result *r, const char *indent, struct sbuf *
     for (size_t i = 0; i < r->nwl; i++)
         if (r->wl[i].lookup)
             c[r->wl[i].lookup->runtime][r->wl[i].lookup->state]++;
+    btl_note(r->cfg.lookup, kube, runtime, c, out);
+}
+
+void bt_lookup_note(const struct bt_result *r, const char *indent, struct sbuf *out)
+{
     struct sbuf b = {0};
-    btl_note(r->cfg.lookup, kube, runtime, c, &b);
+    bt_lookup_checked(r, &b);
     if (b.len)
         sbuf_printf(out, "%s%s\n", indent, b.buf);
     sbuf_free(&b);

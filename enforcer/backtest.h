@@ -202,8 +202,10 @@ void bt_sim_free(struct bt_sim *s);
 
 /* What a backtest cannot know from the history, whatever it can look up: one sentence. */
 extern const char bt_not_simulated[];
+/* What the look-up checked and could not check for the rules and workloads of `r` (btl_note). */
+void bt_lookup_checked(const struct bt_result *r, struct sbuf *out);
 /*
- * What the look-up checked and could not check for the rules of `r` (btl_note), and the
+ * bt_lookup_checked as a line, and the
  * workloads it left out and could not check, as lines ("left out: RULE KEY: why", "not
  * checked: ..."), each ending in a newline; `indent` starts every line.
  */

@@ -431,17 +431,8 @@ static const char *const btr_end_names[] = {[BT_END_OPEN] = "open",
 static struct json_object *btr_json_lookup(const struct bt_result *r)
 {
     struct json_object *o = json_object_new_object();
-    bool kube = false, runtime = false;
-    for (size_t i = 0; i < r->nrules; i++) {
-        runtime |= r->rule[i].action == ACTION_STOP;
-        kube |= r->rule[i].action != ACTION_STOP;
-    }
-    size_t c[2][3] = {{0}};
-    for (size_t i = 0; i < r->nwl; i++)
-        if (r->wl[i].lookup)
-            c[r->wl[i].lookup->runtime][r->wl[i].lookup->state]++;
     struct sbuf b = {0};
-    btl_note(r->cfg.lookup, kube, runtime, c, &b);
+    bt_lookup_checked(r, &b);
     json_object_object_add(o, "checked", json_object_new_string(b.len ? b.buf : ""));
     sbuf_free(&b);
     struct json_object *lists[2] = {json_object_new_array(), json_object_new_array()};

@@ -602,6 +602,20 @@ static void rec_yaml(const struct rec_run *run, struct sbuf *b, bool comments)
                     rec_pct(pc, sizeof(pc), run->share), rec_dur(d2, run->cfg.return_within), a, z);
         sbuf_printf(b, "# A 'kinds:' or 'defaults:' section of that file is not copied: each "
                        "rule says everything.\n");
+        /* A backtest of this file without the same access counts them: say which. */
+        size_t nv;
+        const struct btl_verdict *const *v = btl_verdicts(run->cfg.lookup, &nv);
+        for (size_t i = 0; i < nv; i++) {
+            if (v[i]->state != BTL_LEFT_OUT)
+                continue;
+            size_t at = b->len;
+            sbuf_printf(b, "# Left out of these figures (looked up as it was then): %s: %s",
+                        v[i]->key, v[i]->why);
+            for (size_t k = at; k < b->len; k++) /* a comment stays one line */
+                if (b->buf[k] == '\n' || b->buf[k] == '\r')
+                    b->buf[k] = ' ';
+            sbuf_putc(b, '\n');
+        }
     }
     sbuf_printf(b, "apiVersion: gpureclaim/v1\nkind: ReclaimRules\nrules:\n");
     for (size_t i = 0; i < run->ng; i++) {
