@@ -605,15 +605,17 @@ static bool act_protected(const struct act *a, const struct decision_rec *d,
 static char *act_target_name(const struct act_target *t, enum rule_action action);
 
 static void act_describe_note(const struct decision_rec *d, const struct act_target *t, double now,
-                              char *note, size_t notelen);
+                              char *note, size_t notelen, bool *kept);
 
 enum act_result act_describe(struct act_backend *b, const struct decision_rec *d,
                              const char *protected_namespaces, double now, char **how, char *note,
-                             size_t notelen, char *err, size_t errlen)
+                             size_t notelen, bool *kept, char *err, size_t errlen)
 {
     *how = NULL;
     if (note && notelen)
         note[0] = '\0';
+    if (kept)
+        *kept = false;
     struct act pa = {.protected_ns = (char *)(protected_namespaces ? protected_namespaces
                                                                    : ANNOT_PROTECTED_DEFAULT)};
     const char *ns = NULL;
@@ -646,7 +648,7 @@ enum act_result act_describe(struct act_backend *b, const struct decision_rec *d
             t.how ? xstrdup(t.how) : xasprintf("%s %s", rules_action_name(d->rule->action), name);
         free(name);
         if (note && notelen)
-            act_describe_note(d, &t, now, note, notelen);
+            act_describe_note(d, &t, now, note, notelen, kept);
     }
     if (b->target_free)
         b->target_free(b, &t);
@@ -1417,11 +1419,13 @@ void act_keep_verdict(const struct rule *r, const struct act_target *t, double f
 
 /* act_describe's note: the owner's keep-until and a restart, as the engine would see them. */
 static void act_describe_note(const struct decision_rec *d, const struct act_target *t, double now,
-                              char *note, size_t notelen)
+                              char *note, size_t notelen, bool *kept)
 {
     struct keep_verdict v;
     double from = act_notice_noticed(t->notice, d->rule->name);
     act_keep_verdict(d->rule, t, isnan(from) ? now : from, now, &v);
+    if (kept)
+        *kept = v.in_force;
     char restart[200] = "";
     if (t->restarted > d->window_start) {
         char when[48];

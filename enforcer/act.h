@@ -206,11 +206,13 @@ void act_set_kinds(struct act *a, const struct kinds *t);
  * default). No backend for the rule's action: ACT_UNSUPPORTED. `note` (may be NULL) gets what
  * the objects say beyond the data at `now`: the owner's keep-until as the engine would judge
  * it (its maximum counted from the notice on the object, else from now) and a restart that
- * keeps the workload too young; "" when nothing.
+ * keeps the workload too young; "" when nothing; `kept` (may be NULL; needs `note`) whether
+ * that keep-until is in force at `now`. Shared with `backtest` and `recommend` (btlookup.h),
+ * which leave out what this says `run` would not act on.
  */
 enum act_result act_describe(struct act_backend *b, const struct decision_rec *d,
                              const char *protected_namespaces, double now, char **how, char *note,
-                             size_t notelen, char *err, size_t errlen);
+                             size_t notelen, bool *kept, char *err, size_t errlen);
 /*
  * The full-window proof of a decision `run` made from state carried between cycles (issue 26,
  * decision_rec.proof DECIDE_PROOF_INCREMENTAL): true when the workload's series, read again

@@ -6,8 +6,12 @@
  * over, when a notice is withdrawn (spared), what the caps allow and that an object is acted
  * on once, in act.c and lifecycle.c. A backtest that re-derived those rules would drift from
  * them at the first fix; driving act_cycle with a backend that answers from the history
- * keeps one implementation. The backend here never fails: what it cannot know (owner
- * chains, kinds, keep-until, exempt labels) is not simulated, and the output says so.
+ * keeps one implementation. The backend here never fails. What the history cannot show (owner
+ * chains, kinds, keep-until, exempt labels) it asks of the cluster where it can (bt_cfg.lookup:
+ * `run`'s own resolve, once per workload, reads only), and a workload `run` would never act
+ * on is handed to the engine as exempt, so the engine skips it exactly where `run` would
+ * (before any notice, sharing no cap); without that access the output says what was not
+ * checked.
  *
  * The simulated world: each workload (rule, identity) is one object created before the
  * range. The engine's action stops it; from then its series leave the data decide() sees
@@ -39,10 +43,41 @@
 #include "series.h"
 
 const char bt_not_simulated[] =
-    "not simulated without a cluster: owner chains and workload kinds, keep-until "
-    "annotations, exempt labels on objects, --kube.confirm-pressure; after a real reclaim "
-    "the history shows no activity, so returns are only seen where the workload kept running "
-    "(dry-run periods, history before enforcement)";
+    "not simulated: --kube.confirm-pressure; after a real reclaim the history shows no "
+    "activity, so returns are only seen where the workload kept running (dry-run periods, "
+    "history before enforcement)";
+
+void bt_lookup_checked(const struct bt_result *r, struct sbuf *out)
+{
+    bool kube = false, runtime = false;
+    for (size_t i = 0; i < r->nrules; i++) {
+        runtime |= r->rule[i].action == ACTION_STOP;
+        kube |= r->rule[i].action != ACTION_STOP;
+    }
+    /* This result's workloads only: the look-up may serve several simulations. */
+    size_t c[2][3] = {{0}};
+    for (size_t i = 0; i < r->nwl; i++)
+        if (r->wl[i].lookup)
+            c[r->wl[i].lookup->runtime][r->wl[i].lookup->state]++;
+    btl_note(r->cfg.lookup, kube, runtime, c, out);
+}
+
+void bt_lookup_note(const struct bt_result *r, const char *indent, struct sbuf *out)
+{
+    struct sbuf b = {0};
+    bt_lookup_checked(r, &b);
+    if (b.len)
+        sbuf_printf(out, "%s%s\n", indent, b.buf);
+    sbuf_free(&b);
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < r->nwl; i++) {
+            const struct bt_workload *w = &r->wl[i];
+            if (w->lookup && w->lookup->state == (pass ? BTL_UNCHECKED : BTL_LEFT_OUT))
+                sbuf_printf(out, "%s  %s: %s %s: %s\n", indent,
+                            pass ? "not checked (counted)" : "left out", r->rule[w->rule].name,
+                            w->key, w->lookup->why);
+        }
+}
 
 /* ---- source: one evaluation per cycle ----------------------------------------------------- */
 
@@ -295,6 +330,9 @@ static enum act_result bt_resolve(struct act_backend *b, const struct decision_r
     struct bt_sim *s = ((struct bt_backend *)b)->sim;
     struct bt_workload *w = bt_of_decision(s, d);
     size_t i = (size_t)(w - s->res.wl);
+    /* Asked once per workload: the first time the engine needs its object. */
+    if (!w->lookup)
+        w->lookup = btl_check(s->res.cfg.lookup, s->rs->kinds, d, w->key);
     const char *ns = labels_get(&d->identity, "namespace");
     /* [0] the current object (a new uid after each return), [1] its root owner, stable: the
        engine notes a restart of an acted-on root as it does after `restore`. */
@@ -309,6 +347,10 @@ static enum act_result bt_resolve(struct act_backend *b, const struct decision_r
                                    .name = xstrdup(w->key),
                                    .uid = xasprintf("bt-%zu", i)};
     t->nchain = 2;
+    /* What `run` would never act on, whatever the reason the look-up gave (exempt, a kind
+       without a way for the action, keep-until, ...): the engine's skip of an exempt target
+       is the one that comes before any notice and leaves the caps alone, as `run`'s does. */
+    t->exempt = w->lookup && w->lookup->state == BTL_LEFT_OUT;
     t->running = true;
     t->created = w->created;
     t->restarted = NAN;
@@ -446,6 +488,7 @@ struct bt_sim *bt_sim_new(struct ruleset *rs, const struct bt_cfg *cfg, char *er
         if (r->action == ACTION_REPORT)
             r->action = ACTION_DELETE;
         r->dry_run = false;
+        st->action = r->action;
     }
     act_set_kube(a, bt_backend_new(s, "backtest"));
     act_set_runtime(a, bt_backend_new(s, "backtest"));

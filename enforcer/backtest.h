@@ -10,7 +10,10 @@
  * per identity, created before the range; an action stops it until its activity reaches
  * its threshold again ("its return"), which counts as a restart exactly as `restore` does
  * (the engine keeps it too young until a whole idle window after it). Owner chains, kinds,
- * keep-until annotations and the objects' labels are not simulated (bt_not_simulated).
+ * keep-until annotations and the objects' labels are not in the history: with a look-up
+ * (bt_cfg.lookup, btlookup.h) each workload about to be noticed is looked up once as it is
+ * now, and one `run` would never act on is skipped by the engine as `run` skips it (left out
+ * of the counts, named in the output); without one they are not checked (bt_lookup_note).
  *
  * The source of the per-cycle data is an interface so that a faster one (a single read of
  * the raw samples) can replace the evaluation per cycle without touching the simulation.
@@ -22,6 +25,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "btlookup.h"
 #include "decide.h"
 #include "promq.h"
 #include "rules.h"
@@ -75,6 +79,9 @@ struct bt_cfg {
     /* --backtest.every-cycle: decide() of every workload and the engine over every decision
        at every cycle (the reference the event-driven default is compared with, btdue.h). */
     bool every_cycle;
+    /* The workloads looked up as they are now (btlookup.h; not taken over, may be shared by
+       several simulations); NULL: nothing is looked up. */
+    struct btl *lookup;
 };
 
 enum bt_end {
@@ -101,6 +108,9 @@ struct bt_workload {
     char *by;               /* value of --by, or NULL */
     double gpu_seconds;     /* freed by its reclaims */
     size_t reclaims;
+    /* Its look-up (bt_cfg.lookup), made the first time the engine resolves it; NULL: not
+       looked up (never about to be noticed, or no look-up). Left out: never noticed. */
+    const struct btl_verdict *lookup;
     /* simulation state */
     unsigned gen;      /* object generation: a new one after each return */
     bool stopped;      /* reclaimed and not back yet */
@@ -132,6 +142,7 @@ struct bt_event {
 struct bt_rule_stats {
     const char *name;
     const char *simulated_as; /* "" or why the rule was simulated other than written */
+    enum rule_action action;  /* the action simulated (report: delete) */
     size_t cycles, error_cycles;
     size_t workloads, notices, spared, reclaims, returns_within, returns, unknown_devices;
     double gpu_seconds;
@@ -189,8 +200,16 @@ void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds);
 const struct bt_result *bt_sim_finish(struct bt_sim *s);
 void bt_sim_free(struct bt_sim *s);
 
-/* What a backtest cannot know without a cluster, one sentence for the output. */
+/* What a backtest cannot know from the history, whatever it can look up: one sentence. */
 extern const char bt_not_simulated[];
+/* What the look-up checked and could not check for the rules and workloads of `r` (btl_note). */
+void bt_lookup_checked(const struct bt_result *r, struct sbuf *out);
+/*
+ * bt_lookup_checked as a line, and the
+ * workloads it left out and could not check, as lines ("left out: RULE KEY: why", "not
+ * checked: ..."), each ending in a newline; `indent` starts every line.
+ */
+void bt_lookup_note(const struct bt_result *r, const char *indent, struct sbuf *out);
 
 /* ---- the command ------------------------------------------------------------------------- */
 

@@ -407,6 +407,9 @@ static void btr_table(const struct bt_result *a, const struct bt_result *b, size
     if (b)
         btr_table_notes(b, out);
     sbuf_printf(out, "%s\n", bt_not_simulated);
+    bt_lookup_note(a, ta, out);
+    if (b)
+        bt_lookup_note(b, "B ", out);
 }
 
 /* ---- JSON ------------------------------------------------------------------------------- */
@@ -423,6 +426,30 @@ static const char *const btr_end_names[] = {[BT_END_OPEN] = "open",
                                             [BT_END_RETURN] = "return",
                                             [BT_END_GONE] = "allocation_end",
                                             [BT_END_RANGE] = "range_end"};
+
+/* What the look-up checked, and the workloads it left out and could not check. */
+static struct json_object *btr_json_lookup(const struct bt_result *r)
+{
+    struct json_object *o = json_object_new_object();
+    struct sbuf b = {0};
+    bt_lookup_checked(r, &b);
+    json_object_object_add(o, "checked", json_object_new_string(b.len ? b.buf : ""));
+    sbuf_free(&b);
+    struct json_object *lists[2] = {json_object_new_array(), json_object_new_array()};
+    for (size_t i = 0; i < r->nwl; i++) {
+        const struct bt_workload *w = &r->wl[i];
+        if (!w->lookup || w->lookup->state == BTL_COUNTED)
+            continue;
+        struct json_object *x = json_object_new_object();
+        json_object_object_add(x, "rule", json_object_new_string(r->rule[w->rule].name));
+        json_object_object_add(x, "workload", btr_labels(&w->identity));
+        json_object_object_add(x, "reason", json_object_new_string(w->lookup->why));
+        json_object_array_add(lists[w->lookup->state == BTL_UNCHECKED], x);
+    }
+    json_object_object_add(o, "leftOut", lists[0]);
+    json_object_object_add(o, "notChecked", lists[1]);
+    return o;
+}
 
 static struct json_object *btr_json_result(const struct bt_result *r, size_t top)
 {
@@ -550,6 +577,7 @@ static struct json_object *btr_json_result(const struct bt_result *r, size_t top
         json_object_object_add(o, "topSoonest", t);
     }
     json_object_object_add(o, "notSimulated", json_object_new_string(bt_not_simulated));
+    json_object_object_add(o, "lookup", btr_json_lookup(r));
     return o;
 }
 

@@ -46,6 +46,7 @@ enum {
     CMD_G_RESTORE = 1u << 13,   /* --namespace */
     CMD_G_RANGE = 1u << 14,     /* the range read: --from, --to, --return-within, --by, ... */
     CMD_G_RECOMMEND = 1u << 15, /* the grid and the target of `recommend` */
+    CMD_G_RUNTIME = 1u << 16,   /* --runtime.socket, --runtime.scope-label: the container API */
 };
 
 /* The flags, in the order --help prints them (cmd_flags.c has the rows). */
@@ -174,6 +175,14 @@ bool cmd_kube_wanted(void);
  * built (a token over http://, an unreadable CA).
  */
 struct kube *cmd_kube_new(const struct kube_cfg *extra);
+
+/*
+ * backtest's and recommend's look-up of the workloads as they are now (btlookup.h): through
+ * the --kube.* client (cmd_kube_wanted) and the --runtime.* container API when given, either
+ * alone, or neither (nothing can then be checked, and the output says so). NULL with
+ * "error: ..." on stderr when the Kubernetes client cannot be built.
+ */
+struct btl *cmd_lookup_new(void);
 
 /* The commands: `args` are the positional arguments after the command's name. */
 int cmd_check(char *const *args, size_t nargs);

@@ -1,14 +1,16 @@
 /*
  * `backtest`: what the rules (and --compare's) would have done over [--from, --to], simulated
  * by backtest.c from the history the replay reads (replay.h), printed by btreport.c, and
- * compared with an --audit.file of a real run over the same range. Called by main.c's
- * command table.
+ * compared with an --audit.file of a real run over the same range; with the --kube.* or
+ * --runtime.* flags each workload is looked up as it is now (btlookup.h, cmd_lookup_new,
+ * shared with `recommend`). Called by main.c's command table.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "act.h"
 #include "backtest.h"
 #include "btreport.h"
 #include "cmd.h"
@@ -64,6 +66,23 @@ int cmd_range(const char *cmd, double now, double *from, double *to)
         return -1;
     }
     return 0;
+}
+
+struct btl *cmd_lookup_new(void)
+{
+    struct act_backend *kube = NULL, *runtime = NULL;
+    if (cmd_kube_wanted()) {
+        struct kube *k = cmd_kube_new(NULL);
+        if (!k)
+            return NULL;
+        kube = act_kube_new(k);
+    }
+    if (cmd_flag_str(F_RT_SOCKET)) {
+        /* The stop timeout is run's: a look-up never stops anything. */
+        struct docker_cfg dc = {.socket = cmd_flag_str(F_RT_SOCKET), .timeout = 10};
+        runtime = act_runtime_new(&dc, 0, cmd_flag_str(F_RT_SCOPE));
+    }
+    return btl_new(kube, runtime, cmd_flags[F_PROTECTED].value, wall_now());
 }
 
 static struct bt_sim *backtest_one(struct promq *q, struct ruleset *rs, const struct bt_cfg *cfg,
@@ -163,6 +182,14 @@ int cmd_backtest(char *const *args, size_t nargs)
     if (pc.insecure)
         log_warn("TLS verification of '%s' is disabled (--prometheus.insecure-skip-verify)",
                  pc.url);
+    cfg.lookup = cmd_lookup_new();
+    if (!cfg.lookup) {
+        if (dec)
+            fclose(dec);
+        rules_free(&ra);
+        rules_free(&rb);
+        return CMD_EXIT_USAGE;
+    }
     struct promq *q = promq_new(&pc);
     int status = 1;
     struct bt_sim *sa = backtest_one(q, &ra, &cfg, dec, "backtest");
@@ -194,6 +221,7 @@ int cmd_backtest(char *const *args, size_t nargs)
     }
     bt_sim_free(sa);
     bt_sim_free(sb);
+    btl_free(cfg.lookup);
     promq_free(q);
     rules_free(&ra);
     rules_free(&rb);

@@ -173,14 +173,16 @@ struct flags_def cmd_flags[CMD_NFLAGS] = {
                         "cap)",
                         .min = 0, .max = 1000000, .group = CMD_G_LOOP},
     [F_RT_SOCKET] = {"runtime.socket", FLAGS_STRING, "",
-                     "Docker/Podman API socket for rules with action 'stop'", .group = CMD_G_RUN},
+                     "Docker/Podman API socket for rules with action 'stop' (backtest, "
+                     "recommend: to look their containers up)",
+                     .group = CMD_G_RUNTIME},
     [F_RT_STOP_TIMEOUT] = {"runtime.stop-timeout", FLAGS_DURATION, "30s",
                            "time between SIGTERM and SIGKILL when stopping a container",
                            .group = CMD_G_RUN},
     [F_RT_SCOPE] = {"runtime.scope-label", FLAGS_STRING, "",
                     "act only on containers with this label ('key' or 'key=value'; '' for "
                     "all)",
-                    .group = CMD_G_RUN},
+                    .group = CMD_G_RUNTIME},
     [F_KUBE_URL] = {"kube.api-url", FLAGS_STRING, "",
                     "Kubernetes API URL (default in-cluster when KUBERNETES_SERVICE_HOST is "
                     "set)",

@@ -83,7 +83,7 @@ static int resolve_targets(struct evaluation *ev, const struct labels *want, dou
         char *how = NULL, note[400] = "";
         err[0] = '\0';
         enum act_result ar = act_describe(b, r, cmd_flags[F_PROTECTED].value, at, &how, note,
-                                          sizeof(note), err, sizeof(err));
+                                          sizeof(note), NULL, err, sizeof(err));
         if (note[0])
             r->note = xstrdup(note);
         if (ar == ACT_OK)

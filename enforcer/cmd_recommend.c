@@ -17,9 +17,13 @@
  * --enforce.max-actions-per-hour cap shared by every rule, pressure's demand) show as a
  * difference there, never silently.
  *
- * Not here (issue 32): the faster sweep (idle periods folded once per threshold) and looking
- * workloads up in the cluster (exemptions, owners): as `backtest`, what
- * the history cannot show is not simulated and the output says so.
+ * What the history cannot show (exemptions, owner kinds, keep-until, protected objects) is
+ * looked up as `backtest` does it, with the --kube.* and --runtime.* flags (cmd_lookup_new,
+ * btlookup.h): one look-up per workload shared by every simulation, and what `run` would
+ * never act on is left out of every grid point's counts and named in the output; without
+ * that access the output says what was not checked.
+ *
+ * Not here (issue 32): the faster sweep (idle periods folded once per threshold).
  */
 #include <ctype.h>
 #include <math.h>
@@ -598,6 +602,20 @@ static void rec_yaml(const struct rec_run *run, struct sbuf *b, bool comments)
                     rec_pct(pc, sizeof(pc), run->share), rec_dur(d2, run->cfg.return_within), a, z);
         sbuf_printf(b, "# A 'kinds:' or 'defaults:' section of that file is not copied: each "
                        "rule says everything.\n");
+        /* A backtest of this file without the same access counts them: say which. */
+        size_t nv;
+        const struct btl_verdict *const *v = btl_verdicts(run->cfg.lookup, &nv);
+        for (size_t i = 0; i < nv; i++) {
+            if (v[i]->state != BTL_LEFT_OUT)
+                continue;
+            size_t at = b->len;
+            sbuf_printf(b, "# Left out of these figures (looked up as it was then): %s: %s",
+                        v[i]->key, v[i]->why);
+            for (size_t k = at; k < b->len; k++) /* a comment stays one line */
+                if (b->buf[k] == '\n' || b->buf[k] == '\r')
+                    b->buf[k] = ' ';
+            sbuf_putc(b, '\n');
+        }
     }
     sbuf_printf(b, "apiVersion: gpureclaim/v1\nkind: ReclaimRules\nrules:\n");
     for (size_t i = 0; i < run->ng; i++) {
@@ -678,6 +696,36 @@ static void rec_settings(char *buf, size_t n, const struct rec_point *p)
              rec_dur(d2, p->notice));
 }
 
+/* btl_note for R's rules (their actions as written; report is simulated as delete). */
+static void rec_lookup_note(const struct rec_run *run, struct sbuf *b)
+{
+    bool kube = false, runtime = false;
+    for (size_t i = 0; i < run->rs->n; i++) {
+        runtime |= run->orig_action[i] == ACTION_STOP;
+        kube |= run->orig_action[i] != ACTION_STOP;
+    }
+    size_t c[2][3];
+    btl_count(run->cfg.lookup, c);
+    btl_note(run->cfg.lookup, kube, runtime, c, b);
+}
+
+/* The look-up's note and the workloads it left out of every point and could not check. */
+static void rec_lookup_table(const struct rec_run *run, struct sbuf *b)
+{
+    struct sbuf n = {0};
+    rec_lookup_note(run, &n);
+    if (n.len)
+        sbuf_printf(b, "%s\n", n.buf);
+    sbuf_free(&n);
+    size_t nv;
+    const struct btl_verdict *const *v = btl_verdicts(run->cfg.lookup, &nv);
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < nv; i++)
+            if (v[i]->state == (pass ? BTL_UNCHECKED : BTL_LEFT_OUT))
+                sbuf_printf(b, "  %s: %s: %s\n", pass ? "not checked (counted)" : "left out",
+                            v[i]->key, v[i]->why);
+}
+
 static void rec_table(const struct rec_run *run, struct sbuf *b)
 {
     char a[RFC3339_LEN], z[RFC3339_LEN], h1[RFC3339_LEN], d[DUR_LEN], pc[16], s1[96], s2[96];
@@ -756,6 +804,7 @@ static void rec_table(const struct rec_run *run, struct sbuf *b)
         free(on);
     }
     sbuf_printf(b, "\n%s\n", bt_not_simulated);
+    rec_lookup_table(run, b);
 }
 
 static void json_point(struct sbuf *b, const struct rec_point *p, bool settings)
@@ -863,7 +912,32 @@ static void rec_json(const struct rec_run *run, struct sbuf *b)
         free(on);
         sbuf_printf(b, "]}");
     }
-    sbuf_printf(b, "]}\n");
+    sbuf_printf(b, "],\"lookup\":{\"checked\":");
+    struct sbuf n = {0};
+    rec_lookup_note(run, &n);
+    jstr(b, n.len ? n.buf : "");
+    sbuf_free(&n);
+    size_t nv;
+    const struct btl_verdict *const *v = btl_verdicts(run->cfg.lookup, &nv);
+    for (int pass = 0; pass < 2; pass++) {
+        sbuf_printf(b, ",\"%s\":[", pass ? "notChecked" : "leftOut");
+        for (size_t i = 0, k = 0; i < nv; i++) {
+            if (v[i]->state != (pass ? BTL_UNCHECKED : BTL_LEFT_OUT))
+                continue;
+            sbuf_printf(b, "%s{\"workload\":{", k++ ? "," : "");
+            for (size_t j = 0; j < v[i]->identity.n; j++) {
+                sbuf_printf(b, "%s", j ? "," : "");
+                jstr(b, v[i]->identity.v[j].name);
+                sbuf_putc(b, ':');
+                jstr(b, v[i]->identity.v[j].value);
+            }
+            sbuf_printf(b, "},\"reason\":");
+            jstr(b, v[i]->why);
+            sbuf_putc(b, '}');
+        }
+        sbuf_putc(b, ']');
+    }
+    sbuf_printf(b, "}}\n");
 }
 
 static void rec_csv(const struct rec_run *run, struct sbuf *b)
@@ -1077,6 +1151,11 @@ int cmd_recommend(char *const *args, size_t nargs)
     }
     if (!cmd_flags[F_LOG_LEVEL].set)
         log_set_level("warn");
+    if (!(run.cfg.lookup = cmd_lookup_new())) {
+        rules_free(&rs);
+        rec_free(&run);
+        return CMD_EXIT_USAGE;
+    }
     struct promq *q = promq_new(&pc);
     int status = 1;
     /* R itself over the range chosen on: "current", and the groups. */
@@ -1133,6 +1212,7 @@ int cmd_recommend(char *const *args, size_t nargs)
     status = 0;
 out:
     bt_sim_free(cur);
+    btl_free(run.cfg.lookup);
     promq_free(q);
     rules_free(&rs);
     rec_free(&run);

@@ -151,8 +151,12 @@ refused_for explain-refuses-output explain --output explain --output json \
     --workload 'pod="x"' --rules.file "$RULES" "$NOWHERE"
 refused_for backtest-refuses-no-form backtest --once backtest --no-once --from 1h \
     --rules.file "$RULES" "$NOWHERE"
-refused_for backtest-refuses-kube backtest --kube.api-url backtest --from 1h \
-    --kube.api-url=http://127.0.0.1:1 --rules.file "$RULES" "$NOWHERE"
+# backtest and recommend take the --kube.* and --runtime.* clients, to look workloads up, but
+# not run's own flags of acting: the pressure check and the stop timeout.
+refused_for backtest-refuses-confirm-pressure backtest --kube.confirm-pressure backtest \
+    --from 1h --kube.confirm-pressure --rules.file "$RULES" "$NOWHERE"
+refused_for recommend-refuses-stop-timeout recommend --runtime.stop-timeout recommend \
+    --from 1h --runtime.stop-timeout=5s --rules.file "$RULES" "$NOWHERE"
 refused_for restore-refuses-listen restore --web.listen-address restore ml/notebook/x \
     --web.listen-address=127.0.0.1:0
 refused_for run-refuses-from run --from run --from 7d --once --rules.file "$RULES" "$NOWHERE" \
@@ -172,6 +176,10 @@ check help-backtest-lists-from grep -q -- '--from=""' "$TMP/h-bt"
 check help-backtest-lists-global grep -q -- '--log.level="info"' "$TMP/h-bt"
 check help-backtest-omits-workload sh -c "! grep -q -- '--workload' '$TMP/h-bt'"
 check help-backtest-omits-web sh -c "! grep -q -- '--web.listen-address' '$TMP/h-bt'"
+check help-backtest-lists-kube grep -q -- '--kube.api-url=""' "$TMP/h-bt"
+check help-backtest-lists-runtime grep -q -- '--runtime.socket=""' "$TMP/h-bt"
+"$ENF" help recommend >"$TMP/h-rec" 2>&1
+check help-recommend-lists-kube-and-runtime sh -c "grep -q -- '--kube.api-url=\"\"' '$TMP/h-rec' && grep -q -- '--runtime.scope-label=\"\"' '$TMP/h-rec'"
 "$ENF" help plan >"$TMP/h-plan" 2>&1
 check help-plan-omits-from sh -c "! grep -q -- '--from=' '$TMP/h-plan'"
 check help-plan-lists-stats grep -q -- '--\[no-\]stats' "$TMP/h-plan"

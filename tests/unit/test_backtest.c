@@ -3,7 +3,8 @@
  * hand-made decisions and activity (no Prometheus), through the real action engine: notice
  * period and spare, the hourly cap, a return and the restart it counts as, the end of an
  * allocation, GPU-hours arithmetic, query errors; then the comparison of two results, the
- * CSV and JSON outputs and the agreement with an audit file.
+ * CSV and JSON outputs and the agreement with an audit file; and the look-up of workloads as
+ * they are now (btlookup.c) through a backend that counts its calls.
  */
 #include "backtest.c"
 #include "btreport.c"
@@ -16,6 +17,9 @@
 #define T0 1700000000.0
 
 static char *identity_names[] = {"namespace", "pod"};
+
+/* The look-up the next fx_init's simulation gets (NULL: none). */
+static struct btl *fx_lookup;
 
 struct fixture {
     struct ruleset rs;
@@ -46,7 +50,8 @@ static void fx_init(struct fixture *f, double notice, unsigned per_hour, double 
                          .interval = 300,
                          .return_within = 3600,
                          .max_actions_per_hour = per_hour,
-                         .protected_namespaces = ""};
+                         .protected_namespaces = "",
+                         .lookup = fx_lookup};
     char err[256];
     f->sim = bt_sim_new(&f->rs, &cfg, err, sizeof(err));
     TEST_CHECK(f->sim != NULL);
@@ -601,6 +606,115 @@ TEST(audit_agreement)
     fx_free(&f);
 }
 
+/* A backend answering from the pod's name, counting resolves and any other call. */
+struct fake_be {
+    struct act_backend base;
+    int resolves, writes;
+};
+
+static enum act_result fake_resolve(struct act_backend *b, const struct decision_rec *d,
+                                    struct act_target *t, char *err, size_t errlen)
+{
+    struct fake_be *fb = (struct fake_be *)b;
+    fb->resolves++;
+    const char *pod = labels_get(&d->identity, "pod");
+    if (strcmp(pod, "gone") == 0) {
+        snprintf(err, errlen, "pods \"gone\" not found");
+        return ACT_GONE;
+    }
+    if (strcmp(pod, "err") == 0) {
+        snprintf(err, errlen, "HTTP 500");
+        return ACT_ERROR;
+    }
+    if (strcmp(pod, "cron") == 0) {
+        snprintf(err, errlen, "no way to delete a CronJob");
+        return ACT_UNSUPPORTED;
+    }
+    memset(t, 0, sizeof(*t));
+    t->chain[0] = (struct act_obj){xstrdup("v1"), xstrdup("Pod"), xstrdup("ml"),
+                                   xstrdup(pod),  xstrdup("uid"), NULL};
+    t->nchain = 1;
+    t->exempt = strcmp(pod, "ex") == 0;
+    t->running = true;
+    t->created = t->restarted = NAN;
+    return ACT_OK;
+}
+
+static enum act_result fake_notice(struct act_backend *b, const struct act_target *t,
+                                   const struct act_notice *n, char *err, size_t errlen)
+{
+    ((struct fake_be *)b)->writes++;
+    return ACT_OK;
+}
+
+static void fake_free(struct act_backend *b)
+{
+    free(b);
+}
+
+/*
+ * Each workload looked up once, the first time the engine needs its object, however many
+ * cycles it stays a candidate (a notice period of 10 minutes: resolved again every cycle);
+ * what run would never act on (exempt, a kind without the action's way) is never noticed
+ * nor counted; what cannot be looked up (gone now, an API error) stays counted; no call
+ * but resolve is made of the backend.
+ */
+TEST(lookup_once_and_left_out)
+{
+    struct fake_be *fb = xcalloc(1, sizeof(*fb));
+    fb->base = (struct act_backend){
+        .name = "fake", .resolve = fake_resolve, .notice = fake_notice, .free = fake_free};
+    fx_lookup = btl_new(&fb->base, NULL, "", T0);
+    struct fixture f;
+    fx_init(&f, 600, 0, T0 + 3600);
+    fx_lookup = NULL;
+    const char *pods[] = {"ok", "ex", "cron", "gone", "err"};
+    struct decisions ds = {0};
+    for (double t = T0; t <= T0 + 1800; t += 300) {
+        for (size_t i = 0; i < ARRAY_LEN(pods); i++)
+            add_decision(&f, &ds, pods[i], t, T0 - 900, 1);
+        step(&f, t, &ds);
+    }
+    const struct bt_result *r = bt_sim_finish(f.sim);
+    TEST_CHECK_INT(fb->resolves, 5);
+    TEST_CHECK_INT(fb->writes, 0);
+    TEST_CHECK_INT(r->rule[0].notices, 3);
+    TEST_CHECK_INT(r->rule[0].reclaims, 3);
+    for (size_t i = 0; i < r->nwl; i++) {
+        const struct bt_workload *w = &r->wl[i];
+        const char *pod = labels_get(&w->identity, "pod");
+        bool out = strcmp(pod, "ex") == 0 || strcmp(pod, "cron") == 0;
+        bool unchecked = strcmp(pod, "gone") == 0 || strcmp(pod, "err") == 0;
+        TEST_CHECK(w->lookup != NULL);
+        TEST_CHECK_INT(w->lookup->state, out         ? BTL_LEFT_OUT
+                                         : unchecked ? BTL_UNCHECKED
+                                                     : BTL_COUNTED);
+        TEST_CHECK_INT(w->reclaims, out ? 0 : 1);
+    }
+    struct sbuf b = {0};
+    bt_lookup_note(r, "", &b);
+    TEST_CHECK(strstr(b.buf, "5 workloads, 2 left out, 2 not checked (counted)") != NULL);
+    TEST_CHECK(strstr(b.buf, "  left out: nb {namespace=\"ml\",pod=\"ex\"}: labelled "
+                             "gpureclaim.io/exempt=true in its owner chain\n") != NULL);
+    TEST_CHECK(strstr(b.buf, "  left out: nb {namespace=\"ml\",pod=\"cron\"}: no way to delete "
+                             "a CronJob\n") != NULL);
+    TEST_CHECK(strstr(b.buf, "  not checked (counted): nb {namespace=\"ml\",pod=\"gone\"}: not "
+                             "found now: pods \"gone\" not found\n") != NULL);
+    TEST_CHECK(strstr(b.buf, "pod=\"err\"}: error: HTTP 500\n") != NULL);
+    sbuf_free(&b);
+    /* Without a look-up: what was not checked, said. */
+    struct sbuf n = {0};
+    size_t none[2][3] = {{0}};
+    btl_note(NULL, true, true, none, &n);
+    TEST_CHECK(strstr(n.buf, "not checked without the Kubernetes API") != NULL);
+    TEST_CHECK(strstr(n.buf, "; not checked without a container runtime (--runtime.socket)") !=
+               NULL);
+    sbuf_free(&n);
+    struct btl *l = r->cfg.lookup;
+    fx_free(&f);
+    btl_free(l);
+}
+
 int main(void)
 {
     log_set_level("error");
@@ -620,5 +734,6 @@ int main(void)
     RUN(by_breakdown);
     RUN(csv_quoting);
     RUN(audit_agreement);
+    RUN(lookup_once_and_left_out);
     return test_done();
 }
