@@ -6,7 +6,8 @@ usage: mint_token.py TOKEN SIGNING_KEY SECONDS
 The TokenRequest API refuses a duration under 10 minutes (kubernetes
 pkg/apis/authentication/validation/validation.go, MinTokenAgeSec, v1.36.3), and the API
 server accepts a token for one more minute after its `exp` (pkg/serviceaccount/claims.go
-validates with go-jose's jwt.Claims.Validate, whose DefaultLeeway is one minute). So the
+validates with go-jose's jwt.Claims.Validate, whose DefaultLeeway is one minute:
+gopkg.in/go-jose/go-jose.v2 v2.6.3, jwt/validation.go). So the
 claims of TOKEN, a real TokenRequest token of the ServiceAccount, are kept as the API server
 wrote them (issuer, audience, subject, the ServiceAccount's name and uid) and only the times
 are moved: `exp` 60 s before now + SECONDS, so that the server refuses the token about

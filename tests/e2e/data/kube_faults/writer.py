@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The second writer and the crash of tests/e2e/kube_faults.sh: a validating admission webhook.
 
-usage: writer.py PORT CERT KEY ARMDIR LOG
+usage: writer.py PORT CERT KEY ARMDIR LOG KUBE_URL CLUSTER_DIR
 
 The real API server calls it for the enforcer's writes to Deployments (and their /scale) in
 the namespaces labelled gpureclaim-test/writer=on: the webhook configuration's matchConditions
@@ -11,7 +11,9 @@ it, which is what makes these faults deterministic instead of a race with a loop
 
   ARMDIR/NAMESPACE.NAME.SUB (SUB the subresource, "-" for the object itself) holds what to do
   with the next such write, once (the file is removed when it is used):
-    annotate  another writer (kubectl as the admin) changes an annotation of the object, then
+    annotate  another writer (the admin, with the client certificate in CLUSTER_DIR: a merge
+              patch straight to KUBE_URL, not kubectl, so that it is done well inside the
+              enforcer's --kube.timeout) changes an annotation of the object, then
               the write is allowed: stored with the resourceVersion the enforcer read, it gets
               409 Conflict from the server;
     spec      the other writer changes the pod template instead (the spec moved);
@@ -21,15 +23,20 @@ it, which is what makes these faults deterministic instead of a race with a loop
 
 Each request is one line in LOG: "NAMESPACE NAME SUB USER ACTION".
 """
+import http.client
 import json
 import os
 import signal
 import ssl
-import subprocess
 import sys
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 port, cert, key, armdir, logpath = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
+kube = urllib.parse.urlsplit(sys.argv[6])
+cluster = sys.argv[7]
+admin = ssl.create_default_context(cafile=os.path.join(cluster, "ca.crt"))
+admin.load_cert_chain(os.path.join(cluster, "admin.crt"), os.path.join(cluster, "admin.key"))
 
 
 def log(line):
@@ -39,15 +46,17 @@ def log(line):
 
 def other_writer(ns, name, what):
     if what == "annotate":
-        cmd = ["kubectl", "annotate", "--overwrite", "deployment", name, "-n", ns,
-               "gpureclaim-test/other-writer=wrote-between"]
+        patch = {"metadata": {"annotations": {"gpureclaim-test/other-writer": "wrote-between"}}}
     else:
         patch = {"spec": {"template": {"metadata": {"annotations": {
             "gpureclaim-test/other-writer": "changed-the-spec"}}}}}
-        cmd = ["kubectl", "patch", "deployment", name, "-n", ns, "--type=merge",
-               "-p", json.dumps(patch)]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
-    return "%s rc=%d %s" % (what, r.returncode, (r.stdout + r.stderr).strip().replace("\n", " "))
+    c = http.client.HTTPSConnection(kube.hostname, kube.port, context=admin, timeout=10)
+    c.request("PATCH", "/apis/apps/v1/namespaces/%s/deployments/%s" % (ns, name),
+              body=json.dumps(patch), headers={"Content-Type": "application/merge-patch+json"})
+    r = c.getresponse()
+    r.read()
+    c.close()
+    return "%s status=%d" % (what, r.status)
 
 
 class Handler(BaseHTTPRequestHandler):
