@@ -441,8 +441,8 @@ static void act_skip(struct act *a, double now, const struct decision_rec *d, co
 {
     log_debug("not acting on %s of rule '%s': %s", workload, d->rule->name, message);
     struct act_skips *k = act_skips_of(a, d->rule->name, workload, true);
-    char *key = strcmp(reason, "error") == 0 ? xasprintf("%s\037%s", reason, message)
-                                             : xstrdup(reason);
+    char *key =
+        strcmp(reason, "error") == 0 ? xasprintf("%s\037%s", reason, message) : xstrdup(reason);
     for (size_t i = 0; i < k->n; i++)
         if (strcmp(k->reasons[i], key) == 0) {
             free(key);

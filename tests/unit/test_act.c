@@ -20,10 +20,10 @@ struct fake_obj {
     const char *pod, *ns, *uid;
     bool running, terminating, exempt;
     enum act_result resolve_res;
-    double created;         /* 0: long ago */
-    char notice[512];       /* the notice annotation on its root owner, as the API would keep it */
-    const char *keep_until; /* gpureclaim.io/keep-until on the root owner, or NULL */
-    double restarted;       /* gpureclaim.io/restored-at on the root owner; 0: none */
+    double created;          /* 0: long ago */
+    char notice[512];        /* the notice annotation on its root owner, as the API would keep it */
+    const char *keep_until;  /* gpureclaim.io/keep-until on the root owner, or NULL */
+    double restarted;        /* gpureclaim.io/restored-at on the root owner; 0: none */
     const char *resolve_msg; /* what a failing resolve says (NULL: "fake resolve RESULT") */
 };
 
