@@ -124,7 +124,8 @@ kube_apiserver_start() {
         --service-account-issuer="$KUBE_URL" --service-account-key-file="$KC/sa.pub" \
         --service-account-signing-key-file="$KC/sa.key" \
         --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true --profiling=false
-    kc_wait 90 "kube-apiserver /readyz" kc_https "$KUBE_URL/readyz"
+    # 180 s: on a 2-core machine at a load of 30 (other builds beside) it took over 90 s
+    kc_wait 180 "kube-apiserver /readyz" kc_https "$KUBE_URL/readyz"
 }
 
 # kc_forget PID: take PID off the list kube_cluster_stop stops (it was stopped or killed).
