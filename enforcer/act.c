@@ -428,17 +428,28 @@ static struct act_skips *act_skips_of(struct act *a, const char *rule, const cha
     return &a->skips[a->nskips++];
 }
 
-/* Audit and count a skip once per (rule, workload, reason); log it every time at debug. */
+/*
+ * Audit and count a skip once per (rule, workload, reason); log it every time at debug. An
+ * `error` (the API or the backend could not be read) is kept once per message instead: the
+ * audit is the record of why a due action did not happen, and one outage can follow another
+ * with the same reason but another cause (a token refused with 401, then etcd stopped and
+ * every read timing out: found on a real API server, docs/real-cluster.md). A lasting fault
+ * gives the same message every cycle, so this adds a line per cause, not per cycle.
+ */
 static void act_skip(struct act *a, double now, const struct decision_rec *d, const char *workload,
                      const struct act_target *t, const char *reason, const char *message)
 {
     log_debug("not acting on %s of rule '%s': %s", workload, d->rule->name, message);
     struct act_skips *k = act_skips_of(a, d->rule->name, workload, true);
+    char *key =
+        strcmp(reason, "error") == 0 ? xasprintf("%s\037%s", reason, message) : xstrdup(reason);
     for (size_t i = 0; i < k->n; i++)
-        if (strcmp(k->reasons[i], reason) == 0)
+        if (strcmp(k->reasons[i], key) == 0) {
+            free(key);
             return;
+        }
     k->reasons = xgrow(k->reasons, k->n, sizeof(*k->reasons));
-    k->reasons[k->n++] = xstrdup(reason);
+    k->reasons[k->n++] = key;
     log_info("not acting on %s of rule '%s': %s", workload, d->rule->name, message);
     act_count_add(&a->skipped, d->rule->name, reason, NULL);
     act_audit(a, now,

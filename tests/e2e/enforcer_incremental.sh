@@ -197,6 +197,8 @@ leader_change() {
     mkdir -p "$TMP/lease-data"
     cp "$TOP/tests/e2e/data/kube_actions/cluster.json" "$TMP/lease-data/"
     echo tok-a >"$TMP/tok-a"
+    # fake_kube: no fault the real server lacks; the Lease is only taken over by flip.sh, which the
+    # real server could serve too (kept for speed: this suite runs on 3 seeds)
     start_fake_kube lease "$TMP/lease-data" --token tok-t --token tok-a
     _port=$(free_port)
     : >"$TMP/lead.txt"

@@ -32,6 +32,8 @@ require python3 curl "$KUBE_FAKE"
 
 mkdir -p "$TMP/data"
 cp "$DATA/cluster.json" "$DATA/platforms.json" "$TMP/data/"
+# fake_kube: the fake itself is under test here (its models of Kubeflow, KServe, KubeRay, JobSet and
+# Trainer controllers, not run on the real cluster)
 start_fake_http "$TMP/kube.out" "$KUBE_FAKE" --data "$TMP/data" --log "$TMP/requests" ||
     { fail start "$(cat "$TMP/kube.out")"; exit 1; }
 K=$FAKE_URL

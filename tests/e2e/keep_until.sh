@@ -35,6 +35,8 @@ for o in l["items"]:
         o["metadata"]["annotations"] = {"gpureclaim.io/keep-until": sys.argv[3]}
 json.dump(l, open(sys.argv[2], "w"))
 PY
+    # fake_kube: no fault; the real server could serve this annotation (kept: fixed pod names in the
+    # expected output)
     start_fake_kube "$1" "$TMP/$1" --token-file "$TMP/token"
 }
 

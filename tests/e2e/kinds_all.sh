@@ -42,6 +42,8 @@ echo tok-t >"$TMP/token"
 start_fake_http "$TMP/prom.out" "$PROM_FAKE" 0 ok "$TMP/range.json" "$TMP/instant.json" ||
     { fail prom-start "$(cat "$TMP/prom.out")"; exit 1; }
 PURL=$FAKE_URL
+# fake_kube: every row of the kinds table at once, most of them custom resources whose CRDs the real
+# test cluster does not install; no fault
 start_fake_kube kube "$TMP/kube" --token tok-t
 KFLAGS="--kube.api-url=$KURL --kube.token-file=$TMP/token --kube.allow-insecure-credentials \
 --kube.timeout=2s"

@@ -39,6 +39,8 @@ PURL=$FAKE_URL
 start_cluster() {
     mkdir -p "$TMP/$1"
     cp "$OBJECTS" "$TMP/$1/"
+    # fake_kube: the custom resources' controllers (Kubeflow, KServe, KubeRay, JobSet), which the
+    # real test cluster does not run, and a request log by token (who made each call)
     start_fake_kube "$1" "$TMP/$1" --token tok-t --token tok-a --token tok-b
 }
 

@@ -42,6 +42,8 @@ start_kube() {
     mkdir -p "$TMP/$_name"
     for _f in "$@"; do cp "$DATA/$_f" "$TMP/$_name/"; done
     : >"$TMP/$_name.faults"
+    # fake_kube: a PATCH answered 500, a GET slower than --kube.timeout, a pod replaced between read
+    # and delete, each at a chosen request: faults a real server does not give on demand
     start_fake_kube "$_name" "$TMP/$_name" --token-file "$TMP/token" \
         --faults-file "$TMP/$_name.faults"
 }

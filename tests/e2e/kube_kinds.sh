@@ -31,6 +31,8 @@ PURL=$FAKE_URL
 mkdir -p "$TMP/kube"
 cp "$OBJECTS" "$TMP/kube/"
 : >"$TMP/faults"
+# fake_kube: the upstream CRDs (Notebook, InferenceService, RayCluster, JobSet, AIMService) are not
+# installed on the real test cluster; no fault the real server lacks
 start_fake_kube kube "$TMP/kube" --token-file "$TMP/token" --faults-file "$TMP/faults"
 pass fakes-started
 
@@ -196,6 +198,7 @@ PY
 # --- failover: the notice is on the Notebook, and another replica continues it -------------
 mkdir -p "$TMP/kube2"
 cp "$OBJECTS" "$TMP/kube2/"
+# fake_kube: as above, custom resources whose CRDs the real test cluster does not install
 start_fake_kube kube2 "$TMP/kube2" --token-file "$TMP/token"
 KFLAGS2="--kube.api-url=$FAKE_URL --kube.token-file=$TMP/token \
 --kube.allow-insecure-credentials --kube.timeout=2s"
@@ -235,6 +238,8 @@ check failover-a-no-write test "$(transcript "$from" | grep -vc '^GET ')" = 0
 # 200: the action is an error, retried next cycle and audited, and the ledger never says acted.
 mkdir -p "$TMP/kube3"
 cp "$OBJECTS" "$TMP/kube3/"
+# fake_kube: a server that prunes a field from an accepted patch (answers 200 without spec.suspend),
+# which a real server with the upstream CRD would not do on demand
 start_fake_kube kube3 "$TMP/kube3" --token-file "$TMP/token" \
     --fault 'PATCH /apis/ray.io/v1/namespaces/ray/rayclusters/rc=prune:spec.suspend'
 # shellcheck disable=SC2086

@@ -34,6 +34,8 @@ PURL=$FAKE_URL
 start_cluster() {
     mkdir -p "$TMP/$1"
     cp "$KA/cluster.json" "$TMP/$1/"
+    # fake_kube: a request log by token, in order (who made each call); the takeover itself is also
+    # on the real server (kube_real.sh, part 4)
     start_fake_kube "$1" "$TMP/$1" --token tok-t --token tok-a --token tok-b
 }
 

@@ -33,6 +33,8 @@ PURL=$FAKE_URL
 mkdir -p "$TMP/kube"
 cp "$KDATA/cluster.json" "$TMP/kube/"
 : >"$TMP/kube.faults"
+# fake_kube: no fault; the real server could serve this (kept: the canned activity is keyed on the
+# fixed pod names of data/kube_actions/cluster.json)
 start_fake_kube kube "$TMP/kube" --token-file "$TMP/token" --faults-file "$TMP/kube.faults"
 : >"$TMP/hooks.jsonl"
 start_fake_http "$TMP/receiver.out" python3 "$DATA/receiver.py" "$TMP/hooks.jsonl" ok 1 ||
@@ -109,6 +111,7 @@ check C-posts test "$(( $(posts) - from ))" = 9
 # C changed the cluster (pods deleted, evicted): a fresh fake_kube on the original data.
 mkdir -p "$TMP/kube-h"
 cp "$KDATA/cluster.json" "$TMP/kube-h/"
+# fake_kube: as above (no fault; fixed pod names)
 start_fake_kube kube-h "$TMP/kube-h" --token-file "$TMP/token" --faults-file "$TMP/kube.faults"
 start_fake_http "$TMP/hang.out" python3 "$DATA/receiver.py" "$TMP/hang.jsonl" hang ||
     { fail hang-start "$(cat "$TMP/hang.out")"; exit 1; }

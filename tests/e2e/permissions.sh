@@ -31,6 +31,8 @@ printf '%s\n' 'patch deployments.apps/scale apps' 'create pods/eviction serve' \
 mkdir -p "$TMP/data"
 cp "$KA/cluster.json" "$TMP/data/"
 KLOG=$TMP/requests
+# fake_kube: SelfSubjectAccessReview itself answering 403, and grants that change between two cycles
+# of one daemon at a chosen moment (the real server's RBAC answers only after its cache catches up)
 start_fake_http "$TMP/kube.out" "$KUBE_FAKE" --data "$TMP/data" --log "$KLOG" \
     --token-file "$TMP/token" --deny-file "$TMP/deny" --faults-file "$TMP/faults" ||
     { fail kube-start "$(cat "$TMP/kube.out")"; exit 1; }

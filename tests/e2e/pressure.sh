@@ -36,6 +36,9 @@ start_kube() {
     for _f in "$@"; do
         if [ -f "$TMP/$_f" ]; then cp "$TMP/$_f" "$TMP/$_name/"; else cp "$KA/$_f" "$TMP/$_name/"; fi
     done
+    # fake_kube: Kueue's API served at chosen versions (v1beta1 only, v1beta2 only) and Workloads
+    # with chosen conditions, without a Kueue controller; the Pending pod itself is on the real
+    # server (kube_pressure.sh)
     start_fake_kube "$_name" "$TMP/$_name" --token-file "$TMP/token" --kueue-versions "$_kv"
 }
 

@@ -30,6 +30,7 @@ T1=$((T2 - 600))
 python3 "$DATA/gen.py" "$TMP" $((T2 + 300))
 need_history "$TMP/history.om"
 # kubectl sends no token over plain http, so the fake takes none and the enforcer sends none.
+# fake_kube: no fault; the README shows fixed names and uids, which a real server would not give
 start_fake_http "$TMP/kube.out" "$(fake_bin fake_kube)" --data "$TMP/kube" --log "$TMP/kube.log" ||
     { fail kube-start "$(cat "$TMP/kube.out")"; exit 1; }
 KURL=$FAKE_URL

@@ -26,6 +26,8 @@ PROM_FAKE=$(fake_bin fake_prom)
 echo 's3cret-token' >"$TMP/token"
 KLOG=$TMP/kube.requests
 : >"$KLOG"
+# fake_kube: objects in states only an earlier action or an edit can leave (records, generations,
+# uids set by gen_objects.py), posed at once; no fault the real server lacks
 start_fake_http "$TMP/kube.out" "$KUBE_FAKE" --data "$TMP/kube" --log "$KLOG" \
     --token-file "$TMP/token" || { fail start "$(cat "$TMP/kube.out")"; exit 1; }
 KURL=$FAKE_URL
@@ -152,6 +154,9 @@ flow() {
     : >"$KLOG"
     FAULTS=$TMP/$1.faults
     : >"$FAULTS"
+    # fake_kube: a status or spec write by another writer injected before one chosen request (the
+    # real server's 409s from two writers are in kube_faults.sh, part C); a Kubeflow Notebook
+    # without its controller
     start_fake_http "$TMP/$1-kube.out" "$KUBE_FAKE" --data "$TMP/$1" --log "$KLOG" \
         --token-file "$TMP/token" --faults-file "$FAULTS" ||
         { fail "$1-kube-start" "$(cat "$TMP/$1-kube.out")"; exit 1; }

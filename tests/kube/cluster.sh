@@ -19,12 +19,15 @@
 #                                                admin first on PATH
 #   kube_sa_token NS SA [SECONDS]                prints a TokenRequest token of NS/SA
 #   kube_versions                                prints one line a component
+#   kube_apiserver_stop / kube_apiserver_start   the API server, by PID; started again on the
+#   kube_etcd_stop / kube_etcd_start             same port (etcd: ports and data directory)
 
 KC_PIDS=""
-# kc_bg NAME COMMAND...: start a cluster process, its output in $KC/NAME.log.
+# kc_bg NAME COMMAND...: start a cluster process, its output in $KC/NAME.log (appended: a
+# restarted process's log follows its predecessor's).
 kc_bg() {
     _kn=$1; shift
-    "$@" >"$KC/$_kn.log" 2>&1 &
+    "$@" >>"$KC/$_kn.log" 2>&1 &
     KC_PIDS="$! $KC_PIDS"
     eval "KC_PID_$(echo "$_kn" | tr -c 'a-zA-Z0-9\n' _)=$!"
 }
@@ -100,6 +103,45 @@ kc_kwok_stages() {
     done
 }
 
+# kube_etcd_start: etcd on the cluster's ports and data directory (again after
+# kube_etcd_stop: the same member, its data kept); waits for its /health.
+kube_etcd_start() {
+    kc_bg etcd "$ETCD_BIN" --data-dir="$KC/etcd" --name=test \
+        --listen-client-urls="http://127.0.0.1:$KC_ETCD_PORT" --advertise-client-urls="http://127.0.0.1:$KC_ETCD_PORT" \
+        --listen-peer-urls="http://127.0.0.1:$KC_PEER_PORT" --initial-advertise-peer-urls="http://127.0.0.1:$KC_PEER_PORT" \
+        --initial-cluster="test=http://127.0.0.1:$KC_PEER_PORT" --unsafe-no-fsync --log-level=warn
+    kc_wait 30 "etcd /health" sh -c "curl -sf http://127.0.0.1:$KC_ETCD_PORT/health | grep -q '\"health\":\"true\"'"
+}
+
+# kube_apiserver_start: kube-apiserver on the cluster's port, certificates and etcd (again
+# after kube_apiserver_stop or a kill: same URL, same signing key, so tokens and kubeconfigs
+# stay good); waits for its /readyz.
+kube_apiserver_start() {
+    kc_bg apiserver "$KUBE_BIN/kube-apiserver" --etcd-servers="http://127.0.0.1:$KC_ETCD_PORT" \
+        --bind-address=127.0.0.1 --secure-port="$KC_API_PORT" \
+        --tls-cert-file="$KC/apiserver.crt" --tls-private-key-file="$KC/apiserver.key" \
+        --client-ca-file="$KC/ca.crt" --authorization-mode=RBAC \
+        --service-account-issuer="$KUBE_URL" --service-account-key-file="$KC/sa.pub" \
+        --service-account-signing-key-file="$KC/sa.key" \
+        --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true --profiling=false
+    # 180 s: on a 2-core machine at a load of 30 (other builds beside) it took over 90 s
+    kc_wait 180 "kube-apiserver /readyz" kc_https "$KUBE_URL/readyz"
+}
+
+# kc_forget PID: take PID off the list kube_cluster_stop stops (it was stopped or killed).
+kc_forget() {
+    _kf=""
+    for _p in $KC_PIDS; do [ "$_p" = "$1" ] || _kf="$_kf $_p"; done
+    KC_PIDS=$_kf
+}
+# kube_apiserver_stop, kube_etcd_stop: stop that one process by its PID (SIGTERM, as a
+# restart does), for the fault suites; the ports and the data directory stay for its start.
+kube_apiserver_stop() { stop_pid "$KC_PID_apiserver"; kc_forget "$KC_PID_apiserver"; }
+kube_etcd_stop() { stop_pid "$KC_PID_etcd"; kc_forget "$KC_PID_etcd"; }
+# kube_apiserver_reap: the API server was killed by someone the test started (a webhook of a
+# fault suite): wait for it, and forget its PID.
+kube_apiserver_reap() { wait "$KC_PID_apiserver" 2>/dev/null; kc_forget "$KC_PID_apiserver"; }
+
 kube_cluster_start() {
     _gpus=${1:-4} _nodes=${2:-1}
     _env=$(sh "$TOP/tests/kube/build.sh" -q) || { fail kube-build "tests/kube/build.sh failed"; exit 1; }
@@ -119,25 +161,11 @@ kube_cluster_start() {
         openssl rsa -in "$KC/sa.key" -pubout -out "$KC/sa.pub" 2>/dev/null ||
         { fail kube-certs "openssl"; exit 1; }
 
-    _etcd=$(free_port) _peer=$(free_port) _api=$(free_port)
-    kc_bg etcd "$ETCD_BIN" --data-dir="$KC/etcd" --name=test \
-        --listen-client-urls="http://127.0.0.1:$_etcd" --advertise-client-urls="http://127.0.0.1:$_etcd" \
-        --listen-peer-urls="http://127.0.0.1:$_peer" --initial-advertise-peer-urls="http://127.0.0.1:$_peer" \
-        --initial-cluster="test=http://127.0.0.1:$_peer" --unsafe-no-fsync --log-level=warn
-    kc_wait 30 "etcd /health" sh -c "curl -sf http://127.0.0.1:$_etcd/health | grep -q '\"health\":\"true\"'" ||
-        { fail kube-etcd "$(tail -n 5 "$KC/etcd.log")"; exit 1; }
-
-    KUBE_URL=https://127.0.0.1:$_api
+    KC_ETCD_PORT=$(free_port) KC_PEER_PORT=$(free_port) KC_API_PORT=$(free_port)
+    kube_etcd_start || { fail kube-etcd "$(tail -n 5 "$KC/etcd.log")"; exit 1; }
+    KUBE_URL=https://127.0.0.1:$KC_API_PORT
     KUBE_CA=$KC/ca.crt
-    kc_bg apiserver "$KUBE_BIN/kube-apiserver" --etcd-servers="http://127.0.0.1:$_etcd" \
-        --bind-address=127.0.0.1 --secure-port="$_api" \
-        --tls-cert-file="$KC/apiserver.crt" --tls-private-key-file="$KC/apiserver.key" \
-        --client-ca-file="$KC/ca.crt" --authorization-mode=RBAC \
-        --service-account-issuer="$KUBE_URL" --service-account-key-file="$KC/sa.pub" \
-        --service-account-signing-key-file="$KC/sa.key" \
-        --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true --profiling=false
-    kc_wait 90 "kube-apiserver /readyz" kc_https "$KUBE_URL/readyz" ||
-        { fail kube-apiserver "$(tail -n 5 "$KC/apiserver.log")"; exit 1; }
+    kube_apiserver_start || { fail kube-apiserver "$(tail -n 5 "$KC/apiserver.log")"; exit 1; }
     kc_kubeconfig admin
     # `kubectl` as the admin, also in the `sh -c` of a suite's waits
     mkdir -p "$KC/bin"

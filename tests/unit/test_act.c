@@ -20,10 +20,11 @@ struct fake_obj {
     const char *pod, *ns, *uid;
     bool running, terminating, exempt;
     enum act_result resolve_res;
-    double created;         /* 0: long ago */
-    char notice[512];       /* the notice annotation on its root owner, as the API would keep it */
-    const char *keep_until; /* gpureclaim.io/keep-until on the root owner, or NULL */
-    double restarted;       /* gpureclaim.io/restored-at on the root owner; 0: none */
+    double created;          /* 0: long ago */
+    char notice[512];        /* the notice annotation on its root owner, as the API would keep it */
+    const char *keep_until;  /* gpureclaim.io/keep-until on the root owner, or NULL */
+    double restarted;        /* gpureclaim.io/restored-at on the root owner; 0: none */
+    const char *resolve_msg; /* what a failing resolve says (NULL: "fake resolve RESULT") */
 };
 
 struct fake {
@@ -59,7 +60,10 @@ static enum act_result fake_resolve(struct act_backend *b, const struct decision
         if (!pod || strcmp(o->pod, pod) != 0)
             continue;
         if (o->resolve_res != ACT_OK) {
-            snprintf(err, errlen, "fake resolve %s", act_result_name(o->resolve_res));
+            if (o->resolve_msg)
+                snprintf(err, errlen, "%s", o->resolve_msg);
+            else
+                snprintf(err, errlen, "fake resolve %s", act_result_name(o->resolve_res));
             return o->resolve_res;
         }
         memset(t, 0, sizeof(*t));
@@ -1491,10 +1495,50 @@ TEST(freed_gpu_time)
     ds_free(&none);
 }
 
+/*
+ * A workload the API cannot be read for is kept, and the audit says why once per cause, not
+ * once for every error: a refused token (401) and then etcd stopped (every read timing out)
+ * are two lines, the same timeout in the next cycle none (found on a real API server,
+ * tests/e2e/kube_faults.sh: the etcd outage left no audit line after the 401's).
+ */
+TEST(resolve_errors_audited_once_per_cause)
+{
+    struct fake f;
+    fake_init(&f);
+    fake_add(&f, "p1", "ml", "uid-1");
+    char *audit = tmp_path("errcause.jsonl");
+    struct act *a = act_mk(NULL, audit, 10, &f);
+    struct rule r = rule_with("r1", ACTION_DELETE, 300, 1);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1000);
+    TEST_CHECK_INT(f.notices, 1);
+
+    f.objs[0].resolve_res = ACT_ERROR;
+    f.objs[0].resolve_msg = "cannot get Pod 'ml/p1': HTTP 401 Unauthorized: Unauthorized";
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1400);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1500);
+    TEST_CHECK_INT(audit_count(audit, "skipped", "error"), 1);
+    f.objs[0].resolve_msg = "cannot get Pod 'ml/p1': timeout after 2.0 s requesting 'x'";
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1600);
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1700);
+    TEST_CHECK_INT(audit_count(audit, "skipped", "error"), 2);
+    char *m = metrics_text(a);
+    TEST_CHECK_CONTAINS(m, "gpureclaim_enforcer_skipped_total{rule=\"r1\",reason=\"error\"} 2");
+    free(m);
+    TEST_CHECK_INT(f.acts, 0);
+
+    f.objs[0].resolve_res = ACT_OK;
+    cycle1(a, &r, "ml", "p1", DECISION_RECLAIM, REASON_IDLE, false, 1800);
+    TEST_CHECK_INT(f.acts, 1);
+    TEST_CHECK_INT(audit_count(audit, "action", "ok"), 1);
+    act_free(a);
+    free(audit);
+}
+
 int main(void)
 {
     tmp_setup();
     RUN(notice_then_act);
+    RUN(resolve_errors_audited_once_per_cause);
     RUN(notice_zero_acts_same_cycle);
     RUN(spared_when_active);
     RUN(no_action_without_proof);
