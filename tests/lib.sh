@@ -46,9 +46,10 @@ pass() { echo "PASS: $SUITE/$1"; }
 fail() { echo "FAIL: $SUITE/$1${2:+ ($2)}"; TEST_FAILED=$((TEST_FAILED + 1)); }
 
 # check NAME COMMAND...: PASS if the command succeeds.
+# Returns the command's status, so that `check NAME CMD || show-the-log` shows it on a failure.
 check() {
     _name=$1; shift
-    if "$@"; then pass "$_name"; else fail "$_name"; fi
+    if "$@"; then pass "$_name"; else fail "$_name"; return 1; fi
 }
 
 # A free TCP port on 127.0.0.1, outside the kernel's ephemeral range (tests/free_port.py says why).
