@@ -248,7 +248,9 @@ print("%s: %s/leader-change (the lease lost and regained: %s, %s; a full read af
           "" if not bad else "\n  " + "\n  ".join(bad[:10])))
 sys.exit(0 if ok else 1)
 PY
-        TEST_FAILED=$((TEST_FAILED + 1))
+        { TEST_FAILED=$((TEST_FAILED + 1))
+          echo "  the hook's and the election's lines of run's log:"
+          grep -E 'test: |leader|lease' "$TMP/lead.log" | tail -n 30 | sed 's/^/    /'; }
 }
 
 for seed in ${SEEDS:-1 2 3}; do
