@@ -1,13 +1,14 @@
 #!/bin/sh
 # tests/tsdb/build.sh: builds the newer time-series servers the decision suites also run on
-# (Prometheus 3.x, VictoriaMetrics single-node and cluster) from Go modules through the Go module
+# (Prometheus 3.x, VictoriaMetrics single-node, Thanos) from Go modules through the Go module
 # proxy, so a test never depends on a binary installed by hand. Binaries are cached outside the
 # work tree keyed by version: ${GPURECLAIM_CACHE:-$HOME/.cache/gpureclaim}/tsdb/<name>-<version>/.
 # A second run finds them and builds nothing. Prints where each binary is and how long a cold
 # build took. Versions are pinned here (and named in every suite's output); see docs/tests.md.
 #
-# usage: tests/tsdb/build.sh [prometheus|vm|thanos|all]   (default all; all builds thanos only
-#        with TSDB_THANOS=1, see tests/go-build.sh)
+# usage: tests/tsdb/build.sh [prometheus|vm|thanos|all]   (default all: Prometheus and
+#        VictoriaMetrics; Thanos only when named, its cold build being too long for make check
+#        on a new machine: docs/tsdb-engines.md)
 #        tests/tsdb/build.sh --path NAME   prints the cached binary's path, builds nothing
 set -eu
 
@@ -102,12 +103,16 @@ build_thanos() {
     t0=$(date +%s)
     cv=github.com/prometheus/common/version
     ld="-s -w -X $cv.Version=${THANOS_MODVER#v} -X $cv.Revision=$THANOS_MODVER -X $cv.Branch=module-proxy -X $cv.BuildUser=gpureclaim -X $cv.BuildDate=$(date -u +%Y%m%d-%H:%M:%S)"
-    # the module cache is read-only: copy the module (source, go.mod with its replaces, go.sum)
+    # The tags of its release build (.promu.yml): built without slicelabels, its gRPC codec
+    # (pkg/extgrpc) reads Prometheus' labels as slices while they are strings, and the sidecar
+    # panics on its first Info call ("makeslice: len out of range").
+    # The module cache is read-only: copy the module (source, go.mod with its replaces, go.sum).
     mkdir -p "$dir"
     src=$(cd "$dir" && GOTOOLCHAIN=$THANOS_GOTOOLCHAIN GOFLAGS=-mod=mod go mod download -json "$mod@$THANOS_MODVER" |
         sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p') && [ -n "$src" ] && rm -rf "$dir/src" &&
         cp -r "$src" "$dir/src" && chmod -R u+w "$dir/src" &&
-        (cd "$dir/src" && GOTOOLCHAIN=$THANOS_GOTOOLCHAIN nice -n 10 go build -mod=mod -trimpath -ldflags "$ld" \
+        (cd "$dir/src" && GOTOOLCHAIN=$THANOS_GOTOOLCHAIN nice -n 10 go build -mod=mod -trimpath \
+            -tags netgo,slicelabels -ldflags "$ld" \
             -o "$dir/thanos.tmp" ./cmd/thanos) && mv "$dir/thanos.tmp" "$dir/thanos" && rm -rf "$dir/src" || {
         echo "build.sh: cannot build thanos $THANOS_MODVER" >&2
         return 1
