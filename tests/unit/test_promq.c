@@ -243,7 +243,7 @@ static const struct {
        thanos-io/thanos v0.42.5) under partial_response=false: the flag is not in the text. */
     {"{\"status\":\"error\",\"errorType\":\"execution\",\"error\":\"expanding series: "
      "proxy Series(): rpc error: code = Aborted desc = failed to receive any data in 1s from "
-     "store Addr: 127.0.0.1:10901\"}",
+     "Addr: 127.0.0.1:10901 MinTime: 1699997298000 MaxTime: 9223372036854775807\"}",
      422, "prometheus error (execution, over the server's --store.response-timeout): expanding"},
     {"{\"status\":\"error\",\"errorType\":\"422\",\"error\":\"cannot select more than "
      "-search.maxSamplesPerQuery=10 samples.\"}",
