@@ -800,7 +800,9 @@ static const char *promjson_type_desc(unsigned want)
  * VictoriaMetrics names its own, the last `-search.maxX` in the text ("increase -search.max*
  * command-line flag values (the most likely limit is -search.maxUniqueTimeseries)",
  * lib/storage/index_db.go errTooManyTimeseries at v1.153.0; 1.79 says the same without the
- * parenthesis).
+ * parenthesis). Thanos Query's answer when a store sent nothing within its
+ * --store.response-timeout says "failed to receive any data in 1s from ..." and names no flag
+ * (thanos-io/thanos v0.42.5 pkg/store/proxy_merge.go, docs/tsdb-engines.md).
  */
 void promjson_error_hint(const char *msg, char *buf, size_t n)
 {
@@ -811,6 +813,8 @@ void promjson_error_hint(const char *msg, char *buf, size_t n)
     /* 1.79 says only "increase -search.max* command-line flag values" there. */
     if (strstr(msg, "the number of matching timeseries exceeds"))
         flag = "-search.maxUniqueTimeseries";
+    if (strstr(msg, "failed to receive any data in"))
+        flag = "--store.response-timeout";
     if (flag)
         len = strlen(flag);
     while ((p = strstr(p, "-search.max")) != NULL) {

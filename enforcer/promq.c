@@ -512,6 +512,12 @@ static int promq_range_as(struct promq *q, const char *expr, double start, doubl
     }
     /* VictoriaMetrics: not from its response cache, which may predate late samples. */
     promq_form(&form, "nocache", "1");
+    /*
+     * Thanos Query: an error, not an answer without the series of a store that failed or
+     * timed out (its default, --query.partial-response, answers with a warning instead, which
+     * promjson refuses too); others ignore the parameter (docs/tsdb-engines.md).
+     */
+    promq_form(&form, "partial_response", "false");
     int ret = promq_request(q, "/api/v1/query_range", &form, PROMJSON_MATRIX, out, err, errlen);
     sbuf_free(&form);
     if (ret == 0 && !names && promq_drop_names(out, err, errlen) < 0) {
@@ -553,6 +559,7 @@ int promq_instant(struct promq *q, const char *expr, double t, struct matrix *ou
     promq_form_num(&form, "time", t);
     promq_form_num(&form, "timeout", q->timeout);
     promq_form(&form, "nocache", "1");
+    promq_form(&form, "partial_response", "false"); /* as in promq_range_as */
     int ret = promq_request(q, "/api/v1/query", &form, PROMJSON_VECTOR | PROMJSON_SCALAR, out, err,
                             errlen);
     sbuf_free(&form);

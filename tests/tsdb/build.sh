@@ -1,12 +1,14 @@
 #!/bin/sh
 # tests/tsdb/build.sh: builds the newer time-series servers the decision suites also run on
-# (Prometheus 3.x, VictoriaMetrics single-node and cluster) from Go modules through the Go module
+# (Prometheus 3.x, VictoriaMetrics single-node, Thanos) from Go modules through the Go module
 # proxy, so a test never depends on a binary installed by hand. Binaries are cached outside the
 # work tree keyed by version: ${GPURECLAIM_CACHE:-$HOME/.cache/gpureclaim}/tsdb/<name>-<version>/.
 # A second run finds them and builds nothing. Prints where each binary is and how long a cold
 # build took. Versions are pinned here (and named in every suite's output); see docs/tests.md.
 #
-# usage: tests/tsdb/build.sh [prometheus|vm|vmcluster|all]   (default all)
+# usage: tests/tsdb/build.sh [prometheus|vm|thanos|all]   (default all: Prometheus and
+#        VictoriaMetrics; Thanos only when named, its cold build being too long for make check
+#        on a new machine: docs/tsdb-engines.md)
 #        tests/tsdb/build.sh --path NAME   prints the cached binary's path, builds nothing
 set -eu
 
@@ -21,6 +23,12 @@ PROM3_MODVER=${PROM3_MODVER:-v0.316.0}
 # vmstorage cannot be built here (docs/tsdb-engines.md).
 VM_MODVER=${VM_MODVER:-v1.153.0}
 VM_GOTOOLCHAIN=${VM_GOTOOLCHAIN:-go1.27.3}
+# Thanos (a distributed engine: Query in front of sidecars beside Prometheus): v0.42.5 says
+# `go 1.26.10`, newer than the installed 1.26.8, so it too builds under go1.27.3. Its go.mod has
+# replace directives (kingpin, gomemcache, galaxycache, ...) that a wrapper module would drop, so
+# it builds inside a copy of its own module as the proxy serves it, with its go.sum.
+THANOS_MODVER=${THANOS_MODVER:-v0.42.5}
+THANOS_GOTOOLCHAIN=${THANOS_GOTOOLCHAIN:-go1.27.3}
 
 CACHE=${GPURECLAIM_CACHE:-$HOME/.cache/gpureclaim}/tsdb
 export GOTOOLCHAIN=local GOFLAGS=-buildvcs=false
@@ -33,6 +41,7 @@ path() {
     prometheus | promtool) echo "$CACHE/prometheus-$(prom3_version)/$1" ;;
     victoria-metrics) echo "$CACHE/victoria-metrics-$VM_MODVER/victoria-metrics" ;;
     vminsert | vmselect | vmstorage) echo "$CACHE/vmcluster-$VM_MODVER/$1" ;;
+    thanos) echo "$CACHE/thanos-$THANOS_MODVER/thanos" ;;
     *) echo "build.sh: unknown binary '$1'" >&2; return 1 ;;
     esac
 }
@@ -85,13 +94,40 @@ build_vm() {
     echo "victoria-metrics $VM_MODVER: built in $(($(date +%s) - t0)) s (cold) at $dir"
 }
 
+build_thanos() {
+    dir=$CACHE/thanos-$THANOS_MODVER mod=github.com/thanos-io/thanos
+    if [ -x "$dir/thanos" ]; then
+        echo "thanos $THANOS_MODVER: cached at $dir"
+        return 0
+    fi
+    t0=$(date +%s)
+    cv=github.com/prometheus/common/version
+    ld="-s -w -X $cv.Version=${THANOS_MODVER#v} -X $cv.Revision=$THANOS_MODVER -X $cv.Branch=module-proxy -X $cv.BuildUser=gpureclaim -X $cv.BuildDate=$(date -u +%Y%m%d-%H:%M:%S)"
+    # The tags of its release build (.promu.yml): built without slicelabels, its gRPC codec
+    # (pkg/extgrpc) reads Prometheus' labels as slices while they are strings, and the sidecar
+    # panics on its first Info call ("makeslice: len out of range").
+    # The module cache is read-only: copy the module (source, go.mod with its replaces, go.sum).
+    mkdir -p "$dir"
+    src=$(cd "$dir" && GOTOOLCHAIN=$THANOS_GOTOOLCHAIN GOFLAGS=-mod=mod go mod download -json "$mod@$THANOS_MODVER" |
+        sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p') && [ -n "$src" ] && rm -rf "$dir/src" &&
+        cp -r "$src" "$dir/src" && chmod -R u+w "$dir/src" &&
+        (cd "$dir/src" && GOTOOLCHAIN=$THANOS_GOTOOLCHAIN nice -n 10 go build -mod=mod -trimpath \
+            -tags netgo,slicelabels -ldflags "$ld" \
+            -o "$dir/thanos.tmp" ./cmd/thanos) && mv "$dir/thanos.tmp" "$dir/thanos" && rm -rf "$dir/src" || {
+        echo "build.sh: cannot build thanos $THANOS_MODVER" >&2
+        return 1
+    }
+    echo "thanos $THANOS_MODVER: built in $(($(date +%s) - t0)) s (cold) at $dir"
+}
+
 case ${1:-all} in
 --path) path "$2" ;;
 prometheus) build_prometheus ;;
 vm) build_vm ;;
+thanos) build_thanos ;;
 all)
     build_prometheus
     build_vm
     ;;
-*) echo "usage: tests/tsdb/build.sh [prometheus|vm|all] | --path NAME" >&2; exit 2 ;;
+*) echo "usage: tests/tsdb/build.sh [prometheus|vm|thanos|all] | --path NAME" >&2; exit 2 ;;
 esac

@@ -385,6 +385,8 @@ TEST(fetch_coverage_error)
     TEST_CHECK_CONTAINS(log, "query=%28sum_over_time%28%28avg%20by%20%28namespace%2C%20pod%29%20"
                              "%28gpu_busy%29%29");
     TEST_CHECK_CONTAINS(log, "&lookback_delta=120.000&max_lookback=120.000&nocache=1");
+    /* Thanos Query fails a query a store did not answer instead of leaving its series out. */
+    TEST_CHECK_CONTAINS(log, "&nocache=1&partial_response=false");
     /* The selector's activity and (failing) coverage, the expression's activity. */
     TEST_CHECK_INT(fake_log_count(f.log, "request POST /api/v1/query_range "), 3);
     const char *lb = log ? strstr(log, "lookback_delta") : NULL;

@@ -239,6 +239,12 @@ static const struct {
      "of matching timeseries exceeds 2; either narrow down the search or increase -search.max* "
      "command-line flag values at vmselect; see https://docs.victoriametrics.com/\"}",
      422, "prometheus error (422, over the server's -search.maxUniqueTimeseries): error when"},
+    /* Thanos Query, a store silent for its --store.response-timeout (pkg/store/proxy_merge.go,
+       thanos-io/thanos v0.42.5) under partial_response=false: the flag is not in the text. */
+    {"{\"status\":\"error\",\"errorType\":\"execution\",\"error\":\"expanding series: "
+     "proxy Series(): rpc error: code = Aborted desc = failed to receive any data in 1s from "
+     "Addr: 127.0.0.1:10901 MinTime: 1699997298000 MaxTime: 9223372036854775807\"}",
+     422, "prometheus error (execution, over the server's --store.response-timeout): expanding"},
     {"{\"status\":\"error\",\"errorType\":\"422\",\"error\":\"cannot select more than "
      "-search.maxSamplesPerQuery=10 samples.\"}",
      422, "prometheus error (422, over the server's -search.maxSamplesPerQuery): cannot"},
@@ -784,6 +790,9 @@ TEST(client_ok)
     TEST_CHECK_CONTAINS(log, "query=max_over_time%28x%7Bpod%3D%22a%22%7D%5B60s%5D%29&start="
                              "1699999940.000&end=1700000060.000&step=60.000&timeout=5.000");
     TEST_CHECK_CONTAINS(log, "query=sum%28y%29&time=1700000060.000&timeout=5.000");
+    /* Both ask Thanos Query to fail rather than leave out a store that did not answer. */
+    TEST_CHECK_CONTAINS(log, "step=60.000&timeout=5.000&nocache=1&partial_response=false");
+    TEST_CHECK_CONTAINS(log, "time=1700000060.000&timeout=5.000&nocache=1&partial_response=false");
     free(log);
 
     TEST_CHECK_INT(fake_start(&c, fake_path, tmpdir, "0", "ok", range, NULL), 0);
