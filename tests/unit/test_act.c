@@ -180,7 +180,7 @@ static void fake_init(struct fake *f)
 static void fake_add(struct fake *f, const char *pod, const char *ns, const char *uid)
 {
     f->objs[f->nobjs++] =
-        (struct fake_obj){pod, ns, uid, true, false, false, ACT_OK, 0, "", NULL, 0};
+        (struct fake_obj){.pod = pod, .ns = ns, .uid = uid, .running = true, .resolve_res = ACT_OK};
 }
 
 /* ---- decisions -------------------------------------------------------------------------- */

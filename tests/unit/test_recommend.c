@@ -52,7 +52,7 @@ TEST(lists)
 
 TEST(shares)
 {
-    double s;
+    double s = NAN; /* set by each call that succeeds */
     char err[256];
     TEST_CHECK_INT(rec_parse_share("10%", 100, "max-return-share", &s, err, sizeof(err)), 0);
     TEST_CHECK_DBL(s, 0.1, 1e-12);
