@@ -82,7 +82,7 @@ CASES = [
             "rolloutStrategy": {"type": "RollingUpdate", "rollingUpdateConfiguration": {
                 "maxUnavailable": 1, "maxSurge": 0, "partition": 0}},
             "networkConfig": {"subdomainPolicy": "Shared"}}, {})]),
-    dict(ns="rc", action="suspend", stop=SUSPEND, chain=[
+    dict(ns="rc", action="suspend", stop=SUSPEND, controller="kuberay", chain=[
         ("ray.io/v1", "RayCluster", "rc", ray_head(), {})]),
     dict(ns="rj", action="suspend", stop=SUSPEND, chain=[
         ("ray.io/v1", "RayJob", "rj", {"entrypoint": "python train.py",
@@ -334,9 +334,15 @@ def do_check(stage, d):
             if s == "delete":
                 out(rc == 1, n + "-refused", "exit %s: %s" % (rc, text.strip()[-200:]))
                 continue
-            if s in ("pruned", "kueue"):
-                # nothing of ours to undo on the object (never acted; or Kueue's Workload)
-                out(rc is not None, n + "-answered", "no restore run")
+            if s == "pruned":  # never acted: nothing to undo, and restore says so
+                out(rc == 1 and "was not acted on: nothing to undo" in text, n + "-nothing-to-undo",
+                    "exit %s: %s" % (rc, text.strip()[-200:]))
+                continue
+            if s == "kueue":
+                # Kueue's Workload was deactivated in the Job's stead: restore does not guess at
+                # it and says to undo it by hand (act_kube.c: no acted record on the Job)
+                out(rc == 1 and "undo it by hand" in text, n + "-refused-by-hand",
+                    "exit %s: %s" % (rc, text.strip()[-200:]))
                 continue
             out(rc == 0, n + "-exit-0", "exit %s: %s" % (rc, text.strip()[-300:]))
             if s == "scale":
