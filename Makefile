@@ -228,9 +228,10 @@ DEMO_PID = $(RESULTS)/e2e-demo.pid
 # with the load as equals, the demo included.
 CHECK_NICE ?= 19
 # The servers built from Go modules (tests/go-build.sh: the real Kubernetes of the kube_* suites,
-# the JobSet and LWS controllers of kube_crds and the current Prometheus and VictoriaMetrics of
-# check-tsdb, cached by version outside the tree) are built beside the same stages, at a lower
-# priority than the demo, and waited for before check-e2e; a warm cache makes it a no-op.
+# the JobSet, LWS and KubeRay controllers of kube_crds and the current Prometheus and
+# VictoriaMetrics of check-tsdb, cached by version outside the tree) are built beside the same
+# stages, at a lower priority than the demo, and waited for before check-e2e; a warm cache
+# makes it a no-op.
 GO_BUILD_PID = $(RESULTS)/go-build.pid
 check-all:
 	@rm -rf $(RESULTS) && mkdir -p $(RESULTS)

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The servers built from Go modules, as a suite of make check (go-build), run in the background
 # beside the CPU-bound stages so that a cold build adds little to the total: the real Kubernetes
-# of the kube_* suites (tests/kube/build.sh), the JobSet and LeaderWorkerSet controllers of
-# kube_crds (tests/kube/crds.sh) and the current time-series servers of check-tsdb
+# of the kube_* suites (tests/kube/build.sh), the JobSet, LeaderWorkerSet and KubeRay
+# controllers of kube_crds (tests/kube/crds.sh) and the current time-series servers of check-tsdb
 # (tests/tsdb/build.sh), each cached by version outside the work tree (a warm cache makes this
 # a no-op). One PASS line for each naming what it built or found and how long it took, or a
 # FAIL with the end of the build's log.
@@ -21,7 +21,7 @@ else
     rc=1
 fi
 t0=$(date +%s)
-# the JobSet and LWS controllers of e2e-kube_crds (and their CRDs), from their modules
+# the JobSet, LWS and KubeRay controllers of e2e-kube_crds (and their CRDs), from their modules
 if sh "$TOP/tests/kube/crds.sh" --controllers >"$log.crds" 2>&1; then
     grep '^controller ' "$log.crds" | sed 's/^/  /'
     echo "PASS: go-build/controllers ($(($(date +%s) - t0)) s)"

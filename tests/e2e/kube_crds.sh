@@ -15,8 +15,8 @@
 #      RayService, whose KubeRay 1.5.0 CRD has no spec.suspend, is not counted as acted; the
 #      Kueue Job's Workload is deactivated at the version Kueue serves (v1beta2);
 #   4. `restore` of each: the original value is back, the deletes refused;
-#   5. the JobSet and LeaderWorkerSet controllers, built from their modules and run out of
-#      cluster with the admin's kubeconfig (webhooks unregistered, internal certificate
+#   5. the JobSet, LeaderWorkerSet and KubeRay controllers, built from their modules and run
+#      out of cluster with the admin's kubeconfig (webhooks unregistered, internal certificate
 #      management off): their children go away on the stop and come back on restore.
 # Kinds whose CRDs no module the proxy serves carries (Notebook, Volcano Job, Kaiwo, AIM) are
 # said in docs/real-cluster.md, "CRDs"; they stay with kinds_all.sh and kube_kinds.sh.
@@ -29,8 +29,8 @@ PROM_FAKE=$(fake_bin fake_prom)
 require python3 curl openssl go "$ENF" "$PROM_FAKE"
 
 t0=$(date +%s)
-# KUBE_CRDS_CONTROLLERS: the controllers built and run (default "jobset lws"; "no": none)
-CTL_WANT=${KUBE_CRDS_CONTROLLERS:-jobset lws}
+# KUBE_CRDS_CONTROLLERS: the controllers built and run (default "jobset lws kuberay"; "no": none)
+CTL_WANT=${KUBE_CRDS_CONTROLLERS:-jobset lws kuberay}
 [ "$CTL_WANT" = no ] && CTL_WANT=""
 KUBE_CRDS_CONTROLLERS=$CTL_WANT sh "$TOP/tests/kube/crds.sh" ${CTL_WANT:+--controllers} >"$TMP/crds.list" 2>"$TMP/crds.err" ||
     { fail crds-fetched "$(tail -n 5 "$TMP/crds.err")"; exit 1; }
@@ -118,7 +118,31 @@ EOF
         fail "$1-controller-ready" "$(tail -n 5 "$TMP/$1-controller.log")"
     fi
 }
-for c in $CTL_WANT; do start_ctl "$c" "config.$c.x-k8s.io/v1alpha1"; done
+# start_kuberay: KubeRay's operator with flags (no config file: "Flags are ignored if config
+# file is set"); its webhooks are off unless ENABLE_WEBHOOKS=true; it watches the one
+# namespace whose RayCluster has no pod of ours (the RayJob's and RayService's RayClusters
+# here are stand-ins the operator would otherwise fill with head pods of its own).
+start_kuberay() {
+    _b=$(ctl_bin kuberay)
+    [ -x "$_b" ] || { fail kuberay-controller-built "no binary"; return 1; }
+    _hp=127.0.0.1:$(free_port)
+    start_bg "$TMP/kuberay-controller.log" env -u ENABLE_WEBHOOKS "$_b" \
+        --kubeconfig="$KC/admin.kubeconfig" --metrics-addr=0 --health-probe-bind-address="$_hp" \
+        --enable-leader-election=false --watch-namespace=rc
+    CTL_PID_kuberay=$LAST_PID
+    if wait_for 60 curl -sf "http://$_hp/readyz"; then
+        pass kuberay-controller-ready
+        CTLS="$CTLS kuberay"
+    else
+        fail kuberay-controller-ready "$(tail -n 5 "$TMP/kuberay-controller.log")"
+    fi
+}
+for c in $CTL_WANT; do
+    case $c in
+    kuberay) start_kuberay ;;
+    *) start_ctl "$c" "config.$c.x-k8s.io/v1alpha1" ;;
+    esac
+done
 
 # shellcheck disable=SC2086
 NCASES=$(python3 "$DATA/cases.py" create "$TOP/enforcer/kinds.c" "$TMP" $CTLS 2>"$TMP/create.err")
@@ -178,7 +202,7 @@ checks stopped
 # the controllers' reaction: JobSet suspends its Job (the Job controller deletes the pod), LWS
 # scales its leader StatefulSet to 0 (the StatefulSet controller deletes the pod)
 for c in $CTLS; do
-    case $c in jobset) ns=js ;; lws) ns=lws ;; esac
+    case $c in jobset) ns=js ;; lws) ns=lws ;; kuberay) ns=rc ;; esac
     N=0; check "$c-children-gone" wait_for 60 is_n npods "$ns"
 done
 case " $CTLS " in *" jobset "*)
@@ -199,7 +223,7 @@ for c in json.load(open(sys.argv[1])):
 done
 checks restored
 for c in $CTLS; do
-    case $c in jobset) ns=js ;; lws) ns=lws ;; esac
+    case $c in jobset) ns=js ;; lws) ns=lws ;; kuberay) ns=rc ;; esac
     N=1; check "$c-children-back" wait_for 60 is_n nrunning "$ns"
 done
 

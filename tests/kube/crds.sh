@@ -1,7 +1,7 @@
 #!/bin/sh
 # The upstream CustomResourceDefinitions of the workload kinds (enforcer/kinds.c), read from
 # their projects' Go modules through the Go module proxy, and the controllers that can be built
-# from those modules and run out of cluster (JobSet, LeaderWorkerSet). Nothing is committed: the
+# from those modules and run out of cluster (JobSet, LeaderWorkerSet, KubeRay). Nothing is committed: the
 # module zips land in Go's module cache (outside the work tree, keyed by version), the built
 # controllers under the kube cache beside tests/kube/build.sh's binaries, keyed by version.
 #
@@ -10,7 +10,7 @@
 # YAML the project's own install applies. Where the proxy refuses a module (the table in
 # docs/real-cluster.md, "CRDs"), the kind is left out and said so.
 #
-# Usage: sh tests/kube/crds.sh [-q] [--controllers]   (KUBE_CRDS_CONTROLLERS="jobset lws")
+# Usage: sh tests/kube/crds.sh [-q] [--controllers]   (KUBE_CRDS_CONTROLLERS="jobset lws kuberay")
 # Prints one line per CRD file, "MODULE VERSION PATH-IN-MODULE FILE", and with --controllers
 # one line per controller, "controller NAME MODULE VERSION BINARY" (building it the first
 # time; its time is printed on stderr). Every version is pinned here, overridable by env.
@@ -116,11 +116,15 @@ controller() {
     fi
     echo "controller $1 $2 $3 $_bin"
 }
-# KUBE_CRDS_CONTROLLERS: which of them (default both)
-for c in ${KUBE_CRDS_CONTROLLERS:-jobset lws}; do
+# KUBE_CRDS_CONTROLLERS: which of them (default all three)
+for c in ${KUBE_CRDS_CONTROLLERS:-jobset lws kuberay}; do
     case $c in
     jobset) controller jobset sigs.k8s.io/jobset "$JOBSET_VERSION" sigs.k8s.io/jobset ;;
     lws) controller lws sigs.k8s.io/lws "$LWS_VERSION" sigs.k8s.io/lws/cmd ;;
-    *) die "no controller '$c' (jobset, lws)" ;;
+    kuberay)
+        controller kuberay github.com/ray-project/kuberay/ray-operator "$KUBERAY_VERSION" \
+            github.com/ray-project/kuberay/ray-operator
+        ;;
+    *) die "no controller '$c' (jobset, lws, kuberay)" ;;
     esac
 done
