@@ -50,6 +50,8 @@ struct kube_disco {
     char *gv;
     bool served;
     char *preferred;
+    char **versions; /* not served: every version the group serves, in /apis order */
+    size_t nversions;
     struct kube_api_resource *res;
     size_t n;
     double fetched; /* mono_now() of the answer */
@@ -208,15 +210,23 @@ struct kube *kube_new(const struct kube_cfg *cfg, char *err, size_t errlen)
     return k;
 }
 
+static void kube_disco_clear(struct kube_disco *d)
+{
+    free(d->gv);
+    free(d->preferred);
+    for (size_t i = 0; i < d->nversions; i++)
+        free(d->versions[i]);
+    free(d->versions);
+    kube_api_resources_free(d->res, d->n);
+    *d = (struct kube_disco){0};
+}
+
 void kube_free(struct kube *k)
 {
     if (!k)
         return;
-    for (size_t i = 0; i < k->ndisco; i++) {
-        free(k->disco[i].gv);
-        free(k->disco[i].preferred);
-        kube_api_resources_free(k->disco[i].res, k->disco[i].n);
-    }
+    for (size_t i = 0; i < k->ndisco; i++)
+        kube_disco_clear(&k->disco[i]);
     free(k->kueue_version);
     free(k->last_rv);
     free(k->last_answer);
@@ -434,10 +444,8 @@ static struct kube_disco *kube_disco_slot(struct kube *k, const char *gv)
             if (k->disco[i].fetched < d->fetched)
                 d = &k->disco[i];
     }
-    free(d->gv);
-    free(d->preferred);
-    kube_api_resources_free(d->res, d->n);
-    *d = (struct kube_disco){.gv = xstrdup(gv)};
+    kube_disco_clear(d);
+    d->gv = xstrdup(gv);
     return d;
 }
 
@@ -464,13 +472,15 @@ static enum kube_result kube_disco_fetch(struct kube *k, const char *group, cons
         snprintf(err, errlen, "cannot read '%s': %s", path, perr);
         r = KUBE_ERROR;
     }
-    char *preferred = NULL;
+    char *preferred = NULL, **versions = NULL;
+    size_t nversions = 0;
     if (r == KUBE_NOT_FOUND && group[0]) {
         /* Not served at this version (an ownerReference written at an older version of a
            CRD, say): the group's preferred version serves the same objects. */
         r = kube_disco_get(k, "/apis", err, errlen);
-        if (r == KUBE_OK && kube_parse_group_list(k->ans.body.buf, k->ans.body.len, group,
-                                                  &preferred, perr, sizeof(perr)) < 0) {
+        if (r == KUBE_OK &&
+            kube_parse_group_list(k->ans.body.buf, k->ans.body.len, group, &preferred, &versions,
+                                  &nversions, perr, sizeof(perr)) < 0) {
             snprintf(err, errlen, "cannot read '/apis': %s", perr);
             r = KUBE_ERROR;
         }
@@ -478,6 +488,8 @@ static enum kube_result kube_disco_fetch(struct kube *k, const char *group, cons
             struct kube_disco *d = kube_disco_slot(k, gv);
             d->served = false;
             d->preferred = preferred;
+            d->versions = versions;
+            d->nversions = nversions;
             d->fetched = mono_now();
             *out = d;
         }
@@ -521,9 +533,31 @@ static enum kube_result kube_resource_in(struct kube *k, const char *group, cons
         kube_resource_set(out, group, version, ar->plural, ar->namespaced, ar->has_scale);
     } else if (r == KUBE_OK && !d->served && d->preferred && follow_preferred &&
                strcmp(d->preferred, version) != 0) {
-        char *pref = xstrdup(d->preferred);
-        r = kube_resource_in(k, group, pref, kind, false, out, err, errlen);
-        free(pref);
+        /* The preferred version first, then the group's other versions: a kind need not be
+           served at the group's preferred version (KServe 0.16.0 serves LLMInferenceService
+           at v1alpha1 only, its group prefers v1beta1, the InferenceService's; found on the
+           real API server, docs/real-cluster.md). Copied: the recursion may reuse d's slot. */
+        size_t nv = d->nversions;
+        char **vs = xmalloc((nv + 1) * sizeof(*vs));
+        vs[0] = xstrdup(d->preferred);
+        for (size_t i = 0; i < nv; i++)
+            vs[i + 1] = xstrdup(d->versions[i]);
+        char first[512] = "";
+        r = KUBE_UNSUPPORTED;
+        for (size_t i = 0; i <= nv && r == KUBE_UNSUPPORTED; i++) {
+            if ((i > 0 && strcmp(vs[i], vs[0]) == 0) || strcmp(vs[i], version) == 0)
+                continue;
+            kube_resource_free(out);
+            r = kube_resource_in(k, group, vs[i], kind, false, out, err, errlen);
+            if (i == 0)
+                snprintf(first, sizeof(first), "%s", err);
+        }
+        /* None has it: the message of the preferred version's answer. */
+        if (r == KUBE_UNSUPPORTED && first[0])
+            snprintf(err, errlen, "%s", first);
+        for (size_t i = 0; i <= nv; i++)
+            free(vs[i]);
+        free(vs);
     } else if (r == KUBE_OK) {
         if (d->served)
             snprintf(err, errlen, "the API serves no kind '%s' in '%s'", kind, gv);
@@ -579,7 +613,7 @@ static enum kube_result kube_kueue_resource(struct kube *k, struct kube_resource
         enum kube_result r = kube_disco_get(k, "/apis", err, errlen);
         if (r == KUBE_OK &&
             kube_parse_group_list(k->ans.body.buf, k->ans.body.len, KUBE_KUEUE_GROUP, &preferred,
-                                  perr, sizeof(perr)) < 0) {
+                                  NULL, NULL, perr, sizeof(perr)) < 0) {
             snprintf(err, errlen, "cannot read '/apis': %s", perr);
             r = KUBE_ERROR;
         }

@@ -691,9 +691,13 @@ int kube_parse_resource_list(const char *body, size_t len, struct kube_api_resou
 }
 
 int kube_parse_group_list(const char *body, size_t len, const char *group, char **preferred,
-                          char *err, size_t errlen)
+                          char ***versions, size_t *nversions, char *err, size_t errlen)
 {
     *preferred = NULL;
+    if (versions) {
+        *versions = NULL;
+        *nversions = 0;
+    }
     json_object *root = kube_json_parse(body, len, "APIGroupList", err, errlen), *arr;
     if (!root)
         return -1;
@@ -702,14 +706,15 @@ int kube_parse_group_list(const char *body, size_t len, const char *group, char 
         snprintf(err, errlen, "'groups' is missing");
     int ret = r <= 0 ? -1 : 0;
     for (size_t i = 0; ret == 0 && i < json_object_array_length(arr); i++) {
-        json_object *g = json_object_array_get_idx(arr, i), *pv;
+        json_object *g = json_object_array_get_idx(arr, i), *pv, *vs = NULL;
         char *name = NULL;
         if (!json_object_is_type(g, json_type_object)) {
             snprintf(err, errlen, "'groups[%zu]' is not an object", i);
             ret = -1;
         } else if (kube_str(g, "name", true, &name, "groups[].", err, errlen) < 0 ||
                    kube_member(g, "preferredVersion", json_type_object, &pv, "groups[].", err,
-                               errlen) < 0) {
+                               errlen) < 0 ||
+                   kube_member(g, "versions", json_type_array, &vs, "groups[].", err, errlen) < 0) {
             ret = -1;
         } else if (strcmp(name, group) == 0 && pv) {
             free(*preferred);
@@ -717,12 +722,34 @@ int kube_parse_group_list(const char *body, size_t len, const char *group, char 
             if (kube_str(pv, "version", true, preferred, "groups[].preferredVersion.", err,
                          errlen) < 0)
                 ret = -1;
+            /* The served versions in the order listed (kube-apiserver's priority order). */
+            for (size_t j = 0; ret == 0 && versions && vs && j < json_object_array_length(vs);
+                 j++) {
+                json_object *v = json_object_array_get_idx(vs, j);
+                char *ver = NULL;
+                if (!json_object_is_type(v, json_type_object) ||
+                    kube_str(v, "version", true, &ver, "groups[].versions[].", err, errlen) < 0) {
+                    if (!json_object_is_type(v, json_type_object))
+                        snprintf(err, errlen, "'groups[].versions[%zu]' is not an object", j);
+                    ret = -1;
+                    break;
+                }
+                *versions = xrealloc(*versions, (*nversions + 1) * sizeof(**versions));
+                (*versions)[(*nversions)++] = ver;
+            }
         }
         free(name);
     }
     if (ret < 0) {
         free(*preferred);
         *preferred = NULL;
+        for (size_t j = 0; versions && j < *nversions; j++)
+            free((*versions)[j]);
+        if (versions) {
+            free(*versions);
+            *versions = NULL;
+            *nversions = 0;
+        }
     }
     json_object_put(root);
     return ret;

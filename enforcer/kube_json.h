@@ -197,7 +197,9 @@ char *kube_body_event(const struct kube_event *e);
  * Discovery documents. An APIResourceList (GET /api/v1, /apis/GROUP/VERSION): each top-level
  * resource (no '/' in its name) with its kind, plural, namespaced, and has_scale when a
  * "PLURAL/scale" subresource is listed. An APIGroupList (GET /apis): the preferred version of
- * `group`, NULL (and 0) when the group is not served. Pure; -1 with a message when malformed.
+ * `group`, NULL (and 0) when the group is not served, and when `versions` is not NULL every
+ * version it serves, in the order listed (*nversions of them, each and the array owned by the
+ * caller). Pure; -1 with a message when malformed.
  */
 struct kube_api_resource {
     char *kind, *plural;
@@ -207,7 +209,7 @@ int kube_parse_resource_list(const char *body, size_t len, struct kube_api_resou
                              size_t *n, char *err, size_t errlen);
 void kube_api_resources_free(struct kube_api_resource *r, size_t n);
 int kube_parse_group_list(const char *body, size_t len, const char *group, char **preferred,
-                          char *err, size_t errlen);
+                          char ***versions, size_t *nversions, char *err, size_t errlen);
 
 /*
  * A merge patch as sent by kube_patch: `patch` (a JSON object, RFC 7386) with

@@ -221,11 +221,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (res || nres) {
         __builtin_trap();
     }
-    char *pref = (char *)1;
-    if (kube_parse_group_list(copy, len, "ray.io", &pref, err, sizeof(err)) == 0)
+    char *pref = (char *)1, **vers = (char **)1;
+    size_t nvers = 1;
+    if (kube_parse_group_list(copy, len, "ray.io", &pref, &vers, &nvers, err, sizeof(err)) == 0) {
         free(pref);
-    else if (pref)
+        for (size_t i = 0; i < nvers; i++)
+            free(vers[i]);
+        free(vers);
+    } else if (pref || vers || nvers) {
         __builtin_trap();
+    }
     free(copy);
     fuzz_bodies(data + 1, size - 1);
     return 0;

@@ -424,14 +424,31 @@ TEST(parse_discovery)
         "\"ray.io/v1alpha1\",\"version\":\"v1alpha1\"}],\"preferredVersion\":{\"groupVersion\":"
         "\"ray.io/v1\",\"version\":\"v1\"}}]}";
     char *pref = NULL;
-    TEST_CHECK_INT(kube_parse_group_list(groups, strlen(groups), "ray.io", &pref, err, sizeof(err)),
+    TEST_CHECK_INT(kube_parse_group_list(groups, strlen(groups), "ray.io", &pref, NULL, NULL, err,
+                                         sizeof(err)),
                    0);
     TEST_CHECK_STR(pref, "v1");
     free(pref);
-    TEST_CHECK_INT(kube_parse_group_list(groups, strlen(groups), "x.io", &pref, err, sizeof(err)),
+    /* every served version, in the order listed */
+    char **vers = NULL;
+    size_t nvers = 0;
+    TEST_CHECK_INT(kube_parse_group_list(groups, strlen(groups), "ray.io", &pref, &vers, &nvers,
+                                         err, sizeof(err)),
                    0);
+    TEST_CHECK_INT(nvers, 2);
+    if (nvers == 2) {
+        TEST_CHECK_STR(vers[0], "v1");
+        TEST_CHECK_STR(vers[1], "v1alpha1");
+    }
+    for (size_t i = 0; i < nvers; i++)
+        free(vers[i]);
+    free(vers);
+    free(pref);
+    TEST_CHECK_INT(
+        kube_parse_group_list(groups, strlen(groups), "x.io", &pref, NULL, NULL, err, sizeof(err)),
+        0);
     TEST_CHECK(pref == NULL);
-    TEST_CHECK_INT(kube_parse_group_list("{}", 2, "x.io", &pref, err, sizeof(err)), -1);
+    TEST_CHECK_INT(kube_parse_group_list("{}", 2, "x.io", &pref, NULL, NULL, err, sizeof(err)), -1);
 }
 
 int main(int argc, char **argv)
