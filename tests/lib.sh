@@ -52,6 +52,13 @@ check() {
     if "$@"; then pass "$_name"; else fail "$_name"; return 1; fi
 }
 
+# into FILE COMMAND...: the command with its output in FILE, for `check NAME into FILE CMD`
+# (a redirect after check would take check's own PASS/FAIL line with it).
+into() {
+    _into=$1; shift
+    "$@" >"$_into" 2>&1
+}
+
 # A free TCP port on 127.0.0.1, outside the kernel's ephemeral range (tests/free_port.py says why).
 free_port() {
     python3 "$TOP/tests/free_port.py"

@@ -33,12 +33,12 @@ PO_DIR=$(cd "$TMP" && GOTOOLCHAIN=local go mod download -json \
     "github.com/prometheus-operator/prometheus-operator@$PO_VERSION" |
     sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
 CRDS=$PO_DIR/example/prometheus-operator-crd
-check operator-crds-applied kubectl apply --server-side \
+check operator-crds-applied into "$TMP/crds.out" kubectl apply --server-side \
     -f "$CRDS/monitoring.coreos.com_servicemonitors.yaml" \
-    -f "$CRDS/monitoring.coreos.com_prometheusrules.yaml" >"$TMP/crds.out" 2>&1
+    -f "$CRDS/monitoring.coreos.com_prometheusrules.yaml"
 check operator-crds-established kubectl wait --for=condition=Established --timeout=30s \
     crd/servicemonitors.monitoring.coreos.com crd/prometheusrules.monitoring.coreos.com
-check apply-k-accepted kubectl apply -k "$TOP/deploy/kubernetes" >"$TMP/apply.out" 2>&1 ||
+check apply-k-accepted into "$TMP/apply.out" kubectl apply -k "$TOP/deploy/kubernetes" ||
     cat "$TMP/apply.out" >&2
 # The Operator writes a PrometheusRule's spec (its groups) into the rule file of the Prometheus
 # it selects: that is what this Prometheus loads.
@@ -47,7 +47,7 @@ python3 - "$TMP/prometheusrule.json" >"$TMP/rules.yml" <<'PY'
 import json, sys, yaml
 print(yaml.safe_dump(json.load(open(sys.argv[1]))["spec"], sort_keys=False))
 PY
-check rule-file-valid promtool check rules "$TMP/rules.yml" >"$TMP/promtool-check.out" 2>&1
+check rule-file-valid into "$TMP/promtool-check.out" promtool check rules "$TMP/rules.yml"
 FOR=$(python3 - "$TMP/rules.yml" "$ALERT" <<'PY'
 import sys, yaml
 for g in yaml.safe_load(open(sys.argv[1]))["groups"]:
@@ -69,7 +69,7 @@ for d in open(sys.argv[1]).read().split("\n---\n"):
         assert cut in d, "the shipped ClusterRole has no pods/eviction rule of its own"
         print(d.replace(cut, ""))
 PY
-check role-verb-removed kubectl apply -f "$TMP/role-noevict.yaml" >"$TMP/role.out" 2>&1
+check role-verb-removed into "$TMP/role.out" kubectl apply -f "$TMP/role-noevict.yaml"
 cannot_i() { [ "$(kubectl auth can-i "$@" --as="$SA" 2>/dev/null)" = no ]; }
 can_i() { [ "$(kubectl auth can-i "$@" --as="$SA" 2>/dev/null)" = yes ]; }
 check rbac-sees-removal wait_for 60 cannot_i create pods --subresource=eviction -n serve

@@ -114,7 +114,7 @@ webhooks:
   timeoutSeconds: 15
   admissionReviewVersions: [v1]
 EOF
-check webhook-configured kubectl apply -f "$TMP/webhook.yaml" >"$TMP/webhook.out" 2>&1 ||
+check webhook-configured into "$TMP/webhook.out" kubectl apply -f "$TMP/webhook.yaml" ||
     cat "$TMP/webhook.out" >&2
 
 N=1

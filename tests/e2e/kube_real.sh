@@ -60,7 +60,7 @@ keep = [d for d in docs if "\nkind: ServiceMonitor\n" not in "\n" + d + "\n"
         and "\nkind: PrometheusRule\n" not in "\n" + d + "\n"]
 print("\n---\n".join(keep))
 PY
-check apply-without-operator-kinds kubectl apply -f "$TMP/no-operator.yaml" >"$TMP/apply-noop.out" 2>&1 ||
+check apply-without-operator-kinds into "$TMP/apply-noop.out" kubectl apply -f "$TMP/no-operator.yaml" ||
     cat "$TMP/apply-noop.out" >&2
 
 PO_DIR=$(cd "$TMP" && GOTOOLCHAIN=local go mod download -json \
@@ -68,12 +68,12 @@ PO_DIR=$(cd "$TMP" && GOTOOLCHAIN=local go mod download -json \
     sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
 CRDS=$PO_DIR/example/prometheus-operator-crd
 echo "prometheus-operator CRDs: github.com/prometheus-operator/prometheus-operator@$PO_VERSION"
-check operator-crds-applied kubectl apply --server-side \
+check operator-crds-applied into "$TMP/crds.out" kubectl apply --server-side \
     -f "$CRDS/monitoring.coreos.com_servicemonitors.yaml" \
-    -f "$CRDS/monitoring.coreos.com_prometheusrules.yaml" >"$TMP/crds.out" 2>&1
+    -f "$CRDS/monitoring.coreos.com_prometheusrules.yaml"
 check operator-crds-established kubectl wait --for=condition=Established --timeout=30s \
     crd/servicemonitors.monitoring.coreos.com crd/prometheusrules.monitoring.coreos.com
-check apply-k-accepted kubectl apply -k "$TOP/deploy/kubernetes" >"$TMP/apply.out" 2>&1 ||
+check apply-k-accepted into "$TMP/apply.out" kubectl apply -k "$TOP/deploy/kubernetes" ||
     cat "$TMP/apply.out" >&2
 N=2; check servicemonitors-created is_n sh -c "kubectl get servicemonitors -n gpureclaim --no-headers | wc -l | tr -d ' '"
 N=1; check prometheusrule-created is_n sh -c "kubectl get prometheusrules -n gpureclaim --no-headers | wc -l | tr -d ' '"
@@ -143,7 +143,7 @@ for d in open(sys.argv[1]).read().split("\n---\n"):
         assert cut in d, "the shipped ClusterRole has no pods/eviction rule of its own"
         print(d.replace(cut, ""))
 PY
-check role-verb-removed kubectl apply -f "$TMP/role-noevict.yaml" >"$TMP/role.out" 2>&1
+check role-verb-removed into "$TMP/role.out" kubectl apply -f "$TMP/role-noevict.yaml"
 check rbac-sees-removal wait_for 60 cannot_i create pods --subresource=eviction -n serve
 check preflight-again-ran preflight "$TMP/pf2.log"
 check preflight-names-eviction grep -q \
