@@ -142,6 +142,10 @@ struct flags_def cmd_flags[CMD_NFLAGS] = {
                             "least reclaims of the most eager grid point (idle periods seen); "
                             "fewer: not enough data",
                             .min = 0, .max = 1000000, .group = CMD_G_RECOMMEND},
+    [F_RECOMMEND_ENGINE] = {"recommend.engine", FLAGS_BOOL, "false",
+                            "score every grid point with a simulation of its own instead of "
+                            "the fast pass (the reference it is compared with)",
+                            .group = CMD_G_RECOMMEND},
     [F_WORKLOAD] = {"workload", FLAGS_STRING, "",
                     "labels of the workload, e.g. 'namespace=\"ml\",pod=\"x\"'",
                     .group = CMD_G_EXPLAIN},
