@@ -195,6 +195,7 @@ struct bt_sim {
     /* Per rule and list (enum bt_list): the workload (index + 1) of each series by position,
        or BT_NO_WORKLOAD (btdue_memo). */
     struct btdue_memo (*memo)[BT_LISTS];
+    size_t open_notices; /* workloads with a notice standing (w->noticed set) */
 };
 
 struct bt_backend {
@@ -338,6 +339,7 @@ static enum act_result bt_notice(struct act_backend *b, const struct act_target 
     (void)errlen;
     struct bt_sim *s = ((struct bt_backend *)b)->sim;
     struct bt_workload *w = t->priv;
+    s->open_notices += isnan(w->noticed);
     w->noticed = s->now;
     s->res.rule[w->rule].notices++;
     bt_event_add(s, false, (size_t)(w - s->res.wl));
@@ -357,8 +359,10 @@ static enum act_result bt_withdraw(struct act_backend *b, const struct ledger_en
     /* A spare is rare: a scan for the ledger's key (labels_format) will do. */
     for (size_t i = 0; i < s->res.nwl; i++) {
         struct bt_workload *w = &s->res.wl[i];
-        if (w->rule == rule && strcmp(w->key, e->workload) == 0)
+        if (w->rule == rule && strcmp(w->key, e->workload) == 0 && !isnan(w->noticed)) {
             w->noticed = NAN;
+            s->open_notices--;
+        }
     }
     s->res.rule[rule].spared++;
     return ACT_OK;
@@ -387,6 +391,7 @@ static enum act_result bt_act(struct act_backend *b, const struct act_target *t,
     w->open = s->res.nrc++;
     w->stopped = true;
     s->nstopped[w->rule]++;
+    s->open_notices -= !isnan(w->noticed);
     w->noticed = NAN;
     w->reclaims++;
     s->res.rule[w->rule].reclaims++;
@@ -655,6 +660,11 @@ void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data, st
             s->last_ok[i] = t;
         }
     }
+}
+
+size_t bt_sim_open_notices(const struct bt_sim *s)
+{
+    return s->open_notices;
 }
 
 size_t bt_sim_workload(struct bt_sim *s, size_t rule, const struct labels *identity)

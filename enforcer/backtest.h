@@ -203,6 +203,8 @@ void bt_sim_observe_with(struct bt_sim *s, double t,
                          double (*back)(void *arg, size_t wl, double after, double upto),
                          bool (*allocated)(void *arg, size_t wl), void *arg);
 void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds);
+/* How many workloads have a notice standing (noticed, neither acted on nor spared yet). */
+size_t bt_sim_open_notices(const struct bt_sim *s);
 /* The index in the result of rule `rule`'s workload with these identity labels, SIZE_MAX
    when no decision of it was stepped yet. */
 size_t bt_sim_workload(struct bt_sim *s, size_t rule, const struct labels *identity);

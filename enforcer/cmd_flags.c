@@ -84,7 +84,8 @@ struct flags_def cmd_flags[CMD_NFLAGS] = {
                   .choices = "table,json,csv,yaml", .group = CMD_G_OUTPUT},
     [F_STATS] = {"stats", FLAGS_BOOL, "false",
                  "print requests made and timings to stderr (backtest: the workload-cycles "
-                 "judged and carried)",
+                 "judged and carried; recommend: the grid points the fast pass and the engine "
+                 "scored)",
                  .group = CMD_G_STATS},
     [F_FROM] = {"from", FLAGS_STRING, "",
                 "start of the range, RFC 3339, Unix seconds or a duration back from "

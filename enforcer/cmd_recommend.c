@@ -6,20 +6,23 @@
  * Every figure comes from the backtest's engine (backtest.h), not from a model of it: each
  * grid point of each group is a variant of the rule (the point's threshold, idle timer and
  * notice period, the scope narrowed to the group, everything else the rule's) with its own
- * simulation, and all variants are fed by one replay of the range (replay.h reads each
- * distinct selector once and folds each variant's proofs). The range chosen on ends at the
- * holdout's start; the same replay feeds a second simulation per variant over the held-out
- * part, which a backtest of that part alone would equal (a simulation starts fresh at its
- * first cycle; the data of a cycle is the data `plan --at` it reads, whatever came before).
- * Two more runs of the engine: R itself over the range chosen on ("current", which also names
- * the groups), and the rules file --output yaml writes, loaded back and backtested ("confirmed"):
- * the figures that file's backtest gives, so the couplings a variant alone does not see (the
- * --enforce.max-actions-per-hour cap shared by every rule, pressure's demand) show as a
- * difference there, never silently.
+ * simulation, all fed by one replay of the range. The fast pass (recfast.h) scores the grid
+ * of a group from one fold of each series and judges, per point, only the workloads whose
+ * record can have changed; the groups of a rule it does not model (recfast_unfit: pressure,
+ * overrides, an activity not read as raw samples) go through the engine alone, one rule per
+ * point in the replay, and so does a fast point whose figures recfast_exact doubts (a second
+ * read). The range chosen on ends at the holdout's start; the same replay feeds a second
+ * simulation per point over the held-out part, which a backtest of that part alone would
+ * equal (a simulation starts fresh at its first cycle; the data of a cycle is the data `plan
+ * --at` it reads, whatever came before). Two more runs of the engine: R itself over the range
+ * chosen on ("current", which also names the groups), and the rules file --output yaml
+ * writes, loaded back and backtested ("confirmed"): the figures that file's backtest gives,
+ * so the couplings a variant alone does not see (the --enforce.max-actions-per-hour cap
+ * shared by every rule, pressure's demand) show as a difference there, never silently.
  *
- * Not here (issue 32): the faster sweep (idle periods folded once per threshold), the HTML
- * page, and looking workloads up in the cluster (exemptions, owners): as `backtest`, what
- * the history cannot show is not simulated and the output says so.
+ * Not here (issue 32): the HTML page, and looking workloads up in the cluster (exemptions,
+ * owners): as `backtest`, what the history cannot show is not simulated and the output says
+ * so.
  */
 #include <ctype.h>
 #include <math.h>

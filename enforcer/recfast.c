@@ -497,7 +497,16 @@ static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
     struct decisions d = {0};
     decide(&red, 1, t, &d);
     f->st.judged += d.n;
-    bt_sim_cycle(p->sim, t, &d);
+    /*
+     * A cycle with no decision to step and no notice standing changes nothing in the engine
+     * but its bookkeeping by time (expiry of closed ledger entries, the hourly window), which
+     * its next cycle does first anyway: skipped (the engine's cost per cycle is a pass over
+     * its ledger, which grows with the reclaims).
+     */
+    if (d.n || bt_sim_open_notices(p->sim))
+        bt_sim_cycle(p->sim, t, &d);
+    else
+        f->st.idle_cycles++;
     res = bt_sim_result(p->sim);
 
     /* What each due slot's record now is: none until decide() gave one. */

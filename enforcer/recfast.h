@@ -87,8 +87,9 @@ const struct bt_result *recfast_result(const struct recfast *f, size_t v);
 bool recfast_exact(const struct recfast *f, size_t v);
 
 struct recfast_stats {
-    unsigned long judged;  /* workload-cycles judged by decide(), all points */
-    unsigned long carried; /* workload-cycles carried (an `active` record or none) */
+    unsigned long judged;      /* workload-cycles judged by decide(), all points */
+    unsigned long carried;     /* workload-cycles carried (an `active` record or none) */
+    unsigned long idle_cycles; /* point-cycles with nothing for the engine to step */
 };
 void recfast_stats(const struct recfast *f, struct recfast_stats *out);
 
