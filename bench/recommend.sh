@@ -5,9 +5,11 @@
 # over DAYS (default 7) of WORKLOADS (default 1000) workloads at 15 s samples (the replay
 # bench's history, bench/replay_history.py, and rule, bench/replay-rules.yaml: one
 # namespace, so one group), a cycle every INTERVAL s (default 60), at each hourly cap of
-# CAPS (default "0 10": none, and the default of --enforce.max-actions-per-hour). Prints wall
-# time and peak RSS of each, the ratio recommend / backtest, the sweep's own time (--stats:
-# the grid's figures; the command also backtests the rule itself over the range chosen on,
+# CAPS (default 0: none; "0 10" adds the default of --enforce.max-actions-per-hour, which
+# binds at every cycle on this history and costs the sweep some 25 backtests: measured at
+# 100 workloads x 1 day, docs/benchmarks.md). Prints wall time, CPU time (user + system: the
+# machine is shared) and peak RSS of each, the ratios, the sweep's own time (--stats: the
+# grid's figures; the command also backtests the rule itself over the range chosen on,
 # "current", and the rules file it writes, "confirmed") and how many grid points the fast
 # pass scored. ENGINE=1 also runs the sweep with --recommend.engine (a simulation per grid
 # point: about 40 backtests at the default grid) and compares its CSV with the fast pass's.
@@ -22,7 +24,7 @@ SUITE=recommend-bench
 W=${WORKLOADS:-1000}
 DAYS=${DAYS:-7}
 INTERVAL=${INTERVAL:-60}
-CAPS=${CAPS:-0 10}
+CAPS=${CAPS:-0}
 RSS_DAYS=${RSS_DAYS:-1}
 GRID=${GRID:---thresholds 1,2,5,10,20 --idle-timers 10m,15m,30m,1h,2h,4h,8h,24h --notice-periods 0s}
 END=1700000000
@@ -59,10 +61,12 @@ timed() {
     _n=$1
     shift
     _t0=$(now)
-    /usr/bin/time -f 'maxrss_kib=%M' -o "$TMP/$_n.time" "$@" >"$TMP/$_n.out" 2>"$TMP/$_n.err"
+    /usr/bin/time -f 'maxrss_kib=%M cpu=%U+%S' -o "$TMP/$_n.time" "$@" >"$TMP/$_n.out" \
+        2>"$TMP/$_n.err"
     _rc=$?
     eval "${_n}_wall=$(echo "$(now) - $_t0" | bc)"
-    eval "${_n}_rss=$(sed -n 's/^maxrss_kib=//p' "$TMP/$_n.time")"
+    eval "${_n}_rss=$(sed -n 's/^maxrss_kib=\([0-9]*\).*/\1/p' "$TMP/$_n.time")"
+    eval "${_n}_cpu=$(echo "$(sed -n 's/.* cpu=//p' "$TMP/$_n.time")" | bc)"
     [ $_rc -eq 0 ] || echo "$_n: exit $_rc: $(tail -3 "$TMP/$_n.err")"
 }
 
@@ -77,13 +81,14 @@ for cap in $CAPS; do
         --stats --output csv
     sweep=$(sed -n 's/.* sweep \([0-9.]*\) s$/\1/p' "$TMP/rec.err")
     stats=$(grep '^recommend: .* grid points:' "$TMP/rec.err" | sed 's/; sweep.*//')
-    echo "hourly cap $cap: backtest wall ${bt_wall} s, peak RSS ${bt_rss} KiB"
-    echo "hourly cap $cap: recommend wall ${rec_wall} s (sweep ${sweep} s), peak RSS ${rec_rss} KiB ($stats)"
+    echo "hourly cap $cap: backtest wall ${bt_wall} s, cpu ${bt_cpu} s, peak RSS ${bt_rss} KiB"
+    echo "hourly cap $cap: recommend wall ${rec_wall} s (sweep ${sweep} s), cpu ${rec_cpu} s, peak RSS ${rec_rss} KiB ($stats)"
     ratio=$(echo "scale=2; $rec_wall / $bt_wall" | bc)
     sratio=$(echo "scale=2; $sweep / $bt_wall" | bc)
-    echo "hourly cap $cap: recommend / backtest: ${ratio} (the sweep alone: ${sratio})"
+    cratio=$(echo "scale=2; $rec_cpu / $bt_cpu" | bc)
+    echo "hourly cap $cap: recommend / backtest: wall ${ratio} (the sweep alone: ${sratio}), cpu ${cratio}"
     rows="$rows
-| hourly cap $cap | $bt_wall s, $bt_rss KiB | $rec_wall s, $rec_rss KiB | $sweep s | $ratio | $sratio |"
+| hourly cap $cap | $bt_wall s (cpu $bt_cpu s), $bt_rss KiB | $rec_wall s (cpu $rec_cpu s), $rec_rss KiB | $sweep s | $ratio (cpu $cratio) | $sratio |"
     if [ "${ENGINE:-0}" = 1 ]; then
         cp "$TMP/rec.out" "$TMP/fast.csv"
         # shellcheck disable=SC2086
