@@ -3,9 +3,9 @@
 # (tests/e2e/data/backtest/gen_types.py, here five days so that the range chosen on holds
 # the three days of data the recommendation wants), on Prometheus and on VictoriaMetrics:
 # the choice per namespace, the properties of the sweep (freed GPU-hours and reclaims never
-# grow with the idle timer; the fast pass's CSV is the per-point engine's, byte for byte), the round trip of the YAML output through `check` and
-# `backtest` (the same figures), the held-out part, "not enough data", the README's output,
-# and the refused flags and bad input.
+# grow with the idle timer; the fast pass's CSV is the per-point engine's, byte for byte),
+# the round trip of the YAML output through `check` and `backtest` (the same figures), the
+# held-out part, "not enough data", the README's output, and the refused flags and bad input.
 . "$(dirname "$0")/../lib.sh"
 
 DATA=$TOP/tests/e2e/data/backtest
