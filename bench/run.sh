@@ -53,7 +53,7 @@ printf 'node_exporter 1.5 --collector.drm: median %s ms, p99 %s ms, %s bytes, RS
     "$n_med" "$n_p99" "$n_bytes" "$n_rss" "$N_SCRAPES" "$n_cards"
 python3 -c "import sys; g,n,gr,nr=map(float,sys.argv[1:]); print('ratio node_exporter / gpureclaim-exporter: median %.1fx, RSS %.1fx' % (n/g, nr/gr))" \
     "$g_med" "$n_med" "$g_rss" "$n_rss"
-for extra in ownership enforcer rules replay incremental; do
+for extra in ownership enforcer rules replay incremental recommend; do
     if [ -f "$TOP/bench/$extra.sh" ]; then
         echo
         sh "$TOP/bench/$extra.sh"

@@ -133,6 +133,11 @@ struct bt_replay {
     struct replay *r;
 };
 
+static bool replay_src_carried(struct bt_source *s, size_t rule)
+{
+    return replay_carried(((struct bt_replay *)s)->r, rule);
+}
+
 static int replay_src_next(struct bt_source *s, double *t, struct rule_data *data)
 {
     struct bt_replay *p = (struct bt_replay *)s;
@@ -161,13 +166,21 @@ struct bt_source *bt_source_replay(struct promq *q, const struct ruleset *rs, do
                                    double to, double interval, bool window_stats, char *err,
                                    size_t errlen)
 {
+    return bt_source_replay_fold(q, rs, from, to, interval, window_stats, NULL, err, errlen);
+}
+
+struct bt_source *bt_source_replay_fold(struct promq *q, const struct ruleset *rs, double from,
+                                        double to, double interval, bool window_stats,
+                                        const struct replay_fold *fold, char *err, size_t errlen)
+{
     struct replay_cfg rc = {.q = q,
                             .rs = rs,
                             .from = from,
                             .to = to,
                             .interval = interval,
                             .carry = true,
-                            .window_stats = window_stats};
+                            .window_stats = window_stats,
+                            .fold = fold};
     struct replay *r = replay_open(&rc, err, errlen);
     if (!r)
         return NULL;
@@ -175,6 +188,7 @@ struct bt_source *bt_source_replay(struct promq *q, const struct ruleset *rs, do
     p->base.next = replay_src_next;
     p->base.free = replay_src_free;
     p->base.points = replay_src_points;
+    p->base.carried = replay_src_carried;
     p->base.total = bt_cycles(from, to, interval);
     p->r = r;
     return &p->base;
@@ -216,6 +230,7 @@ struct bt_sim {
     /* Per rule and list (enum bt_list): the workload (index + 1) of each series by position,
        or BT_NO_WORKLOAD (btdue_memo). */
     struct btdue_memo (*memo)[BT_LISTS];
+    size_t open_notices; /* workloads with a notice standing (w->noticed set) */
 };
 
 struct bt_backend {
@@ -366,6 +381,7 @@ static enum act_result bt_notice(struct act_backend *b, const struct act_target 
     (void)errlen;
     struct bt_sim *s = ((struct bt_backend *)b)->sim;
     struct bt_workload *w = t->priv;
+    s->open_notices += isnan(w->noticed);
     w->noticed = s->now;
     s->res.rule[w->rule].notices++;
     bt_event_add(s, false, (size_t)(w - s->res.wl));
@@ -385,8 +401,10 @@ static enum act_result bt_withdraw(struct act_backend *b, const struct ledger_en
     /* A spare is rare: a scan for the ledger's key (labels_format) will do. */
     for (size_t i = 0; i < s->res.nwl; i++) {
         struct bt_workload *w = &s->res.wl[i];
-        if (w->rule == rule && strcmp(w->key, e->workload) == 0)
+        if (w->rule == rule && strcmp(w->key, e->workload) == 0 && !isnan(w->noticed)) {
             w->noticed = NAN;
+            s->open_notices--;
+        }
     }
     s->res.rule[rule].spared++;
     return ACT_OK;
@@ -415,6 +433,7 @@ static enum act_result bt_act(struct act_backend *b, const struct act_target *t,
     w->open = s->res.nrc++;
     w->stopped = true;
     s->nstopped[w->rule]++;
+    s->open_notices -= !isnan(w->noticed);
     w->noticed = NAN;
     w->reclaims++;
     s->res.rule[w->rule].reclaims++;
@@ -573,6 +592,8 @@ static bool bt_stopped_series(void *arg, const struct labels *l)
     return bt_series_stopped_at(a->s, a->ri, BT_POINTS, a->k++, l) != NULL;
 }
 
+static void bt_close_observed(struct bt_sim *s, size_t ri, double upto);
+
 /*
  * The first time in (after, upto] that an activity series of a stopped workload of rule `ri`
  * reaches its threshold: its return, which closes its reclaim; and the stopped workloads whose
@@ -613,6 +634,13 @@ static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data 
         if (w && se->n && se->p[se->n - 1].v > 0)
             w->alloc_seen = upto;
     }
+    bt_close_observed(s, ri, upto);
+}
+
+/* Close the reclaims of rule ri's stopped workloads that the observation up to `upto` ended:
+   a return (w->back), or an allocation no longer shown (w->alloc_seen not upto). */
+static void bt_close_observed(struct bt_sim *s, size_t ri, double upto)
+{
     for (size_t i = 0; i < s->res.nwl; i++) {
         struct bt_workload *w = &s->res.wl[i];
         if (w->rule != ri || !w->stopped)
@@ -674,6 +702,42 @@ void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data, st
             bt_observe_rule(s, i, rd, s->last_ok[i], t, src);
             s->last_ok[i] = t;
         }
+    }
+}
+
+size_t bt_sim_open_notices(const struct bt_sim *s)
+{
+    return s->open_notices;
+}
+
+size_t bt_sim_workload(struct bt_sim *s, size_t rule, const struct labels *identity)
+{
+    if (!bt_raw_key(s, rule, identity))
+        return SIZE_MAX;
+    const void *v = strset_get(&s->index, s->kbuf.buf, s->kbuf.len);
+    return v ? (size_t)(uintptr_t)v - 1 : SIZE_MAX;
+}
+
+void bt_sim_observe_with(struct bt_sim *s, double t,
+                         double (*back)(void *arg, size_t wl, double after, double upto),
+                         bool (*allocated)(void *arg, size_t wl), void *arg)
+{
+    for (size_t ri = 0; ri < s->rs->n; ri++) {
+        s->err_run[ri] = 0;
+        if (bt_any_stopped(s, ri)) {
+            for (size_t i = 0; i < s->res.nwl; i++) {
+                struct bt_workload *w = &s->res.wl[i];
+                if (w->rule != ri || !w->stopped)
+                    continue;
+                double b = back(arg, i, s->last_ok[ri], t);
+                if (!isnan(b) && !(w->back <= b))
+                    w->back = b;
+                if (allocated(arg, i))
+                    w->alloc_seen = t;
+            }
+            bt_close_observed(s, ri, t);
+        }
+        s->last_ok[ri] = t;
     }
 }
 

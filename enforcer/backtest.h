@@ -49,6 +49,8 @@ struct bt_source {
      */
     bool (*points)(struct bt_source *s, size_t rule, double after, bool first_only,
                    bool (*want)(void *arg, const struct labels *l), void *arg, struct matrix *out);
+    /* Whether rule i's data carry proofs whenever it was read (replay_carried); NULL: never. */
+    bool (*carried)(struct bt_source *s, size_t rule);
 };
 
 /* fetch_rules at every cycle time: exactly `plan --at T` (slow: one evaluation per cycle). */
@@ -64,6 +66,12 @@ struct bt_source *bt_source_per_cycle(struct promq *q, const struct ruleset *rs,
 struct bt_source *bt_source_replay(struct promq *q, const struct ruleset *rs, double from,
                                    double to, double interval, bool window_stats, char *err,
                                    size_t errlen);
+
+/* bt_source_replay with replay_cfg.fold (NULL: each rule's own fold). */
+struct replay_fold;
+struct bt_source *bt_source_replay_fold(struct promq *q, const struct ruleset *rs, double from,
+                                        double to, double interval, bool window_stats,
+                                        const struct replay_fold *fold, char *err, size_t errlen);
 
 /* Number of cycle times from `from` to `to` inclusive, `interval` apart. */
 size_t bt_cycles(double from, double to, double interval);
@@ -195,7 +203,22 @@ struct bt_sim *bt_sim_new(struct ruleset *rs, const struct bt_cfg *cfg, char *er
 void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data,
                     struct bt_source *src);
 bool bt_sim_hide(struct bt_sim *s, struct rule_data *data);
+/*
+ * bt_sim_observe for a driver that finds returns and allocations itself (recommend's fast
+ * pass, enforcer/recfast.h), every rule read: for each workload away (index wl in the
+ * result), back() gives the earliest time in (after, upto] an activity series of it reached
+ * its threshold (NaN: none) and allocated() whether an allocation series of it shows devices
+ * at upto; the reclaims then close as bt_sim_observe closes them.
+ */
+void bt_sim_observe_with(struct bt_sim *s, double t,
+                         double (*back)(void *arg, size_t wl, double after, double upto),
+                         bool (*allocated)(void *arg, size_t wl), void *arg);
 void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds);
+/* How many workloads have a notice standing (noticed, neither acted on nor spared yet). */
+size_t bt_sim_open_notices(const struct bt_sim *s);
+/* The index in the result of rule `rule`'s workload with these identity labels, SIZE_MAX
+   when no decision of it was stepped yet. */
+size_t bt_sim_workload(struct bt_sim *s, size_t rule, const struct labels *identity);
 /* Close what is still open at cfg->to and compute the summaries. */
 const struct bt_result *bt_sim_finish(struct bt_sim *s);
 void bt_sim_free(struct bt_sim *s);

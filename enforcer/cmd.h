@@ -88,6 +88,7 @@ enum {
     F_HOLDOUT,
     F_MIN_HISTORY,
     F_MIN_IDLE_PERIODS,
+    F_RECOMMEND_ENGINE,
     F_WORKLOAD,
     F_RULE,
     F_INTERVAL,

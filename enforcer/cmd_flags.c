@@ -85,7 +85,8 @@ struct flags_def cmd_flags[CMD_NFLAGS] = {
                   .choices = "table,json,csv,yaml,html", .group = CMD_G_OUTPUT},
     [F_STATS] = {"stats", FLAGS_BOOL, "false",
                  "print requests made and timings to stderr (backtest: the workload-cycles "
-                 "judged and carried)",
+                 "judged and carried; recommend: the grid points the fast pass and the engine "
+                 "scored)",
                  .group = CMD_G_STATS},
     [F_FROM] = {"from", FLAGS_STRING, "",
                 "start of the range, RFC 3339, Unix seconds or a duration back from "
@@ -143,6 +144,10 @@ struct flags_def cmd_flags[CMD_NFLAGS] = {
                             "least reclaims of the most eager grid point (idle periods seen); "
                             "fewer: not enough data",
                             .min = 0, .max = 1000000, .group = CMD_G_RECOMMEND},
+    [F_RECOMMEND_ENGINE] = {"recommend.engine", FLAGS_BOOL, "false",
+                            "score every grid point with a simulation of its own instead of "
+                            "the fast pass (the reference it is compared with)",
+                            .group = CMD_G_RECOMMEND},
     [F_WORKLOAD] = {"workload", FLAGS_STRING, "",
                     "labels of the workload, e.g. 'namespace=\"ml\",pod=\"x\"'",
                     .group = CMD_G_EXPLAIN},

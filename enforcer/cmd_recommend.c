@@ -6,16 +6,19 @@
  * Every figure comes from the backtest's engine (backtest.h), not from a model of it: each
  * grid point of each group is a variant of the rule (the point's threshold, idle timer and
  * notice period, the scope narrowed to the group, everything else the rule's) with its own
- * simulation, and all variants are fed by one replay of the range (replay.h reads each
- * distinct selector once and folds each variant's proofs). The range chosen on ends at the
- * holdout's start; the same replay feeds a second simulation per variant over the held-out
- * part, which a backtest of that part alone would equal (a simulation starts fresh at its
- * first cycle; the data of a cycle is the data `plan --at` it reads, whatever came before).
- * Two more runs of the engine: R itself over the range chosen on ("current", which also names
- * the groups), and the rules file --output yaml writes, loaded back and backtested ("confirmed"):
- * the figures that file's backtest gives, so the couplings a variant alone does not see (the
- * --enforce.max-actions-per-hour cap shared by every rule, pressure's demand) show as a
- * difference there, never silently.
+ * simulation, all fed by one replay of the range. The fast pass (recfast.h) scores the grid
+ * of a group from one fold of each series and judges, per point, only the workloads whose
+ * record can have changed; the groups of a rule it does not model (recfast_unfit: pressure,
+ * overrides, an activity not read as raw samples) go through the engine alone, one rule per
+ * point in the replay, and so does a fast point whose figures recfast_exact doubts (a second
+ * read). The range chosen on ends at the holdout's start; the same replay feeds a second
+ * simulation per point over the held-out part, which a backtest of that part alone would
+ * equal (a simulation starts fresh at its first cycle; the data of a cycle is the data `plan
+ * --at` it reads, whatever came before). Two more runs of the engine: R itself over the range
+ * chosen on ("current", which also names the groups), and the rules file --output yaml
+ * writes, loaded back and backtested ("confirmed"): the figures that file's backtest gives,
+ * so the couplings a variant alone does not see (the --enforce.max-actions-per-hour cap
+ * shared by every rule, pressure's demand) show as a difference there, never silently.
  *
  * What the history cannot show (exemptions, owner kinds, keep-until, protected objects) is
  * looked up as `backtest` does it, with the --kube.* and --runtime.* flags (cmd_lookup_new,
@@ -23,7 +26,8 @@
  * never act on is left out of every grid point's counts and named in the output; without
  * that access the output says what was not checked.
  *
- * Not here (issue 32): the faster sweep (idle periods folded once per threshold).
+ * The sweep is recfast.h's (one fold per series for the whole grid, each point's decisions
+ * through its own engine); what it cannot make exact goes through the engine per point.
  */
 #include <ctype.h>
 #include <math.h>
@@ -37,6 +41,7 @@
 #include "fetch.h"
 #include "log.h"
 #include "rechtml.h"
+#include "recfast.h"
 #include "recommend.h"
 #include "rfc3339.h"
 #include "util.h"
@@ -58,6 +63,9 @@ struct rec_group {
     size_t eager;
     struct rec_point conf; /* the YAML rule's backtest */
     bool has_conf;
+    struct rule *vs;         /* its grid's variants, in the order of pts */
+    struct replay_fold fold; /* the fast pass's fold of them */
+    const char *why;         /* why the engine scores its points; NULL: the fast pass */
 };
 
 struct rec_run {
@@ -72,6 +80,10 @@ struct rec_run {
     bool *orig_dry;
     struct bt_cfg cfg;
     double data_start;
+    bool no_fast;                  /* --recommend.engine: every point through the engine */
+    size_t nfast, nengine, nredo;  /* grid points scored by the fast pass, by the engine, and
+                                      of these the fast ones the engine scored again */
+    unsigned long judged, carried; /* the fast pass's workload-cycles */
 };
 
 /* ---- the engine's figures ----------------------------------------------------------------- */
@@ -219,21 +231,223 @@ static void rec_groups(struct rec_run *run, const struct bt_result *cur)
     }
 }
 
+/* A grid point of a group that goes through the engine: its own rule in the replay. */
+struct rec_eng {
+    size_t g, k;
+};
+
+/* Score point k of group g from a fit and (may be NULL) a held-out simulation's result. */
+static void rec_set(struct rec_group *g, size_t k, const struct bt_result *fit,
+                    const struct bt_result *hold)
+{
+    struct rec_point *p = &g->pts[k], *h = &g->hold[k];
+    double th = p->threshold, it = p->idle_timer, no = p->notice;
+    rec_score(fit, 0, NULL, p);
+    p->threshold = th, p->idle_timer = it, p->notice = no;
+    if (hold) {
+        rec_score(hold, 0, NULL, h);
+        h->threshold = th, h->idle_timer = it, h->notice = no;
+    }
+}
+
+/* The first failure of a result's only rule, or NULL. */
+static const char *rec_hole(const struct bt_result *r)
+{
+    return r && r->rule[0].nfail ? r->rule[0].fail[0].msg : NULL;
+}
+
 /*
- * The sweep: every variant of every group simulated over the range chosen on and over the
- * held-out part, from one replay. 0, -2 when a variant could not read part of the range, or
- * -1, with a message.
+ * One read of the range for the groups in fast[0 .. nfast) (their fast pass, recfast.h: one
+ * probe rule each in the replay, folded for the whole grid) and the points in eng[0 .. neng)
+ * (the engine: each its own rule and simulation). Scores every point of the fast groups
+ * whose figures are exact and each engine point; the fast points that are not are added to
+ * *redo. 0, -2 when part of the range could not be read, or -1, with a message.
+ */
+static int rec_pass(struct rec_run *run, struct promq *q, const size_t *fast, size_t nfast,
+                    const struct rec_eng *eng, size_t neng, struct rec_eng **redo, size_t *nredo,
+                    char *err, size_t errlen)
+{
+    size_t nr = nfast + neng;
+    struct ruleset vs = {.file = run->rs->file, .kinds = run->rs->kinds};
+    vs.rules = xcalloc(nr ? nr : 1, sizeof(*vs.rules));
+    struct replay_fold *fold = xcalloc(nr ? nr : 1, sizeof(*fold));
+    for (size_t i = 0; i < nfast; i++) {
+        struct rec_group *g = &run->g[fast[i]];
+        vs.rules[i] = g->vs[recfast_probe(g->vs, run->npts)];
+        vs.rules[i].name = xasprintf("%s-probe", run->rs->rules[g->rule].name);
+        fold[i] = g->fold;
+    }
+    for (size_t i = 0; i < neng; i++) {
+        struct rec_group *g = &run->g[eng[i].g];
+        vs.rules[nfast + i] = g->vs[eng[i].k];
+        vs.rules[nfast + i].name = xstrdup(g->vs[eng[i].k].name);
+    }
+    vs.n = nr;
+    struct ruleset *one = xcalloc(neng ? neng : 1, sizeof(*one));
+    struct bt_sim **fit = xcalloc(neng ? neng : 1, sizeof(*fit));
+    struct bt_sim **hold = xcalloc(neng ? neng : 1, sizeof(*hold));
+    struct recfast **ffit = xcalloc(nfast ? nfast : 1, sizeof(*ffit));
+    struct recfast **fhold = xcalloc(nfast ? nfast : 1, sizeof(*fhold));
+    struct bt_cfg cf = run->cfg, ch = run->cfg;
+    cf.by = ch.by = NULL;
+    cf.to = run->split;
+    ch.from = run->hold_from;
+    int rc = 0;
+    for (size_t i = 0; i < neng && rc == 0; i++) {
+        one[i] = (struct ruleset){
+            .file = vs.file, .rules = &vs.rules[nfast + i], .n = 1, .kinds = vs.kinds};
+        if (!(fit[i] = bt_sim_new(&one[i], &cf, err, errlen)))
+            rc = -1;
+    }
+    for (size_t i = 0; i < nfast && rc == 0; i++) {
+        struct rec_group *g = &run->g[fast[i]];
+        if (!(ffit[i] = recfast_new(g->vs, run->npts, &cf, &g->fold, err, errlen)) ||
+            (run->holdout > 0 &&
+             !(fhold[i] = recfast_new(g->vs, run->npts, &ch, &g->fold, err, errlen))))
+            rc = -1;
+    }
+    struct bt_source *src = rc ? NULL
+                               : bt_source_replay_fold(q, &vs, run->from, run->to, run->interval,
+                                                       false, fold, err, errlen);
+    if (!src)
+        rc = -1;
+    /* A rule the replay does not carry as proofs (an expression, the PromQL plan): its
+       groups go to the engine, and the pass starts again (nothing was read yet). */
+    for (size_t i = 0; i < nfast && rc == 0; i++)
+        if (!src->carried || !src->carried(src, i)) {
+            run->g[fast[i]].why =
+                "its activity is not read as raw samples (an expression, or the PromQL plan)";
+            rc = -3;
+        }
+    struct rule_data *data = xcalloc(nr ? nr : 1, sizeof(*data));
+    struct rec_src rs = {.base = {.points = rec_src_points}, .inner = src};
+    double t;
+    double last = mono_now();
+    while (rc == 0 && src->next(src, &t, data) == 1) {
+        bool in_fit = t <= run->split + 1e-6;
+        for (size_t i = 0; i < nfast && rc == 0; i++) {
+            if (data[i].error || data[i].pending_error || !data[i].has_proofs) {
+                err_printf(err, errlen,
+                           "the sweep could not read part of the range: %s; no "
+                           "recommendation from a history with holes",
+                           data[i].errmsg[0] ? data[i].errmsg : "no proofs");
+                rc = -2;
+                break;
+            }
+            if (in_fit)
+                recfast_cycle(ffit[i], t, &data[i], src, i);
+            else if (run->holdout > 0)
+                recfast_cycle(fhold[i], t, &data[i], src, i);
+        }
+        for (size_t i = 0; i < neng && rc == 0; i++) {
+            if (in_fit) {
+                rec_step(fit[i], &rs, nfast + i, t, &data[nfast + i]);
+            } else if (run->holdout > 0) {
+                if (!hold[i] && !(hold[i] = bt_sim_new(&one[i], &ch, err, errlen))) {
+                    rc = -1;
+                    break;
+                }
+                rec_step(hold[i], &rs, nfast + i, t, &data[nfast + i]);
+            }
+        }
+        fetch_free(data, nr);
+        if (mono_now() - last >= 5) {
+            last = mono_now();
+            fprintf(stderr, "recommend: %zu/%zu cycles, %zu fast groups, %zu engine points\n",
+                    src->done, src->total, nfast, neng);
+        }
+    }
+    for (size_t i = 0; rc == 0 && i < neng; i++) {
+        bt_sim_finish(fit[i]);
+        if (hold[i])
+            bt_sim_finish(hold[i]);
+    }
+    for (size_t i = 0; rc == 0 && i < nfast; i++) {
+        recfast_finish(ffit[i]);
+        if (fhold[i])
+            recfast_finish(fhold[i]);
+    }
+    /* A part of the range a variant could not read: no recommendation from a history with
+       holes (its cycles would count as kept, which no figure here may rest on). */
+    for (size_t i = 0; rc == 0 && i < neng; i++) {
+        const char *h = rec_hole(bt_sim_result(fit[i]));
+        if (!h && hold[i])
+            h = rec_hole(bt_sim_result(hold[i]));
+        if (h) {
+            err_printf(err, errlen,
+                       "the sweep could not read part of the range: %s; no recommendation "
+                       "from a history with holes",
+                       h);
+            rc = -2;
+        }
+    }
+    for (size_t i = 0; rc == 0 && i < neng; i++)
+        rec_set(&run->g[eng[i].g], eng[i].k, bt_sim_result(fit[i]),
+                hold[i] ? bt_sim_result(hold[i]) : NULL);
+    for (size_t i = 0; rc == 0 && i < nfast; i++) {
+        struct rec_group *g = &run->g[fast[i]];
+        struct recfast_stats st;
+        recfast_stats(ffit[i], &st);
+        run->judged += st.judged;
+        run->carried += st.carried;
+        if (fhold[i]) {
+            recfast_stats(fhold[i], &st);
+            run->judged += st.judged;
+            run->carried += st.carried;
+        }
+        for (size_t k = 0; k < run->npts; k++) {
+            if (!recfast_exact(ffit[i], k) || (fhold[i] && !recfast_exact(fhold[i], k))) {
+                *redo = xgrow(*redo, *nredo, sizeof(**redo));
+                (*redo)[(*nredo)++] = (struct rec_eng){fast[i], k};
+                continue;
+            }
+            rec_set(g, k, recfast_result(ffit[i], k),
+                    fhold[i] ? recfast_result(fhold[i], k) : NULL);
+            run->nfast++;
+        }
+    }
+    run->nengine += rc == 0 ? neng : 0;
+    if (src)
+        src->free(src);
+    for (size_t i = 0; i < neng; i++) {
+        bt_sim_free(fit[i]);
+        bt_sim_free(hold[i]);
+    }
+    for (size_t i = 0; i < nfast; i++) {
+        recfast_free(ffit[i]);
+        recfast_free(fhold[i]);
+    }
+    for (size_t i = 0; i < nr; i++)
+        free(vs.rules[i].name);
+    free(data);
+    free(fit);
+    free(hold);
+    free(ffit);
+    free(fhold);
+    free(one);
+    free(fold);
+    free(vs.rules);
+    return rc;
+}
+
+/*
+ * The sweep: every grid point of every group scored over the range chosen on and over the
+ * held-out part, from one read of the range: the fast pass for the groups whose rule it
+ * models, the engine for each point of the others (each said on stderr, with why). A fast
+ * point whose figures may not be exact (recfast_exact) goes through the engine after, in a
+ * second read of the points that need it. 0, -2 when part of the range could not be read,
+ * or -1, with a message.
  */
 static int rec_sweep(struct rec_run *run, struct promq *q, char *err, size_t errlen)
 {
-    size_t nv = run->ng * run->npts;
-    struct ruleset vs = {.file = run->rs->file, .kinds = run->rs->kinds};
-    vs.rules = xcalloc(nv ? nv : 1, sizeof(*vs.rules));
+    size_t *fast = xcalloc(run->ng ? run->ng : 1, sizeof(*fast)), nfast = 0;
+    struct rec_eng *eng = NULL, *redo = NULL;
+    size_t neng = 0, nredo = 0;
     for (size_t i = 0; i < run->ng; i++) {
         struct rec_group *g = &run->g[i];
-        g->first = vs.n;
         g->pts = xcalloc(run->npts, sizeof(*g->pts));
         g->hold = xcalloc(run->npts, sizeof(*g->hold));
+        g->vs = xcalloc(run->npts ? run->npts : 1, sizeof(*g->vs));
         size_t k = 0;
         for (size_t a = 0; a < run->nth; a++)
             for (size_t b = 0; b < run->nit; b++)
@@ -241,94 +455,48 @@ static int rec_sweep(struct rec_run *run, struct promq *q, char *err, size_t err
                     g->pts[k] = (struct rec_point){
                         .threshold = run->th[a], .idle_timer = run->it[b], .notice = run->no[c]};
                     g->hold[k] = g->pts[k];
-                    vs.rules[vs.n] = rec_variant(run, g, &g->pts[k], vs.n);
-                    vs.n++;
+                    g->vs[k] = rec_variant(run, g, &g->pts[k], i * run->npts + k);
                 }
+        const struct rule *r = &run->rs->rules[g->rule];
+        g->why = run->no_fast ? "--recommend.engine" : recfast_unfit(r, run->nth, run->nit);
+        if (!g->why && recfast_fold(g->vs, run->npts, &g->fold) < 0)
+            g->why = "its grid's windows cannot share one fold";
     }
-    /* One simulation per variant and part, each with a ruleset of its one rule. */
-    struct ruleset *one = xcalloc(nv ? nv : 1, sizeof(*one));
-    struct bt_sim **fit = xcalloc(nv ? nv : 1, sizeof(*fit));
-    struct bt_sim **hold = xcalloc(nv ? nv : 1, sizeof(*hold));
-    struct bt_cfg cf = run->cfg, ch = run->cfg;
-    cf.by = ch.by = NULL;
-    cf.to = run->split;
-    ch.from = run->hold_from;
-    int rc = 0;
-    for (size_t v = 0; v < nv && rc == 0; v++) {
-        one[v] =
-            (struct ruleset){.file = vs.file, .rules = &vs.rules[v], .n = 1, .kinds = vs.kinds};
-        if (!(fit[v] = bt_sim_new(&one[v], &cf, err, errlen)))
-            rc = -1;
-    }
-    struct bt_source *src =
-        rc ? NULL : bt_source_replay(q, &vs, run->from, run->to, run->interval, false, err, errlen);
-    if (!src)
-        rc = -1;
-    struct rule_data *data = xcalloc(nv ? nv : 1, sizeof(*data));
-    struct rec_src rs = {.base = {.points = rec_src_points}, .inner = src};
-    double t;
-    double last = mono_now();
-    while (rc == 0 && src->next(src, &t, data) == 1) {
-        for (size_t v = 0; v < nv; v++) {
-            if (t <= run->split + 1e-6) {
-                rec_step(fit[v], &rs, v, t, &data[v]);
-            } else if (run->holdout > 0) {
-                if (!hold[v] && !(hold[v] = bt_sim_new(&one[v], &ch, err, errlen))) {
-                    rc = -1;
-                    break;
-                }
-                rec_step(hold[v], &rs, v, t, &data[v]);
+    int rc;
+    do {
+        nfast = neng = 0;
+        for (size_t i = 0; i < run->ng; i++) {
+            struct rec_group *g = &run->g[i];
+            if (!g->why) {
+                fast[nfast++] = i;
+                continue;
+            }
+            for (size_t k = 0; k < run->npts; k++) {
+                eng = xgrow(eng, neng, sizeof(*eng));
+                eng[neng++] = (struct rec_eng){i, k};
             }
         }
-        fetch_free(data, nv);
-        if (mono_now() - last >= 5) {
-            last = mono_now();
-            fprintf(stderr, "recommend: %zu/%zu cycles, %zu variants\n", src->done, src->total, nv);
-        }
+        rc = rec_pass(run, q, fast, nfast, eng, neng, &redo, &nredo, err, errlen);
+    } while (rc == -3);
+    for (size_t i = 0; i < run->ng; i++)
+        if (run->g[i].why)
+            fprintf(stderr,
+                    "recommend: rule '%s', %s '%s': every grid point through the engine: %s\n",
+                    run->rs->rules[run->g[i].rule].name, run->by, run->g[i].value, run->g[i].why);
+    if (rc == 0 && nredo) {
+        fprintf(stderr,
+                "recommend: %zu grid points through the engine again: the fast pass's fold "
+                "kept too few silences to tell whether a window is too young\n",
+                nredo);
+        struct rec_eng *none = NULL;
+        size_t nnone = 0;
+        rc = rec_pass(run, q, NULL, 0, redo, nredo, &none, &nnone, err, errlen);
+        run->nredo = nredo;
+        free(none);
     }
-    /* A part of the range a variant could not read: no recommendation from a history with
-       holes (its cycles would count as kept, which no figure here may rest on). */
-    for (size_t v = 0; rc == 0 && v < nv; v++) {
-        bt_sim_finish(fit[v]);
-        if (hold[v])
-            bt_sim_finish(hold[v]);
-    }
-    for (size_t v = 0; rc == 0 && v < nv; v++) {
-        const struct bt_sim *x[2] = {fit[v], hold[v]};
-        for (int j = 0; j < 2 && rc == 0; j++)
-            if (x[j] && bt_sim_result(x[j])->rule[0].nfail) {
-                err_printf(err, errlen,
-                           "the sweep could not read part of the range: %s; no "
-                           "recommendation from a history with holes",
-                           bt_sim_result(x[j])->rule[0].fail[0].msg);
-                rc = -2;
-            }
-    }
-    for (size_t i = 0; rc == 0 && i < run->ng; i++) {
-        struct rec_group *g = &run->g[i];
-        for (size_t k = 0; k < run->npts; k++) {
-            struct rec_point *p = &g->pts[k], *h = &g->hold[k];
-            double th = p->threshold, it = p->idle_timer, no = p->notice;
-            rec_score(bt_sim_result(fit[g->first + k]), 0, NULL, p);
-            p->threshold = th, p->idle_timer = it, p->notice = no;
-            if (hold[g->first + k]) {
-                rec_score(bt_sim_result(hold[g->first + k]), 0, NULL, h);
-                h->threshold = th, h->idle_timer = it, h->notice = no;
-            }
-        }
-    }
-    if (src)
-        src->free(src);
-    for (size_t v = 0; v < nv; v++) {
-        bt_sim_free(fit[v]);
-        bt_sim_free(hold[v]);
-        free(vs.rules[v].name);
-    }
-    free(data);
-    free(fit);
-    free(hold);
-    free(one);
-    free(vs.rules);
+    free(fast);
+    free(eng);
+    free(redo);
     return rc;
 }
 
@@ -1046,6 +1214,9 @@ static void rec_free(struct rec_run *run)
         free(run->g[i].hold);
         free(run->g[i].ns);
         free(run->g[i].scope);
+        for (size_t k = 0; run->g[i].vs && k < run->npts; k++)
+            free(run->g[i].vs[k].name);
+        free(run->g[i].vs);
     }
     free(run->g);
     free(run->th);
@@ -1183,7 +1354,17 @@ int cmd_recommend(char *const *args, size_t nargs)
     rec_groups(&run, cr);
     for (size_t i = 0; i < run.ng; i++)
         run.g[i].name = rec_name(rs.rules[run.g[i].rule].name, run.g[i].value, i);
+    run.no_fast = cmd_flag_bool(F_RECOMMEND_ENGINE);
+    double t_sweep = mono_now();
     int sw = rec_sweep(&run, q, err, sizeof(err));
+    t_sweep = mono_now() - t_sweep;
+    if (sw == 0 && cmd_flag_bool(F_STATS))
+        fprintf(stderr,
+                "recommend: %zu groups x %zu grid points: %zu by the fast pass, %zu by the "
+                "engine (%zu of them first tried fast); the fast pass judged %lu "
+                "workload-cycles and carried %lu; sweep %.3f s\n",
+                run.ng, run.npts, run.nfast, run.nengine, run.nredo, run.judged, run.carried,
+                t_sweep);
     if (sw != 0) {
         fprintf(stderr, "error: %s\n", err);
         status = sw == -2 ? CMD_EXIT_RULE_ERROR : 1;

@@ -67,8 +67,8 @@ static const struct command commands[] = {
          CMD_G_LOOP | CMD_G_PROTECT | CMD_G_AUDIT | CMD_G_KUBE | CMD_G_RUNTIME,
      "", "what the rules would have done from --from to --to"},
     {"recommend", cmd_recommend, 0,
-     CMD_G_RULES | CMD_G_PROM | CMD_G_OUTPUT | CMD_G_RANGE | CMD_G_LOOP | CMD_G_PROTECT |
-         CMD_G_RECOMMEND | CMD_G_KUBE | CMD_G_RUNTIME,
+     CMD_G_RULES | CMD_G_PROM | CMD_G_OUTPUT | CMD_G_STATS | CMD_G_RANGE | CMD_G_LOOP |
+         CMD_G_PROTECT | CMD_G_RECOMMEND | CMD_G_KUBE | CMD_G_RUNTIME,
      "", "the threshold, idle timer and notice period per group that free the most GPU-hours"},
     {"restore", cmd_restore, 1,
      CMD_G_RULES | CMD_G_DRY_RUN | CMD_G_AUDIT | CMD_G_KUBE | CMD_G_RESTORE, "[NS/]KIND/NAME",

@@ -315,6 +315,24 @@ static bool proof_young(const struct proof *p, const struct proof_params *pp,
     return true;
 }
 
+bool proof_young_known(const struct proof *p, const struct proof_params *pp, int64_t now,
+                       int64_t idle_timer)
+{
+    if (pp->step_ms <= 0)
+        return true;
+    struct proof_grid g = {.now = now, .step = pp->step_ms, .start = now - pp->lookback_ms};
+    int64_t w = grid_floor(&g, now - idle_timer), lo = g.start - g.step;
+    /* proof_young's tests, in its order, up to the one that reads young[] to its end. */
+    if (w < g.start || p->first > w || p->first >= lo)
+        return true;
+    for (uint8_t i = 0; i < p->nyoung; i++) {
+        const struct proof_silence *s = &p->young[i];
+        if (s->b <= w || s->a < lo || s->a <= w)
+            return true;
+    }
+    return !p->young_lost;
+}
+
 /*
  * Whether some step of the window [g0 - step, now] holds a sample at or above the threshold
  * and no non-finite one (the grid point would be NaN): decide()'s "active". *at gets the

@@ -156,6 +156,17 @@ int proof_judge(const struct proof *p, const struct proof_params *pp, int64_t no
                 int64_t idle_timer_ms, double threshold, struct proof_verdict *out);
 
 /*
+ * Whether proof_judge(p, pp, now_ms, idle_timer_ms, ...) can tell "too young" from the
+ * silences the fold kept (young[]): false when its test would run past them with older ones
+ * dropped (young_lost) and fall back to "young". A fold made with a shorter young length than
+ * pp's (proof_young_len: params with a shorter window, as `recommend`'s shared fold) keeps a
+ * superset of the silences pp's fold keeps, newest first, so where this is true both folds
+ * give the same verdict; where it is false they may not (enforcer/recfast.c).
+ */
+bool proof_young_known(const struct proof *p, const struct proof_params *pp, int64_t now_ms,
+                       int64_t idle_timer_ms);
+
+/*
  * The window statistics of one series for one idle timer (decision_rec samples, max, mean,
  * last; display only): its grid points in [now - idle, now], how many of them are finite,
  * their largest value (and the last time it was reached) and sum, and the value and time of

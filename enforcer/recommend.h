@@ -1,9 +1,10 @@
 /*
  * `recommend`'s pure part: the grid's flags parsed, and the choice per group among the
- * grid points the backtest engine scored (cmd_recommend.c runs the engine, one simulation
- * per point; nothing here simulates). The choice is the point that frees the most GPU-hours
- * with a share of returns at most the target; ties go to the longer idle timer, then the
- * lower threshold, then the longer notice period (the gentler setting). With the share, its
+ * grid points the backtest engine scored (cmd_recommend.c runs it, one simulation per
+ * point, through the fast pass of recfast.h where it applies; nothing here simulates).
+ * The choice is the point that frees the most GPU-hours with a share of returns at most
+ * the target; ties go to the longer idle timer, then the lower threshold, then the longer
+ * notice period (the gentler setting). With the share, its
  * 95 % Wilson score interval (Wilson 1927; the interval krr and VPA users lack: a share of
  * 1 in 3 is not 33 %). A group with too little history recommends nothing rather than
  * guess (krr's "undefined" below its minimum of points). No I/O: unit tested.

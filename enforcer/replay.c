@@ -627,17 +627,21 @@ struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errle
     for (size_t i = 0; cfg->carry && i < cfg->rs->n; i++) {
         struct rp_carry *c = &r->carry[i];
         /* More thresholds than a proof folds: the window folded at each cycle, as `plan`. */
-        if (r->rules[i].mode != RP_RAW || decide_proof_params(&cfg->rs->rules[i], &c->pp) < 0)
+        const struct replay_fold *f = cfg->fold && cfg->fold[i].set ? &cfg->fold[i] : NULL;
+        if (r->rules[i].mode != RP_RAW ||
+            (!f && decide_proof_params(&cfg->rs->rules[i], &c->pp) < 0))
             continue;
+        if (f)
+            c->pp = f->pp;
         struct rp_sel *sel = &r->sels[r->rules[i].sel];
         c->on = true;
         c->slot = sel->ncrule;
         sel->crule = xgrow(sel->crule, sel->ncrule, sizeof(*sel->crule));
         sel->crule[sel->ncrule++] = i;
         double idle[RAW_MAX_IDLE];
-        c->nidle = fetch_idle_timers(&cfg->rs->rules[i], idle);
+        c->nidle = f ? f->nidle : fetch_idle_timers(&cfg->rs->rules[i], idle);
         for (size_t j = 0; j < c->nidle; j++)
-            c->idle[j] = rp_ms(idle[j]);
+            c->idle[j] = rp_ms(f ? f->idle[j] : idle[j]);
     }
     return r;
 }
@@ -950,6 +954,11 @@ int replay_next(struct replay *r, double *t, struct rule_data *data)
         r->st.peak_series = held;
     r->st.cycles_done = r->next;
     return 1;
+}
+
+bool replay_carried(const struct replay *r, size_t i)
+{
+    return i < r->cfg.rs->n && r->rules[i].mode == RP_RAW && r->carry[i].on;
 }
 
 bool replay_points(struct replay *r, size_t i, double after, bool first_only,

@@ -38,6 +38,7 @@
 
 #include "decide.h"
 #include "promq.h"
+#include "raw.h"
 #include "rules.h"
 
 /*
@@ -67,6 +68,21 @@ struct replay_cfg {
      */
     bool carry;
     bool window_stats;
+    /*
+     * NULL, or per rule (rs->n entries) the fold to carry instead of the rule's own
+     * (decide_proof_params, fetch_idle_timers): `recommend`'s fast pass folds each series once
+     * for every threshold and idle timer of its grid (enforcer/recfast.h). The rule data then
+     * carry these params; the caller judges with its own. Used only with carry.
+     */
+    const struct replay_fold *fold;
+};
+
+/* A fold replacing a rule's own (replay_cfg.fold); `set` false: the rule's own. */
+struct replay_fold {
+    bool set;
+    struct proof_params pp;
+    size_t nidle;
+    double idle[RAW_MAX_IDLE]; /* the idle timers whose window statistics it may need */
 };
 
 /* What a replay has done so far (replay_stats). */
@@ -109,6 +125,10 @@ struct replay *replay_open(const struct replay_cfg *cfg, char *err, size_t errle
  * and in replay_failures.
  */
 int replay_next(struct replay *r, double *t, struct rule_data *data);
+
+/* Whether rule i's series are carried as proofs from cycle to cycle (its data has_proofs
+   whenever it was read), with replay_cfg.fold's params when set. */
+bool replay_carried(const struct replay *r, size_t i);
 
 /*
  * With carry: rule i's activity points at the grid times of the cycle replay_next last handed

@@ -3,10 +3,10 @@
 # (tests/e2e/data/backtest/gen_types.py, here five days so that the range chosen on holds
 # the three days of data the recommendation wants), on Prometheus and on VictoriaMetrics:
 # the choice per namespace, the properties of the sweep (freed GPU-hours and reclaims never
-# grow with the idle timer), the round trip of the YAML output through `check` and
-# `backtest` (the same figures), the held-out part, "not enough data", the README's output,
-# the HTML page in headless Chromium (tests/e2e/data/recommend/page.py), and the refused
-# flags and bad input.
+# grow with the idle timer; the fast pass's CSV is the per-point engine's, byte for byte),
+# the round trip of the YAML output through `check` and `backtest` (the same figures), the
+# held-out part, "not enough data", the README's output, the HTML page in headless Chromium
+# (tests/e2e/data/recommend/page.py), and the refused flags and bad input.
 . "$(dirname "$0")/../lib.sh"
 
 DATA=$TOP/tests/e2e/data/backtest
@@ -60,6 +60,19 @@ training none: no setting frees GPU-hours without interrupting more than 20%: ke
     # its share within its Wilson interval, and the frontier holds it.
     rec --output csv >"$TMP/$name.csv" 2>/dev/null
     check "$name-csv-rows" test "$(wc -l <"$TMP/$name.csv")" -eq $((3 * 36 + 1))
+    # The fast pass (enforcer/recfast.h) scored every grid point, and each of its figures,
+    # held-out ones included, is the engine's: the CSV of --recommend.engine (a simulation
+    # per grid point) is the same file. Also without the hourly cap, which couples the
+    # workloads of a point (the engine behind the fast pass steps it too).
+    rec --output csv --stats >"$TMP/$name-fast.csv" 2>"$TMP/$name-fast.err"
+    check "$name-fast-pass-used" grep -q "^recommend: 3 groups x 36 grid points: 108 by the fast pass, 0 by the engine" "$TMP/$name-fast.err"
+    rec --output csv --recommend.engine --stats >"$TMP/$name-engine.csv" 2>"$TMP/$name-engine.err"
+    check "$name-engine-flag" grep -q "^recommend: 3 groups x 36 grid points: 0 by the fast pass, 108 by the engine" "$TMP/$name-engine.err"
+    check "$name-fast-equals-engine" cmp "$TMP/$name.csv" "$TMP/$name-engine.csv"
+    rec --output csv --enforce.max-actions-per-hour 0 >"$TMP/$name-fast0.csv" 2>/dev/null
+    rec --output csv --enforce.max-actions-per-hour 0 --recommend.engine \
+        >"$TMP/$name-engine0.csv" 2>/dev/null
+    check "$name-fast-equals-engine-no-cap" cmp "$TMP/$name-fast0.csv" "$TMP/$name-engine0.csv"
     check "$name-choice-is-best" python3 - "$TMP/$name.csv" "$TMP/$name.json" <<'PY'
 import csv, json, sys
 rows = list(csv.DictReader(open(sys.argv[1])))

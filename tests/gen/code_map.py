@@ -57,9 +57,9 @@ LAYERS = [
           "act_runtime", "restore", "restore_plan", "restore_run"]),
         ("Commands and daemon", "what the commands print, backtest, the run loop, one file per "
          "command behind main.c's command table",
-         ["report", "backtest", "btdue", "btlookup", "btreport", "recommend", "rechtml", "daemon",
-          "cmd", "cmd_flags", "cmd_check", "cmd_plan", "cmd_run", "cmd_backtest", "cmd_recommend",
-          "cmd_restore",
+         ["report", "backtest", "btdue", "btlookup", "btreport", "recommend", "recfast", "rechtml",
+          "daemon", "cmd", "cmd_flags", "cmd_check", "cmd_plan", "cmd_run", "cmd_backtest",
+          "cmd_recommend", "cmd_restore",
           "main"]),
     ]),
 ]

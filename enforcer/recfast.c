@@ -1,0 +1,684 @@
+/*
+ * `recommend`'s fast pass (recfast.h): one fold per series for every grid point, each point
+ * judged only where its record can have changed, each point's decisions to its own engine.
+ *
+ * Why per-slot inputs are compared, not hashed: a workload whose record is carried must be
+ * one decide() would give the same record, so what the record was made from is compared
+ * exactly (btdue.c's rule), here once per cycle for every point at once: the inputs of a
+ * workload (its slot) do not depend on the point, except the presence of a proof, which
+ * depends on the point's lookback and is kept as the number of the grid's lookbacks it is
+ * present under. A point's record of a slot stands while no input changed since it was made.
+ */
+#include "recfast.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "btdue.h"
+#include "decide.h"
+#include "proof.h"
+#include "util.h"
+
+#define RF_NONE SIZE_MAX
+
+/* An input of a workload's record as a cycle's data shows it. */
+struct rf_in {
+    int kind;   /* 0 proof, 1 allocation, 2 priority */
+    size_t pos; /* position in the rule data's list */
+    size_t lvl; /* proof: the grid's lookbacks it is present under */
+    size_t n;   /* instants: points */
+    uint64_t v; /* proof: its last non-finite sample's time; instants: the first point's
+                   value, as bits */
+};
+
+struct rf_slot {
+    unsigned long seen, was; /* last cycle with inputs, and the one before */
+    unsigned long changed;   /* last cycle its inputs differed from its previous ones */
+    struct rf_in *prev, *cur;
+    size_t nprev, ncur, cprev, ccur;
+    size_t *pj; /* this cycle: its proofs, positions in the rule data */
+    size_t npj, cpj;
+    unsigned away; /* points holding it reclaimed */
+    bool alloc_on; /* this cycle: an allocation series of it shows devices at t */
+    unsigned long cross_cycle;
+    double cross[PROOF_MAX_THRESHOLDS]; /* first return point per threshold, this cycle */
+};
+
+enum rf_state { RF_JUDGE = 0, RF_ACTIVE, RF_NO_RECORD };
+
+/* One point's view of one slot. */
+struct rf_view {
+    enum rf_state state;
+    unsigned long rec; /* the cycle its last record (or none) was made */
+    int64_t until;     /* RF_ACTIVE: btdue_active_until then (ms) */
+    size_t wl;         /* its workload in the point's simulation, RF_NONE: none yet */
+};
+
+struct rf_point {
+    struct rule *r;
+    struct ruleset one;
+    struct bt_sim *sim;
+    struct proof_params pp; /* the point's own, with the fold's thresholds */
+    int64_t idle_ms;
+    size_t thk; /* its threshold's index in the fold */
+    struct rf_view *view;
+    size_t nview;
+    size_t *wl_slot; /* simulation workload -> slot */
+    size_t nwl_slot;
+    size_t *away; /* simulation workloads away */
+    size_t naway, caway;
+    size_t nrc_seen;
+    bool inexact;
+};
+
+struct recfast {
+    struct rf_point *p;
+    size_t np;
+    struct replay_fold fold;
+    const struct rule *id_rule; /* identity labels (every point's) */
+    struct strset index;        /* key -> slot + 1 */
+    char **keys;
+    size_t nkeys;
+    struct rf_slot *slot;
+    size_t nslot, cslot;
+    struct btdue_memo memo[3]; /* proofs, allocation, priority: position -> slot + 1 */
+    unsigned long cycle;
+    double t_prev;
+    int64_t lb[RAW_MAX_IDLE + 1]; /* the points' lookbacks, ascending, distinct */
+    size_t nlb;
+    unsigned away_total;
+    struct sbuf kbuf;
+    struct recfast_stats st;
+    size_t *touched;
+    size_t ntouched, ctouched;
+};
+
+const char *recfast_unfit(const struct rule *r, size_t nth, size_t nit)
+{
+    if (r->policy == POLICY_DURING_PRESSURE)
+        return "DuringGPUPressure: the pending demand less what each setting freed couples its "
+               "workloads (the fit check)";
+    if (r->noverrides)
+        return "overrides: their own thresholds and idle timers";
+    if (nth > PROOF_MAX_THRESHOLDS)
+        return "more thresholds than one fold holds";
+    if (nit > RAW_MAX_IDLE)
+        return "more idle timers than one fold keeps window statistics for";
+    return NULL;
+}
+
+size_t recfast_probe(const struct rule *vs, size_t nv)
+{
+    size_t k = 0;
+    for (size_t i = 1; i < nv; i++)
+        if (vs[i].idle_timer > vs[k].idle_timer)
+            k = i;
+    return k;
+}
+
+/* proof.c's proof_young_len of params pp. */
+static int64_t rf_young_len(const struct proof_params *pp)
+{
+    int64_t l = pp->lookback_ms - (pp->idle_fit_ms > 0 ? pp->idle_fit_ms : pp->idle_max_ms);
+    return l > pp->step_ms ? l : pp->step_ms;
+}
+
+int recfast_fold(const struct rule *vs, size_t nv, struct replay_fold *out)
+{
+    *out = (struct replay_fold){0};
+    if (!nv)
+        return -1;
+    struct proof_params pp;
+    if (decide_proof_params(&vs[0], &pp) < 0)
+        return -1;
+    struct proof_params f = {.step_ms = pp.step_ms, .gap_ms = pp.gap_ms};
+    int64_t young = INT64_MAX;
+    for (size_t i = 0; i < nv; i++) {
+        struct proof_params q;
+        if (decide_proof_params(&vs[i], &q) < 0 || q.step_ms != f.step_ms || q.gap_ms != f.gap_ms)
+            return -1;
+        if (q.lookback_ms > f.lookback_ms)
+            f.lookback_ms = q.lookback_ms;
+        if (q.idle_max_ms > f.idle_max_ms)
+            f.idle_max_ms = q.idle_max_ms;
+        int64_t y = rf_young_len(&q);
+        if (y < young)
+            young = y;
+        bool seen = false;
+        for (size_t k = 0; k < f.nthresholds && !seen; k++)
+            seen = f.thresholds[k] == vs[i].threshold;
+        if (!seen) {
+            if (f.nthresholds == PROOF_MAX_THRESHOLDS)
+                return -1;
+            f.thresholds[f.nthresholds++] = vs[i].threshold;
+        }
+        seen = false;
+        for (size_t k = 0; k < out->nidle && !seen; k++)
+            seen = out->idle[k] == vs[i].idle_timer;
+        if (!seen) {
+            if (out->nidle == RAW_MAX_IDLE)
+                return -1;
+            out->idle[out->nidle++] = vs[i].idle_timer;
+        }
+    }
+    /* The young silences of the shortest: proof_young_len(f) = young. */
+    f.idle_fit_ms = f.lookback_ms - young;
+    if (f.idle_fit_ms <= 0)
+        return -1;
+    proof_params_init(&f);
+    out->pp = f;
+    out->set = true;
+    return 0;
+}
+
+struct recfast *recfast_new(struct rule *vs, size_t nv, const struct bt_cfg *cfg,
+                            const struct replay_fold *fold, char *err, size_t errlen)
+{
+    struct recfast *f = xcalloc(1, sizeof(*f));
+    f->fold = *fold;
+    f->id_rule = &vs[0];
+    f->t_prev = -INFINITY;
+    f->np = nv;
+    f->p = xcalloc(nv ? nv : 1, sizeof(*f->p));
+    for (size_t i = 0; i < nv; i++) {
+        struct rf_point *p = &f->p[i];
+        p->r = &vs[i];
+        p->one = (struct ruleset){.rules = &vs[i], .n = 1};
+        if (decide_proof_params(&vs[i], &p->pp) < 0) {
+            err_printf(err, errlen, "rule '%s': too many thresholds for a fold", vs[i].name);
+            recfast_free(f);
+            return NULL;
+        }
+        /* Judged against the fold's thresholds: proof_judge finds its level by position. */
+        p->pp.nthresholds = fold->pp.nthresholds;
+        memcpy(p->pp.thresholds, fold->pp.thresholds, sizeof(p->pp.thresholds));
+        p->thk = SIZE_MAX;
+        for (size_t k = 0; k < fold->pp.nthresholds; k++)
+            if (fold->pp.thresholds[k] == vs[i].threshold)
+                p->thk = k;
+        p->idle_ms = llround(vs[i].idle_timer * 1000.0);
+        bool seen = false;
+        for (size_t k = 0; k < f->nlb && !seen; k++)
+            seen = f->lb[k] == p->pp.lookback_ms;
+        if (!seen && f->nlb < ARRAY_LEN(f->lb)) {
+            size_t k = f->nlb++;
+            for (; k > 0 && f->lb[k - 1] > p->pp.lookback_ms; k--)
+                f->lb[k] = f->lb[k - 1];
+            f->lb[k] = p->pp.lookback_ms;
+        }
+        if (p->thk == SIZE_MAX || !(p->sim = bt_sim_new(&p->one, cfg, err, errlen))) {
+            if (p->thk == SIZE_MAX)
+                err_printf(err, errlen, "rule '%s': its threshold is not folded", vs[i].name);
+            recfast_free(f);
+            return NULL;
+        }
+    }
+    return f;
+}
+
+/* The key of the workload a series (or a record's identity) belongs to, into f->kbuf; false
+   when an identity label is absent or empty (decide.c ignores such a series). */
+static bool rf_key(struct recfast *f, const struct labels *l)
+{
+    const struct rule *r = f->id_rule;
+    sbuf_reset(&f->kbuf);
+    for (size_t k = 0; k < r->nidentity; k++) {
+        const char *v = labels_get(l, r->identity[k]);
+        if (!v || !*v)
+            return false;
+        size_t n = strlen(v);
+        sbuf_add(&f->kbuf, (const char *)&n, sizeof(n));
+        sbuf_add(&f->kbuf, v, n);
+    }
+    return true;
+}
+
+/* The slot of labels l (added when new), RF_NONE without an identity. */
+static size_t rf_slot_of(struct recfast *f, const struct labels *l, bool add)
+{
+    if (!rf_key(f, l))
+        return RF_NONE;
+    const void *v = strset_get(&f->index, f->kbuf.buf, f->kbuf.len);
+    if (v)
+        return (size_t)(uintptr_t)v - 1;
+    if (!add)
+        return RF_NONE;
+    char *k = xmalloc(f->kbuf.len + 1);
+    memcpy(k, f->kbuf.buf, f->kbuf.len);
+    k[f->kbuf.len] = '\0';
+    strset_put(&f->index, k, f->kbuf.len, (void *)(uintptr_t)(f->nslot + 1));
+    f->keys = xgrow(f->keys, f->nkeys, sizeof(*f->keys));
+    f->keys[f->nkeys++] = k;
+    if (f->nslot == f->cslot) {
+        f->cslot = f->cslot ? 2 * f->cslot : 64;
+        f->slot = xrealloc(f->slot, f->cslot * sizeof(*f->slot));
+    }
+    f->slot[f->nslot] = (struct rf_slot){.changed = f->cycle};
+    for (size_t i = 0; i < f->np; i++) {
+        struct rf_point *p = &f->p[i];
+        if (p->nview <= f->nslot) {
+            size_t n = p->nview ? 2 * p->nview : 64;
+            p->view = xrealloc(p->view, n * sizeof(*p->view));
+            p->nview = n;
+        }
+        p->view[f->nslot] = (struct rf_view){.state = RF_JUDGE, .wl = RF_NONE};
+    }
+    return f->nslot++;
+}
+
+/* The slot of the series at position j of list `list` (memo first, as btdue finds them). */
+static size_t rf_slot_at(struct recfast *f, int list, size_t j, const struct labels *l)
+{
+    size_t v = btdue_memo_get(&f->memo[list], j, l);
+    if (v == SIZE_MAX)
+        return RF_NONE;
+    if (v)
+        return v - 1;
+    size_t s = rf_slot_of(f, l, true);
+    btdue_memo_set(&f->memo[list], j, l, s == RF_NONE ? SIZE_MAX : s + 1);
+    return s;
+}
+
+static struct rf_slot *rf_touch(struct recfast *f, size_t s)
+{
+    struct rf_slot *x = &f->slot[s];
+    if (x->seen != f->cycle) {
+        x->was = x->seen;
+        x->seen = f->cycle;
+        x->ncur = x->npj = 0;
+        x->alloc_on = false;
+        if (f->ntouched == f->ctouched) {
+            f->ctouched = f->ctouched ? 2 * f->ctouched : 64;
+            f->touched = xrealloc(f->touched, f->ctouched * sizeof(*f->touched));
+        }
+        f->touched[f->ntouched++] = s;
+    }
+    return x;
+}
+
+static void rf_push(struct rf_slot *x, struct rf_in in)
+{
+    if (x->ncur == x->ccur) {
+        x->ccur = x->ccur ? 2 * x->ccur : 4;
+        x->cur = xrealloc(x->cur, x->ccur * sizeof(*x->cur));
+    }
+    x->cur[x->ncur++] = in;
+}
+
+static uint64_t rf_bits(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof(b));
+    return b;
+}
+
+/* The instants of list `list` (1 allocation, 2 priority) as inputs of their slots. */
+static void rf_instants(struct recfast *f, int list, const struct matrix *m, size_t *slot, double t)
+{
+    for (size_t j = 0; j < m->n; j++) {
+        const struct series *se = &m->s[j];
+        slot[j] = rf_slot_at(f, list, j, &se->labels);
+        if (slot[j] == RF_NONE)
+            continue;
+        struct rf_slot *x = rf_touch(f, slot[j]);
+        rf_push(x, (struct rf_in){
+                       .kind = list, .pos = j, .n = se->n, .v = se->n ? rf_bits(se->p[0].v) : 0});
+        /* As bt_observe_rule reads an allocation at the end of the cycle. */
+        if (list == 1 && se->n && se->p[se->n - 1].v > 0)
+            x->alloc_on = true;
+        (void)t;
+    }
+}
+
+static bool rf_in_equal(const struct rf_in *a, const struct rf_in *b)
+{
+    return a->kind == b->kind && a->pos == b->pos && a->lvl == b->lvl && a->n == b->n &&
+           a->v == b->v;
+}
+
+struct rf_ctx {
+    struct recfast *f;
+    struct rf_point *p;
+};
+
+static double rf_back(void *arg, size_t wl, double after, double upto)
+{
+    struct rf_ctx *c = arg;
+    (void)upto;
+    if (wl >= c->p->nwl_slot || c->p->wl_slot[wl] == RF_NONE)
+        return NAN;
+    const struct rf_slot *x = &c->f->slot[c->p->wl_slot[wl]];
+    /* The points were read for (t_prev, t]: the simulation observes every cycle, so its
+       last one is t_prev. */
+    if (x->cross_cycle != c->f->cycle || after != c->f->t_prev)
+        return NAN;
+    return x->cross[c->p->thk];
+}
+
+static bool rf_alloc(void *arg, size_t wl)
+{
+    struct rf_ctx *c = arg;
+    if (wl >= c->p->nwl_slot || c->p->wl_slot[wl] == RF_NONE)
+        return false;
+    const struct rf_slot *x = &c->f->slot[c->p->wl_slot[wl]];
+    return x->seen == c->f->cycle && x->alloc_on;
+}
+
+static bool rf_want_away(void *arg, const struct labels *l)
+{
+    struct recfast *f = arg;
+    size_t s = rf_slot_of(f, l, false);
+    return s != RF_NONE && f->slot[s].away > 0;
+}
+
+/* The first point at or above each threshold in (t_prev, t] of the series of workloads away
+   in some point: their returns (bt_observe_rule's, once for every point). */
+static void rf_returns(struct recfast *f, double t, struct bt_source *src, size_t rule)
+{
+    struct matrix m = {0};
+    if (!f->away_total || !src->points ||
+        !src->points(src, rule, f->t_prev, false, rf_want_away, f, &m))
+        return;
+    const struct proof_params *pp = &f->fold.pp;
+    for (size_t i = 0; i < m.n; i++) {
+        const struct series *se = &m.s[i];
+        size_t s = rf_slot_of(f, &se->labels, false);
+        if (s == RF_NONE)
+            continue;
+        struct rf_slot *x = &f->slot[s];
+        if (x->cross_cycle != f->cycle) {
+            x->cross_cycle = f->cycle;
+            for (size_t k = 0; k < pp->nthresholds; k++)
+                x->cross[k] = NAN;
+        }
+        for (size_t k = 0; k < pp->nthresholds; k++)
+            for (size_t j = 0; j < se->n; j++) {
+                const struct point *q = &se->p[j];
+                if (!(q->t > f->t_prev) || q->t > t)
+                    continue;
+                if (isfinite(q->v) && q->v * 100.0 >= pp->thresholds[k]) {
+                    if (!(x->cross[k] <= q->t))
+                        x->cross[k] = q->t;
+                    break;
+                }
+            }
+    }
+    matrix_free(&m);
+}
+
+/* Whether point p's record of slot s stands at now (carried, not judged). */
+static bool rf_carry(struct recfast *f, struct rf_point *p, size_t s, const struct rule_data *rd,
+                     int64_t now)
+{
+    struct rf_view *v = &p->view[s];
+    const struct rf_slot *x = &f->slot[s];
+    if (v->state == RF_JUDGE || x->changed > v->rec)
+        return false;
+    if (v->wl != RF_NONE && !isnan(bt_sim_result(p->sim)->wl[v->wl].noticed))
+        return false; /* the engine reads the decision of a workload it holds a notice for */
+    if (v->state == RF_NO_RECORD)
+        return true;
+    if (v->until >= now)
+        return true;
+    int64_t best = PROOF_NONE;
+    for (size_t k = 0; k < x->npj; k++) {
+        int64_t u =
+            btdue_active_until(rd->proofs[x->pj[k]].p, &p->pp, now, p->idle_ms, p->r->threshold);
+        if (u != PROOF_NONE && u > best)
+            best = u;
+    }
+    if (best == PROOF_NONE)
+        return false;
+    v->until = best;
+    return true;
+}
+
+/* One point's cycle: returns, the due workloads judged, the engine. */
+static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
+                           const struct rule_data *rd, const size_t *pslot, const size_t *aslot,
+                           const size_t *qslot, bool *due)
+{
+    int64_t now = llround(t * 1000.0);
+    struct rf_ctx ctx = {f, p};
+    bt_sim_observe_with(p->sim, t, rf_back, rf_alloc, &ctx);
+    const struct bt_result *res = bt_sim_result(p->sim);
+    size_t kept = 0;
+    for (size_t i = 0; i < p->naway; i++) {
+        size_t wl = p->away[i];
+        if (res->wl[wl].stopped) {
+            p->away[kept++] = wl;
+        } else {
+            f->slot[p->wl_slot[wl]].away--;
+            f->away_total--;
+        }
+    }
+    p->naway = kept;
+
+    /* The due slots: with inputs this cycle, not away, and no record that stands. */
+    for (size_t i = 0; i < f->ntouched; i++) {
+        size_t s = f->touched[i];
+        size_t wl = p->view[s].wl;
+        if (wl != RF_NONE && res->wl[wl].stopped) {
+            due[s] = false;
+            continue;
+        }
+        due[s] = !rf_carry(f, p, s, rd, now);
+        if (!due[s])
+            f->st.carried++;
+    }
+    struct rule_data red = *rd;
+    red.rule = p->r;
+    red.proof_params = p->pp;
+    red.start = t - decide_lookback(p->r);
+    red.proofs = xmalloc((rd->nproofs ? rd->nproofs : 1) * sizeof(*red.proofs));
+    red.nproofs = 0;
+    red.proofs_lent = true;
+    red.instants_lent = true;
+    struct series *as = xmalloc((rd->allocation.n ? rd->allocation.n : 1) * sizeof(*as));
+    struct series *qs = xmalloc((rd->priority.n ? rd->priority.n : 1) * sizeof(*qs));
+    size_t ka = 0, kq = 0;
+    for (size_t j = 0; j < rd->nproofs; j++)
+        if (pslot[j] != RF_NONE && due[pslot[j]]) {
+            red.proofs[red.nproofs++] = rd->proofs[j];
+            if (!proof_young_known(rd->proofs[j].p, &p->pp, now, p->idle_ms))
+                p->inexact = true;
+        }
+    for (size_t j = 0; j < rd->allocation.n; j++)
+        if (aslot[j] != RF_NONE && due[aslot[j]])
+            as[ka++] = rd->allocation.s[j];
+    for (size_t j = 0; j < rd->priority.n; j++)
+        if (qslot[j] != RF_NONE && due[qslot[j]])
+            qs[kq++] = rd->priority.s[j];
+    red.allocation = (struct matrix){as, ka};
+    red.priority = (struct matrix){qs, kq};
+    red.pending = (struct matrix){0};
+    struct decisions d = {0};
+    decide(&red, 1, t, &d);
+    f->st.judged += d.n;
+    /*
+     * A cycle with no decision to step and no notice standing changes nothing in the engine
+     * but its bookkeeping by time (expiry of closed ledger entries, the hourly window), which
+     * its next cycle does first anyway: skipped (the engine's cost per cycle is a pass over
+     * its ledger, which grows with the reclaims).
+     */
+    if (d.n || bt_sim_open_notices(p->sim))
+        bt_sim_cycle(p->sim, t, &d);
+    else
+        f->st.idle_cycles++;
+    res = bt_sim_result(p->sim);
+
+    /* What each due slot's record now is: none until decide() gave one. */
+    for (size_t i = 0; i < f->ntouched; i++) {
+        size_t s = f->touched[i];
+        if (due[s]) {
+            p->view[s].state = RF_NO_RECORD;
+            p->view[s].rec = f->cycle;
+        }
+    }
+    for (size_t i = 0; i < d.n; i++) {
+        const struct decision_rec *r = &d.v[i];
+        size_t s = rf_slot_of(f, &r->identity, false);
+        if (s == RF_NONE)
+            continue;
+        struct rf_view *v = &p->view[s];
+        v->rec = f->cycle;
+        v->state = RF_JUDGE;
+        if (r->decision == DECISION_KEEP && r->reason == REASON_ACTIVE) {
+            int64_t best = PROOF_NONE;
+            const struct rf_slot *x = &f->slot[s];
+            for (size_t k = 0; k < x->npj; k++) {
+                int64_t u = btdue_active_until(rd->proofs[x->pj[k]].p, &p->pp, now, p->idle_ms,
+                                               p->r->threshold);
+                if (u != PROOF_NONE && u > best)
+                    best = u;
+            }
+            if (best != PROOF_NONE) {
+                v->state = RF_ACTIVE;
+                v->until = best;
+            }
+        }
+        if (v->wl == RF_NONE) {
+            v->wl = bt_sim_workload(p->sim, 0, &r->identity);
+            if (v->wl != RF_NONE) {
+                if (v->wl >= p->nwl_slot) {
+                    size_t n = p->nwl_slot ? 2 * p->nwl_slot : 64;
+                    while (n <= v->wl)
+                        n *= 2;
+                    p->wl_slot = xrealloc(p->wl_slot, n * sizeof(*p->wl_slot));
+                    for (size_t k = p->nwl_slot; k < n; k++)
+                        p->wl_slot[k] = RF_NONE;
+                    p->nwl_slot = n;
+                }
+                p->wl_slot[v->wl] = s;
+            }
+        }
+    }
+    decisions_free(&d);
+    /* The reclaims of this cycle: their workloads are away. */
+    for (; p->nrc_seen < res->nrc; p->nrc_seen++) {
+        size_t wl = res->rc[p->nrc_seen].wl;
+        if (wl >= p->nwl_slot || p->wl_slot[wl] == RF_NONE)
+            continue; /* not reached: an action follows a decision, which mapped it */
+        if (p->naway == p->caway) {
+            p->caway = p->caway ? 2 * p->caway : 64;
+            p->away = xrealloc(p->away, p->caway * sizeof(*p->away));
+        }
+        p->away[p->naway++] = wl;
+        f->slot[p->wl_slot[wl]].away++;
+        f->away_total++;
+    }
+    free(red.proofs);
+    free(as);
+    free(qs);
+}
+
+void recfast_cycle(struct recfast *f, double t, const struct rule_data *rd, struct bt_source *src,
+                   size_t rule)
+{
+    f->cycle++;
+    f->ntouched = 0;
+    int64_t now = llround(t * 1000.0);
+    size_t np = rd->nproofs, na = rd->allocation.n, nq = rd->priority.n;
+    size_t *pslot = xmalloc((np ? np : 1) * sizeof(*pslot));
+    size_t *aslot = xmalloc((na ? na : 1) * sizeof(*aslot));
+    size_t *qslot = xmalloc((nq ? nq : 1) * sizeof(*qslot));
+    for (size_t j = 0; j < np; j++) {
+        const struct rule_proof *rp = &rd->proofs[j];
+        pslot[j] = rp->p ? rf_slot_at(f, 0, j, &rp->s.labels) : RF_NONE;
+        if (pslot[j] == RF_NONE)
+            continue;
+        struct rf_slot *x = rf_touch(f, pslot[j]);
+        /* Present under how many of the points' lookbacks (proof_present, ascending). */
+        size_t lvl = 0;
+        for (size_t k = 0; k < f->nlb; k++) {
+            struct proof_params q = f->fold.pp;
+            q.lookback_ms = f->lb[k];
+            lvl += proof_present(rp->p, &q, now);
+        }
+        rf_push(x, (struct rf_in){.kind = 0, .pos = j, .lvl = lvl, .v = (uint64_t)rp->p->nan.at});
+        if (x->npj == x->cpj) {
+            x->cpj = x->cpj ? 2 * x->cpj : 2;
+            x->pj = xrealloc(x->pj, x->cpj * sizeof(*x->pj));
+        }
+        x->pj[x->npj++] = j;
+    }
+    rf_instants(f, 1, &rd->allocation, aslot, t);
+    rf_instants(f, 2, &rd->priority, qslot, t);
+    /* Changed: other inputs than at its previous cycle, or absent in between. */
+    for (size_t i = 0; i < f->ntouched; i++) {
+        struct rf_slot *x = &f->slot[f->touched[i]];
+        bool same = x->was + 1 == f->cycle && x->ncur == x->nprev;
+        for (size_t k = 0; same && k < x->ncur; k++)
+            same = rf_in_equal(&x->cur[k], &x->prev[k]);
+        if (!same)
+            x->changed = f->cycle;
+        struct rf_in *tmp = x->prev;
+        size_t c = x->cprev;
+        x->prev = x->cur;
+        x->cprev = x->ccur;
+        x->nprev = x->ncur;
+        x->cur = tmp;
+        x->ccur = c;
+        x->ncur = 0;
+    }
+    rf_returns(f, t, src, rule);
+    bool *due = xcalloc(f->nslot ? f->nslot : 1, sizeof(*due));
+    for (size_t i = 0; i < f->np; i++)
+        rf_point_cycle(f, &f->p[i], t, rd, pslot, aslot, qslot, due);
+    free(due);
+    free(pslot);
+    free(aslot);
+    free(qslot);
+    f->t_prev = t;
+}
+
+void recfast_finish(struct recfast *f)
+{
+    for (size_t i = 0; i < f->np; i++)
+        bt_sim_finish(f->p[i].sim);
+}
+
+const struct bt_result *recfast_result(const struct recfast *f, size_t v)
+{
+    return bt_sim_result(f->p[v].sim);
+}
+
+bool recfast_exact(const struct recfast *f, size_t v)
+{
+    return !f->p[v].inexact;
+}
+
+void recfast_stats(const struct recfast *f, struct recfast_stats *out)
+{
+    *out = f->st;
+}
+
+void recfast_free(struct recfast *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->np; i++) {
+        bt_sim_free(f->p[i].sim);
+        free(f->p[i].view);
+        free(f->p[i].wl_slot);
+        free(f->p[i].away);
+    }
+    free(f->p);
+    for (size_t i = 0; i < f->nslot; i++) {
+        free(f->slot[i].prev);
+        free(f->slot[i].cur);
+        free(f->slot[i].pj);
+    }
+    free(f->slot);
+    for (size_t i = 0; i < f->nkeys; i++)
+        free(f->keys[i]);
+    free(f->keys);
+    strset_free(&f->index);
+    for (int k = 0; k < 3; k++)
+        btdue_memo_free(&f->memo[k]);
+    sbuf_free(&f->kbuf);
+    free(f->touched);
+    free(f);
+}
