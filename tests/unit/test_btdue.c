@@ -20,84 +20,27 @@
 
 #include "fetch.h"
 #include "match.h"
+#include "randhist.h"
 #include "test.h"
 
 #define T0 INT64_C(1767225600000) /* 2026-01-01T00:00:00Z, ms */
 
-static uint64_t rng_state = 0x2545f4914f6cdd1du;
-
-static uint32_t rng(uint32_t n)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return n ? (uint32_t)(rng_state % n) : 0;
-}
-
-static double stale_nan(void)
-{
-    uint64_t bits = SERIES_STALE_NAN_BITS;
-    double v;
-    memcpy(&v, &bits, sizeof(v));
-    return v;
-}
-
 struct hs {
-    int64_t *t;
-    double *v;
-    size_t n, cap, next;
+    struct rh_series r;
+    size_t next;
     struct proof *p;
     struct rule_proof rp;
 };
 
-static void hpush(struct hs *s, int64_t t, double v)
-{
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 256;
-        s->t = xrealloc(s->t, s->cap * sizeof(*s->t));
-        s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
-    }
-    s->t[s->n] = t;
-    s->v[s->n++] = v;
-}
-
-/* A random history over [from, to] ms: stretches busy or idle, scraped every 15 s or so. */
-static void hgen(struct hs *s, int64_t from, int64_t to, int64_t gap)
-{
-    int64_t every = rng(4) == 0 ? 30000 : 15000;
-    int64_t t = from + (int64_t)rng(30000);
-    if (rng(4) == 0)
-        t = to - (int64_t)rng((uint32_t)((to - from) / 2)); /* young */
-    int64_t end = rng(5) == 0 ? to - (int64_t)rng((uint32_t)((to - from) / 3)) : to;
-    int64_t until = t;
-    double level = 0;
-    unsigned odd = rng(3) ? 0 : 1 + rng(8);
-    while (t <= end) {
-        if (t >= until) {
-            bool busy = rng(10) < 4;
-            level = busy ? (double)(10 + rng(80)) / 100.0 : (double)rng(12) / 100.0;
-            until = t + 60000 * (int64_t)(3 + rng(40));
-        }
-        double v = level;
-        unsigned k = rng(1000);
-        if (k < odd)
-            v = k % 3 == 0 ? NAN : k % 3 == 1 ? INFINITY : -INFINITY;
-        else if (k < odd + 3)
-            v = 0.8; /* a burst */
-        hpush(s, t, v);
-        int64_t d = every + (int64_t)rng(4000) - 2000;
-        k = rng(1000);
-        if (k < 6) {
-            static const int64_t f[] = {0, 1, -1};
-            d = k < 4 ? gap + f[rng(3)] : (int64_t)rng(1800000);
-        } else if (k < 8) {
-            int64_t m = t + 1 + (int64_t)rng(10000);
-            hpush(s, m, stale_nan());
-            d = m - t + 1 + (int64_t)rng(240000);
-        }
-        t += d < 1 ? 1 : d;
-    }
-}
+/* Stretches of 3 to 42 minutes; more odd values, bursts, silences, markers than recfast's. */
+static const struct rh_params gen = {.young = 4,
+                                     .ending = 5,
+                                     .odd = 8,
+                                     .stretch = 40,
+                                     .bursts = 3,
+                                     .gaps = 4,
+                                     .silences = 2,
+                                     .markers = 2};
 
 static void mk_rule(struct rule *r, char **ident, struct rule_override *ov, struct matcher **om)
 {
@@ -105,19 +48,20 @@ static void mk_rule(struct rule *r, char **ident, struct rule_override *ov, stru
     memset(r, 0, sizeof(*r));
     r->name = "t";
     r->enabled = true;
-    r->policy = rng(3) ? POLICY_ALWAYS : POLICY_DURING_PRESSURE;
-    r->step = steps[rng(ARRAY_LEN(steps))];
+    r->policy = rh_rng(3) ? POLICY_ALWAYS : POLICY_DURING_PRESSURE;
+    r->step = steps[rh_rng(ARRAY_LEN(steps))];
     double gaps[] = {r->step, 2 * r->step, 2 * r->step + 1, 5 * r->step};
-    r->tolerated_gap = gaps[rng(ARRAY_LEN(gaps))];
-    r->threshold = 5 + rng(20);
-    r->idle_timer = r->step * (double)(4 + rng(20)) + (rng(2) ? (double)rng(7000) / 1000.0 : 0);
-    r->max_terminations = 1 + rng(4);
+    r->tolerated_gap = gaps[rh_rng(ARRAY_LEN(gaps))];
+    r->threshold = 5 + rh_rng(20);
+    r->idle_timer =
+        r->step * (double)(4 + rh_rng(20)) + (rh_rng(2) ? (double)rh_rng(7000) / 1000.0 : 0);
+    r->max_terminations = 1 + rh_rng(4);
     r->resource_label = "resource";
     ident[0] = "namespace";
     ident[1] = "pod";
     r->identity = ident;
     r->nidentity = 2;
-    if (rng(2)) {
+    if (rh_rng(2)) {
         char err[128];
         size_t n = 0;
         if (match_parse_selector("{pod=~\"p1.*\"}", om, &n, err, sizeof(err)) < 0 || n != 1) {
@@ -127,10 +71,10 @@ static void mk_rule(struct rule *r, char **ident, struct rule_override *ov, stru
         memset(ov, 0, sizeof(*ov));
         ov->match.m = *om;
         ov->match.n = 1;
-        ov->has_threshold = rng(2);
-        ov->threshold = 1 + rng(50);
-        ov->has_idle_timer = rng(2);
-        ov->idle_timer = r->step * (double)(1 + rng(40)) + (double)rng(1000) * 0.007;
+        ov->has_threshold = rh_rng(2);
+        ov->threshold = 1 + rh_rng(50);
+        ov->has_idle_timer = rh_rng(2);
+        ov->idle_timer = r->step * (double)(1 + rh_rng(40)) + (double)rh_rng(1000) * 0.007;
         r->overrides = ov;
         r->noverrides = 1;
     }
@@ -140,8 +84,8 @@ static void mk_rule(struct rule *r, char **ident, struct rule_override *ov, stru
 static void fold_upto(struct hs *s, const struct proof_params *pp, int64_t now)
 {
     char err[128];
-    while (s->next < s->n && s->t[s->next] <= now) {
-        TEST_CHECK(proof_add(s->p, pp, s->t[s->next], s->v[s->next], err, sizeof(err)) == 0);
+    while (s->next < s->r.n && s->r.t[s->next] <= now) {
+        TEST_CHECK(proof_add(s->p, pp, s->r.t[s->next], s->r.v[s->next], err, sizeof(err)) == 0);
         s->next++;
     }
 }
@@ -169,13 +113,13 @@ TEST(test_active_until)
                                                               : llround(r.idle_timer * 1000)};
         struct hs s = {0};
         int64_t from = T0, to = T0 + 4 * 3600000;
-        hgen(&s, from, to, llround(r.tolerated_gap * 1000));
+        rh_gen(&s.r, &gen, from, to, llround(r.tolerated_gap * 1000));
         s.p = proof_new(&pp);
-        int64_t every = rng(2) ? 60000 : 45000 + (int64_t)rng(30000);
+        int64_t every = rh_rng(2) ? 60000 : 45000 + (int64_t)rh_rng(30000);
         for (int64_t now = from + 1800000; now <= to; now += every) {
             fold_upto(&s, &pp, now);
             for (size_t k = 0; k < pp.nthresholds; k++) {
-                int64_t idle = idles[rng(2)];
+                int64_t idle = idles[rh_rng(2)];
                 double thr = pp.thresholds[k];
                 asked++;
                 bool act = judged_active(s.p, &pp, now, idle, thr);
@@ -187,7 +131,7 @@ TEST(test_active_until)
                 /* Never given for a verdict that is not `active`: a skipped judgement. */
                 TEST_CHECK(act);
                 TEST_CHECK(u >= now);
-                int64_t mid = now + (int64_t)rng((uint32_t)(u - now + 1));
+                int64_t mid = now + (int64_t)rh_rng((uint32_t)(u - now + 1));
                 TEST_CHECK(judged_active(s.p, &pp, mid, idle, thr));
                 TEST_CHECK(judged_active(s.p, &pp, u, idle, thr));
                 /* Exact to a step: with no sample since, not active a step after the due time. */
@@ -195,8 +139,8 @@ TEST(test_active_until)
             }
         }
         free(s.p);
-        free(s.t);
-        free(s.v);
+        free(s.r.t);
+        free(s.r.v);
         if (om)
             match_free_all(om, 1);
     }
@@ -247,7 +191,7 @@ TEST(test_decide_same)
         struct ruleset rs = {.rules = &r, .n = 1};
         struct proof_params pp;
         TEST_CHECK(decide_proof_params(&r, &pp) == 0);
-        size_t nw = 5 + rng(30), ns = 0;
+        size_t nw = 5 + rh_rng(30), ns = 0;
         struct hs *s = xcalloc(nw * 2, sizeof(*s));
         char(*pod)[16] = xcalloc(nw, sizeof(*pod));
         size_t *owner = xcalloc(nw * 2, sizeof(*owner));
@@ -255,12 +199,12 @@ TEST(test_decide_same)
         int64_t from = T0, to = T0 + 3 * 3600000;
         for (size_t w = 0; w < nw; w++) {
             snprintf(pod[w], sizeof(pod[w]), "p%zu", w);
-            alloc[w] = 1 + rng(2);
-            prio[w] = rng(3);
-            for (size_t c = 0; c < (rng(4) ? 1u : 2u); c++) {
+            alloc[w] = 1 + rh_rng(2);
+            prio[w] = rh_rng(3);
+            for (size_t c = 0; c < (rh_rng(4) ? 1u : 2u); c++) {
                 struct hs *x = &s[ns];
                 owner[ns++] = w;
-                hgen(x, from, to, llround(r.tolerated_gap * 1000));
+                rh_gen(&x->r, &gen, from, to, llround(r.tolerated_gap * 1000));
                 x->p = proof_new(&pp);
                 char gpu[8];
                 snprintf(gpu, sizeof(gpu), "%zu", c);
@@ -270,8 +214,8 @@ TEST(test_decide_same)
             }
         }
         struct btdue *b = btdue_new(&rs);
-        bool prios = rng(2);
-        int64_t every = rng(2) ? 60000 : 45000;
+        bool prios = rh_rng(2);
+        int64_t every = rh_rng(2) ? 60000 : 45000;
         for (int64_t now = from + 2400000; now <= to; now += every) {
             double t = (double)now / 1000.0;
             struct rule_data rd = {.rule = &r,
@@ -289,24 +233,24 @@ TEST(test_decide_same)
             for (size_t i = 0; i < ns; i++) {
                 fold_upto(&s[i], &pp, now);
                 /* A series leaves the data a while (as a stopped workload's does). */
-                if (rng(50) != 0)
+                if (rh_rng(50) != 0)
                     rd.proofs[rd.nproofs++] = s[i].rp;
             }
             for (size_t w = 0; w < nw; w++) {
-                if (rng(40) == 0)
-                    alloc[w] = rng(3); /* 0: no allocation */
-                if (rng(60) == 0)
-                    prio[w] = rng(3);
+                if (rh_rng(40) == 0)
+                    alloc[w] = rh_rng(3); /* 0: no allocation */
+                if (rh_rng(60) == 0)
+                    prio[w] = rh_rng(3);
                 if (alloc[w] > 0)
                     instant(&rd.allocation.s[rd.allocation.n++], pod[w], "resource",
-                            rng(30) ? "amd_com_gpu" : "nvidia_com_gpu", t, alloc[w]);
+                            rh_rng(30) ? "amd_com_gpu" : "nvidia_com_gpu", t, alloc[w]);
                 if (prios)
                     instant(&rd.priority.s[rd.priority.n++], pod[w], NULL, NULL, t, prio[w]);
             }
             struct label pl[] = {{"resource", "amd_com_gpu"}};
             labels_from(&rd.pending.s[0].labels, pl, 1);
             rd.pending.s[0].p = xmalloc(sizeof(struct point));
-            rd.pending.s[0].p[0] = (struct point){t, (double)rng(4)};
+            rd.pending.s[0].p[0] = (struct point){t, (double)rh_rng(4)};
             rd.pending.s[0].n = 1;
             rd.pending.n = 1;
 
@@ -340,8 +284,8 @@ TEST(test_decide_same)
         btdue_free(b);
         for (size_t i = 0; i < ns; i++) {
             free(s[i].p);
-            free(s[i].t);
-            free(s[i].v);
+            free(s[i].r.t);
+            free(s[i].r.v);
             labels_free(&s[i].rp.s.labels);
         }
         free(s);
@@ -361,6 +305,7 @@ TEST(test_decide_same)
 
 int main(void)
 {
+    rh_state = 0x2545f4914f6cdd1du;
     RUN(test_active_until);
     RUN(test_decide_same);
     return test_done();

@@ -12,57 +12,28 @@
  */
 #include "proof.c"
 #include "decide.h"
+#include "randhist.h"
 #include "raw.h"
 #include "test.h"
 
 #define NOW0 INT64_C(1767225600000) /* 2026-01-01T00:00:00Z, ms */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15u;
-
-static uint32_t rng(uint32_t n)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return n ? (uint32_t)(rng_state % n) : 0;
-}
-
-static double stale_nan(void)
-{
-    uint64_t bits = SERIES_STALE_NAN_BITS;
-    double v;
-    memcpy(&v, &bits, sizeof(v));
-    return v;
-}
-
 struct hseries {
     char pod[16], gpu[8];
-    int64_t *t;
-    double *v;
-    size_t n, cap, next;
+    struct rh_series r;
+    size_t next;
     struct proof *p;
 };
-
-static void hpush(struct hseries *s, int64_t t, double v)
-{
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 64;
-        s->t = xrealloc(s->t, s->cap * sizeof(*s->t));
-        s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
-    }
-    s->t[s->n] = t;
-    s->v[s->n++] = v;
-}
 
 /* A value: mostly below the thresholds, sometimes at or above, NaN, +-Inf. */
 static double hvalue(unsigned busy, unsigned odd)
 {
-    unsigned k = rng(1000);
+    unsigned k = rh_rng(1000);
     if (k < odd)
         return k % 3 == 0 ? NAN : k % 3 == 1 ? INFINITY : -INFINITY;
     if (k < odd + busy)
-        return (double)(5 + rng(96)) / 100.0;
-    return (double)rng(40) / 1000.0;
+        return (double)(5 + rh_rng(96)) / 100.0;
+    return (double)rh_rng(40) / 1000.0;
 }
 
 /* One random history over [from, to] ms for a rule of step `step` and gap `gap`. */
@@ -70,7 +41,7 @@ static void hgen(struct hseries *s, int64_t from, int64_t to, int64_t step, int6
 {
     static const int64_t secs = 1000;
     int64_t every;
-    switch (rng(6)) {
+    switch (rh_rng(6)) {
     case 0:
         every = step / 4;
         break;
@@ -93,26 +64,26 @@ static void hgen(struct hseries *s, int64_t from, int64_t to, int64_t step, int6
     if (every < 3 * secs)
         every =
             3 * secs; /* a 1 s step (capped lookback) with samples every 3 s: the case, cheaply */
-    unsigned jitter = rng(3), busy = rng(3) == 0 ? 5 + rng(40) : rng(4),
-             odd = rng(3) ? 0 : 1 + rng(6);
-    unsigned silences = rng(4), markers = rng(3) ? 0 : 1 + rng(20);
-    int64_t t = from + (int64_t)rng((uint32_t)(step * 3));
-    if (rng(4) == 0) /* a young series */
-        t = to - (int64_t)rng((uint32_t)((to - from) / 2));
-    if (rng(2))
+    unsigned jitter = rh_rng(3), busy = rh_rng(3) == 0 ? 5 + rh_rng(40) : rh_rng(4),
+             odd = rh_rng(3) ? 0 : 1 + rh_rng(6);
+    unsigned silences = rh_rng(4), markers = rh_rng(3) ? 0 : 1 + rh_rng(20);
+    int64_t t = from + (int64_t)rh_rng((uint32_t)(step * 3));
+    if (rh_rng(4) == 0) /* a young series */
+        t = to - (int64_t)rh_rng((uint32_t)((to - from) / 2));
+    if (rh_rng(2))
         t -= t % secs; /* whole seconds: often on grid points */
-    int64_t end = rng(5) == 0 ? to - (int64_t)rng((uint32_t)((to - from) / 3)) : to;
+    int64_t end = rh_rng(5) == 0 ? to - (int64_t)rh_rng((uint32_t)((to - from) / 3)) : to;
     while (t <= end) {
-        hpush(s, t, hvalue(busy, odd));
+        rh_push(&s->r, t, hvalue(busy, odd));
         int64_t d = every;
         if (jitter == 1)
-            d += (int64_t)rng((uint32_t)every) - every / 2;
-        else if (jitter == 2 && rng(4) == 0)
-            d = 1 + (int64_t)rng((uint32_t)(2 * every));
-        unsigned k = rng(1000);
+            d += (int64_t)rh_rng((uint32_t)every) - every / 2;
+        else if (jitter == 2 && rh_rng(4) == 0)
+            d = 1 + (int64_t)rh_rng((uint32_t)(2 * every));
+        unsigned k = rh_rng(1000);
         if (k < 8 * silences) {
             /* A silence around the tolerated gap, or longer. */
-            switch (rng(5)) {
+            switch (rh_rng(5)) {
             case 0:
                 d = gap;
                 break;
@@ -123,22 +94,22 @@ static void hgen(struct hseries *s, int64_t from, int64_t to, int64_t step, int6
                 d = gap - 1;
                 break;
             case 3:
-                d = gap + (int64_t)rng((uint32_t)(4 * step));
+                d = gap + (int64_t)rh_rng((uint32_t)(4 * step));
                 break;
             default:
-                d = (int64_t)rng((uint32_t)(to - from) / 4 + 1);
+                d = (int64_t)rh_rng((uint32_t)(to - from) / 4 + 1);
                 break;
             }
         } else if (k < 8 * silences + markers) {
             /* A staleness marker, then maybe the series comes back. */
-            int64_t m = t + 1 + (int64_t)rng((uint32_t)every);
-            hpush(s, m, stale_nan());
-            d = m - t + 1 + (int64_t)rng((uint32_t)(3 * step));
+            int64_t m = t + 1 + (int64_t)rh_rng((uint32_t)every);
+            rh_push(&s->r, m, rh_stale_nan());
+            d = m - t + 1 + (int64_t)rh_rng((uint32_t)(3 * step));
         }
         if (d < 1)
             d = 1;
         /* Bursts on step edges: move to a whole multiple of the step from NOW0. */
-        if (rng(20) == 0) {
+        if (rh_rng(20) == 0) {
             int64_t n = t + d;
             n += ((NOW0 - n) % step + step) % step;
             if (n > t)
@@ -159,29 +130,30 @@ static void mk_rule(struct rule *r, char **ident, struct rule_override *ov, stru
     memset(r, 0, sizeof(*r));
     r->name = "t";
     r->enabled = true;
-    r->policy = rng(4) ? POLICY_ALWAYS : POLICY_DURING_PRESSURE;
-    r->step = (double)steps[rng(ARRAY_LEN(steps))] / 1000.0;
+    r->policy = rh_rng(4) ? POLICY_ALWAYS : POLICY_DURING_PRESSURE;
+    r->step = (double)steps[rh_rng(ARRAY_LEN(steps))] / 1000.0;
     int64_t step = llround(r->step * 1000);
     int64_t gaps[] = {step / 2, step, 2 * step, 2 * step + 1000, 5 * step, step + 7};
-    r->tolerated_gap = (double)gaps[rng(ARRAY_LEN(gaps))] / 1000.0;
-    r->threshold = 5 + rng(20);
+    r->tolerated_gap = (double)gaps[rh_rng(ARRAY_LEN(gaps))] / 1000.0;
+    r->threshold = 5 + rh_rng(20);
     /* Idle timers that are not whole steps, in whole ms. */
     r->idle_timer =
-        (double)(step * (2 + rng(30)) + (rng(2) ? (int64_t)rng((uint32_t)step) : 0)) / 1000.0;
-    if (rng(40) == 0) {
+        (double)(step * (2 + rh_rng(30)) + (rh_rng(2) ? (int64_t)rh_rng((uint32_t)step) : 0)) /
+        1000.0;
+    if (rh_rng(40) == 0) {
         /* A lookback capped at 11,000 steps: the window may start before the grid. */
         r->step = 1;
         step = 1000;
-        r->tolerated_gap = (double)(2 + rng(120));
-        r->idle_timer = (double)(5000 + rng(9000));
+        r->tolerated_gap = (double)(2 + rh_rng(120));
+        r->idle_timer = (double)(5000 + rh_rng(9000));
     }
-    r->max_terminations = 1 + rng(5);
+    r->max_terminations = 1 + rh_rng(5);
     r->resource_label = "resource";
     ident[0] = "namespace";
     ident[1] = "pod";
     r->identity = ident;
     r->nidentity = 2;
-    if (rng(3) == 0) {
+    if (rh_rng(3) == 0) {
         char err[128];
         size_t n = 0;
         if (match_parse_selector("{pod=\"p1\"}", om, &n, err, sizeof(err)) < 0 || n != 1) {
@@ -191,10 +163,10 @@ static void mk_rule(struct rule *r, char **ident, struct rule_override *ov, stru
         memset(ov, 0, sizeof(*ov));
         ov->match.m = *om;
         ov->match.n = 1;
-        ov->has_threshold = rng(2);
-        ov->threshold = 1 + rng(50);
-        ov->has_idle_timer = rng(2);
-        ov->idle_timer = (double)(step * (1 + rng(40)) + (int64_t)rng(1000) * 7) / 1000.0;
+        ov->has_threshold = rh_rng(2);
+        ov->threshold = 1 + rh_rng(50);
+        ov->has_idle_timer = rh_rng(2);
+        ov->idle_timer = (double)(step * (1 + rh_rng(40)) + (int64_t)rh_rng(1000) * 7) / 1000.0;
         r->overrides = ov;
         r->noverrides = 1;
     }
@@ -228,19 +200,19 @@ static void one_history(struct dev *dv, int verbose)
     int64_t from = NOW0 - lb - 3 * step - pp.gap_ms,
             to = NOW0 + (before_grid ? lb / 2 : 4 * pp.idle_max_ms);
 
-    size_t ns = 1 + rng(6);
+    size_t ns = 1 + rh_rng(6);
     struct hseries *hs = xcalloc(ns, sizeof(*hs));
     for (size_t i = 0; i < ns; i++) {
-        snprintf(hs[i].pod, sizeof(hs[i].pod), "p%u", rng(3));
+        snprintf(hs[i].pod, sizeof(hs[i].pod), "p%u", rh_rng(3));
         snprintf(hs[i].gpu, sizeof(hs[i].gpu), "%zu", i);
         hgen(&hs[i], from, to, step, pp.gap_ms);
         hs[i].p = proof_new(&pp);
     }
 
-    int64_t now = NOW0 + (int64_t)rng((uint32_t)step), prev = PROOF_NONE;
+    int64_t now = NOW0 + (int64_t)rh_rng((uint32_t)step), prev = PROOF_NONE;
     for (int k = 0; k < 12 && now <= to; k++) {
         /* Often whole seconds, so that samples fall on grid points; never back in time. */
-        if (rng(2) && now - now % 1000 >= prev)
+        if (rh_rng(2) && now - now % 1000 >= prev)
             now -= now % 1000;
         prev = now;
         struct rule_data dg = {.rule = &r}, dp = {.rule = &r};
@@ -257,25 +229,25 @@ static void one_history(struct dev *dv, int verbose)
         for (size_t i = 0; i < ns; i++) {
             struct hseries *s = &hs[i];
             char err[128];
-            while (s->next < s->n && s->t[s->next] <= now) {
-                TEST_CHECK(proof_add(s->p, &pp, s->t[s->next], s->v[s->next], err, sizeof(err)) ==
-                           0);
+            while (s->next < s->r.n && s->r.t[s->next] <= now) {
+                TEST_CHECK(
+                    proof_add(s->p, &pp, s->r.t[s->next], s->r.v[s->next], err, sizeof(err)) == 0);
                 s->next++;
             }
             struct series *m = matrix_push(&raw);
             labels_of(&m->labels, s, true);
             m->p = xmalloc((s->next ? s->next : 1) * sizeof(*m->p));
             for (size_t j = 0; j < s->next; j++)
-                if (s->t[j] >= rs)
-                    m->p[m->n++] = (struct point){(double)s->t[j] / 1000.0, s->v[j]};
+                if (s->r.t[j] >= rs)
+                    m->p[m->n++] = (struct point){(double)s->r.t[j] / 1000.0, s->r.v[j]};
             labels_of(&dp.proofs[i].s.labels, s, false);
             dp.proofs[i].p = s->p;
             /* The state carried from the history's start says what a fold of this cycle's
                read alone says (a full read after a restart, issue 26). */
             struct proof *fresh = proof_new(&pp);
             for (size_t j = 0; j < s->next; j++)
-                if (s->t[j] >= rs)
-                    TEST_CHECK(proof_add(fresh, &pp, s->t[j], s->v[j], err, sizeof(err)) == 0);
+                if (s->r.t[j] >= rs)
+                    TEST_CHECK(proof_add(fresh, &pp, s->r.t[j], s->r.v[j], err, sizeof(err)) == 0);
             struct proof_verdict vc, vf;
             int64_t idle = llround(r.idle_timer * 1000.0);
             proof_judge(s->p, &pp, now, idle, r.threshold, &vc);
@@ -305,7 +277,7 @@ static void one_history(struct dev *dv, int verbose)
                 a->n = 1;
             }
         }
-        if (rng(2)) {
+        if (rh_rng(2)) {
             struct label l[] = {{"resource", "gpu"}};
             for (int side = 0; side < 2; side++) {
                 struct series *a = matrix_push(side ? &dp.pending : &dg.pending);
@@ -423,9 +395,9 @@ static void one_history(struct dev *dv, int verbose)
                 for (size_t j = 0; j < ns; j++) {
                     fprintf(stderr, "  series pod=%s gpu=%s:", hs[j].pod, hs[j].gpu);
                     for (size_t q = 0; q < hs[j].next; q++)
-                        if (hs[j].t[q] >= rs)
-                            fprintf(stderr, " %+.3f=%g", (double)(hs[j].t[q] - now) / 1000.0,
-                                    series_is_stale(hs[j].v[q]) ? -99.0 : hs[j].v[q]);
+                        if (hs[j].r.t[q] >= rs)
+                            fprintf(stderr, " %+.3f=%g", (double)(hs[j].r.t[q] - now) / 1000.0,
+                                    series_is_stale(hs[j].r.v[q]) ? -99.0 : hs[j].r.v[q]);
                     fprintf(stderr, "\n");
                 }
             }
@@ -442,11 +414,11 @@ static void one_history(struct dev *dv, int verbose)
         for (size_t i = 0; i < ns; i++)
             labels_free(&dp.proofs[i].s.labels);
         free(dp.proofs);
-        now += 1 + (int64_t)rng((uint32_t)(pp.idle_max_ms / 3 + 1));
+        now += 1 + (int64_t)rh_rng((uint32_t)(pp.idle_max_ms / 3 + 1));
     }
     for (size_t i = 0; i < ns; i++) {
-        free(hs[i].t);
-        free(hs[i].v);
+        free(hs[i].r.t);
+        free(hs[i].r.v);
         free(hs[i].p);
     }
     free(hs);
@@ -459,7 +431,7 @@ TEST(test_differential)
     struct dev dv = {0};
     const char *seed = getenv("PROOF_SEED");
     if (seed)
-        rng_state = strtoull(seed, NULL, 0);
+        rh_state = strtoull(seed, NULL, 0);
     int n = getenv("PROOF_ITER") ? atoi(getenv("PROOF_ITER")) : 2000;
     for (int i = 0; i < n; i++)
         one_history(&dv, getenv("PROOF_VERBOSE") != NULL);
@@ -520,11 +492,11 @@ TEST(test_sparse_run_reaches_grid_start)
     TEST_CHECK_INT(pp.lookback_ms, 600000);
     struct hseries h = {.pod = "p0", .gpu = "0"};
     for (int64_t t = start - 3 * 150000 + 7000; t <= now; t += 150000)
-        hpush(&h, t, 0.01);
+        rh_push(&h.r, t, 0.01);
     h.p = proof_new(&pp);
     char err[128];
-    for (size_t i = 0; i < h.n; i++)
-        TEST_CHECK(proof_add(h.p, &pp, h.t[i], h.v[i], err, sizeof(err)) == 0);
+    for (size_t i = 0; i < h.r.n; i++)
+        TEST_CHECK(proof_add(h.p, &pp, h.r.t[i], h.r.v[i], err, sizeof(err)) == 0);
     struct proof_verdict v;
     TEST_CHECK(proof_judge(h.p, &pp, now, 300000, 10, &v) == 0);
     TEST_CHECK_INT(v.reason, REASON_IDLE);
@@ -535,9 +507,9 @@ TEST(test_sparse_run_reaches_grid_start)
     struct matrix raw = {0};
     struct series *m = matrix_push(&raw);
     labels_of(&m->labels, &h, true);
-    m->p = xmalloc(h.n * sizeof(*m->p));
-    for (size_t i = 0; i < h.n; i++)
-        m->p[m->n++] = (struct point){(double)h.t[i] / 1000.0, h.v[i]};
+    m->p = xmalloc(h.r.n * sizeof(*m->p));
+    for (size_t i = 0; i < h.r.n; i++)
+        m->p[m->n++] = (struct point){(double)h.r.t[i] / 1000.0, h.r.v[i]};
     TEST_CHECK(raw_to_grid(&raw, &g, &d.activity, &d.coverage, err, sizeof(err)) == 0);
     d.raw_coverage = d.coverage_tail = true;
     struct decisions out;
@@ -550,8 +522,8 @@ TEST(test_sparse_run_reaches_grid_start)
     decisions_free(&out);
     matrix_free(&d.activity);
     matrix_free(&d.coverage);
-    free(h.t);
-    free(h.v);
+    free(h.r.t);
+    free(h.r.v);
     free(h.p);
 }
 
@@ -674,6 +646,7 @@ TEST(test_raw_proofs)
 
 int main(void)
 {
+    rh_state = 0x9e3779b97f4a7c15u;
     RUN(test_contract);
     RUN(test_raw_proofs);
     RUN(test_sparse_run_reaches_grid_start);

@@ -23,36 +23,17 @@
 
 #include "fetch.h"
 #include "log.h"
+#include "randhist.h"
 #include "raw.h"
 #include "test.h"
 
 #define T0 INT64_C(1767225600000) /* 2026-01-01T00:00:00Z, ms */
 
-static uint64_t rng_state;
-
-static uint32_t rng(uint32_t n)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return n ? (uint32_t)(rng_state % n) : 0;
-}
-
-static double stale_nan(void)
-{
-    uint64_t bits = SERIES_STALE_NAN_BITS;
-    double v;
-    memcpy(&v, &bits, sizeof(v));
-    return v;
-}
-
 /* ---- random histories --------------------------------------------------------------------- */
 
 struct hser {
     struct labels l; /* namespace, pod, gpu */
-    int64_t *t;
-    double *v;
-    size_t n, cap;
+    struct rh_series r;
 };
 
 struct hist {
@@ -65,54 +46,15 @@ struct hist {
     double from, interval;
 };
 
-static void hpush(struct hser *s, int64_t t, double v)
-{
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 256;
-        s->t = xrealloc(s->t, s->cap * sizeof(*s->t));
-        s->v = xrealloc(s->v, s->cap * sizeof(*s->v));
-    }
-    s->t[s->n] = t;
-    s->v[s->n++] = v;
-}
-
-/* Busy or idle stretches of 3 to 60 minutes, scraped every 15 or 30 s with jitter. */
-static void hgen(struct hser *s, int64_t from, int64_t to, int64_t gap)
-{
-    int64_t every = rng(4) == 0 ? 30000 : 15000;
-    int64_t t = from + (int64_t)rng(30000);
-    if (rng(5) == 0)
-        t = to - (int64_t)rng((uint32_t)((to - from) / 2)); /* young */
-    int64_t end = rng(6) == 0 ? to - (int64_t)rng((uint32_t)((to - from) / 3)) : to;
-    int64_t until = t;
-    double level = 0;
-    unsigned odd = rng(3) ? 0 : 1 + rng(4);
-    while (t <= end) {
-        if (t >= until) {
-            bool busy = rng(10) < 4;
-            level = busy ? (double)(10 + rng(80)) / 100.0 : (double)rng(12) / 100.0;
-            until = t + 60000 * (int64_t)(3 + rng(58));
-        }
-        double v = level;
-        unsigned k = rng(1000);
-        if (k < odd)
-            v = k % 3 == 0 ? NAN : k % 3 == 1 ? INFINITY : -INFINITY;
-        else if (k < odd + 2)
-            v = 0.8; /* a burst */
-        hpush(s, t, v);
-        int64_t d = every + (int64_t)rng(4000) - 2000;
-        k = rng(1000);
-        if (k < 4) {
-            static const int64_t f[] = {0, 1, -1};
-            d = k < 3 ? gap + f[rng(3)] : (int64_t)rng(1800000);
-        } else if (k < 5) {
-            int64_t m = t + 1 + (int64_t)rng(10000);
-            hpush(s, m, stale_nan());
-            d = m - t + 1 + (int64_t)rng(240000);
-        }
-        t += d < 1 ? 1 : d;
-    }
-}
+/* Stretches of 3 to 60 minutes; few odd values, bursts, silences and markers. */
+static const struct rh_params gen = {.young = 5,
+                                     .ending = 6,
+                                     .odd = 4,
+                                     .stretch = 58,
+                                     .bursts = 2,
+                                     .gaps = 3,
+                                     .silences = 1,
+                                     .markers = 1};
 
 static void hist_make(struct hist *h, const struct rule *r, double from, double to, double interval)
 {
@@ -120,7 +62,7 @@ static void hist_make(struct hist *h, const struct rule *r, double from, double 
     h->from = from;
     h->interval = interval;
     h->ncycles = bt_cycles(from, to, interval);
-    h->nw = 6 + rng(14);
+    h->nw = 6 + rh_rng(14);
     h->pod = xcalloc(h->nw, sizeof(*h->pod));
     h->s = xcalloc(2 * h->nw, sizeof(*h->s));
     h->alloc = xcalloc(h->nw * h->ncycles, sizeof(double));
@@ -129,20 +71,20 @@ static void hist_make(struct hist *h, const struct rule *r, double from, double 
     int64_t a = llround(from * 1000) - 7200000, b = llround(to * 1000);
     for (size_t w = 0; w < h->nw; w++) {
         snprintf(h->pod[w], sizeof(h->pod[w]), "p%zu", w);
-        for (size_t c = 0; c < (rng(4) ? 1u : 2u); c++) {
+        for (size_t c = 0; c < (rh_rng(4) ? 1u : 2u); c++) {
             struct hser *s = &h->s[h->ns++];
             char gpu[8];
             snprintf(gpu, sizeof(gpu), "%zu", c);
             struct label l[3] = {{"gpu", gpu}, {"namespace", "ns"}, {"pod", h->pod[w]}};
             labels_from(&s->l, l, 3);
-            hgen(s, a, b, llround(r->tolerated_gap * 1000));
+            rh_gen(&s->r, &gen, a, b, llround(r->tolerated_gap * 1000));
         }
         struct label al[3] = {{"namespace", "ns"}, {"pod", h->pod[w]}, {"resource", "amd_com_gpu"}};
         labels_from(&h->alabels[w], al, 3);
-        double d = 1 + rng(2);
+        double d = 1 + rh_rng(2);
         for (size_t k = 0; k < h->ncycles; k++) {
-            if (rng(300) == 0)
-                d = rng(3); /* 0: the allocation ends (for a while) */
+            if (rh_rng(300) == 0)
+                d = rh_rng(3); /* 0: the allocation ends (for a while) */
             h->alloc[w * h->ncycles + k] = d;
         }
     }
@@ -152,8 +94,8 @@ static void hist_free(struct hist *h)
 {
     for (size_t i = 0; i < h->ns; i++) {
         labels_free(&h->s[i].l);
-        free(h->s[i].t);
-        free(h->s[i].v);
+        free(h->s[i].r.t);
+        free(h->s[i].r.v);
     }
     for (size_t w = 0; w < h->nw; w++)
         labels_free(&h->alabels[w]);
@@ -204,8 +146,9 @@ static int tsrc_next(struct bt_source *bs, double *t, struct rule_data *data)
     size_t nwin = 0;
     for (size_t i = 0; i < s->h->ns; i++) {
         const struct hser *x = &s->h->s[i];
-        while (s->next[i] < x->n && x->t[s->next[i]] <= tm) {
-            (void)proof_add(s->p[i], &s->pp, x->t[s->next[i]], x->v[s->next[i]], err, sizeof(err));
+        while (s->next[i] < x->r.n && x->r.t[s->next[i]] <= tm) {
+            (void)proof_add(s->p[i], &s->pp, x->r.t[s->next[i]], x->r.v[s->next[i]], err,
+                            sizeof(err));
             s->next[i]++;
         }
         if (!proof_present(s->p[i], &s->pp, tm))
@@ -218,7 +161,8 @@ static int tsrc_next(struct bt_source *bs, double *t, struct rule_data *data)
             rp->win = &s->win[nwin];
             rp->nwin = s->nidle;
             for (size_t w = 0; w < s->nidle; w++)
-                raw_window_stats(x->t, x->v, s->next[i], &s->pp, tm, s->idle[w], &s->win[nwin++]);
+                raw_window_stats(x->r.t, x->r.v, s->next[i], &s->pp, tm, s->idle[w],
+                                 &s->win[nwin++]);
         }
     }
     d->allocation.s = xcalloc(s->h->nw, sizeof(struct series));
@@ -251,14 +195,14 @@ static bool tsrc_points(struct bt_source *bs, size_t rule, double after, bool fi
         if (want && !want(arg, &x->l))
             continue;
         size_t lo = 0;
-        while (lo < s->next[i] && x->t[lo] < from)
+        while (lo < s->next[i] && x->r.t[lo] < from)
             lo++;
         size_t m = s->next[i] - lo;
         if (!m)
             continue;
         struct point *p = xmalloc((first_only ? 1 : m) * sizeof(*p));
-        size_t np =
-            raw_points_between(x->t + lo, x->v + lo, m, &s->pp, tm, a, tm, p, first_only ? 1 : m);
+        size_t np = raw_points_between(x->r.t + lo, x->r.v + lo, m, &s->pp, tm, a, tm, p,
+                                       first_only ? 1 : m);
         if (!np) {
             free(p);
             continue;
@@ -343,17 +287,17 @@ static void one_history(int h)
                         .resource_label = "resource",
                         .identity = ident,
                         .nidentity = 2};
-    base.step = steps[rng(ARRAY_LEN(steps))];
+    base.step = steps[rh_rng(ARRAY_LEN(steps))];
     double gaps[] = {2 * base.step, 2 * base.step + 1, 5 * base.step};
-    base.tolerated_gap = gaps[rng(ARRAY_LEN(gaps))];
-    bool capped = rng(2);
-    base.max_terminations = capped && rng(2) ? 1 + rng(3) : 100000;
-    struct bt_cfg cfg = {.interval = rng(3) ? 60 : 120,
+    base.tolerated_gap = gaps[rh_rng(ARRAY_LEN(gaps))];
+    bool capped = rh_rng(2);
+    base.max_terminations = capped && rh_rng(2) ? 1 + rh_rng(3) : 100000;
+    struct bt_cfg cfg = {.interval = rh_rng(3) ? 60 : 120,
                          .return_within = 3600,
-                         .max_actions_per_hour = capped ? 4 + rng(8) : 0,
+                         .max_actions_per_hour = capped ? 4 + rh_rng(8) : 0,
                          .protected_namespaces = ""};
     cfg.from = (double)T0 / 1000.0;
-    cfg.to = cfg.from + 3600.0 * (8 + rng(8));
+    cfg.to = cfg.from + 3600.0 * (8 + rh_rng(8));
     struct hist hs;
     hist_make(&hs, &base, cfg.from, cfg.to, cfg.interval);
 
@@ -452,7 +396,7 @@ TEST(test_fast_equals_engine)
 {
     static const uint64_t seeds[] = {0x2545f4914f6cdd1du, 0x9e3779b97f4a7c15u, 0xd1b54a32d192ed03u};
     for (size_t s = 0; s < ARRAY_LEN(seeds); s++) {
-        rng_state = seeds[s];
+        rh_state = seeds[s];
         for (int h = 0; h < 8; h++)
             one_history((int)(s * 100) + h);
     }
