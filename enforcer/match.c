@@ -190,14 +190,39 @@ int match_parse(const char *s, struct matcher *out, char *err, size_t errlen)
     const char *p = s;
     while (isspace((unsigned char)*p))
         p++;
-    const char *name = p;
-    if (!(isalpha((unsigned char)*p) || *p == '_')) {
+    char *name;
+    if (*p == '"' || *p == '\'' || *p == '`') {
+        /* Prometheus 3's quoted name, any non-empty UTF-8 ("k8s.pod.name"); a name alone is
+           the metric name inside braces, which match_parse_selector handles before this. */
+        struct sbuf nb = {0};
+        if (parse_value(&p, &nb, msg, sizeof(msg)) < 0) {
+            sbuf_free(&nb);
+            snprintf(err, errlen, "invalid matcher '%s': label name: %s", s, msg);
+            return -1;
+        }
+        if (nb.len == 0 || strlen(nb.buf) != nb.len || !utf8_valid(nb.buf, nb.len)) {
+            sbuf_free(&nb);
+            snprintf(err, errlen, "invalid matcher '%s': a label name must be non-empty UTF-8", s);
+            return -1;
+        }
+        name = sbuf_take(&nb);
+    } else if (isalpha((unsigned char)*p) || *p == '_') {
+        const char *n0 = p;
+        while (isalnum((unsigned char)*p) || *p == '_')
+            p++;
+        name = xstrndup(n0, (size_t)(p - n0));
+        if (*p && (strchr(".-/:", *p) || (unsigned char)*p >= 0x80)) {
+            free(name);
+            snprintf(err, errlen,
+                     "invalid matcher '%s': a label name with '%c' must be quoted "
+                     "(\"k8s.pod.name\"=\"x\", Prometheus 3)",
+                     s, *p);
+            return -1;
+        }
+    } else {
         snprintf(err, errlen, "invalid matcher '%s': expected a label name", s);
         return -1;
     }
-    while (isalnum((unsigned char)*p) || *p == '_')
-        p++;
-    size_t nlen = (size_t)(p - name);
     while (isspace((unsigned char)*p))
         p++;
     if (p[0] == '=' && p[1] == '~') {
@@ -213,6 +238,7 @@ int match_parse(const char *s, struct matcher *out, char *err, size_t errlen)
         out->op = MATCH_EQ;
         p += 1;
     } else {
+        free(name);
         snprintf(err, errlen, "invalid matcher '%s': expected one of =, !=, =~, !~", s);
         return -1;
     }
@@ -221,6 +247,7 @@ int match_parse(const char *s, struct matcher *out, char *err, size_t errlen)
     struct sbuf val = {0};
     if (parse_value(&p, &val, msg, sizeof(msg)) < 0) {
         sbuf_free(&val);
+        free(name);
         snprintf(err, errlen, "invalid matcher '%s': %s", s, msg);
         return -1;
     }
@@ -228,10 +255,11 @@ int match_parse(const char *s, struct matcher *out, char *err, size_t errlen)
         p++;
     if (*p) {
         sbuf_free(&val);
+        free(name);
         snprintf(err, errlen, "invalid matcher '%s': unexpected '%s' after the value", s, p);
         return -1;
     }
-    out->name = xstrndup(name, nlen);
+    out->name = name;
     out->value_len = val.len;
     out->value = val.buf ? sbuf_take(&val) : xstrdup("");
     if ((out->op == MATCH_RE || out->op == MATCH_NRE) && compile(out, err, errlen) < 0) {
@@ -258,6 +286,51 @@ static const char *matcher_end(const char *p)
         p++;
     }
     return p;
+}
+
+/*
+ * `"my.metric"` alone among the matchers: Prometheus 3's metric name inside braces
+ * (generated_parser.y, label_matcher: string_identifier), `__name__="my.metric"`. Returns 0
+ * with *out filled, 1 when `one` is not a lone string, -1 with a message when it is one but
+ * invalid or a second metric name (Prometheus refuses one set twice; taking either would read
+ * other series).
+ */
+static int metric_name_only(const char *one, const char *sel, const struct matcher *prev,
+                            size_t nprev, struct matcher *out, char *err, size_t errlen)
+{
+    const char *p = one;
+    while (isspace((unsigned char)*p))
+        p++;
+    if (*p != '"' && *p != '\'' && *p != '`')
+        return 1;
+    struct sbuf nb = {0};
+    char msg[160];
+    const char *q = p;
+    if (parse_value(&q, &nb, msg, sizeof(msg)) < 0) {
+        sbuf_free(&nb);
+        snprintf(err, errlen, "invalid selector '%s': %s", sel, msg);
+        return -1;
+    }
+    while (isspace((unsigned char)*q))
+        q++;
+    if (*q) {
+        sbuf_free(&nb);
+        return 1; /* "name" = "v": a quoted label name */
+    }
+    for (size_t i = 0; i < nprev; i++)
+        if (strcmp(prev[i].name, "__name__") == 0 && prev[i].op == MATCH_EQ) {
+            sbuf_free(&nb);
+            snprintf(err, errlen, "invalid selector '%s': metric name set twice", sel);
+            return -1;
+        }
+    if (nb.len == 0 || strlen(nb.buf) != nb.len || !utf8_valid(nb.buf, nb.len)) {
+        sbuf_free(&nb);
+        snprintf(err, errlen, "invalid selector '%s': a metric name must be non-empty UTF-8", sel);
+        return -1;
+    }
+    *out = (struct matcher){.name = xstrdup("__name__"), .op = MATCH_EQ, .value_len = nb.len};
+    out->value = sbuf_take(&nb);
+    return 0;
 }
 
 int match_parse_selector(const char *s, struct matcher **out, size_t *n, char *err, size_t errlen)
@@ -294,7 +367,9 @@ int match_parse_selector(const char *s, struct matcher **out, size_t *n, char *e
             }
             char *one = xstrndup(p, (size_t)(e - p));
             *out = xrealloc(*out, (*n + 1) * sizeof(**out));
-            int rc = match_parse(one, &(*out)[*n], err, errlen);
+            int rc = metric_name_only(one, s, *out, *n, &(*out)[*n], err, errlen);
+            if (rc == 1)
+                rc = match_parse(one, &(*out)[*n], err, errlen);
             free(one);
             if (rc < 0)
                 goto fail;

@@ -5,7 +5,9 @@
  * associative), their modifiers (bool, on/ignoring, group_left/group_right), aggregations with
  * `by`/`without` before or after their arguments, function calls, `x[5m]`, subqueries
  * `(e)[5m:1m]`, `offset` and `@`. Keywords are case-insensitive as in lex.go; function names
- * are not.
+ * are not. Prometheus 3's quoted names are read (`{"my.metric", "k8s.pod.name"="x"}`,
+ * `by ("k8s.namespace.name")`, docs/tsdb-engines.md); the unquoted dotted form that 3.x
+ * accepts only behind a feature flag is refused.
  *
  * What is safe to extract, and why (docs/promql-plan.md §5.8): the enforcer reads each
  * selector's raw samples over the window and proves them gap-free, so every sample the
@@ -265,20 +267,44 @@ static bool is_label(const struct ps *s)
     return s->k == T_IDENT && !memchr(s->ts, ':', s->tl);
 }
 
+/*
+ * The current token is Prometheus 3's quoted label name ("k8s.pod.name", generated_parser.y
+ * string_identifier): its text between the quotes into *name, *len. A name with an escape
+ * is refused rather than unescaped here: the lists it would go to compare names as written.
+ */
+static bool quoted_name(struct ps *s, const char **name, size_t *len)
+{
+    if (s->k != T_STR || s->tl < 3 || s->ts[0] == '`' || memchr(s->ts, '\\', s->tl) != NULL) {
+        ps_fail(s,
+                "expected a label name at '%.*s' (a quoted name must be non-empty, in '\"' "
+                "or \"'\", without escapes)",
+                (int)(s->tl > 20 ? 20 : s->tl), s->ts);
+        return false;
+    }
+    *name = s->ts + 1;
+    *len = s->tl - 2;
+    return true;
+}
+
 /* `( label, ... )`, a trailing comma allowed; each name goes to the lists given. */
 static void label_list(struct ps *s, bool grouping, bool written)
 {
     if (!expect(s, T_LPAREN, "'('"))
         return;
     while (!s->failed && s->k != T_RPAREN) {
-        if (!is_label(s)) {
+        const char *name = s->ts;
+        size_t len = s->tl;
+        if (s->k == T_STR) {
+            if (!quoted_name(s, &name, &len))
+                return;
+        } else if (!is_label(s)) {
             ps_fail(s, "expected a label name at '%.*s'", (int)(s->tl > 20 ? 20 : s->tl), s->ts);
             return;
         }
         if (grouping)
-            add_name(&s->out->grouping, &s->out->ngrouping, s->ts, s->tl);
+            add_name(&s->out->grouping, &s->out->ngrouping, name, len);
         if (written)
-            add_name(&s->out->written, &s->out->nwritten, s->ts, s->tl);
+            add_name(&s->out->written, &s->out->nwritten, name, len);
         next(s);
         if (s->k == T_COMMA)
             next(s);
@@ -310,17 +336,26 @@ static void parse_expr(struct ps *s, int minprec, bool gate);
 static void selector(struct ps *s, bool gate)
 {
     struct sbuf b = {0};
+    bool named = false;
     if (s->k == T_IDENT) {
         sbuf_add(&b, s->ts, s->tl);
         next(s);
+        named = true;
     }
     if (s->k == T_LBRACE) {
         sbuf_putc(&b, '{');
         next(s);
         bool first = true;
         while (!s->failed && s->k != T_RBRACE) {
-            if (!is_label(s)) {
-                /* Prometheus 3's quoted names ({"a.b"}) are not read here. */
+            const char *qn;
+            size_t ql;
+            if (s->k == T_STR) {
+                /* Prometheus 3: {"k8s.pod.name"="x"}, and {"my.metric"} for the metric name. */
+                if (!quoted_name(s, &qn, &ql))
+                    break;
+                (void)qn;
+                (void)ql;
+            } else if (!is_label(s)) {
                 ps_fail(s, "expected a label name in a selector at '%.*s'",
                         (int)(s->tl > 20 ? 20 : s->tl), s->ts);
                 break;
@@ -328,8 +363,20 @@ static void selector(struct ps *s, bool gate)
             if (!first)
                 sbuf_putc(&b, ',');
             first = false;
+            bool str = s->k == T_STR;
             sbuf_add(&b, s->ts, s->tl);
             next(s);
+            if (str && (s->k == T_COMMA || s->k == T_RBRACE)) {
+                if (named) {
+                    /* Prometheus refuses it ("metric name must not be set twice"). */
+                    ps_fail(s, "a selector's metric name set twice");
+                    break;
+                }
+                named = true;
+                if (s->k == T_COMMA)
+                    next(s);
+                continue;
+            }
             if (!(is_op(s, "=") || is_op(s, "!=") || is_op(s, "=~") || is_op(s, "!~"))) {
                 ps_fail(s, "expected a label matcher operator");
                 break;

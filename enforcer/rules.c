@@ -27,6 +27,7 @@
 #include "file.h"
 #include "kinds.h"
 #include "util.h"
+#include "utf8.h"
 #include "ydom.h"
 
 #define DEFAULT_Q_PENDING                                                                          \
@@ -113,15 +114,16 @@ static bool valid_rule_name(const char *s, size_t len)
     return true;
 }
 
+/*
+ * A label name as Prometheus 3 takes it: any non-empty UTF-8 (prometheus/common model.
+ * UTF8Validation, the default since 3.0; docs/tsdb-engines.md). A name that is not a legacy
+ * identifier is written quoted in every query built from it (labels_put_name), which 2.x and
+ * VictoriaMetrics 1.79 refuse: such a rule then keeps on a query error, never reads more.
+ */
 static bool valid_label_name(const char *s)
 {
-    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
-        return false;
-    for (s++; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '_'))
-            return false;
-    return true;
+    size_t n = strlen(s);
+    return n > 0 && utf8_valid(s, n);
 }
 
 /* A string scalar (quoted, or plain that is not a number/bool/null); NULL after an error. */

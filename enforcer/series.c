@@ -121,6 +121,41 @@ void labels_free(struct labels *ls)
     ls->n = 0;
 }
 
+bool labels_name_legacy(const char *name)
+{
+    if (!(isalpha((unsigned char)*name) || *name == '_'))
+        return false;
+    for (const char *p = name + 1; *p; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '_'))
+            return false;
+    return true;
+}
+
+/* `s` as the inside of a PromQL "..." string: '"', '\\' and newline escaped (lex.go). */
+static void labels_put_escaped(struct sbuf *b, const char *s)
+{
+    for (const char *p = s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            sbuf_putc(b, '\\');
+        if (*p == '\n') {
+            sbuf_puts(b, "\\n");
+            continue;
+        }
+        sbuf_putc(b, *p);
+    }
+}
+
+void labels_put_name(struct sbuf *b, const char *name)
+{
+    if (labels_name_legacy(name)) {
+        sbuf_puts(b, name);
+        return;
+    }
+    sbuf_putc(b, '"');
+    labels_put_escaped(b, name);
+    sbuf_putc(b, '"');
+}
+
 char *labels_format(const struct labels *ls)
 {
     struct sbuf b = {0};
@@ -128,17 +163,9 @@ char *labels_format(const struct labels *ls)
     for (size_t i = 0; i < ls->n; i++) {
         if (i)
             sbuf_putc(&b, ',');
-        sbuf_puts(&b, ls->v[i].name);
+        labels_put_name(&b, ls->v[i].name);
         sbuf_puts(&b, "=\"");
-        for (const char *p = ls->v[i].value; *p; p++) {
-            if (*p == '"' || *p == '\\')
-                sbuf_putc(&b, '\\');
-            if (*p == '\n') {
-                sbuf_puts(&b, "\\n");
-                continue;
-            }
-            sbuf_putc(&b, *p);
-        }
+        labels_put_escaped(&b, ls->v[i].value);
         sbuf_putc(&b, '"');
     }
     sbuf_putc(&b, '}');
@@ -170,14 +197,34 @@ int labels_parse(const char *s, struct labels *out, char *err, size_t errlen)
             p++;
         if (*p == '\0' || (braces && *p == '}'))
             break;
-        if (!is_name_start(*p)) {
+        char *key;
+        if (*p == '"') {
+            /* A Prometheus 3 quoted name, as labels_format writes one: "k8s.pod.name". */
+            struct sbuf nb = {0};
+            for (p++; *p && *p != '"'; p++) {
+                if (*p == '\\' && p[1]) {
+                    p++;
+                    sbuf_putc(&nb, *p == 'n' ? '\n' : *p);
+                } else {
+                    sbuf_putc(&nb, *p);
+                }
+            }
+            if (*p != '"' || nb.len == 0) {
+                snprintf(err, errlen, "invalid quoted label name at '%s'", s);
+                sbuf_free(&nb);
+                goto fail;
+            }
+            p++;
+            key = sbuf_take(&nb);
+        } else if (is_name_start(*p)) {
+            const char *name = p;
+            while (is_name_char(*p))
+                p++;
+            key = xstrndup(name, (size_t)(p - name));
+        } else {
             snprintf(err, errlen, "invalid label name at '%s'", p);
             goto fail;
         }
-        const char *name = p;
-        while (is_name_char(*p))
-            p++;
-        char *key = xstrndup(name, (size_t)(p - name));
         while (isspace((unsigned char)*p))
             p++;
         if (*p != '=' || p[1] != '"') {

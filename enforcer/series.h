@@ -50,13 +50,22 @@ void labels_project(struct labels *dst, const struct labels *src, char *const *n
 bool labels_equal(const struct labels *a, const struct labels *b);
 int labels_compare(const struct labels *a, const struct labels *b);
 void labels_free(struct labels *ls);
-/* "{a=\"x\",b=\"y\"}" (PromQL syntax, values escaped); caller frees. */
+/*
+ * "{a=\"x\",b=\"y\"}" (PromQL syntax, values escaped; a name that is not a legacy identifier
+ * quoted as Prometheus 3 requires: {\"k8s.pod.name\"=\"x\"}); caller frees.
+ */
 char *labels_format(const struct labels *ls);
 /*
  * Parse `a="x",b="y"` (braces optional) into `out`. Returns 0, or -1 with a message in err.
  * Used for --workload on the command line.
  */
 int labels_parse(const char *s, struct labels *out, char *err, size_t errlen);
+
+/* True when `name` is a legacy label name [a-zA-Z_][a-zA-Z0-9_]*, which PromQL takes unquoted. */
+bool labels_name_legacy(const char *name);
+struct sbuf;
+/* Append `name` as PromQL writes a label name: as is when legacy, else "quoted" (Prometheus 3). */
+void labels_put_name(struct sbuf *b, const char *name);
 
 /* Prometheus' staleness marker (prometheus/prometheus model/value/value.go, StaleNaN): the
    value a series takes when it disappears; not a number to judge, the end of the series. */

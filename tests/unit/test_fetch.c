@@ -131,6 +131,12 @@ TEST(coverage_expr)
         {"x", 1, 1, 0, "count_over_time(present_over_time(x[750ms])[1s:250ms])"},
         {"sum(x)", 60, 120, 1, ""},
         {"x / 100", 60, 120, 1, ""},
+        /* Prometheus 3's quoted names (issue 34): a selector, its text kept as written. */
+        {"{\"gpu.busy\", \"k8s.pod.name\"=~\"a}\"}", 60, 120, 0,
+         "count_over_time(present_over_time({\"gpu.busy\", \"k8s.pod.name\"=~\"a}\"}[105s])"
+         "[60s:15s])"},
+        {"sum by (\"k8s.pod.name\") ({\"gpu.busy\"})", 60, 120, 1, ""},
+        {"\"gpu.busy\"", 60, 120, 1, ""},
     };
     for (size_t i = 0; i < ARRAY_LEN(cases); i++) {
         struct rule r = mkrule("r", POLICY_ALWAYS, 600);

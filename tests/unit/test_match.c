@@ -251,8 +251,65 @@ TEST(selectors)
     TEST_CHECK(m == NULL && n == 0);
 }
 
+/* Prometheus 3's quoted names (issue 34): "k8s.pod.name"="x", {"my.metric"}. */
+TEST(utf8_names)
+{
+    struct matcher m;
+    char err[256] = "";
+    TEST_CHECK_INT(match_parse("\"k8s.pod.name\" =~ \"nb-.*\"", &m, err, sizeof(err)), 0);
+    TEST_CHECK_STR(m.name, "k8s.pod.name");
+    struct labels ls = {0};
+    labels_set(&ls, "k8s.pod.name", "nb-1");
+    TEST_CHECK(match_eval(&m, &ls));
+    labels_set(&ls, "k8s.pod.name", "x");
+    TEST_CHECK(!match_eval(&m, &ls));
+    labels_free(&ls);
+    match_free(&m);
+    TEST_CHECK_INT(match_parse("k8s.pod.name=\"x\"", &m, err, sizeof(err)), -1);
+    TEST_CHECK(strstr(err, "with '.' must be quoted") != NULL);
+    TEST_CHECK_INT(match_parse("\"\"=\"x\"", &m, err, sizeof(err)), -1);
+    TEST_CHECK(strstr(err, "non-empty UTF-8") != NULL);
+    TEST_CHECK_INT(match_parse("\"\\xff\"=\"x\"", &m, err, sizeof(err)), -1);
+    TEST_CHECK_INT(match_parse("\"a\"", &m, err, sizeof(err)), -1);
+
+    struct matcher *ms;
+    size_t n;
+    TEST_CHECK_INT(match_parse_selector("{\"gpu.busy\", \"k8s.pod.name\"=\"p\", job!=\"\"}", &ms,
+                                        &n, err, sizeof(err)),
+                   0);
+    TEST_CHECK_INT(n, 3);
+    if (n == 3) {
+        TEST_CHECK_STR(ms[0].name, "__name__");
+        TEST_CHECK_STR(ms[0].value, "gpu.busy");
+        TEST_CHECK(ms[0].op == MATCH_EQ);
+        TEST_CHECK_STR(ms[1].name, "k8s.pod.name");
+        TEST_CHECK_STR(ms[1].value, "p");
+    }
+    match_free_all(ms, n);
+    /* Never a broader read: a second metric name or a bad one is refused, not dropped. */
+    TEST_CHECK_INT(match_parse_selector("{\"a\", \"b\"}", &ms, &n, err, sizeof(err)), -1);
+    TEST_CHECK(strstr(err, "set twice") != NULL);
+    TEST_CHECK_INT(match_parse_selector("x{\"b\"}", &ms, &n, err, sizeof(err)), -1);
+    TEST_CHECK_INT(match_parse_selector("{\"\"}", &ms, &n, err, sizeof(err)), -1);
+    TEST_CHECK_INT(match_parse_selector("{k8s.pod.name=\"p\"}", &ms, &n, err, sizeof(err)), -1);
+    TEST_CHECK(ms == NULL && n == 0);
+
+    /* labels_format quotes a name PromQL needs quoted; labels_parse reads it back. */
+    labels_set(&ls, "k8s.pod.name", "a\"b");
+    labels_set(&ls, "pod", "c");
+    char *f = labels_format(&ls);
+    TEST_CHECK_STR(f, "{\"k8s.pod.name\"=\"a\\\"b\",pod=\"c\"}");
+    struct labels back;
+    TEST_CHECK_INT(labels_parse(f, &back, err, sizeof(err)), 0);
+    TEST_CHECK(labels_equal(&back, &ls));
+    labels_free(&back);
+    free(f);
+    labels_free(&ls);
+}
+
 int main(void)
 {
+    RUN(utf8_names);
     RUN(selectors);
     RUN(prometheus_results);
     RUN(prometheus_rejects);

@@ -320,6 +320,28 @@ TEST(test_selector_text)
     promsel_free(&p);
 }
 
+/* Prometheus 3's quoted names (issue 34): read, kept as written in the selector text. */
+TEST(test_utf8_names)
+{
+    struct promsel p;
+    TEST_CHECK_INT(ok("sum by (\"k8s.namespace.name\", pod) "
+                      "(rate({\"gpu.busy\", \"k8s.pod.name\"=~'a.*'}[5m]))",
+                      &p),
+                   0);
+    TEST_CHECK_INT(p.nsel, 1);
+    if (p.nsel == 1)
+        TEST_CHECK_STR(p.sel[0].text, "{\"gpu.busy\",\"k8s.pod.name\"=~'a.*'}");
+    TEST_CHECK_INT(p.ngrouping, 2);
+    if (p.ngrouping == 2) {
+        TEST_CHECK_STR(p.grouping[0], "k8s.namespace.name");
+        TEST_CHECK_STR(p.grouping[1], "pod");
+    }
+    promsel_free(&p);
+    TEST_CHECK_INT(ok("x * on (\"k8s.pod.name\") group_left (\"k8s.node.name\") y", &p), 0);
+    TEST_CHECK(promsel_writes(&p, "k8s.node.name"));
+    promsel_free(&p);
+}
+
 TEST(test_refused)
 {
     refused("x @ 1700000000", "@ modifier");
@@ -335,7 +357,12 @@ TEST(test_refused)
     refused("sum(x", "expected");
     refused("x{a=\"b\"", "expected");
     refused("x{a=\"b}", "unterminated string");
-    refused("{\"a.b\"}", "expected a label name");
+    refused("{a.b=\"x\"}", "unexpected character '.'");
+    refused("{\"a\", \"b\"}", "metric name set twice");
+    refused("x{\"b\"}", "metric name set twice");
+    refused("{\"\"=\"x\"}", "a quoted name must be non-empty");
+    refused("{\"a\\\"b\"=\"x\"}", "without escapes");
+    refused("sum by (`a.b`) (x)", "a quoted name must be non-empty");
     refused("x{a=b}", "expected a string");
     refused("", "unexpected end of expression");
     refused("1 + 2", "no series selector");
@@ -371,6 +398,7 @@ int main(void)
     RUN(test_reach);
     RUN(test_gates_and_precedence);
     RUN(test_selector_text);
+    RUN(test_utf8_names);
     RUN(test_refused);
     return test_done();
 }

@@ -480,6 +480,15 @@ TEST(live_targeted_selector)
     TEST_CHECK_STR(t, "busy{namespace=\"ml\",pod=\"a\\\"b\"}");
     free(t);
     labels_free(&id);
+    /* Prometheus 3 names (issue 34): a dotted identity label is quoted, a quoted metric name
+       kept; written unquoted, Prometheus would refuse the query. */
+    struct labels otel = {0};
+    labels_set(&otel, "k8s.pod.name", "p\"1");
+    labels_set(&otel, "namespace", "ml");
+    t = rp_targeted("{\"gpu.busy\"}", &otel);
+    TEST_CHECK_STR(t, "{\"gpu.busy\",\"k8s.pod.name\"=\"p\\\"1\",namespace=\"ml\"}");
+    free(t);
+    labels_free(&otel);
 }
 
 static void live_rule(struct lv_rule *l)
