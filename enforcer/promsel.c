@@ -38,6 +38,7 @@
 
 #include "dur.h"
 #include "promsel.h"
+#include "utf8.h"
 #include "util.h"
 
 /* Nesting deeper than this is refused (a bound on the recursion, for hostile input). */
@@ -274,9 +275,12 @@ static bool is_label(const struct ps *s)
  */
 static bool quoted_name(struct ps *s, const char **name, size_t *len)
 {
-    if (s->k != T_STR || s->tl < 3 || s->ts[0] == '`' || memchr(s->ts, '\\', s->tl) != NULL) {
+    /* Not valid UTF-8: Prometheus refuses the name, and so does the raw read's matcher parser
+       (match.c): refused here too, so that a rule `check` accepts reads as it was checked. */
+    if (s->k != T_STR || s->tl < 3 || s->ts[0] == '`' || memchr(s->ts, '\\', s->tl) != NULL ||
+        !utf8_valid(s->ts + 1, s->tl - 2)) {
         ps_fail(s,
-                "expected a label name at '%.*s' (a quoted name must be non-empty, in '\"' "
+                "expected a label name at '%.*s' (a quoted name must be non-empty UTF-8, in '\"' "
                 "or \"'\", without escapes)",
                 (int)(s->tl > 20 ? 20 : s->tl), s->ts);
         return false;
@@ -345,10 +349,11 @@ static void selector(struct ps *s, bool gate)
     if (s->k == T_LBRACE) {
         sbuf_putc(&b, '{');
         next(s);
-        bool first = true;
+        bool first = true, name_eq = false; /* name_eq: a `__name__ =` matcher so far */
         while (!s->failed && s->k != T_RBRACE) {
             const char *qn;
             size_t ql;
+            bool is_name = s->k == T_IDENT && s->tl == 8 && memcmp(s->ts, "__name__", 8) == 0;
             if (s->k == T_STR) {
                 /* Prometheus 3: {"k8s.pod.name"="x"}, and {"my.metric"} for the metric name. */
                 if (!quoted_name(s, &qn, &ql))
@@ -367,7 +372,9 @@ static void selector(struct ps *s, bool gate)
             sbuf_add(&b, s->ts, s->tl);
             next(s);
             if (str && (s->k == T_COMMA || s->k == T_RBRACE)) {
-                if (named) {
+                /* After `__name__="x"`: refused as the raw read's parser refuses it (match.c);
+                   either name alone would read other series than the pair. */
+                if (named || name_eq) {
                     /* Prometheus refuses it ("metric name must not be set twice"). */
                     ps_fail(s, "a selector's metric name set twice");
                     break;
@@ -381,6 +388,8 @@ static void selector(struct ps *s, bool gate)
                 ps_fail(s, "expected a label matcher operator");
                 break;
             }
+            if (is_name && is_op(s, "="))
+                name_eq = true;
             sbuf_add(&b, s->ts, s->tl);
             next(s);
             if (s->k != T_STR) {

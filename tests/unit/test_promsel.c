@@ -340,6 +340,13 @@ TEST(test_utf8_names)
     TEST_CHECK_INT(ok("x * on (\"k8s.pod.name\") group_left (\"k8s.node.name\") y", &p), 0);
     TEST_CHECK(promsel_writes(&p, "k8s.node.name"));
     promsel_free(&p);
+    /* A quoted name that is not UTF-8 is refused, as the raw read's matcher parser refuses it
+       (fuzz_promsel found it accepted here and refused there). */
+    refused("{\"a\xad\"}", "non-empty UTF-8");
+    refused("{x=\"1\", \"k8s\xadpod\"=\"v\"}", "non-empty UTF-8");
+    refused("sum by (\"a\xad" "b\") (x)", "non-empty UTF-8");
+    /* A quoted metric name after `__name__=`: two names, refused as match.c refuses it. */
+    refused("{__name__=\"/\",\"a\",b=`c`}", "metric name set twice");
 }
 
 TEST(test_refused)
