@@ -344,7 +344,9 @@ TEST(test_utf8_names)
        (fuzz_promsel found it accepted here and refused there). */
     refused("{\"a\xad\"}", "non-empty UTF-8");
     refused("{x=\"1\", \"k8s\xadpod\"=\"v\"}", "non-empty UTF-8");
-    refused("sum by (\"a\xad" "b\") (x)", "non-empty UTF-8");
+    refused("sum by (\"a\xad"
+            "b\") (x)",
+            "non-empty UTF-8");
     /* A quoted metric name after `__name__=`: two names, refused as match.c refuses it. */
     refused("{__name__=\"/\",\"a\",b=`c`}", "metric name set twice");
 }
