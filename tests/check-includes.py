@@ -10,6 +10,14 @@ moved without the other; the layers of docs/code-map.md only hold without one. E
 one FAIL line naming the modules in order and, for each step, the file and line of the
 `#include` that makes it.
 
+The unit tests and the fake servers are read as the compiler reads them: tests/unit/test_x.c is
+a program of its own (not a file of test.h's module), their quoted includes are looked for in
+the file's directory and then in common/, exporter/, enforcer/ and tests/unit/ (the Makefile's
+-I order), and a `.c` a test #includes (the module under test, or a fragment such as promq_ref.c
+that uses static parts of the files included before it) is part of its text: the names the
+included file uses count as the includer's, and the include itself is used when the rest of that
+text names a function, type or variable the included file defines.
+
 A project header is unused in a file that names none of the identifiers the header itself
 declares (its macros, types, tags, enumerators, functions and variables; not what it merely
 includes): the include is there for nothing, or for something the file should include
@@ -18,10 +26,12 @@ layout; the check errs towards "used" (any token of the file counts, forward dec
 not), so a FAIL line is a real unused include. A file's own header is always allowed.
 
 `--self-test` runs the checker on small synthetic trees (a cycle through two .c files, one
-through a module's second file, an unused include, a clean tree), so that a check that stopped
+through a module's second file, an unused include, a clean tree, a unit test including .c files
+and one including a .c it does not use), so that a check that stopped
 finding cycles fails too (run by `make check-includes`, the `includes` suite).
 
-usage: tests/check-includes.py [--self-test] [DIR...]   (default: common exporter enforcer)
+usage: tests/check-includes.py [--self-test] [DIR...]
+       (default: common exporter enforcer tests/unit tests/fakes)
 """
 import os
 import re
@@ -29,7 +39,11 @@ import sys
 import tempfile
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DIRS = ["common", "exporter", "enforcer"]
+DIRS = ["common", "exporter", "enforcer", "tests/unit", "tests/fakes"]
+# Where a quoted #include is looked for after the including file's own directory: the -I flags
+# the Makefile compiles each directory with (any other directory: common/ only).
+TEST_SEARCH = ["common", "exporter", "enforcer", "tests/unit"]
+SEARCH = {"tests/unit": TEST_SEARCH, "tests/fakes": TEST_SEARCH}
 SOURCES = (".c", ".cc", ".h")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -63,8 +77,8 @@ def strip_code(text):
 
 
 def header_decls(path, text):
-    """The identifiers a header declares (not those it only mentions)."""
-    base = os.path.basename(path)[:-2]
+    """The identifiers a header (or an #included .c) declares (not those it only mentions)."""
+    base = os.path.splitext(os.path.basename(path))[0]
     code = strip_code(re.sub(r'extern\s*"C"\s*\{', "", text))
     names = set()
     guard = re.search(r"^\s*#\s*ifndef\s+(\w+)\s*\n\s*#\s*define\s+\1\b", code, re.M)
@@ -130,10 +144,13 @@ def header_decls(path, text):
 
 
 def scan(top, dirs):
-    """{path: text} of every source file under `dirs` of `top`."""
+    """{path: text} of every source file under `dirs` of `top` and the directories their
+    includes are looked for in."""
     files = {}
-    for d in dirs:
+    for d in dict.fromkeys(dirs + [s for d in dirs for s in SEARCH.get(d, ["common"])]):
         full = os.path.join(top, d)
+        if d not in dirs and not os.path.isdir(full):
+            continue
         for name in sorted(os.listdir(full)):
             if name.endswith(SOURCES):
                 with open(os.path.join(full, name), encoding="utf-8") as f:
@@ -145,6 +162,8 @@ def module_of(path, files):
     """The module (its header's path without .h) a source file belongs to."""
     stem, _ = os.path.splitext(path)
     d, base = os.path.split(stem)
+    if base.startswith("test_") and path.endswith(".c"):
+        return stem  # a unit test is a program, not a file of test.h's module
     if path.endswith("_p.h") and stem[:-2] + ".h" in files:
         return stem[:-2]
     parts = base.split("_")
@@ -156,9 +175,10 @@ def module_of(path, files):
 
 
 def resolve(path, inc, files):
-    """The project header an #include names (same directory, then common/), or None."""
-    for cand in (os.path.join(os.path.dirname(path), inc), os.path.join("common", inc)):
-        cand = os.path.normpath(cand)
+    """The project file an #include names (same directory, then the search path), or None."""
+    d = os.path.dirname(path)
+    for where in [d] + SEARCH.get(d, ["common"]):
+        cand = os.path.normpath(os.path.join(where, inc))
         if cand in files:
             return cand
     return None
@@ -173,14 +193,15 @@ def edges(files):
             hdr = resolve(path, m.group(1), files)
             if hdr is None:
                 continue
-            dst = hdr[:-2]
+            dst = module_of(hdr, files) if hdr.endswith(".c") else hdr[:-2]
             if dst != src:
                 out.append((src, dst, path, text.count("\n", 0, m.start()) + 1, m.group(1)))
     return out
 
 
-def cycles(files):
-    """One FAIL message per strongly connected component of more than one module."""
+def cycles(files, dirs):
+    """One FAIL message per strongly connected component of more than one module, one of
+    them in `dirs`."""
     graph, where = {}, {}
     for src, dst, path, line, inc in edges(files):
         graph.setdefault(src, set()).add(dst)
@@ -207,7 +228,7 @@ def cycles(files):
                 comp.append(w)
                 if w == v:
                     break
-            if len(comp) > 1:
+            if len(comp) > 1 and any(os.path.dirname(c) in dirs for c in comp):
                 comps.append(set(comp))
 
     for v in sorted(graph):
@@ -239,16 +260,35 @@ def cycles(files):
     return msgs
 
 
-def unused(files):
-    """One FAIL message per project header a file includes without using it."""
-    decls = {p: header_decls(p, t) for p, t in files.items() if p.endswith(".h")}
-    msgs = []
+def included_c(path, text, files, seen):
+    """The .c files `path` #includes, directly or through another included .c."""
+    out = []
+    for m in INCLUDE.finditer(text):
+        inc = resolve(path, m.group(1), files)
+        if inc and inc.endswith(".c") and inc not in seen:
+            seen.add(inc)
+            out += [inc] + included_c(inc, files[inc], files, seen)
+    return out
+
+
+def unused(files, dirs):
+    """One FAIL message per project file a file of `dirs` includes without using it."""
+    decls, msgs = {}, []
     for path, text in files.items():
-        used = set(IDENT.findall(strip_code(INCLUDE.sub("", text))))
+        if os.path.dirname(path) not in dirs:
+            continue
+        # An included .c is part of this file's text: the names it uses are served by this
+        # file's includes too (promq_ref.c uses what test_promq.c includes before it).
+        names = {p: set(IDENT.findall(strip_code(INCLUDE.sub("", files[p]))))
+                 for p in [path] + included_c(path, text, files, {path})}
         for m in INCLUDE.finditer(text):
             hdr = resolve(path, m.group(1), files)
-            if hdr is None or hdr[:-2] == os.path.splitext(path)[0]:
+            if hdr is None or os.path.splitext(hdr)[0] == os.path.splitext(path)[0]:
                 continue
+            if hdr not in decls:
+                decls[hdr] = header_decls(hdr, files[hdr])
+            # An included .c is not used by its own text.
+            used = set().union(*(v for p, v in names.items() if p != hdr))
             if not decls[hdr] & used:
                 msgs.append("%s:%d includes %s and uses nothing it declares" %
                             (path, text.count("\n", 0, m.start()) + 1, m.group(1)))
@@ -256,8 +296,9 @@ def unused(files):
 
 
 def check(top, dirs):
+    dirs = [os.path.normpath(d) for d in dirs]
     files = scan(top, dirs)
-    return cycles(files), unused(files)
+    return cycles(files, dirs), unused(files, dirs)
 
 
 def self_test():
@@ -288,6 +329,21 @@ def self_test():
                             "b.h": "struct a_kind;\nextern int b_count;\n",
                             "b.c": '#include "a.h"\nint b_count; /* a_kind A_ONE */\n'},
                            0, 1),
+        # A unit test is a program: fake.h including test.h is no cycle with test_x.c; an
+        # included .c counts as used through what the test calls, and its text uses y.h.
+        "unit test including .c files": (
+            {"test.h": "#define TEST(n) static void n(void)\n",
+             "fake.h": '#include "test.h"\n#define FAKE_TEST(n) TEST(n)\nint fake_start(void);\n',
+             "x.h": "int x_run(void);\n", "y.h": "int y_get(void);\n",
+             "x.c": '#include "x.h"\nstatic int x_step(void) { return 1; }\n'
+             "int x_run(void) { return x_step(); }\n",
+             "x_ref.c": "static int x_ref_run(void) { return x_step() + y_get(); }\n",
+             "test_x.c": '#include "test.h"\n#include "fake.h"\n#include "y.h"\n#include "x.c"\n'
+             '#include "x_ref.c"\nTEST(t) { fake_start(); x_ref_run(); }\n'}, 0, 0),
+        "unit test including a .c it does not use": (
+            {"x.h": "int x_run(void);\n",
+             "x.c": '#include "x.h"\nint x_run(void) { return 1; }\n',
+             "test_y.c": '#include "x.c"\nint main(void) { return 0; }\n'}, 0, 1),
     }
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
