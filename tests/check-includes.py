@@ -45,7 +45,9 @@ DIRS = ["common", "exporter", "enforcer", "tests/unit", "tests/fakes"]
 TEST_SEARCH = ["common", "exporter", "enforcer", "tests/unit"]
 SEARCH = {"tests/unit": TEST_SEARCH, "tests/fakes": TEST_SEARCH}
 SOURCES = (".c", ".cc", ".h")
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+# [ \t], not \s: a \s* at the start would match the blank lines before an #include, and the
+# line counted for it would be the first of them.
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.M)
 IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 KEYWORDS = {"struct", "union", "enum", "typedef", "const", "static", "inline", "extern",
             "unsigned", "signed", "volatile", "restrict", "_Noreturn", "__attribute__"}
@@ -327,8 +329,8 @@ def self_test():
         "unused include": ({"a.h": "/* a */\n#ifndef A_H\n#define A_H\nenum a_kind { A_ONE };\n"
                             "typedef int (*a_fn)(void);\n#endif\n",
                             "b.h": "struct a_kind;\nextern int b_count;\n",
-                            "b.c": '#include "a.h"\nint b_count; /* a_kind A_ONE */\n'},
-                           0, 1),
+                            "b.c": '/* b */\n\n#include "a.h"\nint b_count; /* a_kind A_ONE */\n'},
+                           0, 1, "m/b.c:3 includes a.h"),
         # A unit test is a program: fake.h including test.h is no cycle with test_x.c; an
         # included .c counts as used through what the test calls, and its text uses y.h.
         "unit test including .c files": (
@@ -347,7 +349,7 @@ def self_test():
     }
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for name, (tree, want_cycles, want_unused) in trees.items():
+        for name, (tree, want_cycles, want_unused, *want_msgs) in trees.items():
             top = os.path.join(tmp, name.replace(" ", "_").replace("'", ""))
             os.makedirs(os.path.join(top, "m"))
             for f, text in tree.items():
@@ -355,8 +357,10 @@ def self_test():
                     out.write(text)
             cyc, unu = check(top, ["m"])
             ok = len(cyc) == want_cycles and len(unu) == want_unused
-            print("%s: self-test %s finds %d cycle(s) and %d unused include(s)" %
-                  ("PASS" if ok else "FAIL", name, want_cycles, want_unused))
+            ok = ok and all(any(m.startswith(w) for m in cyc + unu) for w in want_msgs)
+            print("%s: self-test %s finds %d cycle(s) and %d unused include(s)%s" %
+                  ("PASS" if ok else "FAIL", name, want_cycles, want_unused,
+                   "".join(" (%s)" % w for w in want_msgs)))
             for msg in cyc + unu if not ok else []:
                 print("  " + msg)
             failures += not ok
