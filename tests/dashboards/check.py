@@ -40,6 +40,9 @@ import sys
 import urllib.parse
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import passfail  # noqa: E402
+
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DS_UID = "${datasource}"
 
@@ -100,16 +103,7 @@ BUILTINS = {"__range": "1h", "__range_s": "3600", "__rate_interval": "1m", "__in
 RANGE_S = 3600
 STEP_S = 60
 
-failed = 0
-
-
-def report(ok, name, why=""):
-    global failed
-    if ok:
-        print(f"PASS: dashboards/{name}")
-    else:
-        failed += 1
-        print(f"FAIL: dashboards/{name}" + (f" ({why})" if why else ""))
+report = passfail.Report("dashboards/")
 
 
 def known_metrics():
@@ -590,7 +584,7 @@ def main(argv):
     else:
         sys.stderr.write(__doc__)
         return 2
-    return 1 if failed else 0
+    return report.status()
 
 
 if __name__ == "__main__":

@@ -15,6 +15,9 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import passfail  # noqa: E402
+
 try:
     import yaml
 
@@ -29,16 +32,7 @@ except ImportError:
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 NAMESPACE = "gpureclaim"
 CLUSTER_SCOPED = {"Namespace", "ClusterRole", "ClusterRoleBinding"}
-failed = 0
-
-
-def report(ok, name, why=""):
-    global failed
-    if ok:
-        print(f"PASS: deploy/{name}")
-    else:
-        failed += 1
-        print(f"FAIL: deploy/{name}" + (f" ({why})" if why else ""))
+report = passfail.Report("deploy/")
 
 
 def get(d, *path, default=None):
@@ -239,7 +233,7 @@ def main(argv):
     else:
         sys.stderr.write(__doc__)
         return 2
-    return 1 if failed else 0
+    return report.status()
 
 
 if __name__ == "__main__":

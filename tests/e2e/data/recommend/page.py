@@ -15,24 +15,20 @@
   page.py hostile-check DOM      every hostile namespace has its chart and heading, its value
                                  read back unchanged from the DOM, and no script element exists
 
-Prints PASS/FAIL lines as tests/lib.sh does ("PASS: recommend/page-..."); standard library only.
+Prints PASS/FAIL lines as tests/lib.sh does ("PASS: recommend/page-...", tests/passfail.py);
+standard library only.
 """
 import html.parser
 import json
+import os
 import re
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
+import passfail  # noqa: E402
+
 HOSTILE = ['</svg><script>alert(1)</script>', 'a&b "c" \'d\' <i>x</i>']
-failed = 0
-
-
-def report(ok, name, why=""):
-    global failed
-    if ok:
-        print(f"PASS: recommend/page-{name}")
-    else:
-        failed += 1
-        print(f"FAIL: recommend/page-{name}" + (f" ({why})" if why else ""))
+report = passfail.Report("recommend/page-")
 
 
 def hostile(out):
@@ -189,7 +185,7 @@ def main(argv):
     else:
         sys.stderr.write(__doc__)
         return 2
-    return 1 if failed else 0
+    return report.status()
 
 
 if __name__ == "__main__":
