@@ -20,6 +20,7 @@ set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 SUITE=recommend-bench
 . "$TOP/tests/lib.sh"
+. "$TOP/bench/lib.sh"
 
 W=${WORKLOADS:-1000}
 DAYS=${DAYS:-7}
@@ -35,24 +36,9 @@ RW=$(fake_bin remote_write)
 for tool in prometheus python3 /usr/bin/time bc "$ENF" "$RW"; do
     command -v "$tool" >/dev/null 2>&1 || { echo "recommend bench: '$tool' not found" >&2; exit 1; }
 done
-now() { date +%s.%N; }
 
 echo "== recommend benchmark: $W workloads x $DAYS days, 15 s samples, a cycle every $INTERVAL s =="
-_db=$TMP/tsdb
-[ -n "${HISTORY:-}" ] && _db=$HISTORY/tsdb-$W-$SPAN
-[ -n "${HISTORY:-}" ] && [ -f "$_db.done" ] || { rm -rf "$_db" "$_db.done"; mkdir -p "$_db"; }
-printf 'global:\n  scrape_interval: 15s\nscrape_configs: []\n' >"$TMP/prometheus.yml"
-start_prometheus "$TMP/prometheus.yml" "$_db" --web.enable-remote-write-receiver \
-    --storage.tsdb.retention.time=100d || { echo "prometheus did not start" >&2; exit 1; }
-if [ -f "$_db.done" ]; then
-    echo "history: reused from $_db"
-else
-    _t0=$(now)
-    python3 "$TOP/bench/replay_history.py" "$W" "$SPAN" $END | "$RW" "$PROM_URL" ||
-        { echo "remote write failed" >&2; exit 1; }
-    echo "history: $W workloads x $SPAN s written in $(echo "$(now) - $_t0" | bc) s"
-    [ -n "${HISTORY:-}" ] && touch "$_db.done"
-fi
+bench_history "$W" "$SPAN"
 FROM=$((END - SPAN + 3600))
 
 # timed NAME CMD...: wall seconds and peak RSS KiB of CMD into $NAME_wall, $NAME_rss; its
@@ -60,11 +46,11 @@ FROM=$((END - SPAN + 3600))
 timed() {
     _n=$1
     shift
-    _t0=$(now)
+    _t0=$(bench_now)
     /usr/bin/time -f 'maxrss_kib=%M cpu=%U+%S' -o "$TMP/$_n.time" "$@" >"$TMP/$_n.out" \
         2>"$TMP/$_n.err"
     _rc=$?
-    eval "${_n}_wall=$(echo "$(now) - $_t0" | bc)"
+    eval "${_n}_wall=$(echo "$(bench_now) - $_t0" | bc)"
     eval "${_n}_rss=$(sed -n 's/^maxrss_kib=\([0-9]*\).*/\1/p' "$TMP/$_n.time")"
     eval "${_n}_cpu=$(echo "$(sed -n 's/.* cpu=//p' "$TMP/$_n.time")" | bc)"
     [ $_rc -eq 0 ] || echo "$_n: exit $_rc: $(tail -3 "$TMP/$_n.err")"

@@ -28,6 +28,7 @@ set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 SUITE=replay-bench
 . "$TOP/tests/lib.sh"
+. "$TOP/bench/lib.sh"
 
 W=${WORKLOADS:-1000}
 DAYS=${DAYS:-7}
@@ -45,40 +46,19 @@ for tool in prometheus python3 /usr/bin/time "$ENF" "$RW" "$DUMP"; do
     command -v "$tool" >/dev/null 2>&1 || { echo "replay bench: '$tool' not found" >&2; exit 1; }
 done
 prom_cpu() { awk '{ print $14 + $15 }' "/proc/$PROM_PID/stat"; }
-now() { date +%s.%N; }
-
-# load N SECONDS: a fresh Prometheus with N workloads' history of SECONDS before END.
-load() {
-    [ -n "${PROM_PID:-}" ] && stop_pid "$PROM_PID"
-    _db=$TMP/tsdb
-    [ -n "${HISTORY:-}" ] && _db=$HISTORY/tsdb-$1-$2
-    [ -n "${HISTORY:-}" ] && [ -f "$_db.done" ] || { rm -rf "$_db" "$_db.done"; mkdir -p "$_db"; }
-    printf 'global:\n  scrape_interval: 15s\nscrape_configs: []\n' >"$TMP/prometheus.yml"
-    start_prometheus "$TMP/prometheus.yml" "$_db" --web.enable-remote-write-receiver \
-        --storage.tsdb.retention.time=100d || { echo "prometheus did not start" >&2; exit 1; }
-    if [ -f "$_db.done" ]; then
-        echo "history: $1 workloads x $2 s reused from $_db"
-        return
-    fi
-    _t0=$(now)
-    python3 "$TOP/bench/replay_history.py" "$1" "$2" $END | "$RW" "$PROM_URL" ||
-        { echo "remote write failed" >&2; exit 1; }
-    echo "history: $1 workloads x $2 s written in $(echo "$(now) - $_t0" | bc) s"
-    [ -n "${HISTORY:-}" ] && touch "$_db.done"
-}
 
 # floor DAYS: every raw sample of DAYS days before END read once, day by day; sets floor_wall
 # and floor_cpu.
 floor() {
     _c0=$(prom_cpu)
-    _t0=$(now)
+    _t0=$(bench_now)
     _d=0
     while [ $_d -lt "$1" ]; do
         curl -sf --data-urlencode "query=count(count_over_time(bench_busy_ratio[1d]))" \
             --data-urlencode "time=$((END - _d * 86400))" "$PROM_URL/api/v1/query" >/dev/null
         _d=$((_d + 1))
     done
-    floor_wall=$(echo "$(now) - $_t0" | bc)
+    floor_wall=$(echo "$(bench_now) - $_t0" | bc)
     floor_cpu=$(echo "scale=3; ($(prom_cpu) - $_c0) / $TCK" | bc)
 }
 
@@ -102,15 +82,15 @@ replay() {
 backtest() {
     _from=$1
     shift
-    _t0=$(now)
+    _t0=$(bench_now)
     /usr/bin/time -f 'maxrss_kib=%M' -o "$TMP/time.txt" "$ENF" backtest --rules.file "$RULES" \
         --prometheus.url "$PROM_URL" --from "$_from" --to $END --enforce.interval ${INTERVAL}s \
         --output json --stats "$@" >"$TMP/backtest$*.json" 2>"$TMP/backtest.err"
-    echo "$(echo "$(now) - $_t0" | bc) $(sed -n 's/^maxrss_kib=//p' "$TMP/time.txt")"
+    echo "$(echo "$(bench_now) - $_t0" | bc) $(sed -n 's/^maxrss_kib=//p' "$TMP/time.txt")"
 }
 
 echo "== replay benchmark: $W workloads x $DAYS days, 15 s samples, a cycle every $INTERVAL s =="
-load "$W" "$SPAN"
+bench_history "$W" "$SPAN"
 FROM=$((END - SPAN + 3600))
 
 # Floor: every raw sample read once, day by day.
@@ -167,14 +147,14 @@ ncycles=$(( (END - FROM) / INTERVAL + 1 ))
 plan_all=0
 if [ "$SLICE" -gt 0 ]; then
     step=$(( (END - FROM) / SLICE ))
-    t0=$(now)
+    t0=$(bench_now)
     k=0
     while [ $k -lt "$SLICE" ]; do
         "$ENF" plan --rules.file "$RULES" --prometheus.url "$PROM_URL" --at $((FROM + k * step)) \
             --output json >/dev/null 2>&1
         k=$((k + 1))
     done
-    plan_each=$(echo "scale=4; ($(now) - $t0) / $SLICE" | bc)
+    plan_each=$(echo "scale=4; ($(bench_now) - $t0) / $SLICE" | bc)
     plan_all=$(echo "scale=1; $plan_each * $ncycles" | bc)
     echo "plan --at: ${plan_each} s a cycle over $SLICE cycles; x $ncycles cycles = ${plan_all} s"
 fi
@@ -204,7 +184,7 @@ echo "| peak RSS $DAYS days / 1 day (replay) | $(echo "scale=3; $week_rss / $day
 echo "| peak RSS $DAYS days / 1 day (backtest, hourly cap 10) | $(echo "scale=3; ${bt_rss_10:-0} / $bt_day_rss" | bc) |"
 
 if [ "$RSS_W" -gt 0 ]; then
-    load "$RSS_W" 14400
+    bench_history "$RSS_W" 14400
     set -- $(replay $((END - 10800)))
     echo "replay 3 hours at $RSS_W workloads: wall $1 s, peak RSS $2 KiB ($(echo "scale=1; $2 / 1024" | bc) MiB)"
     set -- $(backtest $((END - 10800)))
@@ -213,7 +193,7 @@ fi
 BIG_W=${BIG_WORKLOADS:-0}
 BIG_DAYS=${BIG_DAYS:-7}
 if [ "$BIG_W" -gt 0 ]; then
-    load "$BIG_W" $((BIG_DAYS * 86400))
+    bench_history "$BIG_W" $((BIG_DAYS * 86400))
     _from=$((END - BIG_DAYS * 86400 + 3600))
     floor "$BIG_DAYS"
     echo "floor at $BIG_W workloads x $BIG_DAYS days: wall ${floor_wall} s, prometheus cpu ${floor_cpu} s"
