@@ -23,21 +23,12 @@
 DATA=$TOP/tests/e2e/data/kube_real
 ENF=$BIN/gpureclaim-enforcer
 require python3 curl openssl go prometheus promtool "$ENF"
-SA=system:serviceaccount:gpureclaim:gpureclaim-enforcer
 ALERT=GPUReclaimPermissionMissing
 
 kube_cluster_start 4 1
 
 # --- the shipped manifests, the PrometheusRule as the API server stores it ----------------------
-PO_DIR=$(cd "$TMP" && GOTOOLCHAIN=local go mod download -json \
-    "github.com/prometheus-operator/prometheus-operator@$PO_VERSION" |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
-CRDS=$PO_DIR/example/prometheus-operator-crd
-check operator-crds-applied into "$TMP/crds.out" kubectl apply --server-side \
-    -f "$CRDS/monitoring.coreos.com_servicemonitors.yaml" \
-    -f "$CRDS/monitoring.coreos.com_prometheusrules.yaml"
-check operator-crds-established kubectl wait --for=condition=Established --timeout=30s \
-    crd/servicemonitors.monitoring.coreos.com crd/prometheusrules.monitoring.coreos.com
+kube_operator_crds
 check apply-k-accepted into "$TMP/apply.out" kubectl apply -k "$TOP/deploy/kubernetes" ||
     cat "$TMP/apply.out" >&2
 # The Operator writes a PrometheusRule's spec (its groups) into the rule file of the Prometheus
@@ -61,18 +52,7 @@ FOR_S=300
 
 # --- one verb removed from the shipped ClusterRole ------------------------------------------------
 kubectl kustomize "$TOP/deploy/kubernetes" >"$TMP/all.yaml"
-python3 - "$TMP/all.yaml" >"$TMP/role-noevict.yaml" <<'PY'
-import sys
-for d in open(sys.argv[1]).read().split("\n---\n"):
-    if "\nkind: ClusterRole\n" in "\n" + d + "\n":
-        cut = '- apiGroups:\n  - ""\n  resources:\n  - pods/eviction\n  verbs:\n  - create\n'
-        assert cut in d, "the shipped ClusterRole has no pods/eviction rule of its own"
-        print(d.replace(cut, ""))
-PY
-check role-verb-removed into "$TMP/role.out" kubectl apply -f "$TMP/role-noevict.yaml"
-cannot_i() { [ "$(kubectl auth can-i "$@" --as="$SA" 2>/dev/null)" = no ]; }
-can_i() { [ "$(kubectl auth can-i "$@" --as="$SA" 2>/dev/null)" = yes ]; }
-check rbac-sees-removal wait_for 60 cannot_i create pods --subresource=eviction -n serve
+kube_role_without_eviction "$TMP/all.yaml"
 
 kube_sa_token gpureclaim gpureclaim-enforcer 3600 >"$TMP/sa.token" 2>"$TMP/token.err"
 check sa-token-issued [ -s "$TMP/sa.token" ]
@@ -181,8 +161,7 @@ check alert-firing-after-for-with-labels [ $? -eq 0 ]
 sed 's/^/    /' "$TMP/firing.check"
 
 # --- the role restored: the enforcer checks again at its start and the alert resolves ------------
-kubectl apply -k "$TOP/deploy/kubernetes" >"$TMP/apply2.out" 2>&1
-check role-restored wait_for 60 can_i create pods --subresource=eviction -n serve
+kube_role_restored
 stop_pid "$ENF_PID"
 check enforcer-rechecked start_enforcer "$TMP/enf2.log"
 check enforcer-nothing-missing grep -q 'permission check: all [0-9]* permissions the rules can use are granted' "$TMP/enf2.log"

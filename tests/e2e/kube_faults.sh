@@ -33,25 +33,9 @@ require python3 curl openssl go "$ENF" "$PROM_FAKE"
 
 T0=$(date +%s)
 kube_cluster_start 8 1
-SA=system:serviceaccount:gpureclaim:gpureclaim-enforcer
 
-jp() { kubectl get "$1" -n "$2" -o "jsonpath=$3" 2>/dev/null; }
-nrunning() {
-    kubectl get pods -n "$1" -l "$2" --field-selector=status.phase=Running --no-headers 2>/dev/null |
-        wc -l | tr -d ' '
-}
-npods() { kubectl get pods -n "$1" -l "$2" --no-headers 2>/dev/null | wc -l | tr -d ' '; }
 not() { ! "$@"; }
 is_n() { [ "$("$@")" = "$N" ]; }
-notice() { jp "$1" "$2" '{.metadata.annotations.gpureclaim\.io/reclaim-notice}'; }
-events() { # NS KIND NAME REASON: how many Events of that reason about the object
-    kubectl get events -n "$1" -o json | python3 -c '
-import json, sys
-kind, name, reason = sys.argv[1:4]
-print(sum(1 for e in json.load(sys.stdin)["items"]
-          if e["involvedObject"]["kind"] == kind and e["involvedObject"]["name"] == name
-          and e["reason"] == reason))' "$2" "$3" "$4"
-}
 audit_n() { # FILE EVENT RESULT POD_PREFIX: how many audit lines match
     python3 - "$@" <<'PY'
 import json, sys
@@ -68,7 +52,7 @@ PY
 record_before() { # KIND/NAME NS: the record's replicasBefore
     python3 -c '
 import json, sys
-print(json.loads(sys.argv[1])["acted"].get("replicasBefore"))' "$(notice "$1" "$2")" 2>/dev/null
+print(json.loads(sys.argv[1])["acted"].get("replicasBefore"))' "$(kube_notice "$1" "$2")" 2>/dev/null
 }
 
 # --- setup: the shipped RBAC, the workloads, the webhook -----------------------------------------
@@ -108,7 +92,7 @@ webhooks:
   namespaceSelector: {matchLabels: {gpureclaim-test/writer: "on"}}
   matchConditions:
   - name: the-enforcer
-    expression: request.userInfo.username == '$SA'
+    expression: request.userInfo.username == '$KUBE_ENFORCER_SA'
   failurePolicy: Fail
   sideEffects: NoneOnDryRun
   timeoutSeconds: 15
@@ -119,7 +103,7 @@ check webhook-configured into "$TMP/webhook.out" kubectl apply -f "$TMP/webhook.
 
 N=1
 for a in fault/web fault/also conflict/two conflict/three; do
-    check "running-${a#*/}" wait_for 60 is_n nrunning "${a%/*}" "app=${a#*/}"
+    check "running-${a#*/}" wait_for 60 is_n kube_nrunning "${a%/*}" "app=${a#*/}"
 done
 echo "setup: $(($(date +%s) - T0)) s"
 
@@ -182,9 +166,9 @@ metric() { curl -s -m 2 "http://127.0.0.1:$DPORT/metrics" | awk -v s="$1" '$1 ==
 dlines() { audit_n "$DAUDIT" "$@"; }
 
 check D0-notice-cycle cycle 0
-check D0-notice-web [ -n "$(notice deploy/web fault)" ]
-check D0-notice-also [ -n "$(notice deploy/also fault)" ]
-NOTICE_WEB=$(notice deploy/web fault)
+check D0-notice-web [ -n "$(kube_notice deploy/web fault)" ]
+check D0-notice-also [ -n "$(kube_notice deploy/also fault)" ]
+NOTICE_WEB=$(kube_notice deploy/web fault)
 
 # token: a token of the ServiceAccount that expires in 15 s, projected; the server takes it,
 # then refuses it once it has expired
@@ -200,7 +184,7 @@ echo "the minted token was refused $(($(date +%s) - MINTED)) s after it was mint
 check D1-server-says-expired grep -q 'service account token has expired' "$KC/apiserver.log"
 check D1-expired-cycle cycle 1
 check D1-reread-after-401 grep -q 'answered 401 to .*re-reading the token' "$TMP/cycle-1.log"
-N=1; check D1-web-kept is_n jp deploy/web fault '{.spec.replicas}'
+N=1; check D1-web-kept is_n kube_jp deploy/web fault '{.spec.replicas}'
 skip_msgs() { # the messages of the daemon's `skipped` `error` lines, one a line
     python3 -c '
 import json, sys
@@ -230,8 +214,8 @@ N=2; check D2-audit-says-timeout is_n skips_saying 'timeout after 2.0 s'
 N=4; check D2-metric-counts-it is_n metric "$SKIP_ERR"
 check D2-etcd-restarted kube_etcd_start || tail -n 5 "$KC/etcd.log" >&2
 check D2-apiserver-ready-again kc_wait 60 "kube-apiserver /readyz after etcd" kc_https "$KUBE_URL/readyz"
-N=1; check D2-web-kept is_n jp deploy/web fault '{.spec.replicas}'
-N=1; check D2-also-kept is_n jp deploy/also fault '{.spec.replicas}'
+N=1; check D2-web-kept is_n kube_jp deploy/web fault '{.spec.replicas}'
+N=1; check D2-also-kept is_n kube_jp deploy/also fault '{.spec.replicas}'
 N=0; check D2-nothing-acted is_n dlines action ok ""
 
 # crash: the API server SIGKILLed while it holds the enforcer's first /scale
@@ -242,28 +226,28 @@ check D3-webhook-killed grep -q ' scale .* kill ' "$TMP/writer.log"
 kube_apiserver_reap
 check D3-apiserver-gone not kc_https -m 2 "$KUBE_URL/readyz"
 check D3-apiserver-restarted kube_apiserver_start || tail -n 5 "$KC/apiserver.log" >&2
-N=1; check D3-web-kept is_n jp deploy/web fault '{.spec.replicas}'
-N=1; check D3-also-kept is_n jp deploy/also fault '{.spec.replicas}'
+N=1; check D3-web-kept is_n kube_jp deploy/web fault '{.spec.replicas}'
+N=1; check D3-also-kept is_n kube_jp deploy/also fault '{.spec.replicas}'
 N=0; check D3-nothing-acted is_n dlines action ok ""
 # the first /scale died with the server (the action failed, retried next cycle); the other
 # workload's read found no server
 N=1; check D3-audit-action-error is_n dlines action error ""
 N=1; check D3-audit-no-server is_n skips_saying 'Connection re[fs][ue]'
-check D3-notice-survived [ "$(notice deploy/web fault)" = "$NOTICE_WEB" ] ||
-    notice deploy/web fault >&2
+check D3-notice-survived [ "$(kube_notice deploy/web fault)" = "$NOTICE_WEB" ] ||
+    kube_notice deploy/web fault >&2
 
 check D4-act-cycle cycle 4
-N=0; check D4-web-scaled is_n jp deploy/web fault '{.spec.replicas}'
-N=0; check D4-also-scaled is_n jp deploy/also fault '{.spec.replicas}'
-N=0; check D4-web-pod-gone wait_for 60 is_n npods fault app=web
+N=0; check D4-web-scaled is_n kube_jp deploy/web fault '{.spec.replicas}'
+N=0; check D4-also-scaled is_n kube_jp deploy/also fault '{.spec.replicas}'
+N=0; check D4-web-pod-gone wait_for 60 is_n kube_npods fault app=web
 check D5-quiet-cycle cycle 5
 touch "$G/stop"
 stop_pid "$DAEMON_PID"
 for d in web also; do
     N=1; check "D-$d-one-action" is_n dlines action ok "$d-"
     N=1; check "D-$d-one-notice" is_n dlines notice ok "$d-"
-    N=1; check "D-$d-one-notice-event" is_n events fault Deployment "$d" IdleGPUReclaimNotice
-    N=1; check "D-$d-one-reclaimed-event" is_n events fault Deployment "$d" IdleGPUReclaimed
+    N=1; check "D-$d-one-notice-event" is_n kube_events fault Deployment "$d" IdleGPUReclaimNotice
+    N=1; check "D-$d-one-reclaimed-event" is_n kube_events fault Deployment "$d" IdleGPUReclaimed
     N=1; check "D-$d-record" is_n record_before "deploy/$d" fault
 done
 restore() { # LOG TOKEN_FILE TARGET: gpureclaim-enforcer restore with the ServiceAccount's token
@@ -272,7 +256,7 @@ restore() { # LOG TOKEN_FILE TARGET: gpureclaim-enforcer restore with the Servic
         { _rc=$?; sed "s/^/$1: /" "$TMP/$1" >&2; return $_rc; }
 }
 check D-restore-web restore restore-web.out "$TD/token" fault/deployment/web
-N=1; check D-web-back wait_for 60 is_n nrunning fault app=web
+N=1; check D-web-back wait_for 60 is_n kube_nrunning fault app=web
 
 echo "D: $(($(date +%s) - T0)) s"
 
@@ -281,8 +265,8 @@ echo "D: $(($(date +%s) - T0)) s"
 # (owned by the CronJob) and pod
 check K-job-created wait_for 90 sh -c "kubectl get jobs -n cron --no-headers | grep -q ."
 CRON_JOB=$(kubectl get jobs -n cron -o jsonpath='{.items[0].metadata.name}')
-check K-job-owned-by-cronjob [ "$(jp "job/$CRON_JOB" cron '{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].controller}')" = CronJob/nightly/true ]
-N=1; check K-pod-running wait_for 60 is_n nrunning cron app=nightly
+check K-job-owned-by-cronjob [ "$(kube_jp "job/$CRON_JOB" cron '{.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].controller}')" = CronJob/nightly/true ]
+N=1; check K-pod-running wait_for 60 is_n kube_nrunning cron app=nightly
 stop_pid "$FAKE_PID"
 fake_prom ck- conflict cron
 AUDIT=$TMP/audit.jsonl
@@ -294,10 +278,10 @@ enf() { # LOG AT: one `run --once`, acting
         >"$TMP/$1" 2>&1
 }
 check CK-notices enf ck0.log "$END"
-check C-notice-two [ -n "$(notice deploy/two conflict)" ]
-check C-notice-three [ -n "$(notice deploy/three conflict)" ]
-check K-notice-on-the-job [ -n "$(notice "job/$CRON_JOB" cron)" ]
-check K-no-notice-on-the-cronjob [ -z "$(notice cronjob/nightly cron)" ]
+check C-notice-two [ -n "$(kube_notice deploy/two conflict)" ]
+check C-notice-three [ -n "$(kube_notice deploy/three conflict)" ]
+check K-notice-on-the-job [ -n "$(kube_notice "job/$CRON_JOB" cron)" ]
+check K-no-notice-on-the-cronjob [ -z "$(kube_notice cronjob/nightly cron)" ]
 
 echo annotate >"$TMP/arm/conflict.two.-"
 echo spec >"$TMP/arm/conflict.three.-"
@@ -316,32 +300,32 @@ check C-other-writer-wrote grep -q '^conflict two - .* annotate status=200' "$TM
 # Deployment controller, reacting to the new annotation, may give one more 409: also retried)
 check C-two-got-409 grep -q 'PATCH /apis/apps/v1/namespaces/conflict/deployments/two: HTTP 409' "$TMP/ck1.log"
 check C-two-read-again grep -q 'PATCH /apis/apps/v1/namespaces/conflict/deployments/two/scale: HTTP 200' "$TMP/ck1.log"
-N=0; check C-two-scaled is_n jp deploy/two conflict '{.spec.replicas}'
+N=0; check C-two-scaled is_n kube_jp deploy/two conflict '{.spec.replicas}'
 N=1; check C-two-one-action is_n audit_n "$AUDIT" action ok two-
-N=1; check C-two-one-reclaimed-event is_n events conflict Deployment two IdleGPUReclaimed
-check C-two-other-annotation-kept [ "$(jp deploy/two conflict '{.metadata.annotations.gpureclaim-test/other-writer}')" = wrote-between ]
+N=1; check C-two-one-reclaimed-event is_n kube_events conflict Deployment two IdleGPUReclaimed
+check C-two-other-annotation-kept [ "$(kube_jp deploy/two conflict '{.metadata.annotations.gpureclaim-test/other-writer}')" = wrote-between ]
 check C-other-writer-changed-spec grep -q '^conflict three - .* spec status=200' "$TMP/writer.log"
-N=1; check C-three-kept is_n jp deploy/three conflict '{.spec.replicas}'
+N=1; check C-three-kept is_n kube_jp deploy/three conflict '{.spec.replicas}'
 N=0; check C-three-no-action is_n audit_n "$AUDIT" action ok three-
-N=0; check C-three-no-reclaimed-event is_n events conflict Deployment three IdleGPUReclaimed
+N=0; check C-three-no-reclaimed-event is_n kube_events conflict Deployment three IdleGPUReclaimed
 check C-three-got-409 grep -q 'PATCH /apis/apps/v1/namespaces/conflict/deployments/three: HTTP 409' "$TMP/ck1.log"
 check C-three-said-why grep -q "Deployment conflict/three: kept: .*its spec is not the one the decision was made on" "$TMP/ck1.log"
 
-check K-job-suspended [ "$(jp "job/$CRON_JOB" cron '{.spec.suspend}')" = true ]
+check K-job-suspended [ "$(kube_jp "job/$CRON_JOB" cron '{.spec.suspend}')" = true ]
 ACTIVE_BEFORE=$(already_active)
-N=0; check K-pod-deleted wait_for 60 is_n npods cron app=nightly
-check K-cronjob-not-suspended [ "$(jp cronjob/nightly cron '{.spec.suspend}')" != true ]
-check K-cronjob-run-still-active [ "$(jp cronjob/nightly cron '{.status.active[0].name}')" = "$CRON_JOB" ]
+N=0; check K-pod-deleted wait_for 60 is_n kube_npods cron app=nightly
+check K-cronjob-not-suspended [ "$(kube_jp cronjob/nightly cron '{.spec.suspend}')" != true ]
+check K-cronjob-run-still-active [ "$(kube_jp cronjob/nightly cron '{.status.active[0].name}')" = "$CRON_JOB" ]
 N=1; check K-one-job is_n sh -c "kubectl get jobs -n cron --no-headers | wc -l | tr -d ' '"
-N=1; check K-reclaimed-event is_n events cron Job "$CRON_JOB" IdleGPUReclaimed
+N=1; check K-reclaimed-event is_n kube_events cron Job "$CRON_JOB" IdleGPUReclaimed
 # the schedule came round with its run suspended: the CronJob controller starts no other run
 # (concurrencyPolicy Forbid: kubernetes pkg/controller/cronjob/cronjob_controllerv2.go, the
 # JobAlreadyActive Event, v1.36.3)
 check K-schedule-came-round wait_for 75 already_active_more "$ACTIVE_BEFORE"
 N=1; check K-still-one-job is_n sh -c "kubectl get jobs -n cron --no-headers | wc -l | tr -d ' '"
 check K-restore restore restore-job.out "$TMP/sa.token" "cron/job/$CRON_JOB"
-check K-resumed [ "$(jp "job/$CRON_JOB" cron '{.spec.suspend}')" = false ]
-N=1; check K-pod-back wait_for 60 is_n nrunning cron app=nightly
+check K-resumed [ "$(kube_jp "job/$CRON_JOB" cron '{.spec.suspend}')" = false ]
+N=1; check K-pod-back wait_for 60 is_n kube_nrunning cron app=nightly
 
 echo "suite: $(($(date +%s) - T0)) s"
 kube_versions >"$TMP/versions.txt"

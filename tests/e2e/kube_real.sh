@@ -31,18 +31,8 @@ PROM_FAKE=$(fake_bin fake_prom)
 require python3 curl openssl go "$ENF" "$PROM_FAKE"
 
 kube_cluster_start 4 2
-SA=system:serviceaccount:gpureclaim:gpureclaim-enforcer
 
-# jp KIND/NAME NS JSONPATH: one field of a live object
-jp() { kubectl get "$1" -n "$2" -o "jsonpath=$3" 2>/dev/null; }
-npods() { kubectl get pods -n "$1" -l "$2" --no-headers 2>/dev/null | wc -l | tr -d ' '; }
-nrunning() {
-    kubectl get pods -n "$1" -l "$2" --field-selector=status.phase=Running --no-headers 2>/dev/null |
-        wc -l | tr -d ' '
-}
 is_n() { [ "$("$@")" = "$N" ]; }
-can_i() { [ "$(kubectl auth can-i "$@" --as="$SA" 2>/dev/null)" = yes ]; }
-cannot_i() { [ "$(kubectl auth can-i "$@" --as="$SA" 2>/dev/null)" = no ]; }
 
 # --- 1. the shipped manifests -------------------------------------------------------------------
 kubectl apply -k "$TOP/deploy/kubernetes" >"$TMP/apply-nocrd.out" 2>&1
@@ -63,16 +53,7 @@ PY
 check apply-without-operator-kinds into "$TMP/apply-noop.out" kubectl apply -f "$TMP/no-operator.yaml" ||
     cat "$TMP/apply-noop.out" >&2
 
-PO_DIR=$(cd "$TMP" && GOTOOLCHAIN=local go mod download -json \
-    "github.com/prometheus-operator/prometheus-operator@$PO_VERSION" |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
-CRDS=$PO_DIR/example/prometheus-operator-crd
-echo "prometheus-operator CRDs: github.com/prometheus-operator/prometheus-operator@$PO_VERSION"
-check operator-crds-applied into "$TMP/crds.out" kubectl apply --server-side \
-    -f "$CRDS/monitoring.coreos.com_servicemonitors.yaml" \
-    -f "$CRDS/monitoring.coreos.com_prometheusrules.yaml"
-check operator-crds-established kubectl wait --for=condition=Established --timeout=30s \
-    crd/servicemonitors.monitoring.coreos.com crd/prometheusrules.monitoring.coreos.com
+kube_operator_crds
 check apply-k-accepted into "$TMP/apply.out" kubectl apply -k "$TOP/deploy/kubernetes" ||
     cat "$TMP/apply.out" >&2
 N=2; check servicemonitors-created is_n sh -c "kubectl get servicemonitors -n gpureclaim --no-headers | wc -l | tr -d ' '"
@@ -87,15 +68,15 @@ kube_sa_token gpureclaim gpureclaim-enforcer 3600 >"$TMP/sa.token" 2>"$TMP/token
 check sa-token-issued [ -s "$TMP/sa.token" ]
 kc_token_kubeconfig "$TMP/sa.kubeconfig" "$TMP/sa.token"
 check sa-token-not-admin [ "$("$KUBE_BIN/kubectl" --kubeconfig="$TMP/sa.kubeconfig" auth can-i delete nodes)" = no ]
-check sa-token-is-the-sa [ "$("$KUBE_BIN/kubectl" --kubeconfig="$TMP/sa.kubeconfig" auth whoami -o jsonpath='{.status.userInfo.username}')" = "$SA" ]
+check sa-token-is-the-sa [ "$("$KUBE_BIN/kubectl" --kubeconfig="$TMP/sa.kubeconfig" auth whoami -o jsonpath='{.status.userInfo.username}')" = "$KUBE_ENFORCER_SA" ]
 
 kubectl apply -f "$DATA/workloads.yaml" >"$TMP/workloads.out" 2>&1 ||
     { fail workloads-applied "$(cat "$TMP/workloads.out")"; exit 1; }
 pass workloads-applied
-N=2; check web-pods-running wait_for 60 is_n nrunning apps app=web
-N=1; check db-pod-running wait_for 60 is_n nrunning apps app=db
-N=1; check busy-pod-running wait_for 60 is_n nrunning apps app=busy
-N=1; check train-pod-running wait_for 60 is_n nrunning batch app=train
+N=2; check web-pods-running wait_for 60 is_n kube_nrunning apps app=web
+N=1; check db-pod-running wait_for 60 is_n kube_nrunning apps app=db
+N=1; check busy-pod-running wait_for 60 is_n kube_nrunning apps app=busy
+N=1; check train-pod-running wait_for 60 is_n kube_nrunning batch app=train
 N=2; check serve-pods-running wait_for 60 is_n sh -c "kubectl get pods -n serve --field-selector=status.phase=Running --no-headers | wc -l | tr -d ' '"
 check pdb-computed wait_for 30 sh -c \
     "[ \"\$(kubectl get pdb guarded -n serve -o jsonpath='{.status.currentHealthy}')\" = 1 ]"
@@ -135,16 +116,7 @@ check preflight-nothing-missing grep -q 'permission check: all [0-9]* permission
 check preflight-metric-zero [ "$(mval "$TMP/pf1.log.metrics" 'gpureclaim_enforcer_permission_checks{result="missing"}')" = 0 ]
 
 # one verb removed from the shipped ClusterRole: pods/eviction's create (a rule of its own)
-python3 - "$TMP/all.yaml" >"$TMP/role-noevict.yaml" <<'PY'
-import sys
-for d in open(sys.argv[1]).read().split("\n---\n"):
-    if "\nkind: ClusterRole\n" in "\n" + d + "\n":
-        cut = '- apiGroups:\n  - ""\n  resources:\n  - pods/eviction\n  verbs:\n  - create\n'
-        assert cut in d, "the shipped ClusterRole has no pods/eviction rule of its own"
-        print(d.replace(cut, ""))
-PY
-check role-verb-removed into "$TMP/role.out" kubectl apply -f "$TMP/role-noevict.yaml"
-check rbac-sees-removal wait_for 60 cannot_i create pods --subresource=eviction -n serve
+kube_role_without_eviction "$TMP/all.yaml"
 check preflight-again-ran preflight "$TMP/pf2.log"
 check preflight-names-eviction grep -q \
     "permission missing: cannot create 'pods/eviction' in namespace 'serve'; needed by rule 'evict' (evict)" \
@@ -182,8 +154,7 @@ alert_samples() {
 }
 check alert-would-fire alert_samples "$TMP/pf2.log.metrics" "$ALERT_EXPR" 1
 check alert-quiet-when-granted alert_samples "$TMP/pf1.log.metrics" "$ALERT_EXPR" none
-kubectl apply -k "$TOP/deploy/kubernetes" >"$TMP/apply2.out" 2>&1
-check role-restored wait_for 60 can_i create pods --subresource=eviction -n serve
+kube_role_restored
 
 # --- 3. actions through the real controllers ------------------------------------------------------
 STATE=$TMP/state.json
@@ -194,15 +165,6 @@ enf() { # LOG AT [FLAG...]: one `run --once`, acting
     "$ENF" run --once --no-dry-run --rules.file="$DATA/rules.yaml" --prometheus.url="$PURL" \
         --at="$_at" --state.file="$STATE" --audit.file="$AUDIT" $KFLAGS \
         --enforce.max-actions-per-hour=0 "$@" >"$_log" 2>&1
-}
-notice() { jp "$1" "$2" '{.metadata.annotations.gpureclaim\.io/reclaim-notice}'; }
-events() { # NS KIND NAME REASON: how many Events of that reason about the object
-    kubectl get events -n "$1" -o json | python3 -c '
-import json, sys
-kind, name, reason = sys.argv[1:4]
-print(sum(1 for e in json.load(sys.stdin)["items"]
-          if e["involvedObject"]["kind"] == kind and e["involvedObject"]["name"] == name
-          and e["reason"] == reason))' "$2" "$3" "$4"
 }
 audit() { # EVENT RESULT POD [API_STATUS]: how many audit lines match
     python3 - "$AUDIT" "$@" <<'PY'
@@ -226,17 +188,17 @@ PY
 check A-notices-sent enf "$TMP/A.log" "$END"
 for o in "deploy/web apps" "statefulset/db apps" "job/train batch" "pod/free serve" "pod/guarded serve"; do
     set -- $o
-    check "A-annotation-${1#*/}" [ -n "$(notice "$1" "$2")" ]
+    check "A-annotation-${1#*/}" [ -n "$(kube_notice "$1" "$2")" ]
 done
-check A-busy-no-notice [ -z "$(notice deploy/busy apps)" ]
+check A-busy-no-notice [ -z "$(kube_notice deploy/busy apps)" ]
 # web has two pods, each a decision resolving to the Deployment: one notice for the object
 # (one Event, one audit line), not one per pod (found here; act.c, act_same_target)
-N=1; check A-event-web is_n events apps Deployment web IdleGPUReclaimNotice
+N=1; check A-event-web is_n kube_events apps Deployment web IdleGPUReclaimNotice
 N=1; check A-audit-web-one-notice is_n sh -c "grep '\"event\":\"notice\"' '$AUDIT' | grep '\"result\":\"ok\"' | grep -c '\"pod\":\"web-'"
-N=1; check A-event-db is_n events apps StatefulSet db IdleGPUReclaimNotice
-N=1; check A-event-train is_n events batch Job train IdleGPUReclaimNotice
-N=1; check A-event-guarded is_n events serve Pod guarded IdleGPUReclaimNotice
-check A-nothing-stopped [ "$(jp deploy/web apps '{.spec.replicas}')" = 2 ]
+N=1; check A-event-db is_n kube_events apps StatefulSet db IdleGPUReclaimNotice
+N=1; check A-event-train is_n kube_events batch Job train IdleGPUReclaimNotice
+N=1; check A-event-guarded is_n kube_events serve Pod guarded IdleGPUReclaimNotice
+check A-nothing-stopped [ "$(kube_jp deploy/web apps '{.spec.replicas}')" = 2 ]
 
 # The scale of a Deployment writes its annotation replicas-before-reclaim and then the scale,
 # each with the resourceVersion just read; the annotation moves the Deployment's generation and
@@ -244,32 +206,32 @@ check A-nothing-stopped [ "$(jp deploy/web apps '{.spec.replicas}')" = 2 ]
 # re-verified and retried (found here; docs/real-cluster.md). C-audit-web-ok asserts the one
 # action whichever way it went.
 check C-actions enf "$TMP/C.log" $((END + 300))
-check C-web-scaled [ "$(jp deploy/web apps '{.spec.replicas}')" = 0 ]
-N=0; check C-web-pods-gone wait_for 60 is_n npods apps app=web
-check C-db-scaled [ "$(jp statefulset/db apps '{.spec.replicas}')" = 0 ]
-N=0; check C-db-pod-gone wait_for 60 is_n npods apps app=db
-check C-train-suspended [ "$(jp job/train batch '{.spec.suspend}')" = true ]
+check C-web-scaled [ "$(kube_jp deploy/web apps '{.spec.replicas}')" = 0 ]
+N=0; check C-web-pods-gone wait_for 60 is_n kube_npods apps app=web
+check C-db-scaled [ "$(kube_jp statefulset/db apps '{.spec.replicas}')" = 0 ]
+N=0; check C-db-pod-gone wait_for 60 is_n kube_npods apps app=db
+check C-train-suspended [ "$(kube_jp job/train batch '{.spec.suspend}')" = true ]
 check C-train-suspended-condition wait_for 30 sh -c \
     "kubectl get job train -n batch -o jsonpath='{.status.conditions[?(@.type==\"Suspended\")].status}' | grep -q True"
-N=0; check C-train-pod-deleted wait_for 60 is_n npods batch app=train
-N=0; check C-free-evicted wait_for 60 is_n npods serve app=free
-N=1; check C-guarded-kept is_n nrunning serve app=guarded
-N=1; check C-busy-kept is_n nrunning apps app=busy
-check C-busy-replicas [ "$(jp deploy/busy apps '{.spec.replicas}')" = 1 ]
+N=0; check C-train-pod-deleted wait_for 60 is_n kube_npods batch app=train
+N=0; check C-free-evicted wait_for 60 is_n kube_npods serve app=free
+N=1; check C-guarded-kept is_n kube_nrunning serve app=guarded
+N=1; check C-busy-kept is_n kube_nrunning apps app=busy
+check C-busy-replicas [ "$(kube_jp deploy/busy apps '{.spec.replicas}')" = 1 ]
 N=1; check C-audit-web-ok is_n audit action ok web- 200
 N=1; check C-audit-free-ok is_n audit action ok free
 N=1; check C-audit-guarded-retry is_n audit action retry guarded 429
 check C-audit-pdb-reason grep -q '"result":"retry".*disruption budget' "$AUDIT"
-N=1; check C-event-web-reclaimed is_n events apps Deployment web IdleGPUReclaimed
-N=1; check C-event-train-reclaimed is_n events batch Job train IdleGPUReclaimed
+N=1; check C-event-web-reclaimed is_n kube_events apps Deployment web IdleGPUReclaimed
+N=1; check C-event-train-reclaimed is_n kube_events batch Job train IdleGPUReclaimed
 check C-recorded python3 -c '
 import json, sys
 n = json.loads(sys.argv[1])
 sys.exit(0 if n["acted"]["way"] == "scale" and n["acted"]["replicasBefore"] == 2 else 1)' \
-    "$(notice deploy/web apps)"
+    "$(kube_notice deploy/web apps)"
 
 check D-retry-refused-again enf "$TMP/D.log" $((END + 360))
-N=1; check D-guarded-still-kept is_n nrunning serve app=guarded
+N=1; check D-guarded-still-kept is_n kube_nrunning serve app=guarded
 N=2; check D-audit-guarded-retry is_n audit action retry guarded 429
 
 restore() { # NAME TARGET: gpureclaim-enforcer restore with the ServiceAccount's token
@@ -284,9 +246,9 @@ restore() { # NAME TARGET: gpureclaim-enforcer restore with the ServiceAccount's
 # Deployment it had scaled itself. The record now holds the digest of the spec as the scale
 # left it (docs/real-cluster.md): restore brings the Deployment back.
 check R-web-restore restore r-web apps/deployment/web
-check R-web-replicas [ "$(jp deploy/web apps '{.spec.replicas}')" = 2 ]
-N=2; check R-web-pods-back wait_for 60 is_n nrunning apps app=web
-N=1; check R-web-event is_n events apps Deployment web IdleGPUReclaimRestored
+check R-web-replicas [ "$(kube_jp deploy/web apps '{.spec.replicas}')" = 2 ]
+N=2; check R-web-pods-back wait_for 60 is_n kube_nrunning apps app=web
+N=1; check R-web-event is_n kube_events apps Deployment web IdleGPUReclaimRestored
 # Found here: restore scaled the StatefulSet back and then wrote its annotations with the
 # resourceVersion it had read; the StatefulSet controller, reacting to the scale, wrote the
 # status in between and the second write got 409. The annotations now follow the /scale with
@@ -294,21 +256,21 @@ N=1; check R-web-event is_n events apps Deployment web IdleGPUReclaimRestored
 # (docs/real-cluster.md): one restore suffices. The controller is still let settle first, so
 # that its scale-down is done before the scale back (not to avoid the race).
 sts_settled() {
-    [ "$(jp statefulset/db apps '{.status.observedGeneration}/{.status.replicas}')" = \
-        "$(jp statefulset/db apps '{.metadata.generation}')/0" ]
+    [ "$(kube_jp statefulset/db apps '{.status.observedGeneration}/{.status.replicas}')" = \
+        "$(kube_jp statefulset/db apps '{.metadata.generation}')/0" ]
 }
 check R-db-settled wait_for 30 sts_settled
 check R-db-restore restore r-db apps/statefulset/db
-N=1; check R-db-pod-back wait_for 60 is_n nrunning apps app=db
+N=1; check R-db-pod-back wait_for 60 is_n kube_nrunning apps app=db
 check R-train-restore restore r-train batch/job/train
-check R-train-resumed [ "$(jp job/train batch '{.spec.suspend}')" = false ]
-N=1; check R-train-pod-back wait_for 60 is_n nrunning batch app=train
-N=1; check R-db-event is_n events apps StatefulSet db IdleGPUReclaimRestored
-N=1; check R-train-event is_n events batch Job train IdleGPUReclaimRestored
+check R-train-resumed [ "$(kube_jp job/train batch '{.spec.suspend}')" = false ]
+N=1; check R-train-pod-back wait_for 60 is_n kube_nrunning batch app=train
+N=1; check R-db-event is_n kube_events apps StatefulSet db IdleGPUReclaimRestored
+N=1; check R-train-event is_n kube_events batch Job train IdleGPUReclaimRestored
 
 # --- 4. leader election on a real Lease -----------------------------------------------------------
 kubectl apply -f "$DATA/lead.yaml" >"$TMP/lead.out" 2>&1 || { fail lead-applied "$(cat "$TMP/lead.out")"; exit 1; }
-N=1; check L-pod-running wait_for 60 is_n nrunning lead app=lead
+N=1; check L-pod-running wait_for 60 is_n kube_nrunning lead app=lead
 LEAD_POD=$(kubectl get pods -n lead -l app=lead -o jsonpath='{.items[0].metadata.name}')
 stop_pid "$FAKE_PID"
 python3 "$DATA/gen_prom.py" "$TMP" lead- "$END" "lead/$LEAD_POD"
@@ -336,7 +298,7 @@ one_leader() {
     [ "$_a$_b" = 01 ] && LEADER=b STANDBY=a && return 0
     return 1
 }
-holder() { jp lease/gpureclaim-enforcer gpureclaim '{.spec.holderIdentity}'; }
+holder() { kube_jp lease/gpureclaim-enforcer gpureclaim '{.spec.holderIdentity}'; }
 le_count() { # EVENT RESULT FILE...: audit lines of that event and result
     _e=$1 _r=$2; shift 2
     cat "$@" 2>/dev/null | grep "\"event\":\"$_e\"" | grep -c "\"result\":\"$_r\"" || true
@@ -349,9 +311,9 @@ if wait_for 30 one_leader; then pass L-one-leader; else
 fi
 check L-lease-holder [ "$(holder)" = "enf-$LEADER" ]
 check L-notice-posted wait_for 30 sh -c "[ -n \"\$(kubectl get deploy web -n lead -o jsonpath='{.metadata.annotations.gpureclaim\\.io/reclaim-notice}')\" ]"
-check L-not-acted-yet [ "$(jp deploy/web lead '{.spec.replicas}')" = 1 ]
+check L-not-acted-yet [ "$(kube_jp deploy/web lead '{.spec.replicas}')" = 1 ]
 # The Lease's last renewal before the kill, as the leader wrote it (RFC 3339, microseconds).
-RENEWED=$(jp lease/gpureclaim-enforcer gpureclaim '{.spec.renewTime}')
+RENEWED=$(kube_jp lease/gpureclaim-enforcer gpureclaim '{.spec.renewTime}')
 eval "kill -KILL \$LE_PID_$LEADER"
 KILLED_AT=$(date +%s.%N)
 took_over() { [ "$(holder)" = "enf-$STANDBY" ] && [ "$(is_leader "$STANDBY")" = 1 ]; }
@@ -370,7 +332,7 @@ import sys
 from datetime import datetime
 f = lambda s: datetime.strptime(s.rstrip("Z")[:26], "%Y-%m-%dT%H:%M:%S.%f").timestamp()
 print("%.1f" % (f(sys.argv[2]) - f(sys.argv[1])))' "$RENEWED" \
-        "$(jp lease/gpureclaim-enforcer gpureclaim '{.spec.acquireTime}')" 2>/dev/null)
+        "$(kube_jp lease/gpureclaim-enforcer gpureclaim '{.spec.acquireTime}')" 2>/dev/null)
     echo "the standby acquired the Lease ${GAP:-?} s after the leader's last renewal"
     check L-not-before-expiry awk -v t="${GAP:-0}" 'BEGIN { exit !(t >= 4) }'
     check L-within-lease-and-retries awk -v t="${GAP:-99}" 'BEGIN { exit !(t <= 9) }'
@@ -383,13 +345,13 @@ eval "wait_cycles http://127.0.0.1:\$LE_PORT_$STANDBY/metrics 3" || fail L-three
 N=1; check L-one-action-in-audit is_n le_count action ok "$TMP/le-a.audit" "$TMP/le-b.audit"
 N=1; check L-one-notice-in-audit is_n le_count notice ok "$TMP/le-a.audit" "$TMP/le-b.audit"
 N=1; check L-action-by-standby is_n le_count action ok "$TMP/le-$STANDBY.audit"
-N=1; check L-one-reclaimed-event is_n events lead Deployment web IdleGPUReclaimed
-N=1; check L-one-notice-event is_n events lead Deployment web IdleGPUReclaimNotice
+N=1; check L-one-reclaimed-event is_n kube_events lead Deployment web IdleGPUReclaimed
+N=1; check L-one-notice-event is_n kube_events lead Deployment web IdleGPUReclaimNotice
 check L-object-record python3 -c '
 import json, sys
 n = json.loads(sys.argv[1])
 sys.exit(0 if n["acted"]["way"] == "scale" and n["acted"]["replicasBefore"] == 1 else 1)' \
-    "$(notice deploy/web lead)"
+    "$(kube_notice deploy/web lead)"
 eval "stop_pid \$LE_PID_$STANDBY"
 
 kube_versions >"$TMP/versions.txt"

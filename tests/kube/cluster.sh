@@ -18,6 +18,16 @@
 #                                                KSM_PORT; puts a `kubectl` running as the
 #                                                admin first on PATH
 #   kube_sa_token NS SA [SECONDS]                prints a TokenRequest token of NS/SA
+#   kube_enforcer_can / kube_enforcer_cannot VERB RESOURCE [FLAG...]
+#                                                the shipped ServiceAccount (KUBE_ENFORCER_SA)
+#                                                may / may not, as `kubectl auth can-i` says
+#   kube_operator_crds                           the Prometheus Operator's two CRDs the
+#                                                manifests need, applied and Established
+#   kube_role_without_eviction ALL_YAML / kube_role_restored
+#                                                the shipped ClusterRole without its one verb
+#                                                of pods/eviction, then restored (checks)
+#   kube_jp, kube_npods, kube_nrunning, kube_notice, kube_events
+#                                                what a suite reads back from live objects
 #   kube_versions                                prints one line a component
 #   kube_apiserver_stop / kube_apiserver_start   the API server, by PID; started again on the
 #   kube_etcd_stop / kube_etcd_start             same port (etcd: ports and data directory)
@@ -234,6 +244,70 @@ EOF
 # kube_sa_token NS SA [SECONDS]: a TokenRequest token, as the kubelet would project it.
 kube_sa_token() {
     kubectl create token "$2" -n "$1" --duration="${3:-3600}s"
+}
+
+# --- the shipped manifests' enforcer, for the suites that apply them -------------------------
+# The ServiceAccount deploy/kubernetes runs the enforcer as, as RBAC names it.
+KUBE_ENFORCER_SA=system:serviceaccount:gpureclaim:gpureclaim-enforcer
+kube_enforcer_can() { [ "$(kubectl auth can-i "$@" --as="$KUBE_ENFORCER_SA" 2>/dev/null)" = yes ]; }
+kube_enforcer_cannot() { [ "$(kubectl auth can-i "$@" --as="$KUBE_ENFORCER_SA" 2>/dev/null)" = no ]; }
+
+# kube_operator_crds: the CRDs of the two Prometheus Operator kinds deploy/kubernetes uses
+# (ServiceMonitor, PrometheusRule), from the operator's module at PO_VERSION (build.sh), applied
+# and Established (checks operator-crds-applied, operator-crds-established).
+kube_operator_crds() {
+    _po=$(cd "$TMP" && GOTOOLCHAIN=local go mod download -json \
+        "github.com/prometheus-operator/prometheus-operator@$PO_VERSION" |
+        sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')
+    _crds=$_po/example/prometheus-operator-crd
+    echo "prometheus-operator CRDs: github.com/prometheus-operator/prometheus-operator@$PO_VERSION"
+    check operator-crds-applied into "$TMP/crds.out" kubectl apply --server-side \
+        -f "$_crds/monitoring.coreos.com_servicemonitors.yaml" \
+        -f "$_crds/monitoring.coreos.com_prometheusrules.yaml"
+    check operator-crds-established kubectl wait --for=condition=Established --timeout=30s \
+        crd/servicemonitors.monitoring.coreos.com crd/prometheusrules.monitoring.coreos.com
+}
+
+# kube_role_without_eviction ALL_YAML: the shipped ClusterRole of ALL_YAML (`kubectl kustomize
+# deploy/kubernetes`) applied without its rule of pods/eviction's create, and RBAC answering
+# so (checks role-verb-removed, rbac-sees-removal). kube_role_restored: the shipped manifests
+# applied again and the verb granted again (check role-restored).
+kube_role_without_eviction() {
+    python3 - "$1" >"$TMP/role-noevict.yaml" <<'PY'
+import sys
+for d in open(sys.argv[1]).read().split("\n---\n"):
+    if "\nkind: ClusterRole\n" in "\n" + d + "\n":
+        cut = '- apiGroups:\n  - ""\n  resources:\n  - pods/eviction\n  verbs:\n  - create\n'
+        assert cut in d, "the shipped ClusterRole has no pods/eviction rule of its own"
+        print(d.replace(cut, ""))
+PY
+    check role-verb-removed into "$TMP/role.out" kubectl apply -f "$TMP/role-noevict.yaml"
+    check rbac-sees-removal wait_for 60 kube_enforcer_cannot create pods --subresource=eviction -n serve
+}
+kube_role_restored() {
+    kubectl apply -k "$TOP/deploy/kubernetes" >"$TMP/apply2.out" 2>&1
+    check role-restored wait_for 60 kube_enforcer_can create pods --subresource=eviction -n serve
+}
+
+# --- reading live objects back ---------------------------------------------------------------
+# kube_jp KIND/NAME NS JSONPATH: one field of a live object
+kube_jp() { kubectl get "$1" -n "$2" -o "jsonpath=$3" 2>/dev/null; }
+# kube_npods NS SELECTOR, kube_nrunning NS SELECTOR: how many pods, how many of them Running
+kube_npods() { kubectl get pods -n "$1" -l "$2" --no-headers 2>/dev/null | wc -l | tr -d ' '; }
+kube_nrunning() {
+    kubectl get pods -n "$1" -l "$2" --field-selector=status.phase=Running --no-headers 2>/dev/null |
+        wc -l | tr -d ' '
+}
+# kube_notice KIND/NAME NS: the object's reclaim-notice annotation (the enforcer's record)
+kube_notice() { kube_jp "$1" "$2" '{.metadata.annotations.gpureclaim\.io/reclaim-notice}'; }
+# kube_events NS KIND NAME REASON: how many Events of that reason about the object
+kube_events() {
+    kubectl get events -n "$1" -o json | python3 -c '
+import json, sys
+kind, name, reason = sys.argv[1:4]
+print(sum(1 for e in json.load(sys.stdin)["items"]
+          if e["involvedObject"]["kind"] == kind and e["involvedObject"]["name"] == name
+          and e["reason"] == reason))' "$2" "$3" "$4"
 }
 
 kube_versions() {
