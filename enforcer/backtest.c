@@ -205,6 +205,7 @@ enum bt_list {
     BT_PRIORITY,
     BT_RECORDS, /* a cycle's decisions, by their identity */
     BT_POINTS,  /* the series replay_points asks about, in the order it asks */
+    BT_RETURNS, /* the series bt_observe_rule looks for returns in (its answer's order) */
     BT_LISTS
 };
 /* A memo's value for a series without an identity label: no workload's, ever. */
@@ -561,21 +562,11 @@ static struct bt_workload *bt_series_wl(struct bt_sim *s, size_t ri, enum bt_lis
     return &s->res.wl[(size_t)(uintptr_t)got - 1];
 }
 
-/* bt_series_stopped of the series at position j of `list`. */
+/* The stopped workload of rule `ri` the series at position j of `list` belongs to, or NULL. */
 static struct bt_workload *bt_series_stopped_at(struct bt_sim *s, size_t ri, enum bt_list list,
                                                 size_t j, const struct labels *l)
 {
     struct bt_workload *w = bt_series_wl(s, ri, list, j, l);
-    return w && w->stopped ? w : NULL;
-}
-
-/* The stopped workload of rule `ri` a series belongs to, or NULL. */
-static struct bt_workload *bt_series_stopped(struct bt_sim *s, size_t ri, const struct labels *l)
-{
-    if (!bt_raw_key(s, ri, l))
-        return NULL; /* without an identity label it is no workload's (decide.c) */
-    const void *v = strset_get(&s->index, s->kbuf.buf, s->kbuf.len);
-    struct bt_workload *w = v ? &s->res.wl[(size_t)(uintptr_t)v - 1] : NULL;
     return w && w->stopped ? w : NULL;
 }
 
@@ -614,7 +605,7 @@ static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data 
         act = &pts;
     for (size_t i = 0; i < act->n; i++) {
         const struct series *se = &act->s[i];
-        struct bt_workload *w = bt_series_stopped(s, ri, &se->labels);
+        struct bt_workload *w = bt_series_stopped_at(s, ri, BT_RETURNS, i, &se->labels);
         /* Several series (GPUs) per workload: the earliest crossing of any is the return. */
         for (size_t j = 0; w && j < se->n; j++) {
             const struct point *p = &se->p[j];
