@@ -20,7 +20,9 @@
 # its floor, wall time, time per workload-cycle and peak RSS (issue 31: 10,000 x 7 days
 # within 10 minutes and 256 MiB; writing that history takes about an hour). HISTORY=DIR
 # keeps each history's TSDB there and reuses it in a later run; SLICE=0 skips the plan loop.
-# ENF and DUMP name other builds of the enforcer and of replay_dump.
+# ENF and DUMP name other builds of the enforcer and of replay_dump; BASE_ENF names a build
+# to compare with (an earlier commit): its backtests run beside ENF's, on the same Prometheus,
+# each mode and cap one after the other, and their results are compared with ENF's.
 # The history is written by remote write in time order (bench/replay_history.py; a week of
 # 1,000 workloads is 40 M activity samples and takes minutes). Numbers, not a pass/fail test;
 # not part of `make check`.
@@ -83,7 +85,7 @@ backtest() {
     _from=$1
     shift
     _t0=$(bench_now)
-    /usr/bin/time -f 'maxrss_kib=%M' -o "$TMP/time.txt" "$ENF" backtest --rules.file "$RULES" \
+    /usr/bin/time -f 'maxrss_kib=%M' -o "$TMP/time.txt" "${BT_ENF:-$ENF}" backtest --rules.file "$RULES" \
         --prometheus.url "$PROM_URL" --from "$_from" --to $END --enforce.interval ${INTERVAL}s \
         --output json --stats "$@" >"$TMP/backtest$*.json" 2>"$TMP/backtest.err"
     echo "$(echo "$(bench_now) - $_t0" | bc) $(sed -n 's/^maxrss_kib=//p' "$TMP/time.txt")"
@@ -134,6 +136,16 @@ for cap in $CAPS; do
     else
         echo "results of the two modes: DIFFERENT ($TMP/backtest*.json)"
     fi
+    if [ -n "${BASE_ENF:-}" ]; then
+        for mode in "" --backtest.every-cycle; do
+            mv "$TMP/backtest--enforce.max-actions-per-hour=$cap${mode:+ $mode}.json" "$TMP/enf.json"
+            set -- $(BT_ENF=$BASE_ENF backtest $FROM --enforce.max-actions-per-hour=$cap $mode)
+            eval "base_wall_$cap${mode:+_ev}=\$1 base_rss_$cap${mode:+_ev}=\$2"
+            cmp -s "$TMP/enf.json" "$TMP/backtest--enforce.max-actions-per-hour=$cap${mode:+ $mode}.json" &&
+                same="the same result" || same="a DIFFERENT result"
+            echo "BASE_ENF backtest $DAYS days, hourly cap $cap (${mode:-event-driven}): wall $1 s, peak RSS $2 KiB; $same as ENF's"
+        done
+    fi
 done
 # A second floor after the backtests: the machine's load moves while they run.
 floor "$DAYS"
@@ -175,6 +187,11 @@ for cap in $CAPS; do
     echo "| hourly cap $cap: the read's share (read-only replay / backtest wall): event-driven / every-cycle | $(echo "scale=2; $read_wall / $bt_wall" | bc) / $(echo "scale=2; $read_wall / $ev_wall" | bc) |"
     echo "| hourly cap $cap: workload-cycles judged / carried (event-driven) | $(echo "$bt_stats" | sed 's/.*: \([0-9]*\) workload-cycles judged, \([0-9]*\) carried/\1 \/ \2/') |"
     echo "| hourly cap $cap: peak RSS event-driven / every-cycle | $bt_rss / $ev_rss KiB |"
+    if [ -n "${BASE_ENF:-}" ]; then
+        eval "base_wall=\$base_wall_$cap base_ev=\$base_wall_${cap}_ev"
+        echo "| hourly cap $cap: BASE_ENF event-driven / every-cycle wall (x floor before) | $base_wall s ($(echo "scale=2; $base_wall / $floor1_wall" | bc)) / $base_ev s ($(echo "scale=2; $base_ev / $floor1_wall" | bc)) |"
+        echo "| hourly cap $cap: BASE_ENF / ENF wall, event-driven / every-cycle | $(echo "scale=2; $base_wall / $bt_wall" | bc) / $(echo "scale=2; $base_ev / $ev_wall" | bc) |"
+    fi
 done
 if [ "$SLICE" -gt 0 ]; then
     echo "| plan loop (extrapolated) / replay wall | $(echo "scale=1; $plan_all / $week_wall" | bc) |"

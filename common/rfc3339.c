@@ -12,6 +12,16 @@
 #define RFC3339_MIN (-62167219200.0)
 #define RFC3339_END 253402300800.0
 
+/* v (0 <= v < 10^n) in n decimal digits with leading zeros at w; returns the end. */
+static char *rfc3339_put(char *w, long v, int n)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        w[i] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return w + n;
+}
+
 char *rfc3339_format(char *buf, size_t cap, double t, enum rfc3339_prec prec)
 {
     static const struct {
@@ -38,13 +48,29 @@ char *rfc3339_format(char *buf, size_t cap, double t, enum rfc3339_prec prec)
         str_copy(buf, cap, "-");
         return buf;
     }
-    /* Not strftime's %Y: RFC 3339 wants four digits for the years before 1000 too. */
-    snprintf(date, sizeof(date), "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-    if (p[prec].digits == 0 || (prec == RFC3339_MILLI_FRAC && frac == 0))
-        snprintf(buf, cap, "%sZ", date);
-    else
-        snprintf(buf, cap, "%s.%0*ldZ", date, p[prec].digits, frac);
+    /* Not strftime's %Y: RFC 3339 wants four digits for the years before 1000 too. Written
+       digit by digit, not by snprintf: a backtest formats times in every reclaim decision of
+       every cycle, and the two snprintf calls were most of this function's cost (perf). The
+       fields are in range (a year of 0..9999, gmtime_r's month, day and time). */
+    char *w = date;
+    w = rfc3339_put(w, tm.tm_year + 1900, 4);
+    *w++ = '-';
+    w = rfc3339_put(w, tm.tm_mon + 1, 2);
+    *w++ = '-';
+    w = rfc3339_put(w, tm.tm_mday, 2);
+    *w++ = 'T';
+    w = rfc3339_put(w, tm.tm_hour, 2);
+    *w++ = ':';
+    w = rfc3339_put(w, tm.tm_min, 2);
+    *w++ = ':';
+    w = rfc3339_put(w, tm.tm_sec, 2);
+    if (!(p[prec].digits == 0 || (prec == RFC3339_MILLI_FRAC && frac == 0))) {
+        *w++ = '.';
+        w = rfc3339_put(w, frac, p[prec].digits);
+    }
+    *w++ = 'Z';
+    *w = '\0';
+    str_copy(buf, cap, date);
     return buf;
 }
 

@@ -93,6 +93,7 @@ struct act {
     struct act_skips *skips;
     size_t nskips;
     struct strset skip_index;
+    struct sbuf skip_key; /* scratch: the key being looked up (act_skips_of) */
 
     /* per cycle */
     struct act_rule_cycle *cycle;
@@ -297,6 +298,7 @@ void act_free(struct act *a)
     }
     free(a->skips);
     strset_free(&a->skip_index);
+    sbuf_free(&a->skip_key);
     free(a->cycle);
     free(a->protected_ns);
     free(a);
@@ -415,13 +417,19 @@ static void act_audit(struct act *a, double now, const struct act_event *ev, boo
 static struct act_skips *act_skips_of(struct act *a, const char *rule, const char *workload,
                                       bool add)
 {
-    char *key = xasprintf("%s\037%s", rule, workload);
-    size_t len = strlen(key);
-    const void *got = strset_get(&a->skip_index, key, len);
-    if (got || !add) {
-        free(key);
+    /* Looked up in a scratch buffer, copied only when added: a cycle capped by the hour asks
+       this for every candidate held back, every cycle (a backtest's hours of them). */
+    size_t nr = strlen(rule), nw = strlen(workload), len = nr + 1 + nw;
+    sbuf_reset(&a->skip_key);
+    sbuf_add(&a->skip_key, rule, nr);
+    sbuf_add(&a->skip_key, "\037", 1);
+    sbuf_add(&a->skip_key, workload, nw);
+    const void *got = strset_get(&a->skip_index, a->skip_key.buf, len);
+    if (got || !add)
         return got ? &a->skips[(size_t)(uintptr_t)got - 1] : NULL;
-    }
+    char *key = xmalloc(len + 1);
+    memcpy(key, a->skip_key.buf, len);
+    key[len] = '\0';
     a->skips = xgrow(a->skips, a->nskips, sizeof(*a->skips));
     a->skips[a->nskips] = (struct act_skips){.key = key};
     strset_put(&a->skip_index, key, len, (const void *)(uintptr_t)(a->nskips + 1));
@@ -441,13 +449,17 @@ static void act_skip(struct act *a, double now, const struct decision_rec *d, co
 {
     log_debug("not acting on %s of rule '%s': %s", workload, d->rule->name, message);
     struct act_skips *k = act_skips_of(a, d->rule->name, workload, true);
-    char *key =
-        strcmp(reason, "error") == 0 ? xasprintf("%s\037%s", reason, message) : xstrdup(reason);
-    for (size_t i = 0; i < k->n; i++)
-        if (strcmp(k->reasons[i], key) == 0) {
-            free(key);
+    bool is_error = strcmp(reason, "error") == 0;
+    size_t nr = strlen(reason);
+    /* Compared in place, allocated only when new (as act_skips_of, once per cycle held). */
+    for (size_t i = 0; i < k->n; i++) {
+        const char *r = k->reasons[i];
+        if (is_error
+                ? strncmp(r, reason, nr) == 0 && r[nr] == '\037' && strcmp(r + nr + 1, message) == 0
+                : strcmp(r, reason) == 0)
             return;
-        }
+    }
+    char *key = is_error ? xasprintf("%s\037%s", reason, message) : xstrdup(reason);
     k->reasons = xgrow(k->reasons, k->n, sizeof(*k->reasons));
     k->reasons[k->n++] = key;
     log_info("not acting on %s of rule '%s': %s", workload, d->rule->name, message);

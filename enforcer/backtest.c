@@ -205,6 +205,7 @@ enum bt_list {
     BT_PRIORITY,
     BT_RECORDS, /* a cycle's decisions, by their identity */
     BT_POINTS,  /* the series replay_points asks about, in the order it asks */
+    BT_RETURNS, /* the series bt_observe_rule looks for returns in (its answer's order) */
     BT_LISTS
 };
 /* A memo's value for a series without an identity label: no workload's, ever. */
@@ -231,6 +232,17 @@ struct bt_sim {
        or BT_NO_WORKLOAD (btdue_memo). */
     struct btdue_memo (*memo)[BT_LISTS];
     size_t open_notices; /* workloads with a notice standing (w->noticed set) */
+    /* Per workload (by index): the objects bt_resolve hands the engine, built once per
+       object generation and lent (bt_target_free does not free them): with an hourly cap
+       that binds, every held-back candidate is resolved every cycle. */
+    struct bt_objs *objs;
+    size_t nobjs;
+};
+
+struct bt_objs {
+    bool have;
+    unsigned gen;            /* the workload's generation they were built for */
+    struct act_obj chain[2]; /* the current object, the root owner */
 };
 
 struct bt_backend {
@@ -337,6 +349,15 @@ static void bt_event_add(struct bt_sim *s, bool action, size_t wl)
     s->res.ev[s->res.nev++] = (struct bt_event){.action = action, .wl = wl, .t = s->now};
 }
 
+static void bt_objs_clear(struct bt_objs *o)
+{
+    struct act_target t = {.nchain = 2};
+    t.chain[0] = o->chain[0];
+    t.chain[1] = o->chain[1];
+    act_target_clear(&t);
+    *o = (struct bt_objs){0};
+}
+
 static enum act_result bt_resolve(struct act_backend *b, const struct decision_rec *d,
                                   struct act_target *t, char *err, size_t errlen)
 {
@@ -349,18 +370,37 @@ static enum act_result bt_resolve(struct act_backend *b, const struct decision_r
     if (!w->lookup)
         w->lookup = btl_check(s->res.cfg.lookup, s->rs->kinds, d, w->key);
     const char *ns = labels_get(&d->identity, "namespace");
-    /* [0] the current object (a new uid after each return), [1] its root owner, stable: the
-       engine notes a restart of an acted-on root as it does after `restore`. */
-    t->chain[0] = (struct act_obj){.api_version = xstrdup("v1"),
-                                   .kind = xstrdup("Pod"),
-                                   .ns = xstrdup(ns ? ns : ""),
-                                   .name = xstrdup(w->key),
-                                   .uid = xasprintf("bt-%zu-%u", i, w->gen)};
-    t->chain[1] = (struct act_obj){.api_version = xstrdup("v1"),
-                                   .kind = xstrdup("Workload"),
-                                   .ns = xstrdup(ns ? ns : ""),
-                                   .name = xstrdup(w->key),
-                                   .uid = xasprintf("bt-%zu", i)};
+    ns = ns ? ns : "";
+    if (i >= s->nobjs) {
+        size_t n = s->nobjs ? s->nobjs : 64;
+        while (n <= i)
+            n *= 2;
+        s->objs = xrealloc(s->objs, n * sizeof(*s->objs));
+        memset(s->objs + s->nobjs, 0, (n - s->nobjs) * sizeof(*s->objs));
+        s->nobjs = n;
+    }
+    struct bt_objs *o = &s->objs[i];
+    if (o->have && (o->gen != w->gen || strcmp(o->chain[0].ns, ns) != 0))
+        bt_objs_clear(o); /* a new object after a return */
+    if (!o->have) {
+        /* [0] the current object (a new uid after each return), [1] its root owner, stable:
+           the engine notes a restart of an acted-on root as it does after `restore`. */
+        o->chain[0] = (struct act_obj){.api_version = xstrdup("v1"),
+                                       .kind = xstrdup("Pod"),
+                                       .ns = xstrdup(ns),
+                                       .name = xstrdup(w->key),
+                                       .uid = xasprintf("bt-%zu-%u", i, w->gen)};
+        o->chain[1] = (struct act_obj){.api_version = xstrdup("v1"),
+                                       .kind = xstrdup("Workload"),
+                                       .ns = xstrdup(ns),
+                                       .name = xstrdup(w->key),
+                                       .uid = xasprintf("bt-%zu", i)};
+        o->gen = w->gen;
+        o->have = true;
+    }
+    /* Lent: the engine only reads them, and bt_target_free leaves them here. */
+    t->chain[0] = o->chain[0];
+    t->chain[1] = o->chain[1];
     t->nchain = 2;
     /* What `run` would never act on, whatever the reason the look-up gave (exempt, a kind
        without a way for the action, keep-until, ...): the engine's skip of an exempt target
@@ -444,6 +484,10 @@ static enum act_result bt_act(struct act_backend *b, const struct act_target *t,
 static void bt_target_free(struct act_backend *b, struct act_target *t)
 {
     (void)b;
+    /* The chain is lent from bt_sim.objs (bt_resolve): what the engine set is freed. */
+    for (size_t i = 0; i < t->nchain; i++)
+        t->chain[i] = (struct act_obj){0};
+    t->nchain = 0;
     act_target_clear(t);
 }
 
@@ -561,21 +605,11 @@ static struct bt_workload *bt_series_wl(struct bt_sim *s, size_t ri, enum bt_lis
     return &s->res.wl[(size_t)(uintptr_t)got - 1];
 }
 
-/* bt_series_stopped of the series at position j of `list`. */
+/* The stopped workload of rule `ri` the series at position j of `list` belongs to, or NULL. */
 static struct bt_workload *bt_series_stopped_at(struct bt_sim *s, size_t ri, enum bt_list list,
                                                 size_t j, const struct labels *l)
 {
     struct bt_workload *w = bt_series_wl(s, ri, list, j, l);
-    return w && w->stopped ? w : NULL;
-}
-
-/* The stopped workload of rule `ri` a series belongs to, or NULL. */
-static struct bt_workload *bt_series_stopped(struct bt_sim *s, size_t ri, const struct labels *l)
-{
-    if (!bt_raw_key(s, ri, l))
-        return NULL; /* without an identity label it is no workload's (decide.c) */
-    const void *v = strset_get(&s->index, s->kbuf.buf, s->kbuf.len);
-    struct bt_workload *w = v ? &s->res.wl[(size_t)(uintptr_t)v - 1] : NULL;
     return w && w->stopped ? w : NULL;
 }
 
@@ -614,7 +648,7 @@ static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data 
         act = &pts;
     for (size_t i = 0; i < act->n; i++) {
         const struct series *se = &act->s[i];
-        struct bt_workload *w = bt_series_stopped(s, ri, &se->labels);
+        struct bt_workload *w = bt_series_stopped_at(s, ri, BT_RETURNS, i, &se->labels);
         /* Several series (GPUs) per workload: the earliest crossing of any is the return. */
         for (size_t j = 0; w && j < se->n; j++) {
             const struct point *p = &se->p[j];
@@ -969,6 +1003,10 @@ void bt_sim_free(struct bt_sim *s)
     free(s->last_ok);
     free(s->err_run);
     free(s->nstopped);
+    for (size_t i = 0; i < s->nobjs; i++)
+        if (s->objs[i].have)
+            bt_objs_clear(&s->objs[i]);
+    free(s->objs);
     for (size_t i = 0; i < s->res.nrules; i++)
         for (int k = 0; k < BT_LISTS; k++)
             btdue_memo_free(&s->memo[i][k]);

@@ -58,9 +58,9 @@ struct btdue {
     size_t nslot, cslot;
     unsigned long cycle;
     struct sbuf kbuf;
-    /* Per rule: the slot (+ 1) of each proof, allocation and priority series by position
-       (btdue_memo). */
-    struct btdue_memo (*memo)[3];
+    /* Per rule: the slot (+ 1) of each proof, allocation and priority series and of each
+       record decide() made, by position (btdue_memo). */
+    struct btdue_memo (*memo)[4];
     struct decisions out;
     size_t *out_slot; /* the slot of each record of out */
     size_t cout;
@@ -110,7 +110,7 @@ void btdue_free(struct btdue *b)
     for (size_t i = 0; i < b->nkeys; i++)
         free(b->keys[i]);
     for (size_t i = 0; i < (b->rs->n ? b->rs->n : 1); i++)
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < 4; k++)
             btdue_memo_free(&b->memo[i][k]);
     free(b->memo);
     free(b->keys);
@@ -263,8 +263,13 @@ static void btdue_take(struct btdue *b, size_t ri, struct decisions *d, bool pro
 {
     for (size_t i = 0; i < d->n; i++) {
         struct decision_rec *r = &d->v[i];
-        btdue_key(b, ri, &r->identity);
-        size_t si = btdue_slot_of(b, ri, &r->identity);
+        /* By position first (decide() lists the same workloads in the same order from cycle
+           to cycle); a record always has its identity labels, so it has a slot. */
+        size_t si = btdue_find(b, ri, &b->memo[ri][3], i, &r->identity);
+        if (si == SIZE_MAX) {
+            btdue_key(b, ri, &r->identity);
+            si = btdue_slot_of(b, ri, &r->identity);
+        }
         struct btdue_slot *s = btdue_touch(b, si);
         if (s->has_rec)
             btdue_rec_free(&s->rec);

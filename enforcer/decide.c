@@ -119,6 +119,52 @@ static int cmp_entry(const void *a, const void *b)
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/*
+ * e[0 .. n) in cmp_entry's order. The entries come as a few ascending runs (the activity, the
+ * allocation and the priority series, each most often already in label order as the servers
+ * hand them out), so the runs are merged: about n comparisons instead of qsort's n log n,
+ * which with their label comparisons were a sixth of a backtest judging hundreds of
+ * workloads each cycle (callgrind). cmp_entry is a total order (the index breaks the last
+ * tie), so the result is the one qsort gives; input in many runs goes to qsort.
+ */
+static void sort_entries(struct entry *e, size_t n)
+{
+    size_t rs[65], nr = 0; /* the start of each ascending run, then n */
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && cmp_entry(&e[i - 1], &e[i]) < 0)
+            continue;
+        if (nr == 64) {
+            qsort(e, n, sizeof(*e), cmp_entry);
+            return;
+        }
+        rs[nr++] = i;
+    }
+    if (nr <= 1)
+        return;
+    rs[nr] = n;
+    struct entry *tmp = xmalloc(n * sizeof(*tmp));
+    while (nr > 1) {
+        size_t k = 0;
+        for (size_t r = 0; r < nr; r += 2) {
+            size_t a = rs[r];
+            rs[k++] = a;
+            if (r + 1 == nr)
+                break; /* the odd run out waits for the next pass */
+            size_t m = rs[r + 1], b = rs[r + 2], i = a, j = m, o = a;
+            while (i < m && j < b)
+                tmp[o++] = cmp_entry(&e[j], &e[i]) < 0 ? e[j++] : e[i++];
+            while (i < m)
+                tmp[o++] = e[i++];
+            while (j < b)
+                tmp[o++] = e[j++];
+            memcpy(e + a, tmp + a, (b - a) * sizeof(*e));
+        }
+        rs[k] = n;
+        nr = k;
+    }
+    free(tmp);
+}
+
 static int cmp_wpoint(const void *a, const void *b)
 {
     const struct wpoint *x = a, *y = b;
@@ -1064,8 +1110,7 @@ static void decide_rule(const struct rule_data *rd, double now, struct decisions
         add_entries(r, &rd->activity, ENTRY_ACTIVITY, &e, &ne, &ecap);
     add_entries(r, &rd->allocation, ENTRY_ALLOCATION, &e, &ne, &ecap);
     add_entries(r, &rd->priority, ENTRY_PRIORITY, &e, &ne, &ecap);
-    if (ne > 1)
-        qsort(e, ne, sizeof(*e), cmp_entry);
+    sort_entries(e, ne);
 
     /* Coverage series by labels, to pair each activity series with its own. */
     size_t ncidx = rd->coverage.n;

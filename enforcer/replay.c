@@ -141,6 +141,7 @@ static struct rp_series *rp_series_of(struct rp_sel *s, const struct series *in)
         raw_drop_name(&e->nn, &in->labels);
         e->nnkey = labels_format(&e->nn);
         e->pf = xcalloc(s->ncrule, sizeof(*e->pf));
+        e->pnext = xcalloc(s->ncrule, sizeof(*e->pnext));
         rp_collide_add(s, e->nnkey);
     }
     return e;
@@ -196,6 +197,7 @@ void rp_series_free(struct rp_series *e, size_t ncrule)
     for (size_t i = 0; e->pf && i < ncrule; i++)
         free(e->pf[i]);
     free(e->pf);
+    free(e->pnext);
 }
 
 /* Drop the samples no cycle from t on needs, and the series left without any. */
@@ -697,10 +699,29 @@ static const struct rp_fail *rp_failed(const struct rp_sel *s, double a, double 
     return NULL;
 }
 
-/* The first sample of e from index a on after time `hi` (ms), by binary search. */
+/*
+ * The first sample of e from index a on after time `hi` (ms): a galloping search from a,
+ * then a binary search within the last stride. The answer is most often a cycle's samples
+ * past a (the fold's next samples) or a window's (the read start): a binary search over the
+ * whole buffer (the samples of the chunk read ahead too) touched cold memory at every probe
+ * and was a sixth of a backtest (perf). Held samples strictly ascend (rp_on_series), so the
+ * index is the same whichever search finds it.
+ */
 static size_t rp_upper(const struct rp_series *e, size_t a, int64_t hi)
 {
-    size_t lo = a, up = e->n;
+    size_t lo = a, up = e->n, d = 1;
+    /* Every sample in [a, lo) is at or before hi; the answer is in [lo, up]. */
+    while (lo < e->n) {
+        size_t probe = lo + d - 1;
+        if (probe >= e->n)
+            break;
+        if (rp_ms(e->p[probe].t) > hi) {
+            up = probe;
+            break;
+        }
+        lo = probe + 1;
+        d *= 2;
+    }
     while (lo < up) {
         size_t mid = lo + (up - lo) / 2;
         if (rp_ms(e->p[mid].t) <= hi)
@@ -709,6 +730,16 @@ static size_t rp_upper(const struct rp_series *e, size_t a, int64_t hi)
             up = mid;
     }
     return lo;
+}
+
+/* rp_upper(e, e->head, hi) when index h is that answer (the index after a proof's last
+   sample, noted at the previous cycle: checked, since reads and trims move the buffer). */
+static size_t rp_upper_hint(const struct rp_series *e, size_t h, int64_t hi)
+{
+    if (h >= e->head && h <= e->n && (h == e->head || rp_ms(e->p[h - 1].t) <= hi) &&
+        (h == e->n || rp_ms(e->p[h].t) > hi))
+        return h;
+    return rp_upper(e, e->head, hi);
 }
 
 /*
@@ -833,8 +864,9 @@ static void rp_carried(struct replay *r, size_t i, double t, struct rule_data *d
         if (!*pp)
             *pp = proof_new(&c->pp);
         int64_t last = proof_last(*pp);
-        size_t a = last == PROOF_NONE ? e->head : rp_upper(e, e->head, last);
+        size_t a = last == PROOF_NONE ? e->head : rp_upper_hint(e, e->pnext[c->slot], last);
         size_t b = rp_upper(e, a, tm);
+        e->pnext[c->slot] = b; /* the index after the proof's last sample, once folded */
         /* In order by construction (held samples ascend, and a < b start after `last`). */
         for (size_t x = a; x < b; x++)
             (void)proof_add(*pp, &c->pp, rp_ms(e->p[x].t), e->p[x].v, err, sizeof(err));

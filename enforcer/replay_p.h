@@ -40,6 +40,7 @@ struct rp_series {
     struct labels nn;
     char *nnkey;
     struct proof **pf;
+    size_t *pnext; /* per carried rule: the index after its proof's last sample (a hint) */
 };
 
 /* A part of the range that could not be read, and why. */

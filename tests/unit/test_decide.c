@@ -1505,6 +1505,51 @@ TEST(test_rule_active)
     TEST_CHECK(decide_rule_active(&none, NOW));
 }
 
+/* sort_entries (merging the runs the lists come in) gives qsort's order: entries in a few
+   runs, in many (qsort's way), with equal identities of several kinds and indexes. */
+TEST(test_sort_entries_as_qsort)
+{
+    unsigned long x = 99;
+    static const char *const pods[] = {"a", "b", "c", "d", "e", "f", "g", "h"};
+    struct series ser[4];
+    memset(ser, 0, sizeof(ser));
+    for (int k = 0; k < 4; k++)
+        labels_set(&ser[k].labels, "gpu", pods[k]);
+    for (int round = 0; round < 300; round++) {
+        x = x * 6364136223846793005ul + 1442695040888963407ul;
+        size_t n = (size_t)(x >> 33) % 200, runs = 1 + (size_t)(x >> 50) % (round % 2 ? 4 : 90);
+        struct entry *a = xcalloc(n ? n : 1, sizeof(*a)), *b = xcalloc(n ? n : 1, sizeof(*b));
+        for (size_t i = 0; i < n; i++) {
+            x = x * 6364136223846793005ul + 1442695040888963407ul;
+            /* ascending within each of `runs` stretches, as the lists come */
+            size_t r = i * runs / (n ? n : 1), v = (i * 7 + r * 3) % 64;
+            if (runs > 8)
+                v = (size_t)(x >> 40) % 64;
+            labels_set(&a[i].id, "namespace", pods[(v / 8) % 8]);
+            labels_set(&a[i].id, "pod", pods[v % 8]);
+            a[i].kind = (enum entry_kind)((x >> 20) % 3);
+            a[i].s = &ser[(x >> 24) % 4];
+            a[i].idx = i;
+            b[i] = a[i];
+        }
+        sort_entries(a, n);
+        if (n > 1)
+            qsort(b, n, sizeof(*b), cmp_entry);
+        bool same = true;
+        for (size_t i = 0; i < n; i++)
+            same &= a[i].idx == b[i].idx;
+        TEST_CHECK(same);
+        for (size_t i = 0; i < n; i++)
+            labels_free(&a[i].id);
+        free(a);
+        free(b);
+        if (!same)
+            break;
+    }
+    for (int k = 0; k < 4; k++)
+        labels_free(&ser[k].labels);
+}
+
 TEST(test_names)
 {
     static const char *const want[REASON__COUNT] = {
@@ -1534,6 +1579,7 @@ int main(void)
     RUN(test_empty_input);
     RUN(test_lookback);
     RUN(test_rule_active);
+    RUN(test_sort_entries_as_qsort);
     RUN(test_names);
     return test_done();
 }

@@ -432,6 +432,59 @@ TEST(slices)
     free(r.insts);
 }
 
+/* The first sample after hi from index a on, by the binary search rp_upper replaced. */
+static size_t upper_ref(const struct rp_series *e, size_t a, int64_t hi)
+{
+    size_t lo = a, up = e->n;
+    while (lo < up) {
+        size_t mid = lo + (up - lo) / 2;
+        if (rp_ms(e->p[mid].t) <= hi)
+            lo = mid + 1;
+        else
+            up = mid;
+    }
+    return lo;
+}
+
+/* The galloping search and the noted index (rp_upper_hint) give the binary search's answer for
+   every start, bound and hint, a stale hint (after a trim or a read moved the buffer) too. */
+TEST(upper_as_binary_search)
+{
+    unsigned long x = 12345;
+    for (int round = 0; round < 200; round++) {
+        struct rp_series e = {0};
+        x = x * 6364136223846793005ul + 1442695040888963407ul;
+        e.n = (size_t)(x >> 33) % 300;
+        e.p = xcalloc(e.n ? e.n : 1, sizeof(*e.p));
+        double t = 1700000000;
+        for (size_t i = 0; i < e.n; i++) {
+            x = x * 6364136223846793005ul + 1442695040888963407ul;
+            t += 0.001 * (double)(1 + (x >> 33) % 30000); /* strictly ascending ms */
+            e.p[i].t = t;
+        }
+        e.head = e.n ? (size_t)(x >> 40) % (e.n + 1) : 0;
+        bool ok = true;
+        for (int q = 0; q < 100 && ok; q++) {
+            x = x * 6364136223846793005ul + 1442695040888963407ul;
+            int64_t lo = rp_ms(1700000000) - 1000, span = rp_ms(t) - lo + 2000;
+            int64_t hi = lo + (int64_t)((x >> 20) % (uint64_t)(span > 0 ? span : 1));
+            /* a bound exactly on a sample, now and then */
+            if (e.n && q % 4 == 0)
+                hi = rp_ms(e.p[(x >> 45) % e.n].t);
+            size_t a = e.head + (e.n > e.head ? (size_t)(x >> 50) % (e.n - e.head + 1) : 0);
+            size_t hint = (size_t)(x >> 30) % (e.n + 3);
+            if (q % 3 == 0)
+                hint = upper_ref(&e, e.head, hi); /* the right answer, as noted */
+            ok = rp_upper(&e, a, hi) == upper_ref(&e, a, hi) &&
+                 rp_upper_hint(&e, hint, hi) == upper_ref(&e, e.head, hi);
+        }
+        TEST_CHECK(ok);
+        free(e.p);
+        if (!ok)
+            break;
+    }
+}
+
 TEST(failures_merge)
 {
     struct replay r = {.cfg = {.interval = 60, .chunk = 600}};
@@ -732,6 +785,7 @@ int main(int argc, char **argv)
     RUN(window_as_proofs);
     RUN(carried_as_windowed);
     RUN(slices);
+    RUN(upper_as_binary_search);
     RUN(failures_merge);
     RUN(bad_ranges);
     RUN(live_targeted_selector);

@@ -54,6 +54,45 @@ TEST(small_buffer_truncates)
     TEST_CHECK_STR(rfc3339_format(buf, sizeof(buf), 1700000000, RFC3339_MICRO), "2023-11-14");
 }
 
+/* The digits written by hand (rfc3339_put) are what the printf formats they replaced wrote,
+   over random times of the whole range and every precision. */
+TEST(format_matches_printf)
+{
+    unsigned long long x = 88172645463325252ull;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        double t =
+            RFC3339_MIN + (double)(x % 10000000000000ull) / 1e13 * (RFC3339_END - RFC3339_MIN);
+        if (i % 3 == 0)
+            t = 1.6e9 + (double)(x % 400000000000ull) / 1000.0; /* this century, to the ms */
+        enum rfc3339_prec prec = (enum rfc3339_prec)(x >> 60) % 4;
+        static const double scale[] = {1, 1e3, 1e3, 1e6};
+        static const int digits[] = {0, 3, 3, 6};
+        char want[64], date[64], got[RFC3339_LEN];
+        double whole = floor(t);
+        long frac = prec == RFC3339_SEC ? 0 : lround((t - whole) * scale[prec]);
+        if (frac >= (long)scale[prec])
+            whole += 1, frac = 0;
+        time_t secs = (time_t)whole;
+        struct tm tm;
+        if (whole >= RFC3339_END || !gmtime_r(&secs, &tm)) {
+            snprintf(want, sizeof(want), "-");
+        } else {
+            snprintf(date, sizeof(date), "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+            if (digits[prec] == 0 || (prec == RFC3339_MILLI_FRAC && frac == 0))
+                snprintf(want, sizeof(want), "%sZ", date);
+            else
+                snprintf(want, sizeof(want), "%s.%0*ldZ", date, digits[prec], frac);
+        }
+        rfc3339_format(got, sizeof(got), t, prec);
+        if (strcmp(got, want) != 0) {
+            TEST_CHECK_STR(got, want);
+            break;
+        }
+    }
+}
+
 TEST(parse)
 {
     static const struct {
@@ -122,5 +161,6 @@ int main(void)
     RUN(small_buffer_truncates);
     RUN(parse);
     RUN(format_parse_round_trip);
+    RUN(format_matches_printf);
     return test_done();
 }
