@@ -222,17 +222,8 @@ struct recfast *recfast_new(struct rule *vs, size_t nv, const struct bt_cfg *cfg
    when an identity label is absent or empty (decide.c ignores such a series). */
 static bool rf_key(struct recfast *f, const struct labels *l)
 {
-    const struct rule *r = f->id_rule;
     sbuf_reset(&f->kbuf);
-    for (size_t k = 0; k < r->nidentity; k++) {
-        const char *v = labels_get(l, r->identity[k]);
-        if (!v || !*v)
-            return false;
-        size_t n = strlen(v);
-        sbuf_add(&f->kbuf, (const char *)&n, sizeof(n));
-        sbuf_add(&f->kbuf, v, n);
-    }
-    return true;
+    return labels_key(&f->kbuf, l, f->id_rule->identity, f->id_rule->nidentity);
 }
 
 /* The slot of labels l (added when new), RF_NONE without an identity. */
