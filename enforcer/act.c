@@ -307,6 +307,11 @@ const struct ledger *act_ledger(const struct act *a)
     return &a->ledger;
 }
 
+size_t act_forget_superseded(struct act *a)
+{
+    return ledger_drop_superseded(&a->ledger);
+}
+
 /* ---- helpers ---------------------------------------------------------------------------- */
 
 static struct act_backend *act_backend_for(struct act *a, enum rule_action action)

@@ -15,6 +15,12 @@
  * GPU-hours never increase with the idle timer (at the same threshold and notice period);
  * with caps, violations are counted and printed (a cap that binds can hold back, under a
  * shorter timer, a workload a longer timer reclaims: not a property the semantics give).
+ *
+ * And memory flat in the range (bt_cfg.figures_only): over four days of a few workloads,
+ * each reclaimed dozens of times, what each point's engine holds at once (its ledger's
+ * entries and its open reclaims, bt_result.held_peak) stays within a bound of the
+ * workloads, where the engine of a plain backtest holds an entry per reclaim; the figures
+ * the same as that backtest's.
  */
 #include "recfast.c"
 
@@ -56,13 +62,15 @@ static const struct rh_params gen = {.young = 5,
                                      .silences = 1,
                                      .markers = 1};
 
-static void hist_make(struct hist *h, const struct rule *r, double from, double to, double interval)
+/* nw workloads (0: 6 to 19, drawn). */
+static void hist_make(struct hist *h, const struct rule *r, double from, double to, double interval,
+                      size_t nw)
 {
     memset(h, 0, sizeof(*h));
     h->from = from;
     h->interval = interval;
     h->ncycles = bt_cycles(from, to, interval);
-    h->nw = 6 + rh_rng(14);
+    h->nw = nw ? nw : 6 + rh_rng(14);
     h->pod = xcalloc(h->nw, sizeof(*h->pod));
     h->s = xcalloc(2 * h->nw, sizeof(*h->s));
     h->alloc = xcalloc(h->nw * h->ncycles, sizeof(double));
@@ -299,7 +307,7 @@ static void one_history(int h)
     cfg.from = (double)T0 / 1000.0;
     cfg.to = cfg.from + 3600.0 * (8 + rh_rng(8));
     struct hist hs;
-    hist_make(&hs, &base, cfg.from, cfg.to, cfg.interval);
+    hist_make(&hs, &base, cfg.from, cfg.to, cfg.interval, 0);
 
     struct rule *vs = xcalloc(NPTS, sizeof(*vs));
     struct rule *vs_engine = xcalloc(NPTS, sizeof(*vs_engine));
@@ -411,9 +419,95 @@ TEST(test_fast_equals_engine)
            mono_capped_broken);
 }
 
+TEST(test_flat_in_range)
+{
+    static char *ident[] = {"namespace", "pod"};
+    static const double th[] = {10, 25}, it[] = {300, 900}, no[] = {0, 120};
+    rh_state = 0x853c49e6748fea9bu;
+    struct rule base = {.name = "t",
+                        .enabled = true,
+                        .policy = POLICY_ALWAYS,
+                        .action = ACTION_DELETE,
+                        .resource_label = "resource",
+                        .identity = ident,
+                        .nidentity = 2,
+                        .step = 60,
+                        .tolerated_gap = 120,
+                        .max_terminations = 100000};
+    struct bt_cfg cfg = {.interval = 60, .return_within = 3600, .protected_namespaces = ""};
+    cfg.from = (double)T0 / 1000.0;
+    cfg.to = cfg.from + 4 * 86400.0;
+    const size_t nw = 6;
+    struct hist hs;
+    hist_make(&hs, &base, cfg.from, cfg.to, cfg.interval, nw);
+    enum { N = 8 };
+    struct rule vs[N], ve[N];
+    for (size_t k = 0; k < N; k++) {
+        vs[k] = base;
+        vs[k].threshold = th[k / 4];
+        vs[k].idle_timer = it[k / 2 % 2];
+        vs[k].notice_period = no[k % 2];
+        ve[k] = vs[k];
+    }
+    struct replay_fold fold;
+    TEST_CHECK(recfast_fold(vs, N, &fold) == 0);
+    char err[256];
+    struct recfast *f = recfast_new(vs, N, &cfg, &fold, err, sizeof(err));
+    TEST_CHECK(f != NULL);
+    if (!f)
+        exit(1);
+    struct bt_source *src =
+        tsrc_new(&hs, &vs[recfast_probe(vs, N)], &fold.pp, fold.idle, fold.nidle);
+    struct rule_data data = {0};
+    double t;
+    while (src->next(src, &t, &data) == 1) {
+        recfast_cycle(f, t, &data, src, 0);
+        fetch_free(&data, 1);
+    }
+    src->free(src);
+    recfast_finish(f);
+    /* At most, per workload: a pending notice, an acted entry not restarted yet and the
+       newest restarted one; doubled before each compaction (plus its slack), and the open
+       reclaims. */
+    const size_t bound = 2 * 3 * nw + 16 + nw;
+    size_t most = 0, most_engine = 0;
+    for (size_t v = 0; v < N; v++) {
+        struct ruleset rs = {.rules = &ve[v], .n = 1};
+        struct proof_params pp;
+        TEST_CHECK(decide_proof_params(&ve[v], &pp) == 0);
+        double idle[RAW_MAX_IDLE];
+        size_t nidle = fetch_idle_timers(&ve[v], idle);
+        struct bt_source *es = tsrc_new(&hs, &ve[v], &pp, idle, nidle);
+        struct bt_sim *sim = bt_run(&rs, &cfg, es, NULL, NULL, "engine", err, sizeof(err));
+        TEST_CHECK(sim != NULL);
+        struct fig eng = fig_of(bt_sim_result(sim));
+        const struct bt_result *got = recfast_result(f, v);
+        if (recfast_exact(f, v)) {
+            struct fig fast = fig_of(got);
+            TEST_CHECK(fig_same(&fast, &eng));
+        }
+        TEST_CHECK(got->held_peak <= bound);
+        if (got->held_peak > bound)
+            printf("  point %zu: %zu entries and reclaims held at once (bound %zu), %zu reclaims\n",
+                   v, got->held_peak, bound, eng.reclaims);
+        most = got->held_peak > most ? got->held_peak : most;
+        most_engine = bt_sim_result(sim)->held_peak > most_engine ? bt_sim_result(sim)->held_peak
+                                                                  : most_engine;
+        TEST_CHECK(eng.reclaims >= 3 * bound); /* else the bound would prove nothing */
+        bt_sim_free(sim);
+    }
+    TEST_CHECK(most_engine >= 3 * bound); /* a plain backtest's: an entry per reclaim */
+    printf("  flat: %zu workloads over 4 days, at most %zu ledger entries and reclaims held by "
+           "a point (bound %zu), %zu by a plain backtest's engine\n",
+           nw, most, bound, most_engine);
+    recfast_free(f);
+    hist_free(&hs);
+}
+
 int main(void)
 {
     log_set_level("error"); /* the engine's notices and actions, thousands of them */
     RUN(test_fast_equals_engine);
+    RUN(test_flat_in_range);
     return test_done();
 }
