@@ -223,7 +223,8 @@ struct bt_sim {
        the cycles in a row it could not be read, up to this one. */
     double *last_ok;
     size_t *err_run;
-    size_t *nstopped; /* per rule: workloads away */
+    size_t *nstopped;  /* per rule: workloads away */
+    bool *first_found; /* per rule: its first point found, none can come earlier (observe) */
     size_t cap_wl, cap_rc, cap_ev;
     double *returns;  /* scratch for the medians */
     struct sbuf kbuf; /* scratch: the index key being looked up (bt_raw_key) */
@@ -232,7 +233,11 @@ struct bt_sim {
     struct btdue_memo (*memo)[BT_LISTS];
     size_t open_notices; /* workloads with a notice standing (w->noticed set) */
     struct fsum *gpu;    /* per rule: its GPU-seconds, exact (bt_close) */
-    size_t *acted;       /* the workloads acted on this cycle (bt_sim_acted) */
+    /* The workloads away (stopped), in no order: what the observation of each cycle visits,
+       instead of every workload. */
+    size_t *away;
+    size_t naway, cap_away;
+    size_t *acted; /* the workloads acted on this cycle (bt_sim_acted) */
     size_t nacted, cap_acted;
     /* figures_only: the free slots of res.rc, the returns within return_within of each
        rule (their durations, for the median), and the ledger's size after its last
@@ -450,6 +455,12 @@ static enum act_result bt_act(struct act_backend *b, const struct act_target *t,
                                           .end = NAN,
                                           .how = BT_END_OPEN};
     w->open = slot;
+    if (s->naway == s->cap_away) {
+        s->cap_away = s->cap_away ? s->cap_away * 2 : 64;
+        s->away = xrealloc(s->away, s->cap_away * sizeof(*s->away));
+    }
+    w->away_at = s->naway;
+    s->away[s->naway++] = wi;
     if (s->nacted == s->cap_acted) {
         s->cap_acted = s->cap_acted ? s->cap_acted * 2 : 16;
         s->acted = xrealloc(s->acted, s->cap_acted * sizeof(*s->acted));
@@ -512,6 +523,7 @@ struct bt_sim *bt_sim_new(struct ruleset *rs, const struct bt_cfg *cfg, char *er
     s->last_ok = xcalloc(rs->n ? rs->n : 1, sizeof(double));
     s->err_run = xcalloc(rs->n ? rs->n : 1, sizeof(size_t));
     s->nstopped = xcalloc(rs->n ? rs->n : 1, sizeof(size_t));
+    s->first_found = xcalloc(rs->n ? rs->n : 1, sizeof(bool));
     s->memo = xcalloc(rs->n ? rs->n : 1, sizeof(*s->memo));
     s->gpu = xcalloc(rs->n ? rs->n : 1, sizeof(*s->gpu));
     s->within = xcalloc(rs->n ? rs->n : 1, sizeof(*s->within));
@@ -577,6 +589,9 @@ static void bt_close(struct bt_sim *s, struct bt_workload *w, double end, enum b
     }
     w->stopped = false;
     s->nstopped[w->rule]--;
+    size_t last = s->away[--s->naway];
+    s->away[w->away_at] = last;
+    s->res.wl[last].away_at = w->away_at;
     w->gen++;
     if (s->res.cfg.figures_only) {
         bt_fold(s, w->rule, rc);
@@ -696,9 +711,11 @@ static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data 
    a return (w->back), or an allocation no longer shown (w->alloc_seen not upto). */
 static void bt_close_observed(struct bt_sim *s, size_t ri, double upto)
 {
-    for (size_t i = 0; i < s->res.nwl; i++) {
-        struct bt_workload *w = &s->res.wl[i];
-        if (w->rule != ri || !w->stopped)
+    /* From the end: a close moves the last workload away into the place it leaves, one
+       already visited. The order of the closes changes no figure (bt_close). */
+    for (size_t k = s->naway; k-- > 0;) {
+        struct bt_workload *w = &s->res.wl[s->away[k]];
+        if (w->rule != ri)
             continue;
         if (!isnan(w->back)) {
             bt_close(s, w, w->back, BT_END_RETURN);
@@ -736,17 +753,32 @@ void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data, st
         if (rd->error || rd->pending_error)
             bt_failure_note(st, t, s->res.cfg.interval, rd->errmsg);
         s->err_run[i] = rd->error ? s->err_run[i] + 1 : 0;
-        /* The first point of each series (a source of proofs: asked only while a point of
-           this cycle's grid could still be earlier than the earliest seen). */
+        /*
+         * The first point of each series (a source of proofs: asked only while a point of
+         * this cycle's grid could still be earlier than the earliest seen). Once a cycle
+         * found the rule's first points, and the cycles are whole steps apart (every cycle's
+         * grid has the same times), no later one can find an earlier point: a point at a time
+         * g before that cycle's end, in a later window, was in that cycle's window too, made
+         * of the same samples (those of its step). Asking again cost a pass over every
+         * series' whole window per cycle for a lookback's worth of cycles (most of a
+         * `recommend` whose confirmed timer is a day long).
+         */
+        int64_t iv = llround(s->res.cfg.interval * 1000.0), st_ms = rd->proof_params.step_ms;
+        bool same_grid = st_ms > 0 && (double)iv == s->res.cfg.interval * 1000.0 && iv % st_ms == 0;
         struct matrix first = {0};
         const struct matrix *act = &rd->activity;
+        bool asked = false;
         if (rd->has_proofs && src && src->points && !rd->error &&
-            !(s->res.data_start <= rd->start) &&
-            src->points(src, i, -INFINITY, true, NULL, NULL, &first))
+            !(s->res.data_start <= rd->start) && !(same_grid && s->first_found[i]) &&
+            src->points(src, i, -INFINITY, true, NULL, NULL, &first)) {
             act = &first;
-        for (size_t j = 0; j < act->n; j++)
+            asked = true;
+        }
+        for (size_t j = 0; j < act->n; j++) {
             if (act->s[j].n && !(act->s[j].p[0].t >= s->res.data_start))
                 s->res.data_start = act->s[j].p[0].t;
+            s->first_found[i] |= asked && act->s[j].n > 0;
+        }
         matrix_free(&first);
         /*
          * A failed read says nothing about a return nor an end: the next cycle that reads the
@@ -780,9 +812,10 @@ void bt_sim_observe_with(struct bt_sim *s, double t,
     for (size_t ri = 0; ri < s->rs->n; ri++) {
         s->err_run[ri] = 0;
         if (bt_any_stopped(s, ri)) {
-            for (size_t i = 0; i < s->res.nwl; i++) {
+            for (size_t k = 0; k < s->naway; k++) {
+                size_t i = s->away[k];
                 struct bt_workload *w = &s->res.wl[i];
-                if (w->rule != ri || !w->stopped)
+                if (w->rule != ri)
                     continue;
                 double b = back(arg, i, s->last_ok[ri], t);
                 if (!isnan(b) && !(w->back <= b))
@@ -1050,8 +1083,10 @@ void bt_sim_free(struct bt_sim *s)
     free(s->last_ok);
     free(s->err_run);
     free(s->nstopped);
+    free(s->first_found);
     free(s->gpu);
     free(s->acted);
+    free(s->away);
     free(s->free_rc);
     for (size_t i = 0; i < s->res.nrules; i++)
         free(s->within[i]);

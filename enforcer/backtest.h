@@ -132,6 +132,7 @@ struct bt_workload {
     unsigned gen;      /* object generation: a new one after each return */
     bool stopped;      /* reclaimed and not back yet */
     size_t open;       /* its open reclaim while stopped */
+    size_t away_at;    /* its place in the simulation's list of workloads away, while stopped */
     double created;    /* the current object's creation (0: before the range) */
     double threshold;  /* effective threshold of its latest decision, percent */
     double allocated;  /* devices of its latest decision (NaN: unknown) */

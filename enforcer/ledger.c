@@ -261,7 +261,9 @@ void ledger_expire(struct ledger *l, double now, double pending_ttl, double done
             ledger_entry_free(e);
             continue;
         }
-        l->v[j++] = *e;
+        if (j != i) /* a cycle's expiry drops few: most entries stay where they are */
+            l->v[j] = *e;
+        j++;
     }
     if (l->n != j)
         l->indexed = false;
