@@ -21,10 +21,16 @@
  * entries and its open reclaims, bt_result.held_peak) stays within a bound of the
  * workloads, where the engine of a plain backtest holds an entry per reclaim; the figures
  * the same as that backtest's.
+ *
+ * And the backtest's start of the data (bt_result.data_start, the earliest activity point
+ * any cycle saw) asked of the source once, not at every cycle of a lookback, when the cycles
+ * are whole steps apart; at every cycle when they are not; the same time either way as
+ * asking at every cycle gives.
  */
 #include "recfast.c"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "fetch.h"
@@ -504,10 +510,108 @@ TEST(test_flat_in_range)
     hist_free(&hs);
 }
 
+/* tsrc, counting the first points asked for, and finding the earliest at every cycle. */
+struct csrc {
+    struct tsrc *in;
+    struct bt_source base;
+    size_t asked;
+    double earliest;
+};
+
+static int csrc_next(struct bt_source *bs, double *t, struct rule_data *data)
+{
+    struct csrc *c = (struct csrc *)((char *)bs - offsetof(struct csrc, base));
+    int rc = c->in->base.next(&c->in->base, t, data);
+    bs->done = c->in->base.done;
+    struct matrix m = {0};
+    if (rc == 1 && tsrc_points(&c->in->base, 0, -INFINITY, true, NULL, NULL, &m))
+        for (size_t i = 0; i < m.n; i++)
+            if (m.s[i].n && !(m.s[i].p[0].t >= c->earliest))
+                c->earliest = m.s[i].p[0].t;
+    matrix_free(&m);
+    return rc;
+}
+
+static bool csrc_points(struct bt_source *bs, size_t rule, double after, bool first_only,
+                        bool (*want)(void *arg, const struct labels *l), void *arg,
+                        struct matrix *out)
+{
+    struct csrc *c = (struct csrc *)((char *)bs - offsetof(struct csrc, base));
+    c->asked += first_only;
+    return tsrc_points(&c->in->base, rule, after, first_only, want, arg, out);
+}
+
+/* bt_run takes the source over: what it counted, kept when it is freed. */
+static size_t first_asked;
+static double first_earliest;
+
+static void csrc_free(struct bt_source *bs)
+{
+    struct csrc *c = (struct csrc *)((char *)bs - offsetof(struct csrc, base));
+    first_asked = c->asked;
+    first_earliest = c->earliest;
+    tsrc_free(&c->in->base);
+    free(c);
+}
+
+TEST(test_first_point_once)
+{
+    static char *ident[] = {"namespace", "pod"};
+    rh_state = 0x5851f42d4c957f2du;
+    for (int aligned = 1; aligned >= 0; aligned--) {
+        struct rule r = {.name = "t",
+                         .enabled = true,
+                         .policy = POLICY_ALWAYS,
+                         .action = ACTION_DELETE,
+                         .resource_label = "resource",
+                         .identity = ident,
+                         .nidentity = 2,
+                         .step = 60,
+                         .tolerated_gap = 120,
+                         .max_terminations = 100000,
+                         .threshold = 10,
+                         .idle_timer = 6 * 3600.0};
+        struct bt_cfg cfg = {
+            .interval = aligned ? 60 : 90, .return_within = 3600, .protected_namespaces = ""};
+        cfg.from = (double)T0 / 1000.0;
+        cfg.to = cfg.from + 12 * 3600.0;
+        struct hist hs;
+        hist_make(&hs, &r, cfg.from, cfg.to, cfg.interval, 6);
+        struct proof_params pp;
+        TEST_CHECK(decide_proof_params(&r, &pp) == 0);
+        double idle[RAW_MAX_IDLE];
+        size_t nidle = fetch_idle_timers(&r, idle);
+        struct csrc *c = xcalloc(1, sizeof(*c));
+        c->in = (struct tsrc *)tsrc_new(&hs, &r, &pp, idle, nidle);
+        c->base = c->in->base;
+        c->base.next = csrc_next;
+        c->base.points = csrc_points;
+        c->base.free = csrc_free;
+        c->earliest = NAN;
+        struct ruleset rs = {.rules = &r, .n = 1};
+        char err[256];
+        struct bt_sim *sim = bt_run(&rs, &cfg, &c->base, NULL, NULL, "first", err, sizeof(err));
+        TEST_CHECK(sim != NULL);
+        size_t asked = first_asked;
+        double earliest = first_earliest;
+        const struct bt_result *res = bt_sim_result(sim);
+        TEST_CHECK(res->data_start == earliest);
+        if (aligned)
+            TEST_CHECK(asked == 1);
+        else
+            TEST_CHECK(asked > 100); /* another grid each cycle: asked while in the window */
+        printf("  first points: interval %gs, step 60s: asked %zu times over %zu cycles\n",
+               cfg.interval, asked, res->cycles);
+        bt_sim_free(sim);
+        hist_free(&hs);
+    }
+}
+
 int main(void)
 {
     log_set_level("error"); /* the engine's notices and actions, thousands of them */
     RUN(test_fast_equals_engine);
     RUN(test_flat_in_range);
+    RUN(test_first_point_once);
     return test_done();
 }
