@@ -313,6 +313,62 @@ double wall_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+void fsum_add(struct fsum *s, double x)
+{
+    if (!isfinite(x)) {
+        s->special += x;
+        return;
+    }
+    /* Add x to the partials, smallest first, keeping each error term that is not zero. */
+    size_t i = 0;
+    for (size_t j = 0; j < s->n; j++) {
+        double y = s->p[j];
+        if (fabs(x) < fabs(y)) {
+            double t = x;
+            x = y;
+            y = t;
+        }
+        double hi = x + y;
+        double lo = y - (hi - x);
+        if (lo != 0.0)
+            s->p[i++] = lo;
+        x = hi;
+    }
+    if (!isfinite(x)) { /* the sum itself left the doubles: as a plain sum would */
+        s->n = 0;
+        s->special += x;
+        return;
+    }
+    s->n = i;
+    if (x != 0.0 && s->n < FSUM_PARTIALS)
+        s->p[s->n++] = x;
+}
+
+double fsum_value(const struct fsum *s)
+{
+    if (s->special != 0.0 || isnan(s->special))
+        return s->special;
+    size_t n = s->n;
+    if (!n)
+        return 0.0;
+    double hi = s->p[--n], lo = 0.0;
+    while (n > 0) {
+        double x = hi, y = s->p[--n];
+        hi = x + y;
+        lo = y - (hi - x);
+        if (lo != 0.0)
+            break;
+    }
+    /* Round half to even across the partials below: when the next partial has lo's sign,
+       the exact sum is past the halfway point hi + lo rounded to. */
+    if (n > 0 && ((lo < 0.0 && s->p[n - 1] < 0.0) || (lo > 0.0 && s->p[n - 1] > 0.0))) {
+        double y = lo * 2.0, x = hi + y;
+        if (y == x - hi)
+            hi = x;
+    }
+    return hi;
+}
+
 uint64_t fnv1a64(const void *data, size_t n)
 {
     const unsigned char *p = data;

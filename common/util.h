@@ -80,6 +80,24 @@ void mono_cond_init(pthread_cond_t *cv);
 /* Wall-clock (Unix) time in seconds. */
 double wall_now(void);
 
+/*
+ * An exact sum of doubles (Shewchuk's non-overlapping partials, as Python's math.fsum):
+ * fsum_value is the sum correctly rounded, so it does not depend on the order the terms
+ * were added in. The backtest sums GPU-seconds of its reclaims in the order they close and
+ * recommend in the order they were made; two grid points that free the same seconds must
+ * compare equal however they got there. At most 41 partials stay for finite doubles.
+ * Zero-initialise (`struct fsum s = {0};`) before use. A non-finite term makes the value
+ * that term (NaN for +Inf and -Inf both).
+ */
+#define FSUM_PARTIALS 48
+struct fsum {
+    double p[FSUM_PARTIALS];
+    size_t n;
+    double special; /* the non-finite terms, summed as doubles */
+};
+void fsum_add(struct fsum *s, double x);
+double fsum_value(const struct fsum *s);
+
 /* 64-bit FNV-1a, for content hashes shown to users (not for security). */
 uint64_t fnv1a64(const void *data, size_t n);
 

@@ -309,6 +309,11 @@ const struct ledger *act_ledger(const struct act *a)
     return &a->ledger;
 }
 
+size_t act_forget_superseded(struct act *a)
+{
+    return ledger_drop_superseded(&a->ledger);
+}
+
 /* ---- helpers ---------------------------------------------------------------------------- */
 
 static struct act_backend *act_backend_for(struct act *a, enum rule_action action)
@@ -1540,15 +1545,17 @@ static bool act_same_target(struct act_ctx *c)
         return false;
     for (size_t i = 0; i < a->ledger.n; i++) {
         const struct ledger_entry *e = &a->ledger.v[i];
-        if (strcmp(e->rule, r->name) != 0 || strcmp(e->root_uid, root) != 0 ||
+        /* The state first, then the root (which differs soonest): this runs over the whole
+           ledger for every candidate that reaches a notice. */
+        if (!(e->state == LEDGER_PENDING || (e->state == LEDGER_ACTED && isnan(e->restarted))))
+            continue;
+        if (strcmp(e->root_uid, root) != 0 || strcmp(e->rule, r->name) != 0 ||
             strcmp(e->workload, c->workload) == 0)
             continue;
-        if (e->state == LEDGER_PENDING || (e->state == LEDGER_ACTED && isnan(e->restarted))) {
-            log_debug("%s of rule '%s': %s already %s for %s: no notice of its own", c->workload,
-                      r->name, e->target, e->state == LEDGER_PENDING ? "noticed" : "acted on",
-                      e->workload);
-            return true;
-        }
+        log_debug("%s of rule '%s': %s already %s for %s: no notice of its own", c->workload,
+                  r->name, e->target, e->state == LEDGER_PENDING ? "noticed" : "acted on",
+                  e->workload);
+        return true;
     }
     return false;
 }

@@ -248,6 +248,14 @@ void act_metrics(const struct act *a, struct expo *e);
 
 /* The ledger, read-only, for tests and `explain`. */
 const struct ledger *act_ledger(const struct act *a);
+/*
+ * Forget the acted entries no later cycle can read differently from a newer one
+ * (ledger_drop_superseded, whose conditions the backend's world must meet: uids never taken
+ * again, creation times never going back): for the backtest's simulation, whose ledger
+ * otherwise grows by an entry per reclaim over its whole range. Nothing is saved here (the
+ * backtest has no state file). Returns how many were dropped.
+ */
+size_t act_forget_superseded(struct act *a);
 
 /*
  * The owner's keep-until on the chain of `t` under rule `r` (keep.h), the maximum counted

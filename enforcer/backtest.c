@@ -224,7 +224,8 @@ struct bt_sim {
        the cycles in a row it could not be read, up to this one. */
     double *last_ok;
     size_t *err_run;
-    size_t *nstopped; /* per rule: workloads away */
+    size_t *nstopped;  /* per rule: workloads away */
+    bool *first_found; /* per rule: its first point found, none can come earlier (observe) */
     size_t cap_wl, cap_rc, cap_ev;
     double *returns;  /* scratch for the medians */
     struct sbuf kbuf; /* scratch: the index key being looked up (bt_raw_key) */
@@ -232,6 +233,21 @@ struct bt_sim {
        or BT_NO_WORKLOAD (btdue_memo). */
     struct btdue_memo (*memo)[BT_LISTS];
     size_t open_notices; /* workloads with a notice standing (w->noticed set) */
+    struct fsum *gpu;    /* per rule: its GPU-seconds, exact (bt_close) */
+    /* The workloads away (stopped), in no order: what the observation of each cycle visits,
+       instead of every workload. */
+    size_t *away;
+    size_t naway, cap_away;
+    size_t *acted; /* the workloads acted on this cycle (bt_sim_acted) */
+    size_t nacted, cap_acted;
+    /* figures_only: the free slots of res.rc, the returns within return_within of each
+       rule (their durations, for the median), and the ledger's size after its last
+       compaction. */
+    size_t *free_rc;
+    size_t nfree_rc;
+    double **within;
+    size_t *nwithin, *cap_within;
+    size_t ledger_kept;
     /* Per workload (by index): the objects bt_resolve hands the engine, built once per
        object generation and lent (bt_target_free does not free them): with an hourly cap
        that binds, every held-back candidate is resolved every cycle. */
@@ -342,6 +358,8 @@ static size_t bt_rule_index(const struct bt_sim *s, const char *name)
 
 static void bt_event_add(struct bt_sim *s, bool action, size_t wl)
 {
+    if (s->res.cfg.figures_only)
+        return;
     if (s->res.nev == s->cap_ev) {
         s->cap_ev = s->cap_ev ? s->cap_ev * 2 : 64;
         s->res.ev = xrealloc(s->res.ev, s->cap_ev * sizeof(*s->res.ev));
@@ -459,18 +477,35 @@ static enum act_result bt_act(struct act_backend *b, const struct act_target *t,
     *api_status = 0;
     struct bt_sim *s = ((struct bt_backend *)b)->sim;
     struct bt_workload *w = t->priv;
-    if (s->res.nrc == s->cap_rc) {
-        s->cap_rc = s->cap_rc ? s->cap_rc * 2 : 64;
-        s->res.rc = xrealloc(s->res.rc, s->cap_rc * sizeof(*s->res.rc));
+    size_t slot;
+    if (s->nfree_rc) {
+        slot = s->free_rc[--s->nfree_rc]; /* figures_only: a closed reclaim's */
+    } else {
+        if (s->res.nrc == s->cap_rc) {
+            s->cap_rc = s->cap_rc ? s->cap_rc * 2 : 64;
+            s->res.rc = xrealloc(s->res.rc, s->cap_rc * sizeof(*s->res.rc));
+        }
+        slot = s->res.nrc++;
     }
     size_t wi = (size_t)(w - s->res.wl);
-    s->res.rc[s->res.nrc] = (struct bt_reclaim){.wl = wi,
-                                                .noticed = isnan(w->noticed) ? s->now : w->noticed,
-                                                .at = s->now,
-                                                .devices = w->allocated,
-                                                .end = NAN,
-                                                .how = BT_END_OPEN};
-    w->open = s->res.nrc++;
+    s->res.rc[slot] = (struct bt_reclaim){.wl = wi,
+                                          .noticed = isnan(w->noticed) ? s->now : w->noticed,
+                                          .at = s->now,
+                                          .devices = w->allocated,
+                                          .end = NAN,
+                                          .how = BT_END_OPEN};
+    w->open = slot;
+    if (s->naway == s->cap_away) {
+        s->cap_away = s->cap_away ? s->cap_away * 2 : 64;
+        s->away = xrealloc(s->away, s->cap_away * sizeof(*s->away));
+    }
+    w->away_at = s->naway;
+    s->away[s->naway++] = wi;
+    if (s->nacted == s->cap_acted) {
+        s->cap_acted = s->cap_acted ? s->cap_acted * 2 : 16;
+        s->acted = xrealloc(s->acted, s->cap_acted * sizeof(*s->acted));
+    }
+    s->acted[s->nacted++] = wi;
     w->stopped = true;
     s->nstopped[w->rule]++;
     s->open_notices -= !isnan(w->noticed);
@@ -532,7 +567,12 @@ struct bt_sim *bt_sim_new(struct ruleset *rs, const struct bt_cfg *cfg, char *er
     s->last_ok = xcalloc(rs->n ? rs->n : 1, sizeof(double));
     s->err_run = xcalloc(rs->n ? rs->n : 1, sizeof(size_t));
     s->nstopped = xcalloc(rs->n ? rs->n : 1, sizeof(size_t));
+    s->first_found = xcalloc(rs->n ? rs->n : 1, sizeof(bool));
     s->memo = xcalloc(rs->n ? rs->n : 1, sizeof(*s->memo));
+    s->gpu = xcalloc(rs->n ? rs->n : 1, sizeof(*s->gpu));
+    s->within = xcalloc(rs->n ? rs->n : 1, sizeof(*s->within));
+    s->nwithin = xcalloc(rs->n ? rs->n : 1, sizeof(*s->nwithin));
+    s->cap_within = xcalloc(rs->n ? rs->n : 1, sizeof(*s->cap_within));
     for (size_t i = 0; i < rs->n; i++) {
         s->last_ok[i] = -INFINITY;
         struct rule *r = &rs->rules[i];
@@ -558,6 +598,25 @@ struct bt_sim *bt_sim_new(struct ruleset *rs, const struct bt_cfg *cfg, char *er
     return s;
 }
 
+/* What a closed reclaim adds to its rule's figures beside its GPU-seconds (bt_sim_finish
+   counts the same from the list without figures_only). */
+static void bt_fold(struct bt_sim *s, size_t ri, const struct bt_reclaim *rc)
+{
+    struct bt_rule_stats *st = &s->res.rule[ri];
+    if (isnan(rc->devices) || !(rc->devices > 0))
+        st->unknown_devices++;
+    if (rc->how != BT_END_RETURN)
+        return;
+    st->returns++;
+    if (!(rc->end - rc->at <= s->res.cfg.return_within))
+        return;
+    if (s->nwithin[ri] == s->cap_within[ri]) {
+        s->cap_within[ri] = s->cap_within[ri] ? 2 * s->cap_within[ri] : 16;
+        s->within[ri] = xrealloc(s->within[ri], s->cap_within[ri] * sizeof(double));
+    }
+    s->within[ri][s->nwithin[ri]++] = rc->end - rc->at;
+}
+
 /* Close workload w's open reclaim at `end`. */
 static void bt_close(struct bt_sim *s, struct bt_workload *w, double end, enum bt_end how)
 {
@@ -567,11 +626,22 @@ static void bt_close(struct bt_sim *s, struct bt_workload *w, double end, enum b
     if (!isnan(rc->devices) && rc->devices > 0) {
         double gs = rc->devices * (rc->end - rc->at);
         w->gpu_seconds += gs;
-        s->res.rule[w->rule].gpu_seconds += gs;
+        /* Exact: the figure must not depend on the order reclaims close in (recommend's
+           fast pass and its engine close them in other orders). */
+        fsum_add(&s->gpu[w->rule], gs);
+        s->res.rule[w->rule].gpu_seconds = fsum_value(&s->gpu[w->rule]);
     }
     w->stopped = false;
     s->nstopped[w->rule]--;
+    size_t last = s->away[--s->naway];
+    s->away[w->away_at] = last;
+    s->res.wl[last].away_at = w->away_at;
     w->gen++;
+    if (s->res.cfg.figures_only) {
+        bt_fold(s, w->rule, rc);
+        s->free_rc = xgrow(s->free_rc, s->nfree_rc, sizeof(*s->free_rc));
+        s->free_rc[s->nfree_rc++] = w->open;
+    }
 }
 
 /* Any workload of rule `ri` away (reclaimed and not back)? */
@@ -675,9 +745,11 @@ static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data 
    a return (w->back), or an allocation no longer shown (w->alloc_seen not upto). */
 static void bt_close_observed(struct bt_sim *s, size_t ri, double upto)
 {
-    for (size_t i = 0; i < s->res.nwl; i++) {
-        struct bt_workload *w = &s->res.wl[i];
-        if (w->rule != ri || !w->stopped)
+    /* From the end: a close moves the last workload away into the place it leaves, one
+       already visited. The order of the closes changes no figure (bt_close). */
+    for (size_t k = s->naway; k-- > 0;) {
+        struct bt_workload *w = &s->res.wl[s->away[k]];
+        if (w->rule != ri)
             continue;
         if (!isnan(w->back)) {
             bt_close(s, w, w->back, BT_END_RETURN);
@@ -715,17 +787,32 @@ void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data, st
         if (rd->error || rd->pending_error)
             bt_failure_note(st, t, s->res.cfg.interval, rd->errmsg);
         s->err_run[i] = rd->error ? s->err_run[i] + 1 : 0;
-        /* The first point of each series (a source of proofs: asked only while a point of
-           this cycle's grid could still be earlier than the earliest seen). */
+        /*
+         * The first point of each series (a source of proofs: asked only while a point of
+         * this cycle's grid could still be earlier than the earliest seen). Once a cycle
+         * found the rule's first points, and the cycles are whole steps apart (every cycle's
+         * grid has the same times), no later one can find an earlier point: a point at a time
+         * g before that cycle's end, in a later window, was in that cycle's window too, made
+         * of the same samples (those of its step). Asking again cost a pass over every
+         * series' whole window per cycle for a lookback's worth of cycles (most of a
+         * `recommend` whose confirmed timer is a day long).
+         */
+        int64_t iv = llround(s->res.cfg.interval * 1000.0), st_ms = rd->proof_params.step_ms;
+        bool same_grid = st_ms > 0 && (double)iv == s->res.cfg.interval * 1000.0 && iv % st_ms == 0;
         struct matrix first = {0};
         const struct matrix *act = &rd->activity;
+        bool asked = false;
         if (rd->has_proofs && src && src->points && !rd->error &&
-            !(s->res.data_start <= rd->start) &&
-            src->points(src, i, -INFINITY, true, NULL, NULL, &first))
+            !(s->res.data_start <= rd->start) && !(same_grid && s->first_found[i]) &&
+            src->points(src, i, -INFINITY, true, NULL, NULL, &first)) {
             act = &first;
-        for (size_t j = 0; j < act->n; j++)
+            asked = true;
+        }
+        for (size_t j = 0; j < act->n; j++) {
             if (act->s[j].n && !(act->s[j].p[0].t >= s->res.data_start))
                 s->res.data_start = act->s[j].p[0].t;
+            s->first_found[i] |= asked && act->s[j].n > 0;
+        }
         matrix_free(&first);
         /*
          * A failed read says nothing about a return nor an end: the next cycle that reads the
@@ -759,9 +846,10 @@ void bt_sim_observe_with(struct bt_sim *s, double t,
     for (size_t ri = 0; ri < s->rs->n; ri++) {
         s->err_run[ri] = 0;
         if (bt_any_stopped(s, ri)) {
-            for (size_t i = 0; i < s->res.nwl; i++) {
+            for (size_t k = 0; k < s->naway; k++) {
+                size_t i = s->away[k];
                 struct bt_workload *w = &s->res.wl[i];
-                if (w->rule != ri || !w->stopped)
+                if (w->rule != ri)
                     continue;
                 double b = back(arg, i, s->last_ok[ri], t);
                 if (!isnan(b) && !(w->back <= b))
@@ -884,6 +972,7 @@ static void bt_sim_cycle_at(struct bt_sim *s, double t, const struct decisions *
                             const size_t *pos)
 {
     s->now = t;
+    s->nacted = 0;
     s->res.cycles++;
     for (size_t i = 0; i < s->rs->n; i++)
         s->res.rule[i].cycles++;
@@ -933,6 +1022,21 @@ static void bt_sim_cycle_at(struct bt_sim *s, double t, const struct decisions *
     act_cycle(s->act, &live, t);
     free(live.v);
     s->cycle++;
+    size_t held = act_ledger(s->act)->n + s->res.nrc - s->nfree_rc;
+    if (held > s->res.held_peak)
+        s->res.held_peak = held;
+    /* Compacted when it doubled since the last time: a pass over the ledger per entry added,
+       amortised. */
+    if (s->res.cfg.figures_only && act_ledger(s->act)->n >= 2 * s->ledger_kept + 16) {
+        act_forget_superseded(s->act);
+        s->ledger_kept = act_ledger(s->act)->n;
+    }
+}
+
+const size_t *bt_sim_acted(const struct bt_sim *s, size_t *n)
+{
+    *n = s->nacted;
+    return s->acted;
 }
 
 static int bt_double_cmp(const void *a, const void *b)
@@ -947,7 +1051,17 @@ const struct bt_result *bt_sim_finish(struct bt_sim *s)
         if (s->res.wl[i].stopped)
             bt_close(s, &s->res.wl[i], s->res.cfg.to, BT_END_RANGE);
     s->returns = xrealloc(s->returns, (s->res.nrc ? s->res.nrc : 1) * sizeof(double));
-    for (size_t ri = 0; ri < s->res.nrules; ri++) {
+    for (size_t ri = 0; ri < s->res.nrules && s->res.cfg.figures_only; ri++) {
+        /* Folded as they closed (bt_fold): the median of the durations kept. */
+        struct bt_rule_stats *st = &s->res.rule[ri];
+        size_t n = st->returns_within = s->nwithin[ri];
+        double *r = s->within[ri];
+        if (n) {
+            qsort(r, n, sizeof(double), bt_double_cmp);
+            st->median_return = n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2;
+        }
+    }
+    for (size_t ri = 0; ri < s->res.nrules && !s->res.cfg.figures_only; ri++) {
         struct bt_rule_stats *st = &s->res.rule[ri];
         size_t n = 0;
         for (size_t i = 0; i < s->res.nrc; i++) {
@@ -1007,6 +1121,16 @@ void bt_sim_free(struct bt_sim *s)
         if (s->objs[i].have)
             bt_objs_clear(&s->objs[i]);
     free(s->objs);
+    free(s->first_found);
+    free(s->gpu);
+    free(s->acted);
+    free(s->away);
+    free(s->free_rc);
+    for (size_t i = 0; i < s->res.nrules; i++)
+        free(s->within[i]);
+    free(s->within);
+    free(s->nwithin);
+    free(s->cap_within);
     for (size_t i = 0; i < s->res.nrules; i++)
         for (int k = 0; k < BT_LISTS; k++)
             btdue_memo_free(&s->memo[i][k]);

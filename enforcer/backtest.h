@@ -90,6 +90,15 @@ struct bt_cfg {
     /* The workloads looked up as they are now (btlookup.h; not taken over, may be shared by
        several simulations); NULL: nothing is looked up. */
     struct btl *lookup;
+    /*
+     * The figures only (recommend's fast pass, recfast.h: memory flat in the range): a
+     * reclaim leaves bt_result.rc once it is closed, folded into its rule's figures (the
+     * same bt_rule_stats), so rc holds the open ones in slots reused (nrc: the slots); no
+     * events (ev) are kept; and the engine forgets the acted entries a newer one of the
+     * same workload supersedes (act_forget_superseded). Per-reclaim outputs (--top, --by,
+     * --audit.file) need it false.
+     */
+    bool figures_only;
 };
 
 enum bt_end {
@@ -123,6 +132,7 @@ struct bt_workload {
     unsigned gen;      /* object generation: a new one after each return */
     bool stopped;      /* reclaimed and not back yet */
     size_t open;       /* its open reclaim while stopped */
+    size_t away_at;    /* its place in the simulation's list of workloads away, while stopped */
     double created;    /* the current object's creation (0: before the range) */
     double threshold;  /* effective threshold of its latest decision, percent */
     double allocated;  /* devices of its latest decision (NaN: unknown) */
@@ -177,6 +187,9 @@ struct bt_result {
     size_t nev;
     /* Workload-cycles decide() judged and carried (btdue.h); 0 with every_cycle. */
     unsigned long judged, carried;
+    /* The most entries the engine's ledger and the open (or, without figures_only, kept)
+       reclaims held together after a cycle: what grows with the range unless bounded. */
+    size_t held_peak;
 };
 
 struct bt_sim;
@@ -214,6 +227,9 @@ void bt_sim_observe_with(struct bt_sim *s, double t,
                          double (*back)(void *arg, size_t wl, double after, double upto),
                          bool (*allocated)(void *arg, size_t wl), void *arg);
 void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds);
+/* The workloads (indexes in the result) the last bt_sim_cycle acted on, in the order it
+   did; *n their number. Valid until the next bt_sim_cycle. */
+const size_t *bt_sim_acted(const struct bt_sim *s, size_t *n);
 /* How many workloads have a notice standing (noticed, neither acted on nor spared yet). */
 size_t bt_sim_open_notices(const struct bt_sim *s);
 /* The index in the result of rule `rule`'s workload with these identity labels, SIZE_MAX

@@ -159,15 +159,7 @@ static bool btdue_key(struct btdue *b, size_t ri, const struct labels *l)
     const struct rule *r = &b->rs->rules[ri];
     sbuf_reset(&b->kbuf);
     sbuf_add(&b->kbuf, (const char *)&ri, sizeof(ri));
-    for (size_t k = 0; k < r->nidentity; k++) {
-        const char *v = labels_get(l, r->identity[k]);
-        if (!v || !*v)
-            return false;
-        size_t n = strlen(v);
-        sbuf_add(&b->kbuf, (const char *)&n, sizeof(n));
-        sbuf_add(&b->kbuf, v, n);
-    }
-    return true;
+    return labels_key(&b->kbuf, l, r->identity, r->nidentity);
 }
 
 /* The slot of the workload whose key is in b->kbuf, added (with identity `l` projected)

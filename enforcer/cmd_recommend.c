@@ -94,7 +94,7 @@ static void rec_score(const struct bt_result *res, size_t ri, const char *value,
                       struct rec_point *p)
 {
     p->reclaims = p->returns_within = 0;
-    p->gpu_seconds = 0;
+    struct fsum gs = {0}; /* exact, as bt_close sums a rule's: the same in any order */
     double *r = xcalloc(res->nrc ? res->nrc : 1, sizeof(double));
     size_t nr = 0;
     for (size_t i = 0; i < res->nrc; i++) {
@@ -105,10 +105,11 @@ static void rec_score(const struct bt_result *res, size_t ri, const char *value,
         p->reclaims++;
         /* As bt_close counts them: devices known and held. */
         if (!isnan(rc->devices) && rc->devices > 0)
-            p->gpu_seconds += rc->devices * (rc->end - rc->at);
+            fsum_add(&gs, rc->devices * (rc->end - rc->at));
         if (rc->how == BT_END_RETURN && rc->end - rc->at <= res->cfg.return_within)
             r[nr++] = rc->end - rc->at;
     }
+    p->gpu_seconds = fsum_value(&gs);
     p->returns_within = nr;
     p->median_return = NAN;
     if (nr) {
@@ -236,18 +237,24 @@ struct rec_eng {
     size_t g, k;
 };
 
+/* A point's figures from the stats of a variant's simulation (its only rule): what
+   rec_score(r, 0, NULL) gives, and all a fast point's (bt_cfg.figures_only) result keeps. */
+static void rec_rule_figures(const struct bt_result *r, struct rec_point *p)
+{
+    const struct bt_rule_stats *st = &r->rule[0];
+    p->reclaims = st->reclaims;
+    p->returns_within = st->returns_within;
+    p->gpu_seconds = st->gpu_seconds;
+    p->median_return = st->median_return;
+}
+
 /* Score point k of group g from a fit and (may be NULL) a held-out simulation's result. */
 static void rec_set(struct rec_group *g, size_t k, const struct bt_result *fit,
                     const struct bt_result *hold)
 {
-    struct rec_point *p = &g->pts[k], *h = &g->hold[k];
-    double th = p->threshold, it = p->idle_timer, no = p->notice;
-    rec_score(fit, 0, NULL, p);
-    p->threshold = th, p->idle_timer = it, p->notice = no;
-    if (hold) {
-        rec_score(hold, 0, NULL, h);
-        h->threshold = th, h->idle_timer = it, h->notice = no;
-    }
+    rec_rule_figures(fit, &g->pts[k]);
+    if (hold)
+        rec_rule_figures(hold, &g->hold[k]);
 }
 
 /* The first failure of a result's only rule, or NULL. */

@@ -183,6 +183,52 @@ struct ledger_entry *ledger_find(struct ledger *l, const char *rule, const char 
     return NULL;
 }
 
+/* Whether acted entry o (at i_o) supersedes acted entry e (at i_e): ledger_drop_superseded. */
+static bool ledger_supersedes(const struct ledger_entry *o, size_t i_o,
+                              const struct ledger_entry *e, size_t i_e)
+{
+    if (o->state != LEDGER_ACTED || isnan(o->restarted) || strcmp(o->rule, e->rule) != 0 ||
+        strcmp(o->root_uid, e->root_uid) != 0 || strcmp(o->uid, e->uid) == 0)
+        return false;
+    if (!(o->restarted >= e->restarted) || !(o->updated >= e->updated))
+        return false;
+    return o->restarted > e->restarted || o->updated > e->updated || i_o > i_e;
+}
+
+size_t ledger_drop_superseded(struct ledger *l)
+{
+    if (!l->n)
+        return 0;
+    bool *drop = xcalloc(l->n, sizeof(*drop));
+    size_t dropped = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        const struct ledger_entry *e = &l->v[i];
+        if (e->state != LEDGER_ACTED || isnan(e->restarted))
+            continue;
+        /* The strict order above has a maximum among each workload's entries, never dropped,
+           that supersedes (directly or through others) every entry it drops. */
+        for (size_t j = ledger_first(l, e->workload); j != SIZE_MAX; j = l->next[j] - 1)
+            if (j != i && ledger_supersedes(&l->v[j], j, e, i)) {
+                drop[i] = true;
+                dropped++;
+                break;
+            }
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        if (drop[i]) {
+            ledger_entry_free(&l->v[i]);
+            continue;
+        }
+        l->v[k++] = l->v[i];
+    }
+    if (k != l->n)
+        l->indexed = false;
+    l->n = k;
+    free(drop);
+    return dropped;
+}
+
 void ledger_note_action(struct ledger *l, double now)
 {
     if (l->nactions == l->capactions) {
@@ -215,7 +261,9 @@ void ledger_expire(struct ledger *l, double now, double pending_ttl, double done
             ledger_entry_free(e);
             continue;
         }
-        l->v[j++] = *e;
+        if (j != i) /* a cycle's expiry drops few: most entries stay where they are */
+            l->v[j] = *e;
+        j++;
     }
     if (l->n != j)
         l->indexed = false;

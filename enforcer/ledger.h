@@ -111,6 +111,18 @@ void ledger_remove(struct ledger *l, struct ledger_entry *e);
 void ledger_expire(struct ledger *l, double now, double pending_ttl, double done_ttl,
                    void (*cb)(void *arg, const struct ledger_entry *e), void *arg);
 
+/*
+ * Drop every acted entry that another acted entry of the same rule, workload and root (root
+ * uid) supersedes: both restarted (the object ran again after each), the other's uid another,
+ * its restart and its last change (updated) no earlier, ties to the later in the ledger.
+ * Returns how many were dropped; the others keep their order. What the engine reads of an
+ * acted entry (act.c) is then answered the same by the one that supersedes it (the latest
+ * closure of the workload, the latest restart of its root), provided the caller's objects
+ * never take a uid again and their creation times never go back: the backtest's simulated
+ * world, whose ledger would otherwise keep an entry per reclaim for ACT_DONE_TTL (act.h).
+ */
+size_t ledger_drop_superseded(struct ledger *l);
+
 /* Record a mutating call at `now`; count those in (now - 3600, now]. */
 void ledger_note_action(struct ledger *l, double now);
 size_t ledger_actions_last_hour(const struct ledger *l, double now);

@@ -69,7 +69,6 @@ struct rf_point {
     size_t nwl_slot;
     size_t *away; /* simulation workloads away */
     size_t naway, caway;
-    size_t nrc_seen;
     bool inexact;
 };
 
@@ -182,6 +181,9 @@ struct recfast *recfast_new(struct rule *vs, size_t nv, const struct bt_cfg *cfg
     f->t_prev = -INFINITY;
     f->np = nv;
     f->p = xcalloc(nv ? nv : 1, sizeof(*f->p));
+    /* The figures only: nothing of a closed reclaim is kept, so memory is flat in the range. */
+    struct bt_cfg pc = *cfg;
+    pc.figures_only = true;
     for (size_t i = 0; i < nv; i++) {
         struct rf_point *p = &f->p[i];
         p->r = &vs[i];
@@ -208,7 +210,7 @@ struct recfast *recfast_new(struct rule *vs, size_t nv, const struct bt_cfg *cfg
                 f->lb[k] = f->lb[k - 1];
             f->lb[k] = p->pp.lookback_ms;
         }
-        if (p->thk == SIZE_MAX || !(p->sim = bt_sim_new(&p->one, cfg, err, errlen))) {
+        if (p->thk == SIZE_MAX || !(p->sim = bt_sim_new(&p->one, &pc, err, errlen))) {
             if (p->thk == SIZE_MAX)
                 err_printf(err, errlen, "rule '%s': its threshold is not folded", vs[i].name);
             recfast_free(f);
@@ -222,17 +224,8 @@ struct recfast *recfast_new(struct rule *vs, size_t nv, const struct bt_cfg *cfg
    when an identity label is absent or empty (decide.c ignores such a series). */
 static bool rf_key(struct recfast *f, const struct labels *l)
 {
-    const struct rule *r = f->id_rule;
     sbuf_reset(&f->kbuf);
-    for (size_t k = 0; k < r->nidentity; k++) {
-        const char *v = labels_get(l, r->identity[k]);
-        if (!v || !*v)
-            return false;
-        size_t n = strlen(v);
-        sbuf_add(&f->kbuf, (const char *)&n, sizeof(n));
-        sbuf_add(&f->kbuf, v, n);
-    }
-    return true;
+    return labels_key(&f->kbuf, l, f->id_rule->identity, f->id_rule->nidentity);
 }
 
 /* The slot of labels l (added when new), RF_NONE without an identity. */
@@ -557,8 +550,10 @@ static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
     }
     decisions_free(&d);
     /* The reclaims of this cycle: their workloads are away. */
-    for (; p->nrc_seen < res->nrc; p->nrc_seen++) {
-        size_t wl = res->rc[p->nrc_seen].wl;
+    size_t nacted;
+    const size_t *acted = bt_sim_acted(p->sim, &nacted);
+    for (size_t i = 0; i < nacted; i++) {
+        size_t wl = acted[i];
         if (wl >= p->nwl_slot || p->wl_slot[wl] == RF_NONE)
             continue; /* not reached: an action follows a decision, which mapped it */
         if (p->naway == p->caway) {

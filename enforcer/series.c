@@ -95,6 +95,21 @@ void labels_project(struct labels *dst, const struct labels *src, char *const *n
     }
 }
 
+bool labels_key(struct sbuf *b, const struct labels *src, char *const *names, size_t n)
+{
+    /* Each value's length as raw bytes, not printed: this runs for every series and record
+       of every cycle of a backtest. */
+    for (size_t k = 0; k < n; k++) {
+        const char *v = labels_get(src, names[k]);
+        if (!v || !*v)
+            return false;
+        size_t len = strlen(v);
+        sbuf_add(b, (const char *)&len, sizeof(len));
+        sbuf_add(b, v, len);
+    }
+    return true;
+}
+
 int labels_compare(const struct labels *a, const struct labels *b)
 {
     size_t n = a->n < b->n ? a->n : b->n;

@@ -1,5 +1,6 @@
 /*
- * The enforcer's data model for Prometheus results: label sets, time series and matrices.
+ * The enforcer's data model for Prometheus results: label sets, time series and matrices, and
+ * the key of the workload a label set belongs to.
  *
  * Range results (matrix) and instant results (vector, stored as series of one point) share
  * one type so the decision function sees one shape. Label sets are kept sorted by name with
@@ -38,6 +39,8 @@ struct matrix {
     size_t n;
 };
 
+struct sbuf;
+
 /* Value of `name`, or NULL when absent. */
 const char *labels_get(const struct labels *ls, const char *name);
 /* Insert or replace (copies both strings). */
@@ -47,6 +50,13 @@ void labels_copy(struct labels *dst, const struct labels *src);
 void labels_from(struct labels *dst, const struct label *v, size_t n);
 /* Copy only the labels named in `names` (absent ones are skipped). */
 void labels_project(struct labels *dst, const struct labels *src, char *const *names, size_t n);
+/*
+ * Append to b the key of the workload whose identity labels `names` are in src: each value's
+ * length (a size_t, as raw bytes) then its bytes, so that two keys are equal exactly when the
+ * values are. False when a value is absent or empty (decide.c ignores such a series); b then
+ * holds a part of a key. The one identity key of the backtest's caches (btdue.c, recfast.c).
+ */
+bool labels_key(struct sbuf *b, const struct labels *src, char *const *names, size_t n);
 bool labels_equal(const struct labels *a, const struct labels *b);
 int labels_compare(const struct labels *a, const struct labels *b);
 void labels_free(struct labels *ls);
@@ -63,7 +73,6 @@ int labels_parse(const char *s, struct labels *out, char *err, size_t errlen);
 
 /* True when `name` is a legacy label name [a-zA-Z_][a-zA-Z0-9_]*, which PromQL takes unquoted. */
 bool labels_name_legacy(const char *name);
-struct sbuf;
 /* Append `name` as PromQL writes a label name: as is when legacy, else "quoted" (Prometheus 3). */
 void labels_put_name(struct sbuf *b, const char *name);
 

@@ -11,7 +11,8 @@
  *     workload for workload (decision, reason, idle start, threshold, idle timer, allocation,
  *     resource, priority), with allocations and priorities that change, series that come
  *     and go, the DuringGPUPressure policy and the per-cycle cap; and most workload-cycles
- *     were carried, not judged.
+ *     were carried, not judged;
+ * and the identity key btdue and recfast share (labels_key, series.h).
  */
 #include "btdue.c"
 
@@ -303,9 +304,41 @@ TEST(test_decide_same)
            reclaims, judged, carried);
 }
 
+/* The identity key (labels_key, series.h) btdue and recfast share: values framed by their
+   lengths, so ("ab", "c") and ("a", "bc") are two workloads; an absent or empty value none. */
+TEST(test_identity_key)
+{
+    char *names[] = {"namespace", "pod"};
+    struct labels a = {0}, b = {0}, c = {0};
+    labels_set(&a, "namespace", "ab");
+    labels_set(&a, "pod", "c");
+    labels_set(&a, "gpu", "0");
+    labels_set(&b, "namespace", "a");
+    labels_set(&b, "pod", "bc");
+    labels_set(&c, "namespace", "ab");
+    struct sbuf ka = {0}, kb = {0};
+    TEST_CHECK(labels_key(&ka, &a, names, 2));
+    TEST_CHECK(labels_key(&kb, &b, names, 2));
+    TEST_CHECK(ka.len == kb.len && memcmp(ka.buf, kb.buf, ka.len) != 0);
+    sbuf_reset(&kb);
+    TEST_CHECK(labels_key(&kb, &a, names, 2)); /* the other labels do not count */
+    TEST_CHECK(ka.len == kb.len && memcmp(ka.buf, kb.buf, ka.len) == 0);
+    sbuf_reset(&kb);
+    TEST_CHECK(!labels_key(&kb, &c, names, 2));
+    labels_set(&c, "pod", "");
+    sbuf_reset(&kb);
+    TEST_CHECK(!labels_key(&kb, &c, names, 2));
+    sbuf_free(&ka);
+    sbuf_free(&kb);
+    labels_free(&a);
+    labels_free(&b);
+    labels_free(&c);
+}
+
 int main(void)
 {
     rh_state = 0x2545f4914f6cdd1du;
+    RUN(test_identity_key);
     RUN(test_active_until);
     RUN(test_decide_same);
     return test_done();

@@ -4,6 +4,8 @@
  * and of the action times, and a corrupt, truncated, unreadable or foreign-version file is
  * refused with a message rather than read as empty. The index behind ledger_find and
  * ledger_each finds what a scan of the ledger finds, through adds, removals and expiry.
+ * ledger_drop_superseded drops exactly the acted entries a newer restarted one of the same
+ * rule, workload and root answers for, and keeps the others in their order.
  */
 #include "ledger.c"
 
@@ -115,6 +117,48 @@ TEST(expiry)
     TEST_CHECK(ledger_find(&l, "r", "w3", NULL, -1) != NULL);
     ledger_remove(&l, ledger_find(&l, "r", "w3", NULL, -1));
     TEST_CHECK_INT(l.n, 0);
+    ledger_free(&l);
+}
+
+static struct ledger_entry *acted(struct ledger *l, const char *rule, const char *w,
+                                  const char *uid, const char *root, double updated,
+                                  double restarted)
+{
+    struct ledger_entry *e = ledger_add(l, rule, w, uid, "t", LEDGER_ACTED);
+    ledger_set(&e->root_uid, root);
+    e->updated = updated;
+    e->restarted = restarted;
+    return e;
+}
+
+TEST(drop_superseded)
+{
+    struct ledger l = {0};
+    acted(&l, "r", "w1", "a", "root1", 100, 200); /* 0: superseded by 2 */
+    acted(&l, "r", "w2", "b", "root2", 100, 200); /* 1: another workload, alone: kept */
+    acted(&l, "r", "w1", "c", "root1", 300, 400); /* 2: the newest restarted of w1: kept */
+    acted(&l, "r", "w1", "d", "root1", 500, NAN); /* 3: not restarted: kept */
+    acted(&l, "q", "w1", "e", "root1", 50, 60);   /* 4: another rule: kept */
+    acted(&l, "r", "w1", "f", "other", 60, 70);   /* 5: another root: kept */
+    acted(&l, "r", "w3", "g", "root3", 100, 200); /* 6: a tie with 7: the later kept */
+    acted(&l, "r", "w3", "h", "root3", 100, 200); /* 7 */
+    acted(&l, "r", "w4", "i", "root4", 100, 900); /* 8: restarted later than 9: kept */
+    acted(&l, "r", "w4", "j", "root4", 300, 400); /* 9: updated later than 8: kept */
+    struct ledger_entry *p = ledger_add(&l, "r", "w1", "k", "t", LEDGER_PENDING); /* 10 */
+    ledger_set(&p->root_uid, "root1");
+    struct ledger_entry *d = ledger_add(&l, "r", "w1", "l", "t", LEDGER_DONE); /* 11 */
+    ledger_set(&d->root_uid, "root1");
+    d->updated = 10;
+    TEST_CHECK(ledger_find(&l, "r", "w1", "a", LEDGER_ACTED) != NULL); /* indexed before */
+    TEST_CHECK_INT(ledger_drop_superseded(&l), 2);
+    static const char *const kept[] = {"b", "c", "d", "e", "f", "h", "i", "j", "k", "l"};
+    TEST_CHECK_INT(l.n, ARRAY_LEN(kept));
+    for (size_t i = 0; i < l.n && i < ARRAY_LEN(kept); i++)
+        TEST_CHECK_STR(l.v[i].uid, kept[i]);
+    TEST_CHECK(ledger_find(&l, "r", "w1", "a", LEDGER_ACTED) == NULL); /* the index follows */
+    TEST_CHECK(ledger_find(&l, "r", "w1", "c", LEDGER_ACTED) == &l.v[1]);
+    TEST_CHECK(ledger_find(&l, "r", "w1", NULL, LEDGER_PENDING) == &l.v[8]);
+    TEST_CHECK_INT(ledger_drop_superseded(&l), 0); /* nothing more */
     ledger_free(&l);
 }
 
@@ -294,6 +338,7 @@ int main(void)
     RUN(save_and_reload);
     RUN(expiry);
     RUN(index_finds_what_a_scan_finds);
+    RUN(drop_superseded);
     RUN(corrupt_refused);
     RUN(dir_fsync_failure_is_an_error);
     char *cmd = xasprintf("rm -rf '%s'", dir);

@@ -15,10 +15,22 @@
  * GPU-hours never increase with the idle timer (at the same threshold and notice period);
  * with caps, violations are counted and printed (a cap that binds can hold back, under a
  * shorter timer, a workload a longer timer reclaims: not a property the semantics give).
+ *
+ * And memory flat in the range (bt_cfg.figures_only): over four days of a few workloads,
+ * each reclaimed dozens of times, what each point's engine holds at once (its ledger's
+ * entries and its open reclaims, bt_result.held_peak) stays within a bound of the
+ * workloads, where the engine of a plain backtest holds an entry per reclaim; the figures
+ * the same as that backtest's.
+ *
+ * And the backtest's start of the data (bt_result.data_start, the earliest activity point
+ * any cycle saw) asked of the source once, not at every cycle of a lookback, when the cycles
+ * are whole steps apart; at every cycle when they are not; the same time either way as
+ * asking at every cycle gives.
  */
 #include "recfast.c"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "fetch.h"
@@ -56,13 +68,15 @@ static const struct rh_params gen = {.young = 5,
                                      .silences = 1,
                                      .markers = 1};
 
-static void hist_make(struct hist *h, const struct rule *r, double from, double to, double interval)
+/* nw workloads (0: 6 to 19, drawn). */
+static void hist_make(struct hist *h, const struct rule *r, double from, double to, double interval,
+                      size_t nw)
 {
     memset(h, 0, sizeof(*h));
     h->from = from;
     h->interval = interval;
     h->ncycles = bt_cycles(from, to, interval);
-    h->nw = 6 + rh_rng(14);
+    h->nw = nw ? nw : 6 + rh_rng(14);
     h->pod = xcalloc(h->nw, sizeof(*h->pod));
     h->s = xcalloc(2 * h->nw, sizeof(*h->s));
     h->alloc = xcalloc(h->nw * h->ncycles, sizeof(double));
@@ -299,7 +313,7 @@ static void one_history(int h)
     cfg.from = (double)T0 / 1000.0;
     cfg.to = cfg.from + 3600.0 * (8 + rh_rng(8));
     struct hist hs;
-    hist_make(&hs, &base, cfg.from, cfg.to, cfg.interval);
+    hist_make(&hs, &base, cfg.from, cfg.to, cfg.interval, 0);
 
     struct rule *vs = xcalloc(NPTS, sizeof(*vs));
     struct rule *vs_engine = xcalloc(NPTS, sizeof(*vs_engine));
@@ -411,9 +425,193 @@ TEST(test_fast_equals_engine)
            mono_capped_broken);
 }
 
+TEST(test_flat_in_range)
+{
+    static char *ident[] = {"namespace", "pod"};
+    static const double th[] = {10, 25}, it[] = {300, 900}, no[] = {0, 120};
+    rh_state = 0x853c49e6748fea9bu;
+    struct rule base = {.name = "t",
+                        .enabled = true,
+                        .policy = POLICY_ALWAYS,
+                        .action = ACTION_DELETE,
+                        .resource_label = "resource",
+                        .identity = ident,
+                        .nidentity = 2,
+                        .step = 60,
+                        .tolerated_gap = 120,
+                        .max_terminations = 100000};
+    struct bt_cfg cfg = {.interval = 60, .return_within = 3600, .protected_namespaces = ""};
+    cfg.from = (double)T0 / 1000.0;
+    cfg.to = cfg.from + 4 * 86400.0;
+    const size_t nw = 6;
+    struct hist hs;
+    hist_make(&hs, &base, cfg.from, cfg.to, cfg.interval, nw);
+    enum { N = 8 };
+    struct rule vs[N], ve[N];
+    for (size_t k = 0; k < N; k++) {
+        vs[k] = base;
+        vs[k].threshold = th[k / 4];
+        vs[k].idle_timer = it[k / 2 % 2];
+        vs[k].notice_period = no[k % 2];
+        ve[k] = vs[k];
+    }
+    struct replay_fold fold;
+    TEST_CHECK(recfast_fold(vs, N, &fold) == 0);
+    char err[256];
+    struct recfast *f = recfast_new(vs, N, &cfg, &fold, err, sizeof(err));
+    TEST_CHECK(f != NULL);
+    if (!f)
+        exit(1);
+    struct bt_source *src =
+        tsrc_new(&hs, &vs[recfast_probe(vs, N)], &fold.pp, fold.idle, fold.nidle);
+    struct rule_data data = {0};
+    double t;
+    while (src->next(src, &t, &data) == 1) {
+        recfast_cycle(f, t, &data, src, 0);
+        fetch_free(&data, 1);
+    }
+    src->free(src);
+    recfast_finish(f);
+    /* At most, per workload: a pending notice, an acted entry not restarted yet and the
+       newest restarted one; doubled before each compaction (plus its slack), and the open
+       reclaims. */
+    const size_t bound = 2 * 3 * nw + 16 + nw;
+    size_t most = 0, most_engine = 0;
+    for (size_t v = 0; v < N; v++) {
+        struct ruleset rs = {.rules = &ve[v], .n = 1};
+        struct proof_params pp;
+        TEST_CHECK(decide_proof_params(&ve[v], &pp) == 0);
+        double idle[RAW_MAX_IDLE];
+        size_t nidle = fetch_idle_timers(&ve[v], idle);
+        struct bt_source *es = tsrc_new(&hs, &ve[v], &pp, idle, nidle);
+        struct bt_sim *sim = bt_run(&rs, &cfg, es, NULL, NULL, "engine", err, sizeof(err));
+        TEST_CHECK(sim != NULL);
+        struct fig eng = fig_of(bt_sim_result(sim));
+        const struct bt_result *got = recfast_result(f, v);
+        if (recfast_exact(f, v)) {
+            struct fig fast = fig_of(got);
+            TEST_CHECK(fig_same(&fast, &eng));
+        }
+        TEST_CHECK(got->held_peak <= bound);
+        if (got->held_peak > bound)
+            printf("  point %zu: %zu entries and reclaims held at once (bound %zu), %zu reclaims\n",
+                   v, got->held_peak, bound, eng.reclaims);
+        most = got->held_peak > most ? got->held_peak : most;
+        most_engine = bt_sim_result(sim)->held_peak > most_engine ? bt_sim_result(sim)->held_peak
+                                                                  : most_engine;
+        TEST_CHECK(eng.reclaims >= 3 * bound); /* else the bound would prove nothing */
+        bt_sim_free(sim);
+    }
+    TEST_CHECK(most_engine >= 3 * bound); /* a plain backtest's: an entry per reclaim */
+    printf("  flat: %zu workloads over 4 days, at most %zu ledger entries and reclaims held by "
+           "a point (bound %zu), %zu by a plain backtest's engine\n",
+           nw, most, bound, most_engine);
+    recfast_free(f);
+    hist_free(&hs);
+}
+
+/* tsrc, counting the first points asked for, and finding the earliest at every cycle. */
+struct csrc {
+    struct tsrc *in;
+    struct bt_source base;
+    size_t asked;
+    double earliest;
+};
+
+static int csrc_next(struct bt_source *bs, double *t, struct rule_data *data)
+{
+    struct csrc *c = (struct csrc *)((char *)bs - offsetof(struct csrc, base));
+    int rc = c->in->base.next(&c->in->base, t, data);
+    bs->done = c->in->base.done;
+    struct matrix m = {0};
+    if (rc == 1 && tsrc_points(&c->in->base, 0, -INFINITY, true, NULL, NULL, &m))
+        for (size_t i = 0; i < m.n; i++)
+            if (m.s[i].n && !(m.s[i].p[0].t >= c->earliest))
+                c->earliest = m.s[i].p[0].t;
+    matrix_free(&m);
+    return rc;
+}
+
+static bool csrc_points(struct bt_source *bs, size_t rule, double after, bool first_only,
+                        bool (*want)(void *arg, const struct labels *l), void *arg,
+                        struct matrix *out)
+{
+    struct csrc *c = (struct csrc *)((char *)bs - offsetof(struct csrc, base));
+    c->asked += first_only;
+    return tsrc_points(&c->in->base, rule, after, first_only, want, arg, out);
+}
+
+/* bt_run takes the source over: what it counted, kept when it is freed. */
+static size_t first_asked;
+static double first_earliest;
+
+static void csrc_free(struct bt_source *bs)
+{
+    struct csrc *c = (struct csrc *)((char *)bs - offsetof(struct csrc, base));
+    first_asked = c->asked;
+    first_earliest = c->earliest;
+    tsrc_free(&c->in->base);
+    free(c);
+}
+
+TEST(test_first_point_once)
+{
+    static char *ident[] = {"namespace", "pod"};
+    rh_state = 0x5851f42d4c957f2du;
+    for (int aligned = 1; aligned >= 0; aligned--) {
+        struct rule r = {.name = "t",
+                         .enabled = true,
+                         .policy = POLICY_ALWAYS,
+                         .action = ACTION_DELETE,
+                         .resource_label = "resource",
+                         .identity = ident,
+                         .nidentity = 2,
+                         .step = 60,
+                         .tolerated_gap = 120,
+                         .max_terminations = 100000,
+                         .threshold = 10,
+                         .idle_timer = 6 * 3600.0};
+        struct bt_cfg cfg = {
+            .interval = aligned ? 60 : 90, .return_within = 3600, .protected_namespaces = ""};
+        cfg.from = (double)T0 / 1000.0;
+        cfg.to = cfg.from + 12 * 3600.0;
+        struct hist hs;
+        hist_make(&hs, &r, cfg.from, cfg.to, cfg.interval, 6);
+        struct proof_params pp;
+        TEST_CHECK(decide_proof_params(&r, &pp) == 0);
+        double idle[RAW_MAX_IDLE];
+        size_t nidle = fetch_idle_timers(&r, idle);
+        struct csrc *c = xcalloc(1, sizeof(*c));
+        c->in = (struct tsrc *)tsrc_new(&hs, &r, &pp, idle, nidle);
+        c->base = c->in->base;
+        c->base.next = csrc_next;
+        c->base.points = csrc_points;
+        c->base.free = csrc_free;
+        c->earliest = NAN;
+        struct ruleset rs = {.rules = &r, .n = 1};
+        char err[256];
+        struct bt_sim *sim = bt_run(&rs, &cfg, &c->base, NULL, NULL, "first", err, sizeof(err));
+        TEST_CHECK(sim != NULL);
+        size_t asked = first_asked;
+        double earliest = first_earliest;
+        const struct bt_result *res = bt_sim_result(sim);
+        TEST_CHECK(res->data_start == earliest);
+        if (aligned)
+            TEST_CHECK(asked == 1);
+        else
+            TEST_CHECK(asked > 100); /* another grid each cycle: asked while in the window */
+        printf("  first points: interval %gs, step 60s: asked %zu times over %zu cycles\n",
+               cfg.interval, asked, res->cycles);
+        bt_sim_free(sim);
+        hist_free(&hs);
+    }
+}
+
 int main(void)
 {
     log_set_level("error"); /* the engine's notices and actions, thousands of them */
     RUN(test_fast_equals_engine);
+    RUN(test_flat_in_range);
+    RUN(test_first_point_once);
     return test_done();
 }

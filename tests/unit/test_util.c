@@ -1,6 +1,6 @@
 /*
  * Unit tests of util.c's monotonic deadline helpers, which replaced the copies in lease.c,
- * notify.c and collector_ownership.c, and of the string set's look-up.
+ * notify.c and collector_ownership.c, of the string set's look-up, and of the exact sum.
  */
 #include "util.c"
 
@@ -80,10 +80,66 @@ TEST(strset_get_finds)
     strset_free(&set);
 }
 
+/* fsum: the correctly rounded sum, the same in any order (where a running sum of doubles
+   is not), and the cases math.fsum's documentation and tests name. */
+TEST(fsum_exact_any_order)
+{
+    struct fsum a = {0};
+    for (int i = 0; i < 10; i++)
+        fsum_add(&a, 0.1);
+    TEST_CHECK(fsum_value(&a) == 1.0); /* a running sum gives 0.9999999999999999 */
+    static const double v[] = {1e100, 1.0, -1e100, 1e-100, 1e50, -1.0, -1e50};
+    struct fsum b = {0};
+    for (size_t i = 0; i < ARRAY_LEN(v); i++)
+        fsum_add(&b, v[i]);
+    TEST_CHECK(fsum_value(&b) == 1e-100);
+    struct fsum c = {0}; /* half-even across partials: 1 + 1e-16 rounds up with 1e16 */
+    fsum_add(&c, 1e-16);
+    fsum_add(&c, 1.0);
+    fsum_add(&c, 1e16);
+    TEST_CHECK(fsum_value(&c) == 10000000000000002.0);
+    /* GPU-seconds as the backtest adds them: every order of 40 terms gives one value. */
+    double t[40];
+    uint64_t x = 88172645463325252u;
+    for (size_t i = 0; i < ARRAY_LEN(t); i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        t[i] = (double)(1 + x % 4) * ((double)(x % 86400000) / 1000.0 + 0.015);
+    }
+    struct fsum ref = {0};
+    for (size_t i = 0; i < ARRAY_LEN(t); i++)
+        fsum_add(&ref, t[i]);
+    bool naive_differs = false;
+    for (int round = 0; round < 50; round++) {
+        for (size_t i = ARRAY_LEN(t) - 1; i > 0; i--) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            size_t j = x % (i + 1);
+            double y = t[i];
+            t[i] = t[j];
+            t[j] = y;
+        }
+        struct fsum s = {0};
+        double naive = 0;
+        for (size_t i = 0; i < ARRAY_LEN(t); i++) {
+            fsum_add(&s, t[i]);
+            naive += t[i];
+        }
+        TEST_CHECK(fsum_value(&s) == fsum_value(&ref));
+        naive_differs |= naive != fsum_value(&ref);
+    }
+    TEST_CHECK(naive_differs); /* else the orders tried prove nothing */
+    struct fsum z = {0};
+    TEST_CHECK(fsum_value(&z) == 0.0);
+    fsum_add(&z, INFINITY);
+    TEST_CHECK(isinf(fsum_value(&z)));
+    fsum_add(&z, -INFINITY);
+    TEST_CHECK(isnan(fsum_value(&z)));
+}
+
 int main(void)
 {
     RUN(mono_timespec_cases);
     RUN(mono_cond_waits_until_the_deadline);
     RUN(strset_get_finds);
+    RUN(fsum_exact_any_order);
     return test_done();
 }
