@@ -290,18 +290,26 @@ static const double NO[] = {0, 300};
 static unsigned long compared, reclaims_seen, inexact, mono_checked, mono_capped_broken;
 static unsigned long fast_judged, fast_carried;
 
-static void one_history(int h)
+/* The rule every test here varies: delete, Always, identity namespace/pod. */
+static struct rule test_rule(double step, double tolerated_gap, unsigned max_terminations)
 {
     static char *ident[] = {"namespace", "pod"};
+    return (struct rule){.name = "t",
+                         .enabled = true,
+                         .policy = POLICY_ALWAYS,
+                         .action = ACTION_DELETE,
+                         .resource_label = "resource",
+                         .identity = ident,
+                         .nidentity = 2,
+                         .step = step,
+                         .tolerated_gap = tolerated_gap,
+                         .max_terminations = max_terminations};
+}
+
+static void one_history(int h)
+{
     static const double steps[] = {30, 60, 60};
-    struct rule base = {.name = "t",
-                        .enabled = true,
-                        .policy = POLICY_ALWAYS,
-                        .action = ACTION_DELETE,
-                        .resource_label = "resource",
-                        .identity = ident,
-                        .nidentity = 2};
-    base.step = steps[rh_rng(ARRAY_LEN(steps))];
+    struct rule base = test_rule(steps[rh_rng(ARRAY_LEN(steps))], 0, 0);
     double gaps[] = {2 * base.step, 2 * base.step + 1, 5 * base.step};
     base.tolerated_gap = gaps[rh_rng(ARRAY_LEN(gaps))];
     bool capped = rh_rng(2);
@@ -427,19 +435,9 @@ TEST(test_fast_equals_engine)
 
 TEST(test_flat_in_range)
 {
-    static char *ident[] = {"namespace", "pod"};
     static const double th[] = {10, 25}, it[] = {300, 900}, no[] = {0, 120};
     rh_state = 0x853c49e6748fea9bu;
-    struct rule base = {.name = "t",
-                        .enabled = true,
-                        .policy = POLICY_ALWAYS,
-                        .action = ACTION_DELETE,
-                        .resource_label = "resource",
-                        .identity = ident,
-                        .nidentity = 2,
-                        .step = 60,
-                        .tolerated_gap = 120,
-                        .max_terminations = 100000};
+    struct rule base = test_rule(60, 120, 100000);
     struct bt_cfg cfg = {.interval = 60, .return_within = 3600, .protected_namespaces = ""};
     cfg.from = (double)T0 / 1000.0;
     cfg.to = cfg.from + 4 * 86400.0;
@@ -556,21 +554,11 @@ static void csrc_free(struct bt_source *bs)
 
 TEST(test_first_point_once)
 {
-    static char *ident[] = {"namespace", "pod"};
     rh_state = 0x5851f42d4c957f2du;
     for (int aligned = 1; aligned >= 0; aligned--) {
-        struct rule r = {.name = "t",
-                         .enabled = true,
-                         .policy = POLICY_ALWAYS,
-                         .action = ACTION_DELETE,
-                         .resource_label = "resource",
-                         .identity = ident,
-                         .nidentity = 2,
-                         .step = 60,
-                         .tolerated_gap = 120,
-                         .max_terminations = 100000,
-                         .threshold = 10,
-                         .idle_timer = 6 * 3600.0};
+        struct rule r = test_rule(60, 120, 100000);
+        r.threshold = 10;
+        r.idle_timer = 6 * 3600.0;
         struct bt_cfg cfg = {
             .interval = aligned ? 60 : 90, .return_within = 3600, .protected_namespaces = ""};
         cfg.from = (double)T0 / 1000.0;
