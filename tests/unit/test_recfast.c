@@ -290,6 +290,19 @@ static const double NO[] = {0, 300};
 static unsigned long compared, reclaims_seen, inexact, mono_checked, mono_capped_broken;
 static unsigned long fast_judged, fast_carried;
 
+/* One backtest of rule r by the engine over the test history hs. */
+static struct bt_sim *engine_run(struct hist *hs, struct rule *r, const struct bt_cfg *cfg,
+                                 char *err, size_t errlen)
+{
+    struct ruleset rs = {.rules = r, .n = 1};
+    struct proof_params pp;
+    TEST_CHECK(decide_proof_params(r, &pp) == 0);
+    double idle[RAW_MAX_IDLE];
+    size_t nidle = fetch_idle_timers(r, idle);
+    struct bt_source *es = tsrc_new(hs, r, &pp, idle, nidle);
+    return bt_run(&rs, cfg, es, NULL, NULL, "engine", err, errlen);
+}
+
 /* The rule every test here varies: delete, Always, identity namespace/pod. */
 static struct rule test_rule(double step, double tolerated_gap, unsigned max_terminations)
 {
@@ -359,13 +372,7 @@ static void one_history(int h)
     /* The engine, one backtest per point, each with its own fold. */
     struct fig eng[NPTS];
     for (size_t v = 0; v < NPTS; v++) {
-        struct ruleset rs = {.rules = &vs_engine[v], .n = 1};
-        struct proof_params pp;
-        TEST_CHECK(decide_proof_params(&vs_engine[v], &pp) == 0);
-        double idle[RAW_MAX_IDLE];
-        size_t nidle = fetch_idle_timers(&vs_engine[v], idle);
-        struct bt_source *es = tsrc_new(&hs, &vs_engine[v], &pp, idle, nidle);
-        struct bt_sim *sim = bt_run(&rs, &cfg, es, NULL, NULL, "engine", err, sizeof(err));
+        struct bt_sim *sim = engine_run(&hs, &vs_engine[v], &cfg, err, sizeof(err));
         TEST_CHECK(sim != NULL);
         eng[v] = fig_of(bt_sim_result(sim));
         bt_sim_free(sim);
@@ -476,13 +483,7 @@ TEST(test_flat_in_range)
     const size_t bound = 2 * 3 * nw + 16 + nw;
     size_t most = 0, most_engine = 0;
     for (size_t v = 0; v < N; v++) {
-        struct ruleset rs = {.rules = &ve[v], .n = 1};
-        struct proof_params pp;
-        TEST_CHECK(decide_proof_params(&ve[v], &pp) == 0);
-        double idle[RAW_MAX_IDLE];
-        size_t nidle = fetch_idle_timers(&ve[v], idle);
-        struct bt_source *es = tsrc_new(&hs, &ve[v], &pp, idle, nidle);
-        struct bt_sim *sim = bt_run(&rs, &cfg, es, NULL, NULL, "engine", err, sizeof(err));
+        struct bt_sim *sim = engine_run(&hs, &ve[v], &cfg, err, sizeof(err));
         TEST_CHECK(sim != NULL);
         struct fig eng = fig_of(bt_sim_result(sim));
         const struct bt_result *got = recfast_result(f, v);
