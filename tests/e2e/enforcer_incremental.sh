@@ -188,8 +188,12 @@ one() {
 
 # leader_change: on the whole history, `run` with leader election on fake_kube; at FLIP_AT
 # another holder takes the Lease for one cycle (data/incr/flip.sh). The lease is long (15 s,
-# renewed every 250 ms) so that `run` never loses it by a slow renewal on a loaded machine:
-# only the hook's takeover moves it, and the hook's release gives it back at once. When `run` leads again it
+# a 10 s renew deadline, renewed every 2 s) so that `run` never loses it by a slow renewal on
+# a loaded machine: only the hook's takeover moves it, and the hook's release gives it back
+# within a retry period. The hook's GET-then-PUT races run's own renewal (GET, PUT); at a
+# retry period of 250 ms it lost all of its 100 tries under `stress-ng --cpu 2` beside a
+# `make check` (each try took longer than the period); at 2 s a try loses only when it
+# straddles a renewal. When `run` leads again it
 # reads every selector's whole window ("asked") before deciding, and every cycle's decisions
 # (the standby's too) are plan's, but for keeps of run's (its carried proofs have no window
 # statistics, so a NaN next to a high sample may say not_a_number where plan says active).
@@ -212,7 +216,7 @@ leader_change() {
         --kube.api-url "$KURL" --kube.token-file "$TMP/tok-a" --kube.allow-insecure-credentials \
         --kube.timeout 5s --leader-elect --leader-elect.namespace gpureclaim \
         --leader-elect.lease-duration 15s --leader-elect.renew-deadline 10s \
-        --leader-elect.retry-period 250ms --web.listen-address "127.0.0.1:$_port" \
+        --leader-elect.retry-period 2s --web.listen-address "127.0.0.1:$_port" \
         >>"$TMP/lead.log" 2>&1
     stop_pid "$KPID"
     SUITE=$SUITE DATA=$DATA python3 - "$TMP/lead.txt" "$TMP/lead-plans.txt" "$TMP/lead.log" <<'PY' ||

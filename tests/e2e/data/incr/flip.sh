@@ -25,7 +25,7 @@ leader() { # wait up to 120 s until run's log says it leads (1) or lost the Leas
     return 1
 }
 # lease_put HOLDER SECONDS: write the Lease's holder and duration. `run` renews the Lease
-# every retry period (GET, then PUT with what it read), so its write can land between this
+# every retry period (2 s here: GET, then PUT with what it read), so its write can land between this
 # GET and PUT: the server then refuses ours with 409 (stale resourceVersion). A competing
 # replica reads again and retries until its write wins; so does this, a bounded number of
 # times, saying what it waited on.
