@@ -13,7 +13,10 @@ if [ "${1:-}" = --one ]; then
     # under memcheck: 200 walk the same code for memory errors; the native and sanitizer runs
     # keep the full count.
     PROOF_ITER=${PROOF_ITER:-200}
-    export PROOF_ITER
+    # Likewise test_recfast's 24 random histories took 274 s under memcheck: TEST_QUICK runs
+    # a few of each differential test's histories (test_reps in tests/unit/test.h).
+    TEST_QUICK=${TEST_QUICK-1}
+    export PROOF_ITER TEST_QUICK
     if $VG "$2" >"$3/$name.log" 2>&1; then
         echo "PASS: valgrind/$name" >"$3/$name.out"
     else

@@ -190,10 +190,10 @@ one() {
 # another holder takes the Lease for one cycle (data/incr/flip.sh). The lease is long (15 s,
 # a 10 s renew deadline, renewed every 2 s) so that `run` never loses it by a slow renewal on
 # a loaded machine: only the hook's takeover moves it, and the hook's release gives it back
-# within a retry period. The hook's GET-then-PUT races run's own renewal (GET, PUT); at a
-# retry period of 250 ms it lost all of its 100 tries under `stress-ng --cpu 2` beside a
-# `make check` (each try took longer than the period); at 2 s a try loses only when it
-# straddles a renewal. When `run` leads again it
+# within a retry period. The hook writes the Lease with one merge PATCH, which the server
+# applies to the object it holds, so it never races run's own renewal (a GET-then-PUT did, and
+# lost all of its 100 tries under `stress-ng --cpu 2` beside a `make check` at a 250 ms retry
+# period); run's next renewal gets 409 and reads the other holder. When `run` leads again it
 # reads every selector's whole window ("asked") before deciding, and every cycle's decisions
 # (the standby's too) are plan's, but for keeps of run's (its carried proofs have no window
 # statistics, so a NaN next to a high sample may say not_a_number where plan says active).
@@ -201,8 +201,8 @@ leader_change() {
     mkdir -p "$TMP/lease-data"
     cp "$TOP/tests/e2e/data/kube_actions/cluster.json" "$TMP/lease-data/"
     echo tok-a >"$TMP/tok-a"
-    # fake_kube: no fault the real server lacks; the Lease is only taken over by flip.sh, which the
-    # real server could serve too (kept for speed: this suite runs on 3 seeds)
+    # fake_kube: no fault the real server lacks; the Lease is only taken over by flip.sh's merge
+    # PATCH, which the real server serves too (kept for speed: this suite runs on 3 seeds)
     start_fake_kube lease "$TMP/lease-data" --token tok-t --token tok-a
     _port=$(free_port)
     : >"$TMP/lead.txt"

@@ -92,6 +92,20 @@ static inline int test_done(void)
     return test_failed_ ? 1 : 0;
 }
 
+/*
+ * How many of `full` random histories a differential test runs: all of them, but under
+ * memcheck (tests/valgrind.sh sets TEST_QUICK) one in `div`, at least one. Memcheck looks for
+ * memory errors, which a few histories walk as well as many (the same code paths), at some 50
+ * times the native cost; the native and sanitizer runs keep the full count, which is what
+ * finds a wrong answer. Checks on counts scale with the number run.
+ */
+static inline int test_reps(int full, int div)
+{
+    if (!getenv("TEST_QUICK"))
+        return full;
+    return full / div > 0 ? full / div : 1;
+}
+
 /* Read a whole file into a NUL-terminated buffer (caller frees); NULL if unreadable. */
 static inline char *test_read_file(const char *path, size_t *len)
 {
