@@ -162,7 +162,7 @@ cycle() {
     wait_for 120 waiting_is $(($1 + 1)) || { echo "cycle $1 did not end" >&2; return 1; }
     tail -n +$((_cl + 1)) "$TMP/daemon.log" >"$TMP/cycle-$1.log"
 }
-metric() { curl -s -m 2 "http://127.0.0.1:$DPORT/metrics" | awk -v s="$1" '$1 == s { print $2 }'; }
+metric() { curl -s -m 10 "http://127.0.0.1:$DPORT/metrics" | awk -v s="$1" '$1 == s { print $2 }'; }
 dlines() { audit_n "$DAUDIT" "$@"; }
 
 check D0-notice-cycle cycle 0

@@ -50,7 +50,7 @@ start_bg "$LOG" "$ENF" run --rules.file="$TMP/rules.yaml" --prometheus.url="$PUR
     --web.listen-address="127.0.0.1:$PORT"
 ENF_PID=$LAST_PID
 
-metrics() { curl -s -m 2 "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics" 2>/dev/null; }
+metrics() { curl -s -m 10 "http://127.0.0.1:$PORT/metrics" >"$TMP/metrics" 2>/dev/null; }
 # value SAMPLE: its value in the last scrape, empty when absent
 value() { awk -v s="$1" '$1 == s { print $2 }' "$TMP/metrics"; }
 missing() { # GROUP RESOURCE SUBRESOURCE VERB NAMESPACE
