@@ -546,6 +546,27 @@ static int stream_fail(struct rr_stream *s, char *err, size_t errlen)
 }
 
 /*
+ * An error after the first frame cannot change the status (200 is sent): Prometheus's read
+ * handler then calls http.Error, which appends its text, one line, to the stream
+ * (docs/remote-read.md). Read as a frame, that text fails on its CRC or on the end of the
+ * stream; what the server said is what an SRE needs, so the message gives it. True when
+ * p[0..n) is printable text (ending in a newline when `whole`, the stream's end): `out` gets
+ * it, without the newline, cut to fit. The answer fails either way: only the message differs.
+ */
+static bool server_text(const uint8_t *p, size_t n, bool whole, char *out, size_t outlen)
+{
+    if (n < 5 || (whole && p[n - 1] != '\n'))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if ((p[i] < 0x20 || p[i] > 0x7e) && p[i] != '\n' && p[i] != '\t' && p[i] != '\r')
+            return false;
+    while (n && (p[n - 1] == '\n' || p[n - 1] == '\r'))
+        n--;
+    snprintf(out, outlen, "%.*s", (int)(n < 300 ? n : 300), (const char *)p);
+    return true;
+}
+
+/*
  * Read whole frames from p[0..n): returns the bytes consumed (a frame cut at the end is left),
  * or -1 after stream_fail.
  */
@@ -577,6 +598,15 @@ static long read_frames(struct rr_stream *s, const uint8_t *p, size_t n, char *e
         uint32_t want = (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
         const uint8_t *data = q + 4;
         uint32_t got = crc32c(data, (size_t)size);
+        char text[320];
+        /* the frame's own bytes only: the same whichever way the stream was cut */
+        if (got != want &&
+            server_text(p + off, hdr + 4 + (size_t)size, false, text, sizeof(text))) {
+            snprintf(s->msg, sizeof(s->msg),
+                     "remote read answer ended with the server's error after frame %zu: %s",
+                     s->frames, text);
+            return stream_fail(s, err, errlen);
+        }
         if (got != want) {
             snprintf(s->msg, sizeof(s->msg),
                      "remote read frame %zu at byte %zu: CRC-32C 0x%08x does not match "
@@ -682,6 +712,13 @@ int rr_stream_finish(struct rr_stream *s, struct matrix *out, char *err, size_t 
 {
     for (size_t i = 0; i < s->nq; i++)
         out[i] = (struct matrix){0};
+    char text[320];
+    if (!s->failed && s->npend && server_text(s->pend, s->npend, true, text, sizeof(text))) {
+        snprintf(s->msg, sizeof(s->msg),
+                 "remote read answer ended with the server's error after frame %zu: %s", s->frames,
+                 text);
+        s->failed = true;
+    }
     if (!s->failed && s->npend) {
         snprintf(s->msg, sizeof(s->msg),
                  "remote read answer truncated: it ends %zu bytes into frame %zu (byte %zu)",

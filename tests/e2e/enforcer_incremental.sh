@@ -100,7 +100,9 @@ for t, plan in sorted(plans.items()):
         if any(r and "cannot populate chunk" in r["detail"] for r in (ra, rb)):
             # Prometheus 2.42's out-of-order head sometimes fails a query whose range reaches
             # into chunks being written ("cannot populate chunk ... from block 0000...: not
-            # found"): that side keeps with query_error; nothing of the enforcer's.
+            # found"): that side keeps with query_error; nothing of the enforcer's. Over remote
+            # read (run's reads) the text comes after the frames already sent, and the reader
+            # says "ended with the server's error after frame N: cannot populate chunk ...".
             flaky += 1
             continue
         if (t, k[0]) in chunk and (ra is None or rb is None) and \

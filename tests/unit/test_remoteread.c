@@ -605,6 +605,60 @@ TEST(truncated_everywhere)
     sbuf_free(&st);
 }
 
+/*
+ * Prometheus's read handler, failing after frames were sent (status 200 already), appends
+ * http.Error's text to the stream: the message says what the server said, whether the text
+ * is shorter than the frame its first byte announces (the end of the stream) or longer (the
+ * CRC), and the answer still fails. Seen with Prometheus 2.42 and its out-of-order head in
+ * e2e-enforcer_incremental (the message was "answer truncated" before).
+ */
+TEST(server_error_after_frames)
+{
+    struct xorenc *e = malloc(sizeof(*e));
+    struct sbuf st = {0};
+    struct matrix m[1];
+    char err[512];
+    static const char *const texts[] = {
+        /* 'c' announces 99 bytes: 82 come, the stream ends */
+        "cannot populate chunk 1234567890 from block 01ARZ3NDEKTSV4RRFFQ69G5FAV: not found\n",
+        /* 'e' announces 101 bytes: more come, the CRC fails */
+        "expanding series: cannot populate chunk 8 from block 01ARZ3NDEKTSV4RRFFQ69G5FAV: not "
+        "found (and a longer explanation that runs past the announced frame)\n",
+    };
+    for (size_t i = 0; i < ARRAY_LEN(texts); i++) {
+        good_stream(&st, e);
+        sbuf_add(&st, texts[i], strlen(texts[i]));
+        err[0] = '\0';
+        TEST_CHECK_INT(feed_all(&st, 1, 0, 0, m, err, sizeof(err)), -1);
+        TEST_CHECK_CONTAINS(err,
+                            "remote read answer ended with the server's error after frame 3: ");
+        TEST_CHECK_CONTAINS(err, "cannot populate chunk");
+        TEST_CHECK(strchr(err, '\n') == NULL);
+        TEST_CHECK_INT(m[0].n, 0);
+        /* fed a byte at a time: the same */
+        struct rr_stream *s = rr_stream_new(1, 0, 0);
+        int rc = 0;
+        for (size_t b = 0; b < st.len && rc == 0; b++)
+            rc = rr_stream_feed(s, st.buf + b, 1, err, sizeof(err));
+        if (rc == 0)
+            rc = rr_stream_finish(s, m, err, sizeof(err));
+        else
+            rr_stream_finish(s, m, NULL, 0);
+        TEST_CHECK_INT(rc, -1);
+        TEST_CHECK_CONTAINS(err, "the server's error after frame 3: ");
+        TEST_CHECK_INT(m[0].n, 0);
+        rr_stream_free(s);
+        sbuf_free(&st);
+    }
+    /* A binary tail is no text: still "truncated" */
+    good_stream(&st, e);
+    sbuf_add(&st, "\x20\x01\x02\x03\x04\x05\n", 7);
+    TEST_CHECK_INT(feed_all(&st, 1, 0, 0, m, err, sizeof(err)), -1);
+    TEST_CHECK_CONTAINS(err, "remote read answer truncated");
+    sbuf_free(&st);
+    free(e);
+}
+
 TEST(crc_and_caps)
 {
     struct xorenc *e = malloc(sizeof(*e));
@@ -1044,6 +1098,7 @@ int main(void)
     RUN(clip_to_the_window);
     RUN(built_stream_merges_frames);
     RUN(truncated_everywhere);
+    RUN(server_error_after_frames);
     RUN(crc_and_caps);
     RUN(malformed_and_unknown);
     RUN(order_and_repeats);
