@@ -250,6 +250,30 @@ void str_copy(char *dst, size_t cap, const char *src)
     dst[n] = '\0';
 }
 
+void str_append(char *dst, size_t cap, const char *src)
+{
+    size_t have = strnlen(dst, cap - 1);
+    str_copy(dst + have, cap - have, src);
+}
+
+const char *str_g(char *buf, double v)
+{
+    /* %g with its default precision of 6 prints a whole number of at most six digits as
+       those digits; zero's sign (-0) and everything else go to printf. */
+    if (v >= 1 && v < 1e6 && v == floor(v)) {
+        char tmp[8];
+        size_t n = 0;
+        for (long x = (long)v; x > 0; x /= 10)
+            tmp[n++] = (char)('0' + x % 10);
+        for (size_t i = 0; i < n; i++)
+            buf[i] = tmp[n - 1 - i];
+        buf[n] = '\0';
+        return buf;
+    }
+    snprintf(buf, 32, "%g", v);
+    return buf;
+}
+
 int err_printf(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;

@@ -1026,8 +1026,12 @@ static void bt_sim_cycle_at(struct bt_sim *s, double t, const struct decisions *
     if (held > s->res.held_peak)
         s->res.held_peak = held;
     /* Compacted when it doubled since the last time: a pass over the ledger per entry added,
-       amortised. */
-    if (s->res.cfg.figures_only && act_ledger(s->act)->n >= 2 * s->ledger_kept + 16) {
+       amortised. Every backtest, not only the figures: the engine answers the same from the
+       entries that supersede the dropped ones (ledger.h), and without it the ledger keeps
+       an entry per reclaim for ACT_DONE_TTL, which the engine scans for every candidate
+       (act_note_restart: a week of 1,000 workloads without an hourly cap spent a fifth of
+       its time there) and which grows the memory with the range. */
+    if (act_ledger(s->act)->n >= 2 * s->ledger_kept + 16) {
         act_forget_superseded(s->act);
         s->ledger_kept = act_ledger(s->act)->n;
     }

@@ -93,10 +93,10 @@ struct bt_cfg {
     /*
      * The figures only (recommend's fast pass, recfast.h: memory flat in the range): a
      * reclaim leaves bt_result.rc once it is closed, folded into its rule's figures (the
-     * same bt_rule_stats), so rc holds the open ones in slots reused (nrc: the slots); no
-     * events (ev) are kept; and the engine forgets the acted entries a newer one of the
-     * same workload supersedes (act_forget_superseded). Per-reclaim outputs (--top, --by,
-     * --audit.file) need it false.
+     * same bt_rule_stats), so rc holds the open ones in slots reused (nrc: the slots); and
+     * no events (ev) are kept. Per-reclaim outputs (--top, --by, --audit.file) need it
+     * false. (Every backtest's engine forgets the acted entries a newer one of the same
+     * workload supersedes: act_forget_superseded.)
      */
     bool figures_only;
 };

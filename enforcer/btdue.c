@@ -477,11 +477,66 @@ const struct decisions *btdue_decide(struct btdue *b, const struct rule_data *da
 
 /* ---- the memo of series to workloads ------------------------------------------------------ */
 
-size_t btdue_memo_get(const struct btdue_memo *m, size_t j, const struct labels *l)
+/* The slot of `id` in m's table: its own, or the empty one it would take. */
+static size_t btdue_memo_hslot(const struct btdue_memo *m, uint64_t id)
 {
-    if (j >= m->n || !m->e[j].v || !labels_equal(&m->e[j].l, l))
+    size_t mask = m->hcap - 1, i = (size_t)(id * 0x9E3779B97F4A7C15ull) & mask;
+    while (m->hk[i] && m->hk[i] != id)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static void btdue_memo_hput(struct btdue_memo *m, uint64_t id, size_t v)
+{
+    /* The ids of series no list hands any more (an answer read again stamps new ones) pile
+       up: past a bound set by the positions, the table starts again (it refills as it is
+       used), so memory stays flat in the range. */
+    if (m->hn >= 8 * m->n + 4096) {
+        memset(m->hk, 0, m->hcap * sizeof(*m->hk));
+        m->hn = 0;
+    }
+    if (2 * (m->hn + 1) > m->hcap) {
+        struct btdue_memo old = *m;
+        m->hcap = m->hcap ? 2 * m->hcap : 256;
+        m->hk = xcalloc(m->hcap, sizeof(*m->hk));
+        m->hv = xmalloc(m->hcap * sizeof(*m->hv));
+        m->hn = 0;
+        for (size_t i = 0; i < old.hcap; i++)
+            if (old.hk[i]) {
+                size_t k = btdue_memo_hslot(m, old.hk[i]);
+                m->hk[k] = old.hk[i];
+                m->hv[k] = old.hv[i];
+                m->hn++;
+            }
+        free(old.hk);
+        free(old.hv);
+    }
+    size_t k = btdue_memo_hslot(m, id);
+    if (!m->hk[k])
+        m->hn++;
+    m->hk[k] = id;
+    m->hv[k] = v;
+}
+
+size_t btdue_memo_get(struct btdue_memo *m, size_t j, const struct labels *l)
+{
+    if (j < m->n && m->e[j].v) {
+        struct btdue_memo_entry *e = &m->e[j];
+        if (e->l.id && e->l.id == l->id)
+            return e->v;
+        if (labels_equal(&e->l, l)) {
+            e->l.id = l->id; /* equal content: l's id is the copy's too */
+            return e->v;
+        }
+    }
+    if (!l->id || !m->hcap)
         return 0;
-    return m->e[j].v;
+    size_t k = btdue_memo_hslot(m, l->id);
+    if (!m->hk[k])
+        return 0;
+    size_t v = m->hv[k];
+    btdue_memo_set(m, j, l, v); /* where it is now, for the next cycle */
+    return v;
 }
 
 void btdue_memo_set(struct btdue_memo *m, size_t j, const struct labels *l, size_t v)
@@ -497,6 +552,8 @@ void btdue_memo_set(struct btdue_memo *m, size_t j, const struct labels *l, size
     labels_free(&m->e[j].l);
     labels_copy(&m->e[j].l, l);
     m->e[j].v = v;
+    if (l->id)
+        btdue_memo_hput(m, l->id, v);
 }
 
 void btdue_memo_free(struct btdue_memo *m)
@@ -504,6 +561,7 @@ void btdue_memo_free(struct btdue_memo *m)
     for (size_t i = 0; i < m->n; i++)
         labels_free(&m->e[i].l);
     free(m->e);
-    m->e = NULL;
-    m->n = 0;
+    free(m->hk);
+    free(m->hv);
+    *m = (struct btdue_memo){0};
 }

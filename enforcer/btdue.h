@@ -89,10 +89,19 @@ int64_t btdue_active_until(const struct proof *p, const struct proof_params *pp,
 struct btdue_memo {
     struct btdue_memo_entry *e;
     size_t n;
+    /* By labels.id, for the lists whose series move from cycle to cycle (the points of the
+       workloads away, a list filtered anew each cycle): id -> value, open addressing. */
+    uint64_t *hk;
+    size_t *hv;
+    size_t hn, hcap;
 };
 
-/* The value noted at position j when it was noted for labels equal to `l`, else 0. */
-size_t btdue_memo_get(const struct btdue_memo *m, size_t j, const struct labels *l);
+/*
+ * The value noted at position j when it was noted for labels equal to `l`, else the value
+ * noted anywhere for labels with l's id (labels.id), else 0. A hit at j by content takes l's
+ * id, so that the next look-up of that series is one comparison of numbers.
+ */
+size_t btdue_memo_get(struct btdue_memo *m, size_t j, const struct labels *l);
 /* Note value v (not 0) for labels `l` (copied) at position j. */
 void btdue_memo_set(struct btdue_memo *m, size_t j, const struct labels *l, size_t v);
 void btdue_memo_free(struct btdue_memo *m);

@@ -427,6 +427,27 @@ static const char *const btr_end_names[] = {[BT_END_OPEN] = "open",
                                             [BT_END_GONE] = "allocation_end",
                                             [BT_END_RANGE] = "range_end"};
 
+/* Reclaim i of r as its element of "reclaims". */
+static struct json_object *btr_json_reclaim(const struct bt_result *r, size_t i)
+{
+    const struct bt_reclaim *rc = &r->rc[i];
+    const struct bt_workload *w = &r->wl[rc->wl];
+    struct json_object *x = json_object_new_object();
+    json_object_object_add(x, "rule", json_object_new_string(r->rule[w->rule].name));
+    json_object_object_add(x, "workload", btr_labels(&w->identity));
+    if (r->cfg.by)
+        json_object_object_add(x, "by", json_object_new_string(w->by ? w->by : ""));
+    json_object_object_add(x, "noticed", report_json_time(rc->noticed));
+    json_object_object_add(x, "reclaimed", report_json_time(rc->at));
+    json_object_object_add(x, "end", report_json_time(rc->end));
+    json_object_object_add(x, "endedBy", json_object_new_string(btr_end_names[rc->how]));
+    json_object_object_add(x, "devices", report_json_number(rc->devices));
+    json_object_object_add(
+        x, "gpuHours",
+        report_json_number(rc->devices > 0 ? rc->devices * (rc->end - rc->at) / 3600 : 0));
+    return x;
+}
+
 /* What the look-up checked, and the workloads it left out and could not check. */
 static struct json_object *btr_json_lookup(const struct bt_result *r)
 {
@@ -451,7 +472,7 @@ static struct json_object *btr_json_lookup(const struct bt_result *r)
     return o;
 }
 
-static struct json_object *btr_json_result(const struct bt_result *r, size_t top)
+static struct json_object *btr_json_result(const struct bt_result *r, size_t top, const char *place)
 {
     struct json_object *o = json_object_new_object();
     json_object_object_add(o, "rulesFile",
@@ -507,26 +528,11 @@ static struct json_object *btr_json_result(const struct bt_result *r, size_t top
         json_object_array_add(rules, x);
     }
     json_object_object_add(o, "rules", rules);
-    struct json_object *rcs = json_object_new_array();
-    for (size_t i = 0; i < r->nrc; i++) {
-        const struct bt_reclaim *rc = &r->rc[i];
-        const struct bt_workload *w = &r->wl[rc->wl];
-        struct json_object *x = json_object_new_object();
-        json_object_object_add(x, "rule", json_object_new_string(r->rule[w->rule].name));
-        json_object_object_add(x, "workload", btr_labels(&w->identity));
-        if (r->cfg.by)
-            json_object_object_add(x, "by", json_object_new_string(w->by ? w->by : ""));
-        json_object_object_add(x, "noticed", report_json_time(rc->noticed));
-        json_object_object_add(x, "reclaimed", report_json_time(rc->at));
-        json_object_object_add(x, "end", report_json_time(rc->end));
-        json_object_object_add(x, "endedBy", json_object_new_string(btr_end_names[rc->how]));
-        json_object_object_add(x, "devices", report_json_number(rc->devices));
-        json_object_object_add(
-            x, "gpuHours",
-            report_json_number(rc->devices > 0 ? rc->devices * (rc->end - rc->at) / 3600 : 0));
-        json_object_array_add(rcs, x);
-    }
-    json_object_object_add(o, "reclaims", rcs);
+    /* The list of reclaims is rendered apart, one at a time (btr_json): a week of 10,000
+       workloads without an hourly cap makes some 200,000, whose tree was most of the
+       command's peak memory. Here it only holds its place. */
+    json_object_object_add(o, "reclaims",
+                           r->nrc ? json_object_new_string(place) : json_object_new_array());
     size_t ng;
     struct btr_group *g = btr_groups(r, &ng);
     if (r->cfg.by) {
@@ -581,10 +587,61 @@ static struct json_object *btr_json_result(const struct bt_result *r, size_t top
     return o;
 }
 
-static void btr_json(const struct bt_result *a, const struct bt_result *b, size_t top,
-                     const struct bt_audit_cmp *cmp, struct sbuf *out)
+#define BTR_JSON_FLAGS                                                                             \
+    (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | JSON_C_TO_STRING_NOSLASHESCAPE)
+
+/* Where the JSON goes: `out`, handed to `sink` (when set) whenever it holds a megabyte. */
+struct btr_out {
+    struct sbuf *out;
+    btreport_sink sink;
+    void *arg;
+};
+
+static void btr_drain(struct btr_out *k, bool all)
 {
-    struct json_object *o = btr_json_result(a, top);
+    if (k->sink && k->out->len && (all || k->out->len >= (1u << 20))) {
+        k->sink(k->arg, k->out->buf, k->out->len);
+        sbuf_reset(k->out);
+    }
+}
+
+/*
+ * r's reclaims as the array json-c would print in place of the placeholder that stands on a
+ * line indented by `indent`: each element printed alone and indented to its depth, which is
+ * how json-c's pretty printer lays out a nested value (tests/unit/test_backtest.c compares
+ * the two byte for byte).
+ */
+static void btr_json_reclaims(const struct bt_result *r, size_t indent, struct btr_out *k)
+{
+    sbuf_puts(k->out, "[\n");
+    for (size_t i = 0; i < r->nrc; i++) {
+        struct json_object *x = btr_json_reclaim(r, i);
+        sbuf_printf(k->out, "%*s", (int)indent + 2, "");
+        for (const char *p = json_object_to_json_string_ext(x, BTR_JSON_FLAGS); *p; p++) {
+            sbuf_putc(k->out, *p);
+            if (*p == '\n')
+                sbuf_printf(k->out, "%*s", (int)indent + 2, "");
+        }
+        json_object_put(x);
+        sbuf_puts(k->out, i + 1 < r->nrc ? ",\n" : "\n");
+        btr_drain(k, false);
+    }
+    sbuf_printf(k->out, "%*s]", (int)indent, "");
+}
+
+/* The placeholders of the reclaims of a and b, and how json-c prints them with their key:
+   inside a string json-c escapes every quote, so no string of the result prints as that. */
+static const char *const btr_place[2] = {"\001gpureclaim-reclaims-a\001",
+                                         "\001gpureclaim-reclaims-b\001"};
+static const char *const btr_place_text[2] = {
+    "\"reclaims\": \"\\u0001gpureclaim-reclaims-a\\u0001\"",
+    "\"reclaims\": \"\\u0001gpureclaim-reclaims-b\\u0001\""};
+#define BTR_KEY_LEN (sizeof("\"reclaims\": ") - 1)
+
+static void btr_json(const struct bt_result *a, const struct bt_result *b, size_t top,
+                     const struct bt_audit_cmp *cmp, struct btr_out *k)
+{
+    struct json_object *o = btr_json_result(a, top, btr_place[0]);
     if (cmp) {
         struct json_object *c = json_object_new_object();
         json_object_object_add(c, "matched", json_object_new_int64((int64_t)cmp->matched));
@@ -596,7 +653,7 @@ static void btr_json(const struct bt_result *a, const struct bt_result *b, size_
     if (b) {
         struct json_object *top_o = json_object_new_object();
         json_object_object_add(top_o, "a", o);
-        json_object_object_add(top_o, "b", btr_json_result(b, top));
+        json_object_object_add(top_o, "b", btr_json_result(b, top, btr_place[1]));
         struct btr_sum sa, sb;
         btr_total(a, &sa);
         btr_total(b, &sb);
@@ -616,10 +673,23 @@ static void btr_json(const struct bt_result *a, const struct bt_result *b, size_
         json_object_object_add(top_o, "difference", d);
         o = top_o;
     }
-    sbuf_puts(out,
-              json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-                                                    JSON_C_TO_STRING_NOSLASHESCAPE));
-    sbuf_putc(out, '\n');
+    const char *text = json_object_to_json_string_ext(o, BTR_JSON_FLAGS);
+    const struct bt_result *res[2] = {a, b};
+    for (int which = 0; which < 2; which++) {
+        const char *at = res[which] && res[which]->nrc ? strstr(text, btr_place_text[which]) : NULL;
+        if (!at)
+            continue;
+        const char *line = at;
+        while (line > text && line[-1] != '\n')
+            line--;
+        size_t indent = strspn(line, " ");
+        sbuf_add(k->out, text, (size_t)(at - text) + BTR_KEY_LEN);
+        btr_json_reclaims(res[which], indent, k);
+        text = at + strlen(btr_place_text[which]);
+    }
+    sbuf_puts(k->out, text);
+    sbuf_putc(k->out, '\n');
+    btr_drain(k, true);
     json_object_put(o);
 }
 
@@ -700,10 +770,18 @@ static void btr_csv(const struct bt_result *a, const struct bt_result *b, struct
 void btreport_render(const struct bt_result *a, const struct bt_result *b, size_t top,
                      const struct bt_audit_cmp *cmp, enum btreport_format fmt, struct sbuf *out)
 {
+    btreport_render_to(a, b, top, cmp, fmt, out, NULL, NULL);
+}
+
+void btreport_render_to(const struct bt_result *a, const struct bt_result *b, size_t top,
+                        const struct bt_audit_cmp *cmp, enum btreport_format fmt, struct sbuf *out,
+                        btreport_sink sink, void *arg)
+{
+    struct btr_out k = {out, sink, arg};
     switch (fmt) {
     case BTREPORT_JSON:
-        btr_json(a, b, top, cmp, out);
-        break;
+        btr_json(a, b, top, cmp, &k);
+        return;
     case BTREPORT_CSV:
         btr_csv(a, b, out);
         break;

@@ -27,6 +27,17 @@ enum btreport_format { BTREPORT_TABLE = 0, BTREPORT_JSON, BTREPORT_CSV };
 void btreport_render(const struct bt_result *a, const struct bt_result *b, size_t top,
                      const struct bt_audit_cmp *cmp, enum btreport_format fmt, struct sbuf *out);
 
+/* Takes the output rendered so far (then dropped from `out`). */
+typedef void (*btreport_sink)(void *arg, const char *buf, size_t len);
+/*
+ * btreport_render, handing the output to `sink` in pieces of about a megabyte as it is
+ * rendered (NULL: all of it stays in `out`), so that the JSON list of a long backtest's
+ * reclaims is never held whole; `out` holds the rest when it returns.
+ */
+void btreport_render_to(const struct bt_result *a, const struct bt_result *b, size_t top,
+                        const struct bt_audit_cmp *cmp, enum btreport_format fmt, struct sbuf *out,
+                        btreport_sink sink, void *arg);
+
 /* The one-line summary of the runs of cycles rule `r` could not be evaluated in, "" if none. */
 void btreport_failures(const struct bt_result *res, size_t rule, struct sbuf *out);
 

@@ -106,6 +106,12 @@ static struct bt_sim *backtest_one(struct promq *q, struct ruleset *rs, const st
     return s;
 }
 
+/* btreport_sink: the report to stdout as it is rendered. */
+static void backtest_write(void *arg, const char *buf, size_t len)
+{
+    fwrite(buf, 1, len, arg);
+}
+
 /* Exit status 3 and the message naming the failed parts, when a rule was not evaluated. */
 static int backtest_failures(const struct bt_result *r)
 {
@@ -208,8 +214,9 @@ int cmd_backtest(char *const *args, size_t nargs)
             fprintf(stderr, "error: %s\n", err);
             status = CMD_EXIT_USAGE;
         } else {
-            btreport_render(bt_sim_result(sa), sb ? bt_sim_result(sb) : NULL,
-                            (size_t)cmd_flag_num(F_TOP), audit ? &cmp : NULL, bf, &out);
+            btreport_render_to(bt_sim_result(sa), sb ? bt_sim_result(sb) : NULL,
+                               (size_t)cmd_flag_num(F_TOP), audit ? &cmp : NULL, bf, &out,
+                               backtest_write, stdout);
             fwrite(out.buf, 1, out.len, stdout);
             fflush(stdout);
             status = backtest_failures(bt_sim_result(sa));

@@ -292,8 +292,8 @@ static void pick_allocation(const struct rule *r, const struct entry *e, size_t 
         if (!*chosen || sum > d->allocated || (sum == d->allocated && strcmp(key, best_key) < 0)) {
             *chosen = e[i].s;
             d->allocated = sum;
-            snprintf(best_key, sizeof(best_key), "%s", key);
-            snprintf(d->resource, sizeof(d->resource), "%s", res ? res : "");
+            str_copy(best_key, sizeof(best_key), key);
+            str_copy(d->resource, sizeof(d->resource), res ? res : "");
         }
     }
 }
@@ -681,27 +681,24 @@ static bool judge_series_into(struct decision_rec *d, const struct series *s, en
             set_detail(d, "%s: %s", l, detail);
             free(l);
         } else {
-            snprintf(d->detail, sizeof(d->detail), "%s", detail);
+            str_copy(d->detail, sizeof(d->detail), detail);
         }
     }
     return *worst == REASON_IDLE;
 }
 
-/* The workload's verdict once every series is folded in: idle since the latest idle start. */
-static enum reason judge_end(const struct judge_ctx *jc, struct decision_rec *d, enum reason worst,
-                             double since)
+/*
+ * The workload's verdict once every series is folded in: idle since the latest idle start.
+ * An idle verdict gets its detail from apply_policy (a reclaim, or why not), which every
+ * record of a rule passes, or from what overrides it in decide_workload: no text is written
+ * here that nothing could read (at an hourly cap that binds, every candidate of every cycle
+ * of a backtest comes here).
+ */
+static enum reason judge_end(struct decision_rec *d, enum reason worst, double since)
 {
     if (worst != REASON_IDLE)
         return worst;
     d->idle_since = since;
-    char idle[DUR_LEN];
-    /* Proofs carried from cycle to cycle (`run`, issue 26) have no window statistics. */
-    if (isnan(d->max))
-        set_detail(d, "below threshold %g%% for %s", jc->threshold,
-                   dur_format(idle, sizeof(idle), d->idle_timer));
-    else
-        set_detail(d, "below threshold %g%% for %s (max %g%%)", jc->threshold,
-                   dur_format(idle, sizeof(idle), d->idle_timer), d->max * 100.0);
     return REASON_IDLE;
 }
 
@@ -749,7 +746,7 @@ static enum reason judge(const struct judge_ctx *jc, const struct entry *e, size
                 since = st;
         }
     }
-    return judge_end(jc, d, worst, since);
+    return judge_end(d, worst, since);
 }
 
 /*
@@ -804,7 +801,7 @@ static enum reason judge_proofs(const struct judge_ctx *jc, const struct entry *
         }
     }
     free(v);
-    return judge_end(jc, d, worst, since);
+    return judge_end(d, worst, since);
 }
 
 static void push_rec(struct decisions *out, size_t *cap, const struct decision_rec *d)
@@ -1073,9 +1070,16 @@ static void apply_policy(const struct rule_data *rd, struct decision_rec *v, siz
             if (v[i].reason != REASON_IDLE)
                 continue;
             rfc3339_format(since, sizeof(since), v[i].idle_since, RFC3339_SEC);
-            if (isnan(v[i].max)) /* no window statistics (proofs carried by `run`) */
-                mark_reclaim(&v[i], "idle since %s, below threshold %g%%", since, v[i].threshold);
-            else
+            if (isnan(v[i].max)) { /* no window statistics (proofs carried by `run`) */
+                /* mark_reclaim(..., "idle since %s, below threshold %g%%", ...) without
+                   printf: every candidate of every cycle of a backtest comes here. */
+                char num[32];
+                mark_reclaim(&v[i], "idle since ");
+                str_append(v[i].detail, sizeof(v[i].detail), since);
+                str_append(v[i].detail, sizeof(v[i].detail), ", below threshold ");
+                str_append(v[i].detail, sizeof(v[i].detail), str_g(num, v[i].threshold));
+                str_append(v[i].detail, sizeof(v[i].detail), "%");
+            } else
                 mark_reclaim(&v[i], "idle since %s, max %g%% < threshold %g%%", since,
                              v[i].max * 100.0, v[i].threshold);
         }
@@ -1089,7 +1093,10 @@ static void apply_policy(const struct rule_data *rd, struct decision_rec *v, siz
     for (size_t i = 0; i < n; i++)
         if (v[i].decision == DECISION_RECLAIM)
             rv[nr++] = &v[i];
-    if (nr > 1)
+    /* The order only picks which are kept: with no more than the cap, none is (a sort of
+       hundreds of candidates a cycle, most tied on priority and idle start and so compared
+       by their labels, was a twentieth of a backtest at an hourly cap that binds). */
+    if (nr > 1 && nr > r->max_terminations)
         qsort(rv, nr, sizeof(*rv), cmp_recp);
     for (size_t i = r->max_terminations; i < nr; i++) {
         rv[i]->decision = DECISION_KEEP;

@@ -440,7 +440,6 @@ int proof_judge(const struct proof *p, const struct proof_params *pp, int64_t no
     struct proof_grid g = {.now = now, .step = pp->step_ms, .start = now - pp->lookback_ms};
     int64_t step = g.step, ws = now - idle_timer;
     char t1[32], t2[32], gap[DUR_LEN];
-    dur_format(gap, sizeof(gap), proof_sec(pp->gap_ms));
 
     if (!proof_present(p, pp, now)) {
         proof_say(out, "no activity points up to now");
@@ -473,6 +472,7 @@ int proof_judge(const struct proof *p, const struct proof_params *pp, int64_t no
     if (p->slast < now - step && !(p->span_a <= 2 * (now - step) && span_b > 2 * now)) {
         out->reason = REASON_STALE;
         rfc3339_format(t1, sizeof(t1), proof_sec(grid_last_holding(&g, p->slast)), RFC3339_SEC);
+        dur_format(gap, sizeof(gap), proof_sec(pp->gap_ms));
         proof_say(out, "last point at %s; no raw sample within the tolerated gap %s before now", t1,
                   gap);
         return 0;
@@ -489,6 +489,7 @@ int proof_judge(const struct proof *p, const struct proof_params *pp, int64_t no
        uncovered by nature), only the steps after it. */
     if (unc >= 2 * from && !(young && from >= now)) {
         out->reason = REASON_GAP;
+        dur_format(gap, sizeof(gap), proof_sec(pp->gap_ms)); /* here: only these verdicts say it */
         if (unc == 2 * now) {
             rfc3339_format(t1, sizeof(t1), proof_sec(p->slast), RFC3339_SEC);
             proof_say(out, "no data after %s: raw samples more than %s apart", t1, gap);
@@ -510,7 +511,12 @@ int proof_judge(const struct proof *p, const struct proof_params *pp, int64_t no
     }
     out->reason = REASON_IDLE;
     out->idle_since = proof_idle_since(p, pp, hi, &g);
-    proof_say(out, "below threshold %g%%", threshold);
+    /* proof_say(out, "below threshold %g%%", threshold), without printf: every idle series
+       of every cycle of a backtest is judged here. */
+    char num[32];
+    str_copy(out->detail, sizeof(out->detail), "below threshold ");
+    str_append(out->detail, sizeof(out->detail), str_g(num, threshold));
+    str_append(out->detail, sizeof(out->detail), "%");
     return 0;
 }
 

@@ -137,8 +137,10 @@ static struct rp_series *rp_series_of(struct rp_sel *s, const struct series *in)
     struct rp_series *e = &s->s[s->ns++];
     *e = (struct rp_series){.key = key};
     labels_copy(&e->labels, &in->labels);
+    labels_stamp(&e->labels);
     if (s->ncrule) {
         raw_drop_name(&e->nn, &in->labels);
+        labels_stamp(&e->nn);
         e->nnkey = labels_format(&e->nn);
         e->pf = xcalloc(s->ncrule, sizeof(*e->pf));
         e->pnext = xcalloc(s->ncrule, sizeof(*e->pnext));
@@ -344,6 +346,9 @@ static void rp_answer_range(struct replay *r, struct rp_answer *ans, const char 
                                                         ans->err, sizeof(ans->err));
     r->st.requests++;
     ans->cur = xcalloc(ans->m.n ? ans->m.n : 1, sizeof(*ans->cur));
+    /* Held for every cycle of the answer and lent to them: found by id (labels.id). */
+    for (size_t j = 0; ans->rc >= 0 && j < ans->m.n; j++)
+        labels_stamp(&ans->m.s[j].labels);
     if (ans->rc < 0) {
         char what[300];
         snprintf(what, sizeof(what), "query '%.200s'", expr);

@@ -37,6 +37,7 @@ static void labels_build(struct labels *dst, const struct label *src, size_t n)
 {
     dst->n = n;
     dst->v = NULL;
+    dst->id = 0;
     if (!n)
         return;
     size_t bytes = n * sizeof(*dst->v);
@@ -82,17 +83,41 @@ void labels_set(struct labels *ls, const char *name, const char *value)
 void labels_copy(struct labels *dst, const struct labels *src)
 {
     labels_build(dst, src->v, src->n);
+    dst->id = src->id;
+}
+
+void labels_stamp(struct labels *ls)
+{
+    /* Atomic: label sets are stamped by whichever thread reads a series; never 0 (wraps
+       after 2^64 stamps, not in a process's life). */
+    static uint64_t next;
+    ls->id = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
 }
 
 void labels_project(struct labels *dst, const struct labels *src, char *const *names, size_t n)
 {
-    dst->v = NULL;
-    dst->n = 0;
+    /* One block, as labels_set of each name in turn would leave it (sorted by name, a name
+       named twice once): decide() projects every workload's identity at every cycle. */
+    struct label small[8], *v = n <= 8 ? small : xmalloc(n * sizeof(*v));
+    size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *v = labels_get(src, names[i]);
-        if (v)
-            labels_set(dst, names[i], v);
+        const char *val = labels_get(src, names[i]);
+        if (!val)
+            continue;
+        size_t at = k;
+        while (at > 0 && strcmp(v[at - 1].name, names[i]) > 0)
+            at--;
+        if (at > 0 && strcmp(v[at - 1].name, names[i]) == 0) {
+            v[at - 1].value = (char *)val;
+            continue;
+        }
+        memmove(v + at + 1, v + at, (k - at) * sizeof(*v));
+        v[at] = (struct label){names[i], (char *)val};
+        k++;
     }
+    labels_build(dst, v, k);
+    if (v != small)
+        free(v);
 }
 
 bool labels_key(struct sbuf *b, const struct labels *src, char *const *names, size_t n)
@@ -112,6 +137,8 @@ bool labels_key(struct sbuf *b, const struct labels *src, char *const *names, si
 
 int labels_compare(const struct labels *a, const struct labels *b)
 {
+    if (a->id && a->id == b->id)
+        return 0; /* the same content (labels.id) */
     size_t n = a->n < b->n ? a->n : b->n;
     for (size_t i = 0; i < n; i++) {
         int c = strcmp(a->v[i].name, b->v[i].name);
@@ -134,6 +161,7 @@ void labels_free(struct labels *ls)
     free(ls->v);
     ls->v = NULL;
     ls->n = 0;
+    ls->id = 0;
 }
 
 bool labels_name_legacy(const char *name)
@@ -199,8 +227,7 @@ static bool is_name_char(char c)
 
 int labels_parse(const char *s, struct labels *out, char *err, size_t errlen)
 {
-    out->v = NULL;
-    out->n = 0;
+    *out = (struct labels){0};
     const char *p = s;
     while (isspace((unsigned char)*p))
         p++;

@@ -21,6 +21,13 @@ struct label {
 struct labels {
     struct label *v; /* sorted by name, names unique; one block with the strings (series.c) */
     size_t n;
+    /*
+     * 0, or a number no label set of other content ever has (labels_stamp): two sets with the
+     * same id are equal without a look at their strings. Copies keep it; a set built or
+     * changed has 0. The replay stamps the series it holds, so the backtest's look-ups by
+     * position (btdue_memo), which compare every series of every cycle, cost no strcmp.
+     */
+    uint64_t id;
 };
 
 struct point {
@@ -46,6 +53,8 @@ const char *labels_get(const struct labels *ls, const char *name);
 /* Insert or replace (copies both strings). */
 void labels_set(struct labels *ls, const char *name, const char *value);
 void labels_copy(struct labels *dst, const struct labels *src);
+/* Give `ls` an id of its own (labels.id); its content must not change while it has it. */
+void labels_stamp(struct labels *ls);
 /* A new set of the `n` labels at v, already sorted by name and unique (copies the strings). */
 void labels_from(struct labels *dst, const struct label *v, size_t n);
 /* Copy only the labels named in `names` (absent ones are skipped). */

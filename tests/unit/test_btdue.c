@@ -335,10 +335,100 @@ TEST(test_identity_key)
     labels_free(&c);
 }
 
+/*
+ * labels.id: a stamped set and its copies compare equal by number; a set changed or built
+ * anew has none and is compared by its strings; and labels_project builds what labels_set
+ * of each name in turn would (sorted, a name named twice once).
+ */
+TEST(test_label_ids)
+{
+    struct labels a = {0}, b = {0}, c = {0}, p = {0}, q = {0};
+    labels_set(&a, "pod", "x");
+    labels_set(&a, "namespace", "ml");
+    TEST_CHECK(a.id == 0);
+    labels_stamp(&a);
+    TEST_CHECK(a.id != 0);
+    labels_copy(&b, &a);
+    TEST_CHECK(b.id == a.id && labels_equal(&a, &b));
+    labels_copy(&c, &a);
+    labels_set(&c, "pod", "y"); /* changed: no id, and not equal */
+    TEST_CHECK(c.id == 0 && !labels_equal(&a, &c) && labels_compare(&a, &c) < 0);
+    labels_set(&c, "pod", "x"); /* equal again, by its strings */
+    TEST_CHECK(c.id == 0 && labels_equal(&a, &c));
+    labels_stamp(&c);
+    TEST_CHECK(c.id != a.id && labels_equal(&a, &c)); /* two ids, one content */
+    char *names[] = {"pod", "gpu", "namespace", "pod", "absent"};
+    labels_set(&a, "gpu", "3");
+    labels_project(&p, &a, names, 5);
+    for (size_t i = 0; i < 5; i++)
+        if (labels_get(&a, names[i]))
+            labels_set(&q, names[i], labels_get(&a, names[i]));
+    TEST_CHECK(p.n == 3 && labels_equal(&p, &q));
+    char *s = labels_format(&p);
+    TEST_CHECK_STR(s, "{gpu=\"3\",namespace=\"ml\",pod=\"x\"}");
+    free(s);
+    labels_free(&a);
+    TEST_CHECK(a.id == 0);
+    labels_free(&b);
+    labels_free(&c);
+    labels_free(&p);
+    labels_free(&q);
+}
+
+/*
+ * The memo by position and by id (btdue_memo): a series found where it was by its id, or by
+ * its strings (then the entry takes its id); one that moved found by its id at its new place;
+ * a set without an id that moved is not found (the caller then builds its key); and the
+ * table of ids, refilled when it outgrows its bound, never answers for another series.
+ */
+TEST(test_memo_ids)
+{
+    struct btdue_memo m = {0};
+    struct labels l[3] = {{0}};
+    const char *pods[3] = {"a", "b", "c"};
+    for (int i = 0; i < 3; i++) {
+        labels_set(&l[i], "pod", pods[i]);
+        labels_stamp(&l[i]);
+        btdue_memo_set(&m, (size_t)i, &l[i], (size_t)i + 10);
+    }
+    TEST_CHECK_INT(btdue_memo_get(&m, 1, &l[1]), 11);
+    TEST_CHECK_INT(btdue_memo_get(&m, 0, &l[2]), 12); /* moved: by its id */
+    TEST_CHECK_INT(btdue_memo_get(&m, 0, &l[2]), 12); /* now noted there */
+    struct labels fresh = {0};
+    labels_set(&fresh, "pod", "b");
+    TEST_CHECK_INT(btdue_memo_get(&m, 1, &fresh), 11); /* by its strings */
+    TEST_CHECK_INT(btdue_memo_get(&m, 2, &fresh), 0);  /* no id, elsewhere: not found */
+    labels_stamp(&fresh);
+    TEST_CHECK_INT(btdue_memo_get(&m, 1, &fresh), 11); /* the entry takes the new id */
+    TEST_CHECK(m.e[1].l.id == fresh.id);
+    /* Many ids noted at one position: the table starts again past its bound, and an id it
+       no longer holds is not found; one it holds is. */
+    struct labels x = {0};
+    labels_set(&x, "pod", "z");
+    for (int i = 0; i < 10000; i++) {
+        labels_stamp(&x);
+        btdue_memo_set(&m, 5, &x, 99);
+    }
+    TEST_CHECK(m.hn <= 8 * m.n + 4096);
+    TEST_CHECK_INT(btdue_memo_get(&m, 7, &x), 99);
+    struct labels gone = {0};
+    labels_set(&gone, "pod", "c");
+    labels_stamp(&gone);
+    TEST_CHECK_INT(btdue_memo_get(&m, 7, &gone), 0);
+    for (int i = 0; i < 3; i++)
+        labels_free(&l[i]);
+    labels_free(&fresh);
+    labels_free(&x);
+    labels_free(&gone);
+    btdue_memo_free(&m);
+}
+
 int main(void)
 {
     rh_state = 0x2545f4914f6cdd1du;
     RUN(test_identity_key);
+    RUN(test_label_ids);
+    RUN(test_memo_ids);
     RUN(test_active_until);
     RUN(test_decide_same);
     return test_done();

@@ -135,11 +135,46 @@ TEST(fsum_exact_any_order)
     TEST_CHECK(isnan(fsum_value(&z)));
 }
 
+/* str_g is printf's %g for every value, the whole numbers it does by hand included, and
+   str_append truncates as snprintf of the whole text would. */
+TEST(str_g_is_printf)
+{
+    double vals[] = {0,   -0.0,     1,          2,   5,        10,       20,      99.5,
+                     100, 1e5,      999999,     1e6, 1234567,  0.5,      1e-7,    -3,
+                     NAN, INFINITY, 42.0000001, 7.0, 999999.5, 100000.0, 12345.0, 3.14159265};
+    char a[32], b[32];
+    for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+        snprintf(b, sizeof(b), "%g", vals[i]);
+        TEST_CHECK_STR(str_g(a, vals[i]), b);
+    }
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        double v = i % 2 ? (double)(x % 2000000) : (double)(x % 100000) / 8.0;
+        snprintf(b, sizeof(b), "%g", v);
+        if (strcmp(str_g(a, v), b) != 0) {
+            TEST_CHECK_STR(a, b);
+            break;
+        }
+    }
+    char d[12] = "", want[12];
+    str_append(d, sizeof(d), "idle since ");
+    str_append(d, sizeof(d), "2023");
+    snprintf(want, sizeof(want), "idle since %s", "2023");
+    TEST_CHECK_STR(d, want); /* "idle since " fills 11 of 12: the rest is cut */
+    char e[64] = "below ";
+    str_append(e, sizeof(e), "threshold ");
+    str_append(e, sizeof(e), str_g(a, 10));
+    str_append(e, sizeof(e), "%");
+    TEST_CHECK_STR(e, "below threshold 10%");
+}
+
 int main(void)
 {
     RUN(mono_timespec_cases);
     RUN(mono_cond_waits_until_the_deadline);
     RUN(strset_get_finds);
     RUN(fsum_exact_any_order);
+    RUN(str_g_is_printf);
     return test_done();
 }
