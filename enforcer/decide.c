@@ -840,11 +840,10 @@ static bool decide_workload(const struct rule_data *rd, const struct entry *e, s
     }
 
     /* The activity series' labels, plus labels only the allocation series carries. */
-    labels_copy(&d->all, first_act ? &first_act->labels : &alloc->labels);
     if (alloc && first_act)
-        for (size_t i = 0; i < alloc->labels.n; i++)
-            if (!labels_get(&d->all, alloc->labels.v[i].name))
-                labels_set(&d->all, alloc->labels.v[i].name, alloc->labels.v[i].value);
+        labels_union(&d->all, &first_act->labels, &alloc->labels);
+    else
+        labels_copy(&d->all, first_act ? &first_act->labels : &alloc->labels);
     if (!in_scope(r, &d->all)) {
         labels_free(&d->all);
         return false;
@@ -1071,10 +1070,12 @@ static void apply_policy(const struct rule_data *rd, struct decision_rec *v, siz
                 continue;
             rfc3339_format(since, sizeof(since), v[i].idle_since, RFC3339_SEC);
             if (isnan(v[i].max)) { /* no window statistics (proofs carried by `run`) */
-                /* mark_reclaim(..., "idle since %s, below threshold %g%%", ...) without
+                /* mark_reclaim(&v[i], "idle since %s, below threshold %g%%", ...) without
                    printf: every candidate of every cycle of a backtest comes here. */
                 char num[32];
-                mark_reclaim(&v[i], "idle since ");
+                v[i].decision = DECISION_RECLAIM;
+                v[i].reason = REASON_IDLE;
+                str_copy(v[i].detail, sizeof(v[i].detail), "idle since ");
                 str_append(v[i].detail, sizeof(v[i].detail), since);
                 str_append(v[i].detail, sizeof(v[i].detail), ", below threshold ");
                 str_append(v[i].detail, sizeof(v[i].detail), str_g(num, v[i].threshold));

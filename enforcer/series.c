@@ -94,6 +94,25 @@ void labels_stamp(struct labels *ls)
     ls->id = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
 }
 
+void labels_union(struct labels *dst, const struct labels *a, const struct labels *b)
+{
+    /* Both sorted by name with unique names: a merge, a's label where both have the name. */
+    size_t n = a->n + b->n, i = 0, j = 0, k = 0;
+    struct label small[16], *v = n <= 16 ? small : xmalloc(n * sizeof(*v));
+    while (i < a->n || j < b->n) {
+        int c = i == a->n ? 1 : j == b->n ? -1 : strcmp(a->v[i].name, b->v[j].name);
+        if (c <= 0) {
+            v[k++] = a->v[i++];
+            j += c == 0;
+        } else {
+            v[k++] = b->v[j++];
+        }
+    }
+    labels_build(dst, v, k);
+    if (v != small)
+        free(v);
+}
+
 void labels_project(struct labels *dst, const struct labels *src, char *const *names, size_t n)
 {
     /* One block, as labels_set of each name in turn would leave it (sorted by name, a name

@@ -57,6 +57,9 @@ void labels_copy(struct labels *dst, const struct labels *src);
 void labels_stamp(struct labels *ls);
 /* A new set of the `n` labels at v, already sorted by name and unique (copies the strings). */
 void labels_from(struct labels *dst, const struct label *v, size_t n);
+/* a's labels and those of b whose names a lacks: labels_copy of a, then labels_set of each
+   such label of b, in one block. */
+void labels_union(struct labels *dst, const struct labels *a, const struct labels *b);
 /* Copy only the labels named in `names` (absent ones are skipped). */
 void labels_project(struct labels *dst, const struct labels *src, char *const *names, size_t n);
 /*

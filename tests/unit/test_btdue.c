@@ -367,6 +367,21 @@ TEST(test_label_ids)
     char *s = labels_format(&p);
     TEST_CHECK_STR(s, "{gpu=\"3\",namespace=\"ml\",pod=\"x\"}");
     free(s);
+    /* labels_union: a's labels, then b's whose names a lacks, as labels_set would add them. */
+    struct labels u = {0}, w = {0}, bb = {0};
+    labels_set(&bb, "gpu", "9");
+    labels_set(&bb, "resource", "amd.com/gpu");
+    labels_set(&bb, "a", "first");
+    labels_union(&u, &a, &bb);
+    labels_copy(&w, &a);
+    for (size_t i = 0; i < bb.n; i++)
+        if (!labels_get(&w, bb.v[i].name))
+            labels_set(&w, bb.v[i].name, bb.v[i].value);
+    TEST_CHECK(u.n == 5 && labels_equal(&u, &w) && u.id == 0);
+    TEST_CHECK_STR(labels_get(&u, "gpu"), "3"); /* a's value where both have the name */
+    labels_free(&u);
+    labels_free(&w);
+    labels_free(&bb);
     labels_free(&a);
     TEST_CHECK(a.id == 0);
     labels_free(&b);
