@@ -140,6 +140,10 @@ bool act_ns_in_list(const char *list, const char *ns)
 {
     if (!list || !ns || !*ns)
         return false;
+    /* An entry equal to ns is a substring of the list: most namespaces are in no list, and
+       this runs for every candidate of every cycle (a backtest's included). */
+    if (!strstr(list, ns))
+        return false;
     size_t len = strlen(ns);
     for (const char *p = list; *p;) {
         const char *end = strchr(p, ',');
