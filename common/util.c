@@ -404,10 +404,37 @@ uint64_t fnv1a64(const void *data, size_t n)
     return h;
 }
 
+/*
+ * The set's hash: eight bytes a step, then a full avalanche (MurmurHash3's finaliser), so
+ * the low bits that pick a slot depend on every byte. FNV-1a's byte a step was most of a
+ * look-up of the engine's keys (namespace/pod strings of 40 to 80 bytes), which a backtest
+ * makes a few times per candidate per cycle. Not shown to users, so free to differ from
+ * fnv1a64.
+ */
+static uint64_t strset_hash(const char *s, size_t len)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (len * 0xff51afd7ed558ccdULL);
+    uint64_t w;
+    for (; len >= 8; s += 8, len -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+        h ^= h >> 29;
+    }
+    w = 0;
+    memcpy(&w, s, len);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
 static struct strset_slot *strset_find(struct strset_slot *slots, size_t cap, const char *s,
                                        size_t len)
 {
-    size_t i = (size_t)fnv1a64(s, len) & (cap - 1);
+    size_t i = (size_t)strset_hash(s, len) & (cap - 1);
     while (slots[i].s && !(slots[i].len == len && memcmp(slots[i].s, s, len) == 0))
         i = (i + 1) & (cap - 1);
     return &slots[i];

@@ -110,7 +110,7 @@ double fsum_value(const struct fsum *s);
 uint64_t fnv1a64(const void *data, size_t n);
 
 /*
- * A set of byte strings with a value each (open addressing, FNV-1a), for finding
+ * A set of byte strings with a value each (open addressing, a word-at-a-time hash), for finding
  * duplicates in linear time. The strings are the caller's and must outlive the set.
  * Zero-initialise (`struct strset s = {0};`) before use.
  */

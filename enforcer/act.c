@@ -1381,8 +1381,17 @@ static bool act_capped(struct act_ctx *c)
     size_t last_hour = ledger_actions_last_hour(&a->ledger, c->now);
     if (a->max_per_hour && last_hour >= a->max_per_hour) {
         c->reason = "hourly_cap";
-        snprintf(c->msg, sizeof(c->msg), "%zu actions in the last hour, the cap is %u", last_hour,
-                 a->max_per_hour);
+        /* Joined by hand below a million (str_g prints such whole numbers as %zu and %u do):
+           a backtest asks this of every candidate the cap holds back, at every cycle. */
+        if (last_hour < 1000000 && a->max_per_hour < 1000000) {
+            char n[32];
+            str_copy(c->msg, sizeof(c->msg), str_g(n, (double)last_hour));
+            str_append(c->msg, sizeof(c->msg), " actions in the last hour, the cap is ");
+            str_append(c->msg, sizeof(c->msg), str_g(n, (double)a->max_per_hour));
+        } else {
+            snprintf(c->msg, sizeof(c->msg), "%zu actions in the last hour, the cap is %u",
+                     last_hour, a->max_per_hour);
+        }
         return true;
     }
     return false;
@@ -1869,6 +1878,17 @@ static void act_freed(struct act *a, double now)
 
 void act_cycle(struct act *a, const struct decisions *ds, double now)
 {
+    char **keys = xcalloc(ds->n ? ds->n : 1, sizeof(*keys));
+    for (size_t i = 0; i < ds->n; i++)
+        keys[i] = labels_format(&ds->v[i].identity);
+    act_cycle_keyed(a, ds, keys, now);
+    for (size_t i = 0; i < ds->n; i++)
+        free(keys[i]);
+    free(keys);
+}
+
+void act_cycle_keyed(struct act *a, const struct decisions *ds, char *const *keys, double now)
+{
     if (act_stopping(a)) {
         a->resync = true;
         return; /* no call at all; expiry and spares wait for the next start */
@@ -1882,10 +1902,6 @@ void act_cycle(struct act *a, const struct decisions *ds, double now)
     if (a->ledger.n != before || a->ledger.nactions != before_actions)
         act_save(a);
 
-    char **keys = xcalloc(ds->n ? ds->n : 1, sizeof(*keys));
-    for (size_t i = 0; i < ds->n; i++)
-        keys[i] = labels_format(&ds->v[i].identity);
-
     size_t n_before = a->ledger.n;
     act_review(a, ds, keys, now);
     if (a->ledger.n != n_before)
@@ -1897,9 +1913,6 @@ void act_cycle(struct act *a, const struct decisions *ds, double now)
             continue;
         act_candidate(a, d, keys[i], now);
     }
-    for (size_t i = 0; i < ds->n; i++)
-        free(keys[i]);
-    free(keys);
     act_flush(a);
 }
 

@@ -80,6 +80,47 @@ TEST(strset_get_finds)
     strset_free(&set);
 }
 
+/*
+ * The set's hash reads every byte: keys of every length up to 40 that differ only in their
+ * last byte, and 20,000 keys shaped as the engine's (a label set printed, differing in the
+ * last digits), are all found, and no run of occupied slots grows long (a hash that skipped
+ * a tail, or mixed its low bits poorly, piles such keys into one run of thousands).
+ */
+TEST(strset_spreads_keys)
+{
+    struct strset set = {0};
+    enum { NKEYS = 20000 };
+    static char keys[NKEYS][64], tails[41][2][48];
+    size_t n = 0;
+    for (size_t len = 1; len <= 40; len++)
+        for (int k = 0; k < 2; k++) {
+            memset(tails[len][k], 'x', len);
+            tails[len][k][len - 1] = (char)('a' + k);
+            TEST_CHECK(strset_put(&set, tails[len][k], len, (void *)(uintptr_t)(++n)) == NULL);
+        }
+    TEST_CHECK(strset_put(&set, "", 0, (void *)(uintptr_t)(++n)) == NULL);
+    for (size_t i = 0; i < NKEYS; i++) {
+        snprintf(keys[i], sizeof(keys[i]), "{namespace=\"team-%02zu\", pod=\"wl-%05zu\"}", i % 50,
+                 i);
+        TEST_CHECK(strset_put(&set, keys[i], strlen(keys[i]), (void *)(uintptr_t)(++n)) == NULL);
+    }
+    TEST_CHECK_INT(set.n, n);
+    size_t v = 0;
+    for (size_t len = 1; len <= 40; len++)
+        for (int k = 0; k < 2; k++)
+            TEST_CHECK(strset_get(&set, tails[len][k], len) == (void *)(uintptr_t)(++v));
+    TEST_CHECK(strset_get(&set, "", 0) == (void *)(uintptr_t)(++v));
+    for (size_t i = 0; i < NKEYS; i++)
+        TEST_CHECK(strset_get(&set, keys[i], strlen(keys[i])) == (void *)(uintptr_t)(++v));
+    size_t run = 0, longest = 0;
+    for (size_t i = 0; i < 2 * set.cap; i++) { /* twice round: a run may wrap */
+        run = set.slots[i % set.cap].s ? run + 1 : 0;
+        longest = run > longest ? run : longest;
+    }
+    TEST_CHECK(longest < 64);
+    strset_free(&set);
+}
+
 /* fsum: the correctly rounded sum, the same in any order (where a running sum of doubles
    is not), and the cases math.fsum's documentation and tests name. */
 TEST(fsum_exact_any_order)
@@ -174,6 +215,7 @@ int main(void)
     RUN(mono_timespec_cases);
     RUN(mono_cond_waits_until_the_deadline);
     RUN(strset_get_finds);
+    RUN(strset_spreads_keys);
     RUN(fsum_exact_any_order);
     RUN(str_g_is_printf);
     return test_done();
