@@ -150,7 +150,7 @@ static struct rp_series *rp_series_of(struct rp_sel *s, const struct series *in)
 }
 
 /* rawread_series_fn: append a series' new samples to what is held of it. */
-static int rp_on_series(void *arg, const struct series *in, char *err, size_t errlen)
+int rp_on_series(void *arg, const struct series *in, char *err, size_t errlen)
 {
     struct rp_sel *s = arg;
     struct rp_series *e = rp_series_of(s, in);
@@ -252,21 +252,23 @@ static void rp_undo(struct rp_sel *s)
     }
 }
 
-/* Read selector k over [a, b] into its series; a failure undoes what the read added. */
-void rp_read(struct replay *r, size_t k, double a, double b)
+/* Ready selector k for a read over [a, b]: what rp_on_series appends is marked as this read's. */
+void rp_read_begin(struct replay *r, size_t k, double a, double b)
 {
     struct rp_sel *s = &r->sels[k];
     s->epoch++;
     s->ntouched = 0;
     s->lo_ms = rp_ms(a);
     s->hi_ms = rp_ms(b);
-    char err[256] = "";
-    struct matrix none = {0};
-    size_t samples = 0, bytes = 0;
     s->owner = r;
-    enum rawread_rc got = rawread_read(r->cfg.q, s->path, s->probe, s->sel, a, b,
-                                       s->live ? lv_on_series : rp_on_series, s, &none, &samples,
-                                       &bytes, err, sizeof(err));
+}
+
+/* What the read of selector k over [a, b] that ended with `got` leaves: counted, kept when it
+   succeeded, undone when not (a failed read is never a shorter series), the failure noted. */
+void rp_read_end(struct replay *r, size_t k, double a, double b, enum rawread_rc got,
+                 size_t samples, size_t bytes, const char *err)
+{
+    struct rp_sel *s = &r->sels[k];
     r->st.requests++;
     r->st.samples += samples;
     r->st.bytes += bytes;
@@ -299,6 +301,20 @@ void rp_read(struct replay *r, size_t k, double a, double b)
     }
     rp_fail_add(r, &s->fails, &s->nfails, a, b, what, err);
     log_warn("cannot read %s from %.3f to %.3f: %s", what, a, b, err);
+}
+
+/* Read selector k over [a, b] into its series; a failure undoes what the read added. */
+void rp_read(struct replay *r, size_t k, double a, double b)
+{
+    struct rp_sel *s = &r->sels[k];
+    rp_read_begin(r, k, a, b);
+    char err[256] = "";
+    struct matrix none = {0};
+    size_t samples = 0, bytes = 0;
+    enum rawread_rc got = rawread_read(r->cfg.q, s->path, s->probe, s->sel, a, b,
+                                       s->live ? lv_on_series : rp_on_series, s, &none, &samples,
+                                       &bytes, err, sizeof(err));
+    rp_read_end(r, k, a, b, got, samples, bytes, err);
 }
 
 /* Read every selector up to time `upto`, in requests of at most one chunk; returns the
@@ -335,15 +351,17 @@ void rp_answer_reset(struct rp_answer *ans)
 }
 
 /*
- * The range query of `expr` over [a, b] at `step` into *ans (`named`: series keep __name__,
- * promq_range_named), a failure recorded for replay_failures.
+ * An answer into *ans (rc, its matrix moved in, err): what the cycles of its chunk slice,
+ * a failure recorded for replay_failures.
  */
-static void rp_answer_range(struct replay *r, struct rp_answer *ans, const char *expr, double a,
-                            double b, double step, bool named)
+void rp_answer_take(struct replay *r, struct rp_answer *ans, const char *expr, double a, double b,
+                    int rc, struct matrix *m, const char *err)
 {
     rp_answer_reset(ans);
-    ans->rc = (named ? promq_range_named : promq_range)(r->cfg.q, expr, a, b, step, &ans->m,
-                                                        ans->err, sizeof(ans->err));
+    ans->rc = rc;
+    ans->m = *m;
+    *m = (struct matrix){0};
+    str_copy(ans->err, sizeof(ans->err), err);
     r->st.requests++;
     ans->cur = xcalloc(ans->m.n ? ans->m.n : 1, sizeof(*ans->cur));
     /* Held for every cycle of the answer and lent to them: found by id (labels.id). */
@@ -355,6 +373,20 @@ static void rp_answer_range(struct replay *r, struct rp_answer *ans, const char 
         rp_fail_add(r, NULL, NULL, a, b, what, ans->err);
         log_warn("cannot read %s from %.3f to %.3f: %s", what, a, b, ans->err);
     }
+}
+
+/*
+ * The range query of `expr` over [a, b] at `step` into *ans (`named`: series keep __name__,
+ * promq_range_named), a failure recorded for replay_failures.
+ */
+static void rp_answer_range(struct replay *r, struct rp_answer *ans, const char *expr, double a,
+                            double b, double step, bool named)
+{
+    struct matrix m = {0};
+    char err[256] = "";
+    int rc =
+        (named ? promq_range_named : promq_range)(r->cfg.q, expr, a, b, step, &m, err, sizeof(err));
+    rp_answer_take(r, ans, expr, a, b, rc, &m, err);
 }
 
 /*
@@ -659,7 +691,9 @@ static void rp_load(struct replay *r)
     size_t per = rp_per_chunk(r);
     size_t k0 = r->loaded, k1 = k0 + per < r->ncycles ? k0 + per : r->ncycles;
     size_t before = r->st.samples;
-    double span = rp_read_raw(r, rp_time(r, k1 - 1));
+    double span = 0;
+    if (!rp_ahead_raw(r, k1, &span))
+        span = rp_read_raw(r, rp_time(r, k1 - 1));
     /*
      * The default chunk grows with what a chunk holds: Prometheus' remote read answers whole
      * XOR chunks (up to 120 samples, half an hour at 15 s), so a request of half an hour makes
@@ -690,9 +724,12 @@ static void rp_load(struct replay *r)
             r->nfallback++;
         }
     }
-    rp_read_instants(r, k0, k1);
-    rp_read_ranges(r, k0, k1);
+    if (!rp_ahead_answers(r)) {
+        rp_read_instants(r, k0, k1);
+        rp_read_ranges(r, k0, k1);
+    }
     r->loaded = k1;
+    rp_ahead_start(r, rp_per_chunk(r));
 }
 
 /* The failure of selector k that overlaps [a, b], or NULL. */
@@ -1062,6 +1099,7 @@ void replay_close(struct replay *r)
 {
     if (!r)
         return;
+    rp_ahead_stop(r);
     for (size_t k = 0; k < r->nsels; k++)
         rp_sel_free(&r->sels[k]);
     free(r->sels);

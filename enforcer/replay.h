@@ -69,6 +69,12 @@ struct replay_cfg {
     bool carry;
     bool window_stats;
     /*
+     * Read each chunk in place when its first cycle comes. By default the next chunk is read
+     * by a thread while this one's cycles are judged (replay_ahead.c): the same reads, handed
+     * over at the same point, so the same data; the tests compare the two.
+     */
+    bool sync_reads;
+    /*
      * NULL, or per rule (rs->n entries) the fold to carry instead of the rule's own
      * (decide_proof_params, fetch_idle_timers): `recommend`'s fast pass folds each series once
      * for every threshold and idle timer of its grid (enforcer/recfast.h). The rule data then

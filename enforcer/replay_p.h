@@ -5,7 +5,8 @@
  * replay.c is the bounded range reader (backtest, the replay tools) and owns the state's
  * setup, the raw reads and the per-cycle slicing; replay_live.c is `run`'s incremental
  * reader (replay_live_*, called by daemon.c), which reads the same selectors with an open end
- * and carries each series' proof from cycle to cycle. Nothing outside these two includes it.
+ * and carries each series' proof from cycle to cycle; replay_ahead.c reads the range
+ * reader's next chunk in a thread. Nothing outside these three includes it.
  */
 #ifndef GPURECLAIM_REPLAYP_H
 #define GPURECLAIM_REPLAYP_H
@@ -16,6 +17,7 @@
 
 #include "proof.h"
 #include "raw.h"
+#include "rawread.h"
 #include "replay.h"
 #include "series.h"
 #include "util.h"
@@ -154,8 +156,9 @@ struct replay {
     int64_t *tms;           /* scratch: one series' sample times (ms) and values */
     double *tv;
     size_t tcap;
-    double last_t; /* the cycle last handed out, NAN before the first */
-    bool adapt;    /* the chunk is the default's, sized by what it holds (rp_load) */
+    double last_t;          /* the cycle last handed out, NAN before the first */
+    bool adapt;             /* the chunk is the default's, sized by what it holds (rp_load) */
+    struct rp_ahead *ahead; /* the next chunk being read (replay_ahead.c), or NULL */
 };
 
 /* ---- defined in replay.c ---------------------------------------------------------------- */
@@ -169,6 +172,15 @@ void rp_collisions(struct rp_sel *s);
 void rp_series_free(struct rp_series *e, size_t ncrule);
 /* Read selector k's raw samples over [a, b] into what it holds (lv_on_series when live). */
 void rp_read(struct replay *r, size_t k, double a, double b);
+/* rp_read in parts, for reads made elsewhere (replay_ahead.c): ready selector k for a read
+   over [a, b], hand its series to rp_on_series, then end it with what the read returned. */
+void rp_read_begin(struct replay *r, size_t k, double a, double b);
+int rp_on_series(void *arg, const struct series *in, char *err, size_t errlen);
+void rp_read_end(struct replay *r, size_t k, double a, double b, enum rawread_rc got,
+                 size_t samples, size_t bytes, const char *err);
+/* A range answer over [a, b] (rc, *m moved in, err) as the current chunk's *ans. */
+void rp_answer_take(struct replay *r, struct rp_answer *ans, const char *expr, double a, double b,
+                    int rc, struct matrix *m, const char *err);
 void rp_answer_reset(struct rp_answer *ans);
 /* How each rule of cfg.rs is read (struct rp_rule), its selectors, instants and ranges. */
 void rp_plan(struct replay *r);
@@ -179,6 +191,21 @@ void rp_fallback(struct replay *r, double t, struct rule_data *data);
 /* Drop what selector s holds (the next cycle reads its whole window); free it. */
 void rp_sel_drop(struct rp_sel *s);
 void rp_sel_free(struct rp_sel *s);
+
+/* ---- defined in replay_ahead.c: the next chunk read while this one's cycles are judged --- */
+
+/* Start reading cycles [loaded, loaded + per) in a thread, when nothing read can change the
+   plan (replay_ahead.c says when); nothing happens otherwise, and rp_load reads in place. */
+void rp_ahead_start(struct replay *r, size_t per);
+/* The read-ahead of cycles [loaded, k1), waited for: its raw reads handed to the selectors as
+   rp_read_raw's would be, the longest stretch a selector's reads covered into *span. False
+   (nothing done) when there is none for those cycles. */
+bool rp_ahead_raw(struct replay *r, size_t k1, double *span);
+/* Its instant and range answers taken as the chunk's, the read-ahead done; false without. */
+bool rp_ahead_answers(struct replay *r);
+void rp_ahead_discard(struct replay *r);
+/* Wait for a read-ahead still running and drop it (replay_close). */
+void rp_ahead_stop(struct replay *r);
 
 /* ---- defined in replay_live.c --------------------------------------------------------------- */
 

@@ -145,6 +145,24 @@ print("%s: %s/failed-read-query-error (%d records as without the failure, %d kee
 sys.exit(0 if ok else 1)
 PY
     stop_pid "$LAST_PID"
+    # The read-ahead (enforcer/replay_ahead.c: the next chunk read by a thread while this
+    # one's cycles are judged) hands over what reading each chunk in place reads, failures
+    # included: the same records, the same failed part, the same stats but the time.
+    REPLAY_SYNC=1 "$DUMP" "$PROM_URL" "$TMP/rules-sel.yaml" $FROM $END $INTERVAL $CHUNK \
+        >"$TMP/good-sync.txt" 2>"$TMP/good-sync.err"
+    check read-ahead-same-records cmp -s "$TMP/good.txt" "$TMP/good-sync.txt"
+    start_bg "$TMP/proxy2.log" python3 "$DATA/failproxy.py" "$PROM_URL" 4
+    _pport=$(listening "$TMP/proxy2.log")
+    REPLAY_SYNC=1 "$DUMP" "http://127.0.0.1:$_pport" "$TMP/rules-sel.yaml" $FROM $END $INTERVAL \
+        $CHUNK >"$TMP/failed-sync.txt" 2>"$TMP/failed-sync.err"
+    check read-ahead-failed-exit-3 test $? -eq 3
+    stop_pid "$LAST_PID"
+    check read-ahead-failed-same-records cmp -s "$TMP/failed.txt" "$TMP/failed-sync.txt"
+    # But the clock: the log lines' time and the stats' seconds.
+    sed 's/^ts=[^ ]* //; s/ seconds=[0-9.]*$//' "$TMP/failed.err" >"$TMP/failed.err.cmp"
+    sed 's/^ts=[^ ]* //; s/ seconds=[0-9.]*$//' "$TMP/failed-sync.err" >"$TMP/failed-sync.err.cmp"
+    check read-ahead-failed-logged grep -q 'injected failure' "$TMP/failed.err.cmp"
+    check read-ahead-failed-same-stderr cmp -s "$TMP/failed.err.cmp" "$TMP/failed-sync.err.cmp"
 
     _from=$((END - 5 * 3600))
     "$DUMP" "$PROM_URL" "$RULES" $_from $((END - 3 * 3600)) 300 >"$TMP/early.txt" 2>"$TMP/early.err"

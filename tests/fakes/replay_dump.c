@@ -19,7 +19,8 @@
  * (the default, as `backtest --decisions`: proofs carried from cycle to cycle, every
  * record's window statistics computed), `lean` (as `backtest` without --decisions: window
  * statistics only where a verdict needs them) or `windowed` (each cycle's window folded
- * again, as `plan` folds its read).
+ * again, as `plan` folds its read). REPLAY_SYNC=1 reads every chunk in place when its first
+ * cycle comes, without the read-ahead thread (replay_cfg.sync_reads).
  */
 #include <math.h>
 #include <stdio.h>
@@ -79,6 +80,8 @@ int main(int argc, char **argv)
     }
     cfg.carry = !mode || strcmp(mode, "windowed") != 0;
     cfg.window_stats = !mode || strcmp(mode, "carry") == 0;
+    /* REPLAY_SYNC=1: every chunk read in place (the replay's read-ahead off), to compare. */
+    cfg.sync_reads = getenv("REPLAY_SYNC") && strcmp(getenv("REPLAY_SYNC"), "1") == 0;
     cfg.q = promq_new(&pc);
     cfg.rs = &rs;
     double t0 = mono_now();

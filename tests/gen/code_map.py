@@ -49,7 +49,7 @@ LAYERS = [
         ("Proof and decision", "pure functions: what the raw samples prove, then keep or reclaim",
          ["reason", "raw", "proof", "exprcov", "decide"]),
         ("Reading Prometheus", "queries, raw samples, the per-cycle fetch, replay over a range",
-         ["promq", "rawread", "fetch", "replay_p", "replay", "replay_live"]),
+         ["promq", "rawread", "fetch", "replay_p", "replay", "replay_ahead", "replay_live"]),
         ("Kubernetes and container runtime clients", "API calls, their JSON, pressure, leases",
          ["kube", "kube_json", "pressure", "lease", "perm"]),
         ("Action engine", "notice, wait, re-check, act once; ledger, audit, webhooks, restore",

@@ -7,7 +7,8 @@
  * overlapping reads against one fold of the same samples, late samples told from samples read
  * twice, series with the same labels but another name, trimming, and a cycle against a fake
  * server: the instant queries asked while the raw samples are read, the answers not held
- * past the cycle. tests/e2e/replay.sh compares
+ * past the cycle; and the range reader's read-ahead (replay_ahead.c) against reading each
+ * chunk in place. tests/e2e/replay.sh compares
  * whole replays with `plan --at` on real servers, tests/e2e/enforcer_incremental.sh `run`.
  */
 #include "replay.c"
@@ -770,6 +771,122 @@ TEST(live_instant_queries_with_the_raw_read)
     free(capfile);
 }
 
+/*
+ * The read-ahead (replay_ahead.c: the next chunk read by a thread while this one's cycles
+ * are judged) hands each cycle what reading the chunk in place does: a range of 13 cycles
+ * read in chunks of two, against a fake serving a captured remote-read answer and a range
+ * answer of the allocation, once each way. The per-cycle rule data (errors, the proofs' labels
+ * and last samples, the allocation's points), the stats and the requests the fake saw are
+ * the same; and the thread did run (a chunk being read ahead after the first cycle).
+ */
+static char *ahead_replay(const char *url, bool sync, size_t *requests, bool *ahead_seen)
+{
+    struct rule rules[] = {{.name = "r",
+                            .enabled = true,
+                            .policy = POLICY_ALWAYS,
+                            .threshold = 10,
+                            .idle_timer = 600,
+                            .step = 60,
+                            .q_activity = "{__name__=~\"rr_scrape_.*\"}",
+                            .q_allocation = "gpureclaim:workload_devices:count"}};
+    struct ruleset rs = {.rules = rules, .n = 1};
+    struct promq *q = promq_new(&(struct promq_cfg){.url = url, .timeout = 10, .proofs = true});
+    char err[256];
+    struct replay *r = replay_open(&(struct replay_cfg){.q = q,
+                                                        .rs = &rs,
+                                                        .from = RR_NOW,
+                                                        .to = RR_NOW + 720,
+                                                        .interval = 60,
+                                                        .chunk = 120,
+                                                        .carry = true,
+                                                        .sync_reads = sync},
+                                   err, sizeof(err));
+    TEST_CHECK(r != NULL);
+    struct sbuf out = {0};
+    struct rule_data d[1];
+    double t;
+    while (r && replay_next(r, &t, d) == 1) {
+        *ahead_seen |= r->ahead != NULL;
+        sbuf_printf(&out, "@%.0f error=%d '%s' proofs=%d:", t, d[0].error, d[0].errmsg,
+                    (int)d[0].nproofs);
+        for (size_t i = 0; i < d[0].nproofs; i++) {
+            char *k = labels_format(&d[0].proofs[i].s.labels);
+            sbuf_printf(&out, " %s@%lld", k, (long long)proof_last(d[0].proofs[i].p));
+            free(k);
+        }
+        sbuf_puts(&out, " alloc:");
+        for (size_t i = 0; i < d[0].allocation.n; i++)
+            for (size_t j = 0; j < d[0].allocation.s[i].n; j++)
+                sbuf_printf(&out, " %.3f=%g", d[0].allocation.s[i].p[j].t,
+                            d[0].allocation.s[i].p[j].v);
+        sbuf_putc(&out, '\n');
+        fetch_free(d, 1);
+    }
+    struct replay_stats st = {0};
+    if (r) {
+        replay_stats(r, &st);
+        sbuf_printf(&out, "samples=%zu requests=%zu failed=%zu data_start=%.3f\n", st.samples,
+                    st.requests, st.failed_chunks, st.data_start);
+    }
+    *requests = st.requests;
+    replay_close(r);
+    promq_free(q);
+    return sbuf_take(&out);
+}
+
+TEST(read_ahead_as_in_place)
+{
+    struct sbuf range = {0};
+    sbuf_puts(&range, "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":["
+                      "{\"metric\":{\"__name__\":\"gpureclaim:workload_devices:count\","
+                      "\"pod\":\"p2\",\"resource\":\"amd_com_gpu\"},\"values\":[");
+    for (int k = 0; k <= 12; k++)
+        sbuf_printf(&range, "%s[%.0f,\"%d\"]", k ? "," : "", RR_NOW + 60.0 * k, 1 + k % 2);
+    sbuf_puts(&range, "]}]}}");
+    TEST_CHECK_INT(tmptree_put(tmpdir, "ahead-range.json", range.buf), 0);
+    sbuf_free(&range);
+    size_t caplen = 0;
+    char *cap = test_read_file("tests/fixtures/remoteread/scrape.bin", &caplen);
+    TEST_CHECK(cap && caplen > 64);
+    char *capfile = xasprintf("%s/ahead-scrape.bin", tmpdir);
+    char *rfile = xasprintf("%s/ahead-range.json", tmpdir);
+    FILE *cf = fopen(capfile, "wb");
+    TEST_CHECK(cf != NULL);
+    if (cf) {
+        fwrite(cap ? cap : "", 1, caplen, cf);
+        fclose(cf);
+    }
+    free(cap);
+    char *seen[2] = {NULL, NULL};
+    size_t requests[2] = {0, 0}, reads[2] = {0, 0};
+    bool ahead[2] = {false, false};
+    for (int sync = 0; sync < 2; sync++) {
+        struct fake fk;
+        if (fake_start(&fk, fake_path, tmpdir, "-R", capfile, "0", "ok", rfile, NULL) < 0) {
+            TEST_CHECK(!"fake_prom started");
+            break;
+        }
+        char url[64];
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d", fk.port);
+        seen[sync] = ahead_replay(url, sync, &requests[sync], &ahead[sync]);
+        fake_stop(&fk);
+        reads[sync] = (size_t)fake_log_count(fk.log, "request POST /api/v1/read ");
+    }
+    if (seen[0] && seen[1]) {
+        TEST_CHECK_STR(seen[0], seen[1]);
+        TEST_CHECK(strstr(seen[0], "pod=\"p2\"}@1795668542992") != NULL); /* a later chunk's */
+        TEST_CHECK(strstr(seen[0], "=2") != NULL); /* and the allocation's points */
+    }
+    TEST_CHECK(ahead[0]);  /* read ahead */
+    TEST_CHECK(!ahead[1]); /* in place */
+    TEST_CHECK(requests[0] == requests[1] && requests[0] >= 7);
+    TEST_CHECK(reads[0] == reads[1] && reads[0] >= 7);
+    free(seen[0]);
+    free(seen[1]);
+    free(capfile);
+    free(rfile);
+}
+
 int main(int argc, char **argv)
 {
     fake_bin_path(fake_path, sizeof(fake_path), argv[0], "fake_prom");
@@ -794,6 +911,7 @@ int main(int argc, char **argv)
     RUN(live_trim);
     RUN(live_names_held_once);
     RUN(live_instant_queries_with_the_raw_read);
+    RUN(read_ahead_as_in_place);
     tmptree_finish(tmpdir);
     return test_done();
 }
