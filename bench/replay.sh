@@ -4,7 +4,8 @@
 # (--backtest.every-cycle: decide() of every workload and the engine over every decision at
 # every cycle), side by side in one run, and its range reader alone (enforcer/replay.c,
 # driven by tests/fakes/replay_dump in `quiet` mode: every cycle decided, nothing printed;
-# and in `read` mode: nothing decided, the read's share of a backtest) over DAYS
+# and in `read` mode: nothing decided, the read's share of a backtest; both also with each
+# chunk read in place, REPLAY_SYNC=1, beside the default read-ahead) over DAYS
 # (default 7) of history of WORKLOADS (default 1000) workloads at 15 s samples, one selector
 # rule (bench/replay-rules.yaml: 15m idle timer, 1m step, raw samples by remote read), a
 # cycle every INTERVAL s (default 60: 10,080 cycles a week), against:
@@ -116,6 +117,12 @@ set -- $(replay $FROM read)
 read_wall=$1
 shift 2
 echo "replay $DAYS days, read only (nothing decided): wall ${read_wall} s ($*)"
+# The same read with each chunk read in place when its first cycle comes (no read-ahead
+# thread, enforcer/replay_ahead.c), and a lean replay that decides every cycle both ways.
+set -- $(REPLAY_SYNC=1 replay $FROM read)
+echo "replay $DAYS days, read only, each chunk read in place: wall $1 s"
+set -- $(REPLAY_SYNC=1 replay $FROM)
+echo "replay $DAYS days, every cycle decided, each chunk read in place: wall $1 s (read ahead: ${week_wall} s)"
 
 # Each hourly cap of CAPS (default "10 0": the default of --enforce.max-actions-per-hour, which
 # binds nearly every cycle against this many idle workloads, and none), both modes.

@@ -741,7 +741,7 @@ static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data 
             }
         }
     }
-    matrix_free(&pts);
+    matrix_free_lent(&pts); /* replay_points lends the labels */
     for (size_t i = 0; i < rd->allocation.n; i++) {
         const struct series *se = &rd->allocation.s[i];
         struct bt_workload *w = bt_series_stopped_at(s, ri, BT_ALLOCATION, i, &se->labels);
@@ -823,7 +823,7 @@ void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data, st
                 s->res.data_start = act->s[j].p[0].t;
             s->first_found[i] |= asked && act->s[j].n > 0;
         }
-        matrix_free(&first);
+        matrix_free_lent(&first);
         /*
          * A failed read says nothing about a return nor an end: the next cycle that reads the
          * data looks back to the last one that did (as far as its range reaches: a return

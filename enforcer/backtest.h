@@ -45,7 +45,8 @@ struct bt_source {
     /*
      * A source whose rule data carry proofs, not grids (the replay): rule i's activity points
      * of the last cycle at its grid times in (after, t] (replay_points), where the backtest
-     * finds returns and the start of the data. NULL when the rule data's activity holds them.
+     * finds returns and the start of the data, the series' labels lent (free the matrix with
+     * matrix_free_lent). NULL when the rule data's activity holds them.
      */
     bool (*points)(struct bt_source *s, size_t rule, double after, bool first_only,
                    bool (*want)(void *arg, const struct labels *l), void *arg, struct matrix *out);

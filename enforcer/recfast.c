@@ -398,7 +398,7 @@ static void rf_returns(struct recfast *f, double t, struct bt_source *src, size_
                 }
             }
     }
-    matrix_free(&m);
+    matrix_free_lent(&m); /* replay_points lends the labels */
 }
 
 /* Whether point p's record of slot s stands at now (carried, not judged). */

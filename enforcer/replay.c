@@ -1063,7 +1063,7 @@ bool replay_points(struct replay *r, size_t i, double after, bool first_only,
             continue;
         }
         struct series *se = &out->s[out->n++];
-        labels_copy(&se->labels, &e->nn);
+        se->labels = e->nn; /* lent (replay.h) */
         se->p = p;
         se->n = np;
     }

@@ -141,8 +141,9 @@ bool replay_carried(const struct replay *r, size_t i);
  * out, t, in (after, t] (after -INFINITY: from the grid's start; first_only: the first point
  * of each series only), as rule_data.activity would hold them had the window been folded into
  * grids (raw_points_between): the backtest's returns. Series labels without __name__; only
- * the series `want` (when not NULL) says yes to. Free with matrix_free. False (out empty)
- * for a rule not carried.
+ * the series `want` (when not NULL) says yes to. The labels are lent (the replay's, valid
+ * until the next replay_next): free with matrix_free_lent. False (out empty) for a rule not
+ * carried.
  */
 bool replay_points(struct replay *r, size_t i, double after, bool first_only,
                    bool (*want)(void *arg, const struct labels *l), void *arg, struct matrix *out);

@@ -350,6 +350,13 @@ void matrix_free(struct matrix *m)
     m->n = 0;
 }
 
+void matrix_free_lent(struct matrix *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        m->s[i].labels = (struct labels){0};
+    matrix_free(m);
+}
+
 struct series *matrix_push(struct matrix *m)
 {
     m->s = xrealloc(m->s, (m->n + 1) * sizeof(*m->s));

@@ -97,6 +97,8 @@ bool series_is_stale(double v);
 
 void series_free(struct series *s);
 void matrix_free(struct matrix *m);
+/* matrix_free of a matrix whose series' labels are lent (someone else's to free). */
+void matrix_free_lent(struct matrix *m);
 /* Append a series (takes ownership of its contents) and return a pointer to it. */
 struct series *matrix_push(struct matrix *m);
 

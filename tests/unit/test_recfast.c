@@ -222,7 +222,7 @@ static bool tsrc_points(struct bt_source *bs, size_t rule, double after, bool fi
             continue;
         }
         struct series *se = &out->s[out->n++];
-        labels_copy(&se->labels, &x->l);
+        se->labels = x->l; /* lent, as replay_points lends them */
         se->p = p;
         se->n = np;
     }
@@ -529,7 +529,7 @@ static int csrc_next(struct bt_source *bs, double *t, struct rule_data *data)
         for (size_t i = 0; i < m.n; i++)
             if (m.s[i].n && !(m.s[i].p[0].t >= c->earliest))
                 c->earliest = m.s[i].p[0].t;
-    matrix_free(&m);
+    matrix_free_lent(&m);
     return rc;
 }
 
