@@ -681,6 +681,34 @@ TEST(live_trim)
 /* The end of tests/fixtures/remoteread/scrape.bin's samples (its scrape.expected). */
 #define RR_NOW 1795668540.0
 
+/* The rule of the tests against the capture: its series, a 10m idle timer. */
+static const struct rule rr_rule = {.name = "r",
+                                    .enabled = true,
+                                    .policy = POLICY_ALWAYS,
+                                    .threshold = 10,
+                                    .idle_timer = 600,
+                                    .step = 60,
+                                    .q_activity = "{__name__=~\"rr_scrape_.*\"}",
+                                    .q_allocation = "gpureclaim:workload_devices:count"};
+
+/* The capture copied into the tree as `name`: the fake then reads it by an absolute path,
+   whatever its cwd. Its path; free it. */
+static char *rr_capture(const char *name)
+{
+    size_t caplen = 0;
+    char *cap = test_read_file("tests/fixtures/remoteread/scrape.bin", &caplen);
+    TEST_CHECK(cap && caplen > 64);
+    char *capfile = xasprintf("%s/%s", tmpdir, name);
+    FILE *cf = fopen(capfile, "wb");
+    TEST_CHECK(cf != NULL);
+    if (cf) {
+        fwrite(cap ? cap : "", 1, caplen, cf);
+        fclose(cf);
+    }
+    free(cap);
+    return capfile;
+}
+
 /*
  * A `run` cycle asks its instant query (the allocation) while the raw samples are read, not
  * after: the fake holds the remote read until the instant query has arrived (-H), so a
@@ -698,18 +726,7 @@ TEST(live_instant_queries_with_the_raw_read)
     TEST_CHECK_INT(tmptree_put(tmpdir, "instant.json", instant), 0);
     TEST_CHECK_INT(tmptree_put(tmpdir, "range.json", range), 0);
     char *ifile = xasprintf("%s/instant.json", tmpdir), *rfile = xasprintf("%s/range.json", tmpdir);
-    /* Copied into the tree: the fake then reads it by an absolute path, whatever its cwd. */
-    size_t caplen = 0;
-    char *cap = test_read_file("tests/fixtures/remoteread/scrape.bin", &caplen);
-    TEST_CHECK(cap && caplen > 64);
-    char *capfile = xasprintf("%s/scrape.bin", tmpdir);
-    FILE *cf = fopen(capfile, "wb");
-    TEST_CHECK(cf != NULL);
-    if (cf) {
-        fwrite(cap ? cap : "", 1, caplen, cf);
-        fclose(cf);
-    }
-    free(cap);
+    char *capfile = rr_capture("scrape.bin");
     struct fake fk;
     if (fake_start(&fk, fake_path, tmpdir, "-R", capfile, "-H", "10", "0", "ok", rfile, ifile,
                    NULL) < 0) {
@@ -719,14 +736,7 @@ TEST(live_instant_queries_with_the_raw_read)
         free(capfile);
         return;
     }
-    struct rule rules[] = {{.name = "r",
-                            .enabled = true,
-                            .policy = POLICY_ALWAYS,
-                            .threshold = 10,
-                            .idle_timer = 600,
-                            .step = 60,
-                            .q_activity = "{__name__=~\"rr_scrape_.*\"}",
-                            .q_allocation = "gpureclaim:workload_devices:count"}};
+    struct rule rules[] = {rr_rule};
     struct ruleset rs = {.rules = rules, .n = 1};
     char url[64];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", fk.port);
@@ -781,14 +791,7 @@ TEST(live_instant_queries_with_the_raw_read)
  */
 static char *ahead_replay(const char *url, bool sync, size_t *requests, bool *ahead_seen)
 {
-    struct rule rules[] = {{.name = "r",
-                            .enabled = true,
-                            .policy = POLICY_ALWAYS,
-                            .threshold = 10,
-                            .idle_timer = 600,
-                            .step = 60,
-                            .q_activity = "{__name__=~\"rr_scrape_.*\"}",
-                            .q_allocation = "gpureclaim:workload_devices:count"}};
+    struct rule rules[] = {rr_rule};
     struct ruleset rs = {.rules = rules, .n = 1};
     struct promq *q = promq_new(&(struct promq_cfg){.url = url, .timeout = 10, .proofs = true});
     char err[256];
@@ -845,18 +848,8 @@ TEST(read_ahead_as_in_place)
     sbuf_puts(&range, "]}]}}");
     TEST_CHECK_INT(tmptree_put(tmpdir, "ahead-range.json", range.buf), 0);
     sbuf_free(&range);
-    size_t caplen = 0;
-    char *cap = test_read_file("tests/fixtures/remoteread/scrape.bin", &caplen);
-    TEST_CHECK(cap && caplen > 64);
-    char *capfile = xasprintf("%s/ahead-scrape.bin", tmpdir);
+    char *capfile = rr_capture("ahead-scrape.bin");
     char *rfile = xasprintf("%s/ahead-range.json", tmpdir);
-    FILE *cf = fopen(capfile, "wb");
-    TEST_CHECK(cf != NULL);
-    if (cf) {
-        fwrite(cap ? cap : "", 1, caplen, cf);
-        fclose(cf);
-    }
-    free(cap);
     char *seen[2] = {NULL, NULL};
     size_t requests[2] = {0, 0}, reads[2] = {0, 0};
     bool ahead[2] = {false, false};
