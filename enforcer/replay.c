@@ -415,7 +415,11 @@ static int rp_answer_slice(struct rp_answer *ans, int64_t lo, int64_t hi, struct
             e++;
         if (e == c)
             continue;
-        struct series *d = matrix_push(out);
+        /* Room for every series at once: matrix_push grows the array by one. */
+        if (!out->s)
+            out->s = xmalloc(ans->m.n * sizeof(*out->s));
+        struct series *d = &out->s[out->n++];
+        *d = (struct series){0};
         if (lend)
             d->labels = s->labels;
         else

@@ -37,6 +37,7 @@ struct ah_read {
     char err[256];
     size_t samples, bytes;
     struct matrix m;
+    size_t cap; /* room in m.s */
 };
 
 /* One range query over the chunk's cycles (instants first, then the PromQL plan's ranges,
@@ -72,10 +73,17 @@ struct rp_ahead {
     size_t nqs;
 };
 
-/* rawread_series_fn: a copy of the series, handed over later. */
+/* rawread_series_fn: a copy of the series, handed over later. The array grows by doubling
+   (matrix_push grows it by one: at 10,000 series a read, a copy of the array per series). */
 static int ah_keep(void *arg, const struct series *in, char *err, size_t errlen)
 {
-    struct series *d = matrix_push(arg);
+    struct ah_read *rd = arg;
+    if (rd->m.n == rd->cap) {
+        rd->cap = rd->cap ? 2 * rd->cap : 64;
+        rd->m.s = xrealloc(rd->m.s, rd->cap * sizeof(*rd->m.s));
+    }
+    struct series *d = &rd->m.s[rd->m.n++];
+    *d = (struct series){0};
     labels_copy(&d->labels, &in->labels);
     d->n = in->n;
     d->p = xmalloc((in->n ? in->n : 1) * sizeof(*d->p));
@@ -98,7 +106,7 @@ static void *ah_run(void *arg)
             struct ah_read *rd = &ah->reads[ah->nreads++];
             *rd = (struct ah_read){.sel = k, .a = a, .b = b};
             struct matrix none = {0};
-            rd->rc = rawread_read(ah->q, s->path, false, s->sel, a, b, ah_keep, &rd->m, &none,
+            rd->rc = rawread_read(ah->q, s->path, false, s->sel, a, b, ah_keep, rd, &none,
                                   &rd->samples, &rd->bytes, rd->err, sizeof(rd->err));
             matrix_free(&none);
             a = b;
