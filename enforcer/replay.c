@@ -29,7 +29,7 @@
 #include "rfc3339.h"
 #include "util.h"
 
-static double rp_time(const struct replay *r, size_t k)
+double rp_time(const struct replay *r, size_t k)
 {
     return r->cfg.from + (double)k * r->cfg.interval;
 }

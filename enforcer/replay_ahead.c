@@ -133,9 +133,12 @@ static void ah_free(struct rp_ahead *ah)
     free(ah);
 }
 
-static double ah_time(const struct replay *r, size_t k)
+static void ah_discard(struct replay *r)
 {
-    return r->cfg.from + (double)k * r->cfg.interval;
+    if (!r->ahead)
+        return;
+    ah_free(r->ahead);
+    r->ahead = NULL;
 }
 
 void rp_ahead_start(struct replay *r, size_t per)
@@ -149,7 +152,7 @@ void rp_ahead_start(struct replay *r, size_t per)
     ah->q = r->cfg.q;
     ah->k0 = r->loaded;
     ah->k1 = ah->k0 + per < r->ncycles ? ah->k0 + per : r->ncycles;
-    ah->upto = ah_time(r, ah->k1 - 1);
+    ah->upto = rp_time(r, ah->k1 - 1);
     ah->chunk = r->cfg.chunk;
     ah->nsels = r->nsels;
     ah->sels = xcalloc(r->nsels ? r->nsels : 1, sizeof(*ah->sels));
@@ -164,13 +167,13 @@ void rp_ahead_start(struct replay *r, size_t per)
     ah->qs = xcalloc(nq + r->nranges + 1, sizeof(*ah->qs));
     for (size_t i = 0; i < nq; i++)
         ah->qs[ah->nqs++] = (struct ah_query){.expr = r->insts[i].expr,
-                                              .a = ah_time(r, ah->k0),
+                                              .a = rp_time(r, ah->k0),
                                               .b = ah->upto,
                                               .step = r->cfg.interval,
                                               .named = true};
     for (size_t i = 0; i < r->nranges; i++)
         ah->qs[ah->nqs++] = (struct ah_query){.expr = r->ranges[i].expr,
-                                              .a = ah_time(r, ah->k0) - r->ranges[i].lookback,
+                                              .a = rp_time(r, ah->k0) - r->ranges[i].lookback,
                                               .b = ah->upto,
                                               .step = r->ranges[i].step};
     if (pthread_create(&ah->th, NULL, ah_run, ah) != 0) {
@@ -191,15 +194,16 @@ bool rp_ahead_raw(struct replay *r, size_t k1, double *span)
     ah->joined = true;
     if (ah->k0 != r->loaded || ah->k1 != k1) {
         /* Not the chunk asked for (cannot happen while rp_load alone moves `loaded`). */
-        rp_ahead_discard(r);
+        ah_discard(r);
         return false;
     }
     for (size_t i = 0; i < ah->nreads; i++) {
         struct ah_read *rd = &ah->reads[i];
         struct rp_sel *s = &r->sels[rd->sel];
+        char scratch[8]; /* rp_on_series reports nothing: it cannot fail */
         rp_read_begin(r, rd->sel, rd->a, rd->b);
         for (size_t j = 0; j < rd->m.n; j++)
-            (void)rp_on_series(s, &rd->m.s[j], rd->err, sizeof(rd->err));
+            (void)rp_on_series(s, &rd->m.s[j], scratch, sizeof(scratch));
         rp_read_end(r, rd->sel, rd->a, rd->b, rd->rc, rd->samples, rd->bytes, rd->err);
         matrix_free(&rd->m);
     }
@@ -221,16 +225,8 @@ bool rp_ahead_answers(struct replay *r)
         struct rp_answer *ans = i < nq ? &r->insts[i].ans : &r->ranges[i - nq].ans;
         rp_answer_take(r, ans, g->expr, g->a, g->b, g->rc, &g->m, g->err);
     }
-    rp_ahead_discard(r);
+    ah_discard(r);
     return true;
-}
-
-void rp_ahead_discard(struct replay *r)
-{
-    if (!r->ahead)
-        return;
-    ah_free(r->ahead);
-    r->ahead = NULL;
 }
 
 void rp_ahead_stop(struct replay *r)
@@ -239,5 +235,5 @@ void rp_ahead_stop(struct replay *r)
         return;
     if (!r->ahead->joined)
         pthread_join(r->ahead->th, NULL);
-    rp_ahead_discard(r);
+    ah_discard(r);
 }

@@ -165,6 +165,8 @@ struct replay {
 
 /* Unix seconds as the milliseconds of a raw read. */
 int64_t rp_ms(double t);
+/* The time of cycle k (from + k intervals). */
+double rp_time(const struct replay *r, size_t k);
 /* Where selector k's read for the cycle at t starts: the earliest read start of its rules. */
 double rp_sel_start(const struct replay *r, size_t k, double t);
 /* Recompute s->collide from the series held: two that differ only in their metric name. */
@@ -203,7 +205,6 @@ void rp_ahead_start(struct replay *r, size_t per);
 bool rp_ahead_raw(struct replay *r, size_t k1, double *span);
 /* Its instant and range answers taken as the chunk's, the read-ahead done; false without. */
 bool rp_ahead_answers(struct replay *r);
-void rp_ahead_discard(struct replay *r);
 /* Wait for a read-ahead still running and drop it (replay_close). */
 void rp_ahead_stop(struct replay *r);
 
