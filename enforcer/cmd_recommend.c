@@ -80,10 +80,10 @@ struct rec_run {
     bool *orig_dry;
     struct bt_cfg cfg;
     double data_start;
-    bool no_fast;                  /* --recommend.engine: every point through the engine */
-    size_t nfast, nengine, nredo;  /* grid points scored by the fast pass, by the engine, and
-                                      of these the fast ones the engine scored again */
-    unsigned long judged, carried; /* the fast pass's workload-cycles */
+    bool no_fast;                 /* --recommend.engine: every point through the engine */
+    size_t nfast, nengine, nredo; /* grid points scored by the fast pass, by the engine, and
+                                     of these the fast ones the engine scored again */
+    unsigned long judged, carried, looked; /* the fast pass's workload-cycles */
 };
 
 /* ---- the engine's figures ----------------------------------------------------------------- */
@@ -397,10 +397,12 @@ static int rec_pass(struct rec_run *run, struct promq *q, const size_t *fast, si
         recfast_stats(ffit[i], &st);
         run->judged += st.judged;
         run->carried += st.carried;
+        run->looked += st.looked;
         if (fhold[i]) {
             recfast_stats(fhold[i], &st);
             run->judged += st.judged;
             run->carried += st.carried;
+            run->looked += st.looked;
         }
         for (size_t k = 0; k < run->npts; k++) {
             if (!recfast_exact(ffit[i], k) || (fhold[i] && !recfast_exact(fhold[i], k))) {
@@ -1369,9 +1371,9 @@ int cmd_recommend(char *const *args, size_t nargs)
         fprintf(stderr,
                 "recommend: %zu groups x %zu grid points: %zu by the fast pass, %zu by the "
                 "engine (%zu of them first tried fast); the fast pass judged %lu "
-                "workload-cycles and carried %lu; sweep %.3f s\n",
+                "workload-cycles and carried %lu, looking at %lu; sweep %.3f s\n",
                 run.ng, run.npts, run.nfast, run.nengine, run.nredo, run.judged, run.carried,
-                t_sweep);
+                run.looked, t_sweep);
     if (sw != 0) {
         fprintf(stderr, "error: %s\n", err);
         status = sw == -2 ? CMD_EXIT_RULE_ERROR : 1;

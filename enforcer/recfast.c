@@ -51,9 +51,23 @@ enum rf_state { RF_JUDGE = 0, RF_ACTIVE, RF_NO_RECORD };
 /* One point's view of one slot. */
 struct rf_view {
     enum rf_state state;
-    unsigned long rec; /* the cycle its last record (or none) was made */
-    int64_t until;     /* RF_ACTIVE: btdue_active_until then (ms) */
-    size_t wl;         /* its workload in the point's simulation, RF_NONE: none yet */
+    unsigned long rec;  /* the cycle its last record (or none) was made */
+    unsigned long seen; /* the last cycle it was put among the point's candidates */
+    unsigned long next; /* the last cycle it was put on the point's list for the next */
+    int64_t until;      /* RF_ACTIVE: btdue_active_until then (ms) */
+    size_t wl;          /* its workload in the point's simulation, RF_NONE: none yet */
+};
+
+/* An `active` record's due time: the slot is looked at again once the cycle is past it. */
+struct rf_due {
+    int64_t until;
+    size_t s;
+};
+
+/* A growable list of slots. */
+struct rf_list {
+    size_t *v;
+    size_t n, c;
 };
 
 struct rf_point {
@@ -69,6 +83,12 @@ struct rf_point {
     size_t nwl_slot;
     size_t *away; /* simulation workloads away */
     size_t naway, caway;
+    /* What a cycle looks at (rf_gather): the slots whose record cannot stand on its own
+       (judged, no `active` or empty record, a notice open, away), and the `active` records
+       by due time. The others are carried without a look. */
+    struct rf_list next, cand, due;
+    struct rf_due *heap; /* a binary min-heap on until; stale entries are dropped when met */
+    size_t nheap, cheap;
     bool inexact;
 };
 
@@ -92,6 +112,9 @@ struct recfast {
     struct recfast_stats st;
     size_t *touched;
     size_t ntouched, ctouched;
+    struct rf_list changed; /* this cycle: the touched slots whose inputs changed */
+    size_t *pos[3];         /* a point's cycle: positions of the due series, per list */
+    size_t cpos[3];
 };
 
 const char *recfast_unfit(const struct rule *r, size_t nth, size_t nit)
@@ -307,21 +330,69 @@ static uint64_t rf_bits(double v)
     return b;
 }
 
+static void rf_list_push(struct rf_list *l, size_t x)
+{
+    if (l->n == l->c) {
+        l->c = l->c ? 2 * l->c : 64;
+        l->v = xrealloc(l->v, l->c * sizeof(*l->v));
+    }
+    l->v[l->n++] = x;
+}
+
+static void rf_heap_push(struct rf_point *p, int64_t until, size_t s)
+{
+    if (p->nheap == p->cheap) {
+        p->cheap = p->cheap ? 2 * p->cheap : 64;
+        p->heap = xrealloc(p->heap, p->cheap * sizeof(*p->heap));
+    }
+    size_t i = p->nheap++;
+    while (i > 0 && p->heap[(i - 1) / 2].until > until) {
+        p->heap[i] = p->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    p->heap[i] = (struct rf_due){until, s};
+}
+
+static struct rf_due rf_heap_pop(struct rf_point *p)
+{
+    struct rf_due top = p->heap[0], last = p->heap[--p->nheap];
+    size_t i = 0;
+    for (;;) {
+        size_t k = 2 * i + 1;
+        if (k >= p->nheap)
+            break;
+        if (k + 1 < p->nheap && p->heap[k + 1].until < p->heap[k].until)
+            k++;
+        if (p->heap[k].until >= last.until)
+            break;
+        p->heap[i] = p->heap[k];
+        i = k;
+    }
+    if (p->nheap)
+        p->heap[i] = last;
+    return top;
+}
+
+static int rf_cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* The instants of list `list` (1 allocation, 2 priority) as inputs of their slots. */
-static void rf_instants(struct recfast *f, int list, const struct matrix *m, size_t *slot, double t)
+static void rf_instants(struct recfast *f, int list, const struct matrix *m)
 {
     for (size_t j = 0; j < m->n; j++) {
         const struct series *se = &m->s[j];
-        slot[j] = rf_slot_at(f, list, j, &se->labels);
-        if (slot[j] == RF_NONE)
+        size_t s = rf_slot_at(f, list, j, &se->labels);
+        if (s == RF_NONE)
             continue;
-        struct rf_slot *x = rf_touch(f, slot[j]);
+        struct rf_slot *x = rf_touch(f, s);
         rf_push(x, (struct rf_in){
                        .kind = list, .pos = j, .n = se->n, .v = se->n ? rf_bits(se->p[0].v) : 0});
         /* As bt_observe_rule reads an allocation at the end of the cycle. */
         if (list == 1 && se->n && se->p[se->n - 1].v > 0)
             x->alloc_on = true;
-        (void)t;
     }
 }
 
@@ -425,67 +496,153 @@ static bool rf_carry(struct recfast *f, struct rf_point *p, size_t s, const stru
     if (best == PROOF_NONE)
         return false;
     v->until = best;
+    rf_heap_push(p, best, s);
     return true;
+}
+
+static void rf_cand(struct recfast *f, struct rf_point *p, size_t s)
+{
+    struct rf_view *v = &p->view[s];
+    if (v->seen == f->cycle)
+        return;
+    v->seen = f->cycle;
+    rf_list_push(&p->cand, s);
+}
+
+/*
+ * Point p's candidates at this cycle, each once, beside the workloads back (rf_point_cycle):
+ * the slots of its list from the last cycle, those whose inputs changed, the `active` records
+ * whose due time has passed. Every touched slot not away for which rf_carry is false is
+ * among them, so the others are carried without a look (at 1,000 workloads, 40 grid points
+ * and 10,000 cycles, 400 M looks of which 3 M judge):
+ *   - a record decide() made stands only while its inputs do: a change puts the slot in
+ *     f->changed at the cycle it happens, where it is judged unless away; a reclaim leaves
+ *     its slot's record to be judged (RF_JUDGE), and a workload back is a candidate;
+ *   - a record that is neither `active` nor empty (RF_JUDGE) keeps its slot on the list;
+ *   - a notice is given only to a workload decided at that cycle (a candidate), whose slot
+ *     then stays on the list while the notice is open;
+ *   - an `active` record's due time is on the heap from the cycle it was set.
+ * A slot the list drops because it had no inputs this cycle comes back through f->changed:
+ * inputs absent for a cycle count as changed when they return.
+ */
+static void rf_gather(struct recfast *f, struct rf_point *p, int64_t now)
+{
+    for (size_t i = 0; i < p->next.n; i++)
+        rf_cand(f, p, p->next.v[i]);
+    for (size_t i = 0; i < f->changed.n; i++)
+        rf_cand(f, p, f->changed.v[i]);
+    while (p->nheap && p->heap[0].until < now) {
+        struct rf_due d = rf_heap_pop(p);
+        const struct rf_view *v = &p->view[d.s];
+        if (v->state == RF_ACTIVE && v->until == d.until) /* else a stale entry */
+            rf_cand(f, p, d.s);
+    }
+}
+
+/* Slot s on point p's list for the next cycle when its record cannot stand on its own: a
+   notice open, or a record that is neither `active` nor empty. Not while away: a workload
+   back is a candidate of the cycle it is back. */
+static void rf_relist(struct recfast *f, struct rf_point *p, const struct bt_result *res, size_t s)
+{
+    struct rf_view *v = &p->view[s];
+    if (v->next == f->cycle)
+        return;
+    bool keep = v->state == RF_JUDGE && f->slot[s].seen == f->cycle;
+    if (v->wl != RF_NONE && res->wl[v->wl].stopped)
+        keep = false;
+    else if (v->wl != RF_NONE)
+        keep |= !isnan(res->wl[v->wl].noticed);
+    if (!keep)
+        return;
+    v->next = f->cycle;
+    rf_list_push(&p->next, s);
+}
+
+/* The positions (ascending, as decide() would meet them in the whole data) of the series of
+   list `list` of the due slots, into f->pos[list]; how many. */
+static size_t rf_positions(struct recfast *f, const struct rf_point *p, int list)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < p->due.n; i++) {
+        const struct rf_slot *x = &f->slot[p->due.v[i]];
+        for (size_t k = 0; k < x->nprev; k++) {
+            if (x->prev[k].kind != list)
+                continue;
+            if (n == f->cpos[list]) {
+                f->cpos[list] = f->cpos[list] ? 2 * f->cpos[list] : 64;
+                f->pos[list] = xrealloc(f->pos[list], f->cpos[list] * sizeof(*f->pos[list]));
+            }
+            f->pos[list][n++] = x->prev[k].pos;
+        }
+    }
+    qsort(f->pos[list], n, sizeof(*f->pos[list]), rf_cmp_size);
+    return n;
 }
 
 /* One point's cycle: returns, the due workloads judged, the engine. */
 static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
-                           const struct rule_data *rd, const size_t *pslot, const size_t *aslot,
-                           const size_t *qslot, bool *due)
+                           const struct rule_data *rd)
 {
     int64_t now = llround(t * 1000.0);
     struct rf_ctx ctx = {f, p};
     bt_sim_observe_with(p->sim, t, rf_back, rf_alloc, &ctx);
     const struct bt_result *res = bt_sim_result(p->sim);
-    size_t kept = 0;
+    /* The workloads back: candidates (their record was a reclaim). The others away, with
+       inputs this cycle, are neither judged nor carried. */
+    p->cand.n = 0;
+    size_t kept = 0, stopped = 0;
     for (size_t i = 0; i < p->naway; i++) {
         size_t wl = p->away[i];
+        size_t s = p->wl_slot[wl];
         if (res->wl[wl].stopped) {
             p->away[kept++] = wl;
+            stopped += f->slot[s].seen == f->cycle;
         } else {
-            f->slot[p->wl_slot[wl]].away--;
+            f->slot[s].away--;
             f->away_total--;
+            rf_cand(f, p, s);
         }
     }
     p->naway = kept;
 
     /* The due slots: with inputs this cycle, not away, and no record that stands. */
-    for (size_t i = 0; i < f->ntouched; i++) {
-        size_t s = f->touched[i];
-        size_t wl = p->view[s].wl;
-        if (wl != RF_NONE && res->wl[wl].stopped) {
-            due[s] = false;
+    rf_gather(f, p, now);
+    f->st.looked += p->cand.n;
+    p->due.n = 0;
+    for (size_t i = 0; i < p->cand.n; i++) {
+        size_t s = p->cand.v[i];
+        if (f->slot[s].seen != f->cycle)
             continue;
-        }
-        due[s] = !rf_carry(f, p, s, rd, now);
-        if (!due[s])
-            f->st.carried++;
+        size_t wl = p->view[s].wl;
+        if (wl != RF_NONE && res->wl[wl].stopped)
+            continue;
+        if (!rf_carry(f, p, s, rd, now))
+            rf_list_push(&p->due, s);
     }
+    /* Every touched slot neither away nor due is carried. */
+    f->st.carried += f->ntouched - stopped - p->due.n;
     struct rule_data red = *rd;
     red.rule = p->r;
     red.proof_params = p->pp;
     red.start = t - decide_lookback(p->r);
-    red.proofs = xmalloc((rd->nproofs ? rd->nproofs : 1) * sizeof(*red.proofs));
-    red.nproofs = 0;
+    size_t np = rf_positions(f, p, 0), na = rf_positions(f, p, 1), nq = rf_positions(f, p, 2);
+    red.proofs = xmalloc((np ? np : 1) * sizeof(*red.proofs));
+    red.nproofs = np;
     red.proofs_lent = true;
     red.instants_lent = true;
-    struct series *as = xmalloc((rd->allocation.n ? rd->allocation.n : 1) * sizeof(*as));
-    struct series *qs = xmalloc((rd->priority.n ? rd->priority.n : 1) * sizeof(*qs));
-    size_t ka = 0, kq = 0;
-    for (size_t j = 0; j < rd->nproofs; j++)
-        if (pslot[j] != RF_NONE && due[pslot[j]]) {
-            red.proofs[red.nproofs++] = rd->proofs[j];
-            if (!proof_young_known(rd->proofs[j].p, &p->pp, now, p->idle_ms))
-                p->inexact = true;
-        }
-    for (size_t j = 0; j < rd->allocation.n; j++)
-        if (aslot[j] != RF_NONE && due[aslot[j]])
-            as[ka++] = rd->allocation.s[j];
-    for (size_t j = 0; j < rd->priority.n; j++)
-        if (qslot[j] != RF_NONE && due[qslot[j]])
-            qs[kq++] = rd->priority.s[j];
-    red.allocation = (struct matrix){as, ka};
-    red.priority = (struct matrix){qs, kq};
+    struct series *as = xmalloc((na ? na : 1) * sizeof(*as));
+    struct series *qs = xmalloc((nq ? nq : 1) * sizeof(*qs));
+    for (size_t j = 0; j < np; j++) {
+        red.proofs[j] = rd->proofs[f->pos[0][j]];
+        if (!proof_young_known(red.proofs[j].p, &p->pp, now, p->idle_ms))
+            p->inexact = true;
+    }
+    for (size_t j = 0; j < na; j++)
+        as[j] = rd->allocation.s[f->pos[1][j]];
+    for (size_t j = 0; j < nq; j++)
+        qs[j] = rd->priority.s[f->pos[2][j]];
+    red.allocation = (struct matrix){as, na};
+    red.priority = (struct matrix){qs, nq};
     red.pending = (struct matrix){0};
     struct decisions d = {0};
     decide(&red, 1, t, &d);
@@ -496,19 +653,18 @@ static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
      * its next cycle does first anyway: skipped (the engine's cost per cycle is a pass over
      * its ledger, which grows with the reclaims).
      */
-    if (d.n || bt_sim_open_notices(p->sim))
+    bool stepped = d.n || bt_sim_open_notices(p->sim);
+    if (stepped)
         bt_sim_cycle(p->sim, t, &d);
     else
         f->st.idle_cycles++;
     res = bt_sim_result(p->sim);
 
     /* What each due slot's record now is: none until decide() gave one. */
-    for (size_t i = 0; i < f->ntouched; i++) {
-        size_t s = f->touched[i];
-        if (due[s]) {
-            p->view[s].state = RF_NO_RECORD;
-            p->view[s].rec = f->cycle;
-        }
+    for (size_t i = 0; i < p->due.n; i++) {
+        size_t s = p->due.v[i];
+        p->view[s].state = RF_NO_RECORD;
+        p->view[s].rec = f->cycle;
     }
     for (size_t i = 0; i < d.n; i++) {
         const struct decision_rec *r = &d.v[i];
@@ -530,6 +686,7 @@ static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
             if (best != PROOF_NONE) {
                 v->state = RF_ACTIVE;
                 v->until = best;
+                rf_heap_push(p, best, s);
             }
         }
         if (v->wl == RF_NONE) {
@@ -549,9 +706,16 @@ static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
         }
     }
     decisions_free(&d);
-    /* The reclaims of this cycle: their workloads are away. */
-    size_t nacted;
-    const size_t *acted = bt_sim_acted(p->sim, &nacted);
+    /* The list for the next cycle, from this one's candidates (the last list, the due). */
+    p->next.n = 0;
+    for (size_t i = 0; i < p->cand.n; i++)
+        rf_relist(f, p, res, p->cand.v[i]);
+    /* The reclaims of this cycle: their workloads are away, judged when they are back. (The
+       engine reclaims only from a decision of this cycle, so each was due and RF_JUDGE.) */
+    size_t nacted = 0;
+    /* bt_sim_acted is the last step's: a cycle not stepped acted on none (they were counted
+       away twice before, at every such cycle after a reclaim). */
+    const size_t *acted = stepped ? bt_sim_acted(p->sim, &nacted) : NULL;
     for (size_t i = 0; i < nacted; i++) {
         size_t wl = acted[i];
         if (wl >= p->nwl_slot || p->wl_slot[wl] == RF_NONE)
@@ -561,8 +725,10 @@ static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
             p->away = xrealloc(p->away, p->caway * sizeof(*p->away));
         }
         p->away[p->naway++] = wl;
-        f->slot[p->wl_slot[wl]].away++;
+        size_t s = p->wl_slot[wl];
+        f->slot[s].away++;
         f->away_total++;
+        p->view[s].state = RF_JUDGE;
     }
     free(red.proofs);
     free(as);
@@ -574,17 +740,14 @@ void recfast_cycle(struct recfast *f, double t, const struct rule_data *rd, stru
 {
     f->cycle++;
     f->ntouched = 0;
+    f->changed.n = 0;
     int64_t now = llround(t * 1000.0);
-    size_t np = rd->nproofs, na = rd->allocation.n, nq = rd->priority.n;
-    size_t *pslot = xmalloc((np ? np : 1) * sizeof(*pslot));
-    size_t *aslot = xmalloc((na ? na : 1) * sizeof(*aslot));
-    size_t *qslot = xmalloc((nq ? nq : 1) * sizeof(*qslot));
-    for (size_t j = 0; j < np; j++) {
+    for (size_t j = 0; j < rd->nproofs; j++) {
         const struct rule_proof *rp = &rd->proofs[j];
-        pslot[j] = rp->p ? rf_slot_at(f, 0, j, &rp->s.labels) : RF_NONE;
-        if (pslot[j] == RF_NONE)
+        size_t s = rp->p ? rf_slot_at(f, 0, j, &rp->s.labels) : RF_NONE;
+        if (s == RF_NONE)
             continue;
-        struct rf_slot *x = rf_touch(f, pslot[j]);
+        struct rf_slot *x = rf_touch(f, s);
         /* Present under how many of the points' lookbacks (proof_present, ascending). */
         size_t lvl = 0;
         for (size_t k = 0; k < f->nlb; k++) {
@@ -599,16 +762,18 @@ void recfast_cycle(struct recfast *f, double t, const struct rule_data *rd, stru
         }
         x->pj[x->npj++] = j;
     }
-    rf_instants(f, 1, &rd->allocation, aslot, t);
-    rf_instants(f, 2, &rd->priority, qslot, t);
+    rf_instants(f, 1, &rd->allocation);
+    rf_instants(f, 2, &rd->priority);
     /* Changed: other inputs than at its previous cycle, or absent in between. */
     for (size_t i = 0; i < f->ntouched; i++) {
         struct rf_slot *x = &f->slot[f->touched[i]];
         bool same = x->was + 1 == f->cycle && x->ncur == x->nprev;
         for (size_t k = 0; same && k < x->ncur; k++)
             same = rf_in_equal(&x->cur[k], &x->prev[k]);
-        if (!same)
+        if (!same) {
             x->changed = f->cycle;
+            rf_list_push(&f->changed, f->touched[i]);
+        }
         struct rf_in *tmp = x->prev;
         size_t c = x->cprev;
         x->prev = x->cur;
@@ -619,13 +784,8 @@ void recfast_cycle(struct recfast *f, double t, const struct rule_data *rd, stru
         x->ncur = 0;
     }
     rf_returns(f, t, src, rule);
-    bool *due = xcalloc(f->nslot ? f->nslot : 1, sizeof(*due));
     for (size_t i = 0; i < f->np; i++)
-        rf_point_cycle(f, &f->p[i], t, rd, pslot, aslot, qslot, due);
-    free(due);
-    free(pslot);
-    free(aslot);
-    free(qslot);
+        rf_point_cycle(f, &f->p[i], t, rd);
     f->t_prev = t;
 }
 
@@ -659,6 +819,10 @@ void recfast_free(struct recfast *f)
         free(f->p[i].view);
         free(f->p[i].wl_slot);
         free(f->p[i].away);
+        free(f->p[i].next.v);
+        free(f->p[i].cand.v);
+        free(f->p[i].due.v);
+        free(f->p[i].heap);
     }
     free(f->p);
     for (size_t i = 0; i < f->nslot; i++) {
@@ -675,5 +839,8 @@ void recfast_free(struct recfast *f)
         btdue_memo_free(&f->memo[k]);
     sbuf_free(&f->kbuf);
     free(f->touched);
+    free(f->changed.v);
+    for (int k = 0; k < 3; k++)
+        free(f->pos[k]);
     free(f);
 }

@@ -18,7 +18,10 @@
  *     and its inputs, the series it was made from, their presence, a new non-finite sample,
  *     its allocation and priority, are those it was made from; a workload decide() gave no
  *     record stays without one while its inputs stay the same); the workloads a point holds
- *     reclaimed are left out of its data, as bt_sim_hide leaves them out;
+ *     reclaimed are left out of its data, as bt_sim_hide leaves them out. Those that can have
+ *     changed are found without a look at the others (recfast.c, rf_gather): the inputs that
+ *     changed (once a cycle for every point), each point's records that cannot stand on
+ *     their own, its `active` records by due time, its workloads back;
  *   - the returns and ends of allocation are found once per cycle for every point
  *     (bt_sim_observe_with), from one read of the points of the workloads away in any point.
  * Each point's decisions go to its own bt_sim: the notices, notice periods, spares, the
@@ -89,6 +92,8 @@ bool recfast_exact(const struct recfast *f, size_t v);
 struct recfast_stats {
     unsigned long judged;      /* workload-cycles judged by decide(), all points */
     unsigned long carried;     /* workload-cycles carried (an `active` record or none) */
+    unsigned long looked;      /* workload-cycles looked at to find those judged: the others
+                                  were carried without a look (recfast.c, rf_gather) */
     unsigned long idle_cycles; /* point-cycles with nothing for the engine to step */
 };
 void recfast_stats(const struct recfast *f, struct recfast_stats *out);
