@@ -704,7 +704,8 @@ static double act_last_closed(struct ledger *l, const char *rule, const char *wo
     return t;
 }
 
-static void act_target_fill_entry(struct ledger_entry *e, const struct act_target *t)
+static void act_target_fill_entry(struct ledger *l, struct ledger_entry *e,
+                                  const struct act_target *t)
 {
     if (t->nchain == 0 || !t->chain[0].api_version[0])
         return; /* containers: no notice object */
@@ -713,7 +714,7 @@ static void act_target_fill_entry(struct ledger_entry *e, const struct act_targe
     ledger_set(&e->root_kind, root->kind);
     ledger_set(&e->root_ns, root->ns);
     ledger_set(&e->root_name, root->name);
-    ledger_set(&e->root_uid, root->uid);
+    ledger_set_root_uid(l, e, root->uid);
 }
 
 /* What the action is aimed at: the pod for an eviction, else the root owner. */
@@ -797,7 +798,7 @@ static bool act_adopt(struct act *a, const struct decision_rec *d, const char *w
         e->noticed = noticed;
         e->act_after = act_after;
         e->idle_proven = noticed;
-        act_target_fill_entry(e, t);
+        act_target_fill_entry(&a->ledger, e, t);
         char at[40];
         rfc3339_format(at, sizeof(at), done ? acted : act_after, RFC3339_SEC);
         if (done) {
@@ -1140,7 +1141,7 @@ static bool act_apply(struct act_ctx *c, const struct lc_step *st)
         e->noticed = c->now;
         e->act_after = c->n.act_after;
         e->idle_proven = c->now;
-        act_target_fill_entry(e, c->t);
+        act_target_fill_entry(&a->ledger, e, c->t);
         /* The object now carries this notice (a notice period of 0 acts on it in this very
            cycle, and the check before acting reads it from there). */
         free(c->t->notice);
@@ -1515,6 +1516,32 @@ static bool act_kept(struct act_ctx *c)
  * when (the pod's creation, never earlier than the real restart), and the target's idle window
  * must lie after the latest such time (act_young).
  */
+struct act_restart {
+    struct act *a;
+    struct act_target *t;
+    double now;
+};
+
+static bool act_note_restart_of(void *arg, struct ledger_entry *e)
+{
+    struct act_restart *r = arg;
+    struct act_target *t = r->t;
+    if (e->state != LEDGER_ACTED || !(t->created > e->updated))
+        return false;
+    if (isnan(e->restarted)) {
+        e->restarted = fmin(t->created, r->now);
+        act_save(r->a);
+        char at[40];
+        rfc3339_format(at, sizeof(at), e->restarted, RFC3339_SEC);
+        log_info("%s, acted on by rule '%s', runs again since %s: a new idle window starts "
+                 "there",
+                 e->target, e->rule, at);
+    }
+    if (!(t->restarted >= e->restarted))
+        t->restarted = e->restarted;
+    return false;
+}
+
 static void act_note_restart(struct act *a, struct act_target *t, double now)
 {
     if (t->nchain == 0 || !t->running || t->terminating || !(t->created > 0))
@@ -1522,23 +1549,8 @@ static void act_note_restart(struct act *a, struct act_target *t, double now)
     const char *root = t->chain[t->nchain - 1].uid;
     if (!root || !*root)
         return;
-    for (size_t i = 0; i < a->ledger.n; i++) {
-        struct ledger_entry *e = &a->ledger.v[i];
-        if (e->state != LEDGER_ACTED || strcmp(e->root_uid, root) != 0 ||
-            !(t->created > e->updated))
-            continue;
-        if (isnan(e->restarted)) {
-            e->restarted = fmin(t->created, now);
-            act_save(a);
-            char at[40];
-            rfc3339_format(at, sizeof(at), e->restarted, RFC3339_SEC);
-            log_info("%s, acted on by rule '%s', runs again since %s: a new idle window starts "
-                     "there",
-                     e->target, e->rule, at);
-        }
-        if (!(t->restarted >= e->restarted))
-            t->restarted = e->restarted;
-    }
+    struct act_restart r = {a, t, now};
+    ledger_each_root(&a->ledger, root, act_note_restart_of, &r);
 }
 
 /* The live object against the entry: the same one, replaced, or no longer running. */
@@ -1559,9 +1571,16 @@ static enum lc_object act_lc_object(const struct ledger_entry *e, const struct a
  * Event, audit line or action): the object is already being reclaimed for it. An eviction
  * acts on each pod, whose own notice it is. True when this decision stops here.
  */
+static bool act_same_target_of(void *arg, struct ledger_entry *e)
+{
+    const struct act_ctx *c = arg;
+    if (!(e->state == LEDGER_PENDING || (e->state == LEDGER_ACTED && isnan(e->restarted))))
+        return false;
+    return strcmp(e->rule, c->d->rule->name) == 0 && strcmp(e->workload, c->workload) != 0;
+}
+
 static bool act_same_target(struct act_ctx *c)
 {
-    struct act *a = c->a;
     const struct rule *r = c->d->rule;
     const struct act_target *t = c->t;
     if (r->action == ACTION_EVICT || t->nchain == 0)
@@ -1569,21 +1588,13 @@ static bool act_same_target(struct act_ctx *c)
     const char *root = t->chain[t->nchain - 1].uid;
     if (!root || !*root)
         return false;
-    for (size_t i = 0; i < a->ledger.n; i++) {
-        const struct ledger_entry *e = &a->ledger.v[i];
-        /* The state first, then the root (which differs soonest): this runs over the whole
-           ledger for every candidate that reaches a notice. */
-        if (!(e->state == LEDGER_PENDING || (e->state == LEDGER_ACTED && isnan(e->restarted))))
-            continue;
-        if (strcmp(e->root_uid, root) != 0 || strcmp(e->rule, r->name) != 0 ||
-            strcmp(e->workload, c->workload) == 0)
-            continue;
-        log_debug("%s of rule '%s': %s already %s for %s: no notice of its own", c->workload,
-                  r->name, e->target, e->state == LEDGER_PENDING ? "noticed" : "acted on",
-                  e->workload);
-        return true;
-    }
-    return false;
+    /* The first in ledger order (the one a scan would name). */
+    const struct ledger_entry *e = ledger_each_root(&c->a->ledger, root, act_same_target_of, c);
+    if (!e)
+        return false;
+    log_debug("%s of rule '%s': %s already %s for %s: no notice of its own", c->workload, r->name,
+              e->target, e->state == LEDGER_PENDING ? "noticed" : "acted on", e->workload);
+    return true;
 }
 
 /*
@@ -1827,6 +1838,12 @@ static void act_freed(struct act *a, double now)
 {
     bool resync = a->resync, changed = false;
     a->resync = false;
+    /* Without a backend that can tell, nothing is asked and nothing counted: the pass would
+       only move `accounted`, which nothing else reads (not saved, ledger.h). The backtest's
+       engines (their own count of the GPU time freed) passed over every acted entry at every
+       cycle for nothing. */
+    if (!(a->kube && a->kube->back) && !(a->runtime && a->runtime->back))
+        return;
     for (size_t i = 0; i < a->ledger.n; i++) {
         struct ledger_entry *e = &a->ledger.v[i];
         if (e->state != LEDGER_ACTED || !(e->allocated > 0) || !isnan(e->returned))

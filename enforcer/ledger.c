@@ -72,6 +72,9 @@ void ledger_free(struct ledger *l)
     strset_free(&l->index);
     free(l->next);
     free(l->tail);
+    strset_free(&l->rindex);
+    free(l->rnext);
+    free(l->rtail);
     memset(l, 0, sizeof(*l));
 }
 
@@ -82,19 +85,29 @@ void ledger_free(struct ledger *l)
  * spent a quarter of its time there). Entries are keyed by their workload string (stable
  * while the entry lives) and chained in ledger order, so ledger_find returns the entry a scan
  * would. A removal moves the entries after it: the index is rebuilt at the next lookup.
+ * The engine also asks, for every candidate, which entries share its root owner (act.c:
+ * act_note_restart, act_same_target), a scan of the whole ledger each that took a third of
+ * a 1,000-workload `recommend`: a second index the same way, by root uid.
  */
-static void ledger_link(struct ledger *l, size_t i)
+static void ledger_chain(struct strset *ix, size_t *next, size_t *tail, const char *key, size_t i)
 {
-    const char *w = l->v[i].workload;
-    const void *got = strset_put(&l->index, w, strlen(w), (const void *)(uintptr_t)(i + 1));
-    l->next[i] = 0;
+    const void *got = strset_put(ix, key, strlen(key), (const void *)(uintptr_t)(i + 1));
+    next[i] = 0;
     if (!got) {
-        l->tail[i] = i;
+        tail[i] = i;
         return;
     }
     size_t h = (size_t)(uintptr_t)got - 1;
-    l->next[l->tail[h]] = i + 1;
-    l->tail[h] = i;
+    next[tail[h]] = i + 1;
+    tail[h] = i;
+}
+
+static void ledger_link(struct ledger *l, size_t i)
+{
+    ledger_chain(&l->index, l->next, l->tail, l->v[i].workload, i);
+    l->rnext[i] = 0;
+    if (l->v[i].root_uid[0])
+        ledger_chain(&l->rindex, l->rnext, l->rtail, l->v[i].root_uid, i);
 }
 
 static void ledger_reindex(struct ledger *l)
@@ -103,10 +116,16 @@ static void ledger_reindex(struct ledger *l)
         return;
     strset_free(&l->index);
     l->index = (struct strset){0};
+    strset_free(&l->rindex);
+    l->rindex = (struct strset){0};
     free(l->next);
     free(l->tail);
+    free(l->rnext);
+    free(l->rtail);
     l->next = xcalloc(l->cap ? l->cap : 1, sizeof(*l->next));
     l->tail = xcalloc(l->cap ? l->cap : 1, sizeof(*l->tail));
+    l->rnext = xcalloc(l->cap ? l->cap : 1, sizeof(*l->rnext));
+    l->rtail = xcalloc(l->cap ? l->cap : 1, sizeof(*l->rtail));
     for (size_t i = 0; i < l->n; i++)
         ledger_link(l, i);
     l->indexed = true;
@@ -138,6 +157,36 @@ struct ledger_entry *ledger_add(struct ledger *l, const char *rule, const char *
     if (l->indexed)
         ledger_link(l, l->n - 1);
     return e;
+}
+
+void ledger_set_root_uid(struct ledger *l, struct ledger_entry *e, const char *uid)
+{
+    size_t i = (size_t)(e - l->v);
+    bool was_empty = !e->root_uid || !e->root_uid[0];
+    ledger_set(&e->root_uid, uid);
+    if (!l->indexed || i >= l->n)
+        return;
+    /* The last entry given its root (a notice, just added): the end of its root's chain,
+       where a rebuild would put it. Anything else is rebuilt at the next lookup. */
+    if (was_empty && i + 1 == l->n) {
+        if (e->root_uid[0])
+            ledger_chain(&l->rindex, l->rnext, l->rtail, e->root_uid, i);
+    } else {
+        l->indexed = false;
+    }
+}
+
+struct ledger_entry *ledger_each_root(struct ledger *l, const char *root,
+                                      bool (*fn)(void *arg, struct ledger_entry *e), void *arg)
+{
+    if (!root || !*root)
+        return NULL;
+    ledger_reindex(l);
+    const void *got = strset_get(&l->rindex, root, strlen(root));
+    for (size_t i = got ? (size_t)(uintptr_t)got - 1 : SIZE_MAX; i != SIZE_MAX; i = l->rnext[i] - 1)
+        if (fn(arg, &l->v[i]))
+            return &l->v[i];
+    return NULL;
 }
 
 void ledger_remove(struct ledger *l, struct ledger_entry *e)

@@ -70,6 +70,9 @@ struct ledger {
        workload in ledger order; rebuilt when entries move. */
     struct strset index;
     size_t *next, *tail;
+    /* The same by root uid (entries with one): ledger_each_root. */
+    struct strset rindex;
+    size_t *rnext, *rtail;
     bool indexed;
 };
 
@@ -97,8 +100,17 @@ void ledger_each(struct ledger *l, const char *rule, const char *workload,
 /* Append a new entry with copies of the strings (NULL is stored as ""); returns it. */
 struct ledger_entry *ledger_add(struct ledger *l, const char *rule, const char *workload,
                                 const char *uid, const char *target, enum ledger_state state);
-/* Replace a string field of an entry (copies `value`; NULL stored as ""). */
+/* Replace a string field of an entry (copies `value`; NULL stored as ""). Not root_uid:
+   ledger_set_root_uid. */
 void ledger_set(char **field, const char *value);
+/* Replace e's root_uid (the root index follows it). */
+void ledger_set_root_uid(struct ledger *l, struct ledger_entry *e, const char *uid);
+/*
+ * Call fn for every entry whose root_uid is `root` (not empty), in ledger order, until it
+ * returns true: that entry is returned, else NULL. fn must not add or remove entries.
+ */
+struct ledger_entry *ledger_each_root(struct ledger *l, const char *root,
+                                      bool (*fn)(void *arg, struct ledger_entry *e), void *arg);
 /* Remove entry `e` (a pointer returned by find/add; other pointers stay valid only if
    they point before it). */
 void ledger_remove(struct ledger *l, struct ledger_entry *e);

@@ -102,7 +102,9 @@ struct recfast {
     size_t nkeys;
     struct rf_slot *slot;
     size_t nslot, cslot;
-    struct btdue_memo memo[3]; /* proofs, allocation, priority: position -> slot + 1 */
+    struct btdue_memo memo[4]; /* proofs, allocation, priority, the points asked for the
+                                  returns (rf_want_away): position -> slot + 1 */
+    size_t want_j;             /* rf_want_away: the position of the series asked about */
     unsigned long cycle;
     double t_prev;
     int64_t lb[RAW_MAX_IDLE + 1]; /* the points' lookbacks, ascending, distinct */
@@ -430,11 +432,23 @@ static bool rf_alloc(void *arg, size_t wl)
     return x->seen == c->f->cycle && x->alloc_on;
 }
 
+/* replay_points asks about each series of the probe in order, every cycle: the position
+   is the count of the calls, and the memo saves building and finding its key each time. */
 static bool rf_want_away(void *arg, const struct labels *l)
 {
     struct recfast *f = arg;
-    size_t s = rf_slot_of(f, l, false);
-    return s != RF_NONE && f->slot[s].away > 0;
+    size_t j = f->want_j++;
+    size_t v = btdue_memo_get(&f->memo[3], j, l);
+    if (v == SIZE_MAX)
+        return false;
+    if (!v) {
+        size_t s = rf_slot_of(f, l, false);
+        if (s == RF_NONE)
+            return false; /* not noted: a series without a slot may be given one later */
+        btdue_memo_set(&f->memo[3], j, l, s + 1);
+        v = s + 1;
+    }
+    return f->slot[v - 1].away > 0;
 }
 
 /* The first point at or above each threshold in (t_prev, t] of the series of workloads away
@@ -442,6 +456,7 @@ static bool rf_want_away(void *arg, const struct labels *l)
 static void rf_returns(struct recfast *f, double t, struct bt_source *src, size_t rule)
 {
     struct matrix m = {0};
+    f->want_j = 0;
     if (!f->away_total || !src->points ||
         !src->points(src, rule, f->t_prev, false, rf_want_away, f, &m))
         return;
@@ -835,7 +850,7 @@ void recfast_free(struct recfast *f)
         free(f->keys[i]);
     free(f->keys);
     strset_free(&f->index);
-    for (int k = 0; k < 3; k++)
+    for (size_t k = 0; k < ARRAY_LEN(f->memo); k++)
         btdue_memo_free(&f->memo[k]);
     sbuf_free(&f->kbuf);
     free(f->touched);

@@ -181,12 +181,25 @@ static void count_each(void *arg, struct ledger_entry *e)
     (*(size_t *)arg)++;
 }
 
+struct root_seen {
+    const struct ledger_entry *v[4096];
+    size_t n;
+};
+
+static bool root_each(void *arg, struct ledger_entry *e)
+{
+    struct root_seen *r = arg;
+    if (r->n < ARRAY_LEN(r->v))
+        r->v[r->n++] = e;
+    return false;
+}
+
 TEST(index_finds_what_a_scan_finds)
 {
     struct ledger l = {0};
     unsigned seed = 7;
-    char rule[8], wl[16], uid[8];
-    size_t mismatches = 0, found = 0;
+    char rule[8], wl[16], uid[8], root[8];
+    size_t mismatches = 0, found = 0, rooted = 0;
     for (int step = 0; step < 20000; step++) {
         seed = seed * 1103515245u + 12345u;
         unsigned x = seed >> 8;
@@ -201,6 +214,13 @@ TEST(index_finds_what_a_scan_finds)
             ledger_add(&l, rule, wl, uid, "t", (enum ledger_state)(state < 0 ? 0 : state));
             l.v[l.n - 1].act_after = step;
             l.v[l.n - 1].updated = step;
+            /* Most given a root as the engine does, right after the add; some none; and
+               now and then an older entry's root replaced. */
+            snprintf(root, sizeof(root), "o%u", (x / 7) % 6);
+            if (x % 5)
+                ledger_set_root_uid(&l, &l.v[l.n - 1], root);
+            if (x % 11 == 0 && l.n > 1)
+                ledger_set_root_uid(&l, &l.v[(x / 13) % (l.n - 1)], root);
             break;
         case 3: {
             struct ledger_entry *e = ledger_find(&l, rule, wl, NULL, -1);
@@ -223,11 +243,23 @@ TEST(index_finds_what_a_scan_finds)
             for (size_t i = 0; i < l.n; i++)
                 want += strcmp(l.v[i].rule, rule) == 0 && strcmp(l.v[i].workload, wl) == 0;
             mismatches += n != want;
+            /* By root: the entries of a scan, in its order (the first an early stop names). */
+            snprintf(root, sizeof(root), "o%u", (x / 7) % 6);
+            struct root_seen rs = {.n = 0};
+            ledger_each_root(&l, root, root_each, &rs);
+            size_t k = 0;
+            for (size_t i = 0; i < l.n; i++)
+                if (strcmp(l.v[i].root_uid, root) == 0)
+                    mismatches += k >= rs.n || rs.v[k++] != &l.v[i];
+            mismatches += k != rs.n;
+            rooted += k;
         }
         }
     }
     TEST_CHECK_INT(mismatches, 0);
     TEST_CHECK(found > 100); /* the lookups met entries, not only empty chains */
+    TEST_CHECK(rooted > 1000);
+    TEST_CHECK(ledger_each_root(&l, "", root_each, &(struct root_seen){.n = 0}) == NULL);
     ledger_free(&l);
 }
 
