@@ -105,6 +105,11 @@ struct recfast {
     struct btdue_memo memo[4]; /* proofs, allocation, priority, the points asked for the
                                   returns (rf_want_away): position -> slot + 1 */
     size_t want_j;             /* rf_want_away: the position of the series asked about */
+    struct rf_wanted {
+        const struct label *l; /* the labels' block, which the answer lends (replay.h) */
+        size_t s;
+    } * wanted; /* rf_want_away's yes, in order: the answer's series are among them */
+    size_t nwanted, cwanted;
     unsigned long cycle;
     double t_prev;
     int64_t lb[RAW_MAX_IDLE + 1]; /* the points' lookbacks, ascending, distinct */
@@ -448,7 +453,14 @@ static bool rf_want_away(void *arg, const struct labels *l)
         btdue_memo_set(&f->memo[3], j, l, s + 1);
         v = s + 1;
     }
-    return f->slot[v - 1].away > 0;
+    if (!f->slot[v - 1].away)
+        return false;
+    if (f->nwanted == f->cwanted) {
+        f->cwanted = f->cwanted ? 2 * f->cwanted : 64;
+        f->wanted = xrealloc(f->wanted, f->cwanted * sizeof(*f->wanted));
+    }
+    f->wanted[f->nwanted++] = (struct rf_wanted){l->v, v - 1};
+    return true;
 }
 
 /* The first point at or above each threshold in (t_prev, t] of the series of workloads away
@@ -456,14 +468,26 @@ static bool rf_want_away(void *arg, const struct labels *l)
 static void rf_returns(struct recfast *f, double t, struct bt_source *src, size_t rule)
 {
     struct matrix m = {0};
-    f->want_j = 0;
+    f->want_j = f->nwanted = 0;
     if (!f->away_total || !src->points ||
         !src->points(src, rule, f->t_prev, false, rf_want_away, f, &m))
         return;
     const struct proof_params *pp = &f->fold.pp;
+    size_t next = 0;
     for (size_t i = 0; i < m.n; i++) {
         const struct series *se = &m.s[i];
-        size_t s = rf_slot_of(f, &se->labels, false);
+        /* The answer keeps the order it asked in: the slot rf_want_away found, else (labels
+           not lent) by key. */
+        size_t at = next;
+        while (at < f->nwanted && f->wanted[at].l != se->labels.v)
+            at++;
+        size_t s;
+        if (at < f->nwanted) {
+            s = f->wanted[at].s;
+            next = at + 1;
+        } else {
+            s = rf_slot_of(f, &se->labels, false);
+        }
         if (s == RF_NONE)
             continue;
         struct rf_slot *x = &f->slot[s];
@@ -855,6 +879,7 @@ void recfast_free(struct recfast *f)
     sbuf_free(&f->kbuf);
     free(f->touched);
     free(f->changed.v);
+    free(f->wanted);
     for (int k = 0; k < 3; k++)
         free(f->pos[k]);
     free(f);

@@ -778,6 +778,34 @@ static size_t rp_upper(const struct rp_series *e, size_t a, int64_t hi)
     return lo;
 }
 
+/*
+ * rp_upper(e, e->head, hi) galloping back from the end: for a bound near the newest samples
+ * (the points of the last cycle, replay_points), which the cycle's fold has just read, where
+ * galloping from the head touches a cold cache line at every step over the whole window.
+ */
+static size_t rp_upper_back(const struct rp_series *e, int64_t hi)
+{
+    size_t lo = e->head, up = e->n, d = 1;
+    /* Every sample in [head, lo) is at or before hi, every one in [up, n) after it. */
+    while (up > lo) {
+        size_t probe = up - lo > d ? up - d : lo;
+        if (rp_ms(e->p[probe].t) <= hi) {
+            lo = probe + 1;
+            break;
+        }
+        up = probe;
+        d *= 2;
+    }
+    while (lo < up) {
+        size_t mid = lo + (up - lo) / 2;
+        if (rp_ms(e->p[mid].t) <= hi)
+            lo = mid + 1;
+        else
+            up = mid;
+    }
+    return lo;
+}
+
 /* rp_upper(e, e->head, hi) when index h is that answer (the index after a proof's last
    sample, noted at the previous cycle: checked, since reads and trims move the buffer). */
 static size_t rp_upper_hint(const struct rp_series *e, size_t h, int64_t hi)
@@ -859,9 +887,9 @@ static void rp_activity(struct replay *r, size_t i, double t, struct rule_data *
 }
 
 /* e's samples held in [from, upto] (ms) into the scratch arrays; returns how many. */
-static size_t rp_scratch(struct replay *r, const struct rp_series *e, int64_t from, int64_t upto)
+static size_t rp_scratch_from(struct replay *r, const struct rp_series *e, size_t a, int64_t upto)
 {
-    size_t a = rp_upper(e, e->head, from - 1), b = rp_upper(e, a, upto);
+    size_t b = rp_upper(e, a, upto);
     if (b - a > r->tcap) {
         r->tcap = b - a;
         r->tms = xrealloc(r->tms, r->tcap * sizeof(*r->tms));
@@ -872,6 +900,11 @@ static size_t rp_scratch(struct replay *r, const struct rp_series *e, int64_t fr
         r->tv[j - a] = e->p[j].v;
     }
     return b - a;
+}
+
+static size_t rp_scratch(struct replay *r, const struct rp_series *e, int64_t from, int64_t upto)
+{
+    return rp_scratch_from(r, e, rp_upper(e, e->head, from - 1), upto);
 }
 
 /*
@@ -1056,7 +1089,8 @@ bool replay_points(struct replay *r, size_t i, double after, bool first_only,
         const struct rp_series *e = &s->s[j];
         if (want && !want(arg, &e->nn))
             continue;
-        size_t m = rp_scratch(r, e, from, tm);
+        /* From the end: `from` is a cycle or two before t unless the window is young. */
+        size_t m = rp_scratch_from(r, e, rp_upper_back(e, from - 1), tm);
         if (!m)
             continue;
         size_t most = first_only ? 1 : m;

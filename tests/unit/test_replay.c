@@ -447,8 +447,9 @@ static size_t upper_ref(const struct rp_series *e, size_t a, int64_t hi)
     return lo;
 }
 
-/* The galloping search and the noted index (rp_upper_hint) give the binary search's answer for
-   every start, bound and hint, a stale hint (after a trim or a read moved the buffer) too. */
+/* The galloping searches (from a start, back from the end) and the noted index (rp_upper_hint)
+   give the binary search's answer for every start, bound and hint, a stale hint (after a trim
+   or a read moved the buffer) too. */
 TEST(upper_as_binary_search)
 {
     unsigned long x = 12345;
@@ -477,7 +478,8 @@ TEST(upper_as_binary_search)
             if (q % 3 == 0)
                 hint = upper_ref(&e, e.head, hi); /* the right answer, as noted */
             ok = rp_upper(&e, a, hi) == upper_ref(&e, a, hi) &&
-                 rp_upper_hint(&e, hint, hi) == upper_ref(&e, e.head, hi);
+                 rp_upper_hint(&e, hint, hi) == upper_ref(&e, e.head, hi) &&
+                 rp_upper_back(&e, hi) == upper_ref(&e, e.head, hi);
         }
         TEST_CHECK(ok);
         free(e.p);
