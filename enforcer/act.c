@@ -527,7 +527,8 @@ static bool act_definite_keep(enum reason r)
  * it, and how to bring the workload back after the action (`hint`, NULL: nothing to say).
  */
 static void act_build_notice(const struct decision_rec *d, double noticed, double act_after,
-                             const char *uid, double acted, const char *hint, struct act_notice *n)
+                             const char *uid, double acted, const char *hint, struct act_notice *n,
+                             struct notice *as_read, bool *as_read_ok)
 {
     char at[40], win[32];
     rfc3339_format(at, sizeof(at), act_after, RFC3339_SEC);
@@ -564,6 +565,11 @@ static void act_build_notice(const struct decision_rec *d, double noticed, doubl
                          .uid = uid && *uid ? (char *)uid : NULL,
                          .acted_at = acted};
     n->annotation = notice_encode(&rec);
+    /* What reading the annotation back gives (act_apply), when asked. */
+    if (as_read) {
+        notice_free(as_read);
+        *as_read_ok = notice_as_read(&rec, as_read) == 0;
+    }
 }
 
 static void act_close(struct ledger_entry *e, enum ledger_state st, const char *result, double now)
@@ -755,7 +761,7 @@ static void act_record_acted(struct act_backend *b, const struct decision_rec *d
         return;
     struct act_notice n;
     char err[512] = "";
-    act_build_notice(d, e->noticed, e->act_after, e->uid, now, NULL, &n);
+    act_build_notice(d, e->noticed, e->act_after, e->uid, now, NULL, &n, NULL, NULL);
     enum act_result r = b->record(b, t, &n, err, sizeof(err));
     if (r != ACT_OK && r != ACT_GONE)
         log_warn("cannot record the action on %s: %s", e->target, err);
@@ -895,6 +901,10 @@ struct act_ctx {
        seen_ok false: none, or unreadable, which no check trusts. */
     struct notice seen;
     bool seen_ok;
+    /* The notice c->n.annotation encodes, as read back (notice_as_read): what act_apply
+       reads when it puts the annotation on the object, without parsing it. */
+    struct notice built;
+    bool built_ok;
     /* The decision with the window statistics of its full-window proof (act_unproven): what
        the notice, report and action lines show of an incremental decision once proven. */
     struct decision_rec proven;
@@ -1146,7 +1156,15 @@ static bool act_apply(struct act_ctx *c, const struct lc_step *st)
            cycle, and the check before acting reads it from there). */
         free(c->t->notice);
         c->t->notice = xstrdup(c->n.annotation);
-        act_read_notice(c);
+        if (c->built_ok) { /* the notice just built: what act_read_notice would parse */
+            notice_free(&c->seen);
+            c->seen = c->built;
+            notice_init(&c->built);
+            c->built_ok = false;
+            c->seen_ok = true;
+        } else {
+            act_read_notice(c);
+        }
         return true;
     case LC_ACTED:
         act_close(e, LEDGER_ACTED, "ok", c->now);
@@ -1783,7 +1801,7 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
             if (c.t && act_known_elsewhere(&c, dry))
                 goto out;
             act_build_notice(c.d, now, now + r->notice_period, c.t ? t.chain[0].uid : NULL, NAN,
-                             c.t ? t.restore_hint : NULL, &c.n);
+                             c.t ? t.restore_hint : NULL, &c.n, &c.built, &c.built_ok);
         }
         if (!c.e) {
             act_explain(&c, &st);
@@ -1810,6 +1828,7 @@ static void act_candidate(struct act *a, const struct decision_rec *d, const cha
 out:
     a->reproved = NULL;
     notice_free(&c.seen);
+    notice_free(&c.built);
     free((char *)c.n.message);
     free((char *)c.n.annotation);
     free(c.target);

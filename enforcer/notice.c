@@ -269,3 +269,41 @@ bool notice_equal(const struct notice *a, const struct notice *b)
            notice_str_eq(x->undo, y->undo) && notice_str_eq(x->key, y->key) &&
            notice_str_eq(x->value, y->value);
 }
+
+/* ---- as read back ----------------------------------------------------------------------- */
+
+static double notice_time_as_read(double t)
+{
+    char buf[RFC3339_LEN];
+    return strcmp(rfc3339_format(buf, sizeof(buf), t, RFC3339_SEC), "-") == 0 ? NAN : floor(t);
+}
+
+static bool notice_str_as_read(const char *s, char **out)
+{
+    if (!s)
+        return true;
+    if (!utf8_valid(s, strlen(s)))
+        return false;
+    *out = xstrdup(s);
+    return true;
+}
+
+int notice_as_read(const struct notice *n, struct notice *out)
+{
+    notice_init(out);
+    if (n->acted.present)
+        return -1;
+    if (!notice_str_as_read(n->rule, &out->rule) || !notice_str_as_read(n->action, &out->action) ||
+        !notice_str_as_read(n->window, &out->window) ||
+        !notice_str_as_read(n->threshold, &out->threshold) ||
+        !notice_str_as_read(n->uid, &out->uid)) {
+        notice_free(out);
+        return -1;
+    }
+    out->act_at = notice_time_as_read(n->act_at);
+    out->idle_since = notice_time_as_read(n->idle_since);
+    out->noticed_at = notice_time_as_read(n->noticed_at);
+    /* Written only when set, so NaN stays NaN; "-" when not writable, read back as NaN. */
+    out->acted_at = notice_time_as_read(n->acted_at);
+    return 0;
+}

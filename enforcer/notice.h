@@ -75,4 +75,13 @@ int notice_parse(const char *s, size_t len, struct notice *n, char *err, size_t 
 /* Every field the same (NaN equals NaN). */
 bool notice_equal(const struct notice *a, const struct notice *b);
 
+/*
+ * Into out, what notice_parse of notice_encode(n) gives, without the text: the times as
+ * written (whole seconds, floored; NaN where rfc3339_format writes "-"), the strings copied.
+ * 0, or -1 (out empty) where the parse would refuse the text: a string that is not valid
+ * UTF-8, or an acted record (not modelled: parse those). The engine reads back each notice
+ * it posts; building and parsing its JSON was some 5 % of a `recommend` of 1,000 workloads.
+ */
+int notice_as_read(const struct notice *n, struct notice *out);
+
 #endif

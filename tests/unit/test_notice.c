@@ -83,6 +83,81 @@ TEST(round_trip)
     notice_free(&n);
 }
 
+/* A time for as_read_is_the_parse: fractions, negatives, the ends of 0000-9999, NaN, Inf. */
+static double odd_time(unsigned long *x)
+{
+    *x = *x * 6364136223846793005ul + 1442695040888963407ul;
+    double f = (double)(*x >> 40) / 16777216.0; /* [0, 1) */
+    switch ((*x >> 33) % 9) {
+    case 0:
+        return NAN;
+    case 1:
+        return (*x >> 20) % 2 ? INFINITY : -INFINITY;
+    case 2:
+        return -62167219200.0 + f * 4 - 2; /* 0000-01-01T00:00:00Z, either side */
+    case 3:
+        return 253402300800.0 + f * 4 - 2; /* 10000-01-01T00:00:00Z, either side */
+    case 4:
+        return -f * 1e9; /* before 1970 */
+    case 5:
+        return floor(T0 + f * 1e6); /* whole */
+    default:
+        return T0 + f * 1e8;
+    }
+}
+
+static char *odd_str(unsigned long *x)
+{
+    static const char *const v[] = {
+        NULL,          "",     "a/b",          "quote\"back\\slash",  "tab\tnl\n", "\x7f",
+        "caf\xc3\xa9", "\xc3", "\xed\xa0\x80", "\xf0\x9f\x98\x80 ok", "\x01",      "</script>"};
+    *x = *x * 6364136223846793005ul + 1442695040888963407ul;
+    const char *s = v[(*x >> 33) % ARRAY_LEN(v)];
+    return s ? xstrdup(s) : NULL;
+}
+
+/* notice_as_read gives what the parse of the encoding gives, or fails where it fails. */
+TEST(as_read_is_the_parse)
+{
+    unsigned long x = 99;
+    size_t ok = 0, refused = 0;
+    for (int i = 0; i < 20000; i++) {
+        struct notice n;
+        notice_init(&n);
+        n.act_at = odd_time(&x);
+        n.idle_since = odd_time(&x);
+        n.noticed_at = odd_time(&x);
+        n.acted_at = i % 3 ? NAN : odd_time(&x);
+        n.rule = odd_str(&x);
+        n.action = odd_str(&x);
+        n.window = odd_str(&x);
+        n.threshold = odd_str(&x);
+        n.uid = odd_str(&x);
+        char *text = notice_encode(&n), err[160];
+        struct notice parsed, direct;
+        int a = notice_parse(text, strlen(text), &parsed, err, sizeof(err));
+        int b = notice_as_read(&n, &direct);
+        bool same = a == b && (a != 0 || notice_equal(&parsed, &direct));
+        if (!same)
+            printf("  differs (%d, %d) for %s\n", a, b, text);
+        TEST_CHECK(same);
+        ok += a == 0;
+        refused += a != 0;
+        free(text);
+        notice_free(&parsed);
+        notice_free(&direct);
+        notice_free(&n);
+        if (!same)
+            break;
+    }
+    TEST_CHECK(ok > 1000 && refused > 1000); /* both ways met */
+    struct notice n = sample(), out;
+    n.acted.present = true; /* an acted record: not modelled */
+    TEST_CHECK_INT(notice_as_read(&n, &out), -1);
+    TEST_CHECK(out.rule == NULL);
+    notice_free(&n);
+}
+
 TEST(lenient_where_it_always_was)
 {
     struct notice n;
@@ -124,6 +199,7 @@ int main(void)
 {
     RUN(encodes_the_engine_bytes);
     RUN(round_trip);
+    RUN(as_read_is_the_parse);
     RUN(lenient_where_it_always_was);
     RUN(strict);
     return test_done();
