@@ -1041,7 +1041,12 @@ static void bt_sim_cycle_at(struct bt_sim *s, double t, const struct decisions *
         s->res.rule[w->rule].kept[REASON_QUERY_ERROR]++;
     }
     s->nlive = live.n;
-    act_cycle_keyed(s->act, &live, s->live_key, t);
+    /* The figures only (recommend's fast pass, 40 engines): with no decision for the engine
+       and no notice open, its step would be its bookkeeping by time alone (expiry, the hourly
+       window: a pass over the ledger), which its next step does first, before anything that
+       reads the ledger. A plain backtest steps every cycle. */
+    if (live.n || s->open_notices || !s->res.cfg.figures_only)
+        act_cycle_keyed(s->act, &live, s->live_key, t);
     s->nlive = 0;
     s->cycle++;
     size_t held = act_ledger(s->act)->n + s->res.nrc - s->nfree_rc;
