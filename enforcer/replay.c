@@ -753,6 +753,20 @@ static const struct rp_fail *rp_failed(const struct rp_sel *s, double a, double 
  * and was a sixth of a backtest (perf). Held samples strictly ascend (rp_on_series), so the
  * index is the same whichever search finds it.
  */
+/* The first index in [lo, up] whose sample is after hi, when all before lo are not and all
+   from up on are. */
+static size_t rp_bisect(const struct rp_series *e, size_t lo, size_t up, int64_t hi)
+{
+    while (lo < up) {
+        size_t mid = lo + (up - lo) / 2;
+        if (rp_ms(e->p[mid].t) <= hi)
+            lo = mid + 1;
+        else
+            up = mid;
+    }
+    return lo;
+}
+
 static size_t rp_upper(const struct rp_series *e, size_t a, int64_t hi)
 {
     size_t lo = a, up = e->n, d = 1;
@@ -768,14 +782,7 @@ static size_t rp_upper(const struct rp_series *e, size_t a, int64_t hi)
         lo = probe + 1;
         d *= 2;
     }
-    while (lo < up) {
-        size_t mid = lo + (up - lo) / 2;
-        if (rp_ms(e->p[mid].t) <= hi)
-            lo = mid + 1;
-        else
-            up = mid;
-    }
-    return lo;
+    return rp_bisect(e, lo, up, hi);
 }
 
 /*
@@ -796,14 +803,7 @@ static size_t rp_upper_back(const struct rp_series *e, int64_t hi)
         up = probe;
         d *= 2;
     }
-    while (lo < up) {
-        size_t mid = lo + (up - lo) / 2;
-        if (rp_ms(e->p[mid].t) <= hi)
-            lo = mid + 1;
-        else
-            up = mid;
-    }
-    return lo;
+    return rp_bisect(e, lo, up, hi);
 }
 
 /* rp_upper(e, e->head, hi) when index h is that answer (the index after a proof's last

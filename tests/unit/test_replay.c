@@ -433,18 +433,11 @@ TEST(slices)
     free(r.insts);
 }
 
-/* The first sample after hi from index a on, by the binary search rp_upper replaced. */
+/* The first sample after hi from index a on, by the binary search over all of [a, n) the
+   galloping searches replaced. */
 static size_t upper_ref(const struct rp_series *e, size_t a, int64_t hi)
 {
-    size_t lo = a, up = e->n;
-    while (lo < up) {
-        size_t mid = lo + (up - lo) / 2;
-        if (rp_ms(e->p[mid].t) <= hi)
-            lo = mid + 1;
-        else
-            up = mid;
-    }
-    return lo;
+    return rp_bisect(e, a, e->n, hi);
 }
 
 /* The galloping searches (from a start, back from the end) and the noted index (rp_upper_hint)
