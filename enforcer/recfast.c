@@ -614,7 +614,8 @@ static size_t rf_positions(struct recfast *f, const struct rf_point *p, int list
             f->pos[list][n++] = x->prev[k].pos;
         }
     }
-    qsort(f->pos[list], n, sizeof(*f->pos[list]), rf_cmp_size);
+    if (n > 1)
+        qsort(f->pos[list], n, sizeof(*f->pos[list]), rf_cmp_size);
     return n;
 }
 
