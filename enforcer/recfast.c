@@ -70,6 +70,15 @@ struct rf_list {
     size_t n, c;
 };
 
+static void rf_list_push(struct rf_list *l, size_t x)
+{
+    if (l->n == l->c) {
+        l->c = l->c ? 2 * l->c : 64;
+        l->v = xrealloc(l->v, l->c * sizeof(*l->v));
+    }
+    l->v[l->n++] = x;
+}
+
 struct rf_point {
     struct rule *r;
     struct ruleset one;
@@ -84,8 +93,8 @@ struct rf_point {
     size_t *away; /* simulation workloads away */
     size_t naway, caway;
     /* What a cycle looks at (rf_gather): the slots whose record cannot stand on its own
-       (judged, no `active` or empty record, a notice open, away), and the `active` records
-       by due time. The others are carried without a look. */
+       (neither `active` nor empty, or a notice open), and the `active` records by due time,
+       beside the workloads back. The others are carried without a look. */
     struct rf_list next, cand, due;
     struct rf_due *heap; /* a binary min-heap on until; stale entries are dropped when met */
     size_t nheap, cheap;
@@ -117,8 +126,7 @@ struct recfast {
     unsigned away_total;
     struct sbuf kbuf;
     struct recfast_stats st;
-    size_t *touched;
-    size_t ntouched, ctouched;
+    struct rf_list touched; /* this cycle: the slots with inputs */
     struct rf_list changed; /* this cycle: the touched slots whose inputs changed */
     size_t *pos[3];         /* a point's cycle: positions of the due series, per list */
     size_t cpos[3];
@@ -312,11 +320,7 @@ static struct rf_slot *rf_touch(struct recfast *f, size_t s)
         x->seen = f->cycle;
         x->ncur = x->npj = 0;
         x->alloc_on = false;
-        if (f->ntouched == f->ctouched) {
-            f->ctouched = f->ctouched ? 2 * f->ctouched : 64;
-            f->touched = xrealloc(f->touched, f->ctouched * sizeof(*f->touched));
-        }
-        f->touched[f->ntouched++] = s;
+        rf_list_push(&f->touched, s);
     }
     return x;
 }
@@ -335,15 +339,6 @@ static uint64_t rf_bits(double v)
     uint64_t b;
     memcpy(&b, &v, sizeof(b));
     return b;
-}
-
-static void rf_list_push(struct rf_list *l, size_t x)
-{
-    if (l->n == l->c) {
-        l->c = l->c ? 2 * l->c : 64;
-        l->v = xrealloc(l->v, l->c * sizeof(*l->v));
-    }
-    l->v[l->n++] = x;
 }
 
 static void rf_heap_push(struct rf_point *p, int64_t until, size_t s)
@@ -444,8 +439,6 @@ static bool rf_want_away(void *arg, const struct labels *l)
     struct recfast *f = arg;
     size_t j = f->want_j++;
     size_t v = btdue_memo_get(&f->memo[3], j, l);
-    if (v == SIZE_MAX)
-        return false;
     if (!v) {
         size_t s = rf_slot_of(f, l, false);
         if (s == RF_NONE)
@@ -511,6 +504,30 @@ static void rf_returns(struct recfast *f, double t, struct bt_source *src, size_
     matrix_free_lent(&m); /* replay_points lends the labels */
 }
 
+/*
+ * Point p's record of slot s `active` until the latest due time its proofs give
+ * (btdue_active_until), on the heap to be looked at once past it; false (the record left as
+ * it was) when no proof gives one.
+ */
+static bool rf_set_active(struct recfast *f, struct rf_point *p, size_t s,
+                          const struct rule_data *rd, int64_t now)
+{
+    const struct rf_slot *x = &f->slot[s];
+    int64_t best = PROOF_NONE;
+    for (size_t k = 0; k < x->npj; k++) {
+        int64_t u =
+            btdue_active_until(rd->proofs[x->pj[k]].p, &p->pp, now, p->idle_ms, p->r->threshold);
+        if (u != PROOF_NONE && u > best)
+            best = u;
+    }
+    if (best == PROOF_NONE)
+        return false;
+    p->view[s].state = RF_ACTIVE;
+    p->view[s].until = best;
+    rf_heap_push(p, best, s);
+    return true;
+}
+
 /* Whether point p's record of slot s stands at now (carried, not judged). */
 static bool rf_carry(struct recfast *f, struct rf_point *p, size_t s, const struct rule_data *rd,
                      int64_t now)
@@ -525,18 +542,7 @@ static bool rf_carry(struct recfast *f, struct rf_point *p, size_t s, const stru
         return true;
     if (v->until >= now)
         return true;
-    int64_t best = PROOF_NONE;
-    for (size_t k = 0; k < x->npj; k++) {
-        int64_t u =
-            btdue_active_until(rd->proofs[x->pj[k]].p, &p->pp, now, p->idle_ms, p->r->threshold);
-        if (u != PROOF_NONE && u > best)
-            best = u;
-    }
-    if (best == PROOF_NONE)
-        return false;
-    v->until = best;
-    rf_heap_push(p, best, s);
-    return true;
+    return rf_set_active(f, p, s, rd, now);
 }
 
 static void rf_cand(struct recfast *f, struct rf_point *p, size_t s)
@@ -660,7 +666,7 @@ static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
             rf_list_push(&p->due, s);
     }
     /* Every touched slot neither away nor due is carried. */
-    f->st.carried += f->ntouched - stopped - p->due.n;
+    f->st.carried += f->touched.n - stopped - p->due.n;
     struct rule_data red = *rd;
     red.rule = p->r;
     red.proof_params = p->pp;
@@ -714,21 +720,8 @@ static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
         struct rf_view *v = &p->view[s];
         v->rec = f->cycle;
         v->state = RF_JUDGE;
-        if (r->decision == DECISION_KEEP && r->reason == REASON_ACTIVE) {
-            int64_t best = PROOF_NONE;
-            const struct rf_slot *x = &f->slot[s];
-            for (size_t k = 0; k < x->npj; k++) {
-                int64_t u = btdue_active_until(rd->proofs[x->pj[k]].p, &p->pp, now, p->idle_ms,
-                                               p->r->threshold);
-                if (u != PROOF_NONE && u > best)
-                    best = u;
-            }
-            if (best != PROOF_NONE) {
-                v->state = RF_ACTIVE;
-                v->until = best;
-                rf_heap_push(p, best, s);
-            }
-        }
+        if (r->decision == DECISION_KEEP && r->reason == REASON_ACTIVE)
+            rf_set_active(f, p, s, rd, now);
         if (v->wl == RF_NONE) {
             v->wl = bt_sim_workload(p->sim, 0, &r->identity);
             if (v->wl != RF_NONE) {
@@ -779,7 +772,7 @@ void recfast_cycle(struct recfast *f, double t, const struct rule_data *rd, stru
                    size_t rule)
 {
     f->cycle++;
-    f->ntouched = 0;
+    f->touched.n = 0;
     f->changed.n = 0;
     int64_t now = llround(t * 1000.0);
     for (size_t j = 0; j < rd->nproofs; j++) {
@@ -805,14 +798,14 @@ void recfast_cycle(struct recfast *f, double t, const struct rule_data *rd, stru
     rf_instants(f, 1, &rd->allocation);
     rf_instants(f, 2, &rd->priority);
     /* Changed: other inputs than at its previous cycle, or absent in between. */
-    for (size_t i = 0; i < f->ntouched; i++) {
-        struct rf_slot *x = &f->slot[f->touched[i]];
+    for (size_t i = 0; i < f->touched.n; i++) {
+        struct rf_slot *x = &f->slot[f->touched.v[i]];
         bool same = x->was + 1 == f->cycle && x->ncur == x->nprev;
         for (size_t k = 0; same && k < x->ncur; k++)
             same = rf_in_equal(&x->cur[k], &x->prev[k]);
         if (!same) {
             x->changed = f->cycle;
-            rf_list_push(&f->changed, f->touched[i]);
+            rf_list_push(&f->changed, f->touched.v[i]);
         }
         struct rf_in *tmp = x->prev;
         size_t c = x->cprev;
@@ -878,7 +871,7 @@ void recfast_free(struct recfast *f)
     for (size_t k = 0; k < ARRAY_LEN(f->memo); k++)
         btdue_memo_free(&f->memo[k]);
     sbuf_free(&f->kbuf);
-    free(f->touched);
+    free(f->touched.v);
     free(f->changed.v);
     free(f->wanted);
     for (int k = 0; k < 3; k++)
