@@ -54,6 +54,31 @@ TEST(small_buffer_truncates)
     TEST_CHECK_STR(rfc3339_format(buf, sizeof(buf), 1700000000, RFC3339_MICRO), "2023-11-14");
 }
 
+/* What rfc3339_format writes of t, through gmtime_r and printf (the formats and the calendar
+   the hand-written digits and rfc3339_civil replaced). */
+static void want_of(double t, enum rfc3339_prec prec, char *want, size_t len)
+{
+    static const double scale[] = {1, 1e3, 1e3, 1e6};
+    static const int digits[] = {0, 3, 3, 6};
+    char date[64];
+    double whole = floor(t);
+    long frac = prec == RFC3339_SEC ? 0 : lround((t - whole) * scale[prec]);
+    if (frac >= (long)scale[prec])
+        whole += 1, frac = 0;
+    time_t secs = (time_t)whole;
+    struct tm tm;
+    if (whole >= RFC3339_END || !gmtime_r(&secs, &tm)) {
+        snprintf(want, len, "-");
+    } else {
+        snprintf(date, sizeof(date), "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
+                 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+        if (digits[prec] == 0 || (prec == RFC3339_MILLI_FRAC && frac == 0))
+            snprintf(want, len, "%sZ", date);
+        else
+            snprintf(want, len, "%s.%0*ldZ", date, digits[prec], frac);
+    }
+}
+
 /* The digits written by hand (rfc3339_put) are what the printf formats they replaced wrote,
    over random times of the whole range and every precision. */
 TEST(format_matches_printf)
@@ -66,29 +91,37 @@ TEST(format_matches_printf)
         if (i % 3 == 0)
             t = 1.6e9 + (double)(x % 400000000000ull) / 1000.0; /* this century, to the ms */
         enum rfc3339_prec prec = (enum rfc3339_prec)(x >> 60) % 4;
-        static const double scale[] = {1, 1e3, 1e3, 1e6};
-        static const int digits[] = {0, 3, 3, 6};
-        char want[64], date[64], got[RFC3339_LEN];
-        double whole = floor(t);
-        long frac = prec == RFC3339_SEC ? 0 : lround((t - whole) * scale[prec]);
-        if (frac >= (long)scale[prec])
-            whole += 1, frac = 0;
-        time_t secs = (time_t)whole;
-        struct tm tm;
-        if (whole >= RFC3339_END || !gmtime_r(&secs, &tm)) {
-            snprintf(want, sizeof(want), "-");
-        } else {
-            snprintf(date, sizeof(date), "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900,
-                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-            if (digits[prec] == 0 || (prec == RFC3339_MILLI_FRAC && frac == 0))
-                snprintf(want, sizeof(want), "%sZ", date);
-            else
-                snprintf(want, sizeof(want), "%s.%0*ldZ", date, digits[prec], frac);
-        }
+        char want[64], got[RFC3339_LEN];
+        want_of(t, prec, want, sizeof(want));
         rfc3339_format(got, sizeof(got), t, prec);
         if (strcmp(got, want) != 0) {
             TEST_CHECK_STR(got, want);
             break;
+        }
+    }
+}
+
+/* The calendar (rfc3339_civil) is gmtime_r's at the edges of days, months, years and eras:
+   the first and last second of every 7th day of the years 0000-9999 (so every day of the
+   week, month and leap cycle comes up), and the ends of the range. */
+TEST(calendar_matches_gmtime)
+{
+    static const double ends[] = {
+        RFC3339_MIN, RFC3339_MIN + 86399, -86400,           -1, 0, 951782400, 951868799,
+        4107542400,  RFC3339_END - 1,     RFC3339_END - 0.5};
+    char want[64], got[RFC3339_LEN];
+    for (size_t i = 0; i < ARRAY_LEN(ends); i++) {
+        want_of(ends[i], RFC3339_SEC, want, sizeof(want));
+        TEST_CHECK_STR(rfc3339_format(got, sizeof(got), ends[i], RFC3339_SEC), want);
+    }
+    for (double d = RFC3339_MIN / 86400; d < RFC3339_END / 86400; d += 7) {
+        for (int k = 0; k < 2; k++) {
+            double t = d * 86400 + (k ? 86399 : 0);
+            want_of(t, RFC3339_SEC, want, sizeof(want));
+            if (strcmp(rfc3339_format(got, sizeof(got), t, RFC3339_SEC), want) != 0) {
+                TEST_CHECK_STR(got, want);
+                return;
+            }
         }
     }
 }
@@ -162,5 +195,6 @@ int main(void)
     RUN(parse);
     RUN(format_parse_round_trip);
     RUN(format_matches_printf);
+    RUN(calendar_matches_gmtime);
     return test_done();
 }
