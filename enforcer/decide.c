@@ -171,53 +171,84 @@ static int cmp_wpoint(const void *a, const void *b)
     return x->t < y->t ? -1 : x->t > y->t;
 }
 
-/* Identity of a series, or false when it lacks an identity label: it cannot be acted on. */
-static bool project_identity(const struct rule *r, const struct series *s, struct labels *id)
+/*
+ * The entries of one decide_rule, with their identities. An entry's identity is the
+ * projection of its series' labels on the rule's identity names (labels_project: sorted by
+ * name, a name listed twice once), borrowed: the names are the rule's, the values the
+ * series', and the label arrays of every entry share one block, since they live only as long
+ * as the rule's judgement and the series outlive it. decide() projected every series of every
+ * cycle into a block of its own (a tenth of a recommend, callgrind); a record's identity is
+ * still its own copy (decide_workload).
+ */
+struct entries {
+    struct entry *v;
+    size_t n, cap;
+    struct label *ids; /* cap x nid labels: entry i's identity at ids + i * nid */
+    char *const *names;
+    size_t nid; /* the identity's names in label order, each once */
+};
+
+static int cmp_name_ptr(const void *a, const void *b)
 {
-    for (size_t i = 0; i < r->nidentity; i++) {
-        const char *v = labels_get(&s->labels, r->identity[i]);
-        if (!v || !*v)
-            return false;
-    }
-    labels_project(id, &s->labels, r->identity, r->nidentity);
-    return true;
+    return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void add_entries(const struct rule *r, const struct matrix *m, enum entry_kind kind,
-                        struct entry **v, size_t *n, size_t *cap)
+/* Room for `cap` entries of rule r. */
+static void entries_init(struct entries *es, const struct rule *r, size_t cap)
 {
-    for (size_t i = 0; i < m->n; i++) {
-        struct labels id;
-        if (!project_identity(r, &m->s[i], &id))
-            continue;
-        if (*n == *cap) {
-            *cap = *cap ? *cap * 2 : 16;
-            *v = xrealloc(*v, *cap * sizeof(**v));
-        }
-        (*v)[(*n)++] = (struct entry){.id = id, .kind = kind, .s = &m->s[i], .idx = i};
+    *es = (struct entries){.cap = cap ? cap : 1};
+    es->v = xmalloc(es->cap * sizeof(*es->v));
+    char **names = xmalloc((r->nidentity ? r->nidentity : 1) * sizeof(*names));
+    for (size_t i = 0; i < r->nidentity; i++)
+        names[i] = r->identity[i];
+    qsort(names, r->nidentity, sizeof(*names), cmp_name_ptr);
+    size_t k = 0;
+    for (size_t i = 0; i < r->nidentity; i++)
+        if (k == 0 || strcmp(names[k - 1], names[i]) != 0)
+            names[k++] = names[i];
+    es->names = names;
+    es->nid = k;
+    size_t nids = es->cap * k;
+    es->ids = xmalloc((nids ? nids : 1) * sizeof(*es->ids));
+}
+
+static void entries_free(struct entries *es)
+{
+    free(es->v);
+    free(es->ids);
+    free((void *)es->names);
+}
+
+/* Add the entry of series s, or not when it lacks an identity label: it cannot be acted on. */
+static void entries_add(struct entries *es, const struct series *s, enum entry_kind kind,
+                        const struct rule_proof *rp, size_t idx)
+{
+    if (es->n == es->cap)
+        return; /* not reached: the caller counted every series */
+    struct label *id = es->ids + es->n * es->nid;
+    for (size_t i = 0; i < es->nid; i++) {
+        const char *v = labels_get(&s->labels, es->names[i]);
+        if (!v || !*v)
+            return;
+        id[i] = (struct label){es->names[i], (char *)v};
     }
+    es->v[es->n++] =
+        (struct entry){.id = {.v = id, .n = es->nid}, .kind = kind, .s = s, .rp = rp, .idx = idx};
+}
+
+static void add_entries(struct entries *es, const struct matrix *m, enum entry_kind kind)
+{
+    for (size_t i = 0; i < m->n; i++)
+        entries_add(es, &m->s[i], kind, NULL, i);
 }
 
 /* The proofs of rule_data with a sample on now's grid, as activity entries. */
-static void add_proof_entries(const struct rule_data *rd, double now, struct entry **v, size_t *n,
-                              size_t *cap)
+static void add_proof_entries(struct entries *es, const struct rule_data *rd, double now)
 {
     int64_t now_ms = llround(now * 1000.0);
-    for (size_t i = 0; i < rd->nproofs; i++) {
-        struct labels id;
-        if (!rd->proofs[i].p || !proof_present(rd->proofs[i].p, &rd->proof_params, now_ms) ||
-            !project_identity(rd->rule, &rd->proofs[i].s, &id))
-            continue;
-        if (*n == *cap) {
-            *cap = *cap ? *cap * 2 : 16;
-            *v = xrealloc(*v, *cap * sizeof(**v));
-        }
-        (*v)[(*n)++] = (struct entry){.id = id,
-                                      .kind = ENTRY_ACTIVITY,
-                                      .s = &rd->proofs[i].s,
-                                      .rp = &rd->proofs[i],
-                                      .idx = i};
-    }
+    for (size_t i = 0; i < rd->nproofs; i++)
+        if (rd->proofs[i].p && proof_present(rd->proofs[i].p, &rd->proof_params, now_ms))
+            entries_add(es, &rd->proofs[i].s, ENTRY_ACTIVITY, &rd->proofs[i], i);
 }
 
 /*
@@ -1110,14 +1141,18 @@ static void apply_policy(const struct rule_data *rd, struct decision_rec *v, siz
 static void decide_rule(const struct rule_data *rd, double now, struct decisions *out, size_t *cap)
 {
     const struct rule *r = rd->rule;
-    struct entry *e = NULL;
-    size_t ne = 0, ecap = 0;
+    struct entries es;
+    entries_init(&es, r,
+                 (rd->has_proofs ? rd->nproofs : rd->activity.n) + rd->allocation.n +
+                     rd->priority.n);
     if (rd->has_proofs)
-        add_proof_entries(rd, now, &e, &ne, &ecap);
+        add_proof_entries(&es, rd, now);
     else
-        add_entries(r, &rd->activity, ENTRY_ACTIVITY, &e, &ne, &ecap);
-    add_entries(r, &rd->allocation, ENTRY_ALLOCATION, &e, &ne, &ecap);
-    add_entries(r, &rd->priority, ENTRY_PRIORITY, &e, &ne, &ecap);
+        add_entries(&es, &rd->activity, ENTRY_ACTIVITY);
+    add_entries(&es, &rd->allocation, ENTRY_ALLOCATION);
+    add_entries(&es, &rd->priority, ENTRY_PRIORITY);
+    struct entry *e = es.v;
+    size_t ne = es.n;
     sort_entries(e, ne);
 
     /* Coverage series by labels, to pair each activity series with its own. */
@@ -1139,9 +1174,7 @@ static void decide_rule(const struct rule_data *rd, double now, struct decisions
             push_rec(out, cap, &d);
         b = end;
     }
-    for (size_t i = 0; i < ne; i++)
-        labels_free(&e[i].id);
-    free(e);
+    entries_free(&es);
     free(cidx);
     apply_policy(rd, out->v + first, out->n - first);
 }
