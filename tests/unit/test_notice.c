@@ -116,6 +116,73 @@ static char *odd_str(unsigned long *x)
     return s ? xstrdup(s) : NULL;
 }
 
+/* The encoding of n as json-c writes it: notice_encode's tree of objects before it wrote the
+   notice without a record by hand. */
+static char *json_c_encode(const struct notice *n)
+{
+    json_object *o = json_object_new_object();
+    notice_add_time(o, "actAt", n->act_at);
+    notice_add_str(o, "rule", n->rule);
+    notice_add_str(o, "action", n->action);
+    notice_add_time(o, "idleSince", n->idle_since);
+    notice_add_str(o, "window", n->window);
+    notice_add_str(o, "threshold", n->threshold);
+    notice_add_time(o, "noticedAt", n->noticed_at);
+    notice_add_str(o, "uid", n->uid);
+    if (!isnan(n->acted_at))
+        notice_add_time(o, "actedAt", n->acted_at);
+    char *s = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+    json_object_put(o);
+    return s;
+}
+
+/* A string of random bytes (every byte from 1 to 255 can come up, control bytes and the
+   escaped ones often), or one of odd_str's. */
+static char *random_str(unsigned long *x)
+{
+    *x = *x * 6364136223846793005ul + 1442695040888963407ul;
+    if ((*x >> 33) % 4 == 0)
+        return odd_str(x);
+    static const char often[] = "\b\n\r\t\f\"\\/\x01\x1f\x7f a";
+    size_t n = (*x >> 40) % 12;
+    char *s = xmalloc(n + 1);
+    for (size_t i = 0; i < n; i++) {
+        *x = *x * 6364136223846793005ul + 1442695040888963407ul;
+        unsigned v = (unsigned)(*x >> 33);
+        s[i] = v % 2 ? often[(v >> 1) % (sizeof(often) - 1)] : (char)(1 + (v >> 1) % 255);
+    }
+    s[n] = '\0';
+    return s;
+}
+
+/* The notice without a record, written by hand, is json-c's bytes. */
+TEST(encodes_as_json_c)
+{
+    unsigned long x = 7;
+    for (int i = 0; i < 20000; i++) {
+        struct notice n;
+        notice_init(&n);
+        n.act_at = odd_time(&x);
+        n.idle_since = odd_time(&x);
+        n.noticed_at = odd_time(&x);
+        n.acted_at = i % 3 ? NAN : odd_time(&x);
+        n.rule = random_str(&x);
+        n.action = random_str(&x);
+        n.window = random_str(&x);
+        n.threshold = random_str(&x);
+        n.uid = random_str(&x);
+        char *got = notice_encode(&n), *want = json_c_encode(&n);
+        bool same = strcmp(got, want) == 0;
+        if (!same)
+            TEST_CHECK_STR(got, want);
+        free(got);
+        free(want);
+        notice_free(&n);
+        if (!same)
+            break;
+    }
+}
+
 /* notice_as_read gives what the parse of the encoding gives, or fails where it fails. */
 TEST(as_read_is_the_parse)
 {
@@ -200,6 +267,7 @@ int main(void)
     RUN(encodes_the_engine_bytes);
     RUN(round_trip);
     RUN(as_read_is_the_parse);
+    RUN(encodes_as_json_c);
     RUN(lenient_where_it_always_was);
     RUN(strict);
     return test_done();
