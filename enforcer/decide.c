@@ -105,10 +105,25 @@ static void set_detail(struct decision_rec *d, const char *fmt, ...)
     va_end(ap);
 }
 
+/*
+ * Two identities of one decide_rule (struct entries): the same names at the same places, the
+ * rule's strings themselves, so the order labels_compare gives them is that of their values
+ * in turn.
+ */
+static int cmp_identity(const struct labels *x, const struct labels *y)
+{
+    for (size_t i = 0; i < x->n; i++) {
+        int c = strcmp(x->v[i].value, y->v[i].value);
+        if (c)
+            return c;
+    }
+    return 0;
+}
+
 static int cmp_entry(const void *a, const void *b)
 {
     const struct entry *x = a, *y = b;
-    int c = labels_compare(&x->id, &y->id);
+    int c = cmp_identity(&x->id, &y->id);
     if (c)
         return c;
     if (x->kind != y->kind)
@@ -1167,7 +1182,7 @@ static void decide_rule(const struct rule_data *rd, double now, struct decisions
     size_t first = out->n;
     for (size_t b = 0; b < ne;) {
         size_t end = b + 1;
-        while (end < ne && labels_equal(&e[end].id, &e[b].id))
+        while (end < ne && cmp_identity(&e[end].id, &e[b].id) == 0)
             end++;
         struct decision_rec d;
         if (decide_workload(rd, &e[b], end - b, cidx, ncidx, now, active, &d))

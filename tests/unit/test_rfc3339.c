@@ -52,6 +52,12 @@ TEST(small_buffer_truncates)
 {
     char buf[11];
     TEST_CHECK_STR(rfc3339_format(buf, sizeof(buf), 1700000000, RFC3339_MICRO), "2023-11-14");
+    /* The longest text takes 28 bytes: written in place from there, truncated below. */
+    char fits[28], short1[27];
+    TEST_CHECK_STR(rfc3339_format(fits, sizeof(fits), 253402300799.5, RFC3339_MICRO),
+                   "9999-12-31T23:59:59.500000Z");
+    TEST_CHECK_STR(rfc3339_format(short1, sizeof(short1), 253402300799.5, RFC3339_MICRO),
+                   "9999-12-31T23:59:59.500000");
 }
 
 /* What rfc3339_format writes of t, through gmtime_r and printf (the formats and the calendar
