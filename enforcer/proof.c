@@ -281,19 +281,24 @@ static int64_t proof_first_from(const struct proof *p, const struct proof_params
 /*
  * Young: no sample in [start - step, W]. Returns the first sample after W then (*first), or
  * PROOF_NONE when not young. With the silences kept unable to tell, young (a keep) and
- * *first from proof_first_from.
+ * *first from proof_first_from. *known (may be NULL) says whether *first is the first sample
+ * after W itself: false for a window that starts before the grid and for that fallback.
  */
 static bool proof_young(const struct proof *p, const struct proof_params *pp,
-                        const struct proof_grid *g, int64_t w, int64_t *first)
+                        const struct proof_grid *g, int64_t w, int64_t *first, bool *known)
 {
     int64_t lo = g->start - g->step;
-    bool exact;
+    bool exact, k;
+    if (!known)
+        known = &k;
+    *known = false;
     if (w < g->start) {
         *first = proof_first_from(p, pp, lo, &exact);
         return true;
     }
     if (p->first > w) {
         *first = p->first;
+        *known = true;
         return true;
     }
     if (p->first >= lo)
@@ -304,6 +309,7 @@ static bool proof_young(const struct proof *p, const struct proof_params *pp,
             return false;
         if (s->a < lo) {
             *first = s->b;
+            *known = true;
             return true;
         }
         if (s->a <= w)
@@ -487,7 +493,7 @@ int proof_judge(const struct proof *p, const struct proof_params *pp, int64_t no
         return 0;
     }
     int64_t first = PROOF_NONE;
-    bool young = proof_young(p, pp, &g, grid_floor(&g, ws), &first);
+    bool young = proof_young(p, pp, &g, grid_floor(&g, ws), &first, NULL);
     int64_t from = ws;
     if (young) {
         from = grid_ceil(&g, first);
@@ -533,6 +539,48 @@ int proof_judge(const struct proof *p, const struct proof_params *pp, int64_t no
     str_append(out->detail, sizeof(out->detail), str_g(num, threshold));
     str_append(out->detail, sizeof(out->detail), "%");
     return 0;
+}
+
+int64_t proof_idle_not_before(const struct proof *p, const struct proof_params *pp, int64_t now,
+                              int64_t idle_timer, double threshold)
+{
+    const struct proof_breaker *hi = NULL;
+    for (uint32_t i = 0; i < p->nlevels && i < pp->nthresholds && !hi; i++)
+        if (pp->thresholds[i] == threshold)
+            hi = &p->high[i];
+    if (!hi || p->slast == PROOF_NONE || (p->last != PROOF_NONE && now < p->last) ||
+        pp->step_ms <= 0 || pp->lookback_ms < 0 || pp->lookback_ms % pp->step_ms != 0 ||
+        idle_timer < 0)
+        return now;
+    /*
+     * Each term is a time before which one of proof_judge's tests at T (>= now) fails for
+     * every fold of later samples, which can only make the times it reads later: a later
+     * high or non-finite sample, a later covered stretch, a later first point.
+     *   active, not_a_number: with m = min(idle timer, lookback), the window's earliest step
+     *     starts before max(ws, start) = T - m (btdue_active_until): a high sample or a
+     *     non-finite one at or after T - m is in it, and either verdict is a keep;
+     *   gap: idle needs every instant of [ws, T] covered, so the stretch covering T began at
+     *     or before ws: span_a / 2 (the first sample of the stretch of the last sample; a
+     *     later sample begins a later one) <= T - idle timer;
+     *   young: idle needs a sample in [start - step, W] with W <= ws. When the window is
+     *     young at now, the samples folded after W(now) begin at `first` and any later one
+     *     is after now, so T - idle timer >= first. Only where proof_young knows `first`
+     *     (the window within the grid, the silences kept telling).
+     */
+    int64_t m = idle_timer < pp->lookback_ms ? idle_timer : pp->lookback_ms, b = now;
+    if (hi->at != PROOF_NONE && hi->at + m + 1 > b)
+        b = hi->at + m + 1;
+    if (p->nan.at != PROOF_NONE && p->nan.at + m + 1 > b)
+        b = p->nan.at + m + 1;
+    if (p->span_a != PROOF_NONE && -proof_floordiv(-p->span_a, 2) + idle_timer > b)
+        b = -proof_floordiv(-p->span_a, 2) + idle_timer;
+    struct proof_grid g = {.now = now, .step = pp->step_ms, .start = now - pp->lookback_ms};
+    int64_t first = PROOF_NONE;
+    bool known = false;
+    if (proof_young(p, pp, &g, grid_floor(&g, now - idle_timer), &first, &known) && known &&
+        first + idle_timer > b)
+        b = first + idle_timer;
+    return b;
 }
 
 bool proof_needs_window(const struct proof *p, const struct proof_params *pp, int64_t now_ms)

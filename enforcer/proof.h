@@ -156,6 +156,18 @@ int proof_judge(const struct proof *p, const struct proof_params *pp, int64_t no
                 int64_t idle_timer_ms, double threshold, struct proof_verdict *out);
 
 /*
+ * A time before which proof_judge(p, pp, T, idle_timer_ms, threshold) says REASON_IDLE at no T
+ * in [now_ms, that time), whatever samples are folded after the last one (now_ms when the
+ * fold cannot show a later one): the latest of the last high sample and the last non-finite
+ * one plus min(idle timer, lookback), the start of the covered stretch plus the idle timer,
+ * and, for a window too young at now_ms, its first sample plus the idle timer. A lower
+ * bound, not the time idleness begins: for a shortcut that keeps a record that is no
+ * reclaim (recommend's fast pass) until decide() could make it one.
+ */
+int64_t proof_idle_not_before(const struct proof *p, const struct proof_params *pp, int64_t now_ms,
+                              int64_t idle_timer_ms, double threshold);
+
+/*
  * Whether proof_judge(p, pp, now_ms, idle_timer_ms, ...) can tell "too young" from the
  * silences the fold kept (young[]): false when its test would run past them with older ones
  * dropped (young_lost) and fall back to "young". A fold made with a shorter young length than

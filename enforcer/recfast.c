@@ -46,7 +46,12 @@ struct rf_slot {
     double cross[PROOF_MAX_THRESHOLDS]; /* first return point per threshold, this cycle */
 };
 
-enum rf_state { RF_JUDGE = 0, RF_ACTIVE, RF_NO_RECORD };
+/*
+ * A point's record of a slot: to be judged at its next cycle with inputs (RF_JUDGE), standing
+ * until a due time (`active`, RF_ACTIVE; a keep that no series can turn into a reclaim before
+ * then, RF_KEEP), or none (RF_NO_RECORD: decide() gave the workload no record).
+ */
+enum rf_state { RF_JUDGE = 0, RF_ACTIVE, RF_NO_RECORD, RF_KEEP };
 
 /* One point's view of one slot. */
 struct rf_view {
@@ -54,7 +59,8 @@ struct rf_view {
     unsigned long rec;  /* the cycle its last record (or none) was made */
     unsigned long seen; /* the last cycle it was put among the point's candidates */
     unsigned long next; /* the last cycle it was put on the point's list for the next */
-    int64_t until;      /* RF_ACTIVE: btdue_active_until then (ms) */
+    int64_t until;      /* RF_ACTIVE: btdue_active_until then; RF_KEEP: the last time it
+                           stands (ms) */
     size_t wl;          /* its workload in the point's simulation, RF_NONE: none yet */
 };
 
@@ -528,6 +534,44 @@ static bool rf_set_active(struct recfast *f, struct rf_point *p, size_t s,
     return true;
 }
 
+/*
+ * Point p's record of slot s, a keep that is not `active`, standing until the latest of its
+ * series' proof_idle_not_before (less a millisecond), on the heap to be looked at once past
+ * it; false (the record left as it was) when that is not after now.
+ *
+ * Why it may stand: the engine reads a keep only of a workload it holds a notice for
+ * (bt_sim_cycle, act_review), and rf_carry judges those; of any other keep, the simulation
+ * notes the threshold, devices and resource, which come from its inputs, and counts the keep
+ * by reason, which no figure of recommend reads. So a keep stands for the figures while it
+ * stays a keep, whatever its reason becomes (too young, a gap, stale, active). It can become
+ * a reclaim only once every series of the workload on the grid is idle, which none is before
+ * its bound, whatever samples come (proof.h); a series that leaves the grid or joins it
+ * changes the inputs, and the record is judged. Recommend over the first hours of a range,
+ * or after a return, is mostly such records: every workload too young for the long idle
+ * timers of the grid (a 3-hour range: 267,000 of 297,000 judgements).
+ */
+static bool rf_set_keep(struct recfast *f, struct rf_point *p, size_t s, const struct rule_data *rd,
+                        int64_t now)
+{
+    const struct rf_slot *x = &f->slot[s];
+    int64_t best = PROOF_NONE;
+    for (size_t k = 0; k < x->npj; k++) {
+        const struct proof *q = rd->proofs[x->pj[k]].p;
+        if (!proof_present(q, &p->pp, now))
+            continue; /* decide() ignores it: it holds nothing back */
+        int64_t b = proof_idle_not_before(q, &p->pp, now, p->idle_ms, p->r->threshold);
+        if (b > best)
+            best = b;
+    }
+    if (best == PROOF_NONE || best - 1 < now)
+        return false;
+    p->view[s].state = RF_KEEP;
+    p->view[s].until = best - 1;
+    rf_heap_push(p, best - 1, s);
+    f->st.kept++;
+    return true;
+}
+
 /* Whether point p's record of slot s stands at now (carried, not judged). */
 static bool rf_carry(struct recfast *f, struct rf_point *p, size_t s, const struct rule_data *rd,
                      int64_t now)
@@ -542,7 +586,7 @@ static bool rf_carry(struct recfast *f, struct rf_point *p, size_t s, const stru
         return true;
     if (v->until >= now)
         return true;
-    return rf_set_active(f, p, s, rd, now);
+    return v->state == RF_KEEP ? rf_set_keep(f, p, s, rd, now) : rf_set_active(f, p, s, rd, now);
 }
 
 static void rf_cand(struct recfast *f, struct rf_point *p, size_t s)
@@ -579,7 +623,8 @@ static void rf_gather(struct recfast *f, struct rf_point *p, int64_t now)
     while (p->nheap && p->heap[0].until < now) {
         struct rf_due d = rf_heap_pop(p);
         const struct rf_view *v = &p->view[d.s];
-        if (v->state == RF_ACTIVE && v->until == d.until) /* else a stale entry */
+        if ((v->state == RF_ACTIVE || v->state == RF_KEEP) && v->until == d.until)
+            /* else a stale entry */
             rf_cand(f, p, d.s);
     }
 }
@@ -722,6 +767,8 @@ static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
         v->state = RF_JUDGE;
         if (r->decision == DECISION_KEEP && r->reason == REASON_ACTIVE)
             rf_set_active(f, p, s, rd, now);
+        else if (r->decision == DECISION_KEEP)
+            rf_set_keep(f, p, s, rd, now);
         if (v->wl == RF_NONE) {
             v->wl = bt_sim_workload(p->sim, 0, &r->identity);
             if (v->wl != RF_NONE) {

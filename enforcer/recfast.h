@@ -95,6 +95,8 @@ struct recfast_stats {
     unsigned long looked;      /* workload-cycles looked at to find those judged: the others
                                   were carried without a look (recfast.c, rf_gather) */
     unsigned long idle_cycles; /* point-cycles with nothing for the engine to step */
+    unsigned long kept;        /* keeps other than `active` set to stand until a due time
+                                  (recfast.c, rf_set_keep) */
 };
 void recfast_stats(const struct recfast *f, struct recfast_stats *out);
 

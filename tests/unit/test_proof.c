@@ -527,6 +527,86 @@ TEST(test_sparse_run_reaches_grid_start)
     free(h.p);
 }
 
+/*
+ * proof_idle_not_before is a lower bound on idleness: the fold of a random history up to a
+ * random `now` gives a time before which proof_judge says idle at no later time, the rest of
+ * the history folded in as it comes (every sample up to each time judged). Rules of several
+ * steps, gaps, idle timers (one not a whole number of steps, one past the lookback of a
+ * short rule) and thresholds; the bound must also be later than `now` often enough to be
+ * worth keeping a record on.
+ */
+/* Fold the samples of s from *i up to t. */
+static void fold_upto(struct proof *p, const struct proof_params *pp, const struct hseries *s,
+                      size_t *i, int64_t t)
+{
+    char err[128];
+    for (; *i < s->r.n && s->r.t[*i] <= t; (*i)++)
+        TEST_CHECK(proof_add(p, pp, s->r.t[*i], s->r.v[*i], err, sizeof(err)) == 0);
+}
+
+TEST(test_idle_not_before)
+{
+    rh_state = 0x7a3d1c5b9e2f4a61u;
+    static const double steps[] = {15, 30, 60}, idles[] = {300, 450, 900, 3600, 1237.5},
+                        ths[] = {1, 10, 50};
+    size_t judged = 0, later = 0, tight = 0;
+    const int n = test_reps(2000, 20);
+    for (int h = 0; h < n; h++) {
+        struct rule r;
+        char *ident[2];
+        small_rule(&r, ident);
+        r.step = steps[rh_rng(ARRAY_LEN(steps))];
+        double gaps[] = {2 * r.step, 2 * r.step + 1, 5 * r.step};
+        r.tolerated_gap = gaps[rh_rng(ARRAY_LEN(gaps))];
+        r.idle_timer = idles[rh_rng(ARRAY_LEN(idles))];
+        r.threshold = ths[rh_rng(ARRAY_LEN(ths))];
+        struct proof_params pp;
+        TEST_CHECK(decide_proof_params(&r, &pp) == 0);
+        int64_t idle = llround(r.idle_timer * 1000.0);
+        int64_t from = NOW0 - 4 * 3600000, to = NOW0;
+        struct hseries hs = {0};
+        hgen(&hs, from, to, pp.step_ms, pp.gap_ms);
+        struct proof *p = proof_new(&pp);
+        size_t i = 0;
+        int64_t now = from + (int64_t)rh_rng((uint32_t)(to - from));
+        fold_upto(p, &pp, &hs, &i, now);
+        int64_t b = proof_idle_not_before(p, &pp, now, idle, r.threshold);
+        TEST_CHECK(b >= now);
+        later += b > now + pp.step_ms;
+        bool bad = false;
+        for (int64_t t = now; t <= to && !bad; t += 1 + (int64_t)rh_rng((uint32_t)pp.step_ms)) {
+            if (t >= b) {
+                /* One look at the bound itself, as a measure of how tight it is. */
+                struct proof_verdict v;
+                if (b <= to) {
+                    fold_upto(p, &pp, &hs, &i, b);
+                    if (proof_judge(p, &pp, b, idle, r.threshold, &v) == 0)
+                        tight += v.reason == REASON_IDLE;
+                }
+                break;
+            }
+            fold_upto(p, &pp, &hs, &i, t);
+            struct proof_verdict v;
+            TEST_CHECK(proof_judge(p, &pp, t, idle, r.threshold, &v) == 0);
+            judged++;
+            bad = v.reason == REASON_IDLE;
+            if (bad)
+                printf("  history %d: idle at %+" PRId64 " ms from now, bound %+" PRId64
+                       " (step %g s, gap %g s, idle %g s, threshold %g)\n",
+                       h, t - now, b - now, r.step, r.tolerated_gap, r.idle_timer, r.threshold);
+            TEST_CHECK(!bad);
+        }
+        free(p);
+        free(hs.r.t);
+        free(hs.r.v);
+    }
+    printf("  %zu verdicts before the bound, none idle; the bound later than a step after now "
+           "in %zu of %d histories, idle at the bound itself in %zu\n",
+           judged, later, n, tight);
+    TEST_CHECK(later * 3 > (size_t)n);
+    TEST_CHECK(judged > (size_t)n);
+}
+
 /* Samples out of order are refused and leave the state as it was; an unknown threshold or a
    `now` before the last sample is an error, never a verdict. */
 TEST(test_contract)
@@ -647,6 +727,7 @@ TEST(test_raw_proofs)
 int main(void)
 {
     rh_state = 0x9e3779b97f4a7c15u;
+    RUN(test_idle_not_before);
     RUN(test_contract);
     RUN(test_raw_proofs);
     RUN(test_sparse_run_reaches_grid_start);
