@@ -84,6 +84,7 @@ struct rec_run {
     size_t nfast, nengine, nredo; /* grid points scored by the fast pass, by the engine, and
                                      of these the fast ones the engine scored again */
     unsigned long judged, carried, looked; /* the fast pass's workload-cycles */
+    unsigned long kept;                    /* its keeps set to stand (recfast_stats) */
 };
 
 /* ---- the engine's figures ----------------------------------------------------------------- */
@@ -398,11 +399,13 @@ static int rec_pass(struct rec_run *run, struct promq *q, const size_t *fast, si
         run->judged += st.judged;
         run->carried += st.carried;
         run->looked += st.looked;
+        run->kept += st.kept;
         if (fhold[i]) {
             recfast_stats(fhold[i], &st);
             run->judged += st.judged;
             run->carried += st.carried;
             run->looked += st.looked;
+            run->kept += st.kept;
         }
         for (size_t k = 0; k < run->npts; k++) {
             if (!recfast_exact(ffit[i], k) || (fhold[i] && !recfast_exact(fhold[i], k))) {
@@ -1371,9 +1374,10 @@ int cmd_recommend(char *const *args, size_t nargs)
         fprintf(stderr,
                 "recommend: %zu groups x %zu grid points: %zu by the fast pass, %zu by the "
                 "engine (%zu of them first tried fast); the fast pass judged %lu "
-                "workload-cycles and carried %lu, looking at %lu; sweep %.3f s\n",
+                "workload-cycles and carried %lu, looking at %lu (%lu keeps set to stand); "
+                "sweep %.3f s\n",
                 run.ng, run.npts, run.nfast, run.nengine, run.nredo, run.judged, run.carried,
-                run.looked, t_sweep);
+                run.looked, run.kept, t_sweep);
     if (sw != 0) {
         fprintf(stderr, "error: %s\n", err);
         status = sw == -2 ? CMD_EXIT_RULE_ERROR : 1;

@@ -288,7 +288,7 @@ static const double NO[] = {0, 300};
 #define NPTS (ARRAY_LEN(TH) * ARRAY_LEN(IT) * ARRAY_LEN(NO))
 
 static unsigned long compared, reclaims_seen, inexact, mono_checked, mono_capped_broken;
-static unsigned long fast_judged, fast_carried, fast_looked;
+static unsigned long fast_judged, fast_carried, fast_looked, fast_kept;
 
 /* One backtest of rule r by the engine over the test history hs. */
 static struct bt_sim *engine_run(struct hist *hs, struct rule *r, const struct bt_cfg *cfg,
@@ -416,6 +416,7 @@ static void one_history(int h)
     fast_judged += st.judged;
     fast_carried += st.carried;
     fast_looked += st.looked;
+    fast_kept += st.kept;
     recfast_free(f);
     free(vs);
     free(vs_engine);
@@ -441,6 +442,10 @@ TEST(test_fast_equals_engine)
        from the 99 % of a fleet's week, bench/recommend.sh). */
     TEST_CHECK(fast_looked >= fast_judged);
     TEST_CHECK((fast_looked - fast_judged) * 2 < fast_carried);
+    /* Keeps other than `active` stand too (rf_set_keep): the young windows of every history's
+       first hours and of every workload back, for the long idle timers. */
+    TEST_CHECK(fast_kept * 100 > fast_judged);
+    printf("  %lu keeps set to stand\n", fast_kept);
     printf("  looked at %lu workload-cycles of %lu\n", fast_looked, fast_judged + fast_carried);
     printf("  fast pass: %lu grid points compared with the engine (%lu reclaims), %lu left to "
            "the engine as inexact; %lu workload-cycles judged, %lu carried; monotone in the "
