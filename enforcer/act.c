@@ -545,14 +545,37 @@ static void act_build_notice(const struct decision_rec *d, double noticed, doubl
                  "this notice, %s)",
                  ANNOT_KEEP_UNTIL, limit, until);
     }
-    n->message =
-        xasprintf("GPU activity below %g%% for %s (max %.3g%%, mean %.3g%% over %zu "
-                  "samples); %s planned at %s by rule '%s'%s%s%s",
-                  d->threshold, win, isnan(d->max) ? 0.0 : d->max * 100.0,
-                  isnan(d->mean) ? 0.0 : d->mean * 100.0, d->samples, action, at, d->rule->name,
-                  keep, hint && *hint ? "; " : "", hint && *hint ? hint : "");
+    /* xasprintf("GPU activity below %g%% for %s (max %.3g%%, mean %.3g%% over %zu samples); "
+       "%s planned at %s by rule '%s'%s%s%s", ...) joined piece by piece, with printf only for
+       the two %.3g: the engine writes a notice for every candidate it notices, and the whole
+       format was a third of a notice's cost (test_act checks the bytes against it). */
+    char num[32];
+    struct sbuf m = {0};
+    sbuf_puts(&m, "GPU activity below ");
+    sbuf_puts(&m, str_g(num, d->threshold));
+    sbuf_puts(&m, "% for ");
+    sbuf_puts(&m, win);
+    snprintf(num, sizeof(num), " (max %.3g", isnan(d->max) ? 0.0 : d->max * 100.0);
+    sbuf_puts(&m, num);
+    snprintf(num, sizeof(num), "%%, mean %.3g", isnan(d->mean) ? 0.0 : d->mean * 100.0);
+    sbuf_puts(&m, num);
+    snprintf(num, sizeof(num), "%% over %zu samples); ", d->samples);
+    sbuf_puts(&m, num);
+    sbuf_puts(&m, action);
+    sbuf_puts(&m, " planned at ");
+    sbuf_puts(&m, at);
+    sbuf_puts(&m, " by rule '");
+    sbuf_puts(&m, d->rule->name ? d->rule->name : "(null)");
+    sbuf_putc(&m, '\'');
+    sbuf_puts(&m, keep);
+    if (hint && *hint) {
+        sbuf_puts(&m, "; ");
+        sbuf_puts(&m, hint);
+    }
+    n->message = sbuf_take(&m);
     char thr[32];
-    snprintf(thr, sizeof(thr), "%g%%", d->threshold);
+    str_copy(thr, sizeof(thr), str_g(num, d->threshold));
+    str_append(thr, sizeof(thr), "%");
     /* noticedAt, uid and actedAt are what another replica needs to continue this notice
        (act_adopt): when it was given, for which object, and whether it was acted on. */
     struct notice rec = {.act_at = act_after,

@@ -312,6 +312,64 @@ static size_t audit_count(const char *path, const char *event, const char *resul
 
 /* ---- tests ------------------------------------------------------------------------------ */
 
+/* The notice's message and annotation threshold are the bytes of the printf formats they
+   were written with before (act_build_notice joins them by hand), on random decisions. */
+TEST(notice_texts_as_printf)
+{
+    unsigned long x = 12345;
+    static const double ths[] = {10, 1, 0.5, 12.25, 1e6, 1234567, 0, 99.999999};
+    static const double vals[] = {NAN, 0, 0.0312, 0.5, 1, 1e-9, 123.456, 0.99951};
+    static const char *const hints[] = {NULL, "",
+                                        "bring it back with gpureclaim-enforcer "
+                                        "restore"};
+    for (int i = 0; i < 5000; i++) {
+        x = x * 6364136223846793005ul + 1442695040888963407ul;
+        struct rule r = {.name = "rule-a", .action = (enum rule_action)((x >> 33) % 4)};
+        r.max_keep_until = (x >> 40) % 2 ? 0 : 86400;
+        struct decision_rec d = {.rule = &r,
+                                 .threshold = ths[(x >> 20) % ARRAY_LEN(ths)],
+                                 .idle_timer = 60.0 * (double)(1 + (x >> 44) % 1440),
+                                 .max = vals[(x >> 24) % ARRAY_LEN(vals)],
+                                 .mean = vals[(x >> 28) % ARRAY_LEN(vals)],
+                                 .samples = (size_t)((x >> 12) % 100000),
+                                 .idle_since = 1700000000 - (double)((x >> 8) % 99999)};
+        const char *hint = hints[(x >> 50) % ARRAY_LEN(hints)];
+        double noticed = 1700000000 + (double)((x >> 16) % 86400), act_after = noticed + 900;
+        struct act_notice n = {0};
+        act_build_notice(&d, noticed, act_after, "uid-1", NAN, hint, &n, NULL, NULL);
+        char at[40], win[32], keep[200] = "";
+        rfc3339_format(at, sizeof(at), act_after, RFC3339_SEC);
+        dur_format(win, sizeof(win), d.idle_timer);
+        if (r.max_keep_until > 0) {
+            char until[40], limit[32];
+            dur_format(limit, sizeof(limit), r.max_keep_until);
+            rfc3339_format(until, sizeof(until), noticed + r.max_keep_until, RFC3339_SEC);
+            snprintf(keep, sizeof(keep),
+                     "; to postpone it, annotate the workload %s=<RFC 3339 time> (at most %s "
+                     "after this notice, %s)",
+                     ANNOT_KEEP_UNTIL, limit, until);
+        }
+        char *want = xasprintf(
+            "GPU activity below %g%% for %s (max %.3g%%, mean %.3g%% over %zu samples); %s "
+            "planned at %s by rule '%s'%s%s%s",
+            d.threshold, win, isnan(d.max) ? 0.0 : d.max * 100.0,
+            isnan(d.mean) ? 0.0 : d.mean * 100.0, d.samples, rules_action_name(r.action), at,
+            r.name, keep, hint && *hint ? "; " : "", hint && *hint ? hint : "");
+        char thr[64];
+        snprintf(thr, sizeof(thr), "\"threshold\":\"%g%%\"", d.threshold);
+        bool same = strcmp(n.message, want) == 0 && strstr(n.annotation, thr) != NULL;
+        if (!same) {
+            TEST_CHECK_STR(n.message, want);
+            TEST_CHECK_CONTAINS(n.annotation, thr);
+        }
+        free(want);
+        free((char *)n.message);
+        free((char *)n.annotation);
+        if (!same)
+            break;
+    }
+}
+
 TEST(notice_then_act)
 {
     struct fake f;
@@ -1537,6 +1595,7 @@ TEST(resolve_errors_audited_once_per_cause)
 int main(void)
 {
     tmp_setup();
+    RUN(notice_texts_as_printf);
     RUN(notice_then_act);
     RUN(resolve_errors_audited_once_per_cause);
     RUN(notice_zero_acts_same_cycle);
