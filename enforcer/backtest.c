@@ -751,25 +751,29 @@ static void bt_observe_rule(struct bt_sim *s, size_t ri, const struct rule_data 
     bt_close_observed(s, ri, upto);
 }
 
-/* Close the reclaims of rule ri's stopped workloads that the observation up to `upto` ended:
-   a return (w->back), or an allocation no longer shown (w->alloc_seen not upto). */
+/* Close the reclaim of stopped workload w if the observation up to `upto` ended it: a
+   return (w->back), or an allocation no longer shown (w->alloc_seen not upto). */
+static void bt_close_one(struct bt_sim *s, struct bt_workload *w, double upto)
+{
+    if (!isnan(w->back)) {
+        bt_close(s, w, w->back, BT_END_RETURN);
+        w->created = w->back; /* the owner's restart: a fresh idle window after it */
+        w->back = NAN;
+    } else if (w->alloc_seen != upto) {
+        bt_close(s, w, isnan(w->alloc_seen) ? s->res.rc[w->open].at : w->alloc_seen, BT_END_GONE);
+        w->created = upto; /* anything under this identity later is a new object */
+    }
+}
+
+/* bt_close_one for each of rule ri's stopped workloads. */
 static void bt_close_observed(struct bt_sim *s, size_t ri, double upto)
 {
     /* From the end: a close moves the last workload away into the place it leaves, one
        already visited. The order of the closes changes no figure (bt_close). */
     for (size_t k = s->naway; k-- > 0;) {
         struct bt_workload *w = &s->res.wl[s->away[k]];
-        if (w->rule != ri)
-            continue;
-        if (!isnan(w->back)) {
-            bt_close(s, w, w->back, BT_END_RETURN);
-            w->created = w->back; /* the owner's restart: a fresh idle window after it */
-            w->back = NAN;
-        } else if (w->alloc_seen != upto) {
-            bt_close(s, w, isnan(w->alloc_seen) ? s->res.rc[w->open].at : w->alloc_seen,
-                     BT_END_GONE);
-            w->created = upto; /* anything under this identity later is a new object */
-        }
+        if (w->rule == ri)
+            bt_close_one(s, w, upto);
     }
 }
 
@@ -871,6 +875,31 @@ void bt_sim_observe_with(struct bt_sim *s, double t,
         }
         s->last_ok[ri] = t;
     }
+}
+
+void bt_sim_observe_some(struct bt_sim *s, double t, const size_t *wl, size_t n,
+                         double (*back)(void *arg, size_t wl, double after, double upto),
+                         double (*alloc_last)(void *arg, size_t wl), void *arg)
+{
+    for (size_t ri = 0; ri < s->rs->n; ri++)
+        s->err_run[ri] = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (wl[k] >= s->res.nwl || !s->res.wl[wl[k]].stopped)
+            continue;
+        struct bt_workload *w = &s->res.wl[wl[k]];
+        double b = back(arg, wl[k], s->last_ok[w->rule], t);
+        if (!isnan(b) && !(w->back <= b))
+            w->back = b;
+        /* What bt_sim_observe_with would have left in alloc_seen: t at each cycle that
+           showed the devices, so the last of them; one at or before the reclaim changes
+           no close (bt_close ends a reclaim no earlier than it began). */
+        double a = alloc_last(arg, wl[k]);
+        if (!isnan(a) && !(w->alloc_seen >= a))
+            w->alloc_seen = a;
+        bt_close_one(s, w, t);
+    }
+    for (size_t ri = 0; ri < s->rs->n; ri++)
+        s->last_ok[ri] = t;
 }
 
 /* Drop from `m` the series of the workloads of rule `ri` away; true when any was. Lent

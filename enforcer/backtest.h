@@ -227,6 +227,18 @@ bool bt_sim_hide(struct bt_sim *s, struct rule_data *data);
 void bt_sim_observe_with(struct bt_sim *s, double t,
                          double (*back)(void *arg, size_t wl, double after, double upto),
                          bool (*allocated)(void *arg, size_t wl), void *arg);
+/*
+ * bt_sim_observe_with for a driver that knows which workloads away can have been ended at t
+ * (recommend's fast pass, which finds the returns and the allocations that stopped once for
+ * every grid point): wl[0 .. n) (indexes in the result; one not away is skipped) are observed
+ * as bt_sim_observe_with observes them, with alloc_last() the last cycle time, at most t, an
+ * allocation series of the workload showed devices (NaN: none seen); of every other workload
+ * away the driver vouches that it neither returned nor stopped showing devices at t. The
+ * figures are those of bt_sim_observe_with; the cost is that of the workloads named.
+ */
+void bt_sim_observe_some(struct bt_sim *s, double t, const size_t *wl, size_t n,
+                         double (*back)(void *arg, size_t wl, double after, double upto),
+                         double (*alloc_last)(void *arg, size_t wl), void *arg);
 void bt_sim_cycle(struct bt_sim *s, double t, const struct decisions *ds);
 /* The workloads (indexes in the result) the last bt_sim_cycle acted on, in the order it
    did; *n their number. Valid until the next bt_sim_cycle. */

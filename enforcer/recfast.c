@@ -40,8 +40,10 @@ struct rf_slot {
     size_t nprev, ncur, cprev, ccur;
     size_t *pj; /* this cycle: its proofs, positions in the rule data */
     size_t npj, cpj;
-    unsigned away; /* points holding it reclaimed */
-    bool alloc_on; /* this cycle: an allocation series of it shows devices at t */
+    unsigned away;         /* points holding it reclaimed */
+    bool alloc_on;         /* this cycle: an allocation series of it shows devices at t */
+    double alloc_t;        /* the last cycle time it showed devices (NaN: none yet) */
+    unsigned long crossed; /* the last cycle it was put on f->crossed */
     unsigned long cross_cycle;
     double cross[PROOF_MAX_THRESHOLDS]; /* first return point per threshold, this cycle */
 };
@@ -59,6 +61,8 @@ struct rf_view {
     unsigned long rec;  /* the cycle its last record (or none) was made */
     unsigned long seen; /* the last cycle it was put among the point's candidates */
     unsigned long next; /* the last cycle it was put on the point's list for the next */
+    unsigned long obs;  /* the last cycle its workload was put on the point's obs list */
+    size_t away_at;     /* while its workload is away: its place in the point's away list */
     int64_t until;      /* RF_ACTIVE: btdue_active_until then; RF_KEEP: the last time it
                            stands (ms) */
     size_t wl;          /* its workload in the point's simulation, RF_NONE: none yet */
@@ -98,6 +102,9 @@ struct rf_point {
     size_t nwl_slot;
     size_t *away; /* simulation workloads away */
     size_t naway, caway;
+    /* The workloads reclaimed at the last step (observed at the next cycle, their first
+       away), and a cycle's workloads away whose reclaim can have ended (rf_observed). */
+    struct rf_list fresh, obs;
     /* What a cycle looks at (rf_gather): the slots whose record cannot stand on its own
        (neither `active` nor empty, or a notice open), and the `active` records by due time,
        beside the workloads back. The others are carried without a look. */
@@ -126,7 +133,7 @@ struct recfast {
     } * wanted; /* rf_want_away's yes, in order: the answer's series are among them */
     size_t nwanted, cwanted;
     unsigned long cycle;
-    double t_prev;
+    double t_prev, t_now;
     int64_t lb[RAW_MAX_IDLE + 1]; /* the points' lookbacks, ascending, distinct */
     size_t nlb;
     unsigned away_total;
@@ -134,7 +141,12 @@ struct recfast {
     struct recfast_stats st;
     struct rf_list touched; /* this cycle: the slots with inputs */
     struct rf_list changed; /* this cycle: the touched slots whose inputs changed */
-    size_t *pos[3];         /* a point's cycle: positions of the due series, per list */
+    /* This cycle: the slots away somewhere with a return crossing (rf_returns), and those
+       that showed devices at the last cycle and do not at this one; the slots that showed
+       devices at the last cycle (alloc_prev). */
+    struct rf_list crossed, alloc_off, alloc_prev;
+    unsigned long closed_touched; /* this cycle: reclaims closed of slots with inputs */
+    size_t *pos[3];               /* a point's cycle: positions of the due series, per list */
     size_t cpos[3];
 };
 
@@ -292,7 +304,7 @@ static size_t rf_slot_of(struct recfast *f, const struct labels *l, bool add)
         f->cslot = f->cslot ? 2 * f->cslot : 64;
         f->slot = xrealloc(f->slot, f->cslot * sizeof(*f->slot));
     }
-    f->slot[f->nslot] = (struct rf_slot){.changed = f->cycle};
+    f->slot[f->nslot] = (struct rf_slot){.changed = f->cycle, .alloc_t = NAN};
     for (size_t i = 0; i < f->np; i++) {
         struct rf_point *p = &f->p[i];
         if (p->nview <= f->nslot) {
@@ -399,8 +411,10 @@ static void rf_instants(struct recfast *f, int list, const struct matrix *m)
         rf_push(x, (struct rf_in){
                        .kind = list, .pos = j, .n = se->n, .v = se->n ? rf_bits(se->p[0].v) : 0});
         /* As bt_observe_rule reads an allocation at the end of the cycle. */
-        if (list == 1 && se->n && se->p[se->n - 1].v > 0)
+        if (list == 1 && se->n && se->p[se->n - 1].v > 0) {
             x->alloc_on = true;
+            x->alloc_t = f->t_now;
+        }
     }
 }
 
@@ -429,13 +443,12 @@ static double rf_back(void *arg, size_t wl, double after, double upto)
     return x->cross[c->p->thk];
 }
 
-static bool rf_alloc(void *arg, size_t wl)
+static double rf_alloc_last(void *arg, size_t wl)
 {
     struct rf_ctx *c = arg;
     if (wl >= c->p->nwl_slot || c->p->wl_slot[wl] == RF_NONE)
-        return false;
-    const struct rf_slot *x = &c->f->slot[c->p->wl_slot[wl]];
-    return x->seen == c->f->cycle && x->alloc_on;
+        return NAN;
+    return c->f->slot[c->p->wl_slot[wl]].alloc_t;
 }
 
 /* replay_points asks about each series of the probe in order, every cycle: the position
@@ -503,6 +516,10 @@ static void rf_returns(struct recfast *f, double t, struct bt_source *src, size_
                 if (isfinite(q->v) && q->v * 100.0 >= pp->thresholds[k]) {
                     if (!(x->cross[k] <= q->t))
                         x->cross[k] = q->t;
+                    if (x->crossed != f->cycle) {
+                        x->crossed = f->cycle;
+                        rf_list_push(&f->crossed, s);
+                    }
                     break;
                 }
             }
@@ -670,31 +687,66 @@ static size_t rf_positions(struct recfast *f, const struct rf_point *p, int list
     return n;
 }
 
+/* Slot s's workload on point p's obs list, once, when away there. */
+static void rf_obs_slot(struct recfast *f, struct rf_point *p, const struct bt_result *res,
+                        size_t s)
+{
+    struct rf_view *v = &p->view[s];
+    if (v->wl == RF_NONE || !res->wl[v->wl].stopped || v->obs == f->cycle)
+        return;
+    v->obs = f->cycle;
+    rf_list_push(&p->obs, v->wl);
+}
+
+/*
+ * Point p's workloads away whose reclaim this cycle can end, into p->obs: those whose points
+ * since the last cycle cross the point's threshold (a return), those whose slot showed
+ * devices at the last cycle and does not at this one, and those reclaimed at the last step
+ * (never observed yet). Every other workload away showed devices at the last cycle (it was
+ * observed then, or reclaimed from a decision that read them) and still does, without a
+ * crossing: bt_sim_observe_with would change nothing of it, so bt_sim_observe_some is given
+ * these alone, and a pass over every workload away of every point at every cycle (a tenth
+ * of a recommend of a week) is a pass over what changed.
+ */
+static void rf_observed(struct recfast *f, struct rf_point *p, const struct bt_result *res)
+{
+    p->obs.n = 0;
+    for (size_t i = 0; i < f->crossed.n; i++)
+        if (!isnan(f->slot[f->crossed.v[i]].cross[p->thk]))
+            rf_obs_slot(f, p, res, f->crossed.v[i]);
+    for (size_t i = 0; i < f->alloc_off.n; i++)
+        rf_obs_slot(f, p, res, f->alloc_off.v[i]);
+    for (size_t i = 0; i < p->fresh.n; i++)
+        if (p->fresh.v[i] < p->nwl_slot && p->wl_slot[p->fresh.v[i]] != RF_NONE)
+            rf_obs_slot(f, p, res, p->wl_slot[p->fresh.v[i]]);
+    p->fresh.n = 0;
+}
+
 /* One point's cycle: returns, the due workloads judged, the engine. */
 static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
                            const struct rule_data *rd)
 {
     int64_t now = llround(t * 1000.0);
     struct rf_ctx ctx = {f, p};
-    bt_sim_observe_with(p->sim, t, rf_back, rf_alloc, &ctx);
     const struct bt_result *res = bt_sim_result(p->sim);
+    rf_observed(f, p, res);
+    bt_sim_observe_some(p->sim, t, p->obs.v, p->obs.n, rf_back, rf_alloc_last, &ctx);
     /* The workloads back: candidates (their record was a reclaim). The others away, with
-       inputs this cycle, are neither judged nor carried. */
+       inputs this cycle, are neither judged nor carried (recfast_cycle counts them). */
     p->cand.n = 0;
-    size_t kept = 0, stopped = 0;
-    for (size_t i = 0; i < p->naway; i++) {
-        size_t wl = p->away[i];
+    for (size_t i = 0; i < p->obs.n; i++) {
+        size_t wl = p->obs.v[i];
+        if (res->wl[wl].stopped)
+            continue;
         size_t s = p->wl_slot[wl];
-        if (res->wl[wl].stopped) {
-            p->away[kept++] = wl;
-            stopped += f->slot[s].seen == f->cycle;
-        } else {
-            f->slot[s].away--;
-            f->away_total--;
-            rf_cand(f, p, s);
-        }
+        size_t at = p->view[s].away_at, last = p->away[--p->naway];
+        p->away[at] = last;
+        p->view[p->wl_slot[last]].away_at = at;
+        f->slot[s].away--;
+        f->away_total--;
+        f->closed_touched += f->slot[s].seen == f->cycle;
+        rf_cand(f, p, s);
     }
-    p->naway = kept;
 
     /* The due slots: with inputs this cycle, not away, and no record that stands. */
     rf_gather(f, p, now);
@@ -710,8 +762,8 @@ static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
         if (!rf_carry(f, p, s, rd, now))
             rf_list_push(&p->due, s);
     }
-    /* Every touched slot neither away nor due is carried. */
-    f->st.carried += f->touched.n - stopped - p->due.n;
+    /* Every touched slot neither away nor due is carried (recfast_cycle takes the away off). */
+    f->st.carried += f->touched.n - p->due.n;
     struct rule_data red = *rd;
     red.rule = p->r;
     red.proof_params = p->pp;
@@ -804,8 +856,10 @@ static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
             p->caway = p->caway ? 2 * p->caway : 64;
             p->away = xrealloc(p->away, p->caway * sizeof(*p->away));
         }
-        p->away[p->naway++] = wl;
         size_t s = p->wl_slot[wl];
+        p->view[s].away_at = p->naway;
+        p->away[p->naway++] = wl;
+        rf_list_push(&p->fresh, wl);
         f->slot[s].away++;
         f->away_total++;
         p->view[s].state = RF_JUDGE;
@@ -821,6 +875,9 @@ void recfast_cycle(struct recfast *f, double t, const struct rule_data *rd, stru
     f->cycle++;
     f->touched.n = 0;
     f->changed.n = 0;
+    f->crossed.n = 0;
+    f->closed_touched = 0;
+    f->t_now = t;
     int64_t now = llround(t * 1000.0);
     for (size_t j = 0; j < rd->nproofs; j++) {
         const struct rule_proof *rp = &rd->proofs[j];
@@ -863,9 +920,26 @@ void recfast_cycle(struct recfast *f, double t, const struct rule_data *rd, stru
         x->ccur = c;
         x->ncur = 0;
     }
+    /* The slots that stopped showing devices since the last cycle, and those that show them. */
+    f->alloc_off.n = 0;
+    for (size_t i = 0; i < f->alloc_prev.n; i++) {
+        const struct rf_slot *x = &f->slot[f->alloc_prev.v[i]];
+        if (!(x->seen == f->cycle && x->alloc_on))
+            rf_list_push(&f->alloc_off, f->alloc_prev.v[i]);
+    }
+    f->alloc_prev.n = 0;
+    for (size_t i = 0; i < f->touched.n; i++)
+        if (f->slot[f->touched.v[i]].alloc_on)
+            rf_list_push(&f->alloc_prev, f->touched.v[i]);
     rf_returns(f, t, src, rule);
+    /* The touched slots away at a point, counted off what the points carried: as many as
+       were away when the cycle began, less those whose reclaim closed in it. */
+    unsigned long away_touched = 0;
+    for (size_t i = 0; i < f->touched.n; i++)
+        away_touched += f->slot[f->touched.v[i]].away;
     for (size_t i = 0; i < f->np; i++)
         rf_point_cycle(f, &f->p[i], t, rd);
+    f->st.carried -= away_touched - f->closed_touched;
     f->t_prev = t;
 }
 
@@ -899,6 +973,8 @@ void recfast_free(struct recfast *f)
         free(f->p[i].view);
         free(f->p[i].wl_slot);
         free(f->p[i].away);
+        free(f->p[i].fresh.v);
+        free(f->p[i].obs.v);
         free(f->p[i].next.v);
         free(f->p[i].cand.v);
         free(f->p[i].due.v);
@@ -920,6 +996,9 @@ void recfast_free(struct recfast *f)
     sbuf_free(&f->kbuf);
     free(f->touched.v);
     free(f->changed.v);
+    free(f->crossed.v);
+    free(f->alloc_off.v);
+    free(f->alloc_prev.v);
     free(f->wanted);
     for (int k = 0; k < 3; k++)
         free(f->pos[k]);
