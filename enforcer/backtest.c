@@ -853,30 +853,6 @@ size_t bt_sim_workload(struct bt_sim *s, size_t rule, const struct labels *ident
     return v ? (size_t)(uintptr_t)v - 1 : SIZE_MAX;
 }
 
-void bt_sim_observe_with(struct bt_sim *s, double t,
-                         double (*back)(void *arg, size_t wl, double after, double upto),
-                         bool (*allocated)(void *arg, size_t wl), void *arg)
-{
-    for (size_t ri = 0; ri < s->rs->n; ri++) {
-        s->err_run[ri] = 0;
-        if (bt_any_stopped(s, ri)) {
-            for (size_t k = 0; k < s->naway; k++) {
-                size_t i = s->away[k];
-                struct bt_workload *w = &s->res.wl[i];
-                if (w->rule != ri)
-                    continue;
-                double b = back(arg, i, s->last_ok[ri], t);
-                if (!isnan(b) && !(w->back <= b))
-                    w->back = b;
-                if (allocated(arg, i))
-                    w->alloc_seen = t;
-            }
-            bt_close_observed(s, ri, t);
-        }
-        s->last_ok[ri] = t;
-    }
-}
-
 void bt_sim_observe_some(struct bt_sim *s, double t, const size_t *wl, size_t n,
                          double (*back)(void *arg, size_t wl, double after, double upto),
                          double (*alloc_last)(void *arg, size_t wl), void *arg)
@@ -890,7 +866,7 @@ void bt_sim_observe_some(struct bt_sim *s, double t, const size_t *wl, size_t n,
         double b = back(arg, wl[k], s->last_ok[w->rule], t);
         if (!isnan(b) && !(w->back <= b))
             w->back = b;
-        /* What bt_sim_observe_with would have left in alloc_seen: t at each cycle that
+        /* What bt_sim_observe would have left in alloc_seen: t at each cycle that
            showed the devices, so the last of them; one at or before the reclaim changes
            no close (bt_close ends a reclaim no earlier than it began). */
         double a = alloc_last(arg, wl[k]);

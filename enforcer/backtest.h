@@ -218,23 +218,15 @@ void bt_sim_observe(struct bt_sim *s, double t, const struct rule_data *data,
                     struct bt_source *src);
 bool bt_sim_hide(struct bt_sim *s, struct rule_data *data);
 /*
- * bt_sim_observe for a driver that finds returns and allocations itself (recommend's fast
- * pass, enforcer/recfast.h), every rule read: for each workload away (index wl in the
- * result), back() gives the earliest time in (after, upto] an activity series of it reached
- * its threshold (NaN: none) and allocated() whether an allocation series of it shows devices
- * at upto; the reclaims then close as bt_sim_observe closes them.
- */
-void bt_sim_observe_with(struct bt_sim *s, double t,
-                         double (*back)(void *arg, size_t wl, double after, double upto),
-                         bool (*allocated)(void *arg, size_t wl), void *arg);
-/*
- * bt_sim_observe_with for a driver that knows which workloads away can have been ended at t
- * (recommend's fast pass, which finds the returns and the allocations that stopped once for
- * every grid point): wl[0 .. n) (indexes in the result; one not away is skipped) are observed
- * as bt_sim_observe_with observes them, with alloc_last() the last cycle time, at most t, an
- * allocation series of the workload showed devices (NaN: none seen); of every other workload
- * away the driver vouches that it neither returned nor stopped showing devices at t. The
- * figures are those of bt_sim_observe_with; the cost is that of the workloads named.
+ * bt_sim_observe for a driver that finds returns and allocations itself, and knows which
+ * workloads away they can have ended at t (recommend's fast pass, enforcer/recfast.h, every
+ * rule read): for each of wl[0 .. n) (indexes in the result; one not away is skipped),
+ * back() gives the earliest time in (after, upto] an activity series of it reached its
+ * threshold (NaN: none) and alloc_last() the last cycle time, at most t, an allocation series
+ * of it showed devices (NaN: none seen); its reclaim then closes as bt_sim_observe closes it.
+ * Of every other workload away the driver vouches that it neither returned nor stopped
+ * showing devices at t: bt_sim_observe would leave it as it is. The cost is that of the
+ * workloads named, not of every workload away.
  */
 void bt_sim_observe_some(struct bt_sim *s, double t, const size_t *wl, size_t n,
                          double (*back)(void *arg, size_t wl, double after, double upto),

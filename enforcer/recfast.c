@@ -704,7 +704,7 @@ static void rf_obs_slot(struct recfast *f, struct rf_point *p, const struct bt_r
  * devices at the last cycle and does not at this one, and those reclaimed at the last step
  * (never observed yet). Every other workload away showed devices at the last cycle (it was
  * observed then, or reclaimed from a decision that read them) and still does, without a
- * crossing: bt_sim_observe_with would change nothing of it, so bt_sim_observe_some is given
+ * crossing: an observation would change nothing of it, so bt_sim_observe_some is given
  * these alone, and a pass over every workload away of every point at every cycle (a tenth
  * of a recommend of a week) is a pass over what changed.
  */

@@ -14,16 +14,20 @@
  *     the point's own fold except where proof_young_known says the kept silences cannot tell
  *     (the point is then marked inexact, and the caller runs it through the engine);
  *   - per point, a workload is judged by decide() only when its record can have changed
- *     (btdue.h's rule: only an `active` record is carried, while btdue_active_until holds
- *     and its inputs, the series it was made from, their presence, a new non-finite sample,
- *     its allocation and priority, are those it was made from; a workload decide() gave no
- *     record stays without one while its inputs stay the same); the workloads a point holds
- *     reclaimed are left out of its data, as bt_sim_hide leaves them out. Those that can have
- *     changed are found without a look at the others (recfast.c, rf_gather): the inputs that
- *     changed (once a cycle for every point), each point's records that cannot stand on
- *     their own, its `active` records by due time, its workloads back;
- *   - the returns and ends of allocation are found once per cycle for every point
- *     (bt_sim_observe_with), from one read of the points of the workloads away in any point.
+ *     while its inputs (the series it was made from, their presence, a new non-finite
+ *     sample, its allocation and priority) are those it was made from: an `active` record
+ *     stands while btdue_active_until holds (btdue.h's rule); any other keep, of a workload
+ *     with no notice open, while proof_idle_not_before says no series can be idle yet (the
+ *     engine reads no such keep, and recommend's figures do not count keeps by reason:
+ *     recfast.c, rf_set_keep); a workload decide() gave no record stays without one. The
+ *     workloads a point holds reclaimed are left out of its data, as bt_sim_hide leaves them
+ *     out. Those that can have changed are found without a look at the others (recfast.c,
+ *     rf_gather): the inputs that changed (once a cycle for every point), each point's
+ *     records that cannot stand on their own, its standing records by due time, its
+ *     workloads back;
+ *   - the returns and ends of allocation are found once per cycle for every point, from one
+ *     read of the points of the workloads away in any point, and each point observes only
+ *     the workloads away they can have ended (bt_sim_observe_some; recfast.c, rf_observed).
  * Each point's decisions go to its own bt_sim: the notices, notice periods, spares, the
  * hourly cap (--enforce.max-actions-per-hour) and maxTerminationsPerCycle are the engine's,
  * so the figures equal the backtest's of that point's rule (tests/unit/test_recfast.c
