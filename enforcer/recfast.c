@@ -146,7 +146,12 @@ struct recfast {
        devices at the last cycle (alloc_prev). */
     struct rf_list crossed, alloc_off, alloc_prev;
     unsigned long closed_touched; /* this cycle: reclaims closed of slots with inputs */
-    size_t *pos[3];               /* a point's cycle: positions of the due series, per list */
+    /* Which points hold each slot's workload away: nw words of bits per slot (bit i: point
+       i), and per fold threshold k the points whose threshold is at most the k-th. */
+    uint64_t *away_bits;
+    size_t nw;
+    uint64_t *th_le; /* PROOF_MAX_THRESHOLDS x nw */
+    size_t *pos[3];  /* a point's cycle: positions of the due series, per list */
     size_t cpos[3];
 };
 
@@ -237,6 +242,8 @@ struct recfast *recfast_new(struct rule *vs, size_t nv, const struct bt_cfg *cfg
     f->t_prev = -INFINITY;
     f->np = nv;
     f->p = xcalloc(nv ? nv : 1, sizeof(*f->p));
+    f->nw = (nv + 63) / 64;
+    f->th_le = xcalloc(PROOF_MAX_THRESHOLDS * (f->nw ? f->nw : 1), sizeof(*f->th_le));
     /* The figures only: nothing of a closed reclaim is kept, so memory is flat in the range. */
     struct bt_cfg pc = *cfg;
     pc.figures_only = true;
@@ -266,6 +273,8 @@ struct recfast *recfast_new(struct rule *vs, size_t nv, const struct bt_cfg *cfg
                 f->lb[k] = f->lb[k - 1];
             f->lb[k] = p->pp.lookback_ms;
         }
+        for (size_t k = p->thk; k < fold->pp.nthresholds && p->thk != SIZE_MAX; k++)
+            f->th_le[k * f->nw + i / 64] |= UINT64_C(1) << (i % 64);
         if (p->thk == SIZE_MAX || !(p->sim = bt_sim_new(&p->one, &pc, err, errlen))) {
             if (p->thk == SIZE_MAX)
                 err_printf(err, errlen, "rule '%s': its threshold is not folded", vs[i].name);
@@ -303,7 +312,9 @@ static size_t rf_slot_of(struct recfast *f, const struct labels *l, bool add)
     if (f->nslot == f->cslot) {
         f->cslot = f->cslot ? 2 * f->cslot : 64;
         f->slot = xrealloc(f->slot, f->cslot * sizeof(*f->slot));
+        f->away_bits = xrealloc(f->away_bits, f->cslot * f->nw * sizeof(*f->away_bits));
     }
+    memset(f->away_bits + f->nslot * f->nw, 0, f->nw * sizeof(*f->away_bits));
     f->slot[f->nslot] = (struct rf_slot){.changed = f->cycle, .alloc_t = NAN};
     for (size_t i = 0; i < f->np; i++) {
         struct rf_point *p = &f->p[i];
@@ -688,38 +699,52 @@ static size_t rf_positions(struct recfast *f, const struct rf_point *p, int list
 }
 
 /* Slot s's workload on point p's obs list, once, when away there. */
-static void rf_obs_slot(struct recfast *f, struct rf_point *p, const struct bt_result *res,
-                        size_t s)
+static void rf_obs_slot(struct recfast *f, struct rf_point *p, size_t s)
 {
     struct rf_view *v = &p->view[s];
-    if (v->wl == RF_NONE || !res->wl[v->wl].stopped || v->obs == f->cycle)
+    if (v->wl == RF_NONE || v->obs == f->cycle || !bt_sim_result(p->sim)->wl[v->wl].stopped)
         return;
     v->obs = f->cycle;
     rf_list_push(&p->obs, v->wl);
 }
 
-/*
- * Point p's workloads away whose reclaim this cycle can end, into p->obs: those whose points
- * since the last cycle cross the point's threshold (a return), those whose slot showed
- * devices at the last cycle and does not at this one, and those reclaimed at the last step
- * (never observed yet). Every other workload away showed devices at the last cycle (it was
- * observed then, or reclaimed from a decision that read them) and still does, without a
- * crossing: an observation would change nothing of it, so bt_sim_observe_some is given
- * these alone, and a pass over every workload away of every point at every cycle (a tenth
- * of a recommend of a week) is a pass over what changed.
- */
-static void rf_observed(struct recfast *f, struct rf_point *p, const struct bt_result *res)
+/* Slot s's workload on the obs list of each point with a bit in mask (nw words) that holds
+   it away. */
+static void rf_obs_points(struct recfast *f, size_t s, const uint64_t *mask)
 {
-    p->obs.n = 0;
-    for (size_t i = 0; i < f->crossed.n; i++)
-        if (!isnan(f->slot[f->crossed.v[i]].cross[p->thk]))
-            rf_obs_slot(f, p, res, f->crossed.v[i]);
+    const uint64_t *bits = f->away_bits + s * f->nw;
+    for (size_t w = 0; w < f->nw; w++)
+        for (uint64_t b = bits[w] & (mask ? mask[w] : ~UINT64_C(0)); b; b &= b - 1)
+            rf_obs_slot(f, &f->p[w * 64 + (size_t)__builtin_ctzll(b)], s);
+}
+
+/*
+ * Each point's workloads away whose reclaim this cycle can end, into its obs list: those
+ * whose points since the last cycle cross the point's threshold (a return), and those whose
+ * slot showed devices at the last cycle and does not at this one; rf_point_cycle adds those
+ * reclaimed at its last step (never observed yet). Every other workload away showed devices
+ * at the last cycle (it was observed then, or reclaimed from a decision that read them) and
+ * still does, without a crossing: an observation would change nothing of it, so
+ * bt_sim_observe_some is given these alone. A crossing of a fold threshold is one of every
+ * lower threshold too, so the points it can return at are those holding the slot away whose
+ * threshold is at most the highest crossed (away_bits & th_le): the cost is that of the
+ * returns and ends, not of every workload away of every point at every cycle (a tenth of a
+ * recommend of a week), nor of every crossing for every point.
+ */
+static void rf_observed(struct recfast *f)
+{
+    for (size_t i = 0; i < f->np; i++)
+        f->p[i].obs.n = 0;
+    for (size_t i = 0; i < f->crossed.n; i++) {
+        const struct rf_slot *x = &f->slot[f->crossed.v[i]];
+        size_t k = f->fold.pp.nthresholds;
+        while (k > 0 && isnan(x->cross[k - 1]))
+            k--;
+        if (k > 0)
+            rf_obs_points(f, f->crossed.v[i], f->th_le + (k - 1) * f->nw);
+    }
     for (size_t i = 0; i < f->alloc_off.n; i++)
-        rf_obs_slot(f, p, res, f->alloc_off.v[i]);
-    for (size_t i = 0; i < p->fresh.n; i++)
-        if (p->fresh.v[i] < p->nwl_slot && p->wl_slot[p->fresh.v[i]] != RF_NONE)
-            rf_obs_slot(f, p, res, p->wl_slot[p->fresh.v[i]]);
-    p->fresh.n = 0;
+        rf_obs_points(f, f->alloc_off.v[i], NULL);
 }
 
 /* One point's cycle: returns, the due workloads judged, the engine. */
@@ -729,7 +754,10 @@ static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
     int64_t now = llround(t * 1000.0);
     struct rf_ctx ctx = {f, p};
     const struct bt_result *res = bt_sim_result(p->sim);
-    rf_observed(f, p, res);
+    for (size_t i = 0; i < p->fresh.n; i++)
+        if (p->fresh.v[i] < p->nwl_slot && p->wl_slot[p->fresh.v[i]] != RF_NONE)
+            rf_obs_slot(f, p, p->wl_slot[p->fresh.v[i]]);
+    p->fresh.n = 0;
     bt_sim_observe_some(p->sim, t, p->obs.v, p->obs.n, rf_back, rf_alloc_last, &ctx);
     /* The workloads back: candidates (their record was a reclaim). The others away, with
        inputs this cycle, are neither judged nor carried (recfast_cycle counts them). */
@@ -744,6 +772,8 @@ static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
         p->view[p->wl_slot[last]].away_at = at;
         f->slot[s].away--;
         f->away_total--;
+        f->away_bits[s * f->nw + (size_t)(p - f->p) / 64] &=
+            ~(UINT64_C(1) << ((size_t)(p - f->p) % 64));
         f->closed_touched += f->slot[s].seen == f->cycle;
         rf_cand(f, p, s);
     }
@@ -861,6 +891,8 @@ static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
         p->away[p->naway++] = wl;
         rf_list_push(&p->fresh, wl);
         f->slot[s].away++;
+        f->away_bits[s * f->nw + (size_t)(p - f->p) / 64] |= UINT64_C(1)
+                                                             << ((size_t)(p - f->p) % 64);
         f->away_total++;
         p->view[s].state = RF_JUDGE;
     }
@@ -937,6 +969,7 @@ void recfast_cycle(struct recfast *f, double t, const struct rule_data *rd, stru
     unsigned long away_touched = 0;
     for (size_t i = 0; i < f->touched.n; i++)
         away_touched += f->slot[f->touched.v[i]].away;
+    rf_observed(f);
     for (size_t i = 0; i < f->np; i++)
         rf_point_cycle(f, &f->p[i], t, rd);
     f->st.carried -= away_touched - f->closed_touched;
@@ -999,6 +1032,8 @@ void recfast_free(struct recfast *f)
     free(f->crossed.v);
     free(f->alloc_off.v);
     free(f->alloc_prev.v);
+    free(f->away_bits);
+    free(f->th_le);
     free(f->wanted);
     for (int k = 0; k < 3; k++)
         free(f->pos[k]);

@@ -116,24 +116,20 @@ static char *odd_str(unsigned long *x)
     return s ? xstrdup(s) : NULL;
 }
 
-/* The encoding of n as json-c writes it: notice_encode's tree of objects before it wrote the
-   notice without a record by hand. */
-static char *json_c_encode(const struct notice *n)
+/* A notice without a record: odd times (actedAt only unless `unacted`), strings from str. */
+static void random_notice(struct notice *n, unsigned long *x, bool unacted,
+                          char *(*str)(unsigned long *))
 {
-    json_object *o = json_object_new_object();
-    notice_add_time(o, "actAt", n->act_at);
-    notice_add_str(o, "rule", n->rule);
-    notice_add_str(o, "action", n->action);
-    notice_add_time(o, "idleSince", n->idle_since);
-    notice_add_str(o, "window", n->window);
-    notice_add_str(o, "threshold", n->threshold);
-    notice_add_time(o, "noticedAt", n->noticed_at);
-    notice_add_str(o, "uid", n->uid);
-    if (!isnan(n->acted_at))
-        notice_add_time(o, "actedAt", n->acted_at);
-    char *s = xstrdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
-    json_object_put(o);
-    return s;
+    notice_init(n);
+    n->act_at = odd_time(x);
+    n->idle_since = odd_time(x);
+    n->noticed_at = odd_time(x);
+    n->acted_at = unacted ? NAN : odd_time(x);
+    n->rule = str(x);
+    n->action = str(x);
+    n->window = str(x);
+    n->threshold = str(x);
+    n->uid = str(x);
 }
 
 /* A string of random bytes (every byte from 1 to 255 can come up, control bytes and the
@@ -161,17 +157,8 @@ TEST(encodes_as_json_c)
     unsigned long x = 7;
     for (int i = 0; i < 20000; i++) {
         struct notice n;
-        notice_init(&n);
-        n.act_at = odd_time(&x);
-        n.idle_since = odd_time(&x);
-        n.noticed_at = odd_time(&x);
-        n.acted_at = i % 3 ? NAN : odd_time(&x);
-        n.rule = random_str(&x);
-        n.action = random_str(&x);
-        n.window = random_str(&x);
-        n.threshold = random_str(&x);
-        n.uid = random_str(&x);
-        char *got = notice_encode(&n), *want = json_c_encode(&n);
+        random_notice(&n, &x, i % 3 != 0, random_str);
+        char *got = notice_encode(&n), *want = notice_json(&n);
         bool same = strcmp(got, want) == 0;
         if (!same)
             TEST_CHECK_STR(got, want);
@@ -190,16 +177,7 @@ TEST(as_read_is_the_parse)
     size_t ok = 0, refused = 0;
     for (int i = 0; i < 20000; i++) {
         struct notice n;
-        notice_init(&n);
-        n.act_at = odd_time(&x);
-        n.idle_since = odd_time(&x);
-        n.noticed_at = odd_time(&x);
-        n.acted_at = i % 3 ? NAN : odd_time(&x);
-        n.rule = odd_str(&x);
-        n.action = odd_str(&x);
-        n.window = odd_str(&x);
-        n.threshold = odd_str(&x);
-        n.uid = odd_str(&x);
+        random_notice(&n, &x, i % 3 != 0, odd_str);
         char *text = notice_encode(&n), err[160];
         struct notice parsed, direct;
         int a = notice_parse(text, strlen(text), &parsed, err, sizeof(err));
