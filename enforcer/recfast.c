@@ -312,7 +312,8 @@ static size_t rf_slot_of(struct recfast *f, const struct labels *l, bool add)
     if (f->nslot == f->cslot) {
         f->cslot = f->cslot ? 2 * f->cslot : 64;
         f->slot = xrealloc(f->slot, f->cslot * sizeof(*f->slot));
-        f->away_bits = xrealloc(f->away_bits, f->cslot * f->nw * sizeof(*f->away_bits));
+        size_t words = f->cslot * f->nw;
+        f->away_bits = xrealloc(f->away_bits, (words ? words : 1) * sizeof(*f->away_bits));
     }
     memset(f->away_bits + f->nslot * f->nw, 0, f->nw * sizeof(*f->away_bits));
     f->slot[f->nslot] = (struct rf_slot){.changed = f->cycle, .alloc_t = NAN};
