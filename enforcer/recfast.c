@@ -540,35 +540,13 @@ static void rf_returns(struct recfast *f, double t, struct bt_source *src, size_
 }
 
 /*
- * Point p's record of slot s `active` until the latest due time its proofs give
- * (btdue_active_until), on the heap to be looked at once past it; false (the record left as
- * it was) when no proof gives one.
- */
-static bool rf_set_active(struct recfast *f, struct rf_point *p, size_t s,
-                          const struct rule_data *rd, int64_t now)
-{
-    const struct rf_slot *x = &f->slot[s];
-    int64_t best = PROOF_NONE;
-    for (size_t k = 0; k < x->npj; k++) {
-        int64_t u =
-            btdue_active_until(rd->proofs[x->pj[k]].p, &p->pp, now, p->idle_ms, p->r->threshold);
-        if (u != PROOF_NONE && u > best)
-            best = u;
-    }
-    if (best == PROOF_NONE)
-        return false;
-    p->view[s].state = RF_ACTIVE;
-    p->view[s].until = best;
-    rf_heap_push(p, best, s);
-    return true;
-}
-
-/*
- * Point p's record of slot s, a keep that is not `active`, standing until the latest of its
- * series' proof_idle_not_before (less a millisecond), on the heap to be looked at once past
- * it; false (the record left as it was) when that is not after now.
+ * Point p's record of slot s standing as `st` until the latest due time its series give, on
+ * the heap to be looked at once past it; false (the record left as it was) when none gives
+ * one after now. RF_ACTIVE: `active` while btdue_active_until holds (the workload is active
+ * while any series is). RF_KEEP: a keep that is not `active`, until the latest of its series'
+ * proof_idle_not_before less a millisecond (it can become a reclaim only once all are idle).
  *
- * Why it may stand: the engine reads a keep only of a workload it holds a notice for
+ * Why a keep may stand: the engine reads a keep only of a workload it holds a notice for
  * (bt_sim_cycle, act_review), and rf_carry judges those; of any other keep, the simulation
  * notes the threshold, devices and resource, which come from its inputs, and counts the keep
  * by reason, which no figure of recommend reads. So a keep stands for the figures while it
@@ -579,25 +557,29 @@ static bool rf_set_active(struct recfast *f, struct rf_point *p, size_t s,
  * or after a return, is mostly such records: every workload too young for the long idle
  * timers of the grid (a 3-hour range: 267,000 of 297,000 judgements).
  */
-static bool rf_set_keep(struct recfast *f, struct rf_point *p, size_t s, const struct rule_data *rd,
-                        int64_t now)
+static bool rf_stand(struct recfast *f, struct rf_point *p, size_t s, const struct rule_data *rd,
+                     int64_t now, enum rf_state st)
 {
     const struct rf_slot *x = &f->slot[s];
     int64_t best = PROOF_NONE;
     for (size_t k = 0; k < x->npj; k++) {
         const struct proof *q = rd->proofs[x->pj[k]].p;
-        if (!proof_present(q, &p->pp, now))
+        int64_t u;
+        if (st == RF_ACTIVE)
+            u = btdue_active_until(q, &p->pp, now, p->idle_ms, p->r->threshold);
+        else if (!proof_present(q, &p->pp, now))
             continue; /* decide() ignores it: it holds nothing back */
-        int64_t b = proof_idle_not_before(q, &p->pp, now, p->idle_ms, p->r->threshold);
-        if (b > best)
-            best = b;
+        else
+            u = proof_idle_not_before(q, &p->pp, now, p->idle_ms, p->r->threshold) - 1;
+        if (u != PROOF_NONE && u > best)
+            best = u;
     }
-    if (best == PROOF_NONE || best - 1 < now)
+    if (best == PROOF_NONE || best < now)
         return false;
-    p->view[s].state = RF_KEEP;
-    p->view[s].until = best - 1;
-    rf_heap_push(p, best - 1, s);
-    f->st.kept++;
+    p->view[s].state = st;
+    p->view[s].until = best;
+    rf_heap_push(p, best, s);
+    f->st.kept += st == RF_KEEP;
     return true;
 }
 
@@ -615,7 +597,7 @@ static bool rf_carry(struct recfast *f, struct rf_point *p, size_t s, const stru
         return true;
     if (v->until >= now)
         return true;
-    return v->state == RF_KEEP ? rf_set_keep(f, p, s, rd, now) : rf_set_active(f, p, s, rd, now);
+    return rf_stand(f, p, s, rd, now, v->state);
 }
 
 static void rf_cand(struct recfast *f, struct rf_point *p, size_t s)
@@ -849,9 +831,9 @@ static void rf_point_cycle(struct recfast *f, struct rf_point *p, double t,
         v->rec = f->cycle;
         v->state = RF_JUDGE;
         if (r->decision == DECISION_KEEP && r->reason == REASON_ACTIVE)
-            rf_set_active(f, p, s, rd, now);
+            rf_stand(f, p, s, rd, now, RF_ACTIVE);
         else if (r->decision == DECISION_KEEP)
-            rf_set_keep(f, p, s, rd, now);
+            rf_stand(f, p, s, rd, now, RF_KEEP);
         if (v->wl == RF_NONE) {
             v->wl = bt_sim_workload(p->sim, 0, &r->identity);
             if (v->wl != RF_NONE) {

@@ -19,7 +19,7 @@
  *     stands while btdue_active_until holds (btdue.h's rule); any other keep, of a workload
  *     with no notice open, while proof_idle_not_before says no series can be idle yet (the
  *     engine reads no such keep, and recommend's figures do not count keeps by reason:
- *     recfast.c, rf_set_keep); a workload decide() gave no record stays without one. The
+ *     recfast.c, rf_stand); a workload decide() gave no record stays without one. The
  *     workloads a point holds reclaimed are left out of its data, as bt_sim_hide leaves them
  *     out. Those that can have changed are found without a look at the others (recfast.c,
  *     rf_gather): the inputs that changed (once a cycle for every point), each point's
@@ -100,7 +100,7 @@ struct recfast_stats {
                                   were carried without a look (recfast.c, rf_gather) */
     unsigned long idle_cycles; /* point-cycles with nothing for the engine to step */
     unsigned long kept;        /* keeps other than `active` set to stand until a due time
-                                  (recfast.c, rf_set_keep) */
+                                  (recfast.c, rf_stand) */
 };
 void recfast_stats(const struct recfast *f, struct recfast_stats *out);
 
