@@ -470,6 +470,35 @@ const void *strset_get(const struct strset *set, const char *s, size_t len)
     return slot->s ? slot->val : NULL;
 }
 
+struct strset_slot *strset_slot(struct strset *set, const char *s, size_t len)
+{
+    if (!set->cap)
+        return NULL;
+    struct strset_slot *slot = strset_find(set->slots, set->cap, s, len);
+    return slot->s ? slot : NULL;
+}
+
+/*
+ * Linear probing's deletion without tombstones: every string after the freed slot in its run
+ * that is not at or past its own home slot moves back into the hole, so a look-up never meets
+ * a free slot before the string it looks for.
+ */
+void strset_remove(struct strset *set, struct strset_slot *slot)
+{
+    size_t mask = set->cap - 1, hole = (size_t)(slot - set->slots);
+    for (size_t j = (hole + 1) & mask; set->slots[j].s; j = (j + 1) & mask) {
+        size_t home = (size_t)strset_hash(set->slots[j].s, set->slots[j].len) & mask;
+        /* j stays when its home lies cyclically in (hole, j]. */
+        bool stays = hole <= j ? hole < home && home <= j : hole < home || home <= j;
+        if (stays)
+            continue;
+        set->slots[hole] = set->slots[j];
+        hole = j;
+    }
+    set->slots[hole] = (struct strset_slot){0};
+    set->n--;
+}
+
 void strset_free(struct strset *set)
 {
     free(set->slots);

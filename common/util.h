@@ -130,6 +130,13 @@ struct strset {
 const void *strset_put(struct strset *set, const char *s, size_t len, const void *val);
 /* The value stored with `s`, or NULL when it is not in the set. */
 const void *strset_get(const struct strset *set, const char *s, size_t len);
+/*
+ * The slot holding `s`, or NULL: its value may be replaced, and its string by one with the
+ * same bytes (when the one stored is about to be freed), until the set next changes.
+ */
+struct strset_slot *strset_slot(struct strset *set, const char *s, size_t len);
+/* Take a slot strset_slot returned out of the set (the others may move). */
+void strset_remove(struct strset *set, struct strset_slot *slot);
 void strset_free(struct strset *set);
 
 #endif

@@ -84,7 +84,8 @@ void ledger_free(struct ledger *l)
  * ledger per lookup made a cycle quadratic in the workloads (a backtest of 1,000 workloads
  * spent a quarter of its time there). Entries are keyed by their workload string (stable
  * while the entry lives) and chained in ledger order, so ledger_find returns the entry a scan
- * would. A removal moves the entries after it: the index is rebuilt at the next lookup.
+ * would. A removal moves the entries after it, and the index with them (ledger_remove); an
+ * expiry or a drop of many at once has the index rebuilt at the next lookup.
  * The engine also asks, for every candidate, which entries share its root owner (act.c:
  * act_note_restart, act_same_target), a scan of the whole ledger each that took a third of
  * a 1,000-workload `recommend`: a second index the same way, by root uid.
@@ -189,15 +190,77 @@ struct ledger_entry *ledger_each_root(struct ledger *l, const char *root,
     return NULL;
 }
 
+/*
+ * Take entry i out of its chain in `ix` (key: its string that chain is keyed by, which may be
+ * the slot's). The head's slot then names the next entry, whose string (the same bytes)
+ * stays when entry i's is freed; the last entry of a chain takes the key out.
+ */
+static void ledger_unchain(struct strset *ix, size_t *next, size_t *tail, const char *key, size_t i,
+                           const char *next_key)
+{
+    struct strset_slot *slot = strset_slot(ix, key, strlen(key));
+    if (!slot)
+        return;
+    size_t h = (size_t)(uintptr_t)slot->val - 1;
+    if (h == i) {
+        if (!next[i]) {
+            strset_remove(ix, slot);
+            return;
+        }
+        size_t j = next[i] - 1;
+        tail[j] = tail[i];
+        slot->s = next_key;
+        slot->val = (const void *)(uintptr_t)(j + 1);
+        return;
+    }
+    size_t p = h;
+    while (next[p] && next[p] - 1 != i)
+        p = next[p] - 1;
+    if (!next[p])
+        return; /* not in this chain (a root set without ledger_set_root_uid) */
+    next[p] = next[i];
+    if (tail[h] == i)
+        tail[h] = p;
+}
+
+/* After entry i left the array: every position past it is one less, in the chains too. */
+static void ledger_shift(struct strset *ix, size_t *next, size_t *tail, size_t i, size_t n)
+{
+    memmove(&next[i], &next[i + 1], (n - i) * sizeof(*next));
+    memmove(&tail[i], &tail[i + 1], (n - i) * sizeof(*tail));
+    for (size_t k = 0; k < n; k++) {
+        next[k] -= next[k] > i + 1;
+        tail[k] -= tail[k] > i; /* read at heads only; elsewhere harmless */
+    }
+    for (size_t k = 0; k < ix->cap; k++)
+        if (ix->slots[k].s && (uintptr_t)ix->slots[k].val > i + 1)
+            ix->slots[k].val = (const void *)((uintptr_t)ix->slots[k].val - 1);
+}
+
+/*
+ * The engine removes a notice when its workload turns busy, a few per cycle amid lookups for
+ * every candidate: a rebuild of the index at each next lookup, hashing every entry's
+ * workload, was a tenth of a capped backtest. The index follows the removal instead, in a
+ * pass over integers as long as the move of the entries after it.
+ */
 void ledger_remove(struct ledger *l, struct ledger_entry *e)
 {
     size_t i = (size_t)(e - l->v);
     if (i >= l->n)
         return;
+    if (l->indexed) {
+        size_t nx = l->next[i] ? l->next[i] - 1 : i, rnx = l->rnext[i] ? l->rnext[i] - 1 : i;
+        ledger_unchain(&l->index, l->next, l->tail, e->workload, i, l->v[nx].workload);
+        if (e->root_uid[0])
+            ledger_unchain(&l->rindex, l->rnext, l->rtail, e->root_uid, i, l->v[rnx].root_uid);
+    }
     ledger_entry_free(e);
     memmove(&l->v[i], &l->v[i + 1], (l->n - i - 1) * sizeof(*l->v));
     l->n--;
-    l->indexed = false;
+    if (l->indexed) {
+        ledger_shift(&l->index, l->next, l->tail, i, l->n);
+        ledger_shift(&l->rindex, l->rnext, l->rtail, i, l->n);
+    }
 }
 
 /* The first entry of `workload` (any rule), or SIZE_MAX; then l->next[i] - 1 after i. */

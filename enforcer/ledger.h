@@ -67,7 +67,7 @@ struct ledger {
     double *actions; /* times of mutating calls, ascending, pruned to the last hour */
     size_t nactions, capactions;
     /* ledger_find's index (ledger.c): workload -> its first entry, then the next of the same
-       workload in ledger order; rebuilt when entries move. */
+       workload in ledger order; kept by a removal, rebuilt after any other move. */
     struct strset index;
     size_t *next, *tail;
     /* The same by root uid (entries with one): ledger_each_root. */

@@ -121,6 +121,62 @@ TEST(strset_spreads_keys)
     strset_free(&set);
 }
 
+/*
+ * strset_remove keeps every other string findable: 4,000 keys in a small table (long runs,
+ * some wrapping past its end), removed in a scrambled order and some put back, checked
+ * against what should be in the set after every step; strset_slot names the slot whose
+ * value a caller may change.
+ */
+TEST(strset_remove_keeps_the_rest)
+{
+    enum { NKEYS = 4000 };
+    static char keys[NKEYS][24];
+    static bool in[NKEYS];
+    struct strset set = {0};
+    for (size_t i = 0; i < NKEYS; i++) {
+        snprintf(keys[i], sizeof(keys[i]), "k%zu", i);
+        TEST_CHECK(strset_put(&set, keys[i], strlen(keys[i]), (void *)(uintptr_t)(i + 1)) == NULL);
+        in[i] = true;
+    }
+    TEST_CHECK(strset_slot(&set, "absent", 6) == NULL);
+    struct strset_slot *s7 = strset_slot(&set, "k7", 2);
+    TEST_CHECK(s7 && s7->val == (void *)(uintptr_t)8);
+    s7->val = (void *)(uintptr_t)99;
+    TEST_CHECK(strset_get(&set, "k7", 2) == (void *)(uintptr_t)99);
+    s7->val = (void *)(uintptr_t)8;
+    unsigned seed = 11;
+    size_t wrong = 0, removed = 0;
+    for (int step = 0; step < 12000; step++) {
+        seed = seed * 1103515245u + 12345u;
+        size_t k = (seed >> 8) % NKEYS;
+        struct strset_slot *slot = strset_slot(&set, keys[k], strlen(keys[k]));
+        wrong += (slot != NULL) != in[k];
+        if (slot && step % 4 != 3) {
+            strset_remove(&set, slot);
+            in[k] = false;
+            removed++;
+        } else if (!slot) {
+            TEST_CHECK(strset_put(&set, keys[k], strlen(keys[k]), (void *)(uintptr_t)(k + 1)) ==
+                       NULL);
+            in[k] = true;
+        }
+        if (step % 1000 == 0) /* now and then, every key */
+            for (size_t i = 0; i < NKEYS; i++)
+                wrong += strset_get(&set, keys[i], strlen(keys[i])) !=
+                         (in[i] ? (void *)(uintptr_t)(i + 1) : NULL);
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < NKEYS; i++) {
+        n += in[i];
+        wrong += strset_get(&set, keys[i], strlen(keys[i])) !=
+                 (in[i] ? (void *)(uintptr_t)(i + 1) : NULL);
+    }
+    TEST_CHECK_INT(wrong, 0);
+    TEST_CHECK_INT(set.n, n);
+    TEST_CHECK(removed > 2000);
+    strset_free(&set);
+}
+
 /* fsum: the correctly rounded sum, the same in any order (where a running sum of doubles
    is not), and the cases math.fsum's documentation and tests name. */
 TEST(fsum_exact_any_order)
@@ -216,6 +272,7 @@ int main(void)
     RUN(mono_cond_waits_until_the_deadline);
     RUN(strset_get_finds);
     RUN(strset_spreads_keys);
+    RUN(strset_remove_keeps_the_rest);
     RUN(fsum_exact_any_order);
     RUN(str_g_is_printf);
     return test_done();
