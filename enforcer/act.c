@@ -62,8 +62,14 @@ struct act_skips {
     size_t n;
 };
 
+/* The protected namespaces (act_nsset_init). */
+struct act_nsset {
+    char *buf;
+    struct strset set; /* entry -> itself */
+};
+
 struct act {
-    char *protected_ns;
+    struct act_nsset protected_ns;
     unsigned max_per_hour;
     double pending_ttl, done_ttl;
     struct ledger ledger;
@@ -136,31 +142,64 @@ void act_target_clear(struct act_target *t)
     memset(t, 0, sizeof(*t));
 }
 
+/* The next entry of a comma-separated list at *p, spaces trimmed: its start and length in
+ *n, or NULL at the end; *p moves past it. */
+static const char *act_ns_next(const char **p, size_t *n)
+{
+    if (!*p)
+        return NULL;
+    const char *s = *p, *end = strchr(s, ',');
+    size_t len = end ? (size_t)(end - s) : strlen(s);
+    *p = end ? end + 1 : NULL;
+    while (len && *s == ' ') {
+        s++;
+        len--;
+    }
+    while (len && s[len - 1] == ' ')
+        len--;
+    *n = len;
+    return s;
+}
+
 bool act_ns_in_list(const char *list, const char *ns)
 {
     if (!list || !ns || !*ns)
         return false;
-    /* An entry equal to ns is a substring of the list: most namespaces are in no list, and
-       this runs for every candidate of every cycle (a backtest's included). */
-    if (!strstr(list, ns))
-        return false;
-    size_t len = strlen(ns);
-    for (const char *p = list; *p;) {
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        while (n && (*p == ' ')) {
-            p++;
-            n--;
-        }
-        while (n && p[n - 1] == ' ')
-            n--;
-        if (n == len && strncmp(p, ns, len) == 0)
+    size_t len = strlen(ns), n;
+    for (const char *p = list, *e; (e = act_ns_next(&p, &n));)
+        if (n == len && strncmp(e, ns, len) == 0)
             return true;
-        if (!end)
-            break;
-        p = end + 1;
-    }
     return false;
+}
+
+/*
+ * The protected namespaces as a set, parsed once: the list was searched for the namespace
+ * of every candidate and of each object of its chain, at every cycle (a capped backtest's
+ * held-back candidates spent 4 % of it in strstr). Entries are cut out of `ps->buf` in place
+ * (a NUL after each); the same entries act_ns_in_list reads.
+ */
+static void act_nsset_init(struct act_nsset *ps, const char *list)
+{
+    *ps = (struct act_nsset){.buf = xstrdup(list ? list : "")};
+    size_t n;
+    char *e;
+    for (const char *p = ps->buf; (e = (char *)act_ns_next(&p, &n));) {
+        if (!n)
+            continue;
+        e[n] = '\0';
+        strset_put(&ps->set, e, n, e);
+    }
+}
+
+static void act_nsset_free(struct act_nsset *ps)
+{
+    strset_free(&ps->set);
+    free(ps->buf);
+}
+
+static bool act_nsset_has(const struct act_nsset *ps, const char *ns)
+{
+    return ns && *ns && ps->set.n && strset_get(&ps->set, ns, strlen(ns));
 }
 
 static void act_count_addv(struct act_counts *c, const char *rule, const char *a, const char *b,
@@ -197,8 +236,8 @@ static void act_counts_free(struct act_counts *c)
 struct act *act_new(const struct act_cfg *cfg, char *err, size_t errlen)
 {
     struct act *a = xcalloc(1, sizeof(*a));
-    a->protected_ns =
-        xstrdup(cfg->protected_namespaces ? cfg->protected_namespaces : ANNOT_PROTECTED_DEFAULT);
+    act_nsset_init(&a->protected_ns,
+                   cfg->protected_namespaces ? cfg->protected_namespaces : ANNOT_PROTECTED_DEFAULT);
     a->max_per_hour = cfg->max_actions_per_hour;
     a->pending_ttl = cfg->pending_ttl > 0 ? cfg->pending_ttl : ACT_PENDING_TTL;
     a->done_ttl = cfg->done_ttl > 0 ? cfg->done_ttl : ACT_DONE_TTL;
@@ -304,7 +343,7 @@ void act_free(struct act *a)
     strset_free(&a->skip_index);
     sbuf_free(&a->skip_key);
     free(a->cycle);
-    free(a->protected_ns);
+    act_nsset_free(&a->protected_ns);
     free(a);
 }
 
@@ -652,10 +691,10 @@ static bool act_protected(const struct act *a, const struct decision_rec *d,
                           const struct act_target *t, const char **ns)
 {
     *ns = labels_get(&d->all, "namespace");
-    if (act_ns_in_list(a->protected_ns, *ns))
+    if (act_nsset_has(&a->protected_ns, *ns))
         return true;
     for (size_t i = 0; t && i < t->nchain; i++) {
-        if (act_ns_in_list(a->protected_ns, t->chain[i].ns)) {
+        if (act_nsset_has(&a->protected_ns, t->chain[i].ns)) {
             *ns = t->chain[i].ns;
             return true;
         }
@@ -677,23 +716,25 @@ enum act_result act_describe(struct act_backend *b, const struct decision_rec *d
         note[0] = '\0';
     if (kept)
         *kept = false;
-    struct act pa = {.protected_ns = (char *)(protected_namespaces ? protected_namespaces
-                                                                   : ANNOT_PROTECTED_DEFAULT)};
+    struct act pa = {0};
+    act_nsset_init(&pa.protected_ns,
+                   protected_namespaces ? protected_namespaces : ANNOT_PROTECTED_DEFAULT);
     const char *ns = NULL;
+    struct act_target t = {0};
+    enum act_result r = ACT_UNSUPPORTED;
     if (act_protected(&pa, d, NULL, &ns)) {
         snprintf(err, errlen, "kept: namespace '%s' is protected", ns);
-        return ACT_UNSUPPORTED;
+        goto out;
     }
     if (!b) {
         snprintf(err, errlen, "no backend configured for action '%s'",
                  rules_action_name(d->rule->action));
-        return ACT_UNSUPPORTED;
+        goto out;
     }
     /* The very resolve a cycle runs before a notice: reads only. */
-    struct act_target t = {0};
-    enum act_result r = b->resolve(b, d, &t, err, errlen);
+    r = b->resolve(b, d, &t, err, errlen);
     if (r != ACT_OK)
-        return r;
+        goto out;
     if (act_protected(&pa, d, &t, &ns)) {
         snprintf(err, errlen, "kept: namespace '%s' is protected", ns);
         r = ACT_UNSUPPORTED;
@@ -715,6 +756,8 @@ enum act_result act_describe(struct act_backend *b, const struct decision_rec *d
         b->target_free(b, &t);
     else
         act_target_clear(&t);
+out:
+    act_nsset_free(&pa.protected_ns);
     return r;
 }
 

@@ -594,6 +594,45 @@ TEST(protected_and_exempt)
     free(audit);
 }
 
+/* The set of protected namespaces the engine parses once keeps the list's semantics
+   (act_ns_in_list: entries split at commas, spaces trimmed, empty ones ignored), on random
+   lists of a few short names, spaces and empty entries, through act_describe's verdict. */
+TEST(protected_set_as_list)
+{
+    static const char *const names[] = {"a", "ab", "kube", "kube-system", "ml", "b a", ""};
+    static const char *const seps[] = {",", " ,", ", ", ",,", " , "};
+    unsigned long x = 987654321;
+    struct rule r = rule_with("r1", ACTION_DELETE, 300, 1);
+    int disagree = 0, protected = 0;
+    for (int i = 0; i < 4000 && !disagree; i++) {
+        char list[256] = "";
+        x = x * 6364136223846793005ul + 1442695040888963407ul;
+        for (unsigned k = 0, n = (unsigned)((x >> 40) % 5); k < n; k++) {
+            x = x * 6364136223846793005ul + 1442695040888963407ul;
+            if (k)
+                str_append(list, sizeof(list), seps[(x >> 20) % ARRAY_LEN(seps)]);
+            str_append(list, sizeof(list), (x >> 50) % 3 ? "" : " ");
+            str_append(list, sizeof(list), names[(x >> 30) % ARRAY_LEN(names)]);
+        }
+        x = x * 6364136223846793005ul + 1442695040888963407ul;
+        const char *ns = names[(x >> 33) % (ARRAY_LEN(names) - 1)];
+        struct decisions ds = {0};
+        struct decision_rec *d = ds_add(&ds, &r, ns, "p", DECISION_RECLAIM, REASON_IDLE);
+        char *how = NULL, err[256] = "";
+        act_describe(NULL, d, list, 1700000000, &how, NULL, 0, NULL, err, sizeof(err));
+        bool said = strstr(err, "is protected") != NULL, want = act_ns_in_list(list, ns);
+        protected += want;
+        if (said != want) {
+            disagree++;
+            fprintf(stderr, "list '%s', namespace '%s': describe says %s\n", list, ns, err);
+        }
+        free(how);
+        ds_free(&ds);
+    }
+    TEST_CHECK_INT(disagree, 0);
+    TEST_CHECK(protected > 100); /* both answers were met */
+}
+
 TEST(cycle_cap)
 {
     struct fake f;
@@ -1596,6 +1635,7 @@ int main(void)
 {
     tmp_setup();
     RUN(notice_texts_as_printf);
+    RUN(protected_set_as_list);
     RUN(notice_then_act);
     RUN(resolve_errors_audited_once_per_cause);
     RUN(notice_zero_acts_same_cycle);
